@@ -1,0 +1,98 @@
+//! Backends: one file each, behind four small byte-level traits.
+//!
+//! A backend hands out a primitive per algorithm. Keys that stay with their owner (a KEM's
+//! decapsulation key, a DH or signing secret, an AEAD key, a verifier's public key) are loaded once,
+//! outside any timed region, into an opaque [`Loaded`] value; what crosses the wire is bytes. This
+//! is what fixes what each phase includes (see `case.rs` and the methodology page).
+
+mod evp;
+pub mod liboqs;
+pub mod openssl;
+pub mod rustcrypto;
+
+use crate::algorithm::{Kind, Operation};
+use anyhow::Result;
+use std::any::Any;
+
+/// A backend's own in-memory form of a key; only the backend that made it can use it.
+pub type Loaded = Box<dyn Any + Send>;
+
+pub trait Kem: Send {
+    /// -> (encapsulation key bytes, decapsulation key).
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)>;
+    /// Imports the peer's encapsulation key and encapsulates -> (ciphertext, shared secret).
+    fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)>;
+    fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>>;
+}
+
+pub trait Dh: Send {
+    /// -> (public share bytes, secret).
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)>;
+    /// Imports the peer's share and derives the raw shared secret.
+    fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>>;
+}
+
+pub trait Sig: Send {
+    /// -> (public key bytes, signing key).
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)>;
+    /// Imports a public key for verification (untimed: a verifier parses a certificate once).
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded>;
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>>;
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool>;
+}
+
+pub trait Aead: Send {
+    fn load_key(&self, key: &[u8]) -> Result<Loaded>;
+    /// Encrypts `buf` in place -> tag.
+    fn seal(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16]>;
+    /// Decrypts `buf` in place; an error if the tag does not match.
+    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<()>;
+}
+
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The library and version behind this backend, as the binary reports it.
+    fn version(&self) -> String;
+    /// The backend's own name for an algorithm, where it supports it.
+    fn native_name(&self, algorithm: &str) -> Option<&'static str>;
+    /// What a timed call of `op` includes beyond the arithmetic, for the methodology page.
+    fn includes(&self, op: Operation) -> &'static str;
+    fn kem(&self, _algorithm: &str) -> Option<Box<dyn Kem>> {
+        None
+    }
+    fn dh(&self, _algorithm: &str) -> Option<Box<dyn Dh>> {
+        None
+    }
+    fn sig(&self, _algorithm: &str) -> Option<Box<dyn Sig>> {
+        None
+    }
+    fn aead(&self, _algorithm: &str) -> Option<Box<dyn Aead>> {
+        None
+    }
+
+    fn supports(&self, algorithm: &str, op: Operation) -> bool {
+        match op.kind() {
+            Kind::Kem => self.kem(algorithm).is_some(),
+            Kind::Dh => self.dh(algorithm).is_some(),
+            Kind::Sig => self.sig(algorithm).is_some(),
+            Kind::Aead => self.aead(algorithm).is_some(),
+        }
+    }
+}
+
+/// Every backend, in the order the site shows them.
+pub fn all() -> Vec<Box<dyn Backend>> {
+    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl)]
+}
+
+pub const NAMES: [&str; 3] = ["liboqs", "rustcrypto", "openssl"];
+
+/// Downcasts a [`Loaded`] key to the type its backend stored; a mismatch means a key was handed to
+/// the wrong backend, which is a bug in the caller, reported as an error rather than a panic.
+pub fn loaded<T: 'static>(key: &Loaded) -> Result<&T> {
+    key.downcast_ref::<T>().ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
+}
+
+pub fn loaded_mut<T: 'static>(key: &mut Loaded) -> Result<&mut T> {
+    key.downcast_mut::<T>().ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
+}

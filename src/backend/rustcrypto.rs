@@ -1,0 +1,217 @@
+//! RustCrypto: pure-Rust implementations (`ml-kem`, `ml-dsa`, `slh-dsa`, `x25519-dalek`, `p256`,
+//! `aes-gcm`). Signing is randomized (hedged) as in liboqs and OpenSSL.
+
+use super::{loaded, loaded_mut, Aead, Backend, Dh, Kem, Loaded, Sig};
+use crate::algorithm::Operation;
+use aes_gcm::aead::{AeadInOut, KeyInit};
+use aes_gcm::Aes256Gcm;
+use anyhow::{anyhow, Result};
+use getrandom::SysRng;
+use ml_kem::{Decapsulate, Encapsulate, Kem as _, KeyExport, TryKeyInit};
+use p256::elliptic_curve::Generate as _;
+use rand_core::UnwrapErr;
+use std::marker::PhantomData;
+
+pub struct RustCrypto;
+
+fn rng() -> UnwrapErr<SysRng> {
+    UnwrapErr(SysRng)
+}
+
+impl Backend for RustCrypto {
+    fn name(&self) -> &'static str {
+        "rustcrypto"
+    }
+
+    fn version(&self) -> String {
+        "RustCrypto ml-kem 0.3, ml-dsa 0.1, slh-dsa 0.2.0-rc.5, x25519-dalek 3, p256 0.14, aes-gcm 0.11".into()
+    }
+
+    fn native_name(&self, algorithm: &str) -> Option<&'static str> {
+        Some(match algorithm {
+            "ML-KEM-768" => "ml_kem::MlKem768",
+            "ML-DSA-44" => "ml_dsa::MlDsa44",
+            "ML-DSA-65" => "ml_dsa::MlDsa65",
+            "ML-DSA-87" => "ml_dsa::MlDsa87",
+            "SLH-DSA-SHAKE-128s" => "slh_dsa::Shake128s",
+            "SLH-DSA-SHAKE-128f" => "slh_dsa::Shake128f",
+            "X25519" => "x25519_dalek::ReusableSecret",
+            "P-256" => "p256::ecdh::EphemeralSecret",
+            "AES-256-GCM" => "aes_gcm::Aes256Gcm",
+            _ => return None,
+        })
+    }
+
+    fn includes(&self, op: Operation) -> &'static str {
+        match op {
+            Operation::KemEncaps => "parsing the encapsulation key (EncapsulationKey::new_from_slice), then encapsulate",
+            Operation::DhDerive => "parsing the peer's public key, then the scalar multiplication",
+            Operation::SigVerify => "decoding the signature, then verify with an already decoded public key",
+            Operation::AeadEncrypt | Operation::AeadDecrypt => "in-place seal/open with a cipher keyed beforehand",
+            _ => "one library call on keys already in memory",
+        }
+    }
+
+    fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
+        (algorithm == "ML-KEM-768").then(|| Box::new(MlKem768) as Box<dyn Kem>)
+    }
+
+    fn dh(&self, algorithm: &str) -> Option<Box<dyn Dh>> {
+        match algorithm {
+            "X25519" => Some(Box::new(X25519)),
+            "P-256" => Some(Box::new(P256)),
+            _ => None,
+        }
+    }
+
+    fn sig(&self, algorithm: &str) -> Option<Box<dyn Sig>> {
+        Some(match algorithm {
+            "ML-DSA-44" => Box::new(MlDsa::<ml_dsa::MlDsa44>(PhantomData)),
+            "ML-DSA-65" => Box::new(MlDsa::<ml_dsa::MlDsa65>(PhantomData)),
+            "ML-DSA-87" => Box::new(MlDsa::<ml_dsa::MlDsa87>(PhantomData)),
+            "SLH-DSA-SHAKE-128s" => Box::new(SlhDsa::<slh_dsa::Shake128s>(PhantomData)),
+            "SLH-DSA-SHAKE-128f" => Box::new(SlhDsa::<slh_dsa::Shake128f>(PhantomData)),
+            _ => return None,
+        })
+    }
+
+    fn aead(&self, algorithm: &str) -> Option<Box<dyn Aead>> {
+        (algorithm == "AES-256-GCM").then(|| Box::new(AesGcm) as Box<dyn Aead>)
+    }
+}
+
+struct MlKem768;
+type Dk = ml_kem::DecapsulationKey<ml_kem::MlKem768>;
+type Ek = ml_kem::EncapsulationKey<ml_kem::MlKem768>;
+
+impl Kem for MlKem768 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let (dk, ek) = ml_kem::MlKem768::generate_keypair();
+        Ok((ek.to_bytes().to_vec(), Box::new(dk)))
+    }
+
+    fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+        let ek = Ek::new_from_slice(ek).map_err(|_| anyhow!("invalid ML-KEM-768 encapsulation key"))?;
+        let (ct, ss) = ek.encapsulate();
+        Ok((ct.to_vec(), ss.to_vec()))
+    }
+
+    fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
+        let ss = loaded::<Dk>(dk)?.decapsulate_slice(ct).map_err(|_| anyhow!("ciphertext has the wrong length"))?;
+        Ok(ss.to_vec())
+    }
+}
+
+struct X25519;
+
+impl Dh for X25519 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let sk = x25519_dalek::ReusableSecret::random_from_rng(&mut rng());
+        let pk = x25519_dalek::PublicKey::from(&sk);
+        Ok((pk.as_bytes().to_vec(), Box::new(sk)))
+    }
+
+    fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
+        let peer: [u8; 32] = peer.try_into().map_err(|_| anyhow!("X25519 share must be 32 bytes"))?;
+        let ss = loaded::<x25519_dalek::ReusableSecret>(secret)?.diffie_hellman(&peer.into());
+        // RFC 8446 section 7.4.2: an all-zero X25519 secret must be rejected.
+        if !ss.was_contributory() {
+            return Err(anyhow!("X25519 shared secret is all zero"));
+        }
+        Ok(ss.as_bytes().to_vec())
+    }
+}
+
+struct P256;
+
+impl Dh for P256 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let sk = p256::ecdh::EphemeralSecret::generate_from_rng(&mut rng());
+        Ok((sk.public_key().to_sec1_bytes().into_vec(), Box::new(sk)))
+    }
+
+    fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
+        let peer = p256::PublicKey::from_sec1_bytes(peer).map_err(|_| anyhow!("invalid P-256 point"))?;
+        let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?.diffie_hellman(&peer);
+        Ok(ss.raw_secret_bytes().to_vec())
+    }
+}
+
+struct MlDsa<P>(PhantomData<P>);
+
+impl<P: ml_dsa::MlDsaParams + Send + 'static> Sig for MlDsa<P> {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        use ml_dsa::Generate;
+        let sk = ml_dsa::SigningKey::<P>::generate();
+        let pk = sk.expanded_key().verifying_key().encode().to_vec();
+        Ok((pk, Box::new(sk)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        let enc = ml_dsa::EncodedVerifyingKey::<P>::try_from(pk).map_err(|_| anyhow!("ML-DSA public key has the wrong length"))?;
+        Ok(Box::new(ml_dsa::VerifyingKey::<P>::decode(&enc)))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        let sk = loaded::<ml_dsa::SigningKey<P>>(sk)?;
+        let sig = sk.expanded_key().sign_randomized(msg, &[], &mut rng()).map_err(|e| anyhow!("ML-DSA sign: {e}"))?;
+        Ok(sig.encode().to_vec())
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        let Ok(enc) = ml_dsa::EncodedSignature::<P>::try_from(sig) else { return Ok(false) };
+        let Some(sig) = ml_dsa::Signature::<P>::decode(&enc) else { return Ok(false) };
+        Ok(loaded::<ml_dsa::VerifyingKey<P>>(pk)?.verify_with_context(msg, &[], &sig))
+    }
+}
+
+struct SlhDsa<P>(PhantomData<P>);
+
+impl<P: slh_dsa::ParameterSet + Send + 'static> Sig for SlhDsa<P> {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let sk = slh_dsa::SigningKey::<P>::new(&mut rng());
+        let pk = AsRef::<slh_dsa::VerifyingKey<P>>::as_ref(&sk).to_vec();
+        Ok((pk, Box::new(sk)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        let vk = slh_dsa::VerifyingKey::<P>::try_from(pk).map_err(|_| anyhow!("invalid SLH-DSA public key"))?;
+        Ok(Box::new(vk))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        // Hedged signing (FIPS 205 section 10.2.1): fresh opt_rand of n = 16 bytes for the 128 sets.
+        let mut opt_rand = [0u8; 16];
+        getrandom::fill(&mut opt_rand).map_err(|e| anyhow!("getrandom: {e}"))?;
+        let sig = loaded::<slh_dsa::SigningKey<P>>(sk)?
+            .try_sign_with_context(msg, &[], Some(&opt_rand))
+            .map_err(|e| anyhow!("SLH-DSA sign: {e}"))?;
+        Ok(sig.to_vec())
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        let Ok(sig) = slh_dsa::Signature::<P>::try_from(sig) else { return Ok(false) };
+        Ok(loaded::<slh_dsa::VerifyingKey<P>>(pk)?.try_verify_with_context(msg, &[], &sig).is_ok())
+    }
+}
+
+struct AesGcm;
+
+impl Aead for AesGcm {
+    fn load_key(&self, key: &[u8]) -> Result<Loaded> {
+        Ok(Box::new(Aes256Gcm::new_from_slice(key).map_err(|_| anyhow!("AES-256 key must be 32 bytes"))?))
+    }
+
+    fn seal(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16]> {
+        let nonce = aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
+        let tag = loaded_mut::<Aes256Gcm>(key)?.encrypt_inout_detached(&nonce, aad, buf.into()).map_err(|_| anyhow!("AES-GCM seal failed"))?;
+        Ok(tag.into())
+    }
+
+    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<()> {
+        let nonce = aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
+        loaded_mut::<Aes256Gcm>(key)?
+            .decrypt_inout_detached(&nonce, aad, buf.into(), &(*tag).into())
+            .map_err(|_| anyhow!("AES-GCM tag mismatch"))
+    }
+}

@@ -1,0 +1,65 @@
+//! The command line (clap).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "pqprof", version, about = "What a hybrid or post-quantum TLS 1.3 / SSH key exchange costs on this machine, phase by phase")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure every phase of the suites and write the results JSON.
+    Run(RunArgs),
+    /// List suites, algorithms, backends and what each backend supports.
+    List {
+        /// Suite file or folder.
+        #[arg(long, default_value = "suites")]
+        suites: PathBuf,
+    },
+    /// Validate a results file: schema, statistics against the raw samples, and the identity.
+    Check {
+        /// Results files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite file or folder of suite files.
+    #[arg(long, default_value = "suites")]
+    pub suites: PathBuf,
+    /// The same iteration count for every phase (default: 1,000, fewer for phases over the budget).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub iterations: Option<u32>,
+    /// Results file (default: results/<host>-<UTC date>.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Time budget per phase in milliseconds: slower phases get fewer iterations (at least 10).
+    #[arg(long, default_value_t = 2000)]
+    pub budget_ms: u64,
+    /// Rounds each phase's iterations are split into, run in turn with every other phase.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
+    /// Measure only these backends (repeatable): liboqs, rustcrypto, openssl.
+    #[arg(long = "backend", value_parser = ["liboqs", "rustcrypto", "openssl"])]
+    pub backends: Vec<String>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

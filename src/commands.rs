@@ -1,0 +1,110 @@
+//! What each subcommand does, between the CLI and the modules.
+
+use crate::algorithm::{self, Operation};
+use crate::backend;
+use crate::cli::{Command, RunArgs};
+use crate::measure::Settings;
+use crate::{compose, results, run, suite};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+pub fn execute(command: Command) -> Result<()> {
+    match command {
+        Command::Run(args) => run_cmd(args),
+        Command::List { suites } => list(&suites),
+        Command::Check { files } => check(&files),
+    }
+}
+
+fn run_cmd(args: RunArgs) -> Result<()> {
+    let settings = Settings {
+        budget_ms: args.budget_ms,
+        rounds: args.rounds as usize,
+        forced: args.iterations.map(|n| n as usize),
+        ..Settings::default()
+    };
+    let out = args.out.unwrap_or_else(|| {
+        let date = &run::utc_now()[..10];
+        PathBuf::from("results").join(format!("{}-{date}.json", crate::host::hostname()))
+    });
+    let opts = run::Options { suites: args.suites, settings, backends: args.backends, progress: !args.quiet };
+    let results = run::run(&opts)?;
+    results::write(&out, &results)?;
+    for f in &results.failures {
+        eprintln!("warning: {} {} {} was not measured: {}", f.backend, f.algorithm, f.operation, f.error);
+    }
+    println!(
+        "{}: {} phases, {} suite compositions, {:.0} s",
+        out.display(),
+        results.phases.len(),
+        results.suites.len(),
+        results.run.wall_seconds
+    );
+    let problems = compose::check(&results);
+    if !problems.is_empty() {
+        bail!("the results just written fail their own check:\n  {}", problems.join("\n  "));
+    }
+    if !results.failures.is_empty() {
+        bail!("{} phase(s) failed; the others are in {}", results.failures.len(), out.display());
+    }
+    Ok(())
+}
+
+fn list(suites_path: &Path) -> Result<()> {
+    let suites = suite::load(suites_path, &backend::NAMES)?;
+    println!("Suites ({}):", suites_path.display());
+    for s in &suites {
+        let phases: Vec<String> = s.phases.iter().map(|p| format!("{} {} x{}", p.algorithm, p.operation, p.count)).collect();
+        let wire = s.wire_bytes().map_or(String::new(), |w| format!(", {w} B on the wire"));
+        println!("  {:<24} {:?} {}{wire}: {}", s.name, s.kind, s.protocol, phases.join(", "));
+    }
+    println!("\nAlgorithms (src/algorithms.toml):");
+    for a in algorithm::all() {
+        println!("  {:<20} {:?}, {}, source: {}", a.name, a.kind, a.family, a.source);
+    }
+    let backends = backend::all();
+    println!("\nBackends:");
+    for b in &backends {
+        println!("  {:<11} {}", b.name(), b.version());
+    }
+    println!("\nSupport (backend's own name):");
+    for a in algorithm::all() {
+        for op in Operation::ALL.iter().filter(|o| o.kind() == a.kind) {
+            let cells: Vec<String> = backends
+                .iter()
+                .map(|b| match (b.supports(&a.name, *op), b.native_name(&a.name)) {
+                    (true, Some(n)) => format!("{}={n}", b.name()),
+                    (true, None) => b.name().to_string(),
+                    _ => format!("{}=-", b.name()),
+                })
+                .collect();
+            println!("  {:<20} {:<13} {}", a.name, op.name(), cells.join("  "));
+        }
+    }
+    println!("\nStacks:");
+    for s in crate::plan::stacks() {
+        println!("  {:<11} {} (post-quantum: {}, classical: {})", s.name, s.description, s.post_quantum, s.classical);
+    }
+    Ok(())
+}
+
+fn check(files: &[PathBuf]) -> Result<()> {
+    let mut failed = 0;
+    for f in files {
+        let r = results::read(f)?;
+        let problems = compose::check(&r);
+        if problems.is_empty() {
+            println!("{}: ok ({} phases, {} suites; identity holds within {}%)", f.display(), r.phases.len(), r.suites.len(), compose::TOLERANCE_PCT);
+        } else {
+            failed += 1;
+            eprintln!("{}: {} problem(s):", f.display(), problems.len());
+            for p in &problems {
+                eprintln!("  {p}");
+            }
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} file(s) failed the check");
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Suite figures from phase figures, and the identity that ties them together.
+//!
+//! Composed mean = sum over phases of count x phase mean. That is the identity `check` enforces.
+//! Composed median and percentiles cannot be summed, so they come from resampled handshakes: each
+//! draw picks, for every occurrence of every phase (count times), one of that phase's recorded
+//! samples uniformly at random, and adds them up. With a fixed seed anyone can recompute them from
+//! the raw samples in the JSON.
+
+use crate::results::{Composed, Phase, Results, SuitePhase};
+use crate::stats::{self, SplitMix64};
+use anyhow::{anyhow, Result};
+
+pub const RESAMPLES: usize = 10_000;
+pub const SEED: u64 = 0x7071_7072_6f66; // "pqprof"
+/// The identity's tolerance, percent (0.002%).
+pub const TOLERANCE_PCT: f64 = 0.002;
+
+/// Composes a suite from its phases (looked up in `phases`).
+pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
+    let found: Vec<(&Phase, u32)> = parts
+        .iter()
+        .map(|p| {
+            phases
+                .iter()
+                .find(|q| q.backend == p.backend && q.algorithm == p.algorithm && q.operation == p.operation)
+                .map(|q| (q, p.count))
+                .ok_or_else(|| anyhow!("no measured phase {} {} {}", p.backend, p.algorithm, p.operation))
+        })
+        .collect::<Result<_>>()?;
+    let mean_ns = found.iter().map(|(q, c)| f64::from(*c) * q.stats.mean_ns).sum();
+    let draws = resample(&found, RESAMPLES, SEED);
+    let sorted = stats::sorted(&draws);
+    Ok(Composed {
+        mean_ns,
+        median_ns: stats::percentile_sorted(&sorted, 50.0),
+        p95_ns: stats::percentile_sorted(&sorted, 95.0),
+        p99_ns: stats::percentile_sorted(&sorted, 99.0),
+        resamples: RESAMPLES,
+        seed: SEED,
+    })
+}
+
+fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = SplitMix64(seed);
+    (0..n)
+        .map(|_| {
+            let mut sum = 0u64;
+            for (phase, count) in parts {
+                for _ in 0..*count {
+                    let s = &phase.samples_ns;
+                    if !s.is_empty() {
+                        sum += s[rng.below(s.len())];
+                    }
+                }
+            }
+            sum as f64
+        })
+        .collect()
+}
+
+/// Percent difference of `value` against `baseline`.
+pub fn delta_pct(value: f64, baseline: f64) -> f64 {
+    (value / baseline - 1.0) * 100.0
+}
+
+/// Every way a results file breaks the identity or disagrees with its own raw samples.
+pub fn check(results: &Results) -> Vec<String> {
+    let mut problems = Vec::new();
+    fn differs(problems: &mut Vec<String>, what: String, stored: f64, recomputed: f64) {
+        if !stats::agrees(stored, recomputed, TOLERANCE_PCT) {
+            problems.push(format!("{what}: stored {stored} but the raw data give {recomputed}"));
+        }
+    }
+    let mut fresh = Vec::new();
+    for p in &results.phases {
+        let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);
+        let xs: Vec<f64> = p.samples_ns.iter().map(|&x| x as f64).collect();
+        let Some(s) = stats::summarize(&xs) else {
+            differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, 0.0);
+            continue;
+        };
+        differs(&mut problems, format!("{name}: mean_ns"), p.stats.mean_ns, s.mean_ns);
+        differs(&mut problems, format!("{name}: median_ns"), p.stats.median_ns, s.median_ns);
+        differs(&mut problems, format!("{name}: p95_ns"), p.stats.p95_ns, s.p95_ns);
+        differs(&mut problems, format!("{name}: p99_ns"), p.stats.p99_ns, s.p99_ns);
+        differs(&mut problems, format!("{name}: stdev_ns"), p.stats.stdev_ns, s.stdev_ns);
+        differs(&mut problems, format!("{name}: min_ns"), p.stats.min_ns, s.min_ns);
+        differs(&mut problems, format!("{name}: max_ns"), p.stats.max_ns, s.max_ns);
+        differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, s.iterations as f64);
+        differs(&mut problems, format!("{name}: ops_per_sec"), p.ops_per_sec, stats::ops_per_sec(s.mean_ns));
+        let mut q = p.clone();
+        q.stats = s;
+        fresh.push(q);
+    }
+    for s in &results.suites {
+        let name = format!("suite {} [{}]", s.name, s.stack);
+        let sum: f64 = s
+            .phases
+            .iter()
+            .map(|sp| {
+                fresh
+                    .iter()
+                    .find(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
+                    .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
+            })
+            .sum();
+        if sum.is_nan() {
+            problems.push(format!("{name}: a phase it lists is not in phases[]"));
+            continue;
+        }
+        differs(&mut problems, format!("{name}: composed mean_ns (identity: sum of count x phase mean)"), s.composed.mean_ns, sum);
+        match compose(&s.phases, &fresh) {
+            Ok(c) => {
+                differs(&mut problems, format!("{name}: composed median_ns"), s.composed.median_ns, c.median_ns);
+                differs(&mut problems, format!("{name}: composed p95_ns"), s.composed.p95_ns, c.p95_ns);
+                differs(&mut problems, format!("{name}: composed p99_ns"), s.composed.p99_ns, c.p99_ns);
+                differs(&mut problems, format!("{name}: ops_per_sec"), s.ops_per_sec, stats::ops_per_sec(sum));
+                differs(&mut problems, format!("{name}: tail"), s.tail, c.p99_ns / c.median_ns);
+            }
+            Err(e) => problems.push(format!("{name}: {e}")),
+        }
+        if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
+            match results.suites.iter().find(|b| &b.name == base && b.stack == s.stack) {
+                Some(b) => differs(&mut problems, format!("{name}: delta_vs_baseline_pct"), d, delta_pct(s.composed.median_ns, b.composed.median_ns)),
+                None => problems.push(format!("{name}: baseline {base} is not in this stack")),
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::Operation;
+
+    fn phase(op: Operation, samples: &[u64]) -> Phase {
+        let xs: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
+        let s = stats::summarize(&xs).unwrap();
+        Phase {
+            backend: "b".into(),
+            algorithm: "X25519".into(),
+            operation: op,
+            ops_per_sec: stats::ops_per_sec(s.mean_ns),
+            stats: s,
+            steal_pct: None,
+            iterations_reason: crate::measure::Reason::Default,
+            warmup: 0,
+            verified: 1,
+            includes: String::new(),
+            samples_ns: samples.to_vec(),
+            cycles: None,
+        }
+    }
+
+    #[test]
+    fn composed_mean_is_count_times_phase_means() {
+        let phases = [phase(Operation::DhKeygen, &[10, 20, 30]), phase(Operation::DhDerive, &[100, 100, 100])];
+        let parts = [
+            SuitePhase { backend: "b".into(), algorithm: "X25519".into(), operation: Operation::DhKeygen, count: 2 },
+            SuitePhase { backend: "b".into(), algorithm: "X25519".into(), operation: Operation::DhDerive, count: 2 },
+        ];
+        let c = compose(&parts, &phases).unwrap();
+        assert_eq!(c.mean_ns, 2.0 * 20.0 + 2.0 * 100.0);
+        // Every draw is two keygen samples (20..60) plus 200: the percentiles lie in 220..=260.
+        assert!((220.0..=260.0).contains(&c.median_ns) && c.p99_ns <= 260.0 && c.p95_ns >= c.median_ns);
+        // Deterministic: the same seed gives the same figures.
+        assert_eq!(compose(&parts, &phases).unwrap().median_ns, c.median_ns);
+    }
+
+    #[test]
+    fn a_missing_phase_is_an_error() {
+        let parts = [SuitePhase { backend: "x".into(), algorithm: "X25519".into(), operation: Operation::DhKeygen, count: 1 }];
+        assert!(compose(&parts, &[]).is_err());
+    }
+
+    #[test]
+    fn delta() {
+        assert!((delta_pct(133.0, 100.0) - 33.0).abs() < 1e-9);
+        assert!((delta_pct(50.0, 100.0) + 50.0).abs() < 1e-9);
+    }
+}

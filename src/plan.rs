@@ -1,0 +1,161 @@
+//! Which (backend, operation, algorithm) to time: every suite is composed for each stack whose
+//! backends cover all its phases, and each distinct phase is measured once and shared.
+
+use crate::algorithm::{self, Operation};
+use crate::backend::Backend;
+use crate::suite::{Suite, Workload};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+/// A choice of backend for post-quantum and for classical algorithms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stack {
+    pub name: String,
+    pub description: String,
+    pub post_quantum: String,
+    pub classical: String,
+}
+
+impl Stack {
+    pub fn backend_for(&self, algorithm: &str) -> &str {
+        match algorithm::find(algorithm) {
+            Some(a) if a.post_quantum => &self.post_quantum,
+            _ => &self.classical,
+        }
+    }
+}
+
+/// The stacks, default first: liboqs for post-quantum and OpenSSL for classical and AES, as on the
+/// seed site; then each library alone.
+pub fn stacks() -> Vec<Stack> {
+    let s = |name: &str, description: &str, pq: &str, classical: &str| Stack {
+        name: name.into(),
+        description: description.into(),
+        post_quantum: pq.into(),
+        classical: classical.into(),
+    };
+    vec![
+        s("default", "liboqs for post-quantum, OpenSSL for classical and AES", "liboqs", "openssl"),
+        s("openssl", "OpenSSL 3.5 for everything", "openssl", "openssl"),
+        s("rustcrypto", "RustCrypto for everything", "rustcrypto", "rustcrypto"),
+    ]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PhaseKey {
+    pub backend: String,
+    pub operation: Operation,
+    pub algorithm: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Composition {
+    pub suite: usize,
+    pub stack: String,
+    /// One backend per phase of the suite, in the suite's order.
+    pub backends: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub phases: Vec<(PhaseKey, Workload)>,
+    pub compositions: Vec<Composition>,
+}
+
+/// Builds the plan; a suite that no stack can compose is an error naming the phase and its place.
+pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -> Result<Plan> {
+    let find = |name: &str| backends.iter().find(|b| b.name() == name);
+    let mut phases: Vec<(PhaseKey, Workload)> = Vec::new();
+    let mut compositions = Vec::new();
+    for (i, suite) in suites.iter().enumerate() {
+        let mut composed_any = false;
+        for stack in stacks {
+            let chosen: Vec<String> = suite.phases.iter().map(|p| stack.backend_for(&p.algorithm).to_string()).collect();
+            let usable = suite.phases.iter().zip(&chosen).all(|(p, b)| {
+                let allowed = suite.backends.as_ref().is_none_or(|list| list.contains(b));
+                allowed && find(b).is_some_and(|be| be.supports(&p.algorithm, p.operation))
+            });
+            if !usable {
+                continue;
+            }
+            composed_any = true;
+            for (p, b) in suite.phases.iter().zip(&chosen) {
+                let key = PhaseKey { backend: b.clone(), operation: p.operation, algorithm: p.algorithm.clone() };
+                if !phases.iter().any(|(k, _)| *k == key) {
+                    phases.push((key, suite.workload));
+                }
+            }
+            compositions.push(Composition { suite: i, stack: stack.name.clone(), backends: chosen });
+        }
+        if !composed_any {
+            let stack_names: Vec<&str> = stacks.iter().map(|s| s.name.as_str()).collect();
+            for p in &suite.phases {
+                let allowed = |b: &&Box<dyn Backend>| suite.backends.as_ref().is_none_or(|l| l.iter().any(|n| n == b.name()));
+                let supported = backends.iter().filter(allowed).any(|b| b.supports(&p.algorithm, p.operation));
+                if !supported {
+                    let scope = match &suite.backends {
+                        Some(list) => format!("none of the backends this suite allows ({})", list.join(", ")),
+                        None => "no backend".to_string(),
+                    };
+                    bail!("{}: {scope} supports {} {} (suite \"{}\")", p.at, p.algorithm, p.operation, suite.name);
+                }
+            }
+            bail!(
+                "{}: suite \"{}\" cannot be composed: no stack ({}) has a backend for every phase",
+                suite.at,
+                suite.name,
+                stack_names.join(", ")
+            );
+        }
+    }
+    // Extra phases a backend supports but no stack uses (for the compare page): every backend's
+    // version of every phase in the suites, so each operation is seen across libraries.
+    let wanted: Vec<(PhaseKey, Workload)> = suites
+        .iter()
+        .flat_map(|s| s.phases.iter().map(move |p| (p, s)))
+        .flat_map(|(p, s)| {
+            backends.iter().filter(|b| b.supports(&p.algorithm, p.operation)).filter(|b| {
+                s.backends.as_ref().is_none_or(|list| list.iter().any(|n| n == b.name()))
+            }).map(move |b| (PhaseKey { backend: b.name().into(), operation: p.operation, algorithm: p.algorithm.clone() }, s.workload))
+        })
+        .collect();
+    for (k, w) in wanted {
+        if !phases.iter().any(|(q, _)| *q == k) {
+            phases.push((k, w));
+        }
+    }
+    phases.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Plan { phases, compositions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend;
+    use std::path::Path;
+
+    #[test]
+    fn each_phase_is_measured_once_and_the_default_stack_covers_every_suite() {
+        let suites = crate::suite::load(Path::new("suites"), &backend::NAMES).unwrap();
+        let backends = backend::all();
+        let p = plan(&suites, &backends, &stacks()).unwrap();
+        let mut keys: Vec<&PhaseKey> = p.phases.iter().map(|(k, _)| k).collect();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
+        for (i, s) in suites.iter().enumerate() {
+            assert!(p.compositions.iter().any(|c| c.suite == i && c.stack == "default"), "{}", s.name);
+        }
+        // X25519 keygen is one phase per backend, shared by every suite that uses it.
+        let x = p.phases.iter().filter(|(k, _)| k.algorithm == "X25519" && k.operation == Operation::DhKeygen).count();
+        assert_eq!(x, 2);
+    }
+
+    #[test]
+    fn a_phase_no_backend_supports_is_a_clear_error() {
+        let text = "protocol = \"t\"\nkind = \"kex\"\n[[suite]]\nname = \"x\"\nbackends = [\"liboqs\"]\nphases = [\n  { operation = \"dh.keygen\", algorithm = \"X25519\", count = 1 },\n]\n";
+        let suites = crate::suite::parse(Path::new("t.toml"), text, &backend::NAMES).unwrap();
+        let e = plan(&suites, &backend::all(), &stacks()).unwrap_err().to_string();
+        assert!(e.starts_with("t.toml:7:") && e.contains("none of the backends this suite allows (liboqs) supports X25519 dh.keygen"), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+//! The `run` command: suites -> plan -> measured phases -> composed suites -> results.
+
+use crate::algorithm::{self, Kind, Operation};
+use crate::backend::{self, Backend};
+use crate::compose;
+use crate::measure::{self, Settings, Slot, Tsc};
+use crate::plan::{self, PhaseKey};
+use crate::results::{self, BackendInfo, Composed, Cycles, Failure, Phase, Results, Run, SuitePhase, Timer};
+use crate::stats;
+use crate::suite::{self, Suite, TrackKind};
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+pub struct Options {
+    pub suites: PathBuf,
+    pub settings: Settings,
+    /// Only these backends (all when empty).
+    pub backends: Vec<String>,
+    pub progress: bool,
+}
+
+pub fn run(opts: &Options) -> Result<Results> {
+    let started = Instant::now();
+    let backends: Vec<Box<dyn Backend>> =
+        backend::all().into_iter().filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name())).collect();
+    let suites = suite::load(&opts.suites, &backend::NAMES)?;
+    let stacks = plan::stacks();
+    let plan = plan::plan(&suites, &backends, &stacks)?;
+
+    let core = measure::pin();
+    let tsc = Tsc::detect();
+    let timer = Timer {
+        clock: "CLOCK_MONOTONIC (std::time::Instant), TSC cycles beside it where invariant".into(),
+        tsc_invariant: tsc.invariant,
+        tsc_hz: tsc.hz(Duration::from_millis(100)),
+        overhead_ns: measure::timer_overhead_ns(tsc),
+    };
+
+    // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
+    let mut failures = Vec::new();
+    let mut slots: Vec<(PhaseKey, Slot)> = Vec::new();
+    for (key, workload) in &plan.phases {
+        let Some(alg) = algorithm::find(&key.algorithm) else { continue };
+        let Some(be) = backends.iter().find(|b| b.name() == key.backend) else { continue };
+        match crate::case::build(be.as_ref(), alg, key.operation, workload) {
+            Ok(case) => slots.push((key.clone(), Slot::new(case))),
+            Err(e) => failures.push(failure(key, &e)),
+        }
+    }
+    for (key, slot) in &mut slots {
+        match measure::warm_up(slot, &opts.settings) {
+            Ok(best) => (slot.target, slot.reason) = opts.settings.iterations_for(best),
+            Err(e) => slot.error = Some(e.context(format!("{} {} {}", key.backend, key.algorithm, key.operation))),
+        }
+    }
+
+    let total: u64 = slots.iter().filter(|(_, s)| s.error.is_none()).map(|(_, s)| s.target as u64).sum();
+    let bar = progress_bar(total, opts.progress);
+    let rounds = opts.settings.rounds.max(1);
+    for r in 0..rounds {
+        // Rotate the order every round so no phase always follows the same one.
+        let n = slots.len();
+        for j in 0..n {
+            let (key, slot) = &mut slots[(j + r) % n];
+            if slot.error.is_some() {
+                continue;
+            }
+            let chunk = measure::chunk_size(slot.target, rounds, r);
+            bar.set_message(format!("{} {} {}", key.backend, key.algorithm, key.operation));
+            if let Err(e) = measure::run_chunk(slot, chunk, tsc, core) {
+                slot.error = Some(e);
+            }
+            bar.inc(chunk as u64);
+        }
+    }
+    bar.finish_and_clear();
+
+    let mut phases = Vec::new();
+    for (key, slot) in slots {
+        match slot.error {
+            Some(e) => failures.push(failure(&key, &e)),
+            None => phases.push(phase(&key, slot, backends.iter().find(|b| b.name() == key.backend).map(|b| b.as_ref()))),
+        }
+    }
+    let suites_out = compose_all(&suites, &plan, &phases);
+
+    Ok(Results {
+        schema_version: results::SCHEMA_VERSION,
+        run: Run {
+            date_utc: utc_now(),
+            tool_commit: env!("PQPROF_COMMIT").into(),
+            host: crate::host::describe(),
+            liboqs_version: backend::liboqs::liboqs_version(),
+            liboqs_dist_build: true,
+            openssl_version: openssl::version::version().into(),
+            rustc_version: env!("PQPROF_RUSTC").into(),
+            build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+            pinned_core: core,
+            iterations_policy: opts.settings.clone(),
+            timer,
+            wall_seconds: started.elapsed().as_secs_f64(),
+        },
+        backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
+        stacks,
+        phases,
+        suites: suites_out,
+        failures,
+    })
+}
+
+fn failure(key: &PhaseKey, e: &anyhow::Error) -> Failure {
+    Failure { backend: key.backend.clone(), algorithm: key.algorithm.clone(), operation: key.operation, error: format!("{e:#}") }
+}
+
+fn progress_bar(total: u64, show: bool) -> ProgressBar {
+    // indicatif draws nothing when stderr is not a terminal.
+    let target = if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent:>3}% {msg}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
+    let xs: Vec<f64> = slot.raw.samples_ns.iter().map(|&x| x as f64).collect();
+    let s = stats::summarize(&xs).unwrap_or(stats::Summary {
+        mean_ns: 0.0,
+        median_ns: 0.0,
+        p95_ns: 0.0,
+        p99_ns: 0.0,
+        stdev_ns: 0.0,
+        min_ns: 0.0,
+        max_ns: 0.0,
+        iterations: 0,
+    });
+    let cycles = (!slot.raw.cycles.is_empty()).then(|| {
+        let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
+        Cycles { mean: stats::mean(&c), median: stats::median(&c) }
+    });
+    Phase {
+        backend: key.backend.clone(),
+        algorithm: key.algorithm.clone(),
+        operation: key.operation,
+        ops_per_sec: stats::ops_per_sec(s.mean_ns),
+        stats: s,
+        steal_pct: (slot.raw.jiffies > 0).then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
+        iterations_reason: slot.reason,
+        warmup: slot.raw.warmup,
+        verified: slot.raw.verified,
+        includes: be.map_or("", |b| b.includes(key.operation)).into(),
+        samples_ns: slot.raw.samples_ns,
+        cycles,
+    }
+}
+
+fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<results::Suite> {
+    let mut out: Vec<results::Suite> = Vec::new();
+    for c in &plan.compositions {
+        let s = &suites[c.suite];
+        let parts: Vec<SuitePhase> = s
+            .phases
+            .iter()
+            .zip(&c.backends)
+            .map(|(p, b)| SuitePhase { backend: b.clone(), algorithm: p.algorithm.clone(), operation: p.operation, count: p.count })
+            .collect();
+        // A suite whose phase failed is left out; the failure is listed in the results.
+        let Ok(composed) = compose::compose(&parts, phases) else { continue };
+        out.push(suite_result(s, &c.stack, parts, composed));
+    }
+    let medians: Vec<(String, String, f64)> = out.iter().map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns)).collect();
+    for s in &mut out {
+        let Some(base) = &s.baseline else { continue };
+        if let Some((_, _, m)) = medians.iter().find(|(n, st, _)| n == base && *st == s.stack) {
+            s.delta_vs_baseline_pct = (base != &s.name).then(|| compose::delta_pct(s.composed.median_ns, *m));
+        }
+    }
+    out
+}
+
+fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Composed) -> results::Suite {
+    let sig = s.phases.iter().find(|p| p.operation.kind() == Kind::Sig).and_then(|p| algorithm::find(&p.algorithm));
+    results::Suite {
+        name: s.name.clone(),
+        protocol: s.protocol.clone(),
+        kind: s.kind,
+        stack: stack.into(),
+        baseline: s.baseline.clone(),
+        code_point: s.code_point.clone(),
+        wire_bytes: s.wire_bytes(),
+        phases: parts,
+        ops_per_sec: stats::ops_per_sec(composed.mean_ns),
+        tail: composed.p99_ns / composed.median_ns,
+        composed,
+        delta_vs_baseline_pct: None,
+        public_key_bytes: sig.and_then(|a| a.public_key),
+        signature_bytes: sig.and_then(|a| a.signature),
+        family: sig.map(|a| a.family.clone()),
+        payload_bytes: (s.kind == TrackKind::Record).then_some(s.workload.payload_bytes),
+        source_file: s.at.file.display().to_string(),
+    }
+}
+
+fn backend_info(b: &dyn Backend) -> BackendInfo {
+    let names = algorithm::all()
+        .iter()
+        .filter(|a| Operation::ALL.iter().any(|op| op.kind() == a.kind && b.supports(&a.name, *op)))
+        .filter_map(|a| b.native_name(&a.name).map(|n| (a.name.clone(), n.to_string())))
+        .collect();
+    BackendInfo { name: b.name().into(), version: b.version(), names }
+}
+
+/// Now, as RFC 3339 UTC ("2026-11-30T03:26:02Z").
+pub fn utc_now() -> String {
+    let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format_utc(secs)
+}
+
+pub fn format_utc(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Days since 1970-01-01 -> (year, month, day), Howard Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::format_utc(1_796_009_162), "2026-11-30T03:26:02Z");
+    }
+}
