@@ -1,20 +1,7 @@
-//! pqprof: what a hybrid or post-quantum TLS 1.3 / SSH key exchange costs on this machine.
-
-mod algorithm;
-mod backend;
-mod case;
-mod cli;
-mod commands;
-mod compose;
-mod host;
-mod measure;
-mod plan;
-mod results;
-mod run;
-mod stats;
-mod suite;
+//! pqprof's entry point: parse the command line, run the command, report errors.
 
 use clap::Parser;
+use pqprof::{cli, commands};
 
 fn main() {
     let cli = cli::Cli::parse();

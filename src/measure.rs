@@ -168,6 +168,8 @@ pub struct Slot {
     /// Time spent verifying and timing, to keep verification within its share.
     verify_time: Duration,
     timed_time: Duration,
+    /// Fastest warm-up call, nanoseconds.
+    pub estimate_ns: f64,
     pub error: Option<anyhow::Error>,
 }
 
@@ -180,6 +182,7 @@ impl Slot {
             raw: Raw::default(),
             verify_time: Duration::ZERO,
             timed_time: Duration::ZERO,
+            estimate_ns: f64::INFINITY,
             error: None,
         }
     }
@@ -203,12 +206,22 @@ pub fn warm_up(slot: &mut Slot, settings: &Settings) -> Result<f64> {
         i += 1;
     }
     slot.raw.warmup = i;
+    slot.estimate_ns = best;
     Ok(best)
 }
 
 /// Runs `n` timed iterations of a slot: prepare (untimed), run (timed), verify (untimed, within
 /// half the timed time, and always the first and last of the phase).
 pub fn run_chunk(slot: &mut Slot, n: usize, tsc: Tsc, core: Option<usize>) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    // The phase before this one has had the caches: one untimed call brings ours back, unless a
+    // call costs more than a millisecond (where cache state is noise).
+    if slot.estimate_ns < 1e6 {
+        slot.case.prepare(slot.raw.samples_ns.len())?;
+        slot.case.run();
+    }
     let before = cpu_jiffies(core);
     for _ in 0..n {
         let i = slot.raw.samples_ns.len();

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Smoke run: every suite, every backend, a few iterations; then `pqprof check` on the result.
+# Fails (non-zero) if any phase fails verification or the identity "composed = sum of phases" breaks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${PQPROF:-target/release/pqprof}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+start=$(date +%s)
+"$bin" run --suites suites --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
+"$bin" check "$out/smoke.json"
+echo "smoke: ok in $(( $(date +%s) - start )) s"

@@ -1,0 +1,142 @@
+//! Every backend is correct on every algorithm it supports, and backends interoperate: what one
+//! makes, another accepts.
+
+use pqprof::algorithm::{self, Kind, Operation};
+use pqprof::backend::{self, Backend};
+use pqprof::case::{self, certificate_verify_message};
+use pqprof::suite::Workload;
+
+fn supporting(alg: &str, kind: Kind) -> Vec<Box<dyn Backend>> {
+    let op = Operation::ALL.into_iter().find(|o| o.kind() == kind).unwrap();
+    backend::all().into_iter().filter(|b| b.supports(alg, op)).collect()
+}
+
+/// SPHINCS+ in liboqs 0.13 is the round-3.1 scheme, not FIPS 205 (see backend/liboqs.rs).
+fn fips_205_pair(a: &dyn Backend, b: &dyn Backend, alg: &str) -> bool {
+    !(alg.starts_with("SLH-DSA") && (a.name() == "liboqs") != (b.name() == "liboqs"))
+}
+
+#[test]
+fn every_supported_case_builds_runs_and_verifies() {
+    let w = Workload { payload_bytes: 16384, aad_bytes: 5 };
+    let mut built = 0;
+    for b in backend::all() {
+        for a in algorithm::all() {
+            // SLH-DSA-128s keygen/sign take up to seconds; the run itself covers them.
+            if a.name.ends_with("128s") {
+                continue;
+            }
+            for op in Operation::ALL.into_iter().filter(|o| o.kind() == a.kind && b.supports(&a.name, *o)) {
+                let mut c = case::build(b.as_ref(), a, op, &w).unwrap_or_else(|e| panic!("{} {} {op}: {e:#}", b.name(), a.name));
+                for i in 0..3 {
+                    c.prepare(i).unwrap();
+                    c.run();
+                    c.verify().unwrap_or_else(|e| panic!("{} {} {op}: {e:#}", b.name(), a.name));
+                }
+                built += 1;
+            }
+        }
+    }
+    // 3 KEM ops x 3 backends, 2 DH x 2 algorithms x 2, signatures, AEAD 2 x 2.
+    assert!(built >= 40, "only {built} cases");
+}
+
+#[test]
+fn kem_interop_both_ways() {
+    let bs = supporting("ML-KEM-768", Kind::Kem);
+    assert_eq!(bs.len(), 3);
+    for a in &bs {
+        for b in &bs {
+            let (ka, kb) = (a.kem("ML-KEM-768").unwrap(), b.kem("ML-KEM-768").unwrap());
+            let (ek, dk) = ka.keygen().unwrap();
+            let (ct, ss) = kb.encaps(&ek).unwrap();
+            assert_eq!(ka.decaps(&dk, &ct).unwrap(), ss, "keygen+decaps {} / encaps {}", a.name(), b.name());
+            assert_eq!(ss.len(), 32);
+        }
+    }
+}
+
+#[test]
+fn dh_interop_both_ways() {
+    for alg in ["X25519", "P-256"] {
+        let bs = supporting(alg, Kind::Dh);
+        assert_eq!(bs.len(), 2, "{alg}");
+        for a in &bs {
+            for b in &bs {
+                let (da, db) = (a.dh(alg).unwrap(), b.dh(alg).unwrap());
+                let (pa, sa) = da.keygen().unwrap();
+                let (pb, sb) = db.keygen().unwrap();
+                assert_eq!(da.derive(&sa, &pb).unwrap(), db.derive(&sb, &pa).unwrap(), "{alg}: {} with {}", a.name(), b.name());
+            }
+        }
+        // A malformed share is an error, not a panic.
+        assert!(bs[0].dh(alg).unwrap().derive(&bs[0].dh(alg).unwrap().keygen().unwrap().1, &[1, 2, 3]).is_err());
+    }
+}
+
+#[test]
+fn signature_interop_and_a_flipped_bit_fails() {
+    let msg = certificate_verify_message().unwrap();
+    for a in algorithm::all().iter().filter(|a| a.kind == Kind::Sig && !a.name.ends_with("128s")) {
+        let bs = supporting(&a.name, Kind::Sig);
+        for signer in &bs {
+            let s = signer.sig(&a.name).unwrap();
+            let (pk, sk) = s.keygen().unwrap();
+            let mut sig = s.sign(&sk, &msg).unwrap();
+            for verifier in &bs {
+                let v = verifier.sig(&a.name).unwrap();
+                let vk = v.load_public(&pk).unwrap();
+                let ok = v.verify(&vk, &msg, &sig).unwrap();
+                if fips_205_pair(signer.as_ref(), verifier.as_ref(), &a.name) {
+                    assert!(ok, "{}: signed by {}, rejected by {}", a.name, signer.name(), verifier.name());
+                } else {
+                    // Documented: liboqs 0.13's SPHINCS+ is not FIPS 205 SLH-DSA.
+                    assert!(!ok, "{}: liboqs SPHINCS+ now verifies as FIPS 205; update backend/liboqs.rs", a.name);
+                }
+            }
+            let mid = sig.len() / 2;
+            sig[mid] ^= 0x10;
+            assert!(!s.verify(&s.load_public(&pk).unwrap(), &msg, &sig).unwrap(), "{} {}: flipped bit verifies", signer.name(), a.name);
+        }
+    }
+}
+
+#[test]
+fn aead_interop_and_tamper_detection() {
+    let bs = supporting("AES-256-GCM", Kind::Aead);
+    assert_eq!(bs.len(), 2);
+    let key = [7u8; 32];
+    let nonce = [9u8; 12];
+    let aad = [23u8, 3, 3, 0x40, 0x10];
+    let plain: Vec<u8> = (0..16384u32).map(|i| i as u8).collect();
+    for a in &bs {
+        for b in &bs {
+            let (ea, eb) = (a.aead("AES-256-GCM").unwrap(), b.aead("AES-256-GCM").unwrap());
+            let (mut ka, mut kb) = (ea.load_key(&key).unwrap(), eb.load_key(&key).unwrap());
+            let mut buf = plain.clone();
+            let tag = ea.seal(&mut ka, &nonce, &aad, &mut buf).unwrap();
+            assert_ne!(buf, plain);
+            let mut tampered = buf.clone();
+            eb.open(&mut kb, &nonce, &aad, &mut buf, &tag).unwrap();
+            assert_eq!(buf, plain, "sealed by {}, opened by {}", a.name(), b.name());
+            tampered[100] ^= 1;
+            assert!(eb.open(&mut kb, &nonce, &aad, &mut tampered, &tag).is_err());
+        }
+    }
+}
+
+#[test]
+fn outputs_have_the_sizes_the_registry_declares() {
+    for b in backend::all() {
+        if let Some(k) = b.kem("ML-KEM-768") {
+            let (ek, _) = k.keygen().unwrap();
+            let (ct, _) = k.encaps(&ek).unwrap();
+            assert_eq!((ek.len(), ct.len()), (1184, 1088), "{}", b.name());
+        }
+        for alg in ["X25519", "P-256"] {
+            if let Some(d) = b.dh(alg) {
+                assert_eq!(Some(d.keygen().unwrap().0.len()), algorithm::find(alg).unwrap().public_key, "{} {alg}", b.name());
+            }
+        }
+    }
+}

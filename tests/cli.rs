@@ -1,0 +1,153 @@
+//! The binary end to end: a short real measurement, `check` on it, and the ways bad input is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn pqprof(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pqprof")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pqprof-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// One short measurement shared by the tests that read results.
+fn measured() -> &'static Path {
+    static OUT: OnceLock<PathBuf> = OnceLock::new();
+    OUT.get_or_init(|| {
+        let out = tmp("mini.json");
+        let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", "20", "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "run failed: {}", stderr(&o));
+        out
+    })
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_fresh_run_passes_check_and_composes_every_stack() {
+    let out = measured();
+    let o = pqprof(&["check", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(out);
+    assert_eq!(v["schema_version"], 1);
+    let suites = v["suites"].as_array().unwrap();
+    // X25519 and the hybrid, each in the default, openssl and rustcrypto stacks.
+    assert_eq!(suites.len(), 6);
+    for s in suites {
+        let sum: f64 = s["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|sp| {
+                let p = v["phases"].as_array().unwrap().iter().find(|p| p["backend"] == sp["backend"] && p["operation"] == sp["operation"] && p["algorithm"] == sp["algorithm"]).unwrap();
+                sp["count"].as_f64().unwrap() * p["stats"]["mean_ns"].as_f64().unwrap()
+            })
+            .sum();
+        let composed = s["composed"]["mean_ns"].as_f64().unwrap();
+        assert!((composed - sum).abs() / sum < 2e-5, "{}: {composed} vs {sum}", s["name"]);
+    }
+    let p = &v["phases"][0];
+    assert_eq!(p["samples_ns"].as_array().unwrap().len(), 20);
+    assert_eq!(p["stats"]["iterations"], 20);
+    for field in ["date_utc", "tool_commit", "liboqs_version", "openssl_version", "rustc_version", "pinned_core", "timer"] {
+        assert!(!v["run"][field].is_null(), "run.{field}");
+    }
+    assert!(v["run"]["openssl_version"].as_str().unwrap().contains("3.5"));
+    assert_eq!(v["run"]["wall_seconds"].as_f64().map(|s| s > 0.0), Some(true));
+}
+
+fn tampered(name: &str, edit: impl Fn(&mut serde_json::Value)) -> (bool, String) {
+    let mut v = json(measured());
+    edit(&mut v);
+    let path = tmp(name);
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = pqprof(&["check", path.to_str().unwrap()]);
+    (o.status.success(), stderr(&o))
+}
+
+#[test]
+fn an_edited_phase_mean_fails_check() {
+    let (ok, err) = tampered("phase.json", |v| {
+        let m = v["phases"][0]["stats"]["mean_ns"].as_f64().unwrap();
+        v["phases"][0]["stats"]["mean_ns"] = (m * 1.001).into();
+    });
+    assert!(!ok);
+    assert!(err.contains("mean_ns: stored"), "{err}");
+}
+
+#[test]
+fn an_edited_composed_mean_fails_check() {
+    let (ok, err) = tampered("composed.json", |v| {
+        let m = v["suites"][1]["composed"]["mean_ns"].as_f64().unwrap();
+        v["suites"][1]["composed"]["mean_ns"] = (m * 1.0001).into();
+    });
+    assert!(!ok);
+    assert!(err.contains("identity"), "{err}");
+}
+
+#[test]
+fn an_edited_sample_fails_check() {
+    let (ok, err) = tampered("sample.json", |v| v["phases"][2]["samples_ns"][0] = 999_999_999.into());
+    assert!(!ok && err.contains("phase "), "{err}");
+}
+
+#[test]
+fn another_schema_version_is_refused_clearly() {
+    let (ok, err) = tampered("v99.json", |v| v["schema_version"] = 99.into());
+    assert!(!ok);
+    assert!(err.contains("schema_version 99, but this pqprof reads schema_version 1"), "{err}");
+}
+
+#[test]
+fn malformed_suite_names_file_line_column_and_writes_nothing() {
+    let suite = tmp("bad.toml");
+    std::fs::write(&suite, "protocol = \"tls13\"\nkind = \"kex\"\n\n[[suite]\nname = \"x\"\n").unwrap();
+    let out = tmp("never.json");
+    let o = pqprof(&["run", "--suites", suite.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{}:4:", suite.display())), "{err}");
+    assert!(!out.exists());
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_algorithm_lists_the_valid_names() {
+    let suite = tmp("unknown.toml");
+    std::fs::write(&suite, "protocol = \"tls13\"\nkind = \"kex\"\n[[suite]]\nname = \"x\"\nphases = [{ operation = \"kem.keygen\", algorithm = \"Kyber768\", count = 1 }]\n").unwrap();
+    let o = pqprof(&["list", "--suites", suite.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains(":5:") && err.contains("unknown algorithm \"Kyber768\"; valid algorithms: ML-KEM-768"), "{err}");
+}
+
+#[test]
+fn garbage_results_file_is_an_error_not_a_panic() {
+    let path = tmp("garbage.json");
+    std::fs::write(&path, "{\"schema_version\": 1, \"run\": 3}").unwrap();
+    let o = pqprof(&["check", path.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("does not match schema 1"), "{}", stderr(&o));
+    let o = pqprof(&["check", "no/such/file.json"]);
+    assert!(!o.status.success() && stderr(&o).contains("no/such/file.json: cannot read"));
+}
+
+#[test]
+fn list_shows_suites_backends_and_support() {
+    let o = pqprof(&["list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in ["X25519MLKEM768", "2336 B on the wire", "liboqs=SPHINCS+-SHAKE-128s-simple", "openssl=ML-KEM-768", "default"] {
+        assert!(out.contains(want), "missing {want}");
+    }
+}
