@@ -5,7 +5,7 @@ HOST := $(shell cat /proc/sys/kernel/hostname 2>/dev/null || echo host)
 DATE := $(shell date -u +%Y-%m-%d)
 OUT ?= results/$(HOST)-$(DATE).json
 
-.PHONY: all build run test smoke deps clean
+.PHONY: all build run render test smoke site-check deps clean
 
 all: run
 
@@ -18,6 +18,12 @@ build: deps
 run: build
 	$(BIN) run --out $(OUT)
 	$(BIN) check $(OUT)
+	$(MAKE) render
+
+# The site from every committed or new results file.
+render:
+	$(BIN) render results/*.json --out site
+	$(BIN) check --site site results/*.json
 
 test: build
 	$(CARGO) test --release --locked
@@ -25,6 +31,11 @@ test: build
 
 smoke: build
 	./smoke/run.sh
+
+# Headless Chromium loads the site: screenshots in target/, fails on no cards or console output.
+site-check: build
+	[ -f site/index.html ] || $(MAKE) render
+	./smoke/site-check.sh site
 
 clean:
 	$(CARGO) clean

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Smoke run: every suite, every backend, a few iterations; then `pqprof check` on the result.
-# Fails (non-zero) if any phase fails verification or the identity "composed = sum of phases" breaks.
+# Smoke run: every suite, every backend, a few iterations; `pqprof check` on the JSON; the site
+# rendered from it and checked against it. Fails (non-zero) if any phase fails verification or the
+# identity "composed = sum of phases" breaks in the JSON or on the page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${PQPROF:-target/release/pqprof}
@@ -8,5 +9,6 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
 "$bin" run --suites suites --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
-"$bin" check "$out/smoke.json"
+"$bin" render "$out/smoke.json" --out "$out/site"
+"$bin" check --site "$out/site" "$out/smoke.json"
 echo "smoke: ok in $(( $(date +%s) - start )) s"

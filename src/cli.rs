@@ -20,11 +20,27 @@ pub enum Command {
         #[arg(long, default_value = "suites")]
         suites: PathBuf,
     },
-    /// Validate a results file: schema, statistics against the raw samples, and the identity.
+    /// Validate results files (schema, statistics against the raw samples, the identity) and,
+    /// with --site, a rendered site against its JSON.
     Check {
         /// Results files.
+        files: Vec<PathBuf>,
+        /// A rendered site folder to check as well.
+        #[arg(long)]
+        site: Option<PathBuf>,
+    },
+    /// Render the static site from results files.
+    Render {
+        /// Results files (one per host or run).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Site folder.
+        #[arg(long, default_value = "site")]
+        out: PathBuf,
+        /// Link to the tool's source, with {commit} for the run's commit
+        /// (for example https://example.org/pqprof/tree/{commit}).
+        #[arg(long)]
+        source_url: Option<String>,
     },
 }
 

@@ -4,7 +4,7 @@ use crate::algorithm::{self, Operation};
 use crate::backend;
 use crate::cli::{Command, RunArgs};
 use crate::measure::Settings;
-use crate::{compose, results, run, suite};
+use crate::{compose, render, results, run, suite};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,12 @@ pub fn execute(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run_cmd(args),
         Command::List { suites } => list(&suites),
-        Command::Check { files } => check(&files),
+        Command::Check { files, site } => check(&files, site.as_deref()),
+        Command::Render { files, out, source_url } => {
+            render::render(&files, &out, &render::Options { source_url })?;
+            println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
+            Ok(())
+        }
     }
 }
 
@@ -88,8 +93,23 @@ fn list(suites_path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn check(files: &[PathBuf]) -> Result<()> {
+fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
+    if files.is_empty() && site.is_none() {
+        bail!("nothing to check: give results files, --site DIR, or both");
+    }
     let mut failed = 0;
+    if let Some(dir) = site {
+        let problems = render::verify::check_site(dir)?;
+        if problems.is_empty() {
+            println!("{}: ok (every card's phases add up to its composed mean and to 100%)", dir.display());
+        } else {
+            failed += 1;
+            eprintln!("{}: {} problem(s):", dir.display(), problems.len());
+            for p in &problems {
+                eprintln!("  {p}");
+            }
+        }
+    }
     for f in files {
         let r = results::read(f)?;
         let problems = compose::check(&r);

@@ -10,6 +10,7 @@ pub mod compose;
 pub mod host;
 pub mod measure;
 pub mod plan;
+pub mod render;
 pub mod results;
 pub mod run;
 pub mod stats;

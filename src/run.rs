@@ -29,6 +29,8 @@ pub fn run(opts: &Options) -> Result<Results> {
     let stacks = plan::stacks();
     let plan = plan::plan(&suites, &backends, &stacks)?;
 
+    // Described before pinning: once pinned, the process sees one core.
+    let host = crate::host::describe();
     let core = measure::pin();
     let tsc = Tsc::detect();
     let timer = Timer {
@@ -91,7 +93,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         run: Run {
             date_utc: utc_now(),
             tool_commit: env!("PQPROF_COMMIT").into(),
-            host: crate::host::describe(),
+            host,
             liboqs_version: backend::liboqs::liboqs_version(),
             liboqs_dist_build: true,
             openssl_version: openssl::version::version().into(),

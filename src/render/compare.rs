@@ -1,0 +1,98 @@
+//! The compare page's context: one operation across backends, one suite across stacks and hosts.
+
+use super::svg::{self, Bar};
+use super::Run;
+use crate::suite::TrackKind;
+use minijinja::Value;
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct Body {
+    pub operations: Vec<Chart>,
+    pub suites: Vec<Chart>,
+    pub legend_backends: Vec<(String, String)>,
+    pub legend_stacks: Vec<(String, String)>,
+}
+
+#[derive(Serialize)]
+pub struct Chart {
+    pub title: String,
+    pub svg: Value,
+}
+
+const BACKENDS: [&str; 3] = ["liboqs", "openssl", "rustcrypto"];
+const STACKS: [&str; 3] = ["default", "openssl", "rustcrypto"];
+
+fn keys(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+fn legend(names: &[&str]) -> Vec<(String, String)> {
+    names.iter().enumerate().map(|(i, n)| (n.to_string(), svg::PALETTE[i].to_string())).collect()
+}
+
+pub fn build(runs: &[Run]) -> Body {
+    let several_hosts = runs.len() > 1;
+    let who = |run: &Run, what: &str| if several_hosts { format!("{what} · {}", run.label) } else { what.to_string() };
+
+    let mut ops: Vec<(String, crate::algorithm::Operation)> = Vec::new();
+    for run in runs {
+        for p in &run.results.phases {
+            if !ops.iter().any(|(a, o)| *a == p.algorithm && *o == p.operation) {
+                ops.push((p.algorithm.clone(), p.operation));
+            }
+        }
+    }
+    // Grouped by algorithm (in the registry's order), then by operation.
+    let rank = |a: &str| crate::algorithm::all().iter().position(|x| x.name == a).unwrap_or(usize::MAX);
+    ops.sort_by(|(a1, o1), (a2, o2)| (rank(a1), o1).cmp(&(rank(a2), o2)));
+    let operations = ops
+        .iter()
+        .map(|(alg, op)| {
+            let mut bars = Vec::new();
+            for run in runs {
+                for b in BACKENDS {
+                    if let Some(p) = run.results.phase(b, alg, *op) {
+                        bars.push(Bar {
+                            label: who(run, b),
+                            value_ns: p.stats.median_ns,
+                            key: b.into(),
+                            note: format!(" (p95 {})", super::format::time(p.stats.p95_ns)),
+                        });
+                    }
+                }
+            }
+            let title = format!("{alg} {op}");
+            Chart { svg: Value::from_safe_string(svg::bars(&title, "median per operation", &bars, &keys(&BACKENDS))), title }
+        })
+        .collect();
+
+    let mut names: Vec<String> = Vec::new();
+    for run in runs {
+        for s in run.results.suites.iter().filter(|s| s.kind != TrackKind::Record) {
+            if !names.contains(&s.name) {
+                names.push(s.name.clone());
+            }
+        }
+    }
+    let suites = names
+        .iter()
+        .map(|name| {
+            let mut bars = Vec::new();
+            for run in runs {
+                for stack in STACKS {
+                    if let Some(s) = run.results.suites.iter().find(|s| &s.name == name && s.stack == stack) {
+                        bars.push(Bar {
+                            label: who(run, stack),
+                            value_ns: s.composed.median_ns,
+                            key: stack.into(),
+                            note: s.delta_vs_baseline_pct.map_or(String::new(), |d| format!(" ({} vs {})", super::format::delta(d), s.baseline.as_deref().unwrap_or(""))),
+                        });
+                    }
+                }
+            }
+            Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &keys(&STACKS))), title: name.clone() }
+        })
+        .collect();
+    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS) }
+}

@@ -1,0 +1,80 @@
+//! How numbers look on the site. The site only shows; every figure comes from the JSON as is.
+
+/// A duration in nanoseconds, in the unit that suits it: "840 ns", "83.3 µs", "9.57 ms", "1.412 s".
+pub fn time(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "n/a".into();
+    }
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// An integer with thousands separators: 11998 -> "11,998".
+pub fn count(n: f64) -> String {
+    if !n.is_finite() {
+        return "n/a".into();
+    }
+    let digits = format!("{:.0}", n.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0.0 && digits != "0" {
+        out.insert(0, '−');
+    }
+    out
+}
+
+pub fn bytes(n: usize) -> String {
+    format!("{} B", count(n as f64))
+}
+
+/// A signed percentage: "+52.4%", "−47.5%" (a real minus sign).
+pub fn delta(pct: f64) -> String {
+    let s = format!("{:.1}%", pct.abs());
+    if pct < 0.0 && s != "0.0%" {
+        format!("−{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
+pub fn ratio(x: f64) -> String {
+    format!("{x:.2}×")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_pick_their_unit() {
+        assert_eq!(time(840.0), "840 ns");
+        assert_eq!(time(83_333.0), "83.3 µs");
+        assert_eq!(time(9_570_000.0), "9.57 ms");
+        assert_eq!(time(1_412_000_000.0), "1.412 s");
+        assert_eq!(time(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn counts_and_signs() {
+        assert_eq!(count(11_998.4), "11,998");
+        assert_eq!(count(999.0), "999");
+        assert_eq!(count(1_000_000.0), "1,000,000");
+        assert_eq!(bytes(2336), "2,336 B");
+        assert_eq!(delta(52.44), "+52.4%");
+        assert_eq!(delta(-47.5), "−47.5%");
+        assert_eq!(delta(-0.01), "+0.0%");
+        assert_eq!(ratio(2.771), "2.77×");
+    }
+}
