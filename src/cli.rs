@@ -29,6 +29,33 @@ pub enum Command {
         #[arg(long)]
         site: Option<PathBuf>,
     },
+    /// Compare two runs: every phase and suite in both, ratio B/A with its interval and a verdict.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Changes below this percentage are called noise even when the interval excludes 1
+        /// (the run-to-run spread measured on a 2-core shared VM; see smoke/reliability.sh).
+        #[arg(long, default_value_t = 2.0)]
+        threshold: f64,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Every phase and suite of a run as CSV or Markdown.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Spread of every composed median across runs of the same measurement (reliability).
+    Spread {
+        #[arg(required = true, num_args = 2..)]
+        files: Vec<PathBuf>,
+    },
     /// Render the static site from results files.
     Render {
         /// Results files (one per host or run).
@@ -42,6 +69,19 @@ pub enum Command {
         #[arg(long)]
         source_url: Option<String>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Md,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Md,
 }
 
 #[derive(Debug, Args)]
@@ -64,6 +104,13 @@ pub struct RunArgs {
     /// Measure only these backends (repeatable): liboqs, rustcrypto, openssl.
     #[arg(long = "backend", value_parser = ["liboqs", "rustcrypto", "openssl"])]
     pub backends: Vec<String>,
+    /// Independent process samples: run the measurement in K child processes (phase order rotated
+    /// between them) and report per-sample medians, their median and their spread.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub samples: u32,
+    /// Start the round-robin at this phase (set by --samples for each child).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub rotate: usize,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

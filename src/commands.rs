@@ -13,6 +13,18 @@ pub fn execute(command: Command) -> Result<()> {
         Command::Run(args) => run_cmd(args),
         Command::List { suites } => list(&suites),
         Command::Check { files, site } => check(&files, site.as_deref()),
+        Command::Compare { a, b, format, out, threshold } => {
+            let c = crate::comparison::compare(&results::read(&a)?, &results::read(&b)?, threshold);
+            emit(out.as_deref(), crate::comparison::render(&c, format)?.as_bytes())
+        }
+        Command::Export { file, format, out } => emit(out.as_deref(), &crate::export::exporter(format).serialize(&results::read(&file)?)?),
+        Command::Spread { files } => {
+            let runs = files.iter().map(|f| results::read(f)).collect::<Result<Vec<_>>>()?;
+            for (name, pct) in crate::comparison::spread(&runs) {
+                println!("{pct:6.2}%  {name}");
+            }
+            Ok(())
+        }
         Command::Render { files, out, source_url } => {
             render::render(&files, &out, &render::Options { source_url })?;
             println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
@@ -28,13 +40,20 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         forced: args.iterations.map(|n| n as usize),
         ..Settings::default()
     };
-    let out = args.out.unwrap_or_else(|| {
+    let out = args.out.clone().unwrap_or_else(|| {
         let date = &run::utc_now()[..10];
         PathBuf::from("results").join(format!("{}-{date}.json", crate::host::hostname()))
     });
-    let opts = run::Options { suites: args.suites, settings, backends: args.backends, progress: !args.quiet };
-    let results = run::run(&opts)?;
+    let results = if args.samples > 1 {
+        crate::samples::run_samples(&args)?
+    } else {
+        let opts = run::Options { suites: args.suites.clone(), settings, backends: args.backends.clone(), progress: !args.quiet, rotate: args.rotate };
+        run::run(&opts)?
+    };
     results::write(&out, &results)?;
+    for w in &results.warnings {
+        eprintln!("warning: {w}");
+    }
     for f in &results.failures {
         eprintln!("warning: {} {} {} was not measured: {}", f.backend, f.algorithm, f.operation, f.error);
     }
@@ -127,4 +146,16 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
         bail!("{failed} file(s) failed the check");
     }
     Ok(())
+}
+
+/// Writes to a file (atomically) or to standard output.
+fn emit(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
+    match out {
+        Some(path) => results::write_atomic(path, bytes),
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(bytes)?;
+            Ok(())
+        }
+    }
 }

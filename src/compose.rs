@@ -37,6 +37,7 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
         p99_ns: stats::percentile_sorted(&sorted, 99.0),
         resamples: RESAMPLES,
         seed: SEED,
+        median_ci95_ns: None,
     })
 }
 
@@ -54,6 +55,86 @@ fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
                 }
             }
             sum as f64
+        })
+        .collect()
+}
+
+/// Resamples and draws behind the composed intervals (documented on the methodology page).
+pub const CI_RESAMPLES: usize = 200;
+pub const CI_DRAWS: usize = 2000;
+
+/// Per suite, the composed median of every bootstrap world: in world `b` every phase is
+/// resampled with replacement once (shared by all suites, so a suite and its baseline move
+/// together), then `CI_DRAWS` handshakes are drawn from the resampled phases.
+pub fn bootstrap_medians(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<Vec<f64>> {
+    let index: Vec<Vec<(usize, u32)>> = suites
+        .iter()
+        .map(|s| {
+            s.phases
+                .iter()
+                .filter_map(|sp| {
+                    phases
+                        .iter()
+                        .position(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
+                        .map(|i| (i, sp.count))
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = vec![Vec::with_capacity(CI_RESAMPLES); suites.len()];
+    let mut world: Vec<Vec<u64>> = phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
+    let mut draws = vec![0.0; CI_DRAWS];
+    for b in 0..CI_RESAMPLES {
+        let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
+        for (w, p) in world.iter_mut().zip(phases) {
+            for x in w.iter_mut() {
+                *x = p.samples_ns[rng.below(p.samples_ns.len())];
+            }
+        }
+        for (si, parts) in index.iter().enumerate() {
+            for d in draws.iter_mut() {
+                let mut sum = 0u64;
+                for &(pi, count) in parts {
+                    let w = &world[pi];
+                    for _ in 0..count {
+                        if !w.is_empty() {
+                            sum += w[rng.below(w.len())];
+                        }
+                    }
+                }
+                *d = sum as f64;
+            }
+            out[si].push(stats::median_in_place(&mut draws));
+        }
+    }
+    out
+}
+
+fn interval(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let s = stats::sorted(xs);
+    Some((stats::percentile_sorted(&s, 2.5), stats::percentile_sorted(&s, 97.5)))
+}
+
+/// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
+pub fn intervals(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
+    let worlds = bootstrap_medians(suites, phases);
+    suites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let base = s
+                .baseline
+                .as_ref()
+                .filter(|b| **b != s.name)
+                .and_then(|b| suites.iter().position(|x| &x.name == b && x.stack == s.stack));
+            let delta = base.and_then(|j| {
+                let d: Vec<f64> = worlds[i].iter().zip(&worlds[j]).map(|(a, b)| delta_pct(*a, *b)).collect();
+                interval(&d)
+            });
+            (interval(&worlds[i]), delta)
         })
         .collect()
 }
@@ -126,6 +207,32 @@ pub fn check(results: &Results) -> Vec<String> {
             }
         }
     }
+    let fresh_suites: Vec<crate::results::Suite> = results.suites.clone();
+    for ((s, (ci, dci)), name) in results
+        .suites
+        .iter()
+        .zip(intervals(&fresh_suites, &fresh))
+        .zip(results.suites.iter().map(|s| format!("suite {} [{}]", s.name, s.stack)))
+    {
+        if let (Some(stored), Some(ci)) = (s.composed.median_ci95_ns, ci) {
+            differs(&mut problems, format!("{name}: composed median_ci95_ns low"), stored.0, ci.0);
+            differs(&mut problems, format!("{name}: composed median_ci95_ns high"), stored.1, ci.1);
+        }
+        if let (Some(stored), Some(ci)) = (s.delta_ci95_pct, dci) {
+            differs(&mut problems, format!("{name}: delta_ci95_pct low"), stored.0, ci.0);
+            differs(&mut problems, format!("{name}: delta_ci95_pct high"), stored.1, ci.1);
+        }
+    }
+    for p in &results.phases {
+        if let Some((lo, hi)) = p.median_ci95_ns {
+            let xs: Vec<f64> = p.samples_ns.iter().map(|&x| x as f64).collect();
+            if let Some((l2, h2)) = stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED) {
+                let name = format!("phase {} {} {}: median_ci95_ns", p.backend, p.algorithm, p.operation);
+                differs(&mut problems, format!("{name} low"), lo, l2);
+                differs(&mut problems, format!("{name} high"), hi, h2);
+            }
+        }
+    }
     problems
 }
 
@@ -150,6 +257,9 @@ mod tests {
             includes: String::new(),
             samples_ns: samples.to_vec(),
             cycles: None,
+            median_ci95_ns: None,
+            rsd_pct: 0.0,
+            outliers: Default::default(),
         }
     }
 

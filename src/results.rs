@@ -3,7 +3,7 @@
 use crate::algorithm::Operation;
 use crate::measure::{Reason, Settings};
 use crate::plan::Stack;
-use crate::stats::Summary;
+use crate::stats::{Outliers, Summary};
 use crate::suite::TrackKind;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,29 @@ pub struct Results {
     /// are left out.
     #[serde(default)]
     pub failures: Vec<Failure>,
+    /// What in this run deserves caution, and what to do about it.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Present when the run was made of several independent processes (`run --samples K`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_samples: Option<ProcessSamples>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProcessSamples {
+    pub count: usize,
+    pub phases: Vec<SampleSpread>,
+    pub suites: Vec<SampleSpread>,
+}
+
+/// One phase or suite across process samples: each sample's median, their median and spread.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SampleSpread {
+    /// "backend algorithm operation" for a phase, "suite [stack]" for a suite.
+    pub name: String,
+    pub medians_ns: Vec<f64>,
+    pub median_of_medians_ns: f64,
+    pub rsd_pct: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,6 +116,15 @@ pub struct Phase {
     pub includes: String,
     pub samples_ns: Vec<u64>,
     pub cycles: Option<Cycles>,
+    /// 95% bootstrap interval of the median (stats::median_ci95).
+    #[serde(default)]
+    pub median_ci95_ns: Option<(f64, f64)>,
+    /// Relative standard deviation, percent.
+    #[serde(default)]
+    pub rsd_pct: f64,
+    /// Tukey-fence outliers, counted and kept.
+    #[serde(default)]
+    pub outliers: Outliers,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,6 +150,9 @@ pub struct Composed {
     /// Percentiles come from this many resampled handshakes, drawn with this seed (compose.rs).
     pub resamples: usize,
     pub seed: u64,
+    /// 95% bootstrap interval of the composed median (compose::intervals).
+    #[serde(default)]
+    pub median_ci95_ns: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,6 +168,8 @@ pub struct Suite {
     pub composed: Composed,
     /// Composed median against the baseline's, same stack, percent.
     pub delta_vs_baseline_pct: Option<f64>,
+    #[serde(default)]
+    pub delta_ci95_pct: Option<(f64, f64)>,
     pub ops_per_sec: f64,
     /// Composed p99 / composed median: how far the slow end strays.
     pub tail: f64,
@@ -157,6 +194,16 @@ pub struct Failure {
 }
 
 impl Results {
+    /// " · N process samples, RSD x%" for a phase or suite name, if the run has process samples.
+    pub fn run_spread(&self, name: &str) -> String {
+        let Some(ps) = &self.process_samples else { return String::new() };
+        ps.phases
+            .iter()
+            .chain(&ps.suites)
+            .find(|s| s.name == name)
+            .map_or(String::new(), |s| format!(" · {} process samples, median RSD {:.2}%", ps.count, s.rsd_pct))
+    }
+
     pub fn phase(&self, backend: &str, algorithm: &str, op: Operation) -> Option<&Phase> {
         self.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op)
     }

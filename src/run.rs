@@ -19,6 +19,8 @@ pub struct Options {
     /// Only these backends (all when empty).
     pub backends: Vec<String>,
     pub progress: bool,
+    /// Start the round-robin at this phase (process samples rotate it so order effects spread).
+    pub rotate: usize,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -65,7 +67,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         // Rotate the order every round so no phase always follows the same one.
         let n = slots.len();
         for j in 0..n {
-            let (key, slot) = &mut slots[(j + r) % n];
+            let (key, slot) = &mut slots[(j + r + opts.rotate) % n];
             if slot.error.is_some() {
                 continue;
             }
@@ -87,6 +89,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         }
     }
     let suites_out = compose_all(&suites, &plan, &phases);
+    let warnings = warnings(&phases, timer.overhead_ns);
 
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
@@ -109,7 +112,46 @@ pub fn run(opts: &Options) -> Result<Results> {
         phases,
         suites: suites_out,
         failures,
+        warnings,
+        process_samples: None,
     })
+}
+
+/// RSD above this, percent, earns a warning.
+pub const RSD_WARN_PCT: f64 = 10.0;
+/// CPU steal above this, percent.
+pub const STEAL_WARN_PCT: f64 = 1.0;
+/// Severe outliers above this share of samples, percent.
+pub const OUTLIER_WARN_PCT: f64 = 2.0;
+
+/// What in a run deserves caution, each with what to do about it.
+pub fn warnings(phases: &[Phase], overhead_ns: f64) -> Vec<String> {
+    let mut w = Vec::new();
+    for p in phases {
+        let name = format!("{} {} {}", p.backend, p.algorithm, p.operation);
+        if p.rsd_pct > RSD_WARN_PCT {
+            let why = if p.operation == Operation::SigSign && p.algorithm.starts_with("ML-DSA") {
+                " (ML-DSA signing varies by design: its rejection loop runs a random number of times; read the median)"
+            } else {
+                ": the machine was noisy or the call varies; read the median and its interval, or re-run with --samples 5"
+            };
+            w.push(format!("{name}: relative standard deviation {:.1}%{why}", p.rsd_pct));
+        }
+        if let Some(steal) = p.steal_pct.filter(|s| *s > STEAL_WARN_PCT) {
+            w.push(format!("{name}: {steal:.1}% CPU steal while it ran: the hypervisor gave this core to someone else; re-run when the host is quieter"));
+        }
+        let severe = p.outliers.low_severe + p.outliers.high_severe;
+        if p.stats.iterations > 0 && severe as f64 * 100.0 / p.stats.iterations as f64 > OUTLIER_WARN_PCT {
+            w.push(format!(
+                "{name}: {severe} of {} samples are severe outliers (beyond 3 IQR); they are kept: the mean and p99 include them, the median barely moves",
+                p.stats.iterations
+            ));
+        }
+        if p.stats.median_ns > 0.0 && overhead_ns / p.stats.median_ns > 0.02 {
+            w.push(format!("{name}: the timer's own cost ({overhead_ns:.0} ns) is over 2% of the median; treat differences below that as noise"));
+        }
+    }
+    w
 }
 
 fn failure(key: &PhaseKey, e: &anyhow::Error) -> Failure {
@@ -153,6 +195,9 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         warmup: slot.raw.warmup,
         verified: slot.raw.verified,
         includes: be.map_or("", |b| b.includes(key.operation)).into(),
+        median_ci95_ns: stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
+        rsd_pct: stats::rsd_pct(&xs),
+        outliers: stats::tukey(&xs),
         samples_ns: slot.raw.samples_ns,
         cycles,
     }
@@ -172,14 +217,24 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<res
         let Ok(composed) = compose::compose(&parts, phases) else { continue };
         out.push(suite_result(s, &c.stack, parts, composed));
     }
+    fill_deltas(&mut out, phases);
+    out
+}
+
+/// Deltas against each suite's baseline (same stack) and the bootstrap intervals.
+pub fn fill_deltas(out: &mut [results::Suite], phases: &[Phase]) {
     let medians: Vec<(String, String, f64)> = out.iter().map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns)).collect();
-    for s in &mut out {
+    for s in out.iter_mut() {
         let Some(base) = &s.baseline else { continue };
         if let Some((_, _, m)) = medians.iter().find(|(n, st, _)| n == base && *st == s.stack) {
             s.delta_vs_baseline_pct = (base != &s.name).then(|| compose::delta_pct(s.composed.median_ns, *m));
         }
     }
-    out
+    let intervals = compose::intervals(out, phases);
+    for (s, (ci, dci)) in out.iter_mut().zip(intervals) {
+        s.composed.median_ci95_ns = ci;
+        s.delta_ci95_pct = dci.filter(|_| s.delta_vs_baseline_pct.is_some());
+    }
 }
 
 fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Composed) -> results::Suite {
@@ -197,6 +252,7 @@ fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Compos
         tail: composed.p99_ns / composed.median_ns,
         composed,
         delta_vs_baseline_pct: None,
+        delta_ci95_pct: None,
         public_key_bytes: sig.and_then(|a| a.public_key),
         signature_bytes: sig.and_then(|a| a.signature),
         family: sig.map(|a| a.family.clone()),

@@ -89,6 +89,89 @@ pub fn agrees(a: f64, b: f64, tol_pct: f64) -> bool {
     scale == 0.0 || (a - b).abs() / scale * 100.0 <= tol_pct
 }
 
+/// Median of `xs` without sorting all of it (reorders `xs`).
+pub fn median_in_place(xs: &mut [f64]) -> f64 {
+    let n = xs.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let (_, hi, _) = xs.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
+    if n % 2 == 1 {
+        return hi;
+    }
+    let lo = xs[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo + hi) / 2.0
+}
+
+/// Bootstrap resamples for confidence intervals (Efron & Tibshirani 1993, percentile method).
+pub const BOOTSTRAP_RESAMPLES: usize = 1000;
+pub const BOOTSTRAP_SEED: u64 = 0x626f_6f74; // "boot"
+
+/// 95% percentile-bootstrap interval of the median: `resamples` resamples with replacement,
+/// drawn with SplitMix64 from `seed`; the 2.5th and 97.5th percentiles of their medians.
+pub fn median_ci95(xs: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
+    if xs.len() < 2 || resamples == 0 {
+        return None;
+    }
+    let mut rng = SplitMix64(seed);
+    let mut buf = vec![0.0; xs.len()];
+    let mut medians: Vec<f64> = (0..resamples)
+        .map(|_| {
+            for b in buf.iter_mut() {
+                *b = xs[rng.below(xs.len())];
+            }
+            median_in_place(&mut buf)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    Some((percentile_sorted(&medians, 2.5), percentile_sorted(&medians, 97.5)))
+}
+
+/// Tukey's fences (Tukey 1977, "Exploratory Data Analysis"): outside Q1 - 1.5 IQR / Q3 + 1.5 IQR is
+/// mild, outside 3 IQR severe. Outliers are counted, never dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outliers {
+    pub low_severe: usize,
+    pub low_mild: usize,
+    pub high_mild: usize,
+    pub high_severe: usize,
+}
+
+impl Outliers {
+    pub fn total(&self) -> usize {
+        self.low_severe + self.low_mild + self.high_mild + self.high_severe
+    }
+}
+
+pub fn tukey(xs: &[f64]) -> Outliers {
+    let s = sorted(xs);
+    let (q1, q3) = (percentile_sorted(&s, 25.0), percentile_sorted(&s, 75.0));
+    let iqr = q3 - q1;
+    let mut o = Outliers::default();
+    for &x in xs {
+        if x < q1 - 3.0 * iqr {
+            o.low_severe += 1;
+        } else if x < q1 - 1.5 * iqr {
+            o.low_mild += 1;
+        } else if x > q3 + 3.0 * iqr {
+            o.high_severe += 1;
+        } else if x > q3 + 1.5 * iqr {
+            o.high_mild += 1;
+        }
+    }
+    o
+}
+
+/// Relative standard deviation (sample stdev / mean), percent.
+pub fn rsd_pct(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    if m == 0.0 || xs.len() < 2 {
+        return 0.0;
+    }
+    stdev(xs) / m * 100.0
+}
+
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny deterministic generator, so resampled figures are
 /// reproducible from the raw samples by anyone with the seed.
 #[derive(Debug, Clone)]
@@ -158,6 +241,40 @@ mod tests {
         assert!(agrees(100.0, 100.001, 0.002));
         assert!(!agrees(100.0, 100.01, 0.002));
         assert!(agrees(0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn median_in_place_matches_sorting() {
+        assert_eq!(median_in_place(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_in_place(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median_in_place(&mut []).is_nan());
+    }
+
+    #[test]
+    fn bootstrap_interval_brackets_the_median_and_is_deterministic() {
+        let xs: Vec<f64> = (1..=101).map(f64::from).collect();
+        let (lo, hi) = median_ci95(&xs, 500, 1).unwrap();
+        assert!(lo <= 51.0 && 51.0 <= hi && lo >= 40.0 && hi <= 62.0, "{lo} {hi}");
+        assert_eq!(median_ci95(&xs, 500, 1), Some((lo, hi)));
+        // Constant data: the interval collapses; one sample: no interval.
+        assert_eq!(median_ci95(&[5.0; 20], 100, 1), Some((5.0, 5.0)));
+        assert_eq!(median_ci95(&[5.0], 100, 1), None);
+    }
+
+    #[test]
+    fn tukey_fences_by_hand() {
+        // 1..=8 and 100: Q1 = 3, Q3 = 7, IQR = 4; mild above 13, severe above 19: 100 is severe.
+        // With 16 and -20 added: Q1 = 2.5, Q3 = 7.5, IQR = 5; 16 > 15 is mild, -20 < -12.5 severe.
+        let mut xs: Vec<f64> = (1..=8).map(f64::from).collect();
+        xs.push(100.0);
+        let o = tukey(&xs);
+        assert_eq!((o.high_severe, o.high_mild, o.total()), (1, 0, 1));
+        xs.extend([16.0, -20.0]);
+        let o = tukey(&xs);
+        assert_eq!(o.total(), 3, "{o:?}");
+        // Degenerate: IQR = 0, nothing else differs.
+        assert_eq!(tukey(&[2.0; 10]).total(), 0);
+        assert!((rsd_pct(&[9.0, 11.0]) - (2.0f64.sqrt() / 10.0 * 100.0)).abs() < 1e-9);
     }
 
     #[test]

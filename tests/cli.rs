@@ -151,3 +151,84 @@ fn list_shows_suites_backends_and_support() {
         assert!(out.contains(want), "missing {want}");
     }
 }
+
+#[test]
+fn compare_a_run_with_itself_finds_no_change() {
+    let out = measured().to_str().unwrap();
+    let o = pqprof(&["compare", out, out, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 13 + 6);
+    for r in rows {
+        assert_eq!(r["ratio"], 1.0);
+        assert_eq!(r["verdict"], "no_change");
+    }
+    assert!(v["caveats"].as_array().unwrap().is_empty());
+    let md = pqprof(&["compare", out, out, "--format", "md"]);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| suite | X25519MLKEM768 [default] |"));
+}
+
+#[test]
+fn compare_labels_other_hosts_and_sees_a_real_change() {
+    // B: every sample of one phase 30% slower, on another host.
+    let mut v = json(measured());
+    v["run"]["host"]["hostname"] = "other".into();
+    v["run"]["host"]["cpu_model"] = "Other CPU".into();
+    let p = &mut v["phases"][0];
+    let slower: Vec<u64> = p["samples_ns"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() * 13 / 10).collect();
+    p["samples_ns"] = slower.into();
+    for f in ["mean_ns", "median_ns", "p95_ns", "p99_ns", "stdev_ns", "min_ns", "max_ns"] {
+        p["stats"][f] = (p["stats"][f].as_f64().unwrap() * 1.3).into();
+    }
+    let b = tmp("slower.json");
+    std::fs::write(&b, serde_json::to_vec(&v).unwrap()).unwrap();
+    let o = pqprof(&["compare", measured().to_str().unwrap(), b.to_str().unwrap(), "--format", "json"]);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["rows"][0]["verdict"], "slower", "{}", c["rows"][0]);
+    assert_eq!(c["rows"][1]["verdict"], "no_change");
+    assert!(c["caveats"][0].as_str().unwrap().contains("different hosts"));
+}
+
+#[test]
+fn export_writes_every_phase_and_suite() {
+    let out = tmp("export.csv");
+    let o = pqprof(&["export", "--format", "csv", measured().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("kind,name,stack_or_backend,mean_ns,median_ns"));
+    assert_eq!(lines.len(), 1 + 13 + 6);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("suite,")).count(), 6);
+    let md = pqprof(&["export", "--format", "md", measured().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| suite | X25519 | default |"));
+}
+
+#[test]
+fn process_samples_are_pooled_and_kept() {
+    let out = tmp("samples.json");
+    let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json(&out);
+    assert_eq!(v["process_samples"]["count"], 2);
+    assert_eq!(v["phases"][0]["samples_ns"].as_array().unwrap().len(), 20);
+    assert_eq!(v["process_samples"]["suites"][0]["medians_ns"].as_array().unwrap().len(), 2);
+    assert!(pqprof(&["check", out.to_str().unwrap()]).status.success());
+}
+
+#[test]
+fn intervals_and_outliers_are_recorded_and_checked() {
+    let v = json(measured());
+    let p = &v["phases"][0];
+    let (lo, hi) = (p["median_ci95_ns"][0].as_f64().unwrap(), p["median_ci95_ns"][1].as_f64().unwrap());
+    let median = p["stats"]["median_ns"].as_f64().unwrap();
+    assert!(lo <= median && median <= hi);
+    assert!(p["outliers"]["high_severe"].is_u64());
+    let s = &v["suites"][1];
+    assert!(s["composed"]["median_ci95_ns"].is_array());
+    let (ok, err) = tampered("ci.json", |v| {
+        let hi = v["suites"][1]["composed"]["median_ci95_ns"][1].as_f64().unwrap();
+        v["suites"][1]["composed"]["median_ci95_ns"][1] = (hi * 0.9).into();
+    });
+    assert!(!ok && err.contains("median_ci95_ns high"), "{err}");
+}

@@ -12,6 +12,53 @@ pub struct Body {
     pub suites: Vec<Chart>,
     pub legend_backends: Vec<(String, String)>,
     pub legend_stacks: Vec<(String, String)>,
+    /// With exactly two runs: the second against the first, as `pqprof compare` reports it.
+    pub diff: Option<Diff>,
+}
+
+#[derive(Serialize)]
+pub struct Diff {
+    pub a: String,
+    pub b: String,
+    pub caveats: Vec<String>,
+    pub rows: Vec<DiffRow>,
+}
+
+#[derive(Serialize)]
+pub struct DiffRow {
+    pub kind: String,
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub ratio: String,
+    pub ci: String,
+    pub verdict: String,
+    pub class: String,
+}
+
+fn diff(runs: &[Run]) -> Option<Diff> {
+    let [a, b] = runs else { return None };
+    let c = crate::comparison::compare(&a.results, &b.results, 2.0);
+    let rows = c
+        .rows
+        .iter()
+        .map(|r| DiffRow {
+            kind: r.kind.clone(),
+            name: r.name.clone(),
+            a: super::format::time(r.a_median_ns),
+            b: super::format::time(r.b_median_ns),
+            ratio: format!("{:.3}", r.ratio),
+            ci: r.ratio_ci95.map_or("n/a".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}")),
+            verdict: r.verdict.text().into(),
+            class: match r.verdict {
+                crate::comparison::Verdict::Faster => "faster",
+                crate::comparison::Verdict::Slower => "slower",
+                crate::comparison::Verdict::NoChange => "baseline",
+            }
+            .into(),
+        })
+        .collect();
+    Some(Diff { a: a.label.clone(), b: b.label.clone(), caveats: c.caveats, rows })
 }
 
 #[derive(Serialize)]
@@ -94,5 +141,5 @@ pub fn build(runs: &[Run]) -> Body {
             Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &keys(&STACKS))), title: name.clone() }
         })
         .collect();
-    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS) }
+    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS), diff: diff(runs) }
 }

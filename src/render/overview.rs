@@ -16,6 +16,7 @@ pub struct Body {
     pub records: Vec<Card>,
     pub raw: Vec<RawRow>,
     pub failures: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -45,7 +46,9 @@ pub struct Row {
     pub tail: String,
     pub ops: String,
     pub wire: String,
+    pub median_ci: String,
     pub delta: String,
+    pub delta_ci: String,
     pub delta_class: String,
     pub public_key: String,
     pub signature: String,
@@ -102,6 +105,7 @@ pub fn build(runs: &[Run]) -> Body {
         records: cards(runs, |s| s.kind == TrackKind::Record),
         raw: raw_rows(runs),
         failures,
+        warnings: runs.iter().flat_map(|r| r.results.warnings.iter().map(move |w| format!("{}: {w}", r.label))).collect(),
     }
 }
 
@@ -165,7 +169,9 @@ fn row(run: &Run, name: &str) -> Row {
             tail: String::new(),
             ops: String::new(),
             wire: String::new(),
+            median_ci: String::new(),
             delta: String::new(),
+            delta_ci: String::new(),
             delta_class: String::new(),
             public_key: String::new(),
             signature: String::new(),
@@ -228,8 +234,9 @@ fn row(run: &Run, name: &str) -> Row {
         b
     };
     let dispatch = if backends.contains(&"liboqs") && r.run.liboqs_dist_build { "liboqs OQS_DIST_BUILD dispatch · " } else { "" };
+    let samples = r.run_spread(&format!("{} [{}]", s.name, s.stack));
     let env = format!(
-        "{dispatch}stack {} ({}) · {} {} · CPU extensions {} · CPU steal {:.2}% · run {}",
+        "{dispatch}stack {} ({}) · {} {} · CPU extensions {} · CPU steal {:.2}%{samples} · run {}",
         s.stack,
         backends.join(" + "),
         r.run.host.cpu_model,
@@ -250,7 +257,9 @@ fn row(run: &Run, name: &str) -> Row {
         tail: format::ratio(s.tail),
         ops: format::count(s.ops_per_sec),
         wire: s.wire_bytes.map(format::bytes).unwrap_or_default(),
+        median_ci: s.composed.median_ci95_ns.map_or(String::new(), |(a, b)| format!("{} – {}", format::time(a), format::time(b))),
         delta,
+        delta_ci: s.delta_ci95_pct.map_or(String::new(), |(a, b)| format!("{} to {}", format::delta(a), format::delta(b))),
         delta_class,
         public_key: s.public_key_bytes.map(format::bytes).unwrap_or_default(),
         signature: s.signature_bytes.map(format::bytes).unwrap_or_default(),
