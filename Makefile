@@ -5,7 +5,7 @@ HOST := $(shell cat /proc/sys/kernel/hostname 2>/dev/null || echo host)
 DATE := $(shell date -u +%Y-%m-%d)
 OUT ?= results/$(HOST)-$(DATE).json
 
-.PHONY: all build run render test smoke site-check deps clean
+.PHONY: all build run render test smoke site-check crosscheck deps clean
 
 all: run
 
@@ -36,6 +36,11 @@ smoke: build
 site-check: build
 	[ -f site/index.html ] || $(MAKE) render
 	./smoke/site-check.sh site
+
+# liboqs speed tools and openssl speed beside pqprof (builds the tools once, then about 3 minutes).
+crosscheck: build
+	$(BIN) crosscheck
+	$(MAKE) render
 
 clean:
 	$(CARGO) clean

@@ -56,6 +56,30 @@ pub enum Command {
         #[arg(required = true, num_args = 2..)]
         files: Vec<PathBuf>,
     },
+    /// Cross-check against liboqs's speed tools, openssl speed and published reference cycles;
+    /// adds a `crosscheck` section to the results file.
+    Crosscheck {
+        /// Results file to add the section to (default: the newest results/*.json).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        #[arg(long, default_value = "references/cycles.toml")]
+        references: PathBuf,
+        /// Seconds per tool run (whole seconds: speed_kem's unit).
+        #[arg(long, default_value_t = 1)]
+        duration: u64,
+        /// Alternating rounds (ours, theirs, ours, theirs, ...).
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// Agreement tolerance between the two means, percent.
+        #[arg(long, default_value_t = 5.0)]
+        tolerance: f64,
+        /// Exit non-zero when any phase disagrees.
+        #[arg(long)]
+        strict: bool,
+        /// Skip openssl speed (building the openssl app takes about 5 minutes the first time).
+        #[arg(long)]
+        no_openssl: bool,
+    },
     /// Render the static site from results files.
     Render {
         /// Results files (one per host or run).

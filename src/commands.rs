@@ -25,6 +25,24 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl } => {
+            let file = match file {
+                Some(f) => f,
+                None => newest_results()?,
+            };
+            let opts = crate::crosscheck::Options { results: file.clone(), references, duration_s: duration.max(1), rounds: rounds.max(1), tolerance_pct: tolerance, openssl: !no_openssl };
+            let c = crate::crosscheck::run(&opts, &mut |m| eprintln!("crosscheck: {m}"))?;
+            print!("{}", crate::crosscheck::table(&c));
+            let mut r = results::read(&file)?;
+            let disagree = c.rows.iter().filter(|r| !r.agree).count();
+            println!("\n{} of {} phases agree within {}%; {:.0} s; written to {}", c.rows.len() - disagree, c.rows.len(), tolerance, c.wall_seconds, file.display());
+            r.crosscheck = Some(c);
+            results::write(&file, &r)?;
+            if strict && disagree > 0 {
+                bail!("{disagree} phase(s) disagree with the canonical tools (--strict)");
+            }
+            Ok(())
+        }
         Command::Render { files, out, source_url } => {
             render::render(&files, &out, &render::Options { source_url })?;
             println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
@@ -158,4 +176,15 @@ fn emit(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The newest results file in results/ (by name: <host>-<date>.json sorts by date per host).
+fn newest_results() -> Result<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir("results")
+        .map_err(|e| anyhow::anyhow!("results/: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    files.pop().ok_or_else(|| anyhow::anyhow!("no results/*.json: run `make run` first or pass --results FILE"))
 }

@@ -27,6 +27,36 @@ pub fn describe() -> Host {
         cpu_extensions,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().into(),
+        microarchitecture: microarchitecture(
+            &field("vendor_id").unwrap_or_default(),
+            field("cpu family").and_then(|f| f.parse().ok()).unwrap_or(0),
+            field("model").and_then(|m| m.parse().ok()).unwrap_or(0),
+        )
+        .into(),
+    }
+}
+
+/// AMD families from AMD's processor programming references (0x17 Zen/Zen 2, 0x19 Zen 3/Zen 4,
+/// 0x1A Zen 5); Intel is left unnamed since its models need a long table.
+pub fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str {
+    match (vendor, family) {
+        ("AuthenticAMD", 0x17) if model >= 0x30 => "zen2",
+        ("AuthenticAMD", 0x17) => "zen1",
+        ("AuthenticAMD", 0x19) if (0x10..=0x1f).contains(&model) || (0x60..=0xaf).contains(&model) => "zen4",
+        ("AuthenticAMD", 0x19) => "zen3",
+        ("AuthenticAMD", 0x1a) => "zen5",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn amd_families() {
+        assert_eq!(super::microarchitecture("AuthenticAMD", 26, 2), "zen5");
+        assert_eq!(super::microarchitecture("AuthenticAMD", 25, 1), "zen3");
+        assert_eq!(super::microarchitecture("AuthenticAMD", 25, 0x11), "zen4");
+        assert_eq!(super::microarchitecture("GenuineIntel", 6, 143), "");
     }
 }
 

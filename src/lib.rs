@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod comparison;
 pub mod compose;
+pub mod crosscheck;
 pub mod export;
 pub mod host;
 pub mod measure;

@@ -31,6 +31,9 @@ pub struct Results {
     /// Present when the run was made of several independent processes (`run --samples K`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_samples: Option<ProcessSamples>,
+    /// `pqprof crosscheck`: the canonical tools and published references beside this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<crate::crosscheck::Crosscheck>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -78,6 +81,9 @@ pub struct Host {
     pub cores: usize,
     #[serde(default)]
     pub kernel: String,
+    /// From the CPU's vendor, family and model where pqprof knows them ("zen5"); else "".
+    #[serde(default)]
+    pub microarchitecture: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

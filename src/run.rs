@@ -114,6 +114,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         failures,
         warnings,
         process_samples: None,
+        crosscheck: None,
     })
 }
 

@@ -14,6 +14,94 @@ pub struct Body {
     pub legend_stacks: Vec<(String, String)>,
     /// With exactly two runs: the second against the first, as `pqprof compare` reports it.
     pub diff: Option<Diff>,
+    pub crosschecks: Vec<Cross>,
+}
+
+#[derive(Serialize)]
+pub struct Cross {
+    pub host: String,
+    pub date: String,
+    pub tolerance: String,
+    pub wall: String,
+    pub rows: Vec<CrossRow>,
+    pub references: Vec<RefRow>,
+}
+
+#[derive(Serialize)]
+pub struct CrossRow {
+    pub tool: String,
+    pub backend: String,
+    pub phase: String,
+    pub statistic: String,
+    pub pqprof: String,
+    pub tool_value: String,
+    pub median: String,
+    pub diff: String,
+    pub verdict: String,
+    pub class: String,
+    pub note: String,
+}
+
+#[derive(Serialize)]
+pub struct RefRow {
+    pub phase: String,
+    pub backend: String,
+    pub pqprof: String,
+    pub reference: String,
+    pub ratio: String,
+    pub implementation: String,
+    pub machine: String,
+    pub comparable: bool,
+    pub source: String,
+    pub date: String,
+}
+
+fn crosschecks(runs: &[Run]) -> Vec<Cross> {
+    runs.iter()
+        .filter_map(|run| {
+            let c = run.results.crosscheck.as_ref()?;
+            let fmt = |v: f64, stat: &str| if stat.contains("cycles") { format!("{} cycles", super::format::count(v)) } else { super::format::time(v) };
+            Some(Cross {
+                host: run.label.clone(),
+                date: c.date_utc.clone(),
+                tolerance: format!("{}%", c.tolerance_pct),
+                wall: format!("{:.0} s", c.wall_seconds),
+                rows: c
+                    .rows
+                    .iter()
+                    .map(|r| CrossRow {
+                        tool: r.tool.clone(),
+                        backend: r.backend.clone(),
+                        phase: format!("{} {}", r.algorithm, r.operation),
+                        statistic: r.statistic.clone(),
+                        pqprof: fmt(r.pqprof, &r.statistic),
+                        tool_value: fmt(r.tool_value, &r.statistic),
+                        median: super::format::time(r.pqprof_median_ns),
+                        diff: super::format::delta(r.diff_pct),
+                        verdict: if r.agree { "agree" } else { "disagree" }.into(),
+                        class: if r.agree { "faster" } else { "slower" }.into(),
+                        note: r.note.clone(),
+                    })
+                    .collect(),
+                references: c
+                    .references
+                    .iter()
+                    .map(|r| RefRow {
+                        phase: format!("{} {}", r.algorithm, r.operation),
+                        backend: r.backend.clone(),
+                        pqprof: if r.per_byte { format!("{:.3} c/B", r.pqprof_cycles) } else { super::format::count(r.pqprof_cycles) },
+                        reference: if r.per_byte { format!("{:.3} c/B", r.reference_cycles) } else { super::format::count(r.reference_cycles) },
+                        ratio: super::format::ratio(r.ratio),
+                        implementation: r.implementation.clone(),
+                        machine: r.machine.clone(),
+                        comparable: r.comparable,
+                        source: r.source.clone(),
+                        date: r.source_date.clone(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -141,5 +229,5 @@ pub fn build(runs: &[Run]) -> Body {
             Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &keys(&STACKS))), title: name.clone() }
         })
         .collect();
-    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS), diff: diff(runs) }
+    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS), diff: diff(runs), crosschecks: crosschecks(runs) }
 }

@@ -1,0 +1,341 @@
+//! `pqprof crosscheck`: pqprof's figures beside liboqs's speed_kem / speed_sig and `openssl speed`
+//! built from the same sources and run on the same core, alternating (ours, theirs, ours, theirs),
+//! and beside published reference cycles. Verdicts compare the same statistic on both sides.
+
+pub mod liboqs_speed;
+pub mod openssl_speed;
+pub mod references;
+pub mod tools;
+
+use crate::algorithm::{self, Operation};
+use crate::backend::{self, Backend};
+use crate::measure::{self, Settings, Slot, Tsc};
+use crate::results::Results;
+use crate::suite::Workload;
+use crate::{case, stats};
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Crosscheck {
+    pub date_utc: String,
+    pub wall_seconds: f64,
+    pub tolerance_pct: f64,
+    pub duration_s: u64,
+    pub rounds: usize,
+    pub rows: Vec<Row>,
+    pub references: Vec<ReferenceRow>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    /// "liboqs speed_kem", "liboqs speed_sig" or "openssl speed".
+    pub tool: String,
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: Operation,
+    /// The statistic compared, the same on both sides: "mean TSC cycles" or "mean ns".
+    pub statistic: String,
+    pub pqprof: f64,
+    pub pqprof_median_ns: f64,
+    pub tool_value: f64,
+    /// (pqprof - tool) / tool, percent.
+    pub diff_pct: f64,
+    pub agree: bool,
+    /// What differs between the two measurements, where known.
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReferenceRow {
+    pub algorithm: String,
+    pub operation: Operation,
+    pub backend: String,
+    /// pqprof's median TSC cycles per call (per byte for throughput references).
+    pub pqprof_cycles: f64,
+    pub reference_cycles: f64,
+    pub per_byte: bool,
+    /// pqprof / reference.
+    pub ratio: f64,
+    pub implementation: String,
+    pub machine: String,
+    pub microarchitecture: String,
+    /// Same microarchitecture as this host: only then is the ratio a like-for-like check.
+    pub comparable: bool,
+    pub statistic: String,
+    pub source: String,
+    pub source_date: String,
+}
+
+pub struct Options {
+    pub results: PathBuf,
+    pub references: PathBuf,
+    pub duration_s: u64,
+    pub rounds: usize,
+    pub tolerance_pct: f64,
+    pub openssl: bool,
+}
+
+/// What differs between pqprof's call and the tool's, by tool and operation.
+fn note(tool: &str, op: Operation) -> &'static str {
+    use Operation::*;
+    match (tool.starts_with("liboqs"), op) {
+        (true, KemEncaps) => "pqprof's call also allocates its outputs (oqs crate Vec) and checks the key length; speed_kem reuses buffers",
+        (true, SigSign) => "speed_sig signs one fixed 50-byte message; pqprof a 130-byte CertificateVerify with a new hash each call",
+        (true, _) => "pqprof's call also allocates its outputs (oqs crate Vec); speed_kem/speed_sig reuse buffers",
+        (false, DhDerive) => "openssl speed derives with a context and peer key made once; pqprof imports the peer share and makes a new EVP_PKEY_CTX per call, as libssl does",
+        (false, KemEncaps) => "openssl speed reuses one EVP_PKEY_CTX and key; pqprof imports the encapsulation key and makes a new context per call",
+        (false, KemKeygen | KemDecaps | SigKeygen) => "openssl speed reuses one EVP_PKEY_CTX; pqprof makes a new one per call (and exports the public key after keygen)",
+        (false, SigSign | SigVerify) => "openssl speed signs a 32-byte zero buffer with a reused context; pqprof a 130-byte CertificateVerify with a new EVP_MD_CTX per call",
+        (false, AeadEncrypt) => "openssl speed -aead re-keys every call and uses 13 bytes of AAD; pqprof keeps the key schedule and uses 5 (a TLS record header)",
+        _ => "",
+    }
+}
+
+struct Ours {
+    mean_ns: f64,
+    median_ns: f64,
+    mean_cycles: Option<f64>,
+}
+
+/// pqprof's own figure, measured here for about `duration`.
+fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, duration: Duration, tsc: Tsc, core: Option<usize>) -> Result<Ours> {
+    let w = Workload { payload_bytes: 16384, aad_bytes: 5 };
+    let mut slot = Slot::new(case::build(b, alg, op, &w)?);
+    let est = measure::warm_up(&mut slot, &Settings { warmup_ms: 50, ..Settings::default() })?;
+    let n = ((duration.as_nanos() as f64 / est.max(1.0)) as usize).clamp(3, 200_000);
+    slot.target = n;
+    measure::run_chunk(&mut slot, n, tsc, core)?;
+    let xs: Vec<f64> = slot.raw.samples_ns.iter().map(|&x| x as f64).collect();
+    let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
+    Ok(Ours { mean_ns: stats::mean(&xs), median_ns: stats::median(&xs), mean_cycles: (!c.is_empty()).then(|| stats::mean(&c)) })
+}
+
+fn output(cmd: &mut Command) -> Result<(String, String)> {
+    let out = cmd.output().with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+    let (o, e) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    if !out.status.success() {
+        bail!("{:?} failed ({}): {}", cmd.get_program(), out.status, e.lines().last().unwrap_or(""));
+    }
+    Ok((o, e))
+}
+
+/// Pairs of (ours, theirs) accumulated over rounds, averaged at the end.
+#[derive(Default)]
+struct Pair {
+    ours_ns: Vec<f64>,
+    ours_median: Vec<f64>,
+    ours_cycles: Vec<f64>,
+    theirs_ns: Vec<f64>,
+    theirs_cycles: Vec<f64>,
+}
+
+pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
+    let start = Instant::now();
+    let exe = std::env::current_exe()?;
+    let profile = exe.parent().ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+    // Pinned before the tools start: children inherit this core.
+    let core = measure::pin();
+    let tsc = Tsc::detect();
+    let tools = tools::build(profile, opts.openssl, progress)?;
+    let d = Duration::from_secs(opts.duration_s);
+    let liboqs = backend::liboqs::Liboqs::new();
+    let openssl = backend::openssl::OpenSsl;
+    let mut pairs: Vec<((String, String, String, Operation), Pair)> = Vec::new();
+    let mut add = |key: (String, String, String, Operation), f: &dyn Fn(&mut Pair)| {
+        if let Some((_, p)) = pairs.iter_mut().find(|(k, _)| *k == key) {
+            f(p);
+        } else {
+            let mut p = Pair::default();
+            f(&mut p);
+            pairs.push((key, p));
+        }
+    };
+
+    let kem_algs = ["ML-KEM-768"];
+    let sig_algs: Vec<&str> = algorithm::all().iter().filter(|a| a.kind == algorithm::Kind::Sig).map(|a| a.name.as_str()).collect();
+    for round in 0..opts.rounds {
+        progress(&format!("round {}/{}: liboqs", round + 1, opts.rounds));
+        for (tool, bin, algs, ops) in [
+            ("liboqs speed_kem", &tools.speed_kem, kem_algs.to_vec(), vec![Operation::KemKeygen, Operation::KemEncaps, Operation::KemDecaps]),
+            ("liboqs speed_sig", &tools.speed_sig, sig_algs.clone(), vec![Operation::SigKeygen, Operation::SigSign, Operation::SigVerify]),
+        ] {
+            for alg_name in algs {
+                let alg = algorithm::find(alg_name).ok_or_else(|| anyhow!("unknown {alg_name}"))?;
+                let native = liboqs.native_name(alg_name).ok_or_else(|| anyhow!("liboqs lacks {alg_name}"))?;
+                for &op in &ops {
+                    let o = ours(&liboqs, alg, op, d, tsc, core)?;
+                    add((tool.into(), "liboqs".into(), alg_name.into(), op), &|p| {
+                        p.ours_ns.push(o.mean_ns);
+                        p.ours_median.push(o.median_ns);
+                        p.ours_cycles.extend(o.mean_cycles);
+                    });
+                }
+                let (text, _) = output(Command::new(bin).args(["--duration", &opts.duration_s.to_string(), native]))?;
+                for r in liboqs_speed::parse(&text)? {
+                    let Some(&op) = ops.iter().find(|o| liboqs_speed::op_name(**o) == Some(r.operation.as_str())) else { continue };
+                    add((tool.into(), "liboqs".into(), alg_name.into(), op), &|p| {
+                        p.theirs_ns.push(r.mean_us * 1e3);
+                        p.theirs_cycles.extend(r.mean_cycles);
+                    });
+                }
+            }
+        }
+        if let Some(app) = &tools.openssl {
+            progress(&format!("round {}/{}: openssl speed", round + 1, opts.rounds));
+            let secs = opts.duration_s.to_string();
+            let groups: [&[&str]; 3] = [
+                &["ecdhx25519", "ecdhp256"],
+                &["ML-KEM-768", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"],
+                &["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"],
+            ];
+            for args in groups {
+                let (_, err) = output(Command::new(app).args(["speed", "-mr", "-elapsed", "-seconds", &secs]).args(args))?;
+                for r in openssl_speed::parse(&err)? {
+                    let Some(alg) = algorithm::find(&r.algorithm) else { continue };
+                    if !openssl.supports(&alg.name, r.operation) {
+                        continue;
+                    }
+                    let o = ours(&openssl, alg, r.operation, d, tsc, core)?;
+                    add(("openssl speed".into(), "openssl".into(), alg.name.clone(), r.operation), &|p| {
+                        p.ours_ns.push(o.mean_ns);
+                        p.ours_median.push(o.median_ns);
+                        p.theirs_ns.push(r.mean_ns());
+                    });
+                }
+            }
+        }
+    }
+
+    let rows = pairs
+        .into_iter()
+        .filter(|(_, p)| !p.ours_ns.is_empty() && !p.theirs_ns.is_empty())
+        .map(|((tool, backend, algorithm, operation), p)| {
+            let cycles = p.ours_cycles.len() == p.ours_ns.len() && p.theirs_cycles.len() == p.theirs_ns.len() && !p.theirs_cycles.is_empty();
+            let (statistic, ours, theirs) = if cycles {
+                ("mean TSC cycles", stats::mean(&p.ours_cycles), stats::mean(&p.theirs_cycles))
+            } else {
+                ("mean ns", stats::mean(&p.ours_ns), stats::mean(&p.theirs_ns))
+            };
+            let diff_pct = (ours - theirs) / theirs * 100.0;
+            Row {
+                note: note(&tool, operation).into(),
+                tool,
+                backend,
+                algorithm,
+                operation,
+                statistic: statistic.into(),
+                pqprof: ours,
+                pqprof_median_ns: stats::mean(&p.ours_median),
+                tool_value: theirs,
+                diff_pct,
+                agree: diff_pct.abs() <= opts.tolerance_pct,
+            }
+        })
+        .collect();
+    let results = crate::results::read(&opts.results)?;
+    Ok(Crosscheck {
+        date_utc: crate::run::utc_now(),
+        wall_seconds: start.elapsed().as_secs_f64(),
+        tolerance_pct: opts.tolerance_pct,
+        duration_s: opts.duration_s,
+        rounds: opts.rounds,
+        rows,
+        references: reference_rows(&results, &opts.references)?,
+    })
+}
+
+/// Published cycles beside pqprof's median TSC cycles from the results file.
+pub fn reference_rows(r: &Results, path: &std::path::Path) -> Result<Vec<ReferenceRow>> {
+    let (refs, throughput) = references::load(path)?;
+    let here = r.run.host.microarchitecture.as_str();
+    let mut rows = Vec::new();
+    for rf in &refs {
+        let Some(op) = Operation::from_name(&rf.operation) else { continue };
+        for p in r.phases.iter().filter(|p| p.algorithm == rf.primitive && p.operation == op) {
+            let Some(c) = &p.cycles else { continue };
+            rows.push(ReferenceRow {
+                algorithm: rf.primitive.clone(),
+                operation: op,
+                backend: p.backend.clone(),
+                pqprof_cycles: c.median,
+                reference_cycles: rf.cycles,
+                per_byte: false,
+                ratio: c.median / rf.cycles,
+                implementation: rf.implementation.clone(),
+                machine: rf.machine.clone(),
+                microarchitecture: rf.microarchitecture.clone(),
+                comparable: !here.is_empty() && rf.microarchitecture == here,
+                statistic: rf.statistic.clone(),
+                source: rf.source.clone(),
+                source_date: rf.source_date.clone(),
+            });
+        }
+    }
+    for t in &throughput {
+        let Some(op) = Operation::from_name(&t.operation) else { continue };
+        for p in r.phases.iter().filter(|p| p.algorithm == t.primitive && p.operation == op) {
+            let Some(c) = &p.cycles else { continue };
+            let per_byte = c.median / t.message_bytes as f64;
+            rows.push(ReferenceRow {
+                algorithm: t.primitive.clone(),
+                operation: op,
+                backend: p.backend.clone(),
+                pqprof_cycles: per_byte,
+                reference_cycles: t.cycles_per_byte,
+                per_byte: true,
+                ratio: per_byte / t.cycles_per_byte,
+                implementation: format!("{} ({} B messages)", t.implementation, t.message_bytes),
+                machine: t.machine.clone(),
+                microarchitecture: t.microarchitecture.clone(),
+                comparable: !here.is_empty() && t.microarchitecture == here,
+                statistic: t.statistic.clone(),
+                source: t.source.clone(),
+                source_date: t.source_date.clone(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The verdict table as text.
+pub fn table(c: &Crosscheck) -> String {
+    let mut s = format!(
+        "{:<17} {:<9} {:<20} {:<12} {:>16} {:>14} {:>14} {:>8}  verdict\n",
+        "tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff"
+    );
+    for r in &c.rows {
+        s += &format!(
+            "{:<17} {:<9} {:<20} {:<12} {:>16} {:>14.0} {:>14.0} {:>7.1}%  {}\n",
+            r.tool,
+            r.backend,
+            r.algorithm,
+            r.operation.name(),
+            r.statistic,
+            r.pqprof,
+            r.tool_value,
+            r.diff_pct,
+            if r.agree { "agree".to_string() } else { format!("DISAGREE: {}", r.note) }
+        );
+    }
+    s += "\nPublished references (pqprof median TSC cycles / reference; like-for-like only on the same microarchitecture):\n";
+    for r in &c.references {
+        s += &format!(
+            "{:<20} {:<12} {:<10} {:>12.2} vs {:>10.2} ({:.2}x) {} on {}{} [{}]\n",
+            r.algorithm,
+            r.operation.name(),
+            r.backend,
+            r.pqprof_cycles,
+            r.reference_cycles,
+            r.ratio,
+            r.implementation,
+            r.machine,
+            if r.comparable { "" } else { ", other microarchitecture" },
+            r.source
+        );
+    }
+    s
+}

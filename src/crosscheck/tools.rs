@@ -1,0 +1,120 @@
+//! The canonical tools, built from the very sources pqprof links: liboqs's speed_kem / speed_sig
+//! from the liboqs tree vendored in `oqs-sys`, and the `openssl` app from the OpenSSL tree vendored
+//! in `openssl-src`. Both are built once and cached under `target/crosscheck/`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// liboqs 0.13 identifiers of the algorithms the suites use (OQS_MINIMAL_BUILD syntax).
+const LIBOQS_ALGS: &str = "KEM_ml_kem_768;SIG_ml_dsa_44;SIG_ml_dsa_65;SIG_ml_dsa_87;SIG_falcon_512;SIG_falcon_1024;SIG_sphincs_shake_128s_simple;SIG_sphincs_shake_128f_simple";
+
+/// The Configure options openssl-src 300.5.x passes (its src/lib.rs, default features).
+const OPENSSL_OPTIONS: [&str; 15] = [
+    "no-shared", "no-module", "no-tests", "no-comp", "no-zlib", "no-zlib-dynamic", "--libdir=lib", "no-legacy", "no-ssl3",
+    "no-md2", "no-rc5", "no-weak-ssl-ciphers", "no-camellia", "no-idea", "no-seed",
+];
+
+fn run(cmd: &mut Command, what: &str, log: &Path) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    std::fs::write(log, [&out.stdout[..], &out.stderr[..]].concat())?;
+    if !out.status.success() {
+        bail!("{what} failed ({}); see {}", out.status, log.display());
+    }
+    Ok(())
+}
+
+/// Where cargo unpacked a dependency's sources (`cargo metadata`).
+pub fn package_dir(name: &str) -> Result<PathBuf> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .context("cargo metadata: is cargo installed?")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let manifest = v["packages"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+        .and_then(|p| p["manifest_path"].as_str())
+        .ok_or_else(|| anyhow!("{name} is not a dependency"))?;
+    Ok(Path::new(manifest).parent().ok_or_else(|| anyhow!("manifest without folder"))?.to_path_buf())
+}
+
+/// The OpenSSL that openssl-sys built and linked (its install folder under target/).
+pub fn vendored_openssl(profile_dir: &Path) -> Result<PathBuf> {
+    let build = profile_dir.join("build");
+    for entry in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))? {
+        let p = entry?.path().join("out/openssl-build/install");
+        if p.join("lib/libcrypto.a").exists() {
+            return Ok(p);
+        }
+    }
+    bail!("no vendored OpenSSL under {}: build pqprof first (cargo build --release)", build.display())
+}
+
+pub struct Tools {
+    pub speed_kem: PathBuf,
+    pub speed_sig: PathBuf,
+    pub openssl: Option<PathBuf>,
+}
+
+/// Builds (or reuses) the tools. `profile_dir` is target/release.
+pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) -> Result<Tools> {
+    let work = profile_dir.parent().unwrap_or(profile_dir).join("crosscheck");
+    std::fs::create_dir_all(&work)?;
+    let oqs_build = work.join("liboqs");
+    let (speed_kem, speed_sig) = (oqs_build.join("tests/speed_kem"), oqs_build.join("tests/speed_sig"));
+    if !speed_kem.exists() || !speed_sig.exists() {
+        log("building liboqs speed_kem and speed_sig (once; about 2 minutes)");
+        let src = package_dir("oqs-sys")?.join("liboqs");
+        let root = vendored_openssl(profile_dir)?;
+        run(
+            Command::new("cmake")
+                .arg("-S")
+                .arg(&src)
+                .arg("-B")
+                .arg(&oqs_build)
+                .args(["-DCMAKE_BUILD_TYPE=Release", "-DOQS_DIST_BUILD=ON", "-DOQS_BUILD_ONLY_LIB=OFF", "-DOQS_USE_OPENSSL=ON"])
+                .arg(format!("-DOPENSSL_ROOT_DIR={}", root.display()))
+                .arg("-DOPENSSL_USE_STATIC_LIBS=TRUE")
+                .arg(format!("-DOQS_MINIMAL_BUILD={LIBOQS_ALGS}")),
+            "cmake configure of liboqs",
+            &work.join("liboqs-configure.log"),
+        )?;
+        run(
+            Command::new("cmake").arg("--build").arg(&oqs_build).args(["--target", "speed_kem", "speed_sig", "-j", "2"]),
+            "building speed_kem / speed_sig",
+            &work.join("liboqs-build.log"),
+        )?;
+    }
+    let openssl = if with_openssl { Some(build_openssl(&work, log)?) } else { None };
+    Ok(Tools { speed_kem, speed_sig, openssl })
+}
+
+fn build_openssl(work: &Path, log: &mut dyn FnMut(&str)) -> Result<PathBuf> {
+    let tree = work.join("openssl");
+    let app = tree.join("apps/openssl");
+    if app.exists() {
+        return Ok(app);
+    }
+    log("building the openssl app from the openssl-src tree (once; about 5 minutes)");
+    let src = package_dir("openssl-src")?.join("openssl");
+    let _ = std::fs::remove_dir_all(&tree);
+    run(Command::new("cp").arg("-r").arg(&src).arg(&tree), "copying the OpenSSL sources", &work.join("openssl-copy.log"))?;
+    let target = match std::env::consts::ARCH {
+        "x86_64" => "linux-x86_64",
+        "aarch64" => "linux-aarch64",
+        other => bail!("no OpenSSL Configure target known for {other}"),
+    };
+    run(
+        Command::new("perl").arg("./Configure").arg(target).args(OPENSSL_OPTIONS).current_dir(&tree),
+        "OpenSSL Configure",
+        &work.join("openssl-configure.log"),
+    )?;
+    run(Command::new("make").args(["-j2", "build_generated"]).current_dir(&tree), "make build_generated", &work.join("openssl-generated.log"))?;
+    run(Command::new("make").args(["-j2", "apps/openssl"]).current_dir(&tree), "make apps/openssl", &work.join("openssl-app.log"))?;
+    Ok(app)
+}
