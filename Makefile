@@ -5,7 +5,7 @@ HOST := $(shell cat /proc/sys/kernel/hostname 2>/dev/null || echo host)
 DATE := $(shell date -u +%Y-%m-%d)
 OUT ?= results/$(HOST)-$(DATE).json
 
-.PHONY: all build run render test smoke site-check crosscheck deps clean
+.PHONY: all build run render test smoke site-check crosscheck handshake deps clean
 
 all: run
 
@@ -18,6 +18,7 @@ build: deps
 run: build
 	$(BIN) run --out $(OUT)
 	$(BIN) check $(OUT)
+	$(BIN) handshake --results $(OUT)
 	$(MAKE) render
 
 # The site from every committed or new results file.
@@ -36,6 +37,11 @@ smoke: build
 site-check: build
 	[ -f site/index.html ] || $(MAKE) render
 	./smoke/site-check.sh site
+
+# Real loopback TLS / SSH handshakes into the newest results file.
+handshake: build
+	$(BIN) handshake
+	$(MAKE) render
 
 # liboqs speed tools and openssl speed beside pqprof (builds the tools once, then about 3 minutes).
 crosscheck: build

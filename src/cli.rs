@@ -80,6 +80,35 @@ pub enum Command {
         #[arg(long)]
         no_openssl: bool,
     },
+    /// Real TLS 1.3 (rustls, OpenSSL) and SSH (russh) handshakes on loopback, beside the composed
+    /// figures; adds a `handshakes` section to the results file.
+    Handshake {
+        /// Results file to add the section to (default: the newest results/*.json).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        #[arg(long, default_value = "suites")]
+        suites: PathBuf,
+        /// Independent samples per scenario (scenario order rotated between samples); seed 000 used 20 x 100.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        samples: u32,
+        /// Handshakes per sample.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        per_sample: u32,
+    },
+    /// The server side of `handshake`, started by it as a child process.
+    #[command(hide = true)]
+    HandshakeServer {
+        #[arg(long)]
+        protocol: String,
+        #[arg(long, value_enum)]
+        stack: crate::handshake::Stack,
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        cert: PathBuf,
+        #[arg(long)]
+        key: PathBuf,
+    },
     /// Render the static site from results files.
     Render {
         /// Results files (one per host or run).

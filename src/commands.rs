@@ -43,6 +43,25 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Handshake { results: file, suites, samples, per_sample } => {
+            let file = match file {
+                Some(f) => f,
+                None => newest_results()?,
+            };
+            let mut r = results::read(&file)?;
+            let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize };
+            let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
+            print!("{}", crate::handshake::table(&h));
+            println!("\n{} scenarios, {} failed; {:.0} s; written to {}", h.scenarios.len(), h.failures.len(), h.wall_seconds, file.display());
+            let failed = h.failures.len();
+            r.handshakes = Some(h);
+            results::write(&file, &r)?;
+            if failed > 0 {
+                bail!("{failed} handshake scenario(s) failed; the others are in {}", file.display());
+            }
+            Ok(())
+        }
+        Command::HandshakeServer { protocol, stack, group, cert, key } => crate::handshake::server_main(&protocol, stack, &group, &cert, &key),
         Command::Render { files, out, source_url } => {
             render::render(&files, &out, &render::Options { source_url })?;
             println!("{}/index.html: {} run(s) rendered", out.display(), files.len());

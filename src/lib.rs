@@ -10,6 +10,7 @@ pub mod comparison;
 pub mod compose;
 pub mod crosscheck;
 pub mod export;
+pub mod handshake;
 pub mod host;
 pub mod measure;
 pub mod plan;

@@ -1,10 +1,20 @@
 //! pqprof's entry point: parse the command line, run the command, report errors.
 
 use clap::Parser;
-use pqprof::{cli, commands};
+use pqprof::{cli, commands, handshake};
+
+/// Counts allocations only while a handshake command has turned counting on.
+#[global_allocator]
+static ALLOCATOR: handshake::alloc::Counting = handshake::alloc::Counting;
 
 fn main() {
     let cli = cli::Cli::parse();
+    if matches!(cli.command, cli::Command::Handshake { .. } | cli::Command::HandshakeServer { .. }) {
+        // Before OpenSSL allocates anything, so its C allocations can be counted.
+        if !handshake::alloc::hook_openssl() {
+            eprintln!("warning: OpenSSL had already allocated; its C allocations will not be counted");
+        }
+    }
     if let Err(e) = commands::execute(cli.command) {
         eprintln!("Error: {e:#}");
         std::process::exit(1);

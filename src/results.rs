@@ -34,6 +34,9 @@ pub struct Results {
     /// `pqprof crosscheck`: the canonical tools and published references beside this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crosscheck: Option<crate::crosscheck::Crosscheck>,
+    /// `pqprof handshake`: real loopback handshakes beside the composed figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshakes: Option<crate::handshake::Handshakes>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

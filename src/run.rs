@@ -115,6 +115,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         warnings,
         process_samples: None,
         crosscheck: None,
+        handshakes: None,
     })
 }
 

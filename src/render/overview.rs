@@ -57,6 +57,66 @@ pub struct Row {
     pub phases: Vec<PhaseRow>,
     pub env: String,
     pub note: String,
+    pub handshakes: Vec<HandshakeRow>,
+}
+
+/// A real loopback handshake of this suite, beside the composed figure.
+#[derive(Serialize)]
+pub struct HandshakeRow {
+    pub stack: String,
+    pub median: String,
+    pub rsd: String,
+    pub ready: String,
+    pub vs_baseline: String,
+    pub measured_delta: String,
+    pub composed_delta: String,
+    pub bytes: String,
+    pub client_cpu: String,
+    pub server_cpu: String,
+    pub client_mem: String,
+    pub server_mem: String,
+    pub evidence: String,
+}
+
+fn signed_time(ns: f64) -> String {
+    if ns < 0.0 {
+        format!("−{}", format::time(-ns))
+    } else {
+        format!("+{}", format::time(ns))
+    }
+}
+
+fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
+    let Some(h) = &r.handshakes else { return Vec::new() };
+    h.scenarios
+        .iter()
+        .filter(|s| s.suite == suite)
+        .map(|s| {
+            let mem = |m: &crate::handshake::PerHandshake| {
+                format!("{} allocs, {}", format::count(m.rust_allocs + m.c_allocs), format::bytes((m.rust_bytes + m.c_bytes) as usize))
+            };
+            let e = &s.evidence;
+            let shares = match (e.client_share, e.server_share) {
+                (Some(c), Some(v)) => format!(" · key_share {} / {} B", format::count(c.1 as f64), format::count(v.1 as f64)),
+                _ => String::new(),
+            };
+            HandshakeRow {
+                stack: s.stack.name().into(),
+                median: format::time(s.median_ns),
+                rsd: format!("{:.1}%", s.rsd_pct),
+                ready: format::time(s.ready_median_ns),
+                vs_baseline: s.vs_baseline_ratio.map_or("baseline".into(), format::ratio),
+                measured_delta: s.measured_delta_ns.map(signed_time).unwrap_or_default(),
+                composed_delta: s.composed_delta_ns.map(signed_time).unwrap_or_default(),
+                bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),
+                client_cpu: format::time(s.client_cpu_ns),
+                server_cpu: format::time(s.server_cpu_ns),
+                client_mem: mem(&s.client_mem),
+                server_mem: mem(&s.server_mem),
+                evidence: format!("{} · {} · {} · {}{}{}", e.version, e.group, e.cipher, e.cert_key, if e.resumed { " · resumed" } else { " · full handshake" }, shares),
+            }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -180,6 +240,7 @@ fn row(run: &Run, name: &str) -> Row {
             phases: Vec::new(),
             env: String::new(),
             note: "not measured in this run".into(),
+            handshakes: Vec::new(),
         };
     };
     let algorithms: Vec<&str> = s.phases.iter().map(|p| p.algorithm.as_str()).collect();
@@ -268,6 +329,7 @@ fn row(run: &Run, name: &str) -> Row {
         phases,
         env,
         note: notes.join("; "),
+        handshakes: handshake_rows(r, &s.name),
     }
 }
 

@@ -1,0 +1,465 @@
+//! `pqprof handshake`: real TLS 1.3 and SSH handshakes on loopback, client here and server in a
+//! child process, measured beside the composed figures: latency, bytes each way, CPU and memory per
+//! handshake, with the negotiated parameters checked on an unmeasured first connection.
+
+pub mod alloc;
+pub mod ssh;
+pub mod tls;
+pub mod wire;
+
+use crate::results::Results;
+use crate::stats;
+use crate::suite::{self, TrackKind};
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
+
+/// The 32-byte payload each connection echoes (seed 000's contract).
+pub const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    Rustls,
+    #[value(name = "openssl")]
+    OpenSsl,
+    Russh,
+}
+
+impl Stack {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Rustls => "rustls",
+            Stack::OpenSsl => "openssl",
+            Stack::Russh => "russh",
+        }
+    }
+}
+
+/// What the first, unmeasured connection showed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Evidence {
+    pub version: String,
+    /// Negotiated group (TLS) or key-exchange method (SSH).
+    pub group: String,
+    pub cipher: String,
+    pub cert_key: String,
+    pub resumed: bool,
+    /// (code point, bytes) of the key_share in ClientHello / ServerHello.
+    pub client_share: Option<(u16, usize)>,
+    pub server_share: Option<(u16, usize)>,
+}
+
+/// One connection.
+pub struct One {
+    pub total_ns: f64,
+    /// Until the handshake (TLS) or key exchange (SSH) completed.
+    pub ready_ns: f64,
+    pub sent: u64,
+    pub received: u64,
+    pub cpu_ns: f64,
+    pub mem: alloc::Counters,
+    pub evidence: Option<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Handshakes {
+    pub date_utc: String,
+    pub wall_seconds: f64,
+    pub samples: usize,
+    pub per_sample: usize,
+    pub scenarios: Vec<Scenario>,
+    pub failures: Vec<String>,
+    /// C allocations inside OpenSSL are counted through CRYPTO_set_mem_functions; those inside
+    /// aws-lc (rustls, russh) are not.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scenario {
+    pub protocol: String,
+    pub suite: String,
+    pub stack: Stack,
+    pub evidence: Evidence,
+    /// Connect + handshake + 32-byte echo + close, per connection.
+    pub median_ns: f64,
+    pub p95_ns: f64,
+    pub ready_median_ns: f64,
+    pub sample_medians_ns: Vec<f64>,
+    /// Relative standard deviation of the per-sample medians, percent.
+    pub rsd_pct: f64,
+    pub client_to_server_bytes: f64,
+    pub server_to_client_bytes: f64,
+    pub declared_wire_bytes: Option<usize>,
+    pub client_cpu_ns: f64,
+    pub server_cpu_ns: f64,
+    pub client_mem: PerHandshake,
+    pub server_mem: PerHandshake,
+    /// Against the protocol's baseline suite on the same stack: ratio of medians and difference.
+    pub vs_baseline_ratio: Option<f64>,
+    pub measured_delta_ns: Option<f64>,
+    /// The composed difference of the same two suites (default stack, or openssl for OpenSSL).
+    pub composed_delta_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct PerHandshake {
+    pub rust_allocs: f64,
+    pub rust_bytes: f64,
+    pub c_allocs: f64,
+    pub c_bytes: f64,
+}
+
+impl PerHandshake {
+    fn from(c: alloc::Counters, n: f64) -> Self {
+        let n = n.max(1.0);
+        PerHandshake { rust_allocs: c.rust_allocs as f64 / n, rust_bytes: c.rust_bytes as f64 / n, c_allocs: c.c_allocs as f64 / n, c_bytes: c.c_bytes as f64 / n }
+    }
+}
+
+/// A running server child; killed and reaped on drop, whatever happens.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ServerStats {
+    served: u64,
+    cpu_ns: f64,
+    mem: alloc::Counters,
+}
+
+impl Server {
+    fn start(protocol: &str, stack: Stack, suite: &str, cert: &Path, key: &Path) -> Result<Server> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
+            .arg("--cert")
+            .arg(cert)
+            .arg("--key")
+            .arg(key)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the handshake server")?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
+        let mut server = Server { child, stdin, stdout: BufReader::new(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let line = server.line().context("the server did not report its port")?;
+        let port: u16 = line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))?;
+        server.addr.set_port(port);
+        Ok(server)
+    }
+
+    fn line(&mut self) -> Result<String> {
+        // A dead server closes the pipe: read_line returns 0 and this is an error, not a hang.
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            bail!("the server exited ({:?})", self.child.try_wait()?);
+        }
+        Ok(line.trim().to_string())
+    }
+
+    fn command(&mut self, cmd: &str) -> Result<String> {
+        writeln!(self.stdin, "{cmd}")?;
+        self.stdin.flush()?;
+        self.line()
+    }
+}
+
+/// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
+pub fn server_main(protocol: &str, stack: Stack, group: &str, cert: &Path, key: &Path) -> Result<()> {
+    alloc::enable(true);
+    let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    println!("port {}", listener.local_addr()?.port());
+    std::io::stdout().flush()?;
+    let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
+    let (proto, group) = (protocol.to_string(), group.to_string());
+    let served_ref: &'static std::sync::atomic::AtomicU64 = served;
+    std::thread::spawn(move || {
+        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref) } else { tls::serve(stack, &group, &id, listener, served_ref) };
+        if let Err(e) = r {
+            eprintln!("server: {e:#}");
+            std::process::exit(2);
+        }
+    });
+    let (mut mem0, mut cpu0, mut served0) = (alloc::Counters::now(), alloc::process_cpu_ns(), 0);
+    for line in std::io::stdin().lock().lines() {
+        match line?.trim() {
+            "reset" => {
+                (mem0, cpu0, served0) = (alloc::Counters::now(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
+                println!("ok");
+            }
+            "stats" => {
+                let s = ServerStats {
+                    served: served.load(std::sync::atomic::Ordering::Relaxed) - served0,
+                    cpu_ns: alloc::process_cpu_ns() - cpu0,
+                    mem: alloc::Counters::now().since(mem0),
+                };
+                println!("{}", serde_json::to_string(&s)?);
+            }
+            _ => println!("?"),
+        }
+        std::io::stdout().flush()?;
+    }
+    Ok(())
+}
+
+enum Client {
+    Tls(tls::Client),
+    Ssh(ssh::Client),
+}
+
+impl Client {
+    fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+        match self {
+            Client::Tls(c) => c.connect(addr, evidence),
+            Client::Ssh(c) => c.connect(addr, evidence),
+        }
+    }
+}
+
+struct Running {
+    protocol: String,
+    suite: String,
+    stack: Stack,
+    declared: Option<(usize, usize)>,
+    server: Server,
+    client: Client,
+    evidence: Evidence,
+    ones: Vec<One>,
+    sample_medians: Vec<f64>,
+}
+
+pub struct Options {
+    pub suites: PathBuf,
+    pub samples: usize,
+    pub per_sample: usize,
+}
+
+/// Client and server share sizes the suite declares (sum over its algorithms).
+fn declared_shares(s: &suite::Suite) -> Option<(usize, usize)> {
+    let mut seen: Vec<&str> = Vec::new();
+    let (mut c, mut v) = (0, 0);
+    for p in &s.phases {
+        if seen.contains(&p.algorithm.as_str()) {
+            continue;
+        }
+        seen.push(&p.algorithm);
+        let (a, b) = crate::algorithm::find(&p.algorithm)?.wire_shares()?;
+        c += a;
+        v += b;
+    }
+    Some((c, v))
+}
+
+fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
+    ensure!(norm(&ev.group) == norm(&r.suite), "negotiated {:?}, expected {}", ev.group, r.suite);
+    ensure!(!ev.resumed, "the first connection was resumed, not a full handshake");
+    if r.protocol == "tls13" {
+        ensure!(ev.version.contains("1.3") || ev.version.contains("1_3"), "negotiated {}, not TLS 1.3", ev.version);
+        ensure!(ev.cert_key == "ECDSA P-256", "server certificate key is {}", ev.cert_key);
+        if let Some((c, s)) = r.declared {
+            ensure!(ev.client_share.map(|x| x.1) == Some(c), "ClientHello key_share {:?}, the suite declares {c} bytes", ev.client_share);
+            ensure!(ev.server_share.map(|x| x.1) == Some(s), "ServerHello key_share {:?}, the suite declares {s} bytes", ev.server_share);
+        }
+    }
+    Ok(())
+}
+
+pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) -> Result<Handshakes> {
+    let start = Instant::now();
+    alloc::enable(true);
+    let suites = suite::load(&opts.suites, &crate::backend::NAMES)?;
+    let id = tls::identity()?;
+    let dir = std::env::temp_dir().join(format!("pqprof-hs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (cert, key) = (dir.join("cert.der"), dir.join("key.pem"));
+    std::fs::write(&cert, &id.cert_der)?;
+    std::fs::write(&key, &id.key_pem)?;
+
+    let mut failures = Vec::new();
+    let mut running: Vec<Running> = Vec::new();
+    for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
+        let stacks: &[Stack] = match s.protocol.as_str() {
+            "tls13" => &[Stack::Rustls, Stack::OpenSsl],
+            "ssh" => &[Stack::Russh],
+            _ => &[],
+        };
+        for &stack in stacks {
+            let setup = (|| -> Result<Running> {
+                let client = if s.protocol == "ssh" { Client::Ssh(ssh::Client::new(&s.name)?) } else { Client::Tls(tls::Client::new(stack, &s.name, &id)?) };
+                let server = Server::start(&s.protocol, stack, &s.name, &cert, &key)?;
+                let mut r = Running {
+                    protocol: s.protocol.clone(),
+                    suite: s.name.clone(),
+                    stack,
+                    declared: declared_shares(s),
+                    server,
+                    client,
+                    evidence: Evidence::default(),
+                    ones: Vec::new(),
+                    sample_medians: Vec::new(),
+                };
+                let warm = r.client.connect(r.server.addr, true)?;
+                let ev = warm.evidence.unwrap_or_default();
+                check_evidence(&r, &ev)?;
+                r.evidence = ev;
+                r.server.command("reset")?;
+                Ok(r)
+            })();
+            match setup {
+                Ok(r) => running.push(r),
+                Err(e) => failures.push(format!("{} {} on {}: {e:#}", s.protocol, s.name, stack.name())),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let n = running.len();
+    for k in 0..opts.samples {
+        progress(&format!("sample {}/{}", k + 1, opts.samples));
+        for j in 0..n {
+            // Rotated so no scenario always runs first or after the same one.
+            let r = &mut running[(j + k) % n];
+            if r.ones.len() == usize::MAX {
+                continue;
+            }
+            let mut totals = Vec::new();
+            for _ in 0..opts.per_sample {
+                match r.client.connect(r.server.addr, false) {
+                    Ok(one) => {
+                        totals.push(one.total_ns);
+                        r.ones.push(one);
+                    }
+                    Err(e) => {
+                        failures.push(format!("{} {} on {}: {e:#}", r.protocol, r.suite, r.stack.name()));
+                        break;
+                    }
+                }
+            }
+            r.sample_medians.push(stats::median(&totals));
+        }
+    }
+
+    let mut scenarios = Vec::new();
+    for r in &mut running {
+        let stats_line = r.server.command("stats")?;
+        let ss: ServerStats = serde_json::from_str(&stats_line).with_context(|| format!("server stats {stats_line:?}"))?;
+        let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
+        if total.is_empty() {
+            continue;
+        }
+        let count = r.ones.len() as f64;
+        let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
+        let mem = r.ones.iter().fold(alloc::Counters::default(), |a, o| alloc::Counters {
+            rust_allocs: a.rust_allocs + o.mem.rust_allocs,
+            rust_bytes: a.rust_bytes + o.mem.rust_bytes,
+            c_allocs: a.c_allocs + o.mem.c_allocs,
+            c_bytes: a.c_bytes + o.mem.c_bytes,
+        });
+        let sorted = stats::sorted(&total);
+        scenarios.push(Scenario {
+            protocol: r.protocol.clone(),
+            suite: r.suite.clone(),
+            stack: r.stack,
+            evidence: r.evidence.clone(),
+            median_ns: stats::percentile_sorted(&sorted, 50.0),
+            p95_ns: stats::percentile_sorted(&sorted, 95.0),
+            ready_median_ns: stats::median(&r.ones.iter().map(|o| o.ready_ns).collect::<Vec<_>>()),
+            sample_medians_ns: r.sample_medians.clone(),
+            rsd_pct: stats::rsd_pct(&r.sample_medians),
+            client_to_server_bytes: sum(&|o| o.sent as f64),
+            server_to_client_bytes: sum(&|o| o.received as f64),
+            declared_wire_bytes: r.declared.map(|(c, s)| c + s),
+            client_cpu_ns: sum(&|o| o.cpu_ns),
+            server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
+            client_mem: PerHandshake::from(mem, count),
+            server_mem: PerHandshake::from(ss.mem, ss.served as f64),
+            vs_baseline_ratio: None,
+            measured_delta_ns: None,
+            composed_delta_ns: None,
+        });
+    }
+    drop(running); // kills and reaps every server
+    fill_baselines(&mut scenarios, &suites, results);
+    Ok(Handshakes {
+        date_utc: crate::run::utc_now(),
+        wall_seconds: start.elapsed().as_secs_f64(),
+        samples: opts.samples,
+        per_sample: opts.per_sample,
+        scenarios,
+        failures,
+        notes: vec![
+            "Client figures are measured in the pqprof process, server figures in its child (CPU from CLOCK_PROCESS_CPUTIME_ID, divided by connections served).".into(),
+            "Rust allocations are counted by a counting global allocator; C allocations inside OpenSSL through CRYPTO_set_mem_functions; C allocations inside aws-lc (rustls, russh) are not counted.".into(),
+        ],
+    })
+}
+
+fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results) {
+    let medians: Vec<(String, Stack, f64)> = scenarios.iter().map(|s| (s.suite.clone(), s.stack, s.median_ns)).collect();
+    for s in scenarios.iter_mut() {
+        let Some(base) = suites.iter().find(|x| x.name == s.suite).and_then(|x| x.baseline.clone()) else { continue };
+        if base == s.suite {
+            continue;
+        }
+        if let Some((_, _, m)) = medians.iter().find(|(n, st, _)| *n == base && *st == s.stack) {
+            s.vs_baseline_ratio = Some(s.median_ns / m);
+            s.measured_delta_ns = Some(s.median_ns - m);
+        }
+        let stack = if s.stack == Stack::OpenSsl { "openssl" } else { "default" };
+        let composed = |n: &str| results.suites.iter().find(|x| x.name == n && x.stack == stack).map(|x| x.composed.median_ns);
+        if let (Some(a), Some(b)) = (composed(&s.suite), composed(&base)) {
+            s.composed_delta_ns = Some(a - b);
+        }
+    }
+}
+
+/// The verdict table as text.
+pub fn table(h: &Handshakes) -> String {
+    let mut s = format!(
+        "{:<8} {:<22} {:<8} {:>10} {:>8} {:>10} {:>7} {:>13} {:>10} {:>10} {:>14} {:>14}\n",
+        "proto", "suite", "stack", "median", "RSD", "p95", "vs base", "bytes c>s/s>c", "client CPU", "server CPU", "client allocs", "server allocs"
+    );
+    for sc in &h.scenarios {
+        s += &format!(
+            "{:<8} {:<22} {:<8} {:>10} {:>7.1}% {:>10} {:>7} {:>6.0}/{:<6.0} {:>10} {:>10} {:>6.0}/{:<7.0} {:>6.0}/{:<7.0}\n",
+            sc.protocol,
+            sc.suite,
+            sc.stack.name(),
+            crate::render::format::time(sc.median_ns),
+            sc.rsd_pct,
+            crate::render::format::time(sc.p95_ns),
+            sc.vs_baseline_ratio.map_or("base".into(), crate::render::format::ratio),
+            sc.client_to_server_bytes,
+            sc.server_to_client_bytes,
+            crate::render::format::time(sc.client_cpu_ns),
+            crate::render::format::time(sc.server_cpu_ns),
+            sc.client_mem.rust_allocs + sc.client_mem.c_allocs,
+            sc.client_mem.rust_bytes + sc.client_mem.c_bytes,
+            sc.server_mem.rust_allocs + sc.server_mem.c_allocs,
+            sc.server_mem.rust_bytes + sc.server_mem.c_bytes,
+        );
+    }
+    for f in &h.failures {
+        s += &format!("failed: {f}\n");
+    }
+    s
+}

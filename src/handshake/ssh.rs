@@ -1,0 +1,219 @@
+//! SSH over loopback with russh, client and server, one key-exchange method offered on each side.
+//! Timed: connect and key exchange (until NEWKEYS), then `none` authentication, then disconnect.
+//! The negotiated method is read from the two KEXINIT packets on the wire (RFC 4253 section 7.1).
+
+use super::alloc;
+use super::{Evidence, One};
+use anyhow::{anyhow, ensure, Context, Result};
+use russh::keys::ssh_key::private::Ed25519Keypair;
+use russh::{client, server, Preferred};
+use std::borrow::Cow;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+pub fn kex_name(method: &str) -> Result<russh::kex::Name> {
+    Ok(match method {
+        "curve25519-sha256" => russh::kex::CURVE25519,
+        "mlkem768x25519-sha256" => russh::kex::MLKEM768X25519_SHA256,
+        _ => return Err(anyhow!("russh: no key exchange {method}")),
+    })
+}
+
+fn preferred(method: &str) -> Result<Preferred> {
+    Ok(Preferred { kex: Cow::Owned(vec![kex_name(method)?]), ..Preferred::default() })
+}
+
+/// Counts bytes and keeps the first flight of each direction, for a tokio stream.
+struct Counted<S> {
+    inner: S,
+    wire: Arc<Mutex<super::wire::Counted<()>>>,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &r {
+            let new = &buf.filled()[before..];
+            if let Ok(mut w) = self.wire.lock() {
+                w.received += new.len() as u64;
+                if w.first_received.len() < 8192 {
+                    let room = 8192 - w.first_received.len();
+                    w.first_received.extend_from_slice(&new[..new.len().min(room)]);
+                }
+            }
+        }
+        r
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &r {
+            if let Ok(mut w) = self.wire.lock() {
+                w.sent += *n as u64;
+                if w.first_sent.len() < 8192 {
+                    let room = 8192 - w.first_sent.len();
+                    w.first_sent.extend_from_slice(&buf[..(*n).min(room)]);
+                }
+            }
+        }
+        r
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The kex name-list of the first KEXINIT in a flight (after the identification line).
+pub fn kexinit_methods(flight: &[u8]) -> Option<Vec<String>> {
+    let start = flight.windows(2).position(|w| w == b"\r\n")? + 2;
+    let p = &flight[start..];
+    let payload = p.get(5..)?;
+    if *payload.first()? != 20 {
+        return None; // not SSH_MSG_KEXINIT
+    }
+    let list = payload.get(17..)?;
+    let len = u32::from_be_bytes(list.get(..4)?.try_into().ok()?) as usize;
+    let names = std::str::from_utf8(list.get(4..4 + len)?).ok()?;
+    Some(names.split(',').map(str::to_string).collect())
+}
+
+struct ClientHandler;
+
+impl client::Handler for ClientHandler {
+    type Error = russh::Error;
+
+    async fn check_server_key(&mut self, _key: &russh::keys::PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        // A fresh host key per run; host key checking is not what is measured.
+        Ok(true)
+    }
+}
+
+pub struct Client {
+    rt: tokio::runtime::Runtime,
+    config: Arc<client::Config>,
+}
+
+impl Client {
+    pub fn new(method: &str) -> Result<Client> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let config = client::Config { preferred: preferred(method)?, nodelay: true, inactivity_timeout: Some(Duration::from_secs(5)), ..Default::default() };
+        Ok(Client { rt, config: Arc::new(config) })
+    }
+
+    pub fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
+        let cpu0 = alloc::thread_cpu_ns();
+        let mem0 = alloc::Counters::now();
+        let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
+        let t0 = Instant::now();
+        let (kex, _auth) = self.rt.block_on(async {
+            let tcp = tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr)).await.context("connect timed out")??;
+            tcp.set_nodelay(true)?;
+            let stream = Counted { inner: tcp, wire: wire.clone() };
+            let mut handle = tokio::time::timeout(Duration::from_secs(5), client::connect_stream(self.config.clone(), stream, ClientHandler))
+                .await
+                .context("SSH key exchange timed out")??;
+            let kex = t0.elapsed();
+            let auth = handle.authenticate_none("pqprof").await?;
+            ensure!(auth.success(), "the server refused none authentication");
+            let authed = t0.elapsed();
+            handle.disconnect(russh::Disconnect::ByApplication, "", "en").await?;
+            Ok::<_, anyhow::Error>((kex, authed))
+        })?;
+        let total = t0.elapsed();
+        let w = wire.lock().map_err(|_| anyhow!("poisoned"))?.summary();
+        let ev = evidence.then(|| {
+            let ours = kexinit_methods(&w.first_sent).unwrap_or_default();
+            let theirs = kexinit_methods(&w.first_received).unwrap_or_default();
+            Evidence {
+                version: "SSH-2.0".into(),
+                group: ours.iter().find(|m| theirs.contains(m)).cloned().unwrap_or_default(),
+                cipher: String::new(),
+                cert_key: "Ed25519 host key".into(),
+                resumed: false,
+                ..Evidence::default()
+            }
+        });
+        Ok(One {
+            total_ns: total.as_nanos() as f64,
+            ready_ns: kex.as_nanos() as f64,
+            sent: w.sent,
+            received: w.received,
+            cpu_ns: alloc::thread_cpu_ns() - cpu0,
+            mem: alloc::Counters::now().since(mem0),
+            evidence: ev,
+        })
+    }
+}
+
+#[derive(Clone)]
+struct ServerHandler;
+
+impl server::Handler for ServerHandler {
+    type Error = russh::Error;
+
+    async fn auth_none(&mut self, _user: &str) -> Result<server::Auth, Self::Error> {
+        Ok(server::Auth::Accept)
+    }
+}
+
+/// The server side, in its own process: one session at a time until killed.
+pub fn serve(method: &str, listener: std::net::TcpListener, served: &AtomicU64) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).map_err(|e| anyhow!("getrandom: {e}"))?;
+    let key = russh::keys::PrivateKey::from(Ed25519Keypair::from_seed(&seed));
+    let config = Arc::new(server::Config {
+        keys: vec![key],
+        preferred: preferred(method)?,
+        methods: russh::MethodSet::from(&[russh::MethodKind::None][..]),
+        auth_rejection_time: Duration::ZERO,
+        auth_rejection_time_initial: Some(Duration::ZERO),
+        inactivity_timeout: Some(Duration::from_secs(5)),
+        ..Default::default()
+    });
+    listener.set_nonblocking(true)?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        loop {
+            let (tcp, _) = listener.accept().await?;
+            tcp.set_nodelay(true)?;
+            match server::run_stream(config.clone(), tcp, ServerHandler).await {
+                Ok(session) => match session.await {
+                    Ok(()) => {
+                        served.fetch_add(1, Relaxed);
+                    }
+                    Err(e) => eprintln!("ssh server: {e}"),
+                },
+                Err(e) => eprintln!("ssh server: {e}"),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kexinit_names() {
+        let mut flight = b"SSH-2.0-x\r\n".to_vec();
+        let names = b"mlkem768x25519-sha256,ext-info-c";
+        let mut payload = vec![20u8];
+        payload.extend_from_slice(&[0; 16]);
+        payload.extend_from_slice(&(names.len() as u32).to_be_bytes());
+        payload.extend_from_slice(names);
+        flight.extend_from_slice(&((payload.len() + 1) as u32).to_be_bytes());
+        flight.push(0);
+        flight.extend_from_slice(&payload);
+        assert_eq!(super::kexinit_methods(&flight).unwrap(), vec!["mlkem768x25519-sha256", "ext-info-c"]);
+        assert_eq!(super::kexinit_methods(b"SSH-2.0-x\r\n"), None);
+    }
+}

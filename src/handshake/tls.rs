@@ -1,0 +1,252 @@
+//! TLS 1.3 over loopback with rustls (aws-lc-rs provider) and OpenSSL 3.5, client and server, one
+//! key-exchange group at a time, resumption off on both sides, following seed 000's contract: a
+//! fresh connection per handshake, a 32-byte payload echoed and checked, then close.
+
+use super::wire::{key_shares, Counted};
+use super::{Evidence, One, Stack, PAYLOAD};
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The certificate both servers present: ECDSA P-256, made at start (rcgen).
+pub struct Identity {
+    pub cert_der: Vec<u8>,
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+pub fn identity() -> Result<Identity> {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])?.self_signed(&key)?;
+    Ok(Identity { cert_der: cert.der().to_vec(), cert_pem: cert.pem(), key_pem: key.serialize_pem() })
+}
+
+/// DER of the prime256v1 OID inside an ecPublicKey SPKI: how the certificate's key type is checked.
+const P256_OID: [u8; 10] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07];
+
+fn cert_key_type(der: &[u8]) -> String {
+    if der.windows(P256_OID.len()).any(|w| w == P256_OID) {
+        "ECDSA P-256".into()
+    } else {
+        "other".into()
+    }
+}
+
+fn rustls_group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
+    use rustls::crypto::aws_lc_rs::kx_group;
+    Ok(match name {
+        "X25519" => kx_group::X25519,
+        "X25519MLKEM768" => kx_group::X25519MLKEM768,
+        "SecP256r1MLKEM768" => kx_group::SECP256R1MLKEM768,
+        "MLKEM768" => kx_group::MLKEM768,
+        _ => bail!("rustls: no key-exchange group {name}"),
+    })
+}
+
+fn rustls_provider(group: &str) -> Result<Arc<rustls::crypto::CryptoProvider>> {
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    // One group only: by default the client also sends an X25519 share beside a hybrid one.
+    p.kx_groups = vec![rustls_group(group)?];
+    Ok(Arc::new(p))
+}
+
+fn tcp(addr: SocketAddr) -> Result<TcpStream> {
+    let s = TcpStream::connect_timeout(&addr, TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(TIMEOUT))?;
+    s.set_write_timeout(Some(TIMEOUT))?;
+    Ok(s)
+}
+
+/// A client ready to make handshakes with one stack and one group.
+pub enum Client {
+    Rustls(Arc<rustls::ClientConfig>),
+    OpenSsl(openssl::ssl::SslConnector),
+}
+
+impl Client {
+    pub fn new(stack: Stack, group: &str, id: &Identity) -> Result<Client> {
+        Ok(match stack {
+            Stack::Rustls => {
+                let mut roots = rustls::RootCertStore::empty();
+                roots.add(id.cert_der.clone().into())?;
+                let mut cfg = rustls::ClientConfig::builder_with_provider(rustls_provider(group)?)
+                    .with_protocol_versions(&[&rustls::version::TLS13])?
+                    .with_root_certificates(roots)
+                    .with_no_client_auth();
+                cfg.resumption = rustls::client::Resumption::disabled();
+                Client::Rustls(Arc::new(cfg))
+            }
+            Stack::OpenSsl => {
+                use openssl::ssl::{SslConnector, SslMethod, SslOptions, SslSessionCacheMode, SslVersion};
+                let mut b = SslConnector::builder(SslMethod::tls_client())?;
+                b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
+                b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
+                b.set_groups_list(group)?;
+                b.set_options(SslOptions::NO_TICKET);
+                b.set_session_cache_mode(SslSessionCacheMode::OFF);
+                b.cert_store_mut().add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
+                Client::OpenSsl(b.build())
+            }
+            Stack::Russh => bail!("russh is an SSH stack"),
+        })
+    }
+
+    /// One connection: connect, handshake, echo 32 bytes, close. Evidence only when asked.
+    pub fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+        let cpu0 = super::alloc::thread_cpu_ns();
+        let mem0 = super::alloc::Counters::now();
+        let t0 = Instant::now();
+        let sock = Counted::new(tcp(addr)?);
+        let (hs, sock, ev) = match self {
+            Client::Rustls(cfg) => {
+                let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
+                let mut tls = rustls::StreamOwned::new(conn, sock);
+                while tls.conn.is_handshaking() {
+                    tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
+                }
+                let hs = t0.elapsed();
+                echo(&mut tls)?;
+                tls.conn.send_close_notify();
+                let _ = tls.conn.complete_io(&mut tls.sock);
+                let ev = evidence.then(|| Evidence {
+                    version: tls.conn.protocol_version().map(|v| format!("{v:?}")).unwrap_or_default(),
+                    group: tls.conn.negotiated_key_exchange_group().map(|g| format!("{:?}", g.name())).unwrap_or_default(),
+                    cipher: tls.conn.negotiated_cipher_suite().map(|c| format!("{:?}", c.suite())).unwrap_or_default(),
+                    cert_key: tls.conn.peer_certificates().and_then(|c| c.first()).map(|c| cert_key_type(c)).unwrap_or_default(),
+                    resumed: !matches!(tls.conn.handshake_kind(), Some(rustls::HandshakeKind::Full)),
+                    ..Evidence::default()
+                });
+                (hs, tls.sock.summary(), ev)
+            }
+            Client::OpenSsl(connector) => {
+                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                let hs = t0.elapsed();
+                echo(&mut tls)?;
+                let ev = evidence.then(|| openssl_evidence(tls.ssl()));
+                let _ = tls.shutdown();
+                (hs, tls.get_ref().summary(), ev)
+            }
+        };
+        let total = t0.elapsed();
+        let mut ev = ev;
+        if let Some(e) = ev.as_mut() {
+            e.client_share = key_shares(&sock.first_sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied());
+            e.server_share = key_shares(&sock.first_received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied());
+        }
+        Ok(One {
+            total_ns: total.as_nanos() as f64,
+            ready_ns: hs.as_nanos() as f64,
+            sent: sock.sent,
+            received: sock.received,
+            cpu_ns: super::alloc::thread_cpu_ns() - cpu0,
+            mem: super::alloc::Counters::now().since(mem0),
+            evidence: ev,
+        })
+    }
+}
+
+fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
+    s.write_all(&PAYLOAD)?;
+    s.flush()?;
+    let mut back = [0u8; 32];
+    s.read_exact(&mut back).context("reading the echo")?;
+    ensure!(back == PAYLOAD, "the echo differs from the payload");
+    Ok(())
+}
+
+extern "C" {
+    // OpenSSL 3.2+: the negotiated group's name, also for hybrid groups without a NID.
+    fn SSL_get0_group_name(s: *mut openssl_sys::SSL) -> *const std::ffi::c_char;
+}
+
+fn openssl_evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: the SSL is live for the call; the result is NULL or a static name string.
+    let group = unsafe {
+        let p = SSL_get0_group_name(ssl.as_ptr());
+        if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+    };
+    Evidence {
+        version: ssl.version_str().to_string(),
+        group,
+        cipher: ssl.current_cipher().map(|c| c.name().to_string()).unwrap_or_default(),
+        cert_key: ssl.peer_certificate().and_then(|c| c.to_der().ok()).map(|d| cert_key_type(&d)).unwrap_or_default(),
+        resumed: ssl.session_reused(),
+        ..Evidence::default()
+    }
+}
+
+/// The server side, in its own process: accepts connections one at a time until killed. Each gets
+/// a full handshake (no tickets, no session cache) and its 32 bytes echoed.
+pub fn serve(stack: Stack, group: &str, id: &Identity, listener: TcpListener, served: &std::sync::atomic::AtomicU64) -> Result<()> {
+    enum Server {
+        Rustls(Arc<rustls::ServerConfig>),
+        OpenSsl(openssl::ssl::SslAcceptor),
+    }
+    let server = match stack {
+        Stack::Rustls => {
+            let certs = vec![id.cert_der.clone().into()];
+            let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
+            let mut cfg = rustls::ServerConfig::builder_with_provider(rustls_provider(group)?)
+                .with_protocol_versions(&[&rustls::version::TLS13])?
+                .with_no_client_auth()
+                .with_single_cert(certs, key)?;
+            cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+            cfg.send_tls13_tickets = 0;
+            Server::Rustls(Arc::new(cfg))
+        }
+        Stack::OpenSsl => {
+            use openssl::ssl::{SslAcceptor, SslMethod, SslOptions, SslSessionCacheMode, SslVersion};
+            let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
+            b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
+            b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
+            b.set_groups_list(group)?;
+            b.set_options(SslOptions::NO_TICKET);
+            b.set_session_cache_mode(SslSessionCacheMode::OFF);
+            let cert = openssl::x509::X509::from_der(&id.cert_der)?;
+            let key = openssl::pkey::PKey::private_key_from_pem(id.key_pem.as_bytes())?;
+            b.set_certificate(&cert)?;
+            b.set_private_key(&key)?;
+            Server::OpenSsl(b.build())
+        }
+        Stack::Russh => bail!("russh is an SSH stack"),
+    };
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_read_timeout(Some(TIMEOUT));
+        let _ = stream.set_write_timeout(Some(TIMEOUT));
+        let result = match &server {
+            Server::Rustls(cfg) => (|| -> Result<()> {
+                let conn = rustls::ServerConnection::new(cfg.clone())?;
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut buf = [0u8; 32];
+                tls.read_exact(&mut buf)?;
+                tls.write_all(&buf)?;
+                tls.conn.send_close_notify();
+                let _ = tls.conn.complete_io(&mut tls.sock);
+                Ok(())
+            })(),
+            Server::OpenSsl(acceptor) => (|| -> Result<()> {
+                let mut tls = acceptor.accept(stream).map_err(|e| anyhow!("accept: {e}"))?;
+                let mut buf = [0u8; 32];
+                tls.read_exact(&mut buf)?;
+                tls.write_all(&buf)?;
+                let _ = tls.shutdown();
+                Ok(())
+            })(),
+        };
+        match result {
+            Ok(()) => {
+                served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            Err(e) => eprintln!("server: {e:#}"),
+        }
+    }
+    Ok(())
+}
