@@ -23,6 +23,9 @@ pub fn execute(command: Command) -> Result<()> {
             for (name, pct) in crate::comparison::spread(&runs) {
                 println!("{pct:6.2}%  {name}");
             }
+            for (name, pp) in crate::comparison::delta_spread(&runs) {
+                println!("{pp:6.2}pp delta vs baseline  {name}");
+            }
             Ok(())
         }
         Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl } => {

@@ -106,6 +106,11 @@ fn noise_floor(a: &Results, b: &Results, name: &str, threshold_pct: f64) -> f64 
     }
 }
 
+fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64) -> Row {
+    let ratio = b_median_ns / a_median_ns;
+    Row { kind: kind.into(), name, a_median_ns, b_median_ns, ratio, ratio_ci95: ci, noise_floor_pct: floor, verdict: Verdict::judge(ci, ratio, floor) }
+}
+
 pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     let mut caveats = Vec::new();
     if a.run.host.hostname != b.run.host.hostname || a.run.host.cpu_model != b.run.host.cpu_model || a.run.host.arch != b.run.host.arch {
@@ -125,18 +130,8 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
         let Some(pb) = b.phase(&pa.backend, &pa.algorithm, pa.operation) else { continue };
         let ci = ratio_interval(&boot_medians(&pa.samples_ns, 1 + i as u64), &boot_medians(&pb.samples_ns, 0x1000 + i as u64));
         let name = format!("{} {} {}", pa.backend, pa.algorithm, pa.operation);
-        let ratio = pb.stats.median_ns / pa.stats.median_ns;
         let floor = noise_floor(a, b, &name, threshold_pct);
-        rows.push(Row {
-            kind: "phase".into(),
-            name,
-            a_median_ns: pa.stats.median_ns,
-            b_median_ns: pb.stats.median_ns,
-            ratio,
-            ratio_ci95: ci,
-            noise_floor_pct: floor,
-            verdict: Verdict::judge(ci, ratio, floor),
-        });
+        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor));
     }
     let (wa, wb) = (compose::bootstrap_medians(&a.suites, &a.phases), compose::bootstrap_medians(&b.suites, &b.phases));
     for (i, sa) in a.suites.iter().enumerate() {
@@ -144,18 +139,8 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
         let sb = &b.suites[j];
         let ci = ratio_interval(&wa[i], &wb[j]);
         let name = format!("{} [{}]", sa.name, sa.stack);
-        let ratio = sb.composed.median_ns / sa.composed.median_ns;
         let floor = noise_floor(a, b, &name, threshold_pct);
-        rows.push(Row {
-            kind: "suite".into(),
-            name,
-            a_median_ns: sa.composed.median_ns,
-            b_median_ns: sb.composed.median_ns,
-            ratio,
-            ratio_ci95: ci,
-            noise_floor_pct: floor,
-            verdict: Verdict::judge(ci, ratio, floor),
-        });
+        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor));
     }
     Comparison { a: label(a), b: label(b), caveats, rows }
 }
@@ -168,49 +153,62 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
     let mut s = String::new();
     match fmt {
         Format::Json => s = serde_json::to_string_pretty(c)? + "\n",
-        Format::Md => {
-            writeln!(s, "A: {}  \nB: {}\n", c.a, c.b)?;
+        Format::Md | Format::Table => {
+            let md = fmt == Format::Md;
+            writeln!(s, "A: {}{}B: {}\n", c.a, if md { "  \n" } else { "\n" }, c.b)?;
             for cv in &c.caveats {
-                writeln!(s, "> Note: {cv}\n")?;
+                writeln!(s, "{}{cv}\n", if md { "> Note: " } else { "note: " })?;
             }
-            writeln!(s, "| | Name | A median | B median | B / A | 95% interval | Noise floor | Verdict |\n|---|---|---:|---:|---:|---|---:|---|")?;
-            for r in &c.rows {
-                writeln!(
-                    s,
-                    "| {} | {} | {} | {} | {:.3} | {} | {:.1}% | {} |",
-                    r.kind,
-                    r.name,
+            let head = ["", "name", "A median", "B median", "B / A", "95% interval", "noise floor", "verdict"];
+            let cells = |r: &Row| {
+                [
+                    r.kind.clone(),
+                    r.name.clone(),
                     format::time(r.a_median_ns),
                     format::time(r.b_median_ns),
-                    r.ratio,
+                    format!("{:.3}", r.ratio),
                     ci_text(r.ratio_ci95),
-                    r.noise_floor_pct,
-                    r.verdict.text()
-                )?;
-            }
-        }
-        Format::Table => {
-            writeln!(s, "A: {}\nB: {}", c.a, c.b)?;
-            for cv in &c.caveats {
-                writeln!(s, "note: {cv}")?;
-            }
-            writeln!(s, "{:<6} {:<44} {:>11} {:>11} {:>7} {:>13}  verdict", "", "name", "A median", "B median", "B/A", "95% interval")?;
-            for r in &c.rows {
-                writeln!(
-                    s,
-                    "{:<6} {:<44} {:>11} {:>11} {:>7.3} {:>13}  {}",
-                    r.kind,
-                    r.name,
-                    format::time(r.a_median_ns),
-                    format::time(r.b_median_ns),
-                    r.ratio,
-                    ci_text(r.ratio_ci95),
-                    r.verdict.text()
-                )?;
+                    format!("{:.1}%", r.noise_floor_pct),
+                    r.verdict.text().to_string(),
+                ]
+            };
+            if md {
+                writeln!(s, "| {} |\n|---|---|---:|---:|---:|---|---:|---|", head.join(" | "))?;
+                for r in &c.rows {
+                    writeln!(s, "| {} |", cells(r).join(" | "))?;
+                }
+            } else {
+                let line = |c: [String; 8]| format!("{:<6} {:<44} {:>11} {:>11} {:>7} {:>13} {:>11}  {}", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+                writeln!(s, "{}", line(head.map(String::from)))?;
+                for r in &c.rows {
+                    writeln!(s, "{}", line(cells(r)))?;
+                }
             }
         }
     }
     Ok(s)
+}
+
+/// Spread of each delta vs baseline over runs, in percentage points (max - min): how well the
+/// within-run comparison holds when the whole machine drifts between runs.
+pub fn delta_spread(runs: &[Results]) -> Vec<(String, f64)> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    first
+        .suites
+        .iter()
+        .filter(|s| s.delta_vs_baseline_pct.is_some())
+        .filter_map(|s| {
+            let d: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.suites.iter().find(|x| x.name == s.name && x.stack == s.stack))
+                .filter_map(|x| x.delta_vs_baseline_pct)
+                .collect();
+            (d.len() == runs.len()).then(|| {
+                let (lo, hi) = d.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+                (format!("{} [{}]", s.name, s.stack), hi - lo)
+            })
+        })
+        .collect()
 }
 
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.

@@ -41,10 +41,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
             let new = &buf.filled()[before..];
             if let Ok(mut w) = self.wire.lock() {
                 w.received += new.len() as u64;
-                if w.first_received.len() < 8192 {
-                    let room = 8192 - w.first_received.len();
-                    w.first_received.extend_from_slice(&new[..new.len().min(room)]);
-                }
+                super::wire::keep(&mut w.first_received, new);
             }
         }
         r
@@ -57,10 +54,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
         if let Poll::Ready(Ok(n)) = &r {
             if let Ok(mut w) = self.wire.lock() {
                 w.sent += *n as u64;
-                if w.first_sent.len() < 8192 {
-                    let room = 8192 - w.first_sent.len();
-                    w.first_sent.extend_from_slice(&buf[..(*n).min(room)]);
-                }
+                super::wire::keep(&mut w.first_sent, &buf[..*n]);
             }
         }
         r

@@ -54,6 +54,17 @@ fn rustls_provider(group: &str) -> Result<Arc<rustls::crypto::CryptoProvider>> {
     Ok(Arc::new(p))
 }
 
+/// What client and server contexts share: TLS 1.3 only, one group, no tickets, no session cache.
+fn openssl_tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Result<()> {
+    use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
+    b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
+    b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
+    b.set_groups_list(group)?;
+    b.set_options(SslOptions::NO_TICKET);
+    b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    Ok(())
+}
+
 fn tcp(addr: SocketAddr) -> Result<TcpStream> {
     let s = TcpStream::connect_timeout(&addr, TIMEOUT).with_context(|| format!("connect to {addr}"))?;
     s.set_nodelay(true)?;
@@ -82,13 +93,9 @@ impl Client {
                 Client::Rustls(Arc::new(cfg))
             }
             Stack::OpenSsl => {
-                use openssl::ssl::{SslConnector, SslMethod, SslOptions, SslSessionCacheMode, SslVersion};
+                use openssl::ssl::{SslConnector, SslMethod};
                 let mut b = SslConnector::builder(SslMethod::tls_client())?;
-                b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
-                b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-                b.set_groups_list(group)?;
-                b.set_options(SslOptions::NO_TICKET);
-                b.set_session_cache_mode(SslSessionCacheMode::OFF);
+                openssl_tls13(&mut b, group)?;
                 b.cert_store_mut().add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
                 Client::OpenSsl(b.build())
             }
@@ -201,13 +208,9 @@ pub fn serve(stack: Stack, group: &str, id: &Identity, listener: TcpListener, se
             Server::Rustls(Arc::new(cfg))
         }
         Stack::OpenSsl => {
-            use openssl::ssl::{SslAcceptor, SslMethod, SslOptions, SslSessionCacheMode, SslVersion};
+            use openssl::ssl::{SslAcceptor, SslMethod};
             let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
-            b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
-            b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-            b.set_groups_list(group)?;
-            b.set_options(SslOptions::NO_TICKET);
-            b.set_session_cache_mode(SslSessionCacheMode::OFF);
+            openssl_tls13(&mut b, group)?;
             let cert = openssl::x509::X509::from_der(&id.cert_der)?;
             let key = openssl::pkey::PKey::private_key_from_pem(id.key_pem.as_bytes())?;
             b.set_certificate(&cert)?;

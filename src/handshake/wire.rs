@@ -32,7 +32,8 @@ impl<S> std::fmt::Debug for Counted<S> {
     }
 }
 
-fn keep(buf: &mut Vec<u8>, data: &[u8]) {
+/// Appends to a first-flight buffer up to its limit.
+pub fn keep(buf: &mut Vec<u8>, data: &[u8]) {
     let room = KEEP.saturating_sub(buf.len());
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }
