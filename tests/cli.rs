@@ -1,21 +1,13 @@
 //! The binary end to end: a short real measurement, `check` on it, and the ways bad input is refused.
 
+mod common;
+
+use common::{pqprof, stderr};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-fn pqprof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pqprof")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pqprof-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp("cli", name)
 }
 
 /// One short measurement shared by the tests that read results.
@@ -23,8 +15,7 @@ fn measured() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
         let out = tmp("mini.json");
-        let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", "20", "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
-        assert!(o.status.success(), "run failed: {}", stderr(&o));
+        common::measure_mini(&out, "20");
         out
     })
 }

@@ -1,19 +1,14 @@
 //! Real loopback handshakes: every stack negotiates what the suite says, the key shares on the wire
 //! have the declared sizes, and the section lands in the results file.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn pqprof(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_pqprof")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
-}
+use common::pqprof;
+use std::path::PathBuf;
 
 fn results_copy(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pqprof-hs-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(name);
-    let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", "5", "--rounds", "1", "--quiet", "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = common::tmp("hs", name);
+    common::measure_mini(&out, "5");
     out
 }
 

@@ -1,28 +1,21 @@
 //! The rendered site shows what the JSON says, keeps the identity, escapes what it shows, copes
 //! with missing optional parts and with several hosts.
 
+mod common;
+
 use pqprof::render::{self, format, verify};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pqprof-site-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    common::tmp("site", name)
 }
 
 fn measured() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
         let out = tmp("mini.json");
-        let o = Command::new(env!("CARGO_BIN_EXE_pqprof"))
-            .args(["run", "--suites", "tests/data/mini.toml", "--iterations", "20", "--rounds", "2", "--quiet", "--out"])
-            .arg(&out)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        common::measure_mini(&out, "20");
         out
     })
 }

@@ -1,0 +1,27 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the built binary from the repository root.
+pub fn pqprof(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pqprof")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A path in this test binary's own temporary folder.
+pub fn tmp(group: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pqprof-{group}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// A short real measurement of tests/data/mini.toml into `out`.
+pub fn measure_mini(out: &Path, iterations: &str) {
+    let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "run failed: {}", stderr(&o));
+}
