@@ -70,3 +70,20 @@ fn an_unknown_group_fails_that_scenario_clearly() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("failed") && !err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_server_that_dies_ends_its_scenario_without_a_hang() {
+    let out = results_copy("dies.json");
+    let started = std::time::Instant::now();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pqprof"))
+        .args(["handshake", "--results", out.to_str().unwrap(), "--suites", "suites/ssh.toml", "--samples", "2", "--per-sample", "5"])
+        .env("PQPROF_SERVER_DIES_AFTER", "3")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("failed") && !err.contains("panicked"), "{err}");
+    // Connect and read timeouts are 5 s; the whole run must end well before a hang would.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -125,8 +125,25 @@ impl PerHandshake {
 struct Server {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Lines the server prints, read by a thread so a silent server cannot hang the client.
+    lines: std::sync::mpsc::Receiver<String>,
     addr: SocketAddr,
+}
+
+/// How long the server may take to answer a control line (its port, reset, stats).
+const ANSWER: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn read_lines(stdout: ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 impl Drop for Server {
@@ -158,7 +175,7 @@ impl Server {
             .spawn()
             .context("cannot start the handshake server")?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
-        let mut server = Server { child, stdin, stdout: BufReader::new(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let mut server = Server { child, stdin, lines: read_lines(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
         let line = server.line().context("the server did not report its port")?;
         let port: u16 = line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))?;
         server.addr.set_port(port);
@@ -166,17 +183,19 @@ impl Server {
     }
 
     fn line(&mut self) -> Result<String> {
-        // A dead server closes the pipe: read_line returns 0 and this is an error, not a hang.
-        let mut line = String::new();
-        if self.stdout.read_line(&mut line)? == 0 {
-            bail!("the server exited ({:?})", self.child.try_wait()?);
+        // A dead server closes the pipe and a hung one says nothing: both are errors, not hangs.
+        match self.lines.recv_timeout(ANSWER) {
+            Ok(line) => Ok(line.trim().to_string()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!("the server did not answer within {} s", ANSWER.as_secs()),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("the server exited ({:?})", self.child.try_wait()?),
         }
-        Ok(line.trim().to_string())
     }
 
     fn command(&mut self, cmd: &str) -> Result<String> {
-        writeln!(self.stdin, "{cmd}")?;
-        self.stdin.flush()?;
+        let sent = writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush());
+        if let Err(e) = sent {
+            bail!("cannot talk to the server ({e}); it exited: {:?}", self.child.try_wait()?);
+        }
         self.line()
     }
 }
@@ -198,6 +217,15 @@ pub fn server_main(protocol: &str, stack: Stack, group: &str, cert: &Path, key: 
             std::process::exit(2);
         }
     });
+    // For the robustness test: a server that dies mid-run (PQPROF_SERVER_DIES_AFTER=N connections).
+    if let Some(n) = std::env::var("PQPROF_SERVER_DIES_AFTER").ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::spawn(move || loop {
+            if served_ref.load(std::sync::atomic::Ordering::Relaxed) >= n {
+                std::process::exit(3);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        });
+    }
     let (mut mem0, mut cpu0, mut served0) = (alloc::Counters::now(), alloc::process_cpu_ns(), 0);
     for line in std::io::stdin().lock().lines() {
         match line?.trim() {
@@ -244,6 +272,8 @@ struct Running {
     evidence: Evidence,
     ones: Vec<One>,
     sample_medians: Vec<f64>,
+    /// Set when a connection failed: the scenario stops and is reported as failed.
+    failed: bool,
 }
 
 pub struct Options {
@@ -316,6 +346,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     evidence: Evidence::default(),
                     ones: Vec::new(),
                     sample_medians: Vec::new(),
+                    failed: false,
                 };
                 let warm = r.client.connect(r.server.addr, true)?;
                 let ev = warm.evidence.unwrap_or_default();
@@ -338,7 +369,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
         for j in 0..n {
             // Rotated so no scenario always runs first or after the same one.
             let r = &mut running[(j + k) % n];
-            if r.ones.len() == usize::MAX {
+            if r.failed {
                 continue;
             }
             let mut totals = Vec::new();
@@ -349,19 +380,28 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                         r.ones.push(one);
                     }
                     Err(e) => {
-                        failures.push(format!("{} {} on {}: {e:#}", r.protocol, r.suite, r.stack.name()));
+                        let exited = r.server.child.try_wait().ok().flatten().map_or(String::new(), |s| format!(" (the server exited: {s})"));
+                        failures.push(format!("{} {} on {}: {e:#}{exited}", r.protocol, r.suite, r.stack.name()));
+                        r.failed = true;
                         break;
                     }
                 }
             }
-            r.sample_medians.push(stats::median(&totals));
+            if !totals.is_empty() {
+                r.sample_medians.push(stats::median(&totals));
+            }
         }
     }
 
     let mut scenarios = Vec::new();
-    for r in &mut running {
-        let stats_line = r.server.command("stats")?;
-        let ss: ServerStats = serde_json::from_str(&stats_line).with_context(|| format!("server stats {stats_line:?}"))?;
+    for r in running.iter_mut().filter(|r| !r.failed) {
+        let ss = match r.server.command("stats").and_then(|l| serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))) {
+            Ok(ss) => ss,
+            Err(e) => {
+                failures.push(format!("{} {} on {}: the server's figures are lost: {e:#}", r.protocol, r.suite, r.stack.name()));
+                continue;
+            }
+        };
         let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
         if total.is_empty() {
             continue;
