@@ -36,8 +36,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
         /// Changes below this percentage are called noise even when the interval excludes 1
-        /// (the run-to-run spread measured on a 2-core shared VM; see smoke/reliability.sh).
-        #[arg(long, default_value_t = 2.0)]
+        /// (back-to-back runs differ by up to ~4% on a 2-core shared VM; see smoke/reliability.sh).
+        #[arg(long, default_value_t = crate::comparison::DEFAULT_NOISE_FLOOR_PCT)]
         threshold: f64,
         /// Write here instead of standard output.
         #[arg(long)]

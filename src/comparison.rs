@@ -106,6 +106,11 @@ fn noise_floor(a: &Results, b: &Results, name: &str, threshold_pct: f64) -> f64 
     }
 }
 
+/// The default noise floor, percent: back-to-back runs of the same code on this project's shared
+/// 2-vCPU machine differed by up to about 4% per phase (smoke/reliability.sh); at 5% two such runs
+/// compare as "no change" on all but one or two of 116 figures.
+pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 5.0;
+
 fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64) -> Row {
     let ratio = b_median_ns / a_median_ns;
     Row { kind: kind.into(), name, a_median_ns, b_median_ns, ratio, ratio_ci95: ci, noise_floor_pct: floor, verdict: Verdict::judge(ci, ratio, floor) }

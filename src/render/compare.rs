@@ -126,7 +126,7 @@ pub struct DiffRow {
 
 fn diff(runs: &[Run]) -> Option<Diff> {
     let [a, b] = runs else { return None };
-    let c = crate::comparison::compare(&a.results, &b.results, 2.0);
+    let c = crate::comparison::compare(&a.results, &b.results, crate::comparison::DEFAULT_NOISE_FLOOR_PCT);
     let rows = c
         .rows
         .iter()
