@@ -316,6 +316,8 @@ struct AeadCase {
     plaintext: Vec<u8>,
     aad: Vec<u8>,
     buf: Vec<u8>,
+    iv: [u8; 12],
+    /// This iteration's nonce, made in `prepare`.
     nonce: [u8; 12],
     /// (nonce, ciphertext, tag) records for decryption.
     pool: Vec<([u8; 12], Vec<u8>, [u8; 16])>,
@@ -353,7 +355,7 @@ fn aead_case(aead: Box<dyn Aead>, alg: &'static Algorithm, op: Operation, w: &Wo
     ct[0] ^= 1;
     ensure!(aead.open(&mut key, &nonce, &aad, &mut ct, &tag).is_err(), "a tampered record was accepted");
     let buf = plaintext.clone();
-    Ok(Box::new(AeadCase { aead, op, key, plaintext, aad, buf, nonce: iv, pool, i: 0, result: None }))
+    Ok(Box::new(AeadCase { aead, op, key, plaintext, aad, buf, iv, nonce: iv, pool, i: 0, result: None }))
 }
 
 impl Case for AeadCase {
@@ -362,19 +364,20 @@ impl Case for AeadCase {
         self.i = i;
         if self.op == Operation::AeadEncrypt {
             self.buf.copy_from_slice(&self.plaintext);
+            self.nonce = record_nonce(&self.iv, i as u64);
         } else {
             self.buf.copy_from_slice(&self.pool[i % POOL].1);
+            self.nonce = self.pool[i % POOL].0;
         }
         Ok(())
     }
 
     fn run(&mut self) {
         if self.op == Operation::AeadEncrypt {
-            let nonce = record_nonce(&self.nonce, self.i as u64);
-            self.result = Some(black_box(self.aead.seal(&mut self.key, &nonce, &self.aad, black_box(&mut self.buf))));
+            self.result = Some(black_box(self.aead.seal(&mut self.key, &self.nonce, &self.aad, black_box(&mut self.buf))));
         } else {
-            let (nonce, _, tag) = &self.pool[self.i % POOL];
-            let r = self.aead.open(&mut self.key, nonce, &self.aad, black_box(&mut self.buf), tag);
+            let tag = &self.pool[self.i % POOL].2;
+            let r = self.aead.open(&mut self.key, &self.nonce, &self.aad, black_box(&mut self.buf), tag);
             self.result = Some(black_box(r.map(|()| *tag)));
         }
     }
@@ -382,9 +385,8 @@ impl Case for AeadCase {
     fn verify(&mut self) -> Result<()> {
         let tag = output(&mut self.result)?;
         if self.op == Operation::AeadEncrypt {
-            let nonce = record_nonce(&self.nonce, self.i as u64);
             let mut back = self.buf.clone();
-            self.aead.open(&mut self.key, &nonce, &self.aad, &mut back, &tag)?;
+            self.aead.open(&mut self.key, &self.nonce, &self.aad, &mut back, &tag)?;
             ensure!(back == self.plaintext, "decrypting the sealed record does not give the plaintext");
         } else {
             ensure!(self.buf == self.plaintext, "the opened record differs from the plaintext");

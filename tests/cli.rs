@@ -4,7 +4,6 @@ mod common;
 
 use common::{pqprof, stderr};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp("cli", name)
@@ -12,12 +11,7 @@ fn tmp(name: &str) -> PathBuf {
 
 /// One short measurement shared by the tests that read results.
 fn measured() -> &'static Path {
-    static OUT: OnceLock<PathBuf> = OnceLock::new();
-    OUT.get_or_init(|| {
-        let out = tmp("mini.json");
-        common::measure_mini(&out, "20");
-        out
-    })
+    common::measured("cli")
 }
 
 fn json(path: &Path) -> serde_json::Value {

@@ -5,19 +5,13 @@ mod common;
 
 use pqprof::render::{self, format, verify};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp("site", name)
 }
 
 fn measured() -> &'static Path {
-    static OUT: OnceLock<PathBuf> = OnceLock::new();
-    OUT.get_or_init(|| {
-        let out = tmp("mini.json");
-        common::measure_mini(&out, "20");
-        out
-    })
+    common::measured("site")
 }
 
 fn edited(name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {

@@ -25,3 +25,13 @@ pub fn measure_mini(out: &Path, iterations: &str) {
     let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "run failed: {}", stderr(&o));
 }
+
+/// One short measurement per test binary, shared by its tests.
+pub fn measured(group: &str) -> &'static Path {
+    static OUT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    OUT.get_or_init(|| {
+        let out = tmp(group, "mini.json");
+        measure_mini(&out, "20");
+        out
+    })
+}
