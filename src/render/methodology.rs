@@ -20,12 +20,8 @@ pub struct Body {
 #[derive(Serialize)]
 pub struct Policy {
     pub host: String,
-    pub default_iterations: usize,
-    pub min_iterations: usize,
-    pub budget_ms: u64,
-    pub rounds: usize,
-    pub warmup_ms: u64,
-    pub forced: Option<usize>,
+    /// The run's iteration policy, as recorded.
+    pub settings: crate::measure::Settings,
     pub clock: String,
     pub tsc: String,
     pub overhead_ns: f64,
@@ -54,15 +50,9 @@ pub fn build(runs: &[Run]) -> Body {
         .iter()
         .map(|run| {
             let r = &run.results.run;
-            let p = &r.iterations_policy;
             Policy {
                 host: run.label.clone(),
-                default_iterations: p.default_iterations,
-                min_iterations: p.min_iterations,
-                budget_ms: p.budget_ms,
-                rounds: p.rounds,
-                warmup_ms: p.warmup_ms,
-                forced: p.forced,
+                settings: r.iterations_policy.clone(),
                 clock: r.timer.clock.clone(),
                 tsc: match (r.timer.tsc_invariant, r.timer.tsc_hz) {
                     (true, Some(hz)) => format!("invariant, {:.3} GHz measured", hz / 1e9),
