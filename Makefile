@@ -1,9 +1,9 @@
 # pqprof: `make run` measures and renders; `make test` runs the tests and the smoke run.
 CARGO ?= cargo
 BIN := target/release/pqprof
-HOST := $(shell cat /proc/sys/kernel/hostname 2>/dev/null || echo host)
-DATE := $(shell date -u +%Y-%m-%d)
-OUT ?= results/$(HOST)-$(DATE).json
+# OUT=FILE chooses the results file; by default each run gets a new one that no other run takes
+# (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
+OUT ?=
 
 .PHONY: all build run render test smoke site-check crosscheck handshake deps clean
 
@@ -16,9 +16,11 @@ build: deps
 	$(CARGO) build --release --locked
 
 run: build
-	$(BIN) run --out $(OUT)
-	$(BIN) check $(OUT)
-	$(BIN) handshake --results $(OUT)
+	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
+	echo "make run: measuring into $$out"; \
+	$(BIN) run --out "$$out"; \
+	$(BIN) check "$$out"; \
+	$(BIN) handshake --results "$$out"
 	$(MAKE) render
 
 # The site from every committed or new results file.
@@ -27,7 +29,7 @@ render:
 	$(BIN) check --site site results/*.json
 
 test: build
-	$(CARGO) test --release --locked
+	$(CARGO) test --release --locked --workspace
 	./smoke/run.sh
 
 smoke: build

@@ -33,8 +33,9 @@ pub enum Command {
     Compare {
         a: PathBuf,
         b: PathBuf,
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        /// table, md or json.
+        #[arg(long, value_parser = compare_format, default_value = "table")]
+        format: crate::comparison::Format,
         /// Changes below this percentage are called noise even when the interval excludes 1
         /// (back-to-back runs differ by up to ~4% on a 2-core shared VM; see smoke/reliability.sh).
         #[arg(long, default_value_t = crate::comparison::DEFAULT_NOISE_FLOOR_PCT)]
@@ -46,8 +47,9 @@ pub enum Command {
     /// Every phase and suite of a run as CSV or Markdown.
     Export {
         file: PathBuf,
-        #[arg(long, value_enum)]
-        format: ExportFormat,
+        /// csv or md.
+        #[arg(long, value_parser = export_format)]
+        format: crate::export::Format,
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -79,6 +81,9 @@ pub enum Command {
         /// Skip openssl speed (building the openssl app takes about 5 minutes the first time).
         #[arg(long)]
         no_openssl: bool,
+        /// Replace a crosscheck section the results file already has.
+        #[arg(long)]
+        force: bool,
     },
     /// Real TLS 1.3 (rustls, OpenSSL) and SSH (russh) handshakes on loopback, beside the composed
     /// figures; adds a `handshakes` section to the results file.
@@ -94,14 +99,17 @@ pub enum Command {
         /// Handshakes per sample.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_sample: u32,
+        /// Replace a handshakes section the results file already has.
+        #[arg(long)]
+        force: bool,
     },
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]
     HandshakeServer {
         #[arg(long)]
         protocol: String,
-        #[arg(long, value_enum)]
-        stack: crate::handshake::Stack,
+        #[arg(long)]
+        stack: String,
         #[arg(long)]
         group: String,
         #[arg(long)]
@@ -121,20 +129,31 @@ pub enum Command {
         /// (for example https://example.org/pqprof/tree/{commit}).
         #[arg(long)]
         source_url: Option<String>,
+        /// The run every other is compared with on the compare page (default: the oldest).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
     },
+    /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
+    #[command(hide = true)]
+    ResultsPath,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Md,
-    Json,
+fn compare_format(s: &str) -> Result<crate::comparison::Format, String> {
+    use crate::comparison::Format;
+    match s {
+        "table" => Ok(Format::Table),
+        "md" => Ok(Format::Md),
+        "json" => Ok(Format::Json),
+        _ => Err("one of: table, md, json".into()),
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    Csv,
-    Md,
+fn export_format(s: &str) -> Result<crate::export::Format, String> {
+    match s {
+        "csv" => Ok(crate::export::Format::Csv),
+        "md" => Ok(crate::export::Format::Md),
+        _ => Err("one of: csv, md".into()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -145,9 +164,13 @@ pub struct RunArgs {
     /// The same iteration count for every phase (default: 1,000, fewer for phases over the budget).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub iterations: Option<u32>,
-    /// Results file (default: results/<host>-<UTC date>.json).
+    /// Results file (default: results/<host>-<UTC time>-<host fingerprint>.json); an existing file
+    /// is never replaced unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace the --out file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// Time budget per phase in milliseconds: slower phases get fewer iterations (at least 10).
     #[arg(long, default_value_t = 2000)]
     pub budget_ms: u64,

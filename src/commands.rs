@@ -4,8 +4,9 @@ use crate::algorithm::{self, Operation};
 use crate::backend;
 use crate::cli::{Command, RunArgs};
 use crate::measure::Settings;
-use crate::{compose, render, results, run, suite};
-use anyhow::{bail, Result};
+use crate::results::Results;
+use crate::{check, render, results, run, suite};
+use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 pub fn execute(command: Command) -> Result<()> {
@@ -28,49 +29,60 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl } => {
-            let file = match file {
-                Some(f) => f,
-                None => newest_results()?,
-            };
+        Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl, force } => {
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(&file, |r| r.crosscheck.as_ref().map(|c| c.date_utc.clone()), "crosscheck", force)?;
             let opts = crate::crosscheck::Options { results: file.clone(), references, duration_s: duration.max(1), rounds: rounds.max(1), tolerance_pct: tolerance, openssl: !no_openssl };
             let c = crate::crosscheck::run(&opts, &mut |m| eprintln!("crosscheck: {m}"))?;
             print!("{}", crate::crosscheck::table(&c));
-            let mut r = results::read(&file)?;
             let disagree = c.rows.iter().filter(|r| !r.agree).count();
             println!("\n{} of {} phases agree within {}%; {:.0} s; written to {}", c.rows.len() - disagree, c.rows.len(), tolerance, c.wall_seconds, file.display());
             r.crosscheck = Some(c);
-            results::write(&file, &r)?;
+            results::update(&file, &r)?;
             if strict && disagree > 0 {
                 bail!("{disagree} phase(s) disagree with the canonical tools (--strict)");
             }
             Ok(())
         }
-        Command::Handshake { results: file, suites, samples, per_sample } => {
-            let file = match file {
-                Some(f) => f,
-                None => newest_results()?,
-            };
-            let mut r = results::read(&file)?;
+        Command::Handshake { results: file, suites, samples, per_sample, force } => {
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(&file, |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()), "handshakes", force)?;
             let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
             print!("{}", crate::handshake::table(&h));
             println!("\n{} scenarios, {} failed; {:.0} s; written to {}", h.scenarios.len(), h.failures.len(), h.wall_seconds, file.display());
             let failed = h.failures.len();
             r.handshakes = Some(h);
-            results::write(&file, &r)?;
+            results::update(&file, &r)?;
             if failed > 0 {
                 bail!("{failed} handshake scenario(s) failed; the others are in {}", file.display());
             }
             Ok(())
         }
-        Command::HandshakeServer { protocol, stack, group, cert, key } => crate::handshake::server_main(&protocol, stack, &group, &cert, &key),
-        Command::Render { files, out, source_url } => {
-            render::render(&files, &out, &render::Options { source_url })?;
+        Command::HandshakeServer { protocol, stack, group, cert, key } => {
+            let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
+            crate::handshake::server_main(&protocol, stack, &group, &cert, &key)
+        }
+        Command::Render { files, out, source_url, baseline } => {
+            render::render(&files, &out, &render::Options { source_url, baseline })?;
             println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
             Ok(())
         }
+        Command::ResultsPath => {
+            println!("{}", crate::host::results_path(&crate::host::describe(), &run::utc_now()).display());
+            Ok(())
+        }
     }
+}
+
+/// Reads the results file a producer adds a section to; refuses to replace a section that is
+/// already there unless `force`, since that would lose what was measured.
+fn section_target(file: &Path, existing: impl Fn(&Results) -> Option<String>, section: &str, force: bool) -> Result<Results> {
+    let r = results::read(file)?;
+    if let (Some(date), false) = (existing(&r), force) {
+        bail!("{}: already has a {section} section (from {date}); pass --force to replace it, or measure into a new results file", file.display());
+    }
+    Ok(r)
 }
 
 fn run_cmd(args: RunArgs) -> Result<()> {
@@ -80,17 +92,19 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         forced: args.iterations.map(|n| n as usize),
         ..Settings::default()
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let date = &run::utc_now()[..10];
-        PathBuf::from("results").join(format!("{}-{date}.json", crate::host::hostname()))
-    });
+    let out = args.out.clone().unwrap_or_else(|| crate::host::results_path(&crate::host::describe(), &run::utc_now()));
+    // Before minutes of measuring: the folder must take a file, and the file must be new.
+    results::check_writable(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))?;
+    if out.exists() && !args.force {
+        bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
+    }
     let results = if args.samples > 1 {
         crate::samples::run_samples(&args)?
     } else {
         let opts = run::Options { suites: args.suites.clone(), settings, backends: args.backends.clone(), progress: !args.quiet, rotate: args.rotate };
         run::run(&opts)?
     };
-    results::write(&out, &results)?;
+    results::create(&out, &results, args.force)?;
     for w in &results.warnings {
         eprintln!("warning: {w}");
     }
@@ -104,7 +118,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         results.suites.len(),
         results.run.wall_seconds
     );
-    let problems = compose::check(&results);
+    let problems = check::check(&results);
     if !problems.is_empty() {
         bail!("the results just written fail their own check:\n  {}", problems.join("\n  "));
     }
@@ -122,7 +136,7 @@ fn list(suites_path: &Path) -> Result<()> {
         let wire = s.wire_bytes().map_or(String::new(), |w| format!(", {w} B on the wire"));
         println!("  {:<24} {:?} {}{wire}: {}", s.name, s.kind, s.protocol, phases.join(", "));
     }
-    println!("\nAlgorithms (src/algorithms.toml):");
+    println!("\nAlgorithms (algorithms.toml):");
     for a in algorithm::all() {
         println!("  {:<20} {:?}, {}, source: {}", a.name, a.kind, a.family, a.source);
     }
@@ -171,9 +185,9 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
     }
     for f in files {
         let r = results::read(f)?;
-        let problems = compose::check(&r);
+        let problems = check::check(&r);
         if problems.is_empty() {
-            println!("{}: ok ({} phases, {} suites; identity holds within {}%)", f.display(), r.phases.len(), r.suites.len(), compose::TOLERANCE_PCT);
+            println!("{}: ok ({} phases, {} suites; identity holds within {}%)", f.display(), r.phases.len(), r.suites.len(), check::TOLERANCE_PCT);
         } else {
             failed += 1;
             eprintln!("{}: {} problem(s):", f.display(), problems.len());
@@ -200,13 +214,14 @@ fn emit(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// The newest results file in results/ (by name: <host>-<date>.json sorts by date per host).
+/// The newest results file in results/: the one whose run was measured last (its recorded UTC
+/// time), whatever the files are called or when they were copied.
 fn newest_results() -> Result<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("results")
+    let files: Vec<PathBuf> = std::fs::read_dir("results")
         .map_err(|e| anyhow::anyhow!("results/: {e}"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
-    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    files.pop().ok_or_else(|| anyhow::anyhow!("no results/*.json: run `make run` first or pass --results FILE"))
+    let dated: Vec<(String, PathBuf)> = files.into_iter().filter_map(|p| results::read(&p).ok().map(|r| (r.run.date_utc, p))).collect();
+    dated.into_iter().max().map(|(_, p)| p).ok_or_else(|| anyhow::anyhow!("no readable results/*.json: run `make run` first or pass --results FILE"))
 }

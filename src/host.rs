@@ -20,6 +20,15 @@ pub fn describe() -> Host {
     let cpu_model = field("model name").or_else(|| field("CPU part").map(|p| format!("ARM part {p}"))).unwrap_or_else(|| "unknown".into());
     let flags = field("flags").or_else(|| field("Features")).unwrap_or_default();
     let cpu_extensions = INTERESTING.iter().filter(|f| flags.split_whitespace().any(|x| x == **f)).map(|f| f.to_string()).collect();
+    let fingerprint = fingerprint(&[
+        std::fs::read_to_string("/etc/machine-id").unwrap_or_default().trim(),
+        &hostname(),
+        &field("vendor_id").unwrap_or_default(),
+        &field("cpu family").unwrap_or_default(),
+        &field("model").unwrap_or_default(),
+        &field("stepping").unwrap_or_default(),
+        &cpu_model,
+    ]);
     Host {
         hostname: hostname(),
         cpu_model,
@@ -33,7 +42,26 @@ pub fn describe() -> Host {
             field("model").and_then(|m| m.parse().ok()).unwrap_or(0),
         )
         .into(),
+        fingerprint,
     }
+}
+
+/// Six hex digits of FNV-1a over the machine's identity: enough to tell apart two machines that
+/// share a hostname (a fresh VM image), not a secret.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in parts.join("\n").bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{:06x}", h & 0xff_ffff)
+}
+
+/// A results path that no other run takes: results/<host>-<UTC time to the second>-<fingerprint>.json.
+pub fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
+    let name: String = host.hostname.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    let stamp: String = utc.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    std::path::PathBuf::from("results").join(format!("{name}-{stamp}-{}.json", host.fingerprint))
 }
 
 /// AMD families from AMD's processor programming references (0x17 Zen/Zen 2, 0x19 Zen 3/Zen 4,
@@ -57,6 +85,19 @@ mod tests {
         assert_eq!(super::microarchitecture("AuthenticAMD", 25, 1), "zen3");
         assert_eq!(super::microarchitecture("AuthenticAMD", 25, 0x11), "zen4");
         assert_eq!(super::microarchitecture("GenuineIntel", 6, 143), "");
+    }
+
+    #[test]
+    fn results_paths_differ_by_machine_and_second() {
+        let mut h = super::describe();
+        h.hostname = "vm".into();
+        h.fingerprint = super::fingerprint(&["a", "vm"]);
+        let p1 = super::results_path(&h, "2026-11-30T03:26:02Z");
+        assert_eq!(p1.to_str().unwrap(), format!("results/vm-20261130T032602Z-{}.json", h.fingerprint));
+        assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:03Z"));
+        h.fingerprint = super::fingerprint(&["b", "vm"]);
+        assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:02Z"));
+        assert_eq!(super::fingerprint(&["a", "vm"]).len(), 6);
     }
 }
 

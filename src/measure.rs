@@ -2,53 +2,20 @@
 //! and interleaved rounds so machine drift spreads evenly over every phase.
 
 use crate::case::Case;
+pub use crate::results::{Reason, Settings};
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Settings {
-    /// Iterations per phase when the phase fits its time budget.
-    pub default_iterations: usize,
-    /// Fewest iterations a slow phase gets.
-    pub min_iterations: usize,
-    /// Time budget per phase (timed part only), in milliseconds.
-    pub budget_ms: u64,
-    /// Every phase's iterations are split into this many rounds, run in turn.
-    pub rounds: usize,
-    /// Warm-up per phase before measuring, in milliseconds (at least one call).
-    pub warmup_ms: u64,
-    /// `--iterations N`: the same count for every phase, whatever its speed.
-    pub forced: Option<usize>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings { default_iterations: 1000, min_iterations: 10, budget_ms: 2000, rounds: 10, warmup_ms: 100, forced: None }
+/// Iterations for a phase whose warm-up call took `estimate_ns`.
+pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) {
+    if let Some(n) = settings.forced {
+        return (n.max(1), Reason::Forced);
     }
-}
-
-/// Why a phase has the iteration count it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    Default,
-    Budget,
-    Forced,
-}
-
-impl Settings {
-    /// Iterations for a phase whose warm-up call took `estimate_ns`.
-    pub fn iterations_for(&self, estimate_ns: f64) -> (usize, Reason) {
-        if let Some(n) = self.forced {
-            return (n.max(1), Reason::Forced);
-        }
-        let fit = (self.budget_ms as f64 * 1e6 / estimate_ns.max(1.0)).floor() as usize;
-        if fit >= self.default_iterations {
-            (self.default_iterations, Reason::Default)
-        } else {
-            (fit.max(self.min_iterations).min(self.default_iterations), Reason::Budget)
-        }
+    let fit = (settings.budget_ms as f64 * 1e6 / estimate_ns.max(1.0)).floor() as usize;
+    if fit >= settings.default_iterations {
+        (settings.default_iterations, Reason::Default)
+    } else {
+        (fit.max(settings.min_iterations).min(settings.default_iterations), Reason::Budget)
     }
 }
 
@@ -265,11 +232,11 @@ mod tests {
     #[test]
     fn budget_sets_iterations() {
         let s = Settings::default();
-        assert_eq!(s.iterations_for(30_000.0), (1000, Reason::Default)); // 30 us: 66,666 fit
-        assert_eq!(s.iterations_for(10_000_000.0), (200, Reason::Budget)); // 10 ms: 200 fit
-        assert_eq!(s.iterations_for(1.4e9), (10, Reason::Budget)); // 1.4 s: the minimum
+        assert_eq!(iterations_for(&s, 30_000.0), (1000, Reason::Default)); // 30 us: 66,666 fit
+        assert_eq!(iterations_for(&s, 10_000_000.0), (200, Reason::Budget)); // 10 ms: 200 fit
+        assert_eq!(iterations_for(&s, 1.4e9), (10, Reason::Budget)); // 1.4 s: the minimum
         let forced = Settings { forced: Some(3), ..Settings::default() };
-        assert_eq!(forced.iterations_for(1.0), (3, Reason::Forced));
+        assert_eq!(iterations_for(&forced, 1.0), (3, Reason::Forced));
     }
 
     #[test]

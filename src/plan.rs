@@ -3,25 +3,15 @@
 
 use crate::algorithm::{self, Operation};
 use crate::backend::Backend;
+pub use crate::results::Stack;
 use crate::suite::{Suite, Workload};
 use anyhow::{bail, Result};
-use serde::{Deserialize, Serialize};
 
-/// A choice of backend for post-quantum and for classical algorithms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stack {
-    pub name: String,
-    pub description: String,
-    pub post_quantum: String,
-    pub classical: String,
-}
-
-impl Stack {
-    pub fn backend_for(&self, algorithm: &str) -> &str {
-        match algorithm::find(algorithm) {
-            Some(a) if a.post_quantum => &self.post_quantum,
-            _ => &self.classical,
-        }
+/// The backend a stack uses for an algorithm: its post-quantum one or its classical one.
+pub fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
+    match algorithm::find(algorithm) {
+        Some(a) if a.post_quantum => &stack.post_quantum,
+        _ => &stack.classical,
     }
 }
 
@@ -70,7 +60,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     for (i, suite) in suites.iter().enumerate() {
         let mut composed_any = false;
         for stack in stacks {
-            let chosen: Vec<String> = suite.phases.iter().map(|p| stack.backend_for(&p.algorithm).to_string()).collect();
+            let chosen: Vec<String> = suite.phases.iter().map(|p| backend_for(stack, &p.algorithm).to_string()).collect();
             let usable = suite.phases.iter().zip(&chosen).all(|(p, b)| {
                 let allowed = suite.backends.as_ref().is_none_or(|list| list.contains(b));
                 allowed && find(b).is_some_and(|be| be.supports(&p.algorithm, p.operation))

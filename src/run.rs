@@ -5,13 +5,13 @@ use crate::backend::{self, Backend};
 use crate::compose;
 use crate::measure::{self, Settings, Slot, Tsc};
 use crate::plan::{self, PhaseKey};
-use crate::results::{self, BackendInfo, Composed, Cycles, Failure, Phase, Results, Run, SuitePhase, Timer};
+use crate::results::{self, BackendInfo, Composed, Cycles, Failure, Phase, Results, Run, SuitePhase, SuiteResult, Timer};
 use crate::stats;
 use crate::suite::{self, Suite, TrackKind};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 pub struct Options {
     pub suites: PathBuf,
@@ -55,7 +55,7 @@ pub fn run(opts: &Options) -> Result<Results> {
     }
     for (key, slot) in &mut slots {
         match measure::warm_up(slot, &opts.settings) {
-            Ok(best) => (slot.target, slot.reason) = opts.settings.iterations_for(best),
+            Ok(best) => (slot.target, slot.reason) = measure::iterations_for(&opts.settings, best),
             Err(e) => slot.error = Some(e.context(format!("{} {} {}", key.backend, key.algorithm, key.operation))),
         }
     }
@@ -171,17 +171,7 @@ fn progress_bar(total: u64, show: bool) -> ProgressBar {
 }
 
 fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
-    let xs: Vec<f64> = slot.raw.samples_ns.iter().map(|&x| x as f64).collect();
-    let s = stats::summarize(&xs).unwrap_or(stats::Summary {
-        mean_ns: 0.0,
-        median_ns: 0.0,
-        p95_ns: 0.0,
-        p99_ns: 0.0,
-        stdev_ns: 0.0,
-        min_ns: 0.0,
-        max_ns: 0.0,
-        iterations: 0,
-    });
+    let f = stats::figures(&slot.raw.samples_ns).unwrap_or_else(stats::SampleFigures::empty);
     let cycles = (!slot.raw.cycles.is_empty()).then(|| {
         let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
         Cycles { mean: stats::mean(&c), median: stats::median(&c) }
@@ -190,23 +180,23 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         backend: key.backend.clone(),
         algorithm: key.algorithm.clone(),
         operation: key.operation,
-        ops_per_sec: stats::ops_per_sec(s.mean_ns),
-        stats: s,
+        ops_per_sec: f.ops_per_sec,
+        stats: f.summary,
         steal_pct: (slot.raw.jiffies > 0).then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
         iterations_reason: slot.reason,
         warmup: slot.raw.warmup,
         verified: slot.raw.verified,
         includes: be.map_or("", |b| b.includes(key.operation)).into(),
-        median_ci95_ns: stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-        rsd_pct: stats::rsd_pct(&xs),
-        outliers: stats::tukey(&xs),
+        median_ci95_ns: f.median_ci95,
+        rsd_pct: f.rsd_pct,
+        outliers: f.outliers,
         samples_ns: slot.raw.samples_ns,
         cycles,
     }
 }
 
-fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<results::Suite> {
-    let mut out: Vec<results::Suite> = Vec::new();
+fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<SuiteResult> {
+    let mut out: Vec<SuiteResult> = Vec::new();
     for c in &plan.compositions {
         let s = &suites[c.suite];
         let parts: Vec<SuitePhase> = s
@@ -224,7 +214,7 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<res
 }
 
 /// Deltas against each suite's baseline (same stack) and the bootstrap intervals.
-pub fn fill_deltas(out: &mut [results::Suite], phases: &[Phase]) {
+pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
     let medians: Vec<(String, String, f64)> = out.iter().map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns)).collect();
     for s in out.iter_mut() {
         let Some(base) = &s.baseline else { continue };
@@ -239,9 +229,9 @@ pub fn fill_deltas(out: &mut [results::Suite], phases: &[Phase]) {
     }
 }
 
-fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Composed) -> results::Suite {
+fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Composed) -> SuiteResult {
     let sig = s.phases.iter().find(|p| p.operation.kind() == Kind::Sig).and_then(|p| algorithm::find(&p.algorithm));
-    results::Suite {
+    SuiteResult {
         name: s.name.clone(),
         protocol: s.protocol.clone(),
         kind: s.kind,
@@ -272,37 +262,23 @@ fn backend_info(b: &dyn Backend) -> BackendInfo {
     BackendInfo { name: b.name().into(), version: b.version(), names }
 }
 
-/// Now, as RFC 3339 UTC ("2026-11-30T03:26:02Z").
+/// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").
 pub fn utc_now() -> String {
-    let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    format_utc(secs)
+    format_utc(time::OffsetDateTime::now_utc())
 }
 
-pub fn format_utc(secs: u64) -> String {
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 -> (year, month, day), Howard Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+pub fn format_utc(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC).replace_nanosecond(0).unwrap_or(t);
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn utc_dates() {
-        assert_eq!(super::format_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(super::format_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(super::format_utc(1_796_009_162), "2026-11-30T03:26:02Z");
+        let at = |s: i64| super::format_utc(time::OffsetDateTime::from_unix_timestamp(s).unwrap());
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_796_009_162), "2026-11-30T03:26:02Z");
     }
 }

@@ -60,8 +60,7 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             continue; // failed in some sample: listed under that sample's failures
         }
         let samples: Vec<u64> = same.iter().flat_map(|q| q.samples_ns.iter().copied()).collect();
-        let xs: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
-        let Some(s) = stats::summarize(&xs) else { continue };
+        let Some(f) = stats::figures(&samples) else { continue };
         let cycles = same.iter().map(|q| q.cycles.clone()).collect::<Option<Vec<_>>>().map(|c| results::Cycles {
             mean: stats::mean(&c.iter().map(|x| x.mean).collect::<Vec<_>>()),
             median: stats::median(&c.iter().map(|x| x.median).collect::<Vec<_>>()),
@@ -69,14 +68,14 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
         let steal: Vec<f64> = same.iter().filter_map(|q| q.steal_pct).collect();
         phase_spreads.push(spread(format!("{} {} {}", p.backend, p.algorithm, p.operation), same.iter().map(|q| q.stats.median_ns).collect()));
         phases.push(Phase {
-            ops_per_sec: stats::ops_per_sec(s.mean_ns),
+            ops_per_sec: f.ops_per_sec,
             steal_pct: (!steal.is_empty()).then(|| stats::mean(&steal)),
             warmup: same.iter().map(|q| q.warmup).sum(),
             verified: same.iter().map(|q| q.verified).sum(),
-            median_ci95_ns: stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-            rsd_pct: stats::rsd_pct(&xs),
-            outliers: stats::tukey(&xs),
-            stats: s,
+            median_ci95_ns: f.median_ci95,
+            rsd_pct: f.rsd_pct,
+            outliers: f.outliers,
+            stats: f.summary,
             samples_ns: samples,
             cycles,
             ..p.clone()
@@ -92,7 +91,7 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             .map(|x| x.composed.median_ns)
             .collect();
         suite_spreads.push(spread(format!("{} [{}]", s.name, s.stack), per));
-        suites.push(results::Suite {
+        suites.push(results::SuiteResult {
             ops_per_sec: stats::ops_per_sec(composed.mean_ns),
             tail: composed.p99_ns / composed.median_ns,
             composed,

@@ -24,7 +24,7 @@ fn a_fresh_run_passes_check_and_composes_every_stack() {
     let o = pqprof(&["check", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(out);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let suites = v["suites"].as_array().unwrap();
     // X25519 and the hybrid, each in the default, openssl and rustcrypto stacks.
     assert_eq!(suites.len(), 6);
@@ -90,7 +90,7 @@ fn an_edited_sample_fails_check() {
 fn another_schema_version_is_refused_clearly() {
     let (ok, err) = tampered("v99.json", |v| v["schema_version"] = 99.into());
     assert!(!ok);
-    assert!(err.contains("schema_version 99, but this pqprof reads schema_version 1"), "{err}");
+    assert!(err.contains("schema_version 99, but this pqprof reads schema_version 1 or 2"), "{err}");
 }
 
 #[test]

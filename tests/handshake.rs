@@ -47,7 +47,7 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();
     assert!(html.contains("Real handshakes on loopback"));
 
-    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "suites/ssh.toml", "--samples", "1", "--per-sample", "3"]);
+    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "suites/ssh.toml", "--samples", "1", "--per-sample", "3", "--force"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();

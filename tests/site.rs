@@ -3,7 +3,8 @@
 
 mod common;
 
-use pqprof::render::{self, format, verify};
+use pqprof::render::{self, verify};
+use pqprof::units as format;
 use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
@@ -24,7 +25,7 @@ fn edited(name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
 
 fn render(files: &[PathBuf], name: &str) -> PathBuf {
     let out = tmp(name);
-    render::render(files, &out, &render::Options { source_url: Some("https://example.org/src/{commit}".into()) }).unwrap();
+    render::render(files, &out, &render::Options { source_url: Some("https://example.org/src/{commit}".into()), baseline: None }).unwrap();
     out
 }
 
@@ -137,6 +138,6 @@ fn a_failed_render_leaves_the_old_site() {
     let site = render(&[measured().to_path_buf()], "site-keep");
     let bad = tmp("bad.json");
     std::fs::write(&bad, "{\"schema_version\": 7}").unwrap();
-    assert!(render::render(&[bad], &site, &render::Options { source_url: None }).is_err());
+    assert!(render::render(&[bad], &site, &render::Options { source_url: None, baseline: None }).is_err());
     assert!(site.join("index.html").exists());
 }

@@ -2,73 +2,19 @@
 //! built from the same sources and run on the same core, alternating (ours, theirs, ours, theirs),
 //! and beside published reference cycles. Verdicts compare the same statistic on both sides.
 
-pub mod liboqs_speed;
-pub mod openssl_speed;
-pub mod references;
 pub mod tools;
 
 use crate::algorithm::{self, Operation};
 use crate::backend::{self, Backend};
 use crate::measure::{self, Settings, Slot, Tsc};
-use crate::results::Results;
+use crate::parse::{liboqs_speed, openssl_speed};
+use crate::results::{Crosscheck, CrosscheckRow};
 use crate::suite::Workload;
-use crate::{case, stats};
+use crate::{case, references, stats};
 use anyhow::{anyhow, bail, Context, Result};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Crosscheck {
-    pub date_utc: String,
-    pub wall_seconds: f64,
-    pub tolerance_pct: f64,
-    pub duration_s: u64,
-    pub rounds: usize,
-    pub rows: Vec<Row>,
-    pub references: Vec<ReferenceRow>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Row {
-    /// "liboqs speed_kem", "liboqs speed_sig" or "openssl speed".
-    pub tool: String,
-    pub backend: String,
-    pub algorithm: String,
-    pub operation: Operation,
-    /// The statistic compared, the same on both sides: "mean TSC cycles" or "mean ns".
-    pub statistic: String,
-    pub pqprof: f64,
-    pub pqprof_median_ns: f64,
-    pub tool_value: f64,
-    /// (pqprof - tool) / tool, percent.
-    pub diff_pct: f64,
-    pub agree: bool,
-    /// What differs between the two measurements, where known.
-    pub note: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ReferenceRow {
-    pub algorithm: String,
-    pub operation: Operation,
-    pub backend: String,
-    /// pqprof's median TSC cycles per call (per byte for throughput references).
-    pub pqprof_cycles: f64,
-    pub reference_cycles: f64,
-    pub per_byte: bool,
-    /// pqprof / reference.
-    pub ratio: f64,
-    pub implementation: String,
-    pub machine: String,
-    pub microarchitecture: String,
-    /// Same microarchitecture as this host: only then is the ratio a like-for-like check.
-    pub comparable: bool,
-    pub statistic: String,
-    pub source: String,
-    pub source_date: String,
-}
 
 pub struct Options {
     pub results: PathBuf,
@@ -223,7 +169,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 ("mean ns", stats::mean(&p.ours_ns), stats::mean(&p.theirs_ns))
             };
             let diff_pct = (ours - theirs) / theirs * 100.0;
-            Row {
+            CrosscheckRow {
                 note: note(&tool, operation).into(),
                 tool,
                 backend,
@@ -246,103 +192,49 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         duration_s: opts.duration_s,
         rounds: opts.rounds,
         rows,
-        references: reference_rows(&results, &opts.references)?,
+        references: references::reference_rows(&results, &opts.references)?,
     })
-}
-
-/// Published cycles beside pqprof's median TSC cycles from the results file.
-pub fn reference_rows(r: &Results, path: &std::path::Path) -> Result<Vec<ReferenceRow>> {
-    let (refs, throughput) = references::load(path)?;
-    let here = r.run.host.microarchitecture.as_str();
-    let mut rows = Vec::new();
-    for rf in &refs {
-        let Some(op) = Operation::from_name(&rf.operation) else { continue };
-        for p in r.phases.iter().filter(|p| p.algorithm == rf.primitive && p.operation == op) {
-            let Some(c) = &p.cycles else { continue };
-            rows.push(ReferenceRow {
-                algorithm: rf.primitive.clone(),
-                operation: op,
-                backend: p.backend.clone(),
-                pqprof_cycles: c.median,
-                reference_cycles: rf.cycles,
-                per_byte: false,
-                ratio: c.median / rf.cycles,
-                implementation: rf.implementation.clone(),
-                machine: rf.machine.clone(),
-                microarchitecture: rf.microarchitecture.clone(),
-                comparable: !here.is_empty() && rf.microarchitecture == here,
-                statistic: rf.statistic.clone(),
-                source: rf.source.clone(),
-                source_date: rf.source_date.clone(),
-            });
-        }
-    }
-    let payload = r.suites.iter().find_map(|s| s.payload_bytes);
-    for t in &throughput {
-        let Some(op) = Operation::from_name(&t.operation) else { continue };
-        // Cycles per byte depend on the message size: only the size pqprof measured compares.
-        if Some(t.message_bytes) != payload {
-            continue;
-        }
-        for p in r.phases.iter().filter(|p| p.algorithm == t.primitive && p.operation == op) {
-            let Some(c) = &p.cycles else { continue };
-            let per_byte = c.median / t.message_bytes as f64;
-            rows.push(ReferenceRow {
-                algorithm: t.primitive.clone(),
-                operation: op,
-                backend: p.backend.clone(),
-                pqprof_cycles: per_byte,
-                reference_cycles: t.cycles_per_byte,
-                per_byte: true,
-                ratio: per_byte / t.cycles_per_byte,
-                implementation: format!("{} ({} B messages)", t.implementation, t.message_bytes),
-                machine: t.machine.clone(),
-                microarchitecture: t.microarchitecture.clone(),
-                comparable: !here.is_empty() && t.microarchitecture == here,
-                statistic: t.statistic.clone(),
-                source: t.source.clone(),
-                source_date: t.source_date.clone(),
-            });
-        }
-    }
-    Ok(rows)
 }
 
 /// The verdict table as text.
 pub fn table(c: &Crosscheck) -> String {
-    let mut s = format!(
-        "{:<17} {:<9} {:<20} {:<12} {:>16} {:>14} {:>14} {:>8}  verdict\n",
-        "tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff"
-    );
-    for r in &c.rows {
-        s += &format!(
-            "{:<17} {:<9} {:<20} {:<12} {:>16} {:>14.0} {:>14.0} {:>7.1}%  {}\n",
-            r.tool,
-            r.backend,
-            r.algorithm,
-            r.operation.name(),
-            r.statistic,
-            r.pqprof,
-            r.tool_value,
-            r.diff_pct,
-            if r.agree { "agree".to_string() } else { format!("DISAGREE: {}", r.note) }
-        );
-    }
+    use crate::units::text_table;
+    let head = ["tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff", "verdict"];
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.tool.clone(),
+                r.backend.clone(),
+                r.algorithm.clone(),
+                r.operation.name().into(),
+                r.statistic.clone(),
+                format!("{:.0}", r.pqprof),
+                format!("{:.0}", r.tool_value),
+                format!("{:.1}%", r.diff_pct),
+                if r.agree { "agree".to_string() } else { format!("DISAGREE: {}", r.note) },
+            ]
+        })
+        .collect();
+    let mut s = text_table(&head, &rows, &[5, 6, 7]) + "\n";
     s += "\nPublished references (pqprof median TSC cycles / reference; like-for-like only on the same microarchitecture):\n";
-    for r in &c.references {
-        s += &format!(
-            "{:<20} {:<12} {:<10} {:>12.2} vs {:>10.2} ({:.2}x) {} on {}{} [{}]\n",
-            r.algorithm,
-            r.operation.name(),
-            r.backend,
-            r.pqprof_cycles,
-            r.reference_cycles,
-            r.ratio,
-            r.implementation,
-            r.machine,
-            if r.comparable { "" } else { ", other microarchitecture" },
-            r.source
-        );
-    }
-    s
+    let rows: Vec<Vec<String>> = c
+        .references
+        .iter()
+        .map(|r| {
+            vec![
+                r.algorithm.clone(),
+                r.operation.name().into(),
+                r.backend.clone(),
+                format!("{:.2}", r.pqprof_cycles),
+                format!("{:.2}", r.reference_cycles),
+                format!("{:.2}x", r.ratio),
+                format!("{} on {}{}", r.implementation, r.machine, if r.comparable { "" } else { ", other microarchitecture" }),
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    s += &text_table(&["algorithm", "operation", "backend", "pqprof", "reference", "ratio", "implementation", "source"], &rows, &[3, 4, 5]);
+    s + "\n"
 }

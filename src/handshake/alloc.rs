@@ -2,6 +2,7 @@
 //! allocation hooks for C allocations inside libcrypto / libssl, and per-thread / per-process CPU
 //! clocks. Counting is off unless a handshake command turns it on, so crypto phases are not slowed.
 
+use crate::results::AllocCounters;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
@@ -83,27 +84,9 @@ pub fn enable(on: bool) {
     ENABLED.store(on, Relaxed);
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Counters {
-    pub rust_allocs: u64,
-    pub rust_bytes: u64,
-    pub c_allocs: u64,
-    pub c_bytes: u64,
-}
-
-impl Counters {
-    pub fn now() -> Counters {
-        Counters { rust_allocs: RUST_ALLOCS.load(Relaxed), rust_bytes: RUST_BYTES.load(Relaxed), c_allocs: C_ALLOCS.load(Relaxed), c_bytes: C_BYTES.load(Relaxed) }
-    }
-
-    pub fn since(self, before: Counters) -> Counters {
-        Counters {
-            rust_allocs: self.rust_allocs - before.rust_allocs,
-            rust_bytes: self.rust_bytes - before.rust_bytes,
-            c_allocs: self.c_allocs - before.c_allocs,
-            c_bytes: self.c_bytes - before.c_bytes,
-        }
-    }
+/// The running totals of the counters.
+pub fn counters() -> AllocCounters {
+    AllocCounters { rust_allocs: RUST_ALLOCS.load(Relaxed), rust_bytes: RUST_BYTES.load(Relaxed), c_allocs: C_ALLOCS.load(Relaxed), c_bytes: C_BYTES.load(Relaxed) }
 }
 
 fn clock(id: libc::clockid_t) -> f64 {

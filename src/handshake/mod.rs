@@ -7,7 +7,7 @@ pub mod ssh;
 pub mod tls;
 pub mod wire;
 
-use crate::results::Results;
+use crate::results::{AllocCounters, Evidence, Handshakes, RealStack, Results, Scenario};
 use crate::stats;
 use crate::suite::{self, TrackKind};
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -21,39 +21,6 @@ use std::time::Instant;
 /// The 32-byte payload each connection echoes (seed 000's contract).
 pub const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Stack {
-    Rustls,
-    #[value(name = "openssl")]
-    OpenSsl,
-    Russh,
-}
-
-impl Stack {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stack::Rustls => "rustls",
-            Stack::OpenSsl => "openssl",
-            Stack::Russh => "russh",
-        }
-    }
-}
-
-/// What the first, unmeasured connection showed.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Evidence {
-    pub version: String,
-    /// Negotiated group (TLS) or key-exchange method (SSH).
-    pub group: String,
-    pub cipher: String,
-    pub cert_key: String,
-    pub resumed: bool,
-    /// (code point, bytes) of the key_share in ClientHello / ServerHello.
-    pub client_share: Option<(u16, usize)>,
-    pub server_share: Option<(u16, usize)>,
-}
-
 /// One connection.
 pub struct One {
     pub total_ns: f64,
@@ -62,63 +29,8 @@ pub struct One {
     pub sent: u64,
     pub received: u64,
     pub cpu_ns: f64,
-    pub mem: alloc::Counters,
+    pub mem: AllocCounters,
     pub evidence: Option<Evidence>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Handshakes {
-    pub date_utc: String,
-    pub wall_seconds: f64,
-    pub samples: usize,
-    pub per_sample: usize,
-    pub scenarios: Vec<Scenario>,
-    pub failures: Vec<String>,
-    /// C allocations inside OpenSSL are counted through CRYPTO_set_mem_functions; those inside
-    /// aws-lc (rustls, russh) are not.
-    pub notes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Scenario {
-    pub protocol: String,
-    pub suite: String,
-    pub stack: Stack,
-    pub evidence: Evidence,
-    /// Connect + handshake + 32-byte echo + close, per connection.
-    pub median_ns: f64,
-    pub p95_ns: f64,
-    pub ready_median_ns: f64,
-    pub sample_medians_ns: Vec<f64>,
-    /// Relative standard deviation of the per-sample medians, percent.
-    pub rsd_pct: f64,
-    pub client_to_server_bytes: f64,
-    pub server_to_client_bytes: f64,
-    pub declared_wire_bytes: Option<usize>,
-    pub client_cpu_ns: f64,
-    pub server_cpu_ns: f64,
-    pub client_mem: PerHandshake,
-    pub server_mem: PerHandshake,
-    /// Against the protocol's baseline suite on the same stack: ratio of medians and difference.
-    pub vs_baseline_ratio: Option<f64>,
-    pub measured_delta_ns: Option<f64>,
-    /// The composed difference of the same two suites (default stack, or openssl for OpenSSL).
-    pub composed_delta_ns: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct PerHandshake {
-    pub rust_allocs: f64,
-    pub rust_bytes: f64,
-    pub c_allocs: f64,
-    pub c_bytes: f64,
-}
-
-impl PerHandshake {
-    fn from(c: alloc::Counters, n: f64) -> Self {
-        let n = n.max(1.0);
-        PerHandshake { rust_allocs: c.rust_allocs as f64 / n, rust_bytes: c.rust_bytes as f64 / n, c_allocs: c.c_allocs as f64 / n, c_bytes: c.c_bytes as f64 / n }
-    }
 }
 
 /// A running server child; killed and reaped on drop, whatever happens.
@@ -157,11 +69,11 @@ impl Drop for Server {
 struct ServerStats {
     served: u64,
     cpu_ns: f64,
-    mem: alloc::Counters,
+    mem: AllocCounters,
 }
 
 impl Server {
-    fn start(protocol: &str, stack: Stack, suite: &str, cert: &Path, key: &Path) -> Result<Server> {
+    fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path) -> Result<Server> {
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
             .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
@@ -201,7 +113,7 @@ impl Server {
 }
 
 /// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
-pub fn server_main(protocol: &str, stack: Stack, group: &str, cert: &Path, key: &Path) -> Result<()> {
+pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path) -> Result<()> {
     alloc::enable(true);
     let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
@@ -226,18 +138,18 @@ pub fn server_main(protocol: &str, stack: Stack, group: &str, cert: &Path, key: 
             std::thread::sleep(std::time::Duration::from_millis(1));
         });
     }
-    let (mut mem0, mut cpu0, mut served0) = (alloc::Counters::now(), alloc::process_cpu_ns(), 0);
+    let (mut mem0, mut cpu0, mut served0) = (alloc::counters(), alloc::process_cpu_ns(), 0);
     for line in std::io::stdin().lock().lines() {
         match line?.trim() {
             "reset" => {
-                (mem0, cpu0, served0) = (alloc::Counters::now(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
+                (mem0, cpu0, served0) = (alloc::counters(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
                 println!("ok");
             }
             "stats" => {
                 let s = ServerStats {
                     served: served.load(std::sync::atomic::Ordering::Relaxed) - served0,
                     cpu_ns: alloc::process_cpu_ns() - cpu0,
-                    mem: alloc::Counters::now().since(mem0),
+                    mem: alloc::counters().since(mem0),
                 };
                 println!("{}", serde_json::to_string(&s)?);
             }
@@ -265,7 +177,7 @@ impl Client {
 struct Running {
     protocol: String,
     suite: String,
-    stack: Stack,
+    stack: RealStack,
     declared: Option<(usize, usize)>,
     server: Server,
     client: Client,
@@ -280,22 +192,6 @@ pub struct Options {
     pub suites: PathBuf,
     pub samples: usize,
     pub per_sample: usize,
-}
-
-/// Client and server share sizes the suite declares (sum over its algorithms).
-fn declared_shares(s: &suite::Suite) -> Option<(usize, usize)> {
-    let mut seen: Vec<&str> = Vec::new();
-    let (mut c, mut v) = (0, 0);
-    for p in &s.phases {
-        if seen.contains(&p.algorithm.as_str()) {
-            continue;
-        }
-        seen.push(&p.algorithm);
-        let (a, b) = crate::algorithm::find(&p.algorithm)?.wire_shares()?;
-        c += a;
-        v += b;
-    }
-    Some((c, v))
 }
 
 fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
@@ -327,9 +223,9 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let mut failures = Vec::new();
     let mut running: Vec<Running> = Vec::new();
     for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
-        let stacks: &[Stack] = match s.protocol.as_str() {
-            "tls13" => &[Stack::Rustls, Stack::OpenSsl],
-            "ssh" => &[Stack::Russh],
+        let stacks: &[RealStack] = match s.protocol.as_str() {
+            "tls13" => &[RealStack::Rustls, RealStack::OpenSsl],
+            "ssh" => &[RealStack::Russh],
             _ => &[],
         };
         for &stack in stacks {
@@ -340,7 +236,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     protocol: s.protocol.clone(),
                     suite: s.name.clone(),
                     stack,
-                    declared: declared_shares(s),
+                    declared: s.wire_shares(),
                     server,
                     client,
                     evidence: Evidence::default(),
@@ -408,7 +304,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
         }
         let count = r.ones.len() as f64;
         let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
-        let mem = r.ones.iter().fold(alloc::Counters::default(), |a, o| alloc::Counters {
+        let mem = r.ones.iter().fold(AllocCounters::default(), |a, o| AllocCounters {
             rust_allocs: a.rust_allocs + o.mem.rust_allocs,
             rust_bytes: a.rust_bytes + o.mem.rust_bytes,
             c_allocs: a.c_allocs + o.mem.c_allocs,
@@ -430,8 +326,8 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             declared_wire_bytes: r.declared.map(|(c, s)| c + s),
             client_cpu_ns: sum(&|o| o.cpu_ns),
             server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
-            client_mem: PerHandshake::from(mem, count),
-            server_mem: PerHandshake::from(ss.mem, ss.served as f64),
+            client_mem: mem.per(count),
+            server_mem: ss.mem.per(ss.served as f64),
             vs_baseline_ratio: None,
             measured_delta_ns: None,
             composed_delta_ns: None,
@@ -454,7 +350,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
 }
 
 fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results) {
-    let medians: Vec<(String, Stack, f64)> = scenarios.iter().map(|s| (s.suite.clone(), s.stack, s.median_ns)).collect();
+    let medians: Vec<(String, RealStack, f64)> = scenarios.iter().map(|s| (s.suite.clone(), s.stack, s.median_ns)).collect();
     for s in scenarios.iter_mut() {
         let Some(base) = suites.iter().find(|x| x.name == s.suite).and_then(|x| x.baseline.clone()) else { continue };
         if base == s.suite {
@@ -464,7 +360,7 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
             s.vs_baseline_ratio = Some(s.median_ns / m);
             s.measured_delta_ns = Some(s.median_ns - m);
         }
-        let stack = if s.stack == Stack::OpenSsl { "openssl" } else { "default" };
+        let stack = if s.stack == RealStack::OpenSsl { "openssl" } else { "default" };
         let composed = |n: &str| results.suites.iter().find(|x| x.name == n && x.stack == stack).map(|x| x.composed.median_ns);
         if let (Some(a), Some(b)) = (composed(&s.suite), composed(&base)) {
             s.composed_delta_ns = Some(a - b);
@@ -472,32 +368,32 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
     }
 }
 
-/// The verdict table as text.
+/// The scenario table as text.
 pub fn table(h: &Handshakes) -> String {
-    let mut s = format!(
-        "{:<8} {:<22} {:<8} {:>10} {:>8} {:>10} {:>7} {:>13} {:>10} {:>10} {:>14} {:>14}\n",
-        "proto", "suite", "stack", "median", "RSD", "p95", "vs base", "bytes c>s/s>c", "client CPU", "server CPU", "client allocs", "server allocs"
-    );
-    for sc in &h.scenarios {
-        s += &format!(
-            "{:<8} {:<22} {:<8} {:>10} {:>7.1}% {:>10} {:>7} {:>6.0}/{:<6.0} {:>10} {:>10} {:>6.0}/{:<7.0} {:>6.0}/{:<7.0}\n",
-            sc.protocol,
-            sc.suite,
-            sc.stack.name(),
-            crate::render::format::time(sc.median_ns),
-            sc.rsd_pct,
-            crate::render::format::time(sc.p95_ns),
-            sc.vs_baseline_ratio.map_or("base".into(), crate::render::format::ratio),
-            sc.client_to_server_bytes,
-            sc.server_to_client_bytes,
-            crate::render::format::time(sc.client_cpu_ns),
-            crate::render::format::time(sc.server_cpu_ns),
-            sc.client_mem.rust_allocs + sc.client_mem.c_allocs,
-            sc.client_mem.rust_bytes + sc.client_mem.c_bytes,
-            sc.server_mem.rust_allocs + sc.server_mem.c_allocs,
-            sc.server_mem.rust_bytes + sc.server_mem.c_bytes,
-        );
-    }
+    use crate::units::{count, ratio, text_table, time};
+    let head = ["proto", "suite", "stack", "median", "RSD", "p95", "vs base", "bytes c>s / s>c", "client CPU", "server CPU", "client allocs / B", "server allocs / B"];
+    let rows: Vec<Vec<String>> = h
+        .scenarios
+        .iter()
+        .map(|sc| {
+            let mem = |m: &crate::results::PerHandshake| format!("{} / {}", count(m.rust_allocs + m.c_allocs), count(m.rust_bytes + m.c_bytes));
+            vec![
+                sc.protocol.clone(),
+                sc.suite.clone(),
+                sc.stack.name().into(),
+                time(sc.median_ns),
+                format!("{:.1}%", sc.rsd_pct),
+                time(sc.p95_ns),
+                sc.vs_baseline_ratio.map_or("base".into(), ratio),
+                format!("{} / {}", count(sc.client_to_server_bytes), count(sc.server_to_client_bytes)),
+                time(sc.client_cpu_ns),
+                time(sc.server_cpu_ns),
+                mem(&sc.client_mem),
+                mem(&sc.server_mem),
+            ]
+        })
+        .collect();
+    let mut s = text_table(&head, &rows, &[3, 4, 5, 6, 7, 8, 9, 10, 11]) + "\n";
     for f in &h.failures {
         s += &format!("failed: {f}\n");
     }

@@ -3,7 +3,8 @@
 //! The negotiated method is read from the two KEXINIT packets on the wire (RFC 4253 section 7.1).
 
 use super::alloc;
-use super::{Evidence, One};
+use super::One;
+use crate::results::Evidence;
 use anyhow::{anyhow, ensure, Context, Result};
 use russh::keys::ssh_key::private::Ed25519Keypair;
 use russh::{client, server, Preferred};
@@ -67,20 +68,6 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
     }
 }
 
-/// The kex name-list of the first KEXINIT in a flight (after the identification line).
-pub fn kexinit_methods(flight: &[u8]) -> Option<Vec<String>> {
-    let start = flight.windows(2).position(|w| w == b"\r\n")? + 2;
-    let p = &flight[start..];
-    let payload = p.get(5..)?;
-    if *payload.first()? != 20 {
-        return None; // not SSH_MSG_KEXINIT
-    }
-    let list = payload.get(17..)?;
-    let len = u32::from_be_bytes(list.get(..4)?.try_into().ok()?) as usize;
-    let names = std::str::from_utf8(list.get(4..4 + len)?).ok()?;
-    Some(names.split(',').map(str::to_string).collect())
-}
-
 struct ClientHandler;
 
 impl client::Handler for ClientHandler {
@@ -106,7 +93,7 @@ impl Client {
 
     pub fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = alloc::thread_cpu_ns();
-        let mem0 = alloc::Counters::now();
+        let mem0 = alloc::counters();
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
         let t0 = Instant::now();
         let (kex, _auth) = self.rt.block_on(async {
@@ -126,8 +113,8 @@ impl Client {
         let total = t0.elapsed();
         let w = wire.lock().map_err(|_| anyhow!("poisoned"))?.summary();
         let ev = evidence.then(|| {
-            let ours = kexinit_methods(&w.first_sent).unwrap_or_default();
-            let theirs = kexinit_methods(&w.first_received).unwrap_or_default();
+            let ours = crate::parse::ssh::kexinit_methods(&w.first_sent).unwrap_or_default();
+            let theirs = crate::parse::ssh::kexinit_methods(&w.first_received).unwrap_or_default();
             Evidence {
                 version: "SSH-2.0".into(),
                 group: ours.iter().find(|m| theirs.contains(m)).cloned().unwrap_or_default(),
@@ -143,7 +130,7 @@ impl Client {
             sent: w.sent,
             received: w.received,
             cpu_ns: alloc::thread_cpu_ns() - cpu0,
-            mem: alloc::Counters::now().since(mem0),
+            mem: alloc::counters().since(mem0),
             evidence: ev,
         })
     }
@@ -192,22 +179,4 @@ pub fn serve(method: &str, listener: std::net::TcpListener, served: &AtomicU64) 
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn kexinit_names() {
-        let mut flight = b"SSH-2.0-x\r\n".to_vec();
-        let names = b"mlkem768x25519-sha256,ext-info-c";
-        let mut payload = vec![20u8];
-        payload.extend_from_slice(&[0; 16]);
-        payload.extend_from_slice(&(names.len() as u32).to_be_bytes());
-        payload.extend_from_slice(names);
-        flight.extend_from_slice(&((payload.len() + 1) as u32).to_be_bytes());
-        flight.push(0);
-        flight.extend_from_slice(&payload);
-        assert_eq!(super::kexinit_methods(&flight).unwrap(), vec!["mlkem768x25519-sha256", "ext-info-c"]);
-        assert_eq!(super::kexinit_methods(b"SSH-2.0-x\r\n"), None);
-    }
 }

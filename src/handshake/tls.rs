@@ -2,8 +2,10 @@
 //! key-exchange group at a time, resumption off on both sides, following seed 000's contract: a
 //! fresh connection per handshake, a 32-byte payload echoed and checked, then close.
 
-use super::wire::{key_shares, Counted};
-use super::{Evidence, One, Stack, PAYLOAD};
+use super::wire::Counted;
+use super::{One, PAYLOAD};
+use crate::parse::tls::key_shares;
+use crate::results::{Evidence, RealStack};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -80,9 +82,9 @@ pub enum Client {
 }
 
 impl Client {
-    pub fn new(stack: Stack, group: &str, id: &Identity) -> Result<Client> {
+    pub fn new(stack: RealStack, group: &str, id: &Identity) -> Result<Client> {
         Ok(match stack {
-            Stack::Rustls => {
+            RealStack::Rustls => {
                 let mut roots = rustls::RootCertStore::empty();
                 roots.add(id.cert_der.clone().into())?;
                 let mut cfg = rustls::ClientConfig::builder_with_provider(rustls_provider(group)?)
@@ -92,21 +94,21 @@ impl Client {
                 cfg.resumption = rustls::client::Resumption::disabled();
                 Client::Rustls(Arc::new(cfg))
             }
-            Stack::OpenSsl => {
+            RealStack::OpenSsl => {
                 use openssl::ssl::{SslConnector, SslMethod};
                 let mut b = SslConnector::builder(SslMethod::tls_client())?;
                 openssl_tls13(&mut b, group)?;
                 b.cert_store_mut().add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
                 Client::OpenSsl(b.build())
             }
-            Stack::Russh => bail!("russh is an SSH stack"),
+            RealStack::Russh => bail!("russh is an SSH stack"),
         })
     }
 
     /// One connection: connect, handshake, echo 32 bytes, close. Evidence only when asked.
     pub fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = super::alloc::thread_cpu_ns();
-        let mem0 = super::alloc::Counters::now();
+        let mem0 = super::alloc::counters();
         let t0 = Instant::now();
         let sock = Counted::new(tcp(addr)?);
         let (hs, sock, ev) = match self {
@@ -151,7 +153,7 @@ impl Client {
             sent: sock.sent,
             received: sock.received,
             cpu_ns: super::alloc::thread_cpu_ns() - cpu0,
-            mem: super::alloc::Counters::now().since(mem0),
+            mem: super::alloc::counters().since(mem0),
             evidence: ev,
         })
     }
@@ -190,13 +192,13 @@ fn openssl_evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
 
 /// The server side, in its own process: accepts connections one at a time until killed. Each gets
 /// a full handshake (no tickets, no session cache) and its 32 bytes echoed.
-pub fn serve(stack: Stack, group: &str, id: &Identity, listener: TcpListener, served: &std::sync::atomic::AtomicU64) -> Result<()> {
+pub fn serve(stack: RealStack, group: &str, id: &Identity, listener: TcpListener, served: &std::sync::atomic::AtomicU64) -> Result<()> {
     enum Server {
         Rustls(Arc<rustls::ServerConfig>),
         OpenSsl(openssl::ssl::SslAcceptor),
     }
     let server = match stack {
-        Stack::Rustls => {
+        RealStack::Rustls => {
             let certs = vec![id.cert_der.clone().into()];
             let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
             let mut cfg = rustls::ServerConfig::builder_with_provider(rustls_provider(group)?)
@@ -207,7 +209,7 @@ pub fn serve(stack: Stack, group: &str, id: &Identity, listener: TcpListener, se
             cfg.send_tls13_tickets = 0;
             Server::Rustls(Arc::new(cfg))
         }
-        Stack::OpenSsl => {
+        RealStack::OpenSsl => {
             use openssl::ssl::{SslAcceptor, SslMethod};
             let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
             openssl_tls13(&mut b, group)?;
@@ -217,7 +219,7 @@ pub fn serve(stack: Stack, group: &str, id: &Identity, listener: TcpListener, se
             b.set_private_key(&key)?;
             Server::OpenSsl(b.build())
         }
-        Stack::Russh => bail!("russh is an SSH stack"),
+        RealStack::Russh => bail!("russh is an SSH stack"),
     };
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };

@@ -1,6 +1,5 @@
-//! What crosses the wire: a stream wrapper that counts bytes each way (and keeps the first flight
-//! of each direction), and a parser for the key_share in a TLS 1.3 ClientHello / ServerHello
-//! (RFC 8446 sections 4.1.2, 4.1.3 and 4.2.8).
+//! What crosses the wire: a stream wrapper that counts bytes each way and keeps the first flight of
+//! each direction, for the parsers in `parse::tls` and `parse::ssh`.
 
 use std::io::{Read, Write};
 
@@ -60,137 +59,9 @@ impl<S: Write> Write for Counted<S> {
     }
 }
 
-/// A key share: (named group code point, key_exchange length in bytes).
-pub type Share = (u16, usize);
-
-struct Cursor<'a>(&'a [u8]);
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
-    fn u8(&mut self) -> Option<usize> {
-        self.take(1).map(|b| b[0] as usize)
-    }
-    fn u16(&mut self) -> Option<usize> {
-        self.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
-    }
-    fn u24(&mut self) -> Option<usize> {
-        self.take(3).map(|b| (b[0] as usize) << 16 | (b[1] as usize) << 8 | b[2] as usize)
-    }
-}
-
-/// The handshake messages carried in the leading records of a flight (type 22 only).
-fn handshake_bytes(flight: &[u8]) -> Vec<u8> {
-    let mut c = Cursor(flight);
-    let mut out = Vec::new();
-    while let (Some(kind), Some(_), Some(len)) = (c.u8(), c.take(2), c.u16()) {
-        let Some(body) = c.take(len) else { break };
-        if kind != 22 {
-            break;
-        }
-        out.extend_from_slice(body);
-    }
-    out
-}
-
-/// The key shares of the first ClientHello (msg type 1) or ServerHello (2) in a flight.
-pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
-    let hs = handshake_bytes(flight);
-    let mut c = Cursor(&hs);
-    let msg = c.u8()? as u8;
-    let len = c.u24()?;
-    let mut b = Cursor(c.take(len)?);
-    b.take(2 + 32)?; // legacy_version, random
-    let sid = b.u8()?;
-    b.take(sid)?;
-    if msg == 1 {
-        let cs = b.u16()?;
-        b.take(cs)?;
-        let comp = b.u8()?;
-        b.take(comp)?;
-    } else {
-        b.take(2 + 1)?; // cipher_suite, legacy_compression_method
-    }
-    let ext_len = b.u16()?;
-    let mut e = Cursor(b.take(ext_len)?);
-    while let (Some(kind), Some(len)) = (e.u16(), e.u16()) {
-        let data = e.take(len)?;
-        if kind != 0x0033 {
-            continue;
-        }
-        let mut k = Cursor(data);
-        let mut shares = Vec::new();
-        if msg == 1 {
-            let list = k.u16()?;
-            let mut l = Cursor(k.take(list)?);
-            while let (Some(group), Some(n)) = (l.u16(), l.u16()) {
-                l.take(n)?;
-                shares.push((group as u16, n));
-            }
-        } else {
-            let group = k.u16()?;
-            let n = k.u16()?;
-            shares.push((group as u16, n));
-        }
-        return Some((msg, shares));
-    }
-    Some((msg, Vec::new()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(body: &[u8]) -> Vec<u8> {
-        let mut r = vec![22, 3, 1, (body.len() >> 8) as u8, body.len() as u8];
-        r.extend_from_slice(body);
-        r
-    }
-
-    fn hello(msg: u8, ext: &[u8]) -> Vec<u8> {
-        let mut b = vec![3, 3];
-        b.extend_from_slice(&[0u8; 32]);
-        b.push(0); // session id
-        if msg == 1 {
-            b.extend_from_slice(&[0, 2, 0x13, 0x01, 1, 0]);
-        } else {
-            b.extend_from_slice(&[0x13, 0x01, 0]);
-        }
-        b.extend_from_slice(&(ext.len() as u16).to_be_bytes());
-        b.extend_from_slice(ext);
-        let mut h = vec![msg, 0, (b.len() >> 8) as u8, b.len() as u8];
-        h.extend_from_slice(&b);
-        h
-    }
-
-    #[test]
-    fn client_and_server_shares() {
-        // ClientHello: supported_versions, then key_share with X25519MLKEM768 (0x11EC), 1,216 bytes.
-        let mut ks = vec![0x11, 0xEC];
-        ks.extend_from_slice(&1216u16.to_be_bytes());
-        ks.extend(std::iter::repeat_n(7u8, 1216));
-        let mut ext = vec![0, 43, 0, 3, 2, 3, 4, 0, 0x33];
-        ext.extend_from_slice(&((ks.len() + 2) as u16).to_be_bytes());
-        ext.extend_from_slice(&(ks.len() as u16).to_be_bytes());
-        ext.extend_from_slice(&ks);
-        assert_eq!(key_shares(&record(&hello(1, &ext))), Some((1, vec![(0x11EC, 1216)])));
-        // ServerHello: one share of 1,120 bytes.
-        let mut ext = vec![0, 0x33];
-        ext.extend_from_slice(&(4u16 + 1120).to_be_bytes());
-        ext.extend_from_slice(&[0x11, 0xEC]);
-        ext.extend_from_slice(&1120u16.to_be_bytes());
-        ext.extend(std::iter::repeat_n(1u8, 1120));
-        assert_eq!(key_shares(&record(&hello(2, &ext))), Some((2, vec![(0x11EC, 1120)])));
-        // Truncated input is None, not a panic.
-        assert_eq!(key_shares(&record(&hello(2, &ext))[..60]), None);
-        assert_eq!(key_shares(&[]), None);
-    }
 
     #[test]
     fn counting_stream_counts_both_ways() {

@@ -21,7 +21,7 @@ pub struct Body {
 pub struct Policy {
     pub host: String,
     /// The run's iteration policy, as recorded.
-    pub settings: crate::measure::Settings,
+    pub settings: crate::results::Settings,
     pub clock: String,
     pub tsc: String,
     pub overhead_ns: f64,
@@ -82,7 +82,7 @@ pub fn build(runs: &[Run]) -> Body {
             let mut sizes = Vec::new();
             let mut add = |what: &str, v: Option<usize>| {
                 if let Some(v) = v {
-                    sizes.push(format!("{what} {}", super::format::bytes(v)));
+                    sizes.push(format!("{what} {}", crate::units::bytes(v)));
                 }
             };
             add("public key", a.public_key);
@@ -110,6 +110,6 @@ pub fn build(runs: &[Run]) -> Body {
         names,
         resamples: compose::RESAMPLES,
         seed: format!("{:#x}", compose::SEED),
-        tolerance_pct: compose::TOLERANCE_PCT,
+        tolerance_pct: crate::check::TOLERANCE_PCT,
     }
 }

@@ -1,10 +1,10 @@
 //! The overview page's context: a card per suite, a row per host, the phases behind each figure.
 
-use super::format;
+use crate::units as format;
 use super::svg::{self, Segment};
 use super::Run;
 use crate::algorithm::Operation;
-use crate::results::{Phase, Results, Suite};
+use crate::results::{PerHandshake, Phase, Results, SuiteResult as Suite};
 use crate::suite::TrackKind;
 use minijinja::Value;
 use serde::Serialize;
@@ -78,21 +78,13 @@ pub struct HandshakeRow {
     pub evidence: String,
 }
 
-fn signed_time(ns: f64) -> String {
-    if ns < 0.0 {
-        format!("−{}", format::time(-ns))
-    } else {
-        format!("+{}", format::time(ns))
-    }
-}
-
 fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
     let Some(h) = &r.handshakes else { return Vec::new() };
     h.scenarios
         .iter()
         .filter(|s| s.suite == suite)
         .map(|s| {
-            let mem = |m: &crate::handshake::PerHandshake| {
+            let mem = |m: &PerHandshake| {
                 format!("{} allocs, {}", format::count(m.rust_allocs + m.c_allocs), format::bytes((m.rust_bytes + m.c_bytes) as usize))
             };
             let e = &s.evidence;
@@ -106,8 +98,8 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 rsd: format!("{:.1}%", s.rsd_pct),
                 ready: format::time(s.ready_median_ns),
                 vs_baseline: s.vs_baseline_ratio.map_or("baseline".into(), format::ratio),
-                measured_delta: s.measured_delta_ns.map(signed_time).unwrap_or_default(),
-                composed_delta: s.composed_delta_ns.map(signed_time).unwrap_or_default(),
+                measured_delta: s.measured_delta_ns.map(format::signed_time).unwrap_or_default(),
+                composed_delta: s.composed_delta_ns.map(format::signed_time).unwrap_or_default(),
                 bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),
                 client_cpu: format::time(s.client_cpu_ns),
                 server_cpu: format::time(s.server_cpu_ns),
@@ -337,8 +329,12 @@ fn raw_rows(runs: &[Run]) -> Vec<RawRow> {
     let mut rows = Vec::new();
     for run in runs {
         let raw: Vec<&Suite> = run.results.suites.iter().filter(|s| s.kind == TrackKind::Raw).collect();
-        let mut stacks: Vec<&str> = raw.iter().map(|s| s.stack.as_str()).collect();
-        stacks.dedup();
+        let mut stacks: Vec<&str> = Vec::new();
+        for s in &raw {
+            if !stacks.contains(&s.stack.as_str()) {
+                stacks.push(&s.stack);
+            }
+        }
         for stack in stacks {
             let find = |prefix: &str| raw.iter().find(|s| s.stack == stack && s.name.starts_with(prefix));
             if let (Some(k), Some(e)) = (find("ML-KEM"), find("P-256")) {

@@ -1,14 +1,25 @@
 //! `pqprof compare A B`: every phase and suite present in both runs, the ratio of medians B / A
-//! with a 95% bootstrap interval, and a verdict that knows about noise.
+//! with a 95% interval, and a verdict that knows about noise.
+//!
+//! The interval of B / A comes from the two runs' stored 95% intervals (which `check` recomputes
+//! from the raw samples): each is read as a log-normal estimate, se = ln(high / low) / (2 x 1.96),
+//! and the two independent runs combine in quadrature. Nothing is resampled here, so comparing
+//! many runs with one baseline stays fast.
 
-use crate::cli::Format;
-use crate::compose;
-use crate::render::format;
 use crate::results::Results;
-use crate::stats::{self, SplitMix64};
+use crate::stats;
+use crate::units;
 use anyhow::Result;
 use serde::Serialize;
 use std::fmt::Write;
+
+/// How `compare` writes its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Md,
+    Json,
+}
 
 #[derive(Debug, Serialize)]
 pub struct Comparison {
@@ -64,34 +75,17 @@ impl Verdict {
     }
 }
 
-fn label(r: &Results) -> String {
-    format!("{} {} ({})", r.run.host.hostname, r.run.date_utc, r.run.tool_commit)
+/// Standard error of ln(median) from a stored 95% interval.
+fn log_se(ci: Option<(f64, f64)>) -> Option<f64> {
+    let (lo, hi) = ci?;
+    (lo > 0.0 && hi >= lo && hi.is_finite()).then(|| (hi / lo).ln() / (2.0 * 1.96))
 }
 
-fn boot_medians(samples: &[u64], seed: u64) -> Vec<f64> {
-    let xs: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
-    if xs.len() < 2 {
-        return Vec::new();
-    }
-    let mut rng = SplitMix64(seed);
-    let mut buf = vec![0.0; xs.len()];
-    (0..stats::BOOTSTRAP_RESAMPLES)
-        .map(|_| {
-            for b in buf.iter_mut() {
-                *b = xs[rng.below(xs.len())];
-            }
-            stats::median_in_place(&mut buf)
-        })
-        .collect()
-}
-
-fn ratio_interval(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
-    if a.is_empty() || a.len() != b.len() {
-        return None;
-    }
-    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| y / x).collect();
-    let s = stats::sorted(&r);
-    Some((stats::percentile_sorted(&s, 2.5), stats::percentile_sorted(&s, 97.5)))
+/// 95% interval of B / A from the two medians and their stored intervals.
+pub fn ratio_interval(a_median: f64, a_ci: Option<(f64, f64)>, b_median: f64, b_ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    let se = (log_se(a_ci)?.powi(2) + log_se(b_ci)?.powi(2)).sqrt();
+    let r = b_median / a_median;
+    r.is_finite().then(|| (r * (-1.96 * se).exp(), r * (1.96 * se).exp()))
 }
 
 /// The between-run noise for one figure: the given threshold, or twice the combined relative spread
@@ -116,13 +110,13 @@ fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<
     Row { kind: kind.into(), name, a_median_ns, b_median_ns, ratio, ratio_ci95: ci, noise_floor_pct: floor, verdict: Verdict::judge(ci, ratio, floor) }
 }
 
-pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
+/// Why two runs may differ for reasons other than the code.
+pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
+    let (ha, hb) = (&a.run.host, &b.run.host);
     let mut caveats = Vec::new();
-    if a.run.host.hostname != b.run.host.hostname || a.run.host.cpu_model != b.run.host.cpu_model || a.run.host.arch != b.run.host.arch {
-        caveats.push(format!(
-            "different hosts ({} {} vs {} {}): differences include the machine",
-            a.run.host.cpu_model, a.run.host.arch, b.run.host.cpu_model, b.run.host.arch
-        ));
+    let other_machine = if !ha.fingerprint.is_empty() && !hb.fingerprint.is_empty() { ha.fingerprint != hb.fingerprint } else { ha.hostname != hb.hostname };
+    if other_machine || ha.cpu_model != hb.cpu_model || ha.arch != hb.arch || ha.microarchitecture != hb.microarchitecture {
+        caveats.push(format!("different hosts ({} vs {}): differences include the machine", ha.label(), hb.label()));
     }
     if a.run.tool_commit != b.run.tool_commit || a.run.liboqs_version != b.run.liboqs_version || a.run.openssl_version != b.run.openssl_version {
         caveats.push(format!(
@@ -130,24 +124,26 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
             a.run.tool_commit, a.run.liboqs_version, a.run.openssl_version, b.run.tool_commit, b.run.liboqs_version, b.run.openssl_version
         ));
     }
+    caveats
+}
+
+pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     let mut rows = Vec::new();
-    for (i, pa) in a.phases.iter().enumerate() {
+    for pa in &a.phases {
         let Some(pb) = b.phase(&pa.backend, &pa.algorithm, pa.operation) else { continue };
-        let ci = ratio_interval(&boot_medians(&pa.samples_ns, 1 + i as u64), &boot_medians(&pb.samples_ns, 0x1000 + i as u64));
+        let ci = ratio_interval(pa.stats.median_ns, pa.median_ci95_ns, pb.stats.median_ns, pb.median_ci95_ns);
         let name = format!("{} {} {}", pa.backend, pa.algorithm, pa.operation);
         let floor = noise_floor(a, b, &name, threshold_pct);
         rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor));
     }
-    let (wa, wb) = (compose::bootstrap_medians(&a.suites, &a.phases), compose::bootstrap_medians(&b.suites, &b.phases));
-    for (i, sa) in a.suites.iter().enumerate() {
-        let Some(j) = b.suites.iter().position(|s| s.name == sa.name && s.stack == sa.stack) else { continue };
-        let sb = &b.suites[j];
-        let ci = ratio_interval(&wa[i], &wb[j]);
+    for sa in &a.suites {
+        let Some(sb) = b.suite(&sa.name, &sa.stack) else { continue };
+        let ci = ratio_interval(sa.composed.median_ns, sa.composed.median_ci95_ns, sb.composed.median_ns, sb.composed.median_ci95_ns);
         let name = format!("{} [{}]", sa.name, sa.stack);
         let floor = noise_floor(a, b, &name, threshold_pct);
         rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor));
     }
-    Comparison { a: label(a), b: label(b), caveats, rows }
+    Comparison { a: a.label(), b: b.label(), caveats: caveats(a, b), rows }
 }
 
 fn ci_text(ci: Option<(f64, f64)>) -> String {
@@ -166,11 +162,11 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
             }
             let head = ["", "name", "A median", "B median", "B / A", "95% interval", "noise floor", "verdict"];
             let cells = |r: &Row| {
-                [
+                vec![
                     r.kind.clone(),
                     r.name.clone(),
-                    format::time(r.a_median_ns),
-                    format::time(r.b_median_ns),
+                    units::time(r.a_median_ns),
+                    units::time(r.b_median_ns),
                     format!("{:.3}", r.ratio),
                     ci_text(r.ratio_ci95),
                     format!("{:.1}%", r.noise_floor_pct),
@@ -183,11 +179,8 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
                     writeln!(s, "| {} |", cells(r).join(" | "))?;
                 }
             } else {
-                let line = |c: [String; 8]| format!("{:<6} {:<44} {:>11} {:>11} {:>7} {:>13} {:>11}  {}", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
-                writeln!(s, "{}", line(head.map(String::from)))?;
-                for r in &c.rows {
-                    writeln!(s, "{}", line(cells(r)))?;
-                }
+                let rows: Vec<Vec<String>> = c.rows.iter().map(cells).collect();
+                writeln!(s, "{}", units::text_table(&head, &rows, &[2, 3, 4, 6]))?;
             }
         }
     }
@@ -252,8 +245,16 @@ mod tests {
     }
 
     #[test]
-    fn ratio_interval_pairs_worlds() {
-        assert_eq!(ratio_interval(&[1.0, 2.0], &[2.0, 4.0]), Some((2.0, 2.0)));
-        assert_eq!(ratio_interval(&[], &[]), None);
+    fn ratio_interval_combines_the_two_intervals() {
+        // Two exact figures: the interval collapses on the ratio.
+        assert_eq!(ratio_interval(10.0, Some((10.0, 10.0)), 20.0, Some((20.0, 20.0))), Some((2.0, 2.0)));
+        // A has ln(high/low) = 2 x 1.96 x 0.1 (se 0.1), B is exact: the ratio 2 spreads by e^(+-0.196).
+        let w = (2.0f64 * 1.96 * 0.1).exp();
+        let (lo, hi) = ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0))).unwrap();
+        assert!((lo - 2.0 * (-0.196f64).exp()).abs() < 1e-9 && (hi - 2.0 * 0.196f64.exp()).abs() < 1e-9, "{lo} {hi}");
+        // Two equal se: sqrt(2) wider. No interval stored: none.
+        let (lo2, _) = ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0 * w))).unwrap();
+        assert!((lo2 - 2.0 * (-0.196 * 2f64.sqrt()).exp()).abs() < 1e-9);
+        assert_eq!(ratio_interval(1.0, None, 1.0, Some((1.0, 1.0))), None);
     }
 }

@@ -2,7 +2,7 @@
 //! add up to the composed mean (within the identity's 0.002%) and the bar shares to 100% (within
 //! 0.01 points); every row names a suite that is in the copied JSON with that composed mean.
 
-use crate::compose::TOLERANCE_PCT;
+use crate::check::TOLERANCE_PCT;
 use crate::results;
 use crate::stats::agrees;
 use anyhow::{Context, Result};

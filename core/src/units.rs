@@ -1,4 +1,5 @@
-//! How numbers look on the site. The site only shows; every figure comes from the JSON as is.
+//! How numbers look wherever pqprof shows them: the site, the text tables, the exporters. Every
+//! figure comes from the JSON as is; this only formats it.
 
 /// A duration in nanoseconds, in the unit that suits it: "840 ns", "83.3 µs", "9.57 ms", "1.412 s".
 pub fn time(ns: f64) -> String {
@@ -53,6 +54,31 @@ pub fn ratio(x: f64) -> String {
     format!("{x:.2}×")
 }
 
+/// A signed duration: "+85.0 µs", "−12 ns".
+pub fn signed_time(ns: f64) -> String {
+    if ns < 0.0 {
+        format!("−{}", time(-ns))
+    } else {
+        format!("+{}", time(ns))
+    }
+}
+
+/// A plain fixed-width text table (comfy-table, no borders), the columns in `right` right-aligned.
+pub fn text_table(head: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+    use comfy_table::{presets::NOTHING, CellAlignment, ContentArrangement, Table};
+    let mut t = Table::new();
+    t.load_preset(NOTHING).set_content_arrangement(ContentArrangement::Disabled).set_header(head.to_vec());
+    for r in rows {
+        t.add_row(r.clone());
+    }
+    for &c in right {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +102,16 @@ mod tests {
         assert_eq!(delta(-47.5), "−47.5%");
         assert_eq!(delta(-0.01), "+0.0%");
         assert_eq!(ratio(2.771), "2.77×");
+        assert_eq!(signed_time(-1500.0), "−1.5 µs");
+        assert_eq!(signed_time(85_000.0), "+85.0 µs");
+    }
+
+    #[test]
+    fn text_tables_align_columns() {
+        let t = text_table(&["name", "value"], &[vec!["a".into(), "1".into()], vec!["long name".into(), "1,000".into()]], &[1]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3);
+        // Right-aligned: the values end in the same column.
+        assert_eq!(lines[1].trim_end().len(), lines[2].trim_end().len());
     }
 }

@@ -6,7 +6,7 @@
 //! samples uniformly at random, and adds them up. With a fixed seed anyone can recompute them from
 //! the raw samples in the JSON.
 
-use crate::results::{Composed, Phase, Results, SuitePhase};
+use crate::results::{Composed, Phase, SuitePhase, SuiteResult};
 use crate::stats::{self, SplitMix64};
 use anyhow::{anyhow, Result};
 
@@ -66,7 +66,7 @@ pub const CI_DRAWS: usize = 2000;
 /// Per suite, the composed median of every bootstrap world: in world `b` every phase is
 /// resampled with replacement once (shared by all suites, so a suite and its baseline move
 /// together), then `CI_DRAWS` handshakes are drawn from the resampled phases.
-pub fn bootstrap_medians(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<Vec<f64>> {
+pub fn bootstrap_medians(suites: &[SuiteResult], phases: &[Phase]) -> Vec<Vec<f64>> {
     let index: Vec<Vec<(usize, u32)>> = suites
         .iter()
         .map(|s| {
@@ -110,16 +110,8 @@ pub fn bootstrap_medians(suites: &[crate::results::Suite], phases: &[Phase]) -> 
     out
 }
 
-fn interval(xs: &[f64]) -> Option<(f64, f64)> {
-    if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
-        return None;
-    }
-    let s = stats::sorted(xs);
-    Some((stats::percentile_sorted(&s, 2.5), stats::percentile_sorted(&s, 97.5)))
-}
-
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
-pub fn intervals(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
+pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
     let worlds = bootstrap_medians(suites, phases);
     suites
         .iter()
@@ -132,9 +124,9 @@ pub fn intervals(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<(Opt
                 .and_then(|b| suites.iter().position(|x| &x.name == b && x.stack == s.stack));
             let delta = base.and_then(|j| {
                 let d: Vec<f64> = worlds[i].iter().zip(&worlds[j]).map(|(a, b)| delta_pct(*a, *b)).collect();
-                interval(&d)
+                stats::interval95(&d)
             });
-            (interval(&worlds[i]), delta)
+            (stats::interval95(&worlds[i]), delta)
         })
         .collect()
 }
@@ -142,98 +134,6 @@ pub fn intervals(suites: &[crate::results::Suite], phases: &[Phase]) -> Vec<(Opt
 /// Percent difference of `value` against `baseline`.
 pub fn delta_pct(value: f64, baseline: f64) -> f64 {
     (value / baseline - 1.0) * 100.0
-}
-
-/// Every way a results file breaks the identity or disagrees with its own raw samples.
-pub fn check(results: &Results) -> Vec<String> {
-    let mut problems = Vec::new();
-    fn differs(problems: &mut Vec<String>, what: String, stored: f64, recomputed: f64) {
-        if !stats::agrees(stored, recomputed, TOLERANCE_PCT) {
-            problems.push(format!("{what}: stored {stored} but the raw data give {recomputed}"));
-        }
-    }
-    let mut fresh = Vec::new();
-    for p in &results.phases {
-        let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);
-        let xs: Vec<f64> = p.samples_ns.iter().map(|&x| x as f64).collect();
-        let Some(s) = stats::summarize(&xs) else {
-            differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, 0.0);
-            continue;
-        };
-        differs(&mut problems, format!("{name}: mean_ns"), p.stats.mean_ns, s.mean_ns);
-        differs(&mut problems, format!("{name}: median_ns"), p.stats.median_ns, s.median_ns);
-        differs(&mut problems, format!("{name}: p95_ns"), p.stats.p95_ns, s.p95_ns);
-        differs(&mut problems, format!("{name}: p99_ns"), p.stats.p99_ns, s.p99_ns);
-        differs(&mut problems, format!("{name}: stdev_ns"), p.stats.stdev_ns, s.stdev_ns);
-        differs(&mut problems, format!("{name}: min_ns"), p.stats.min_ns, s.min_ns);
-        differs(&mut problems, format!("{name}: max_ns"), p.stats.max_ns, s.max_ns);
-        differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, s.iterations as f64);
-        differs(&mut problems, format!("{name}: ops_per_sec"), p.ops_per_sec, stats::ops_per_sec(s.mean_ns));
-        let mut q = p.clone();
-        q.stats = s;
-        fresh.push(q);
-    }
-    for s in &results.suites {
-        let name = format!("suite {} [{}]", s.name, s.stack);
-        let sum: f64 = s
-            .phases
-            .iter()
-            .map(|sp| {
-                fresh
-                    .iter()
-                    .find(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
-                    .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
-            })
-            .sum();
-        if sum.is_nan() {
-            problems.push(format!("{name}: a phase it lists is not in phases[]"));
-            continue;
-        }
-        differs(&mut problems, format!("{name}: composed mean_ns (identity: sum of count x phase mean)"), s.composed.mean_ns, sum);
-        match compose(&s.phases, &fresh) {
-            Ok(c) => {
-                differs(&mut problems, format!("{name}: composed median_ns"), s.composed.median_ns, c.median_ns);
-                differs(&mut problems, format!("{name}: composed p95_ns"), s.composed.p95_ns, c.p95_ns);
-                differs(&mut problems, format!("{name}: composed p99_ns"), s.composed.p99_ns, c.p99_ns);
-                differs(&mut problems, format!("{name}: ops_per_sec"), s.ops_per_sec, stats::ops_per_sec(sum));
-                differs(&mut problems, format!("{name}: tail"), s.tail, c.p99_ns / c.median_ns);
-            }
-            Err(e) => problems.push(format!("{name}: {e}")),
-        }
-        if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
-            match results.suites.iter().find(|b| &b.name == base && b.stack == s.stack) {
-                Some(b) => differs(&mut problems, format!("{name}: delta_vs_baseline_pct"), d, delta_pct(s.composed.median_ns, b.composed.median_ns)),
-                None => problems.push(format!("{name}: baseline {base} is not in this stack")),
-            }
-        }
-    }
-    let fresh_suites: Vec<crate::results::Suite> = results.suites.clone();
-    for ((s, (ci, dci)), name) in results
-        .suites
-        .iter()
-        .zip(intervals(&fresh_suites, &fresh))
-        .zip(results.suites.iter().map(|s| format!("suite {} [{}]", s.name, s.stack)))
-    {
-        if let (Some(stored), Some(ci)) = (s.composed.median_ci95_ns, ci) {
-            differs(&mut problems, format!("{name}: composed median_ci95_ns low"), stored.0, ci.0);
-            differs(&mut problems, format!("{name}: composed median_ci95_ns high"), stored.1, ci.1);
-        }
-        if let (Some(stored), Some(ci)) = (s.delta_ci95_pct, dci) {
-            differs(&mut problems, format!("{name}: delta_ci95_pct low"), stored.0, ci.0);
-            differs(&mut problems, format!("{name}: delta_ci95_pct high"), stored.1, ci.1);
-        }
-    }
-    for p in &results.phases {
-        if let Some((lo, hi)) = p.median_ci95_ns {
-            let xs: Vec<f64> = p.samples_ns.iter().map(|&x| x as f64).collect();
-            if let Some((l2, h2)) = stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED) {
-                let name = format!("phase {} {} {}: median_ci95_ns", p.backend, p.algorithm, p.operation);
-                differs(&mut problems, format!("{name} low"), lo, l2);
-                differs(&mut problems, format!("{name} high"), hi, h2);
-            }
-        }
-    }
-    problems
 }
 
 #[cfg(test)]
@@ -251,7 +151,7 @@ mod tests {
             ops_per_sec: stats::ops_per_sec(s.mean_ns),
             stats: s,
             steal_pct: None,
-            iterations_reason: crate::measure::Reason::Default,
+            iterations_reason: crate::results::Reason::Default,
             warmup: 0,
             verified: 1,
             includes: String::new(),

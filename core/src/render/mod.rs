@@ -2,7 +2,6 @@
 //! The renderer does not compute figures; it formats what the JSON holds and places it.
 
 mod compare;
-pub mod format;
 mod methodology;
 mod overview;
 pub mod svg;
@@ -17,15 +16,18 @@ use std::path::{Path, PathBuf};
 /// One loaded results file, with how the site names and links it.
 pub struct Run {
     pub results: Results,
-    /// "host (date)", unique across the runs given.
+    /// Host, CPU, microarchitecture and time ("vm · AMD EPYC (zen5) · 2026-11-30T03:26:02Z"),
+    /// unique across the runs given.
     pub label: String,
     /// Where the copied JSON is, relative to the site root.
     pub json_href: String,
 }
 
-/// Link to the tool's source at a commit: a template with `{commit}`.
 pub struct Options {
+    /// Link to the tool's source at a commit: a template with `{commit}`.
     pub source_url: Option<String>,
+    /// The run every other run is compared with on the compare page (default: the oldest).
+    pub baseline: Option<PathBuf>,
 }
 
 const TEMPLATES: [(&str, &str); 4] = [
@@ -48,6 +50,8 @@ pub fn environment() -> Result<Environment<'static>> {
 #[derive(Serialize)]
 pub struct RunLine {
     pub label: String,
+    pub host: String,
+    pub microarchitecture: String,
     pub date: String,
     pub commit: String,
     pub commit_url: Option<String>,
@@ -63,6 +67,8 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
     let r = &run.results.run;
     RunLine {
         label: run.label.clone(),
+        host: r.host.hostname.clone(),
+        microarchitecture: if r.host.microarchitecture.is_empty() { "unknown".into() } else { r.host.microarchitecture.clone() },
         date: r.date_utc.clone(),
         commit: r.tool_commit.clone(),
         commit_url: opts.source_url.as_ref().map(|u| u.replace("{commit}", r.tool_commit.trim_end_matches("-dirty"))),
@@ -100,10 +106,14 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
     for f in files {
         let results = results::read(f)?;
         let name = f.file_name().ok_or_else(|| anyhow!("{}: not a file", f.display()))?.to_string_lossy().into_owned();
-        let mut label = format!("{} ({})", results.run.host.hostname, results.run.date_utc.get(..10).unwrap_or(""));
+        if runs.iter().any(|r| r.json_href == format!("data/{name}")) {
+            bail!("{}: two results files with the same name; the site keeps one copy of each", f.display());
+        }
+        let mut label = results.label();
+        // The same machine at the same second (a copy, or a test): still two rows, told apart.
         let same = runs.iter().filter(|r| r.label.starts_with(&label)).count();
         if same > 0 {
-            label = format!("{label} #{}", same + 1);
+            label = format!("{label} ({name})");
         }
         runs.push(Run { results, label, json_href: format!("data/{name}") });
     }
@@ -134,6 +144,19 @@ pub fn render(files: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     Ok(())
 }
 
+/// The baseline run: the file named by `--baseline` (it must be one of the files rendered), else
+/// the oldest run by its recorded date.
+fn baseline_index(runs: &[Run], files: &[PathBuf], chosen: Option<&Path>) -> Result<usize> {
+    if let Some(b) = chosen {
+        let want = std::fs::canonicalize(b).with_context(|| format!("--baseline {}: cannot read", b.display()))?;
+        return files
+            .iter()
+            .position(|f| std::fs::canonicalize(f).is_ok_and(|c| c == want))
+            .ok_or_else(|| anyhow!("--baseline {}: not one of the results files being rendered", b.display()));
+    }
+    Ok((0..runs.len()).min_by(|&i, &j| runs[i].results.run.date_utc.cmp(&runs[j].results.run.date_utc)).unwrap_or(0))
+}
+
 fn build(env: &Environment, runs: &[Run], files: &[PathBuf], dir: &Path, opts: &Options) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
     for (run, file) in runs.iter().zip(files) {
@@ -141,7 +164,8 @@ fn build(env: &Environment, runs: &[Run], files: &[PathBuf], dir: &Path, opts: &
     }
     let write = |name: &str, html: String| std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"));
     write("index.html", env.get_template("index.html")?.render(page(runs, opts, "Overview", "index", overview::build(runs)))?)?;
-    write("compare.html", env.get_template("compare.html")?.render(page(runs, opts, "Compare", "compare", compare::build(runs)))?)?;
+    let baseline = baseline_index(runs, files, opts.baseline.as_deref())?;
+    write("compare.html", env.get_template("compare.html")?.render(page(runs, opts, "Compare", "compare", compare::build(runs, baseline)))?)?;
     write(
         "methodology.html",
         env.get_template("methodology.html")?.render(page(runs, opts, "Methodology", "methodology", methodology::build(runs)))?,

@@ -3,18 +3,24 @@
 mod csv;
 mod markdown;
 
-use crate::cli::ExportFormat;
 use crate::results::Results;
 use anyhow::Result;
+
+/// The formats `pqprof export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Md,
+}
 
 pub trait Exporter {
     fn serialize(&self, results: &Results) -> Result<Vec<u8>>;
 }
 
-pub fn exporter(format: ExportFormat) -> Box<dyn Exporter> {
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
-        ExportFormat::Csv => Box::new(csv::Csv),
-        ExportFormat::Md => Box::new(markdown::Markdown),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Md => Box::new(markdown::Markdown),
     }
 }
 

@@ -1,19 +1,6 @@
 //! Statistics over timing samples: pure functions, tested against hand-computed values.
 
-use serde::{Deserialize, Serialize};
-
-/// Summary of one phase's samples, in nanoseconds (means and spreads are not rounded).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub mean_ns: f64,
-    pub median_ns: f64,
-    pub p95_ns: f64,
-    pub p99_ns: f64,
-    pub stdev_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    pub iterations: usize,
-}
+pub use crate::results::{Outliers, Summary};
 
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -108,42 +95,75 @@ pub fn median_in_place(xs: &mut [f64]) -> f64 {
 pub const BOOTSTRAP_RESAMPLES: usize = 1000;
 pub const BOOTSTRAP_SEED: u64 = 0x626f_6f74; // "boot"
 
-/// 95% percentile-bootstrap interval of the median: `resamples` resamples with replacement,
-/// drawn with SplitMix64 from `seed`; the 2.5th and 97.5th percentiles of their medians.
-pub fn median_ci95(xs: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
-    if xs.len() < 2 || resamples == 0 {
-        return None;
+/// The medians of `resamples` bootstrap resamples of `xs` (with replacement, drawn with SplitMix64
+/// from `seed`): the one bootstrap behind every interval of a single phase.
+pub fn bootstrap_medians(xs: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+    if xs.len() < 2 {
+        return Vec::new();
     }
     let mut rng = SplitMix64(seed);
     let mut buf = vec![0.0; xs.len()];
-    let mut medians: Vec<f64> = (0..resamples)
+    (0..resamples)
         .map(|_| {
             for b in buf.iter_mut() {
                 *b = xs[rng.below(xs.len())];
             }
             median_in_place(&mut buf)
         })
-        .collect();
-    medians.sort_by(f64::total_cmp);
-    Some((percentile_sorted(&medians, 2.5), percentile_sorted(&medians, 97.5)))
+        .collect()
+}
+
+/// The 2.5th and 97.5th percentiles of bootstrap estimates; `None` without estimates or with a
+/// non-finite one.
+pub fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
+    if estimates.is_empty() || estimates.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let s = sorted(estimates);
+    Some((percentile_sorted(&s, 2.5), percentile_sorted(&s, 97.5)))
+}
+
+/// 95% percentile-bootstrap interval of the median (`bootstrap_medians`).
+pub fn median_ci95(xs: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
+    if resamples == 0 {
+        return None;
+    }
+    interval95(&bootstrap_medians(xs, resamples, seed))
+}
+
+/// Every statistic of one phase that is computed from its samples alone: what `run`, `--samples`
+/// pooling and `check` all derive the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleFigures {
+    pub summary: Summary,
+    pub median_ci95: Option<(f64, f64)>,
+    pub rsd_pct: f64,
+    pub outliers: Outliers,
+    pub ops_per_sec: f64,
+}
+
+impl SampleFigures {
+    /// The figures of a phase with no samples (it failed before its first timed call).
+    pub fn empty() -> SampleFigures {
+        let summary = Summary { mean_ns: 0.0, median_ns: 0.0, p95_ns: 0.0, p99_ns: 0.0, stdev_ns: 0.0, min_ns: 0.0, max_ns: 0.0, iterations: 0 };
+        SampleFigures { summary, median_ci95: None, rsd_pct: 0.0, outliers: Outliers::default(), ops_per_sec: 0.0 }
+    }
+}
+
+pub fn figures(samples_ns: &[u64]) -> Option<SampleFigures> {
+    let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+    let summary = summarize(&xs)?;
+    Some(SampleFigures {
+        median_ci95: median_ci95(&xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+        rsd_pct: rsd_pct(&xs),
+        outliers: tukey(&xs),
+        ops_per_sec: ops_per_sec(summary.mean_ns),
+        summary,
+    })
 }
 
 /// Tukey's fences (Tukey 1977, "Exploratory Data Analysis"): outside Q1 - 1.5 IQR / Q3 + 1.5 IQR is
 /// mild, outside 3 IQR severe. Outliers are counted, never dropped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Outliers {
-    pub low_severe: usize,
-    pub low_mild: usize,
-    pub high_mild: usize,
-    pub high_severe: usize,
-}
-
-impl Outliers {
-    pub fn total(&self) -> usize {
-        self.low_severe + self.low_mild + self.high_mild + self.high_severe
-    }
-}
-
 pub fn tukey(xs: &[f64]) -> Outliers {
     let s = sorted(xs);
     let (q1, q3) = (percentile_sorted(&s, 25.0), percentile_sorted(&s, 75.0));

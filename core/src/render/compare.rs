@@ -12,8 +12,9 @@ pub struct Body {
     pub suites: Vec<Chart>,
     pub legend_backends: Vec<(String, String)>,
     pub legend_stacks: Vec<(String, String)>,
-    /// With exactly two runs: the second against the first, as `pqprof compare` reports it.
-    pub diff: Option<Diff>,
+    /// The baseline run's label, and every other run against it, as `pqprof compare` reports it.
+    pub baseline: String,
+    pub diffs: Vec<Diff>,
     pub crosschecks: Vec<Cross>,
 }
 
@@ -60,7 +61,7 @@ fn crosschecks(runs: &[Run]) -> Vec<Cross> {
     runs.iter()
         .filter_map(|run| {
             let c = run.results.crosscheck.as_ref()?;
-            let fmt = |v: f64, stat: &str| if stat.contains("cycles") { format!("{} cycles", super::format::count(v)) } else { super::format::time(v) };
+            let fmt = |v: f64, stat: &str| if stat.contains("cycles") { format!("{} cycles", crate::units::count(v)) } else { crate::units::time(v) };
             Some(Cross {
                 host: run.label.clone(),
                 date: c.date_utc.clone(),
@@ -76,8 +77,8 @@ fn crosschecks(runs: &[Run]) -> Vec<Cross> {
                         statistic: r.statistic.clone(),
                         pqprof: fmt(r.pqprof, &r.statistic),
                         tool_value: fmt(r.tool_value, &r.statistic),
-                        median: super::format::time(r.pqprof_median_ns),
-                        diff: super::format::delta(r.diff_pct),
+                        median: crate::units::time(r.pqprof_median_ns),
+                        diff: crate::units::delta(r.diff_pct),
                         verdict: if r.agree { "agree" } else { "disagree" }.into(),
                         class: if r.agree { "faster" } else { "slower" }.into(),
                         note: r.note.clone(),
@@ -89,9 +90,9 @@ fn crosschecks(runs: &[Run]) -> Vec<Cross> {
                     .map(|r| RefRow {
                         phase: format!("{} {}", r.algorithm, r.operation),
                         backend: r.backend.clone(),
-                        pqprof: if r.per_byte { format!("{:.3} c/B", r.pqprof_cycles) } else { super::format::count(r.pqprof_cycles) },
-                        reference: if r.per_byte { format!("{:.3} c/B", r.reference_cycles) } else { super::format::count(r.reference_cycles) },
-                        ratio: super::format::ratio(r.ratio),
+                        pqprof: if r.per_byte { format!("{:.3} c/B", r.pqprof_cycles) } else { crate::units::count(r.pqprof_cycles) },
+                        reference: if r.per_byte { format!("{:.3} c/B", r.reference_cycles) } else { crate::units::count(r.reference_cycles) },
+                        ratio: crate::units::ratio(r.ratio),
                         implementation: r.implementation.clone(),
                         machine: r.machine.clone(),
                         comparable: r.comparable,
@@ -124,8 +125,8 @@ pub struct DiffRow {
     pub class: String,
 }
 
-fn diff(runs: &[Run]) -> Option<Diff> {
-    let [a, b] = runs else { return None };
+/// Run `b` against the baseline run `a`.
+fn diff(a: &Run, b: &Run) -> Diff {
     let c = crate::comparison::compare(&a.results, &b.results, crate::comparison::DEFAULT_NOISE_FLOOR_PCT);
     let rows = c
         .rows
@@ -133,8 +134,8 @@ fn diff(runs: &[Run]) -> Option<Diff> {
         .map(|r| DiffRow {
             kind: r.kind.clone(),
             name: r.name.clone(),
-            a: super::format::time(r.a_median_ns),
-            b: super::format::time(r.b_median_ns),
+            a: crate::units::time(r.a_median_ns),
+            b: crate::units::time(r.b_median_ns),
             ratio: format!("{:.3}", r.ratio),
             ci: r.ratio_ci95.map_or("n/a".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}")),
             verdict: r.verdict.text().into(),
@@ -146,7 +147,7 @@ fn diff(runs: &[Run]) -> Option<Diff> {
             .into(),
         })
         .collect();
-    Some(Diff { a: a.label.clone(), b: b.label.clone(), caveats: c.caveats, rows })
+    Diff { a: a.label.clone(), b: b.label.clone(), caveats: c.caveats, rows }
 }
 
 #[derive(Serialize)]
@@ -166,7 +167,7 @@ fn legend(names: &[&str]) -> Vec<(String, String)> {
     names.iter().enumerate().map(|(i, n)| (n.to_string(), svg::PALETTE[i].to_string())).collect()
 }
 
-pub fn build(runs: &[Run]) -> Body {
+pub fn build(runs: &[Run], baseline: usize) -> Body {
     let several_hosts = runs.len() > 1;
     let who = |run: &Run, what: &str| if several_hosts { format!("{what} · {}", run.label) } else { what.to_string() };
 
@@ -192,7 +193,7 @@ pub fn build(runs: &[Run]) -> Body {
                             label: who(run, b),
                             value_ns: p.stats.median_ns,
                             key: b.into(),
-                            note: format!(" (p95 {})", super::format::time(p.stats.p95_ns)),
+                            note: format!(" (p95 {})", crate::units::time(p.stats.p95_ns)),
                         });
                     }
                 }
@@ -221,7 +222,7 @@ pub fn build(runs: &[Run]) -> Body {
                             label: who(run, stack),
                             value_ns: s.composed.median_ns,
                             key: stack.into(),
-                            note: s.delta_vs_baseline_pct.map_or(String::new(), |d| format!(" ({} vs {})", super::format::delta(d), s.baseline.as_deref().unwrap_or(""))),
+                            note: s.delta_vs_baseline_pct.map_or(String::new(), |d| format!(" ({} vs {})", crate::units::delta(d), s.baseline.as_deref().unwrap_or(""))),
                         });
                     }
                 }
@@ -229,5 +230,15 @@ pub fn build(runs: &[Run]) -> Body {
             Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &keys(&STACKS))), title: name.clone() }
         })
         .collect();
-    Body { operations, suites, legend_backends: legend(&BACKENDS), legend_stacks: legend(&STACKS), diff: diff(runs), crosschecks: crosschecks(runs) }
+    let base = &runs[baseline];
+    let diffs = runs.iter().enumerate().filter(|(i, _)| *i != baseline).map(|(_, r)| diff(base, r)).collect();
+    Body {
+        operations,
+        suites,
+        legend_backends: legend(&BACKENDS),
+        legend_stacks: legend(&STACKS),
+        baseline: base.label.clone(),
+        diffs,
+        crosschecks: crosschecks(runs),
+    }
 }

@@ -1,42 +1,11 @@
 //! Suite files (`suites/*.toml`) -> a validated model. Every error names the file, line and column.
 
-use crate::algorithm::{self, Kind, Operation};
+use crate::algorithm::{self, Operation};
+pub use crate::results::TrackKind;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 use toml::Spanned;
-
-/// What a track measures; decides which operations its phases may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrackKind {
-    Kex,
-    Signature,
-    Record,
-    Raw,
-}
-
-impl TrackKind {
-    const NAMES: [&'static str; 4] = ["kex", "signature", "record", "raw"];
-
-    fn from_name(s: &str) -> Option<TrackKind> {
-        Some(match s {
-            "kex" => TrackKind::Kex,
-            "signature" => TrackKind::Signature,
-            "record" => TrackKind::Record,
-            "raw" => TrackKind::Raw,
-            _ => return None,
-        })
-    }
-
-    fn allows(self, kind: Kind) -> bool {
-        match self {
-            TrackKind::Kex | TrackKind::Raw => matches!(kind, Kind::Kem | Kind::Dh),
-            TrackKind::Signature => kind == Kind::Sig,
-            TrackKind::Record => kind == Kind::Aead,
-        }
-    }
-}
 
 /// A place in a suite file, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,22 +67,29 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// Client share + server share, from the algorithm sizes; `None` for tracks without a key exchange.
-    pub fn wire_bytes(&self) -> Option<usize> {
+    /// (client share, server share) in bytes, summed over the suite's distinct algorithms (a hybrid
+    /// group sends both parts each way); `None` for tracks without a key exchange.
+    pub fn wire_shares(&self) -> Option<(usize, usize)> {
         if self.kind != TrackKind::Kex {
             return None;
         }
         let mut seen: Vec<&str> = Vec::new();
-        let mut total = 0;
+        let (mut client, mut server) = (0, 0);
         for p in &self.phases {
             if seen.contains(&p.algorithm.as_str()) {
                 continue;
             }
             seen.push(&p.algorithm);
             let (c, s) = algorithm::find(&p.algorithm)?.wire_shares()?;
-            total += c + s;
+            client += c;
+            server += s;
         }
-        Some(total)
+        Some((client, server))
+    }
+
+    /// Client share + server share.
+    pub fn wire_bytes(&self) -> Option<usize> {
+        self.wire_shares().map(|(c, s)| c + s)
     }
 }
 
@@ -331,7 +307,12 @@ fn check_workloads(suites: &[Suite]) -> Result<(), SuiteError> {
 }
 
 fn locate(file: &Path, text: &str, offset: usize) -> Location {
-    let before = &text[..offset.min(text.len())];
+    // A span that does not fall on a character boundary (it should) still gives a line.
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     Location { file: file.to_path_buf(), line, column }
@@ -362,7 +343,7 @@ phases = [
 
     #[test]
     fn committed_suites_load_with_the_published_wire_sizes() {
-        let suites = load(Path::new("suites"), &BACKENDS).unwrap();
+        let suites = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites"), &BACKENDS).unwrap();
         let wire = |n: &str| suites.iter().find(|s| s.name == n).unwrap().wire_bytes();
         assert_eq!(wire("X25519"), Some(64));
         assert_eq!(wire("X25519MLKEM768"), Some(2336));

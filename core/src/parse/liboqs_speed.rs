@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn parses_recorded_speed_kem_output() {
         // Recorded from liboqs PR #2041 (Xeon Gold 6338), liboqs 0.12.1-dev, same format as 0.13.
-        let rows = parse(include_str!("../../tests/data/crosscheck/speed_kem.txt")).unwrap();
+        let rows = parse(include_str!("../../../tests/data/crosscheck/speed_kem.txt")).unwrap();
         assert_eq!(rows.len(), 5);
         let kg = rows.iter().find(|r| r.algorithm == "ML-KEM-768" && r.operation == "keygen").unwrap();
         assert_eq!((kg.iterations, kg.mean_us, kg.mean_cycles), (154496, 19.418, Some(38764.0)));

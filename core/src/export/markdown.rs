@@ -1,7 +1,7 @@
 //! A Markdown table with human units.
 
 use super::{lines, Exporter};
-use crate::render::format;
+use crate::units as format;
 use crate::results::Results;
 use anyhow::Result;
 
@@ -9,7 +9,7 @@ pub struct Markdown;
 
 impl Exporter for Markdown {
     fn serialize(&self, r: &Results) -> Result<Vec<u8>> {
-        let mut out = format!("Run: {} {} ({})\n\n", r.run.host.hostname, r.run.date_utc, r.run.tool_commit);
+        let mut out = format!("Run: {} ({})\n\n", r.label(), r.run.tool_commit);
         out += "| Kind | Name | Stack / backend | Mean | Median | p95 | p99 | Iterations | Median 95% interval |\n";
         out += "|---|---|---|---:|---:|---:|---:|---:|---|\n";
         for l in lines(r) {

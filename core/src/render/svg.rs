@@ -2,7 +2,7 @@
 //! the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), which stays distinct under
 //! the common colour-vision deficiencies. Every colour also comes with a text label.
 
-use super::format;
+use crate::units as format;
 use std::fmt::Write;
 
 pub const PALETTE: [&str; 7] = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"];

@@ -1,0 +1,24 @@
+//! `pqprof check`: every figure a results file stores, recomputed from its raw data, and every
+//! identity verified. One file per section; each returns the problems it found, in words.
+
+mod handshakes;
+mod phases;
+
+use crate::results::Results;
+
+/// The identity's tolerance, percent (0.002%).
+pub const TOLERANCE_PCT: f64 = 0.002;
+
+/// Adds a problem when a stored figure and its recomputation differ by more than the tolerance.
+pub(crate) fn differs(problems: &mut Vec<String>, what: String, stored: f64, recomputed: f64) {
+    if !crate::stats::agrees(stored, recomputed, TOLERANCE_PCT) {
+        problems.push(format!("{what}: stored {stored} but the raw data give {recomputed}"));
+    }
+}
+
+/// Every way a results file disagrees with its own raw data; empty means it holds.
+pub fn check(results: &Results) -> Vec<String> {
+    let mut problems = phases::check(results);
+    problems.extend(handshakes::check(results));
+    problems
+}

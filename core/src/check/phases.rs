@@ -1,0 +1,86 @@
+//! The `phases` and `suites` sections: statistics from the samples, the identity composed mean =
+//! sum of count x phase mean, resampled percentiles and bootstrap intervals from the fixed seeds.
+
+use super::differs;
+use crate::compose::{self, delta_pct};
+use crate::results::{Phase, Results};
+use crate::stats;
+
+pub fn check(results: &Results) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut fresh: Vec<Phase> = Vec::new();
+    for p in &results.phases {
+        let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);
+        let Some(f) = stats::figures(&p.samples_ns) else {
+            differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, 0.0);
+            continue;
+        };
+        let s = &f.summary;
+        differs(&mut problems, format!("{name}: mean_ns"), p.stats.mean_ns, s.mean_ns);
+        differs(&mut problems, format!("{name}: median_ns"), p.stats.median_ns, s.median_ns);
+        differs(&mut problems, format!("{name}: p95_ns"), p.stats.p95_ns, s.p95_ns);
+        differs(&mut problems, format!("{name}: p99_ns"), p.stats.p99_ns, s.p99_ns);
+        differs(&mut problems, format!("{name}: stdev_ns"), p.stats.stdev_ns, s.stdev_ns);
+        differs(&mut problems, format!("{name}: min_ns"), p.stats.min_ns, s.min_ns);
+        differs(&mut problems, format!("{name}: max_ns"), p.stats.max_ns, s.max_ns);
+        differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, s.iterations as f64);
+        differs(&mut problems, format!("{name}: ops_per_sec"), p.ops_per_sec, f.ops_per_sec);
+        differs(&mut problems, format!("{name}: rsd_pct"), p.rsd_pct, f.rsd_pct);
+        if p.outliers != f.outliers {
+            problems.push(format!("{name}: outliers: stored {:?} but the samples give {:?}", p.outliers, f.outliers));
+        }
+        if let (Some((lo, hi)), Some((l2, h2))) = (p.median_ci95_ns, f.median_ci95) {
+            differs(&mut problems, format!("{name}: median_ci95_ns low"), lo, l2);
+            differs(&mut problems, format!("{name}: median_ci95_ns high"), hi, h2);
+        }
+        let mut q = p.clone();
+        q.stats = f.summary;
+        fresh.push(q);
+    }
+    for s in &results.suites {
+        let name = format!("suite {} [{}]", s.name, s.stack);
+        let sum: f64 = s
+            .phases
+            .iter()
+            .map(|sp| {
+                fresh
+                    .iter()
+                    .find(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
+                    .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
+            })
+            .sum();
+        if sum.is_nan() {
+            problems.push(format!("{name}: a phase it lists is not in phases[]"));
+            continue;
+        }
+        differs(&mut problems, format!("{name}: composed mean_ns (identity: sum of count x phase mean)"), s.composed.mean_ns, sum);
+        match compose::compose(&s.phases, &fresh) {
+            Ok(c) => {
+                differs(&mut problems, format!("{name}: composed median_ns"), s.composed.median_ns, c.median_ns);
+                differs(&mut problems, format!("{name}: composed p95_ns"), s.composed.p95_ns, c.p95_ns);
+                differs(&mut problems, format!("{name}: composed p99_ns"), s.composed.p99_ns, c.p99_ns);
+                differs(&mut problems, format!("{name}: ops_per_sec"), s.ops_per_sec, stats::ops_per_sec(sum));
+                differs(&mut problems, format!("{name}: tail"), s.tail, c.p99_ns / c.median_ns);
+            }
+            Err(e) => problems.push(format!("{name}: {e}")),
+        }
+        if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
+            match results.suite(base, &s.stack) {
+                Some(b) => differs(&mut problems, format!("{name}: delta_vs_baseline_pct"), d, delta_pct(s.composed.median_ns, b.composed.median_ns)),
+                None => problems.push(format!("{name}: baseline {base} is not in this stack")),
+            }
+        }
+    }
+    for (s, (ci, dci)) in results.suites.iter().zip(compose::intervals(&results.suites, &fresh)) {
+        let name = format!("suite {} [{}]", s.name, s.stack);
+        if let (Some(stored), Some(ci)) = (s.composed.median_ci95_ns, ci) {
+            differs(&mut problems, format!("{name}: composed median_ci95_ns low"), stored.0, ci.0);
+            differs(&mut problems, format!("{name}: composed median_ci95_ns high"), stored.1, ci.1);
+        }
+        if let (Some(stored), Some(ci)) = (s.delta_ci95_pct, dci) {
+            differs(&mut problems, format!("{name}: delta_ci95_pct low"), stored.0, ci.0);
+            differs(&mut problems, format!("{name}: delta_ci95_pct high"), stored.1, ci.1);
+        }
+    }
+    problems
+}

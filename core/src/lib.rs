@@ -1,0 +1,19 @@
+//! pqprof's core: the results schema and every reader of it. Nothing here links a crypto library,
+//! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
+//!
+//! Module order, each importing only those before it:
+//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose` ->
+//! `check`, `references`, `parse` -> `comparison`, `export` -> `render`.
+
+pub mod algorithm;
+pub mod check;
+pub mod comparison;
+pub mod compose;
+pub mod export;
+pub mod parse;
+pub mod references;
+pub mod render;
+pub mod results;
+pub mod stats;
+pub mod suite;
+pub mod units;

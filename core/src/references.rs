@@ -1,0 +1,127 @@
+//! Published cycle counts (`references/cycles.toml`), each with its machine and source, set beside
+//! pqprof's own TSC cycles per call.
+
+use crate::results::{Operation, ReferenceRow, Results};
+use anyhow::{Context, Result};
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Reference {
+    pub primitive: String,
+    pub operation: String,
+    pub implementation: String,
+    pub cycles: f64,
+    pub statistic: String,
+    pub machine: String,
+    pub microarchitecture: String,
+    pub source: String,
+    pub source_date: String,
+    #[serde(default)]
+    pub quote: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Throughput {
+    pub primitive: String,
+    pub operation: String,
+    pub implementation: String,
+    pub message_bytes: usize,
+    pub cycles_per_byte: f64,
+    pub statistic: String,
+    pub machine: String,
+    pub microarchitecture: String,
+    pub source: String,
+    pub source_date: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct File {
+    #[serde(default)]
+    reference: Vec<Reference>,
+    #[serde(default)]
+    throughput_reference: Vec<Throughput>,
+}
+
+pub fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let f: File = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    for r in &f.reference {
+        if Operation::from_name(&r.operation).is_none() {
+            anyhow::bail!("{}: reference for {} has unknown operation {}", path.display(), r.primitive, r.operation);
+        }
+    }
+    Ok((f.reference, f.throughput_reference))
+}
+
+/// Published cycles beside pqprof's median TSC cycles from the results file.
+pub fn reference_rows(r: &Results, path: &Path) -> Result<Vec<ReferenceRow>> {
+    let (refs, throughput) = load(path)?;
+    let here = r.run.host.microarchitecture.as_str();
+    let mut rows = Vec::new();
+    for rf in &refs {
+        let Some(op) = Operation::from_name(&rf.operation) else { continue };
+        for p in r.phases.iter().filter(|p| p.algorithm == rf.primitive && p.operation == op) {
+            let Some(c) = &p.cycles else { continue };
+            rows.push(ReferenceRow {
+                algorithm: rf.primitive.clone(),
+                operation: op,
+                backend: p.backend.clone(),
+                pqprof_cycles: c.median,
+                reference_cycles: rf.cycles,
+                per_byte: false,
+                ratio: c.median / rf.cycles,
+                implementation: rf.implementation.clone(),
+                machine: rf.machine.clone(),
+                microarchitecture: rf.microarchitecture.clone(),
+                comparable: !here.is_empty() && rf.microarchitecture == here,
+                statistic: rf.statistic.clone(),
+                source: rf.source.clone(),
+                source_date: rf.source_date.clone(),
+            });
+        }
+    }
+    let payload = r.suites.iter().find_map(|s| s.payload_bytes);
+    for t in &throughput {
+        let Some(op) = Operation::from_name(&t.operation) else { continue };
+        // Cycles per byte depend on the message size: only the size pqprof measured compares.
+        if Some(t.message_bytes) != payload {
+            continue;
+        }
+        for p in r.phases.iter().filter(|p| p.algorithm == t.primitive && p.operation == op) {
+            let Some(c) = &p.cycles else { continue };
+            let per_byte = c.median / t.message_bytes as f64;
+            rows.push(ReferenceRow {
+                algorithm: t.primitive.clone(),
+                operation: op,
+                backend: p.backend.clone(),
+                pqprof_cycles: per_byte,
+                reference_cycles: t.cycles_per_byte,
+                per_byte: true,
+                ratio: per_byte / t.cycles_per_byte,
+                implementation: format!("{} ({} B messages)", t.implementation, t.message_bytes),
+                machine: t.machine.clone(),
+                microarchitecture: t.microarchitecture.clone(),
+                comparable: !here.is_empty() && t.microarchitecture == here,
+                statistic: t.statistic.clone(),
+                source: t.source.clone(),
+                source_date: t.source_date.clone(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_references_load_and_carry_sources() {
+        let (refs, tp) = super::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../references/cycles.toml")).unwrap();
+        assert!(refs.len() >= 10);
+        for r in refs.iter().chain([].iter()) {
+            assert!(r.source.starts_with("https://"), "{}: no source", r.implementation);
+            assert!(r.cycles > 0.0 && !r.machine.is_empty() && !r.source_date.is_empty());
+        }
+        assert!(tp.iter().all(|t| t.cycles_per_byte > 0.0 && t.source.starts_with("https://")));
+    }
+}

@@ -1,0 +1,129 @@
+//! Reading and writing results files. Writes are atomic (a temporary file, then a rename or a
+//! link), and a new results file never replaces an existing one: a measurement, once written, is
+//! only ever added to.
+
+use super::{Results, READABLE_VERSIONS};
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Reads a results file, refusing other schema versions with a message that says what to do.
+pub fn read(path: &Path) -> Result<Results> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+/// Parses results JSON (the reader behind `read`, also used by the fuzzer).
+pub fn parse(text: &str) -> Result<Results> {
+    let value: serde_json::Value = serde_json::from_str(text).context("not valid JSON")?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    let v = match version {
+        Some(v) if READABLE_VERSIONS.iter().any(|r| u64::from(*r) == v) => v,
+        Some(v) => bail!(
+            "schema_version {v}, but this pqprof reads schema_version {}; re-run the measurement or use the pqprof that wrote it",
+            READABLE_VERSIONS.map(|v| v.to_string()).join(" or ")
+        ),
+        None => bail!("no schema_version: not a pqprof results file"),
+    };
+    serde_json::from_value(value).map_err(|e| anyhow!("does not match schema {v}: {e}"))
+}
+
+fn temporary(path: &Path) -> Result<(PathBuf, PathBuf)> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    let name = path.file_name().ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    Ok((dir, tmp))
+}
+
+fn write_tmp(tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::File::create(tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Writes `bytes` to `path` atomically, replacing what is there: a reader sees the old file or
+/// the new one, never half of one. For files pqprof owns whole (a site page, an export).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (_, tmp) = temporary(path)?;
+    let result = write_tmp(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Writes `bytes` to `path` atomically and only if nothing is there yet: the new file appears
+/// whole (a hard link of the finished temporary file, which fails if the name is taken).
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (_, tmp) = temporary(path)?;
+    let result = write_tmp(&tmp, bytes).and_then(|()| std::fs::hard_link(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", path.display())
+        }
+        r => r.with_context(|| format!("{}: cannot write", path.display())),
+    }
+}
+
+fn to_bytes(results: &Results) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(results)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// A new results file; refuses an existing one unless `force`.
+pub fn create(path: &Path, results: &Results, force: bool) -> Result<()> {
+    let bytes = to_bytes(results)?;
+    if force {
+        write_atomic(path, &bytes)
+    } else {
+        write_new(path, &bytes)
+    }
+}
+
+/// Rewrites a results file that was read and extended (a section added): everything it held is
+/// still in `results`.
+pub fn update(path: &Path, results: &Results) -> Result<()> {
+    write_atomic(path, &to_bytes(results)?)
+}
+
+/// Fails now, with one line, if `dir` cannot take a results file (not after minutes of measuring).
+pub fn check_writable(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the results folder", dir.display()))?;
+    let probe = dir.join(format!(".pqprof-probe-{}", std::process::id()));
+    let r = std::fs::write(&probe, b"");
+    let _ = std::fs::remove_file(&probe);
+    r.with_context(|| format!("{}: cannot write results there", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_new_refuses_an_existing_file_and_leaves_it_whole() {
+        let dir = std::env::temp_dir().join(format!("pqprof-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("r.json");
+        let _ = std::fs::remove_file(&f);
+        write_new(&f, b"first").unwrap();
+        let e = write_new(&f, b"second").unwrap_err().to_string();
+        assert!(e.contains("already exists"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), b"first");
+        // No temporary file is left beside it.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        write_atomic(&f, b"third").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"third");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn versions_are_checked_before_the_shape() {
+        assert!(parse("{\"schema_version\": 99}").unwrap_err().to_string().contains("schema_version 99, but this pqprof reads schema_version 1 or 2"));
+        assert!(parse("{}").unwrap_err().to_string().contains("no schema_version"));
+        assert!(parse("{\"schema_version\": 2, \"run\": 3}").unwrap_err().to_string().contains("does not match schema 2"));
+        assert!(parse("nope").unwrap_err().to_string().contains("not valid JSON"));
+    }
+}

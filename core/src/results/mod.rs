@@ -1,0 +1,79 @@
+//! The results schema: one serde struct tree, versioned, one file per section, and its atomic
+//! read / write. A leaf: it imports nothing else of pqprof, so every reader of results (check,
+//! render, compare, export) depends on it alone.
+
+mod crosscheck;
+mod handshake;
+mod io;
+mod phase;
+mod run;
+mod samples;
+mod suite;
+
+pub use crosscheck::*;
+pub use handshake::*;
+pub use io::*;
+pub use phase::*;
+pub use run::*;
+pub use samples::*;
+pub use suite::*;
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a field changes meaning or a required field is added.
+/// 2: `run.host.fingerprint`; results files are never overwritten.
+pub const SCHEMA_VERSION: u32 = 2;
+/// Versions this pqprof reads: every field added since 1 has a default, so nothing a user measured
+/// with an older pqprof becomes unreadable.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub run: Run,
+    pub backends: Vec<BackendInfo>,
+    pub stacks: Vec<Stack>,
+    pub phases: Vec<Phase>,
+    pub suites: Vec<SuiteResult>,
+    /// Phases that could not be measured or failed verification, and why; suites that needed them
+    /// are left out.
+    #[serde(default)]
+    pub failures: Vec<Failure>,
+    /// What in this run deserves caution, and what to do about it.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Present when the run was made of several independent processes (`run --samples K`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_samples: Option<ProcessSamples>,
+    /// `pqprof crosscheck`: the canonical tools and published references beside this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<Crosscheck>,
+    /// `pqprof handshake`: real loopback handshakes beside the composed figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshakes: Option<Handshakes>,
+}
+
+impl Results {
+    /// " · N process samples, RSD x%" for a phase or suite name, if the run has process samples.
+    pub fn run_spread(&self, name: &str) -> String {
+        let Some(ps) = &self.process_samples else { return String::new() };
+        ps.phases
+            .iter()
+            .chain(&ps.suites)
+            .find(|s| s.name == name)
+            .map_or(String::new(), |s| format!(" · {} process samples, median RSD {:.2}%", ps.count, s.rsd_pct))
+    }
+
+    pub fn phase(&self, backend: &str, algorithm: &str, op: Operation) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op)
+    }
+
+    pub fn suite(&self, name: &str, stack: &str) -> Option<&SuiteResult> {
+        self.suites.iter().find(|s| s.name == name && s.stack == stack)
+    }
+
+    /// How a site or comparison names this run: host, CPU, microarchitecture and time.
+    pub fn label(&self) -> String {
+        format!("{} · {}", self.run.host.label(), self.run.date_utc)
+    }
+}

@@ -1,0 +1,184 @@
+//! The `phases` section: one entry per measured (backend, operation, algorithm), with every sample.
+
+use serde::{Deserialize, Serialize};
+
+/// What an algorithm does; decides which operations apply to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Kem,
+    Dh,
+    Sig,
+    Aead,
+}
+
+/// A timed operation, by the names suites and results use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Operation {
+    #[serde(rename = "kem.keygen")]
+    KemKeygen,
+    #[serde(rename = "kem.encaps")]
+    KemEncaps,
+    #[serde(rename = "kem.decaps")]
+    KemDecaps,
+    #[serde(rename = "dh.keygen")]
+    DhKeygen,
+    #[serde(rename = "dh.derive")]
+    DhDerive,
+    #[serde(rename = "sig.keygen")]
+    SigKeygen,
+    #[serde(rename = "sig.sign")]
+    SigSign,
+    #[serde(rename = "sig.verify")]
+    SigVerify,
+    #[serde(rename = "aead.encrypt")]
+    AeadEncrypt,
+    #[serde(rename = "aead.decrypt")]
+    AeadDecrypt,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 10] = [
+        Operation::KemKeygen,
+        Operation::KemEncaps,
+        Operation::KemDecaps,
+        Operation::DhKeygen,
+        Operation::DhDerive,
+        Operation::SigKeygen,
+        Operation::SigSign,
+        Operation::SigVerify,
+        Operation::AeadEncrypt,
+        Operation::AeadDecrypt,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::KemKeygen => "kem.keygen",
+            Operation::KemEncaps => "kem.encaps",
+            Operation::KemDecaps => "kem.decaps",
+            Operation::DhKeygen => "dh.keygen",
+            Operation::DhDerive => "dh.derive",
+            Operation::SigKeygen => "sig.keygen",
+            Operation::SigSign => "sig.sign",
+            Operation::SigVerify => "sig.verify",
+            Operation::AeadEncrypt => "aead.encrypt",
+            Operation::AeadDecrypt => "aead.decrypt",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Operation::KemKeygen | Operation::KemEncaps | Operation::KemDecaps => Kind::Kem,
+            Operation::DhKeygen | Operation::DhDerive => Kind::Dh,
+            Operation::SigKeygen | Operation::SigSign | Operation::SigVerify => Kind::Sig,
+            Operation::AeadEncrypt | Operation::AeadDecrypt => Kind::Aead,
+        }
+    }
+
+    /// The label the site uses (as on the seed site).
+    pub fn label(self) -> &'static str {
+        match self {
+            Operation::KemKeygen => "KEM keygen",
+            Operation::KemEncaps => "KEM encapsulate",
+            Operation::KemDecaps => "KEM decapsulate",
+            Operation::DhKeygen => "Classical keygen",
+            Operation::DhDerive => "Classical derive",
+            Operation::SigKeygen => "Keygen",
+            Operation::SigSign => "Sign",
+            Operation::SigVerify => "Verify",
+            Operation::AeadEncrypt => "Encrypt",
+            Operation::AeadDecrypt => "Decrypt",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Summary of one phase's samples, in nanoseconds (means and spreads are not rounded).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub p95_ns: f64,
+    pub p99_ns: f64,
+    pub stdev_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    pub iterations: usize,
+}
+
+/// Tukey-fence outliers (see `stats::tukey`), counted, never dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outliers {
+    pub low_severe: usize,
+    pub low_mild: usize,
+    pub high_mild: usize,
+    pub high_severe: usize,
+}
+
+impl Outliers {
+    pub fn total(&self) -> usize {
+        self.low_severe + self.low_mild + self.high_mild + self.high_severe
+    }
+}
+
+/// Why a phase has the iteration count it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    Default,
+    Budget,
+    Forced,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Phase {
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: Operation,
+    pub stats: Summary,
+    pub ops_per_sec: f64,
+    /// CPU steal on the pinned core while this phase ran, percent.
+    pub steal_pct: Option<f64>,
+    pub iterations_reason: Reason,
+    /// Untimed calls made before measuring.
+    pub warmup: usize,
+    /// How many timed outputs were checked (always the first and last).
+    pub verified: usize,
+    /// What the timed region contains beyond the arithmetic.
+    pub includes: String,
+    pub samples_ns: Vec<u64>,
+    pub cycles: Option<Cycles>,
+    /// 95% bootstrap interval of the median (stats::median_ci95).
+    #[serde(default)]
+    pub median_ci95_ns: Option<(f64, f64)>,
+    /// Relative standard deviation, percent.
+    #[serde(default)]
+    pub rsd_pct: f64,
+    /// Tukey-fence outliers, counted and kept.
+    #[serde(default)]
+    pub outliers: Outliers,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cycles {
+    pub mean: f64,
+    pub median: f64,
+}
+
+/// A phase that could not be measured or failed verification.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Failure {
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: Operation,
+    pub error: String,
+}

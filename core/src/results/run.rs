@@ -1,0 +1,103 @@
+//! The `run`, `backends` and `stacks` sections: what made the figures, where, and how.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub date_utc: String,
+    pub tool_commit: String,
+    pub host: Host,
+    pub liboqs_version: String,
+    /// liboqs built with OQS_DIST_BUILD: every CPU-specific path compiled in, chosen at run time.
+    pub liboqs_dist_build: bool,
+    pub openssl_version: String,
+    pub rustc_version: String,
+    pub build_profile: String,
+    pub pinned_core: Option<usize>,
+    pub iterations_policy: Settings,
+    pub timer: Timer,
+    /// Wall time of the whole measurement, seconds.
+    #[serde(default)]
+    pub wall_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub arch: String,
+    pub cpu_extensions: Vec<String>,
+    pub cores: usize,
+    #[serde(default)]
+    pub kernel: String,
+    /// From the CPU's vendor, family and model where pqprof knows them ("zen5"); else "".
+    #[serde(default)]
+    pub microarchitecture: String,
+    /// A short hash of the machine's identity (machine-id, CPU, hostname), so two machines with one
+    /// hostname are told apart. Empty in files written before schema 2.
+    #[serde(default)]
+    pub fingerprint: String,
+}
+
+impl Host {
+    /// "vm · AMD EPYC (zen5) · a1b2c3": how a site or a comparison names the machine.
+    pub fn label(&self) -> String {
+        let arch = if self.microarchitecture.is_empty() { self.arch.clone() } else { self.microarchitecture.clone() };
+        let mut s = format!("{} · {} ({arch})", self.hostname, self.cpu_model);
+        if !self.fingerprint.is_empty() {
+            s += &format!(" · {}", self.fingerprint);
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timer {
+    pub clock: String,
+    pub tsc_invariant: bool,
+    /// Measured TSC frequency, if the TSC is used.
+    pub tsc_hz: Option<f64>,
+    /// Median cost of one timed region around an empty call.
+    pub overhead_ns: f64,
+}
+
+/// The iteration policy of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Settings {
+    /// Iterations per phase when the phase fits its time budget.
+    pub default_iterations: usize,
+    /// Fewest iterations a slow phase gets.
+    pub min_iterations: usize,
+    /// Time budget per phase (timed part only), in milliseconds.
+    pub budget_ms: u64,
+    /// Every phase's iterations are split into this many rounds, run in turn.
+    pub rounds: usize,
+    /// Warm-up per phase before measuring, in milliseconds (at least one call).
+    pub warmup_ms: u64,
+    /// `--iterations N`: the same count for every phase, whatever its speed.
+    pub forced: Option<usize>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { default_iterations: 1000, min_iterations: 10, budget_ms: 2000, rounds: 10, warmup_ms: 100, forced: None }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BackendInfo {
+    pub name: String,
+    pub version: String,
+    /// Standard name -> the backend's own name, for every algorithm it supports.
+    pub names: Vec<(String, String)>,
+}
+
+/// A choice of backend for post-quantum and for classical algorithms, under which every suite is
+/// composed once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stack {
+    pub name: String,
+    pub description: String,
+    pub post_quantum: String,
+    pub classical: String,
+}

@@ -1,0 +1,90 @@
+//! The `suites` section: each suite composed once per stack from the shared phases.
+
+use super::Operation;
+use serde::{Deserialize, Serialize};
+
+/// What a track measures; decides which operations its phases may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrackKind {
+    Kex,
+    Signature,
+    Record,
+    Raw,
+}
+
+impl TrackKind {
+    pub const NAMES: [&'static str; 4] = ["kex", "signature", "record", "raw"];
+
+    pub fn from_name(s: &str) -> Option<TrackKind> {
+        Some(match s {
+            "kex" => TrackKind::Kex,
+            "signature" => TrackKind::Signature,
+            "record" => TrackKind::Record,
+            "raw" => TrackKind::Raw,
+            _ => return None,
+        })
+    }
+
+    pub fn allows(self, kind: super::Kind) -> bool {
+        use super::Kind;
+        match self {
+            TrackKind::Kex | TrackKind::Raw => matches!(kind, Kind::Kem | Kind::Dh),
+            TrackKind::Signature => kind == Kind::Sig,
+            TrackKind::Record => kind == Kind::Aead,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuitePhase {
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: Operation,
+    pub count: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Composed {
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub p95_ns: f64,
+    pub p99_ns: f64,
+    /// Percentiles come from this many resampled handshakes, drawn with this seed (compose.rs).
+    pub resamples: usize,
+    pub seed: u64,
+    /// 95% bootstrap interval of the composed median (compose::intervals).
+    #[serde(default)]
+    pub median_ci95_ns: Option<(f64, f64)>,
+}
+
+/// One suite composed with one stack.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteResult {
+    pub name: String,
+    pub protocol: String,
+    pub kind: TrackKind,
+    pub stack: String,
+    pub baseline: Option<String>,
+    pub code_point: Option<String>,
+    pub wire_bytes: Option<usize>,
+    pub phases: Vec<SuitePhase>,
+    pub composed: Composed,
+    /// Composed median against the baseline's, same stack, percent.
+    pub delta_vs_baseline_pct: Option<f64>,
+    #[serde(default)]
+    pub delta_ci95_pct: Option<(f64, f64)>,
+    pub ops_per_sec: f64,
+    /// Composed p99 / composed median: how far the slow end strays.
+    pub tail: f64,
+    /// Signature tracks: sizes and family; record tracks: payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key_bytes: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_bytes: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_bytes: Option<usize>,
+    pub source_file: String,
+}
