@@ -13,6 +13,7 @@ pub mod commands;
 pub mod crosscheck;
 pub mod handshake;
 pub mod host;
+pub mod interrupt;
 pub mod measure;
 pub mod plan;
 pub mod run;

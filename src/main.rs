@@ -1,7 +1,7 @@
 //! pqprof's entry point: parse the command line, run the command, report errors.
 
 use clap::Parser;
-use pqprof::{cli, commands, handshake};
+use pqprof::{cli, commands, handshake, interrupt};
 
 /// Counts allocations only while a handshake command has turned counting on.
 #[global_allocator]
@@ -15,8 +15,11 @@ fn main() {
             eprintln!("warning: OpenSSL had already allocated; its C allocations will not be counted");
         }
     }
+    if let Err(e) = interrupt::install() {
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run is still never half-written");
+    }
     if let Err(e) = commands::execute(cli.command) {
         eprintln!("Error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(interrupt::exit_code(&e));
     }
 }

@@ -54,6 +54,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         }
     }
     for (key, slot) in &mut slots {
+        crate::interrupt::check()?;
         match measure::warm_up(slot, &opts.settings) {
             Ok(best) => (slot.target, slot.reason) = measure::iterations_for(&opts.settings, best),
             Err(e) => slot.error = Some(e.context(format!("{} {} {}", key.backend, key.algorithm, key.operation))),
@@ -71,6 +72,7 @@ pub fn run(opts: &Options) -> Result<Results> {
             if slot.error.is_some() {
                 continue;
             }
+            crate::interrupt::check()?;
             let chunk = measure::chunk_size(slot.target, rounds, r);
             bar.set_message(format!("{} {} {}", key.backend, key.algorithm, key.operation));
             if let Err(e) = measure::run_chunk(slot, chunk, tsc, core) {

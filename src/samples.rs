@@ -31,7 +31,7 @@ pub fn run_samples(args: &RunArgs) -> Result<Results> {
         if !args.quiet {
             eprintln!("sample {}/{k} ...", i + 1);
         }
-        let status = cmd.status().with_context(|| format!("cannot start sample {i}"))?;
+        let status = wait(crate::interrupt::die_with_parent(&mut cmd)).with_context(|| format!("sample {i}"))?;
         // A sample whose phases partly failed still wrote what it measured; a sample that wrote
         // nothing ends the run.
         if !file.exists() {
@@ -41,6 +41,22 @@ pub fn run_samples(args: &RunArgs) -> Result<Results> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     aggregate(runs)
+}
+
+/// Runs a child to its end, or kills it when pqprof is asked to stop.
+fn wait(cmd: &mut Command) -> Result<std::process::ExitStatus> {
+    let mut child = cmd.spawn().context("cannot start")?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if let Err(e) = crate::interrupt::check() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e.into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn spread(name: String, medians: Vec<f64>) -> SampleSpread {

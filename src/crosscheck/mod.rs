@@ -63,7 +63,8 @@ fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, dura
 }
 
 fn output(cmd: &mut Command) -> Result<(String, String)> {
-    let out = cmd.output().with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+    crate::interrupt::check()?;
+    let out = crate::interrupt::die_with_parent(cmd).output().with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
     let (o, e) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
     if !out.status.success() {
         bail!("{:?} failed ({}): {}", cmd.get_program(), out.status, e.lines().last().unwrap_or(""));
@@ -115,6 +116,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 let alg = algorithm::find(alg_name).ok_or_else(|| anyhow!("unknown {alg_name}"))?;
                 let native = liboqs.native_name(alg_name).ok_or_else(|| anyhow!("liboqs lacks {alg_name}"))?;
                 for &op in &ops {
+                    crate::interrupt::check()?;
                     let o = ours(&liboqs, alg, op, d / 2, tsc, core)?;
                     add((tool.into(), "liboqs".into(), alg_name.into(), op), &|p| {
                         p.ours_ns.push(o.mean_ns);

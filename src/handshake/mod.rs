@@ -75,7 +75,9 @@ struct ServerStats {
 impl Server {
     fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path) -> Result<Server> {
         let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
+        let mut cmd = Command::new(exe);
+        crate::interrupt::die_with_parent(&mut cmd);
+        let mut child = cmd
             .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
             .arg("--cert")
             .arg(cert)
@@ -270,6 +272,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             }
             let mut totals = Vec::new();
             for _ in 0..opts.per_sample {
+                crate::interrupt::check()?;
                 match r.client.connect(r.server.addr, false) {
                     Ok(one) => {
                         totals.push(one.total_ns);
