@@ -26,8 +26,8 @@ fn a_fresh_run_passes_check_and_composes_every_stack() {
     let v = json(out);
     assert_eq!(v["schema_version"], 2);
     let suites = v["suites"].as_array().unwrap();
-    // X25519 and the hybrid, each in the default, openssl and rustcrypto stacks.
-    assert_eq!(suites.len(), 6);
+    // X25519, the hybrid and the two raw round trips, each in the default, openssl and rustcrypto stacks.
+    assert_eq!(suites.len(), 12);
     for s in suites {
         let sum: f64 = s["phases"]
             .as_array()
@@ -84,6 +84,15 @@ fn an_edited_composed_mean_fails_check() {
 fn an_edited_sample_fails_check() {
     let (ok, err) = tampered("sample.json", |v| v["phases"][2]["samples_ns"][0] = 999_999_999.into());
     assert!(!ok && err.contains("phase "), "{err}");
+}
+
+#[test]
+fn an_impossible_count_fails_check_at_once() {
+    // Found while fuzzing the results reader: a huge count would make the resampling run for hours.
+    let t0 = std::time::Instant::now();
+    let (ok, err) = tampered("count.json", |v| v["suites"][0]["phases"][0]["count"] = 4_000_000_000u64.into());
+    assert!(!ok && err.contains("count 4000000000 is out of range 0..=16"), "{err}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[test]
@@ -144,7 +153,7 @@ fn compare_a_run_with_itself_finds_no_change() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 13 + 6);
+    assert_eq!(rows.len(), 17 + 12);
     for r in rows {
         assert_eq!(r["ratio"], 1.0);
         assert_eq!(r["verdict"], "no_change");
@@ -183,8 +192,8 @@ fn export_writes_every_phase_and_suite() {
     let csv = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("kind,name,stack_or_backend,mean_ns,median_ns"));
-    assert_eq!(lines.len(), 1 + 13 + 6);
-    assert_eq!(lines.iter().filter(|l| l.starts_with("suite,")).count(), 6);
+    assert_eq!(lines.len(), 1 + 17 + 12);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("suite,")).count(), 12);
     let md = pqprof(&["export", "--format", "md", measured().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&md.stdout).contains("| suite | X25519 | default |"));
 }
@@ -192,7 +201,7 @@ fn export_writes_every_phase_and_suite() {
 #[test]
 fn process_samples_are_pooled_and_kept() {
     let out = tmp("samples.json");
-    let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    let o = pqprof(&["run", "--suites", "tests/data/mini", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&out);
     assert_eq!(v["process_samples"]["count"], 2);

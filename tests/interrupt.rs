@@ -92,7 +92,7 @@ fn sigint_during_handshakes_keeps_the_results_file_and_leaves_no_server() {
     let file = common::tmp("int-hs", "hs.json");
     common::measure_mini(&file, "5");
     let before = std::fs::read(&file).unwrap();
-    let child = start(&["handshake", "--results", file.to_str().unwrap(), "--suites", "tests/data/mini.toml", "--samples", "200", "--per-sample", "100"]);
+    let child = start(&["handshake", "--results", file.to_str().unwrap(), "--suites", "tests/data/mini", "--samples", "200", "--per-sample", "100"]);
     let marker = format!("pqprof-hs-{}", child.id());
     // Wait until the servers are up and connections are being measured.
     let t0 = Instant::now();

@@ -44,7 +44,7 @@ fn numbers_on_the_page_are_the_numbers_in_the_json() {
     let r = pqprof::results::read(measured()).unwrap();
     let file = measured().file_name().unwrap().to_string_lossy().into_owned();
     let mut seen = 0;
-    for s in r.suites.iter().filter(|s| s.stack == "default") {
+    for s in r.suites.iter().filter(|s| s.stack == "default" && s.kind == pqprof::results::TrackKind::Kex) {
         let key = format!("data&#x2f;{file}|{}|default", s.name);
         assert_eq!(cell(&html, &key, "mean"), format::time(s.composed.mean_ns));
         assert_eq!(cell(&html, &key, "median"), format::time(s.composed.median_ns));
@@ -55,6 +55,9 @@ fn numbers_on_the_page_are_the_numbers_in_the_json() {
         seen += 1;
     }
     assert_eq!(seen, 2);
+    // The raw workload: one row per stack, none repeated.
+    let raw = html.split("<table class=\"raw\">").nth(1).unwrap().split("</table>").next().unwrap();
+    assert_eq!(raw.matches("<tr><td>").count(), 3, "{raw}");
     assert!(html.contains("class=\"delta slower\"") || html.contains("class=\"delta faster\""));
     assert!(html.contains("class=\"delta baseline\""));
     // The raw JSON is in the site and linked.

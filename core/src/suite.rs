@@ -124,7 +124,8 @@ struct PhaseDef {
 
 /// The messages a signature track may sign (see suites/signatures.toml).
 const MESSAGES: [&str; 1] = ["tls13-certificate-verify"];
-const MAX_COUNT: i64 = 16;
+/// The most times one phase may occur in a handshake (also enforced on results files by `check`).
+pub const MAX_COUNT: i64 = 16;
 
 /// Loads one file or every `*.toml` in a folder (sorted by name). `backends` are the valid names.
 pub fn load(path: &Path, backends: &[&str]) -> Result<Vec<Suite>, SuiteError> {

@@ -20,9 +20,9 @@ pub fn tmp(group: &str, name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// A short real measurement of tests/data/mini.toml into `out`.
+/// A short real measurement of tests/data/mini into `out`.
 pub fn measure_mini(out: &Path, iterations: &str) {
-    let o = pqprof(&["run", "--suites", "tests/data/mini.toml", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    let o = pqprof(&["run", "--suites", "tests/data/mini", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "run failed: {}", stderr(&o));
 }
 

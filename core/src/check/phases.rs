@@ -4,10 +4,19 @@
 use super::differs;
 use crate::compose::{self, delta_pct};
 use crate::results::{Phase, Results};
-use crate::stats;
+use crate::{stats, suite};
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
+    // A count no suite file allows would make the resampling below run for hours: refuse it first.
+    for s in &results.suites {
+        for p in s.phases.iter().filter(|p| i64::from(p.count) > suite::MAX_COUNT) {
+            problems.push(format!("suite {} [{}]: {} {} count {} is out of range 0..={}", s.name, s.stack, p.algorithm, p.operation, p.count, suite::MAX_COUNT));
+        }
+    }
+    if !problems.is_empty() {
+        return problems;
+    }
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
         let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);

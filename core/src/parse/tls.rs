@@ -45,6 +45,9 @@ pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
     let hs = handshake_bytes(flight);
     let mut c = Cursor(&hs);
     let msg = c.u8()? as u8;
+    if msg != 1 && msg != 2 {
+        return None; // neither ClientHello nor ServerHello
+    }
     let len = c.u24()?;
     let mut b = Cursor(c.take(len)?);
     b.take(2 + 32)?; // legacy_version, random
@@ -77,6 +80,8 @@ pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
         } else {
             let group = k.u16()?;
             let n = k.u16()?;
+            // The share must be there, not just announced (found by fuzz/tls_key_share).
+            k.take(n)?;
             shares.push((group as u16, n));
         }
         return Some((msg, shares));
@@ -128,6 +133,10 @@ mod tests {
         ext.extend_from_slice(&1120u16.to_be_bytes());
         ext.extend(std::iter::repeat_n(1u8, 1120));
         assert_eq!(key_shares(&record(&hello(2, &ext))), Some((2, vec![(0x11EC, 1120)])));
+        // A ServerHello announcing more share bytes than it carries is refused (fuzz/tls_key_share
+        // crash-4fd5bd47): group 0x2d00, length 7,424, 32 bytes present.
+        let crash = include_bytes!("../../../fuzz/regressions/tls_key_share-crash-4fd5bd47");
+        assert_eq!(key_shares(crash), None);
         // Truncated input is None, not a panic.
         assert_eq!(key_shares(&record(&hello(2, &ext))[..60]), None);
         assert_eq!(key_shares(&[]), None);
