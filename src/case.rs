@@ -1,20 +1,97 @@
-//! One timed case per (backend, operation, algorithm): inputs made in `prepare` (untimed), exactly
-//! one operation in `run` (timed), its output checked in `verify` (untimed). Generic over backends:
-//! adding an algorithm to a backend needs no code here.
+//! One timed case per (backend, operation, algorithm, form). A case is a small kernel: `input`
+//! makes the inputs of one call (untimed), `call` is exactly the timed operation, `check` verifies
+//! an output (untimed). `Slots` turns a kernel into the `Case` the timed loop drives: inputs for a
+//! whole batch are made before the clock starts, outputs chosen for verification are kept and
+//! checked only after the chunk, so nothing but timed calls runs between two timed calls.
+//! Generic over backends: adding an algorithm to a backend needs no code here.
 
 use crate::algorithm::{Algorithm, Operation};
 use crate::backend::{Aead, Backend, Dh, Kem, Loaded, Sig};
+use crate::results::Form;
 use crate::suite::Workload;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use std::hint::black_box;
 
+/// What the timed loop drives. Slots `0..batch` hold the inputs of the calls one sample times.
 pub trait Case {
-    /// Untimed: drop the previous output and make the inputs of iteration `i`.
-    fn prepare(&mut self, i: usize) -> Result<()>;
-    /// Timed: exactly one operation.
-    fn run(&mut self);
-    /// Untimed: check the output of the last `run`.
-    fn verify(&mut self) -> Result<()>;
+    /// Untimed: make the inputs of call `i` in slot `s`, dropping the slot's previous output.
+    fn prepare(&mut self, i: usize, s: usize) -> Result<()>;
+    /// Timed: exactly one operation on slot `s`; its output stays in the slot.
+    fn run(&mut self, s: usize);
+    /// Untimed, a move: set slot `s`'s input and output aside for `verify_kept`.
+    fn keep(&mut self, s: usize);
+    /// Untimed, after the chunk: check every kept output; returns how many were checked.
+    fn verify_kept(&mut self) -> Result<usize>;
+    /// Sets how many slots a batch uses (1 unless the phase is timed in batches).
+    fn set_batch(&mut self, k: usize);
+}
+
+/// One operation of one backend: the three steps of a call, each separate.
+pub trait Kernel {
+    type In;
+    type Out;
+    /// Untimed: the inputs of call `i`; `reuse` is the slot's previous input, to refill in place.
+    fn input(&mut self, i: usize, reuse: Option<Self::In>) -> Result<Self::In>;
+    /// Timed: the operation.
+    fn call(&mut self, input: &mut Self::In) -> Self::Out;
+    /// Untimed: is this output right for this input?
+    fn check(&mut self, input: &Self::In, out: Self::Out) -> Result<()>;
+}
+
+struct Slot<K: Kernel> {
+    input: Option<K::In>,
+    out: Option<K::Out>,
+    i: usize,
+}
+
+/// A kernel as a `Case`, with `batch` input slots and the outputs kept for verification.
+pub struct Slots<K: Kernel> {
+    kernel: K,
+    slots: Vec<Slot<K>>,
+    kept: Vec<(usize, K::In, K::Out)>,
+}
+
+impl<K: Kernel> Slots<K> {
+    pub fn new(kernel: K) -> Self {
+        Slots { kernel, slots: vec![Slot { input: None, out: None, i: 0 }], kept: Vec::new() }
+    }
+}
+
+impl<K: Kernel> Case for Slots<K> {
+    fn prepare(&mut self, i: usize, s: usize) -> Result<()> {
+        let slot = &mut self.slots[s];
+        slot.out = None;
+        slot.i = i;
+        slot.input = Some(self.kernel.input(i, slot.input.take())?);
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn run(&mut self, s: usize) {
+        let slot = &mut self.slots[s];
+        if let Some(input) = slot.input.as_mut() {
+            slot.out = Some(black_box(self.kernel.call(black_box(input))));
+        }
+    }
+
+    fn keep(&mut self, s: usize) {
+        let slot = &mut self.slots[s];
+        if let (Some(input), Some(out)) = (slot.input.take(), slot.out.take()) {
+            self.kept.push((slot.i, input, out));
+        }
+    }
+
+    fn verify_kept(&mut self) -> Result<usize> {
+        let n = self.kept.len();
+        for (i, input, out) in std::mem::take(&mut self.kept) {
+            self.kernel.check(&input, out).with_context(|| format!("output of call {i}"))?;
+        }
+        Ok(n)
+    }
+
+    fn set_batch(&mut self, k: usize) {
+        self.slots.resize_with(k.max(1), || Slot { input: None, out: None, i: 0 });
+    }
 }
 
 /// Inputs that rotate through a small pool, so a phase does not work on one value only.
@@ -23,6 +100,9 @@ const POOL: usize = 16;
 /// RFC 8446 section 4.4.3: 64 spaces, the context string, a zero byte, then the transcript hash.
 const CV_CONTEXT: &[u8] = b"TLS 1.3, server CertificateVerify";
 pub const CV_MESSAGE_LEN: usize = 64 + 33 + 1 + 32;
+/// liboqs's speed_sig signs and verifies one message of this many bytes (tests/speed_sig.c,
+/// `message_len = 50`): the primitive form of a signature phase uses the same.
+pub const SPEED_SIG_MESSAGE_LEN: usize = 50;
 
 pub fn certificate_verify_message() -> Result<Vec<u8>> {
     let mut m = vec![0x20u8; 64];
@@ -52,161 +132,253 @@ fn expect_len(what: &str, got: usize, want: Option<usize>) -> Result<()> {
     }
 }
 
-fn output<T>(out: &mut Option<Result<T>>) -> Result<T> {
-    out.take().ok_or_else(|| anyhow!("verify called before run"))?
-}
-
-/// Builds the case; fails if the backend lacks the algorithm or its first outputs are wrong.
-pub fn build(backend: &dyn Backend, alg: &'static Algorithm, op: Operation, w: &Workload) -> Result<Box<dyn Case>> {
+/// Builds the case; fails if the backend lacks the algorithm (or the form) or its first outputs
+/// are wrong.
+pub fn build(backend: &dyn Backend, alg: &'static Algorithm, op: Operation, w: &Workload, form: Form) -> Result<Box<dyn Case>> {
     let missing = || anyhow!("{} does not support {} {}", backend.name(), alg.name, op);
-    let case: Box<dyn Case> = match op {
-        Operation::KemKeygen | Operation::KemEncaps | Operation::KemDecaps => {
-            kem_case(backend.kem(&alg.name).ok_or_else(missing)?, alg, op)?
-        }
-        Operation::DhKeygen | Operation::DhDerive => dh_case(backend.dh(&alg.name).ok_or_else(missing)?, alg, op)?,
-        Operation::SigKeygen | Operation::SigSign | Operation::SigVerify => {
-            sig_case(backend.sig(&alg.name).ok_or_else(missing)?, alg, op)?
-        }
-        Operation::AeadEncrypt | Operation::AeadDecrypt => aead_case(backend.aead(&alg.name).ok_or_else(missing)?, alg, op, w)?,
-    };
-    Ok(case)
+    let kem = || backend.kem(&alg.name).ok_or_else(missing);
+    let dh = || backend.dh(&alg.name).ok_or_else(missing);
+    let sig = || backend.sig(&alg.name).ok_or_else(missing);
+    let aead = || backend.aead(&alg.name).ok_or_else(missing);
+    let primitive = form == Form::Primitive;
+    let no_primitive = || anyhow!("{} {} {op} has no primitive form separate from its handshake form", backend.name(), alg.name);
+    Ok(match op {
+        Operation::KemKeygen if primitive => Box::new(Slots::new(KemKeygenPrimitive::new(kem()?, alg)?.ok_or_else(no_primitive)?)),
+        Operation::KemKeygen => Box::new(Slots::new(KemKeygen { kem: kem()?, alg })),
+        Operation::KemEncaps => Box::new(Slots::new(KemEncaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?)),
+        Operation::KemDecaps => Box::new(Slots::new(KemDecaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?)),
+        Operation::DhKeygen if primitive => bail!(no_primitive()),
+        Operation::DhKeygen => Box::new(Slots::new(DhKeygen { dh: dh()?, alg })),
+        Operation::DhDerive => Box::new(Slots::new(DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?)),
+        Operation::SigKeygen => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
+        Operation::SigSign | Operation::SigVerify => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
+        Operation::AeadEncrypt | Operation::AeadDecrypt if primitive => bail!(no_primitive()),
+        Operation::AeadEncrypt | Operation::AeadDecrypt => Box::new(Slots::new(AeadCase::new(aead()?, alg, op, w)?)),
+    })
 }
 
 // ---- KEM ----
 
-struct KemCase {
+fn check_roundtrip(kem: &dyn Kem, alg: &Algorithm, dk: &Loaded, ct: &[u8], ss: &[u8]) -> Result<()> {
+    expect_len("ciphertext", ct.len(), alg.ciphertext)?;
+    expect_len("shared secret", ss.len(), alg.shared_secret)?;
+    let back = kem.decaps(dk, ct)?;
+    ensure!(back == ss, "decapsulated secret differs from the encapsulated one");
+    Ok(())
+}
+
+fn check_keypair(kem: &dyn Kem, alg: &Algorithm, ek: &[u8], dk: &Loaded) -> Result<()> {
+    expect_len("encapsulation key", ek.len(), alg.public_key)?;
+    let (ct, ss) = kem.encaps(ek)?;
+    check_roundtrip(kem, alg, dk, &ct, &ss)
+}
+
+struct KemKeygen {
     kem: Box<dyn Kem>,
     alg: &'static Algorithm,
-    op: Operation,
+}
+
+impl Kernel for KemKeygen {
+    type In = ();
+    type Out = Result<(Vec<u8>, Loaded)>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) -> Self::Out {
+        self.kem.keygen()
+    }
+    fn check(&mut self, _: &(), out: Self::Out) -> Result<()> {
+        let (ek, dk) = out?;
+        check_keypair(self.kem.as_ref(), self.alg, &ek, &dk)
+    }
+}
+
+/// Keygen with the per-call state (an OpenSSL context) made once; the encapsulation key is
+/// exported only when the output is checked.
+struct KemKeygenPrimitive {
+    kem: Box<dyn Kem>,
+    alg: &'static Algorithm,
+    state: Loaded,
+}
+
+impl KemKeygenPrimitive {
+    fn new(kem: Box<dyn Kem>, alg: &'static Algorithm) -> Result<Option<Self>> {
+        let Some(state) = kem.keygen_state().transpose()? else { return Ok(None) };
+        Ok(Some(KemKeygenPrimitive { kem, alg, state }))
+    }
+}
+
+impl Kernel for KemKeygenPrimitive {
+    type In = ();
+    type Out = Result<Loaded>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) -> Self::Out {
+        self.kem.keygen_with(&mut self.state)
+    }
+    fn check(&mut self, _: &(), out: Self::Out) -> Result<()> {
+        let dk = out?;
+        let ek = self.kem.export_ek(&dk)?;
+        check_keypair(self.kem.as_ref(), self.alg, &ek, &dk)
+    }
+}
+
+struct KemEncaps {
+    kem: Box<dyn Kem>,
+    alg: &'static Algorithm,
     ek: Vec<u8>,
     dk: Loaded,
-    /// (ciphertext, shared secret) pairs for decapsulation.
+    /// Primitive form: the encapsulation key imported once.
+    imported: Option<Loaded>,
+}
+
+impl KemEncaps {
+    fn new(kem: Box<dyn Kem>, alg: &'static Algorithm, primitive: bool) -> Result<Option<Self>> {
+        let (ek, dk) = kem.keygen().context("keygen for setup")?;
+        expect_len("encapsulation key", ek.len(), alg.public_key)?;
+        let imported = if primitive {
+            let Some(k) = kem.import_ek(&ek).transpose()? else { return Ok(None) };
+            Some(k)
+        } else {
+            None
+        };
+        Ok(Some(KemEncaps { kem, alg, ek, dk, imported }))
+    }
+}
+
+impl Kernel for KemEncaps {
+    type In = ();
+    type Out = Result<(Vec<u8>, Vec<u8>)>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) -> Self::Out {
+        match self.imported.as_mut() {
+            Some(k) => self.kem.encaps_imported(k),
+            None => self.kem.encaps(black_box(&self.ek)),
+        }
+    }
+    fn check(&mut self, _: &(), out: Self::Out) -> Result<()> {
+        let (ct, ss) = out?;
+        check_roundtrip(self.kem.as_ref(), self.alg, &self.dk, &ct, &ss)
+    }
+}
+
+struct KemDecaps {
+    kem: Box<dyn Kem>,
+    dk: Loaded,
+    /// Primitive form: the per-key state (an OpenSSL context) made once.
+    state: Option<Loaded>,
+    /// (ciphertext, shared secret) pairs.
     pool: Vec<(Vec<u8>, Vec<u8>)>,
-    i: usize,
-    keys: Option<Result<(Vec<u8>, Loaded)>>,
-    encapsulated: Option<Result<(Vec<u8>, Vec<u8>)>>,
-    secret: Option<Result<Vec<u8>>>,
 }
 
-fn kem_case(kem: Box<dyn Kem>, alg: &'static Algorithm, op: Operation) -> Result<Box<dyn Case>> {
-    let (ek, dk) = kem.keygen().context("keygen for setup")?;
-    expect_len("encapsulation key", ek.len(), alg.public_key)?;
-    let mut pool = Vec::new();
-    if op == Operation::KemDecaps {
-        for _ in 0..POOL {
-            pool.push(kem.encaps(&ek).context("encapsulate for setup")?);
+impl KemDecaps {
+    fn new(kem: Box<dyn Kem>, _alg: &'static Algorithm, primitive: bool) -> Result<Option<Self>> {
+        let (ek, dk) = kem.keygen().context("keygen for setup")?;
+        let pool = (0..POOL).map(|_| kem.encaps(&ek).context("encapsulate for setup")).collect::<Result<_>>()?;
+        let state = if primitive {
+            let Some(s) = kem.decaps_state(&dk).transpose()? else { return Ok(None) };
+            Some(s)
+        } else {
+            None
+        };
+        Ok(Some(KemDecaps { kem, dk, state, pool }))
+    }
+}
+
+impl Kernel for KemDecaps {
+    type In = usize;
+    type Out = Result<Vec<u8>>;
+    fn input(&mut self, i: usize, _: Option<usize>) -> Result<usize> {
+        Ok(i % POOL)
+    }
+    fn call(&mut self, j: &mut usize) -> Self::Out {
+        let ct = &self.pool[*j].0;
+        match self.state.as_mut() {
+            Some(s) => self.kem.decaps_with(s, black_box(ct)),
+            None => self.kem.decaps(&self.dk, black_box(ct)),
         }
     }
-    Ok(Box::new(KemCase { kem, alg, op, ek, dk, pool, i: 0, keys: None, encapsulated: None, secret: None }))
-}
-
-impl KemCase {
-    fn check_roundtrip(&self, dk: &Loaded, ct: &[u8], ss: &[u8]) -> Result<()> {
-        expect_len("ciphertext", ct.len(), self.alg.ciphertext)?;
-        expect_len("shared secret", ss.len(), self.alg.shared_secret)?;
-        let back = self.kem.decaps(dk, ct)?;
-        ensure!(back == ss, "decapsulated secret differs from the encapsulated one");
+    fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
+        ensure!(out? == self.pool[*j].1, "decapsulated secret differs from the encapsulated one");
         Ok(())
-    }
-}
-
-impl Case for KemCase {
-    fn prepare(&mut self, i: usize) -> Result<()> {
-        self.keys = None;
-        self.encapsulated = None;
-        self.secret = None;
-        self.i = i;
-        Ok(())
-    }
-
-    fn run(&mut self) {
-        match self.op {
-            Operation::KemKeygen => self.keys = Some(black_box(self.kem.keygen())),
-            Operation::KemEncaps => self.encapsulated = Some(black_box(self.kem.encaps(black_box(&self.ek)))),
-            _ => {
-                let (ct, _) = &self.pool[self.i % POOL];
-                self.secret = Some(black_box(self.kem.decaps(&self.dk, black_box(ct))));
-            }
-        }
-    }
-
-    fn verify(&mut self) -> Result<()> {
-        match self.op {
-            Operation::KemKeygen => {
-                let (ek, dk) = output(&mut self.keys)?;
-                expect_len("encapsulation key", ek.len(), self.alg.public_key)?;
-                let (ct, ss) = self.kem.encaps(&ek)?;
-                self.check_roundtrip(&dk, &ct, &ss)
-            }
-            Operation::KemEncaps => {
-                let (ct, ss) = output(&mut self.encapsulated)?;
-                self.check_roundtrip(&self.dk, &ct, &ss)
-            }
-            _ => {
-                let ss = output(&mut self.secret)?;
-                ensure!(ss == self.pool[self.i % POOL].1, "decapsulated secret differs from the encapsulated one");
-                Ok(())
-            }
-        }
     }
 }
 
 // ---- DH ----
 
-struct DhCase {
+struct DhKeygen {
     dh: Box<dyn Dh>,
     alg: &'static Algorithm,
-    op: Operation,
-    secret: Loaded,
-    /// (peer share, expected shared secret).
-    peers: Vec<(Vec<u8>, Vec<u8>)>,
-    i: usize,
-    keys: Option<Result<(Vec<u8>, Loaded)>>,
-    derived: Option<Result<Vec<u8>>>,
 }
 
-fn dh_case(dh: Box<dyn Dh>, alg: &'static Algorithm, op: Operation) -> Result<Box<dyn Case>> {
-    let (share, secret) = dh.keygen().context("keygen for setup")?;
-    expect_len("public share", share.len(), alg.public_key)?;
-    let mut peers = Vec::new();
-    for _ in 0..POOL {
-        let (peer, peer_secret) = dh.keygen()?;
-        // The peer's view of the secret is the expected value for our derive.
-        peers.push((peer, dh.derive(&peer_secret, &share)?));
-    }
-    Ok(Box::new(DhCase { dh, alg, op, secret, peers, i: 0, keys: None, derived: None }))
-}
-
-impl Case for DhCase {
-    fn prepare(&mut self, i: usize) -> Result<()> {
-        self.keys = None;
-        self.derived = None;
-        self.i = i;
+impl Kernel for DhKeygen {
+    type In = ();
+    type Out = Result<(Vec<u8>, Loaded)>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
         Ok(())
     }
+    fn call(&mut self, _: &mut ()) -> Self::Out {
+        self.dh.keygen()
+    }
+    fn check(&mut self, _: &(), out: Self::Out) -> Result<()> {
+        let (share, secret) = out?;
+        expect_len("public share", share.len(), self.alg.public_key)?;
+        let (peer, peer_secret) = self.dh.keygen()?;
+        let ours = self.dh.derive(&secret, &peer)?;
+        ensure!(ours == self.dh.derive(&peer_secret, &share)?, "the two sides derived different secrets");
+        expect_len("shared secret", ours.len(), self.alg.shared_secret)
+    }
+}
 
-    fn run(&mut self) {
-        if self.op == Operation::DhKeygen {
-            self.keys = Some(black_box(self.dh.keygen()));
-        } else {
-            let (peer, _) = &self.peers[self.i % POOL];
-            self.derived = Some(black_box(self.dh.derive(&self.secret, black_box(peer))));
+struct DhDerive {
+    dh: Box<dyn Dh>,
+    alg: &'static Algorithm,
+    secret: Loaded,
+    /// (peer share, imported peer for the primitive form, expected shared secret).
+    peers: Vec<(Vec<u8>, Option<Loaded>, Vec<u8>)>,
+}
+
+impl DhDerive {
+    fn new(dh: Box<dyn Dh>, alg: &'static Algorithm, primitive: bool) -> Result<Option<Self>> {
+        let (share, secret) = dh.keygen().context("keygen for setup")?;
+        expect_len("public share", share.len(), alg.public_key)?;
+        let mut peers = Vec::new();
+        for _ in 0..POOL {
+            let (peer, peer_secret) = dh.keygen()?;
+            let imported = if primitive {
+                let Some(k) = dh.import_peer(&secret, &peer).transpose()? else { return Ok(None) };
+                Some(k)
+            } else {
+                None
+            };
+            // The peer's view of the secret is the expected value for our derive.
+            let expected = dh.derive(&peer_secret, &share)?;
+            peers.push((peer, imported, expected));
+        }
+        Ok(Some(DhDerive { dh, alg, secret, peers }))
+    }
+}
+
+impl Kernel for DhDerive {
+    type In = usize;
+    type Out = Result<Vec<u8>>;
+    fn input(&mut self, i: usize, _: Option<usize>) -> Result<usize> {
+        Ok(i % POOL)
+    }
+    fn call(&mut self, j: &mut usize) -> Self::Out {
+        let (peer, imported, _) = &mut self.peers[*j];
+        match imported {
+            Some(k) => self.dh.derive_imported(&self.secret, k),
+            None => self.dh.derive(&self.secret, black_box(peer)),
         }
     }
-
-    fn verify(&mut self) -> Result<()> {
-        if self.op == Operation::DhKeygen {
-            let (share, secret) = output(&mut self.keys)?;
-            expect_len("public share", share.len(), self.alg.public_key)?;
-            let (peer, peer_secret) = self.dh.keygen()?;
-            let ours = self.dh.derive(&secret, &peer)?;
-            ensure!(ours == self.dh.derive(&peer_secret, &share)?, "the two sides derived different secrets");
-            expect_len("shared secret", ours.len(), self.alg.shared_secret)
-        } else {
-            let ss = output(&mut self.derived)?;
-            ensure!(ss == self.peers[self.i % POOL].1, "the two sides derived different secrets");
-            expect_len("shared secret", ss.len(), self.alg.shared_secret)
-        }
+    fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
+        let ss = out?;
+        ensure!(ss == self.peers[*j].2, "the two sides derived different secrets");
+        expect_len("shared secret", ss.len(), self.alg.shared_secret)
     }
 }
 
@@ -218,40 +390,43 @@ struct SigCase {
     op: Operation,
     sk: Loaded,
     pk: Loaded,
-    msg: Vec<u8>,
+    /// Primitive form (speed_sig's way): one fixed message signed and verified again and again.
+    fixed: Option<Vec<u8>>,
     /// (message, signature) pairs for verification.
     pool: Vec<(Vec<u8>, Vec<u8>)>,
-    i: usize,
-    keys: Option<Result<(Vec<u8>, Loaded)>>,
-    signature: Option<Result<Vec<u8>>>,
-    verdict: Option<Result<bool>>,
-}
-
-fn sig_case(sig: Box<dyn Sig>, alg: &'static Algorithm, op: Operation) -> Result<Box<dyn Case>> {
-    let (pk_bytes, sk) = sig.keygen().context("keygen for setup")?;
-    expect_len("public key", pk_bytes.len(), alg.public_key)?;
-    let pk = sig.load_public(&pk_bytes)?;
-    let msg = certificate_verify_message()?;
-    // A flipped bit must fail, or "verifies" means nothing.
-    let mut bad = sig.sign(&sk, &msg)?;
-    ensure!(sig.verify(&pk, &msg, &bad)?, "a fresh signature does not verify");
-    bad[0] ^= 1;
-    ensure!(!sig.verify(&pk, &msg, &bad)?, "a signature with a flipped bit verifies");
-    // Slow signers (SLH-DSA-128s: seconds) get a smaller pool: about one second of signing.
-    let t0 = std::time::Instant::now();
-    sig.sign(&sk, &msg)?;
-    let per_sign = t0.elapsed().as_secs_f64();
-    let pool_size = if op == Operation::SigVerify { ((1.0 / per_sign) as usize).clamp(2, POOL) } else { 0 };
-    let mut pool = Vec::new();
-    for _ in 0..pool_size {
-        let m = certificate_verify_message()?;
-        let s = sig.sign(&sk, &m)?;
-        pool.push((m, s));
-    }
-    Ok(Box::new(SigCase { sig, alg, op, sk, pk, msg, pool, i: 0, keys: None, signature: None, verdict: None }))
 }
 
 impl SigCase {
+    fn new(sig: Box<dyn Sig>, alg: &'static Algorithm, op: Operation, primitive: bool) -> Result<Self> {
+        let (pk_bytes, sk) = sig.keygen().context("keygen for setup")?;
+        expect_len("public key", pk_bytes.len(), alg.public_key)?;
+        let pk = sig.load_public(&pk_bytes)?;
+        let msg = certificate_verify_message()?;
+        // A flipped bit must fail, or "verifies" means nothing.
+        let mut bad = sig.sign(&sk, &msg)?;
+        ensure!(sig.verify(&pk, &msg, &bad)?, "a fresh signature does not verify");
+        bad[0] ^= 1;
+        ensure!(!sig.verify(&pk, &msg, &bad)?, "a signature with a flipped bit verifies");
+        let fixed = primitive.then(|| random(SPEED_SIG_MESSAGE_LEN)).transpose()?;
+        let mut pool = Vec::new();
+        if op == Operation::SigVerify {
+            if let Some(m) = &fixed {
+                pool.push((m.clone(), sig.sign(&sk, m)?));
+            } else {
+                // Slow signers (SLH-DSA-128s: seconds) get a smaller pool: about one second of signing.
+                let t0 = std::time::Instant::now();
+                sig.sign(&sk, &msg)?;
+                let per_sign = t0.elapsed().as_secs_f64();
+                for _ in 0..((1.0 / per_sign) as usize).clamp(2, POOL) {
+                    let m = certificate_verify_message()?;
+                    let s = sig.sign(&sk, &m)?;
+                    pool.push((m, s));
+                }
+            }
+        }
+        Ok(SigCase { sig, alg, op, sk, pk, fixed, pool })
+    }
+
     fn check_signature(&self, pk: &Loaded, msg: &[u8], s: &[u8]) -> Result<()> {
         match self.alg.signature {
             Some(max) if self.alg.variable_signature => ensure!(s.len() <= max, "signature is {} bytes, more than {max}", s.len()),
@@ -262,47 +437,62 @@ impl SigCase {
     }
 }
 
-impl Case for SigCase {
-    fn prepare(&mut self, i: usize) -> Result<()> {
-        self.keys = None;
-        self.signature = None;
-        self.verdict = None;
-        self.i = i;
-        if self.op == Operation::SigSign {
-            // ML-DSA's rejection loop depends on the message: a new one each time.
-            fresh_hash(&mut self.msg)?;
-        }
-        Ok(())
-    }
+/// A signature call's input: the message to sign (sign, keygen's check) or a pool index (verify).
+pub enum SigIn {
+    Message(Vec<u8>),
+    Pooled(usize),
+}
 
-    fn run(&mut self) {
-        match self.op {
-            Operation::SigKeygen => self.keys = Some(black_box(self.sig.keygen())),
-            Operation::SigSign => self.signature = Some(black_box(self.sig.sign(&self.sk, black_box(&self.msg)))),
-            _ => {
-                let (m, s) = &self.pool[self.i % self.pool.len()];
-                self.verdict = Some(black_box(self.sig.verify(&self.pk, black_box(m), black_box(s))));
+pub enum SigOut {
+    Keys(Result<(Vec<u8>, Loaded)>),
+    Signature(Result<Vec<u8>>),
+    Verdict(Result<bool>),
+}
+
+impl Kernel for SigCase {
+    type In = SigIn;
+    type Out = SigOut;
+    fn input(&mut self, i: usize, reuse: Option<SigIn>) -> Result<SigIn> {
+        if self.op == Operation::SigVerify {
+            return Ok(SigIn::Pooled(i % self.pool.len()));
+        }
+        if let Some(m) = &self.fixed {
+            return Ok(SigIn::Message(m.clone()));
+        }
+        // ML-DSA's rejection loop depends on the message: a new transcript hash each time.
+        let mut m = match reuse {
+            Some(SigIn::Message(m)) if m.len() == CV_MESSAGE_LEN => m,
+            _ => certificate_verify_message()?,
+        };
+        fresh_hash(&mut m)?;
+        Ok(SigIn::Message(m))
+    }
+    fn call(&mut self, input: &mut SigIn) -> SigOut {
+        match (self.op, input) {
+            (Operation::SigKeygen, _) => SigOut::Keys(self.sig.keygen()),
+            (Operation::SigSign, SigIn::Message(m)) => SigOut::Signature(self.sig.sign(&self.sk, black_box(m))),
+            (_, SigIn::Pooled(j)) => {
+                let (m, s) = &self.pool[*j];
+                SigOut::Verdict(self.sig.verify(&self.pk, black_box(m), black_box(s)))
             }
+            _ => SigOut::Verdict(Err(anyhow!("input does not fit {}", self.op))),
         }
     }
-
-    fn verify(&mut self) -> Result<()> {
-        match self.op {
-            Operation::SigKeygen => {
-                let (pk, sk) = output(&mut self.keys)?;
+    fn check(&mut self, input: &SigIn, out: SigOut) -> Result<()> {
+        match (out, input) {
+            (SigOut::Keys(k), SigIn::Message(m)) => {
+                let (pk, sk) = k?;
                 expect_len("public key", pk.len(), self.alg.public_key)?;
                 let pk = self.sig.load_public(&pk)?;
-                let s = self.sig.sign(&sk, &self.msg)?;
-                self.check_signature(&pk, &self.msg, &s)
+                let s = self.sig.sign(&sk, m)?;
+                self.check_signature(&pk, m, &s)
             }
-            Operation::SigSign => {
-                let s = output(&mut self.signature)?;
-                self.check_signature(&self.pk, &self.msg, &s)
-            }
-            _ => {
-                ensure!(output(&mut self.verdict)?, "a valid signature was rejected");
+            (SigOut::Signature(s), SigIn::Message(m)) => self.check_signature(&self.pk, m, &s?),
+            (SigOut::Verdict(v), _) => {
+                ensure!(v?, "a valid signature was rejected");
                 Ok(())
             }
+            _ => bail!("output does not fit its input"),
         }
     }
 }
@@ -315,14 +505,16 @@ struct AeadCase {
     key: Loaded,
     plaintext: Vec<u8>,
     aad: Vec<u8>,
-    buf: Vec<u8>,
     iv: [u8; 12],
-    /// This iteration's nonce, made in `prepare`.
-    nonce: [u8; 12],
     /// (nonce, ciphertext, tag) records for decryption.
     pool: Vec<([u8; 12], Vec<u8>, [u8; 16])>,
-    i: usize,
-    result: Option<Result<[u8; 16]>>,
+}
+
+/// One record: the buffer worked on in place, its nonce, and (decryption) its pool index.
+pub struct Record {
+    buf: Vec<u8>,
+    nonce: [u8; 12],
+    j: usize,
 }
 
 /// TLS 1.3 per-record nonce: the IV XOR the 64-bit record sequence number (RFC 8446 section 5.3).
@@ -334,62 +526,62 @@ fn record_nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
     n
 }
 
-fn aead_case(aead: Box<dyn Aead>, alg: &'static Algorithm, op: Operation, w: &Workload) -> Result<Box<dyn Case>> {
-    let key_bytes = random(alg.key.unwrap_or(32))?;
-    let mut key = aead.load_key(&key_bytes)?;
-    let plaintext = random(w.payload_bytes)?;
-    // RFC 8446 section 5.2: the additional data is the record header (type 23, version 0x0303, length).
-    let len = (w.payload_bytes + alg.tag.unwrap_or(16)) as u16;
-    let mut aad = vec![23u8, 3, 3, (len >> 8) as u8, len as u8];
-    aad.resize(w.aad_bytes, 0);
-    let iv: [u8; 12] = random(12)?.try_into().map_err(|_| anyhow!("iv"))?;
-    let mut pool = Vec::new();
-    for seq in 0..POOL as u64 {
-        let nonce = record_nonce(&iv, 1 << 40 | seq);
-        let mut ct = plaintext.clone();
-        let tag = aead.seal(&mut key, &nonce, &aad, &mut ct)?;
-        pool.push((nonce, ct, tag));
+impl AeadCase {
+    fn new(aead: Box<dyn Aead>, alg: &'static Algorithm, op: Operation, w: &Workload) -> Result<Self> {
+        let key_bytes = random(alg.key.unwrap_or(32))?;
+        let mut key = aead.load_key(&key_bytes)?;
+        let plaintext = random(w.payload_bytes)?;
+        // RFC 8446 section 5.2: the additional data is the record header (type 23, version 0x0303, length).
+        let len = (w.payload_bytes + alg.tag.unwrap_or(16)) as u16;
+        let mut aad = vec![23u8, 3, 3, (len >> 8) as u8, len as u8];
+        aad.resize(w.aad_bytes, 0);
+        let iv: [u8; 12] = random(12)?.try_into().map_err(|_| anyhow!("iv"))?;
+        let mut pool = Vec::new();
+        for seq in 0..POOL as u64 {
+            let nonce = record_nonce(&iv, 1 << 40 | seq);
+            let mut ct = plaintext.clone();
+            let tag = aead.seal(&mut key, &nonce, &aad, &mut ct)?;
+            pool.push((nonce, ct, tag));
+        }
+        // A tampered record must be refused.
+        let (nonce, mut ct, tag) = pool[0].clone();
+        ct[0] ^= 1;
+        ensure!(aead.open(&mut key, &nonce, &aad, &mut ct, &tag).is_err(), "a tampered record was accepted");
+        Ok(AeadCase { aead, op, key, plaintext, aad, iv, pool })
     }
-    // A tampered record must be refused.
-    let (nonce, mut ct, tag) = pool[0].clone();
-    ct[0] ^= 1;
-    ensure!(aead.open(&mut key, &nonce, &aad, &mut ct, &tag).is_err(), "a tampered record was accepted");
-    let buf = plaintext.clone();
-    Ok(Box::new(AeadCase { aead, op, key, plaintext, aad, buf, iv, nonce: iv, pool, i: 0, result: None }))
 }
 
-impl Case for AeadCase {
-    fn prepare(&mut self, i: usize) -> Result<()> {
-        self.result = None;
-        self.i = i;
+impl Kernel for AeadCase {
+    type In = Record;
+    type Out = Result<[u8; 16]>;
+    fn input(&mut self, i: usize, reuse: Option<Record>) -> Result<Record> {
+        let mut r = reuse.unwrap_or_else(|| Record { buf: vec![0; self.plaintext.len()], nonce: [0; 12], j: 0 });
         if self.op == Operation::AeadEncrypt {
-            self.buf.copy_from_slice(&self.plaintext);
-            self.nonce = record_nonce(&self.iv, i as u64);
+            r.buf.copy_from_slice(&self.plaintext);
+            r.nonce = record_nonce(&self.iv, i as u64);
         } else {
-            self.buf.copy_from_slice(&self.pool[i % POOL].1);
-            self.nonce = self.pool[i % POOL].0;
+            r.j = i % POOL;
+            r.buf.copy_from_slice(&self.pool[r.j].1);
+            r.nonce = self.pool[r.j].0;
         }
-        Ok(())
+        Ok(r)
     }
-
-    fn run(&mut self) {
+    fn call(&mut self, r: &mut Record) -> Self::Out {
         if self.op == Operation::AeadEncrypt {
-            self.result = Some(black_box(self.aead.seal(&mut self.key, &self.nonce, &self.aad, black_box(&mut self.buf))));
+            self.aead.seal(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf))
         } else {
-            let tag = &self.pool[self.i % POOL].2;
-            let r = self.aead.open(&mut self.key, &self.nonce, &self.aad, black_box(&mut self.buf), tag);
-            self.result = Some(black_box(r.map(|()| *tag)));
+            let tag = &self.pool[r.j].2;
+            self.aead.open(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf), tag).map(|()| *tag)
         }
     }
-
-    fn verify(&mut self) -> Result<()> {
-        let tag = output(&mut self.result)?;
+    fn check(&mut self, r: &Record, out: Self::Out) -> Result<()> {
+        let tag = out?;
         if self.op == Operation::AeadEncrypt {
-            let mut back = self.buf.clone();
-            self.aead.open(&mut self.key, &self.nonce, &self.aad, &mut back, &tag)?;
+            let mut back = r.buf.clone();
+            self.aead.open(&mut self.key, &r.nonce, &self.aad, &mut back, &tag)?;
             ensure!(back == self.plaintext, "decrypting the sealed record does not give the plaintext");
         } else {
-            ensure!(self.buf == self.plaintext, "the opened record differs from the plaintext");
+            ensure!(r.buf == self.plaintext, "the opened record differs from the plaintext");
         }
         Ok(())
     }

@@ -1,12 +1,13 @@
-//! The timed loop: monotonic clock plus TSC cycles, one pinned core, warm-up, iteration budgets,
-//! and interleaved rounds so machine drift spreads evenly over every phase.
+//! The timed loop: a fenced TSC (or the monotonic clock) around exactly one call or one batch of
+//! calls, on a pinned core, with warm-up, iteration budgets from the warm-up median, verification
+//! after each chunk (never between two timed calls), and per-thread run delay beside CPU steal.
 
 use crate::case::Case;
 pub use crate::results::{Reason, Settings};
 use anyhow::Result;
 use std::time::{Duration, Instant};
 
-/// Iterations for a phase whose warm-up call took `estimate_ns`.
+/// Iterations (samples) for a phase whose sample takes `estimate_ns`.
 pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) {
     if let Some(n) = settings.forced {
         return (n.max(1), Reason::Forced);
@@ -19,35 +20,90 @@ pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) 
     }
 }
 
-/// The cycle counter, used only where the CPU says the TSC is invariant (constant rate, not
-/// stopped in idle states).
-#[derive(Debug, Clone, Copy)]
-pub struct Tsc {
-    pub invariant: bool,
+/// A phase shorter than this many times the timer's own cost is timed in batches, so the timer
+/// stays under 1% of every sample (criterion and divan batch for the same reason).
+pub const BATCH_THRESHOLD: f64 = 100.0;
+/// The largest batch: beyond it a sample averages away too much of the call-to-call spread.
+pub const MAX_BATCH: usize = 64;
+
+/// Calls per sample for a call of `estimate_ns` with a timer costing `overhead_ns`.
+pub fn batch_for(estimate_ns: f64, overhead_ns: f64) -> usize {
+    if estimate_ns <= 0.0 || estimate_ns >= BATCH_THRESHOLD * overhead_ns {
+        return 1;
+    }
+    ((BATCH_THRESHOLD * overhead_ns / estimate_ns).ceil() as usize).clamp(1, MAX_BATCH)
 }
 
-impl Tsc {
-    pub fn detect() -> Tsc {
-        Tsc { invariant: tsc_invariant() }
-    }
+/// The clock of the timed region. Where the CPU says the TSC is invariant (constant rate, not
+/// stopped in idle states), a fenced TSC read, and nanoseconds are those cycles at the measured
+/// rate, so both figures cover one span; elsewhere the monotonic clock alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Timer {
+    /// TSC ticks per second, when the TSC is used.
+    pub tsc_hz: Option<f64>,
+    origin: Option<Instant>,
+}
 
-    #[inline(always)]
-    pub fn read(self) -> u64 {
-        if !self.invariant {
-            return 0;
-        }
-        read_tsc()
-    }
-
-    /// TSC ticks per second, against the monotonic clock over `d`.
-    pub fn hz(self, d: Duration) -> Option<f64> {
-        if !self.invariant {
-            return None;
+impl Timer {
+    /// Detects the TSC and measures its rate against the monotonic clock over `calibrate`.
+    pub fn detect(calibrate: Duration) -> Timer {
+        if !tsc_invariant() {
+            return Timer { tsc_hz: None, origin: Some(Instant::now()) };
         }
         let (t0, c0) = (Instant::now(), read_tsc());
-        std::thread::sleep(d);
+        std::thread::sleep(calibrate);
         let (t1, c1) = (Instant::now(), read_tsc());
-        Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64())
+        Timer { tsc_hz: Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64()), origin: None }
+    }
+
+    /// The monotonic clock only (for tests and machines without an invariant TSC).
+    pub fn monotonic() -> Timer {
+        Timer { tsc_hz: None, origin: Some(Instant::now()) }
+    }
+
+    /// Opens a timed region: `lfence; rdtsc; lfence`, so nothing before it is still running and
+    /// nothing after it has started.
+    #[inline(always)]
+    pub fn start(&self) -> u64 {
+        match self.origin {
+            None => tsc_begin(),
+            Some(o) => o.elapsed().as_nanos() as u64,
+        }
+    }
+
+    /// Closes a timed region: `rdtscp; lfence`, after everything in it has finished.
+    #[inline(always)]
+    pub fn stop(&self) -> u64 {
+        match self.origin {
+            None => tsc_end(),
+            Some(o) => o.elapsed().as_nanos() as u64,
+        }
+    }
+
+    /// Nanoseconds in `ticks` (TSC cycles, or nanoseconds already).
+    pub fn ns(&self, ticks: u64) -> f64 {
+        match self.tsc_hz {
+            Some(hz) => ticks as f64 * 1e9 / hz,
+            None => ticks as f64,
+        }
+    }
+
+    pub fn counts_cycles(&self) -> bool {
+        self.tsc_hz.is_some()
+    }
+
+    /// Median of 10,001 empty timed regions: (nanoseconds, cycles where counted).
+    pub fn overhead(&self) -> (f64, Option<f64>) {
+        let mut v: Vec<u64> = (0..10_001)
+            .map(|_| {
+                let a = self.start();
+                let b = self.stop();
+                b.wrapping_sub(a)
+            })
+            .collect();
+        v.sort_unstable();
+        let m = v[v.len() / 2];
+        (self.ns(m), self.counts_cycles().then_some(m as f64))
     }
 }
 
@@ -71,25 +127,44 @@ fn read_tsc() -> u64 {
     unsafe { std::arch::x86_64::_rdtsc() }
 }
 
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tsc_begin() -> u64 {
+    use std::arch::x86_64::{_mm_lfence, _rdtsc};
+    // SAFETY: LFENCE and RDTSC have no preconditions on x86_64 (SSE2 is baseline).
+    unsafe {
+        _mm_lfence();
+        let t = _rdtsc();
+        _mm_lfence();
+        t
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tsc_end() -> u64 {
+    use std::arch::x86_64::{__rdtscp, _mm_lfence};
+    let mut aux = 0u32;
+    // SAFETY: RDTSCP is present wherever the TSC is invariant (checked before this is used);
+    // `aux` is a valid out-pointer.
+    unsafe {
+        let t = __rdtscp(&mut aux);
+        _mm_lfence();
+        t
+    }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 fn read_tsc() -> u64 {
     0
 }
-
-/// Median cost of reading both clocks around an empty call, in nanoseconds.
-pub fn timer_overhead_ns(tsc: Tsc) -> f64 {
-    let mut v: Vec<f64> = (0..10_001)
-        .map(|_| {
-            let t0 = Instant::now();
-            let c = tsc.read();
-            std::hint::black_box(c);
-            let c2 = tsc.read();
-            std::hint::black_box(c2);
-            t0.elapsed().as_nanos() as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+#[cfg(not(target_arch = "x86_64"))]
+fn tsc_begin() -> u64 {
+    0
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn tsc_end() -> u64 {
+    0
 }
 
 /// Pins this thread to the last core (core 0 takes most interrupts); returns its id.
@@ -115,28 +190,49 @@ fn parse_jiffies(stat: &str, label: &str) -> Option<(u64, u64)> {
     Some((*fields.get(7)?, total))
 }
 
+/// Nanoseconds this thread has waited on a run queue (the second field of
+/// /proc/thread-self/schedstat, Documentation/scheduler/sched-stats.rst): time it was runnable but
+/// another task had the CPU. Unlike /proc/stat's steal, counted in nanoseconds.
+pub fn run_delay_ns() -> Option<u64> {
+    parse_schedstat(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
+}
+
+fn parse_schedstat(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// One phase's raw measurement.
 #[derive(Debug, Clone, Default)]
 pub struct Raw {
+    /// Per call (a batch's total / its calls).
     pub samples_ns: Vec<u64>,
     pub cycles: Vec<u64>,
     pub steal: u64,
     pub jiffies: u64,
     pub verified: usize,
     pub warmup: usize,
+    /// Run-queue wait and wall time of the chunks, nanoseconds.
+    pub run_delay_ns: u64,
+    pub wall_ns: u64,
+    /// Sum of the timed regions, nanoseconds.
+    pub timed_ns: f64,
 }
 
 /// A phase being measured: its case, its target count and what it has so far.
 pub struct Slot {
     pub case: Box<dyn Case>,
+    /// Samples to take.
     pub target: usize,
     pub reason: Reason,
+    /// Calls per sample.
+    pub batch: usize,
+    /// Share of calls whose output is kept and verified after the chunk (first and last always).
+    pub verify_share: f64,
     pub raw: Raw,
-    /// Time spent verifying and timing, to keep verification within its share.
-    verify_time: Duration,
-    timed_time: Duration,
-    /// Fastest warm-up call, nanoseconds.
+    /// Median warm-up call, nanoseconds.
     pub estimate_ns: f64,
+    /// Calls made so far (the index of the next call).
+    calls: usize,
     pub error: Option<anyhow::Error>,
 }
 
@@ -146,80 +242,108 @@ impl Slot {
             case,
             target: 0,
             reason: Reason::Default,
+            batch: 1,
+            verify_share: 1.0,
             raw: Raw::default(),
-            verify_time: Duration::ZERO,
-            timed_time: Duration::ZERO,
             estimate_ns: f64::INFINITY,
+            calls: 0,
             error: None,
         }
     }
 }
 
-/// Warm-up: runs the case until `warmup_ms` has passed (at least once); returns the fastest call.
-pub fn warm_up(slot: &mut Slot, settings: &Settings) -> Result<f64> {
+/// Warm-up: runs the case until `warmup_ms` has passed (at least three calls); the first output is
+/// verified. Sets the estimate (median call), the batch and the share of outputs to verify so that
+/// checking stays within half the timed time. Returns the estimate per sample (batch x call).
+pub fn warm_up(slot: &mut Slot, settings: &Settings, timer: &Timer, overhead_ns: f64) -> Result<f64> {
     let start = Instant::now();
-    let mut best = f64::INFINITY;
+    let mut times = Vec::new();
+    let mut verify_ns = 0.0;
     let mut i = 0;
-    while i == 0 || (start.elapsed() < Duration::from_millis(settings.warmup_ms) && i < 10_000) {
-        slot.case.prepare(i)?;
-        let t0 = Instant::now();
-        slot.case.run();
-        best = best.min(t0.elapsed().as_nanos() as f64);
-        // The first output of every phase is checked before anything is timed.
+    while i < 3 || (start.elapsed() < Duration::from_millis(settings.warmup_ms) && i < 10_000) {
+        slot.case.prepare(i, 0)?;
+        let t0 = timer.start();
+        slot.case.run(0);
+        let t1 = timer.stop();
+        times.push(timer.ns(t1.wrapping_sub(t0)));
         if i == 0 {
-            slot.case.verify()?;
-            slot.raw.verified += 1;
+            // The first output of every phase is checked before anything is timed.
+            slot.case.keep(0);
+            let v0 = Instant::now();
+            slot.raw.verified += slot.case.verify_kept()?;
+            verify_ns = v0.elapsed().as_nanos() as f64;
         }
         i += 1;
     }
+    times.sort_by(f64::total_cmp);
+    slot.estimate_ns = times[times.len() / 2];
     slot.raw.warmup = i;
-    slot.estimate_ns = best;
-    Ok(best)
+    slot.batch = batch_for(slot.estimate_ns, overhead_ns);
+    slot.case.set_batch(slot.batch);
+    slot.verify_share = if verify_ns > 0.0 { (slot.estimate_ns / (2.0 * verify_ns)).min(1.0) } else { 1.0 };
+    Ok(slot.estimate_ns * slot.batch as f64)
 }
 
-/// Runs `n` timed iterations of a slot: prepare (untimed), run (timed), verify (untimed, within
-/// half the timed time, and always the first and last of the phase).
-pub fn run_chunk(slot: &mut Slot, n: usize, tsc: Tsc, core: Option<usize>) -> Result<()> {
+/// Whether call `j` of `total` is kept for verification: the first, the last, and an even spread
+/// of `share` of the rest.
+pub fn chosen(j: usize, total: usize, share: f64) -> bool {
+    j == 0 || j + 1 == total || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
+}
+
+/// Runs `n` samples of a slot. Before the clock: one untimed call to bring back the caches the
+/// previous phase took (unless a call costs over a millisecond), then each sample's inputs. The
+/// timed region holds the sample's calls and nothing else; outputs chosen for verification are set
+/// aside (a move) and checked after the chunk.
+pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
-    // The phase before this one has had the caches: one untimed call brings ours back, unless a
-    // call costs more than a millisecond (where cache state is noise).
+    let k = slot.batch.max(1);
+    let total_calls = slot.target * k;
     if slot.estimate_ns < 1e6 {
-        slot.case.prepare(slot.raw.samples_ns.len())?;
-        slot.case.run();
+        slot.case.prepare(slot.calls, 0)?;
+        slot.case.run(0);
     }
     let before = cpu_jiffies(core);
+    let delay0 = run_delay_ns();
+    let wall0 = Instant::now();
     for _ in 0..n {
-        let i = slot.raw.samples_ns.len();
-        slot.case.prepare(i)?;
-        let t0 = Instant::now();
-        let c0 = tsc.read();
-        slot.case.run();
-        let c1 = tsc.read();
-        let t1 = Instant::now();
-        let dt = t1 - t0;
-        slot.raw.samples_ns.push(dt.as_nanos() as u64);
-        if tsc.invariant {
-            slot.raw.cycles.push(c1.wrapping_sub(c0));
+        let first = slot.calls;
+        for s in 0..k {
+            slot.case.prepare(first + s, s)?;
         }
-        slot.timed_time += dt;
-        let last = slot.raw.samples_ns.len() == slot.target;
-        if i == 0 || last || slot.verify_time * 2 < slot.timed_time {
-            let v0 = Instant::now();
-            slot.case.verify()?;
-            slot.verify_time += v0.elapsed();
-            slot.raw.verified += 1;
+        let t0 = timer.start();
+        for s in 0..k {
+            slot.case.run(s);
         }
+        let t1 = timer.stop();
+        let ticks = t1.wrapping_sub(t0);
+        for s in 0..k {
+            if chosen(first + s, total_calls, slot.verify_share) {
+                slot.case.keep(s);
+            }
+        }
+        let ns = timer.ns(ticks);
+        slot.raw.timed_ns += ns;
+        slot.raw.samples_ns.push((ns / k as f64).round() as u64);
+        if timer.counts_cycles() {
+            slot.raw.cycles.push((ticks as f64 / k as f64).round() as u64);
+        }
+        slot.calls += k;
+    }
+    slot.raw.wall_ns += wall0.elapsed().as_nanos() as u64;
+    if let (Some(d0), Some(d1)) = (delay0, run_delay_ns()) {
+        slot.raw.run_delay_ns += d1.saturating_sub(d0);
     }
     if let (Some((s0, j0)), Some((s1, j1))) = (before, cpu_jiffies(core)) {
         slot.raw.steal += s1.saturating_sub(s0);
         slot.raw.jiffies += j1.saturating_sub(j0);
     }
+    slot.raw.verified += slot.case.verify_kept()?;
     Ok(())
 }
 
-/// How many of `target` iterations round `r` of `rounds` runs (spreads the remainder).
+/// How many of `target` samples round `r` of `rounds` takes (spreads the remainder).
 pub fn chunk_size(target: usize, rounds: usize, r: usize) -> usize {
     let rounds = rounds.max(1);
     target * (r + 1) / rounds - target * r / rounds
@@ -228,6 +352,7 @@ pub fn chunk_size(target: usize, rounds: usize, r: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
 
     #[test]
     fn budget_sets_iterations() {
@@ -240,6 +365,15 @@ mod tests {
     }
 
     #[test]
+    fn short_calls_are_batched_until_the_timer_is_under_one_percent() {
+        // Timer 40 ns: calls of 4 us and more are timed alone; 881 ns needs ceil(4000 / 881) = 5.
+        assert_eq!(batch_for(4000.0, 40.0), 1);
+        assert_eq!(batch_for(881.0, 40.0), 5);
+        assert_eq!(batch_for(1.0, 40.0), MAX_BATCH);
+        assert_eq!(batch_for(0.0, 40.0), 1);
+    }
+
+    #[test]
     fn chunks_add_up() {
         for (target, rounds) in [(1000, 10), (10, 10), (7, 10), (13, 4), (1, 1)] {
             let total: usize = (0..rounds).map(|r| chunk_size(target, rounds, r)).sum();
@@ -249,10 +383,68 @@ mod tests {
     }
 
     #[test]
-    fn proc_stat_steal() {
+    fn verification_share_keeps_first_last_and_an_even_spread() {
+        let kept: Vec<usize> = (0..10).filter(|&j| chosen(j, 10, 0.25)).collect();
+        assert_eq!(kept, vec![0, 3, 7, 9]);
+        assert_eq!((0..10).filter(|&j| chosen(j, 10, 1.0)).count(), 10);
+        assert_eq!((0..10).filter(|&j| chosen(j, 10, 0.0)).collect::<Vec<_>>(), vec![0, 9]);
+    }
+
+    #[test]
+    fn proc_stat_steal_and_schedstat_run_delay() {
         let stat = "cpu  10 0 5 100 0 0 0 7 0 0\ncpu1 4 0 2 50 1 0 0 3 9 0\n";
         assert_eq!(parse_jiffies(stat, "cpu1"), Some((3, 60)));
         assert_eq!(parse_jiffies(stat, "cpu"), Some((7, 122)));
         assert_eq!(parse_jiffies(stat, "cpu2"), None);
+        assert_eq!(parse_schedstat("123456 7890 12\n"), Some(7890));
+        assert_eq!(parse_schedstat("garbage"), None);
+        assert!(run_delay_ns().is_some(), "this kernel has schedstat");
+    }
+
+    /// A case that records the order of every call made on it.
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl Case for Recorder {
+        fn prepare(&mut self, i: usize, s: usize) -> Result<()> {
+            self.0.lock().unwrap().push(format!("prepare {i} {s}"));
+            Ok(())
+        }
+        fn run(&mut self, s: usize) {
+            self.0.lock().unwrap().push(format!("run {s}"));
+        }
+        fn keep(&mut self, s: usize) {
+            self.0.lock().unwrap().push(format!("keep {s}"));
+        }
+        fn verify_kept(&mut self) -> Result<usize> {
+            self.0.lock().unwrap().push("verify".into());
+            Ok(1)
+        }
+        fn set_batch(&mut self, _: usize) {}
+    }
+
+    #[test]
+    fn nothing_but_inputs_and_moves_happens_between_two_timed_calls() {
+        for batch in [1, 3] {
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let mut slot = Slot::new(Box::new(Recorder(log.clone())));
+            (slot.target, slot.batch, slot.verify_share, slot.estimate_ns) = (6, batch, 0.5, 10.0);
+            run_chunk(&mut slot, 6, &Timer::monotonic(), None).unwrap();
+            let log = log.lock().unwrap().clone();
+            // The untimed warm call, then timed calls; verification only after the last one.
+            let runs: Vec<usize> = log.iter().enumerate().filter(|(_, e)| e.starts_with("run")).map(|(i, _)| i).collect();
+            let (first, last) = (runs[1], *runs.last().unwrap());
+            assert!(log[first..=last].iter().all(|e| !e.starts_with("verify")), "{log:?}");
+            assert_eq!(log.last().map(String::as_str), Some("verify"));
+            assert_eq!(log.iter().filter(|e| *e == "verify").count(), 1);
+            // Within a batch the calls follow each other with nothing in between.
+            for w in log[first..=last].windows(2) {
+                if w[0].starts_with("run") && !w[1].starts_with("run") {
+                    assert!(w[1].starts_with("keep") || w[1].starts_with("prepare"), "{w:?}");
+                }
+            }
+            // Every timed call's inputs were made before its batch's clock started.
+            assert_eq!(log.iter().filter(|e| e.starts_with("run")).count(), 1 + 6 * batch);
+            assert_eq!(slot.raw.samples_ns.len(), 6);
+        }
     }
 }

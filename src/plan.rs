@@ -4,6 +4,7 @@
 use crate::algorithm::{self, Operation};
 use crate::backend::Backend;
 pub use crate::results::Stack;
+use crate::results::Form;
 use crate::suite::{Suite, Workload};
 use anyhow::{bail, Result};
 
@@ -36,6 +37,13 @@ pub struct PhaseKey {
     pub backend: String,
     pub operation: Operation,
     pub algorithm: String,
+    pub form: Form,
+}
+
+impl PhaseKey {
+    pub fn name(&self) -> String {
+        format!("{} {} {}{}", self.backend, self.algorithm, self.operation, if self.form == Form::Primitive { " (primitive)" } else { "" })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -70,7 +78,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
             }
             composed_any = true;
             for (p, b) in suite.phases.iter().zip(&chosen) {
-                let key = PhaseKey { backend: b.clone(), operation: p.operation, algorithm: p.algorithm.clone() };
+                let key = PhaseKey { backend: b.clone(), operation: p.operation, algorithm: p.algorithm.clone(), form: Form::Handshake };
                 if !phases.iter().any(|(k, _)| *k == key) {
                     phases.push((key, suite.workload));
                 }
@@ -106,7 +114,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
         .flat_map(|(p, s)| {
             backends.iter().filter(|b| b.supports(&p.algorithm, p.operation)).filter(|b| {
                 s.backends.as_ref().is_none_or(|list| list.iter().any(|n| n == b.name()))
-            }).map(move |b| (PhaseKey { backend: b.name().into(), operation: p.operation, algorithm: p.algorithm.clone() }, s.workload))
+            }).map(move |b| (PhaseKey { backend: b.name().into(), operation: p.operation, algorithm: p.algorithm.clone(), form: Form::Handshake }, s.workload))
         })
         .collect();
     for (k, w) in wanted {
@@ -114,6 +122,13 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
             phases.push((k, w));
         }
     }
+    // The primitive form beside every handshake form that does setup the primitive does once.
+    let primitives: Vec<(PhaseKey, Workload)> = phases
+        .iter()
+        .filter(|(k, _)| find(&k.backend).is_some_and(|b| b.setup(&k.algorithm, k.operation).is_some()))
+        .map(|(k, w)| (PhaseKey { form: Form::Primitive, ..k.clone() }, *w))
+        .collect();
+    phases.extend(primitives);
     phases.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Plan { phases, compositions })
 }
@@ -139,6 +154,11 @@ mod tests {
         // X25519 keygen is one phase per backend, shared by every suite that uses it.
         let x = p.phases.iter().filter(|(k, _)| k.algorithm == "X25519" && k.operation == Operation::DhKeygen).count();
         assert_eq!(x, 2);
+        // OpenSSL's encapsulation imports the key and makes a context per call: its primitive form
+        // is measured beside it; liboqs's call has no such setup.
+        let encaps = |b: &str, f: Form| p.phases.iter().any(|(k, _)| k.backend == b && k.operation == Operation::KemEncaps && k.form == f);
+        assert!(encaps("openssl", Form::Primitive) && encaps("openssl", Form::Handshake));
+        assert!(!encaps("liboqs", Form::Primitive));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use crate::algorithm::{self, Kind, Operation};
 use crate::backend::{self, Backend};
 use crate::compose;
-use crate::measure::{self, Settings, Slot, Tsc};
+use crate::measure::{self, Settings, Slot};
 use crate::plan::{self, PhaseKey};
-use crate::results::{self, BackendInfo, Composed, Cycles, Failure, Phase, Results, Run, SuitePhase, SuiteResult, Timer};
+use crate::results::{self, BackendInfo, Component, Composed, Cycles, Failure, Form, Phase, Results, Run, SuitePhase, SuiteResult, Timer};
 use crate::stats;
 use crate::suite::{self, Suite, TrackKind};
 use anyhow::Result;
@@ -34,12 +34,19 @@ pub fn run(opts: &Options) -> Result<Results> {
     // Described before pinning: once pinned, the process sees one core.
     let host = crate::host::describe();
     let core = measure::pin();
-    let tsc = Tsc::detect();
+    let clock = measure::Timer::detect(Duration::from_millis(200));
+    let (overhead_ns, overhead_cycles) = clock.overhead();
     let timer = Timer {
-        clock: "CLOCK_MONOTONIC (std::time::Instant), TSC cycles beside it where invariant".into(),
-        tsc_invariant: tsc.invariant,
-        tsc_hz: tsc.hz(Duration::from_millis(100)),
-        overhead_ns: measure::timer_overhead_ns(tsc),
+        clock: if clock.counts_cycles() {
+            "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
+        } else {
+            "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
+        },
+        tsc_invariant: clock.counts_cycles(),
+        tsc_hz: clock.tsc_hz,
+        overhead_ns,
+        overhead_cycles,
+        randomness: RANDOMNESS.into(),
     };
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
@@ -48,16 +55,16 @@ pub fn run(opts: &Options) -> Result<Results> {
     for (key, workload) in &plan.phases {
         let Some(alg) = algorithm::find(&key.algorithm) else { continue };
         let Some(be) = backends.iter().find(|b| b.name() == key.backend) else { continue };
-        match crate::case::build(be.as_ref(), alg, key.operation, workload) {
+        match crate::case::build(be.as_ref(), alg, key.operation, workload, key.form) {
             Ok(case) => slots.push((key.clone(), Slot::new(case))),
             Err(e) => failures.push(failure(key, &e)),
         }
     }
     for (key, slot) in &mut slots {
         crate::interrupt::check()?;
-        match measure::warm_up(slot, &opts.settings) {
-            Ok(best) => (slot.target, slot.reason) = measure::iterations_for(&opts.settings, best),
-            Err(e) => slot.error = Some(e.context(format!("{} {} {}", key.backend, key.algorithm, key.operation))),
+        match measure::warm_up(slot, &opts.settings, &clock, overhead_ns) {
+            Ok(per_sample) => (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample),
+            Err(e) => slot.error = Some(e.context(key.name())),
         }
     }
 
@@ -74,8 +81,8 @@ pub fn run(opts: &Options) -> Result<Results> {
             }
             crate::interrupt::check()?;
             let chunk = measure::chunk_size(slot.target, rounds, r);
-            bar.set_message(format!("{} {} {}", key.backend, key.algorithm, key.operation));
-            if let Err(e) = measure::run_chunk(slot, chunk, tsc, core) {
+            bar.set_message(key.name());
+            if let Err(e) = measure::run_chunk(slot, chunk, &clock, core) {
                 slot.error = Some(e);
             }
             bar.inc(chunk as u64);
@@ -91,7 +98,8 @@ pub fn run(opts: &Options) -> Result<Results> {
         }
     }
     let suites_out = compose_all(&suites, &plan, &phases);
-    let warnings = warnings(&phases, timer.overhead_ns);
+    let components = components(&phases, &backends);
+    let warnings = warnings(&phases, &opts.settings);
 
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
@@ -115,6 +123,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         suites: suites_out,
         failures,
         warnings,
+        components,
         process_samples: None,
         crosscheck: None,
         handshakes: None,
@@ -128,11 +137,16 @@ pub const STEAL_WARN_PCT: f64 = 1.0;
 /// Severe outliers above this share of samples, percent.
 pub const OUTLIER_WARN_PCT: f64 = 2.0;
 
+/// Run-queue wait above this share of a phase's timed wall time, percent.
+pub const RUN_DELAY_WARN_PCT: f64 = 1.0;
+/// A budget-limited phase whose timed calls overran its budget by more than this, percent.
+pub const BUDGET_OVERRUN_PCT: f64 = 20.0;
+
 /// What in a run deserves caution, each with what to do about it.
-pub fn warnings(phases: &[Phase], overhead_ns: f64) -> Vec<String> {
+pub fn warnings(phases: &[Phase], settings: &Settings) -> Vec<String> {
     let mut w = Vec::new();
     for p in phases {
-        let name = format!("{} {} {}", p.backend, p.algorithm, p.operation);
+        let name = p.name();
         if p.rsd_pct > RSD_WARN_PCT {
             let why = if p.operation == Operation::SigSign && p.algorithm.starts_with("ML-DSA") {
                 " (ML-DSA signing varies by design: its rejection loop runs a random number of times; read the median)"
@@ -144,6 +158,9 @@ pub fn warnings(phases: &[Phase], overhead_ns: f64) -> Vec<String> {
         if let Some(steal) = p.steal_pct.filter(|s| *s > STEAL_WARN_PCT) {
             w.push(format!("{name}: {steal:.1}% CPU steal while it ran: the hypervisor gave this core to someone else; re-run when the host is quieter"));
         }
+        if let Some(d) = p.run_delay_pct.filter(|d| *d > RUN_DELAY_WARN_PCT) {
+            w.push(format!("{name}: the measuring thread waited for its core {d:.1}% of the time (schedstat run delay): another task ran on the pinned core; re-run with less else running"));
+        }
         let severe = p.outliers.low_severe + p.outliers.high_severe;
         if p.stats.iterations > 0 && severe as f64 * 100.0 / p.stats.iterations as f64 > OUTLIER_WARN_PCT {
             w.push(format!(
@@ -151,15 +168,18 @@ pub fn warnings(phases: &[Phase], overhead_ns: f64) -> Vec<String> {
                 p.stats.iterations
             ));
         }
-        if p.stats.median_ns > 0.0 && overhead_ns / p.stats.median_ns > 0.02 {
-            w.push(format!("{name}: the timer's own cost ({overhead_ns:.0} ns) is over 2% of the median; treat differences below that as noise"));
+        if let (Some(ms), crate::results::Reason::Budget) = (p.timed_ms, p.iterations_reason) {
+            let over = (ms / settings.budget_ms as f64 - 1.0) * 100.0;
+            if over > BUDGET_OVERRUN_PCT {
+                w.push(format!("{name}: its timed calls took {ms:.0} ms against a budget of {} ms (+{over:.0}%): the warm-up underestimated the call; the figures stand, the run took longer", settings.budget_ms));
+            }
         }
     }
     w
 }
 
 fn failure(key: &PhaseKey, e: &anyhow::Error) -> Failure {
-    Failure { backend: key.backend.clone(), algorithm: key.algorithm.clone(), operation: key.operation, error: format!("{e:#}") }
+    Failure { backend: key.backend.clone(), algorithm: key.algorithm.clone(), operation: key.operation, error: format!("{}{e:#}", if key.form == Form::Primitive { "primitive form: " } else { "" }) }
 }
 
 fn progress_bar(total: u64, show: bool) -> ProgressBar {
@@ -178,24 +198,66 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
         Cycles { mean: stats::mean(&c), median: stats::median(&c) }
     });
+    let includes = match (key.form, be) {
+        (Form::Primitive, Some(b)) => format!("the primitive alone: {}", primitive_includes(b, &key.algorithm, key.operation)),
+        (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
+        (_, None) => String::new(),
+    };
     Phase {
         backend: key.backend.clone(),
         algorithm: key.algorithm.clone(),
         operation: key.operation,
+        form: key.form,
         ops_per_sec: f.ops_per_sec,
         stats: f.summary,
         steal_pct: (slot.raw.jiffies > 0).then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
         iterations_reason: slot.reason,
         warmup: slot.raw.warmup,
         verified: slot.raw.verified,
-        includes: be.map_or("", |b| b.includes(key.operation)).into(),
+        includes,
         median_ci95_ns: f.median_ci95,
         rsd_pct: f.rsd_pct,
         outliers: f.outliers,
         samples_ns: slot.raw.samples_ns,
         cycles,
+        batch: slot.batch,
+        run_delay_pct: (slot.raw.wall_ns > 0).then(|| slot.raw.run_delay_ns as f64 * 100.0 / slot.raw.wall_ns as f64),
+        timed_ms: Some(slot.raw.timed_ns / 1e6),
     }
 }
+
+/// What the primitive form leaves out, from the backend's description of the handshake form's setup.
+fn primitive_includes(b: &dyn Backend, algorithm: &str, op: Operation) -> String {
+    match (b.setup(algorithm, op), op.kind()) {
+        (Some(setup), _) => format!("the same call with {setup} done once, before timing"),
+        (None, algorithm::Kind::Sig) => "one fixed 50-byte message signed / verified again and again, as liboqs's speed_sig".into(),
+        (None, _) => b.includes(op).into(),
+    }
+}
+
+/// The setup each handshake-form phase adds to its primitive form, where both were measured.
+fn components(phases: &[Phase], backends: &[Box<dyn Backend>]) -> Vec<Component> {
+    phases
+        .iter()
+        .filter(|p| p.form == Form::Primitive)
+        .filter_map(|prim| {
+            let hs = phases.iter().find(|q| q.form == Form::Handshake && q.backend == prim.backend && q.algorithm == prim.algorithm && q.operation == prim.operation)?;
+            let be = backends.iter().find(|b| b.name() == prim.backend)?;
+            Some(Component {
+                backend: prim.backend.clone(),
+                algorithm: prim.algorithm.clone(),
+                operation: prim.operation,
+                name: be.setup(&prim.algorithm, prim.operation)?.to_string(),
+                handshake_median_ns: hs.stats.median_ns,
+                primitive_median_ns: prim.stats.median_ns,
+                setup_ns: hs.stats.median_ns - prim.stats.median_ns,
+            })
+        })
+        .collect()
+}
+
+/// The randomness policy every backend follows (see each backend's file).
+pub const RANDOMNESS: &str = "every backend draws from a user-space CSPRNG seeded once, so no timed call makes a system call for randomness: OpenSSL's and liboqs's (through OpenSSL) DRBG, aws-lc's DRBG, and for RustCrypto rand's StdRng (ChaCha12) seeded once per thread from getrandom";
 
 fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<SuiteResult> {
     let mut out: Vec<SuiteResult> = Vec::new();

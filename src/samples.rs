@@ -66,12 +66,13 @@ fn spread(name: String, medians: Vec<f64>) -> SampleSpread {
 /// Pools samples phase by phase and recomposes every suite from the pooled phases.
 pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let Some(first) = runs.first().cloned() else { bail!("no samples") };
+    let first_components = first.components.clone();
     let count = runs.len();
     let mut phases: Vec<Phase> = Vec::new();
     let mut phase_spreads = Vec::new();
     for p in &first.phases {
         let same: Vec<&Phase> =
-            runs.iter().filter_map(|r| r.phase(&p.backend, &p.algorithm, p.operation)).collect();
+            runs.iter().filter_map(|r| r.phase_form(&p.backend, &p.algorithm, p.operation, p.form)).collect();
         if same.len() != count {
             continue; // failed in some sample: listed under that sample's failures
         }
@@ -82,7 +83,8 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             median: stats::median(&c.iter().map(|x| x.median).collect::<Vec<_>>()),
         });
         let steal: Vec<f64> = same.iter().filter_map(|q| q.steal_pct).collect();
-        phase_spreads.push(spread(format!("{} {} {}", p.backend, p.algorithm, p.operation), same.iter().map(|q| q.stats.median_ns).collect()));
+        let delay: Vec<f64> = same.iter().filter_map(|q| q.run_delay_pct).collect();
+        phase_spreads.push(spread(p.name(), same.iter().map(|q| q.stats.median_ns).collect()));
         phases.push(Phase {
             ops_per_sec: f.ops_per_sec,
             steal_pct: (!steal.is_empty()).then(|| stats::mean(&steal)),
@@ -94,6 +96,10 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             stats: f.summary,
             samples_ns: samples,
             cycles,
+            run_delay_pct: (!delay.is_empty()).then(|| stats::mean(&delay)),
+            timed_ms: same.iter().map(|q| q.timed_ms).sum(),
+            // Each sample chose its batch from its own warm-up; a sample is the mean of the largest.
+            batch: same.iter().map(|q| q.batch).max().unwrap_or(1),
             ..p.clone()
         });
     }
@@ -120,7 +126,7 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let mut out = first;
     out.run.wall_seconds = runs.iter().map(|r| r.run.wall_seconds).sum();
     out.failures = runs.iter().flat_map(|r| r.failures.clone()).collect();
-    out.warnings = run::warnings(&phases, out.run.timer.overhead_ns);
+    out.warnings = run::warnings(&phases, &out.run.iterations_policy);
     for sp in phase_spreads.iter().chain(&suite_spreads) {
         if sp.rsd_pct > run::RSD_WARN_PCT / 2.0 {
             out.warnings.push(format!(
@@ -129,6 +135,15 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             ));
         }
     }
+    // The setup components again, from the pooled phases.
+    out.components = first_components
+        .into_iter()
+        .filter_map(|c| {
+            let median = |form| phases.iter().find(|p| p.form == form && p.backend == c.backend && p.algorithm == c.algorithm && p.operation == c.operation).map(|p| p.stats.median_ns);
+            let (h, p) = (median(results::Form::Handshake)?, median(results::Form::Primitive)?);
+            Some(results::Component { handshake_median_ns: h, primitive_median_ns: p, setup_ns: h - p, ..c })
+        })
+        .collect();
     out.phases = phases;
     out.suites = suites;
     out.process_samples = Some(ProcessSamples { count, phases: phase_spreads, suites: suite_spreads });

@@ -4,6 +4,7 @@
 use pqprof::algorithm::{self, Kind, Operation};
 use pqprof::backend::{self, Backend};
 use pqprof::case::{self, certificate_verify_message};
+use pqprof::results::Form;
 use pqprof::suite::Workload;
 
 fn supporting(alg: &str, kind: Kind) -> Vec<Box<dyn Backend>> {
@@ -27,18 +28,32 @@ fn every_supported_case_builds_runs_and_verifies() {
                 continue;
             }
             for op in Operation::ALL.into_iter().filter(|o| o.kind() == a.kind && b.supports(&a.name, *o)) {
-                let mut c = case::build(b.as_ref(), a, op, &w).unwrap_or_else(|e| panic!("{} {} {op}: {e:#}", b.name(), a.name));
-                for i in 0..3 {
-                    c.prepare(i).unwrap();
-                    c.run();
-                    c.verify().unwrap_or_else(|e| panic!("{} {} {op}: {e:#}", b.name(), a.name));
+                for form in [Form::Handshake, Form::Primitive] {
+                    let primitive = form == Form::Primitive;
+                    if primitive && b.setup(&a.name, op).is_none() && a.kind != Kind::Sig {
+                        assert!(case::build(b.as_ref(), a, op, &w, form).is_err(), "{} {} {op} has no setup but builds a primitive", b.name(), a.name);
+                        continue;
+                    }
+                    let mut c = case::build(b.as_ref(), a, op, &w, form).unwrap_or_else(|e| panic!("{} {} {op} {form:?}: {e:#}", b.name(), a.name));
+                    c.set_batch(2);
+                    for i in 0..3 {
+                        c.prepare(2 * i, 0).unwrap();
+                        c.prepare(2 * i + 1, 1).unwrap();
+                        c.run(0);
+                        c.run(1);
+                        c.keep(0);
+                        c.keep(1);
+                    }
+                    let n = c.verify_kept().unwrap_or_else(|e| panic!("{} {} {op} {form:?}: {e:#}", b.name(), a.name));
+                    assert_eq!(n, 6);
+                    built += 1;
                 }
-                built += 1;
             }
         }
     }
-    // 3 KEM ops x 3 backends, 2 DH x 2 algorithms x 2, signatures, AEAD 2 x 2.
-    assert!(built >= 40, "only {built} cases");
+    // 3 KEM ops x 3 backends, 2 DH x 2 algorithms x 2, signatures, AEAD 2 x 2, and the primitive
+    // forms (OpenSSL KEM x 3 and DH derive x 2, RustCrypto encaps and P-256 derive, signatures).
+    assert!(built >= 70, "only {built} cases");
 }
 
 #[test]

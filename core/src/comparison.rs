@@ -130,9 +130,9 @@ pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
 pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     let mut rows = Vec::new();
     for pa in &a.phases {
-        let Some(pb) = b.phase(&pa.backend, &pa.algorithm, pa.operation) else { continue };
+        let Some(pb) = b.phase_form(&pa.backend, &pa.algorithm, pa.operation, pa.form) else { continue };
         let ci = ratio_interval(pa.stats.median_ns, pa.median_ci95_ns, pb.stats.median_ns, pb.median_ci95_ns);
-        let name = format!("{} {} {}", pa.backend, pa.algorithm, pa.operation);
+        let name = pa.name();
         let floor = noise_floor(a, b, &name, threshold_pct);
         rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor));
     }

@@ -22,7 +22,7 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
         .map(|p| {
             phases
                 .iter()
-                .find(|q| q.backend == p.backend && q.algorithm == p.algorithm && q.operation == p.operation)
+                .find(|q| p.is(q))
                 .map(|q| (q, p.count))
                 .ok_or_else(|| anyhow!("no measured phase {} {} {}", p.backend, p.algorithm, p.operation))
         })
@@ -38,6 +38,8 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
         resamples: RESAMPLES,
         seed: SEED,
         median_ci95_ns: None,
+        ci_worlds: CI_RESAMPLES,
+        ci_draws: CI_DRAWS,
     })
 }
 
@@ -59,60 +61,73 @@ fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-/// Resamples and draws behind the composed intervals (documented on the methodology page).
-pub const CI_RESAMPLES: usize = 200;
-pub const CI_DRAWS: usize = 2000;
+/// Bootstrap worlds and draws per world behind the composed intervals. 1,000 worlds put 25 of
+/// them beyond each 95% bound (200 gave 5); 1,000 draws per world keep `check` of a full run to a
+/// couple of seconds on 2 cores. The draws add their own noise to each world's median, so the
+/// interval errs wide, not narrow.
+pub const CI_RESAMPLES: usize = 1000;
+pub const CI_DRAWS: usize = 1000;
 
 /// Per suite, the composed median of every bootstrap world: in world `b` every phase is
 /// resampled with replacement once (shared by all suites, so a suite and its baseline move
-/// together), then `CI_DRAWS` handshakes are drawn from the resampled phases.
-pub fn bootstrap_medians(suites: &[SuiteResult], phases: &[Phase]) -> Vec<Vec<f64>> {
-    let index: Vec<Vec<(usize, u32)>> = suites
-        .iter()
-        .map(|s| {
-            s.phases
-                .iter()
-                .filter_map(|sp| {
-                    phases
-                        .iter()
-                        .position(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
-                        .map(|i| (i, sp.count))
-                })
-                .collect()
-        })
-        .collect();
-    let mut out = vec![Vec::with_capacity(CI_RESAMPLES); suites.len()];
-    let mut world: Vec<Vec<u64>> = phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
-    let mut draws = vec![0.0; CI_DRAWS];
-    for b in 0..CI_RESAMPLES {
+/// together), then `CI_DRAWS` handshakes are drawn from the resampled phases. Each world has its
+/// own seed, so the result does not depend on how many threads share the work.
+pub fn bootstrap_medians(suites: &[SuiteResult], phases: &[Phase], worlds: usize, draws_per_world: usize) -> Vec<Vec<f64>> {
+    let index: Vec<Vec<(usize, u32)>> =
+        suites.iter().map(|s| s.phases.iter().filter_map(|sp| phases.iter().position(|q| sp.is(q)).map(|i| (i, sp.count))).collect()).collect();
+    let used: Vec<bool> = (0..phases.len()).map(|i| index.iter().flatten().any(|(pi, _)| *pi == i)).collect();
+    let world_medians = |b: usize, world: &mut Vec<Vec<u64>>, draws: &mut Vec<f64>| -> Vec<f64> {
         let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
-        for (w, p) in world.iter_mut().zip(phases) {
-            for x in w.iter_mut() {
-                *x = p.samples_ns[rng.below(p.samples_ns.len())];
+        for ((w, p), u) in world.iter_mut().zip(phases).zip(&used) {
+            if *u {
+                for x in w.iter_mut() {
+                    *x = p.samples_ns[rng.below(p.samples_ns.len())];
+                }
             }
         }
-        for (si, parts) in index.iter().enumerate() {
-            for d in draws.iter_mut() {
-                let mut sum = 0u64;
-                for &(pi, count) in parts {
-                    let w = &world[pi];
-                    for _ in 0..count {
-                        if !w.is_empty() {
-                            sum += w[rng.below(w.len())];
+        index
+            .iter()
+            .map(|parts| {
+                for d in draws.iter_mut() {
+                    let mut sum = 0u64;
+                    for &(pi, count) in parts {
+                        let w = &world[pi];
+                        for _ in 0..count {
+                            if !w.is_empty() {
+                                sum += w[rng.below(w.len())];
+                            }
                         }
                     }
+                    *d = sum as f64;
                 }
-                *d = sum as f64;
-            }
-            out[si].push(stats::median_in_place(&mut draws));
-        }
-    }
-    out
+                stats::median_in_place(draws)
+            })
+            .collect()
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let per_world: Vec<Vec<f64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let f = &world_medians;
+                scope.spawn(move || {
+                    let mut world: Vec<Vec<u64>> = phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
+                    let mut draws = vec![0.0; draws_per_world];
+                    (t..worlds).step_by(threads).map(|b| (b, f(b, &mut world, &mut draws))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<(usize, Vec<f64>)> = handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect();
+        all.sort_by_key(|(b, _)| *b);
+        all.into_iter().map(|(_, m)| m).collect()
+    });
+    (0..suites.len()).map(|si| per_world.iter().map(|w| w[si]).collect()).collect()
 }
 
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
+/// Worlds and draws as recorded in the suites (all suites of a run share them).
 pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
-    let worlds = bootstrap_medians(suites, phases);
+    let (w, d) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS), |s| (s.composed.ci_worlds, s.composed.ci_draws));
+    let worlds = bootstrap_medians(suites, phases, w, d);
     suites
         .iter()
         .enumerate()
@@ -160,6 +175,10 @@ mod tests {
             median_ci95_ns: None,
             rsd_pct: 0.0,
             outliers: Default::default(),
+            form: crate::results::Form::Handshake,
+            batch: 1,
+            run_delay_pct: None,
+            timed_ms: None,
         }
     }
 

@@ -192,6 +192,40 @@ pub fn rsd_pct(xs: &[f64]) -> f64 {
     stdev(xs) / m * 100.0
 }
 
+/// Two-sided 95% quantile of Student's t with `df` degrees of freedom (standard tables, e.g.
+/// NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2); the normal 1.96 beyond 30.
+pub fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
+        2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        d if d <= 30 => T[d - 1],
+        _ => 1.96,
+    }
+}
+
+/// Ours against theirs, paired in time: each of their runs sits between two of ours
+/// (`ours.len() == theirs.len() + 1`), so the ratio of round i is mean(ours[i], ours[i + 1]) /
+/// theirs[i], which cancels drift slower than a round. Returns the geometric mean of the ratios and
+/// its 95% t-interval on the log scale (`None` with fewer than two rounds).
+pub fn paired_ratio(ours: &[f64], theirs: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
+    if theirs.is_empty() || ours.len() != theirs.len() + 1 {
+        return None;
+    }
+    let logs: Vec<f64> = theirs.iter().enumerate().map(|(i, t)| ((ours[i] + ours[i + 1]) / 2.0 / t).ln()).collect();
+    if logs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let m = mean(&logs);
+    let ci = (logs.len() >= 2).then(|| {
+        let half = t95(logs.len() - 1) * stdev(&logs) / (logs.len() as f64).sqrt();
+        ((m - half).exp(), (m + half).exp())
+    });
+    Some((m.exp(), ci))
+}
+
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny deterministic generator, so resampled figures are
 /// reproducible from the raw samples by anyone with the seed.
 #[derive(Debug, Clone)]
@@ -295,6 +329,23 @@ mod tests {
         // Degenerate: IQR = 0, nothing else differs.
         assert_eq!(tukey(&[2.0; 10]).total(), 0);
         assert!((rsd_pct(&[9.0, 11.0]) - (2.0f64.sqrt() / 10.0 * 100.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn paired_ratios_by_hand() {
+        // Rounds: ours 10, 12, 14 around theirs 11, 13: ratios (11/11, 13/13) = 1, interval [1, 1].
+        let (r, ci) = paired_ratio(&[10.0, 12.0, 14.0], &[11.0, 13.0]).unwrap();
+        assert!(close(r, 1.0) && ci == Some((1.0, 1.0)), "{r} {ci:?}");
+        // Ratios 1.1 and 0.9: ln mean = (ln 1.1 + ln 0.9) / 2; sd of the two logs; t(1) = 12.706.
+        let (r, ci) = paired_ratio(&[11.0, 11.0, 9.0], &[10.0, 11.111_111_111_111_11]).unwrap();
+        let (a, b) = (1.1f64.ln(), 0.9f64.ln());
+        assert!(close(r, ((a + b) / 2.0).exp()));
+        let half = 12.706 * ((a - b).abs() / 2f64.sqrt()) / 2f64.sqrt();
+        let (lo, hi) = ci.unwrap();
+        assert!((lo - ((a + b) / 2.0 - half).exp()).abs() < 1e-6 && (hi - ((a + b) / 2.0 + half).exp()).abs() < 1e-6);
+        assert!(paired_ratio(&[1.0], &[1.0]).is_none());
+        assert_eq!(paired_ratio(&[1.0, 1.0], &[2.0]).unwrap().1, None);
+        assert_eq!((t95(1), t95(4), t95(100)), (12.706, 2.776, 1.96));
     }
 
     #[test]

@@ -16,10 +16,9 @@ fn check(ret: std::os::raw::c_int) -> Result<(), ErrorStack> {
     }
 }
 
-/// Generates a key of a provider algorithm by name ("ML-KEM-768", "ML-DSA-65", "SLH-DSA-SHAKE-128s").
-pub fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
-    // SAFETY: every pointer is checked before use; the context is freed on every path, and the new
-    // key's ownership passes to PKey, which frees it on drop.
+/// A key-generation context for a provider algorithm by name ("ML-KEM-768", "ML-DSA-65").
+pub fn keygen_ctx(name: &CStr) -> Result<PkeyCtx<()>, ErrorStack> {
+    // SAFETY: the pointer is checked before use; PkeyCtx owns and frees the context.
     unsafe {
         let ctx = openssl_sys::EVP_PKEY_CTX_new_from_name(ptr::null_mut(), name.as_ptr(), ptr::null());
         if ctx.is_null() {
@@ -27,10 +26,24 @@ pub fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
         }
         let ctx = PkeyCtx::<()>::from_ptr(ctx);
         check(openssl_sys::EVP_PKEY_keygen_init(ctx.as_ptr()))?;
+        Ok(ctx)
+    }
+}
+
+/// Generates a key with a prepared context.
+pub fn generate_with(ctx: &PkeyCtx<()>) -> Result<PKey<Private>, ErrorStack> {
+    // SAFETY: the context is live; the new key's ownership passes to PKey, which frees it on drop.
+    unsafe {
         let mut key = ptr::null_mut();
         check(openssl_sys::EVP_PKEY_generate(ctx.as_ptr(), &mut key))?;
         Ok(PKey::from_ptr(key))
     }
+}
+
+/// Generates a key of a provider algorithm by name ("ML-KEM-768", "ML-DSA-65", "SLH-DSA-SHAKE-128s")
+/// with a new context, as libssl does per handshake.
+pub fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
+    generate_with(&keygen_ctx(name)?)
 }
 
 /// Imports a raw public key of a provider algorithm by name.
@@ -45,34 +58,73 @@ pub fn public_from_raw(name: &CStr, raw: &[u8]) -> Result<PKey<Public>, ErrorSta
     }
 }
 
-/// Encapsulates to `key` -> (ciphertext, shared secret). The EVP_PKEY_CTX is made per call, as a
-/// TLS server does per handshake.
-pub fn encapsulate(key: &PKey<Public>) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
-    let ctx = PkeyCtx::new(key)?;
-    // SAFETY: the first call only reports the output lengths; the buffers then have those lengths.
-    unsafe {
-        check(openssl_sys::EVP_PKEY_encapsulate_init(ctx.as_ptr(), ptr::null()))?;
-        let (mut ct_len, mut ss_len) = (0, 0);
-        check(openssl_sys::EVP_PKEY_encapsulate(ctx.as_ptr(), ptr::null_mut(), &mut ct_len, ptr::null_mut(), &mut ss_len))?;
-        let (mut ct, mut ss) = (vec![0u8; ct_len], vec![0u8; ss_len]);
-        check(openssl_sys::EVP_PKEY_encapsulate(ctx.as_ptr(), ct.as_mut_ptr(), &mut ct_len, ss.as_mut_ptr(), &mut ss_len))?;
+/// An encapsulation context for `key`, with the output lengths it reported.
+pub struct Encapsulator {
+    ctx: PkeyCtx<Public>,
+    ct_len: usize,
+    ss_len: usize,
+}
+
+impl Encapsulator {
+    pub fn new(key: &PKey<Public>) -> Result<Encapsulator, ErrorStack> {
+        let ctx = PkeyCtx::new(key)?;
+        // SAFETY: with null output buffers the call only reports the output lengths.
+        unsafe {
+            check(openssl_sys::EVP_PKEY_encapsulate_init(ctx.as_ptr(), ptr::null()))?;
+            let (mut ct_len, mut ss_len) = (0, 0);
+            check(openssl_sys::EVP_PKEY_encapsulate(ctx.as_ptr(), ptr::null_mut(), &mut ct_len, ptr::null_mut(), &mut ss_len))?;
+            Ok(Encapsulator { ctx, ct_len, ss_len })
+        }
+    }
+
+    /// -> (ciphertext, shared secret).
+    pub fn encapsulate(&mut self) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
+        let (mut ct, mut ss) = (vec![0u8; self.ct_len], vec![0u8; self.ss_len]);
+        let (mut ct_len, mut ss_len) = (self.ct_len, self.ss_len);
+        // SAFETY: the buffers have the lengths the context reported.
+        unsafe {
+            check(openssl_sys::EVP_PKEY_encapsulate(self.ctx.as_ptr(), ct.as_mut_ptr(), &mut ct_len, ss.as_mut_ptr(), &mut ss_len))?;
+        }
         ct.truncate(ct_len);
         ss.truncate(ss_len);
         Ok((ct, ss))
     }
 }
 
+/// Encapsulates to `key` -> (ciphertext, shared secret). The EVP_PKEY_CTX is made per call, as a
+/// TLS server does per handshake.
+pub fn encapsulate(key: &PKey<Public>) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
+    Encapsulator::new(key)?.encapsulate()
+}
+
+/// A decapsulation context for `key`, with the secret length it reported for `ct_len` bytes.
+pub struct Decapsulator {
+    ctx: PkeyCtx<Private>,
+}
+
+impl Decapsulator {
+    pub fn new(key: &PKey<Private>) -> Result<Decapsulator, ErrorStack> {
+        let ctx = PkeyCtx::new(key)?;
+        // SAFETY: the context is live.
+        unsafe { check(openssl_sys::EVP_PKEY_decapsulate_init(ctx.as_ptr(), ptr::null()))? };
+        Ok(Decapsulator { ctx })
+    }
+
+    pub fn decapsulate(&mut self, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
+        // SAFETY: the first call only reports the secret's length; the buffer then has it; `ct` is
+        // valid for its length.
+        unsafe {
+            let mut ss_len = 0;
+            check(openssl_sys::EVP_PKEY_decapsulate(self.ctx.as_ptr(), ptr::null_mut(), &mut ss_len, ct.as_ptr(), ct.len()))?;
+            let mut ss = vec![0u8; ss_len];
+            check(openssl_sys::EVP_PKEY_decapsulate(self.ctx.as_ptr(), ss.as_mut_ptr(), &mut ss_len, ct.as_ptr(), ct.len()))?;
+            ss.truncate(ss_len);
+            Ok(ss)
+        }
+    }
+}
+
 /// Decapsulates `ct` with `key` -> shared secret. The EVP_PKEY_CTX is made per call.
 pub fn decapsulate(key: &PKey<Private>, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
-    let ctx = PkeyCtx::new(key)?;
-    // SAFETY: as in `encapsulate`; `ct` is valid for its length.
-    unsafe {
-        check(openssl_sys::EVP_PKEY_decapsulate_init(ctx.as_ptr(), ptr::null()))?;
-        let mut ss_len = 0;
-        check(openssl_sys::EVP_PKEY_decapsulate(ctx.as_ptr(), ptr::null_mut(), &mut ss_len, ct.as_ptr(), ct.len()))?;
-        let mut ss = vec![0u8; ss_len];
-        check(openssl_sys::EVP_PKEY_decapsulate(ctx.as_ptr(), ss.as_mut_ptr(), &mut ss_len, ct.as_ptr(), ct.len()))?;
-        ss.truncate(ss_len);
-        Ok(ss)
-    }
+    Decapsulator::new(key)?.decapsulate(ct)
 }

@@ -17,12 +17,46 @@ use std::any::Any;
 /// A backend's own in-memory form of a key; only the backend that made it can use it.
 pub type Loaded = Box<dyn Any + Send>;
 
+/// The primitive form of an operation is not separate from its handshake form in this backend.
+fn no_primitive<T>() -> Result<T> {
+    anyhow::bail!("this backend has no primitive form of the operation")
+}
+
 pub trait Kem: Send {
     /// -> (encapsulation key bytes, decapsulation key).
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)>;
     /// Imports the peer's encapsulation key and encapsulates -> (ciphertext, shared secret).
     fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)>;
     fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>>;
+
+    // The primitive forms, as speed tools time them (see `Backend::setup`); a backend whose calls
+    // have no separate setup keeps these defaults.
+
+    /// Per-call state for keygen (a context) made once; `None` if there is none.
+    fn keygen_state(&self) -> Option<Result<Loaded>> {
+        None
+    }
+    fn keygen_with(&self, _state: &mut Loaded) -> Result<Loaded> {
+        no_primitive()
+    }
+    /// The encapsulation key of a key made by `keygen_with` (untimed, for verification).
+    fn export_ek(&self, _dk: &Loaded) -> Result<Vec<u8>> {
+        no_primitive()
+    }
+    /// The peer's encapsulation key imported (and any context made) once.
+    fn import_ek(&self, _ek: &[u8]) -> Option<Result<Loaded>> {
+        None
+    }
+    fn encaps_imported(&self, _ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
+        no_primitive()
+    }
+    /// Per-key decapsulation state (a context) made once.
+    fn decaps_state(&self, _dk: &Loaded) -> Option<Result<Loaded>> {
+        None
+    }
+    fn decaps_with(&self, _state: &mut Loaded, _ct: &[u8]) -> Result<Vec<u8>> {
+        no_primitive()
+    }
 }
 
 pub trait Dh: Send {
@@ -30,6 +64,13 @@ pub trait Dh: Send {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)>;
     /// Imports the peer's share and derives the raw shared secret.
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>>;
+    /// Primitive form: the peer's share imported (and a derive context made) once.
+    fn import_peer(&self, _secret: &Loaded, _peer: &[u8]) -> Option<Result<Loaded>> {
+        None
+    }
+    fn derive_imported(&self, _secret: &Loaded, _peer: &mut Loaded) -> Result<Vec<u8>> {
+        no_primitive()
+    }
 }
 
 pub trait Sig: Send {
@@ -57,6 +98,11 @@ pub trait Backend: Send + Sync {
     fn native_name(&self, algorithm: &str) -> Option<&'static str>;
     /// What a timed call of `op` includes beyond the arithmetic, for the methodology page.
     fn includes(&self, op: Operation) -> &'static str;
+    /// Where the handshake form of `op` does setup the primitive form does once (key import,
+    /// context): that setup in words. `None`: the two forms are the same call here.
+    fn setup(&self, _algorithm: &str, _op: Operation) -> Option<&'static str> {
+        None
+    }
     fn kem(&self, _algorithm: &str) -> Option<Box<dyn Kem>> {
         None
     }

@@ -15,6 +15,7 @@ use openssl::derive::Deriver;
 use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
 use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, Private, Public};
+use openssl::pkey_ctx::PkeyCtx;
 use openssl::sign::{Signer, Verifier};
 use std::ffi::CStr;
 
@@ -62,6 +63,18 @@ impl Backend for OpenSsl {
         }
     }
 
+    fn setup(&self, algorithm: &str, op: Operation) -> Option<&'static str> {
+        let kem = algorithm.starts_with("ML-KEM");
+        let dh = matches!(algorithm, "X25519" | "P-256");
+        match op {
+            Operation::KemKeygen if kem => Some("a new EVP_PKEY_CTX, and exporting the encapsulation key"),
+            Operation::KemEncaps if kem => Some("importing the encapsulation key (EVP_PKEY_new_raw_public_key_ex) and a new EVP_PKEY_CTX"),
+            Operation::KemDecaps if kem => Some("a new EVP_PKEY_CTX"),
+            Operation::DhDerive if dh => Some("importing the peer's share into an EVP_PKEY and a new EVP_PKEY_CTX with the peer set"),
+            _ => None,
+        }
+    }
+
     fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
         (algorithm == "ML-KEM-768").then(|| Box::new(PqKey(provider_name(algorithm).unwrap_or(c"ML-KEM-768"))) as Box<dyn Kem>)
     }
@@ -106,6 +119,49 @@ impl Kem for PqKey {
     fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
         Ok(evp::decapsulate(loaded::<PKey<Private>>(dk)?, ct)?)
     }
+
+    fn keygen_state(&self) -> Option<Result<Loaded>> {
+        Some(evp::keygen_ctx(self.0).map(|c| Box::new(c) as Loaded).map_err(Into::into))
+    }
+
+    fn keygen_with(&self, state: &mut Loaded) -> Result<Loaded> {
+        Ok(Box::new(evp::generate_with(loaded::<PkeyCtx<()>>(state)?)?))
+    }
+
+    fn export_ek(&self, dk: &Loaded) -> Result<Vec<u8>> {
+        Ok(loaded::<PKey<Private>>(dk)?.raw_public_key()?)
+    }
+
+    fn import_ek(&self, ek: &[u8]) -> Option<Result<Loaded>> {
+        let e = (|| Ok(Box::new(evp::Encapsulator::new(&evp::public_from_raw(self.0, ek)?)?) as Loaded))();
+        Some(e)
+    }
+
+    fn encaps_imported(&self, ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
+        Ok(loaded_mut::<evp::Encapsulator>(ek)?.encapsulate()?)
+    }
+
+    fn decaps_state(&self, dk: &Loaded) -> Option<Result<Loaded>> {
+        Some((|| Ok(Box::new(evp::Decapsulator::new(loaded::<PKey<Private>>(dk)?)?) as Loaded))())
+    }
+
+    fn decaps_with(&self, state: &mut Loaded, ct: &[u8]) -> Result<Vec<u8>> {
+        Ok(loaded_mut::<evp::Decapsulator>(state)?.decapsulate(ct)?)
+    }
+}
+
+/// A derive context with the peer set (the primitive form of ECDH, as `openssl speed` times it).
+fn derive_ctx(sk: &PKey<Private>, peer: &PKey<Public>) -> Result<Loaded> {
+    let mut ctx = PkeyCtx::new(sk)?;
+    ctx.derive_init()?;
+    ctx.derive_set_peer(peer)?;
+    Ok(Box::new(ctx))
+}
+
+fn derive_with(ctx: &mut Loaded) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    loaded_mut::<PkeyCtx<Private>>(ctx)?.derive_to_vec(&mut out)?;
+    Ok(out)
 }
 
 impl Sig for PqKey {
@@ -146,6 +202,14 @@ impl Dh for X25519 {
         let peer = PKey::public_key_from_raw_bytes(peer, Id::X25519)?;
         derive(loaded::<PKey<Private>>(secret)?, &peer)
     }
+
+    fn import_peer(&self, secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
+        Some((|| derive_ctx(loaded::<PKey<Private>>(secret)?, &PKey::public_key_from_raw_bytes(peer, Id::X25519)?))())
+    }
+
+    fn derive_imported(&self, _secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
+        derive_with(peer)
+    }
 }
 
 struct P256(EcGroup);
@@ -159,10 +223,23 @@ impl Dh for P256 {
     }
 
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
+        derive(loaded::<PKey<Private>>(secret)?, &self.peer_key(peer)?)
+    }
+
+    fn import_peer(&self, secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
+        Some((|| derive_ctx(loaded::<PKey<Private>>(secret)?, &self.peer_key(peer)?))())
+    }
+
+    fn derive_imported(&self, _secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
+        derive_with(peer)
+    }
+}
+
+impl P256 {
+    fn peer_key(&self, peer: &[u8]) -> Result<PKey<Public>> {
         let mut ctx = BigNumContext::new()?;
         let point = EcPoint::from_bytes(&self.0, peer, &mut ctx)?;
-        let peer = PKey::from_ec_key(EcKey::from_public_key(&self.0, &point)?)?;
-        derive(loaded::<PKey<Private>>(secret)?, &peer)
+        Ok(PKey::from_ec_key(EcKey::from_public_key(&self.0, &point)?)?)
     }
 }
 

@@ -6,16 +6,25 @@ use crate::algorithm::Operation;
 use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::Aes256Gcm;
 use anyhow::{anyhow, Result};
-use getrandom::SysRng;
-use ml_kem::{Decapsulate, Encapsulate, Kem as _, KeyExport, TryKeyInit};
+use ml_kem::{Decapsulate, Encapsulate, KeyExport, TryKeyInit};
 use p256::elliptic_curve::Generate as _;
-use rand_core::UnwrapErr;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::cell::RefCell;
 use std::marker::PhantomData;
 
 pub struct RustCrypto;
 
-fn rng() -> UnwrapErr<SysRng> {
-    UnwrapErr(SysRng)
+thread_local! {
+    /// The randomness policy shared with OpenSSL, liboqs and aws-lc: a user-space CSPRNG
+    /// (ChaCha12, rand's StdRng) seeded once per thread from the operating system, so no timed
+    /// call makes a getrandom system call.
+    static RNG: RefCell<StdRng> = RefCell::new(StdRng::try_from_rng(&mut getrandom::SysRng).expect("the operating system's random source"));
+}
+
+/// Runs `f` with this thread's generator.
+fn with_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
+    RNG.with(|r| f(&mut r.borrow_mut()))
 }
 
 impl Backend for RustCrypto {
@@ -49,6 +58,14 @@ impl Backend for RustCrypto {
             Operation::SigVerify => "decoding the signature, then verify with an already decoded public key",
             Operation::AeadEncrypt | Operation::AeadDecrypt => "in-place seal/open with a cipher keyed beforehand",
             _ => "one library call on keys already in memory",
+        }
+    }
+
+    fn setup(&self, algorithm: &str, op: Operation) -> Option<&'static str> {
+        match (algorithm, op) {
+            ("ML-KEM-768", Operation::KemEncaps) => Some("parsing the encapsulation key (EncapsulationKey::new_from_slice)"),
+            ("P-256", Operation::DhDerive) => Some("parsing and validating the peer's point (PublicKey::from_sec1_bytes)"),
+            _ => None,
         }
     }
 
@@ -86,13 +103,22 @@ type Ek = ml_kem::EncapsulationKey<ml_kem::MlKem768>;
 
 impl Kem for MlKem768 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let (dk, ek) = ml_kem::MlKem768::generate_keypair();
-        Ok((ek.to_bytes().to_vec(), Box::new(dk)))
+        let dk = with_rng(|r| Dk::generate_from_rng(r));
+        Ok((dk.encapsulation_key().to_bytes().to_vec(), Box::new(dk)))
     }
 
     fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
         let ek = Ek::new_from_slice(ek).map_err(|_| anyhow!("invalid ML-KEM-768 encapsulation key"))?;
-        let (ct, ss) = ek.encapsulate();
+        let (ct, ss) = with_rng(|r| ek.encapsulate_with_rng(r));
+        Ok((ct.to_vec(), ss.to_vec()))
+    }
+
+    fn import_ek(&self, ek: &[u8]) -> Option<Result<Loaded>> {
+        Some(Ek::new_from_slice(ek).map(|k| Box::new(k) as Loaded).map_err(|_| anyhow!("invalid ML-KEM-768 encapsulation key")))
+    }
+
+    fn encaps_imported(&self, ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
+        let (ct, ss) = with_rng(|r| loaded::<Ek>(ek).map(|k| k.encapsulate_with_rng(r)))?;
         Ok((ct.to_vec(), ss.to_vec()))
     }
 
@@ -106,7 +132,7 @@ struct X25519;
 
 impl Dh for X25519 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = x25519_dalek::ReusableSecret::random_from_rng(&mut rng());
+        let sk = with_rng(|r| x25519_dalek::ReusableSecret::random_from_rng(r));
         let pk = x25519_dalek::PublicKey::from(&sk);
         Ok((pk.as_bytes().to_vec(), Box::new(sk)))
     }
@@ -126,13 +152,22 @@ struct P256;
 
 impl Dh for P256 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = p256::ecdh::EphemeralSecret::generate_from_rng(&mut rng());
+        let sk = with_rng(|r| p256::ecdh::EphemeralSecret::generate_from_rng(r));
         Ok((sk.public_key().to_sec1_bytes().into_vec(), Box::new(sk)))
     }
 
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
         let peer = p256::PublicKey::from_sec1_bytes(peer).map_err(|_| anyhow!("invalid P-256 point"))?;
         let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?.diffie_hellman(&peer);
+        Ok(ss.raw_secret_bytes().to_vec())
+    }
+
+    fn import_peer(&self, _secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
+        Some(p256::PublicKey::from_sec1_bytes(peer).map(|k| Box::new(k) as Loaded).map_err(|_| anyhow!("invalid P-256 point")))
+    }
+
+    fn derive_imported(&self, secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
+        let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?.diffie_hellman(loaded::<p256::PublicKey>(peer)?);
         Ok(ss.raw_secret_bytes().to_vec())
     }
 }
@@ -142,7 +177,7 @@ struct MlDsa<P>(PhantomData<P>);
 impl<P: ml_dsa::MlDsaParams + Send + 'static> Sig for MlDsa<P> {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
         use ml_dsa::Generate;
-        let sk = ml_dsa::SigningKey::<P>::generate();
+        let sk = with_rng(|r| ml_dsa::SigningKey::<P>::generate_from_rng(r));
         let pk = sk.expanded_key().verifying_key().encode().to_vec();
         Ok((pk, Box::new(sk)))
     }
@@ -154,7 +189,7 @@ impl<P: ml_dsa::MlDsaParams + Send + 'static> Sig for MlDsa<P> {
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         let sk = loaded::<ml_dsa::SigningKey<P>>(sk)?;
-        let sig = sk.expanded_key().sign_randomized(msg, &[], &mut rng()).map_err(|e| anyhow!("ML-DSA sign: {e}"))?;
+        let sig = with_rng(|r| sk.expanded_key().sign_randomized(msg, &[], r)).map_err(|e| anyhow!("ML-DSA sign: {e}"))?;
         Ok(sig.encode().to_vec())
     }
 
@@ -169,7 +204,7 @@ struct SlhDsa<P>(PhantomData<P>);
 
 impl<P: slh_dsa::ParameterSet + Send + 'static> Sig for SlhDsa<P> {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = slh_dsa::SigningKey::<P>::new(&mut rng());
+        let sk = with_rng(|r| slh_dsa::SigningKey::<P>::new(r));
         let pk = AsRef::<slh_dsa::VerifyingKey<P>>::as_ref(&sk).to_vec();
         Ok((pk, Box::new(sk)))
     }
@@ -182,7 +217,7 @@ impl<P: slh_dsa::ParameterSet + Send + 'static> Sig for SlhDsa<P> {
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         // Hedged signing (FIPS 205 section 10.2.1): fresh opt_rand of n = 16 bytes for the 128 sets.
         let mut opt_rand = [0u8; 16];
-        getrandom::fill(&mut opt_rand).map_err(|e| anyhow!("getrandom: {e}"))?;
+        with_rng(|r| rand::Rng::fill_bytes(r, &mut opt_rand));
         let sig = loaded::<slh_dsa::SigningKey<P>>(sk)?
             .try_sign_with_context(msg, &[], Some(&opt_rand))
             .map_err(|e| anyhow!("SLH-DSA sign: {e}"))?;

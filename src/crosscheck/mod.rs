@@ -1,14 +1,19 @@
 //! `pqprof crosscheck`: pqprof's figures beside liboqs's speed_kem / speed_sig and `openssl speed`
-//! built from the same sources and run on the same core, alternating (ours, theirs, ours, theirs),
-//! and beside published reference cycles. Verdicts compare the same statistic on both sides.
+//! built from the same sources and run on the same core, and beside published reference cycles.
+//!
+//! Like for like: pqprof's side is the primitive form wherever the handshake form does setup the
+//! tool does once (OpenSSL's key import and contexts), and signatures are timed on one fixed 50-byte
+//! message as speed_sig does. Each tool run sits between two of pqprof's, so each round gives a
+//! ratio that cancels slow drift; the ratios give a 95% interval, and a row disagrees only when the
+//! whole interval lies outside the tolerance ("undecided" when it straddles the edge).
 
 pub mod tools;
 
 use crate::algorithm::{self, Operation};
 use crate::backend::{self, Backend};
-use crate::measure::{self, Settings, Slot, Tsc};
+use crate::measure::{self, Settings, Slot, Timer};
 use crate::parse::{liboqs_speed, openssl_speed};
-use crate::results::{Crosscheck, CrosscheckRow};
+use crate::results::{Agreement, Crosscheck, CrosscheckRow, Form};
 use crate::suite::Workload;
 use crate::{case, references, stats};
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,41 +30,33 @@ pub struct Options {
     pub openssl: bool,
 }
 
-/// What differs between pqprof's call and the tool's, by tool and operation.
+/// What still differs between pqprof's call and the tool's, by tool and operation.
 fn note(tool: &str, op: Operation) -> &'static str {
     use Operation::*;
     match (tool.starts_with("liboqs"), op) {
-        (true, KemEncaps) => "pqprof's call also allocates its outputs (oqs crate Vec) and checks the key length; speed_kem reuses buffers",
-        (true, SigSign) => "speed_sig signs one fixed 50-byte message; pqprof a 130-byte CertificateVerify with a new hash each call",
-        (true, SigVerify) => "speed_sig verifies one signature of a 50-byte message again and again; pqprof rotates through up to 16 signatures of 130-byte messages (more cache traffic)",
-        (true, _) => "pqprof's call also allocates its outputs (oqs crate Vec); speed_kem/speed_sig reuse buffers",
-        (false, DhDerive) => "openssl speed derives with a context and peer key made once; pqprof imports the peer share and makes a new EVP_PKEY_CTX per call, as libssl does",
-        (false, KemEncaps) => "openssl speed reuses one EVP_PKEY_CTX and key; pqprof imports the encapsulation key and makes a new context per call",
-        (false, KemKeygen | KemDecaps | SigKeygen) => "openssl speed reuses one EVP_PKEY_CTX; pqprof makes a new one per call (and exports the public key after keygen)",
-        (false, SigSign | SigVerify) => "openssl speed signs a 32-byte zero buffer with a reused context; pqprof a 130-byte CertificateVerify with a new EVP_MD_CTX per call",
+        (true, KemKeygen | KemEncaps | KemDecaps) => "pqprof's call allocates its outputs (oqs crate Vec); speed_kem reuses buffers",
+        (true, _) => "both: one fixed 50-byte message (pqprof allocates its outputs; speed_sig reuses buffers)",
+        (false, SigSign | SigVerify) => "openssl speed signs a 32-byte zero buffer with a reused context; pqprof a fixed 50-byte message with a new EVP_MD_CTX per call",
         (false, AeadEncrypt) => "openssl speed -aead re-keys every call and uses 13 bytes of AAD; pqprof keeps the key schedule and uses 5 (a TLS record header)",
-        _ => "",
+        (false, _) => "both reuse the context and the imported key (pqprof's primitive form)",
     }
 }
 
-struct Ours {
-    mean_ns: f64,
-    median_ns: f64,
-    mean_cycles: Option<f64>,
-}
-
-/// pqprof's own figure, measured here for about `duration` (half the tool's time: pqprof keeps
-/// every sample, so it needs fewer to pin the mean, and the whole check stays within 3 minutes).
-fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, duration: Duration, tsc: Tsc, core: Option<usize>) -> Result<Ours> {
+/// pqprof's own figures over about `duration`: (mean cycles where counted, else mean nanoseconds;
+/// whether it counted cycles; median nanoseconds).
+fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, form: Form, duration: Duration, timer: &Timer, overhead_ns: f64, core: Option<usize>) -> Result<(f64, bool, f64)> {
     let w = Workload { payload_bytes: 16384, aad_bytes: 5 };
-    let mut slot = Slot::new(case::build(b, alg, op, &w)?);
-    let est = measure::warm_up(&mut slot, &Settings { warmup_ms: 50, ..Settings::default() })?;
-    let n = ((duration.as_nanos() as f64 / est.max(1.0)) as usize).clamp(3, 200_000);
+    let mut slot = Slot::new(case::build(b, alg, op, &w, form)?);
+    let per_sample = measure::warm_up(&mut slot, &Settings { warmup_ms: 50, ..Settings::default() }, timer, overhead_ns)?;
+    let n = ((duration.as_nanos() as f64 / per_sample.max(1.0)) as usize).clamp(3, 200_000);
     slot.target = n;
-    measure::run_chunk(&mut slot, n, tsc, core)?;
-    let xs: Vec<f64> = slot.raw.samples_ns.iter().map(|&x| x as f64).collect();
-    let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
-    Ok(Ours { mean_ns: stats::mean(&xs), median_ns: stats::median(&xs), mean_cycles: (!c.is_empty()).then(|| stats::mean(&c)) })
+    measure::run_chunk(&mut slot, n, timer, core)?;
+    let ns: Vec<f64> = slot.raw.samples_ns.iter().map(|&x| x as f64).collect();
+    Ok(if slot.raw.cycles.is_empty() {
+        (stats::mean(&ns), false, stats::median(&ns))
+    } else {
+        (stats::mean(&slot.raw.cycles.iter().map(|&x| x as f64).collect::<Vec<_>>()), true, stats::median(&ns))
+    })
 }
 
 fn output(cmd: &mut Command) -> Result<(String, String)> {
@@ -72,14 +69,26 @@ fn output(cmd: &mut Command) -> Result<(String, String)> {
     Ok((o, e))
 }
 
-/// Pairs of (ours, theirs) accumulated over rounds, averaged at the end.
-#[derive(Default)]
+/// One compared phase and its rounds.
 struct Pair {
-    ours_ns: Vec<f64>,
-    ours_median: Vec<f64>,
-    ours_cycles: Vec<f64>,
-    theirs_ns: Vec<f64>,
-    theirs_cycles: Vec<f64>,
+    tool: &'static str,
+    backend: &'static str,
+    algorithm: String,
+    op: Operation,
+    form: Form,
+    ours: Vec<f64>,
+    ours_median_ns: Vec<f64>,
+    theirs: Vec<f64>,
+    cycles: bool,
+}
+
+/// A tool run and the phases it reports: (tool, backend, command, the phases to pair).
+struct Group {
+    tool: &'static str,
+    backend: &'static str,
+    cmd: Vec<String>,
+    bin: PathBuf,
+    phases: Vec<(String, Operation)>,
 }
 
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
@@ -88,73 +97,92 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
     let profile = exe.parent().ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
     // Pinned before the tools start: children inherit this core.
     let core = measure::pin();
-    let tsc = Tsc::detect();
+    let timer = Timer::detect(Duration::from_millis(200));
+    let (overhead_ns, _) = timer.overhead();
     let tools = tools::build(profile, opts.openssl, progress)?;
-    let d = Duration::from_secs(opts.duration_s);
     let liboqs = backend::liboqs::Liboqs::new();
     let openssl = backend::openssl::OpenSsl;
-    let mut pairs: Vec<((String, String, String, Operation), Pair)> = Vec::new();
-    let mut add = |key: (String, String, String, Operation), f: &dyn Fn(&mut Pair)| {
-        if let Some((_, p)) = pairs.iter_mut().find(|(k, _)| *k == key) {
-            f(p);
-        } else {
-            let mut p = Pair::default();
-            f(&mut p);
-            pairs.push((key, p));
-        }
-    };
+    let secs = opts.duration_s.to_string();
 
-    let kem_algs = ["ML-KEM-768"];
-    let sig_algs: Vec<&str> = algorithm::all().iter().filter(|a| a.kind == algorithm::Kind::Sig).map(|a| a.name.as_str()).collect();
-    for round in 0..opts.rounds {
-        progress(&format!("round {}/{}: liboqs", round + 1, opts.rounds));
-        for (tool, bin, algs, ops) in [
-            ("liboqs speed_kem", &tools.speed_kem, kem_algs.to_vec(), vec![Operation::KemKeygen, Operation::KemEncaps, Operation::KemDecaps]),
-            ("liboqs speed_sig", &tools.speed_sig, sig_algs.clone(), vec![Operation::SigKeygen, Operation::SigSign, Operation::SigVerify]),
-        ] {
-            for alg_name in algs {
-                let alg = algorithm::find(alg_name).ok_or_else(|| anyhow!("unknown {alg_name}"))?;
-                let native = liboqs.native_name(alg_name).ok_or_else(|| anyhow!("liboqs lacks {alg_name}"))?;
-                for &op in &ops {
-                    crate::interrupt::check()?;
-                    let o = ours(&liboqs, alg, op, d / 2, tsc, core)?;
-                    add((tool.into(), "liboqs".into(), alg_name.into(), op), &|p| {
-                        p.ours_ns.push(o.mean_ns);
-                        p.ours_median.push(o.median_ns);
-                        p.ours_cycles.extend(o.mean_cycles);
-                    });
-                }
-                let (text, _) = output(Command::new(bin).args(["--duration", &opts.duration_s.to_string(), native]))?;
-                for r in liboqs_speed::parse(&text)? {
-                    let Some(&op) = ops.iter().find(|o| liboqs_speed::op_name(**o) == Some(r.operation.as_str())) else { continue };
-                    add((tool.into(), "liboqs".into(), alg_name.into(), op), &|p| {
-                        p.theirs_ns.push(r.mean_us * 1e3);
-                        p.theirs_cycles.extend(r.mean_cycles);
-                    });
-                }
-            }
+    let mut groups = Vec::new();
+    let kem_ops = [Operation::KemKeygen, Operation::KemEncaps, Operation::KemDecaps];
+    groups.push(Group {
+        tool: "liboqs speed_kem",
+        backend: "liboqs",
+        bin: tools.speed_kem.clone(),
+        cmd: vec!["--duration".into(), secs.clone(), liboqs.native_name("ML-KEM-768").unwrap_or("ML-KEM-768").into()],
+        phases: kem_ops.iter().map(|o| ("ML-KEM-768".to_string(), *o)).collect(),
+    });
+    for a in algorithm::all().iter().filter(|a| a.kind == algorithm::Kind::Sig) {
+        let Some(native) = liboqs.native_name(&a.name) else { continue };
+        groups.push(Group {
+            tool: "liboqs speed_sig",
+            backend: "liboqs",
+            bin: tools.speed_sig.clone(),
+            cmd: vec!["--duration".into(), secs.clone(), native.into()],
+            phases: [Operation::SigKeygen, Operation::SigSign, Operation::SigVerify].iter().map(|o| (a.name.clone(), *o)).collect(),
+        });
+    }
+    if let Some(app) = &tools.openssl {
+        let speed = |args: &[&str], phases: Vec<(&str, Operation)>| Group {
+            tool: "openssl speed",
+            backend: "openssl",
+            bin: app.clone(),
+            cmd: ["speed", "-mr", "-elapsed", "-seconds", &secs].iter().chain(args).map(|s| s.to_string()).collect(),
+            phases: phases.into_iter().map(|(a, o)| (a.to_string(), o)).collect(),
+        };
+        groups.push(speed(&["ecdhx25519", "ecdhp256"], vec![("X25519", Operation::DhDerive), ("P-256", Operation::DhDerive)]));
+        groups.push(speed(&["ML-KEM-768"], kem_ops.iter().map(|o| ("ML-KEM-768", *o)).collect()));
+        for a in ["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"] {
+            groups.push(speed(&[a], [Operation::SigKeygen, Operation::SigSign, Operation::SigVerify].iter().map(|o| (a, *o)).collect()));
         }
-        if let Some(app) = &tools.openssl {
-            progress(&format!("round {}/{}: openssl speed", round + 1, opts.rounds));
-            let secs = opts.duration_s.to_string();
-            let groups: [&[&str]; 3] = [
-                &["ecdhx25519", "ecdhp256"],
-                &["ML-KEM-768", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"],
-                &["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"],
-            ];
-            for args in groups {
-                let (_, err) = output(Command::new(app).args(["speed", "-mr", "-elapsed", "-seconds", &secs]).args(args))?;
-                for r in openssl_speed::parse(&err)? {
-                    let Some(alg) = algorithm::find(&r.algorithm) else { continue };
-                    if !openssl.supports(&alg.name, r.operation) {
-                        continue;
+        groups.push(speed(&["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"], vec![("AES-256-GCM", Operation::AeadEncrypt)]));
+    }
+
+    let d = Duration::from_secs(opts.duration_s) / 2;
+    let rounds = opts.rounds.max(1);
+    let mut pairs: Vec<Pair> = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let be: &dyn Backend = if g.backend == "liboqs" { &liboqs } else { &openssl };
+        let first = pairs.len();
+        for (alg_name, op) in &g.phases {
+            // The primitive form where this backend's handshake form does setup the tool does once;
+            // signatures always (the tools sign one fixed message).
+            let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig { Form::Primitive } else { Form::Handshake };
+            pairs.push(Pair { tool: g.tool, backend: g.backend, algorithm: alg_name.clone(), op: *op, form, ours: Vec::new(), ours_median_ns: Vec::new(), theirs: Vec::new(), cycles: true });
+        }
+        // ours, theirs, ours, ..., ours: every tool run between two of pqprof's.
+        for r in 0..=rounds {
+            progress(&format!("{}/{} {} {}: round {}/{rounds}", gi + 1, groups.len(), g.tool, g.cmd.last().map_or("", String::as_str), r.min(rounds - 1) + 1));
+            for p in &mut pairs[first..] {
+                crate::interrupt::check()?;
+                let alg = algorithm::find(&p.algorithm).ok_or_else(|| anyhow!("unknown {}", p.algorithm))?;
+                let (v, cycles, median) = ours(be, alg, p.op, p.form, d, &timer, overhead_ns, core)?;
+                p.ours.push(v);
+                p.ours_median_ns.push(median);
+                p.cycles &= cycles;
+            }
+            if r == rounds {
+                break;
+            }
+            let (out, err) = output(Command::new(&g.bin).args(&g.cmd))?;
+            if g.tool.starts_with("liboqs") {
+                for row in liboqs_speed::parse(&out)? {
+                    let Some(p) = pairs[first..].iter_mut().find(|p| liboqs_speed::op_name(p.op) == Some(row.operation.as_str())) else { continue };
+                    match (p.cycles, row.mean_cycles) {
+                        (true, Some(c)) => p.theirs.push(c),
+                        _ => {
+                            p.cycles = false;
+                            p.theirs.push(row.mean_us * 1e3);
+                        }
                     }
-                    let o = ours(&openssl, alg, r.operation, d / 2, tsc, core)?;
-                    add(("openssl speed".into(), "openssl".into(), alg.name.clone(), r.operation), &|p| {
-                        p.ours_ns.push(o.mean_ns);
-                        p.ours_median.push(o.median_ns);
-                        p.theirs_ns.push(r.mean_ns());
-                    });
+                }
+            } else {
+                for row in openssl_speed::parse(&err)? {
+                    let Some(p) = pairs[first..].iter_mut().find(|p| p.algorithm == row.algorithm && p.op == row.operation) else { continue };
+                    // openssl speed reports counts per second: nanoseconds only.
+                    p.cycles = false;
+                    p.theirs.push(row.mean_ns());
                 }
             }
         }
@@ -162,27 +190,29 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
 
     let rows = pairs
         .into_iter()
-        .filter(|(_, p)| !p.ours_ns.is_empty() && !p.theirs_ns.is_empty())
-        .map(|((tool, backend, algorithm, operation), p)| {
-            let cycles = p.ours_cycles.len() == p.ours_ns.len() && p.theirs_cycles.len() == p.theirs_ns.len() && !p.theirs_cycles.is_empty();
-            let (statistic, ours, theirs) = if cycles {
-                ("mean TSC cycles", stats::mean(&p.ours_cycles), stats::mean(&p.theirs_cycles))
-            } else {
-                ("mean ns", stats::mean(&p.ours_ns), stats::mean(&p.theirs_ns))
-            };
-            let diff_pct = (ours - theirs) / theirs * 100.0;
+        .filter(|p| !p.theirs.is_empty() && p.ours.len() == p.theirs.len() + 1)
+        .map(|p| {
+            // Where one side counted nanoseconds only, pqprof's cycles become nanoseconds too.
+            let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() { p.ours.clone() } else { p.ours.iter().map(|c| timer.ns(*c as u64)).collect() };
+            let (ratio, ci) = stats::paired_ratio(&ours, &p.theirs).unwrap_or((f64::NAN, None));
+            let verdict = Agreement::judge(ci, opts.tolerance_pct);
             CrosscheckRow {
-                note: note(&tool, operation).into(),
-                tool,
-                backend,
-                algorithm,
-                operation,
-                statistic: statistic.into(),
-                pqprof: ours,
-                pqprof_median_ns: stats::mean(&p.ours_median),
-                tool_value: theirs,
-                diff_pct,
-                agree: diff_pct.abs() <= opts.tolerance_pct,
+                note: note(p.tool, p.op).into(),
+                tool: p.tool.into(),
+                backend: p.backend.into(),
+                algorithm: p.algorithm,
+                operation: p.op,
+                statistic: if p.cycles { "mean TSC cycles" } else { "mean ns" }.into(),
+                pqprof: stats::mean(&ours),
+                pqprof_median_ns: stats::median(&p.ours_median_ns),
+                tool_value: stats::mean(&p.theirs),
+                diff_pct: (ratio - 1.0) * 100.0,
+                agree: verdict == Agreement::Agree,
+                form: p.form,
+                pqprof_rounds: ours,
+                tool_rounds: p.theirs,
+                diff_ci95_pct: ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
+                verdict: Some(verdict),
             }
         })
         .collect();
@@ -192,7 +222,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         wall_seconds: start.elapsed().as_secs_f64(),
         tolerance_pct: opts.tolerance_pct,
         duration_s: opts.duration_s,
-        rounds: opts.rounds,
+        rounds,
         rows,
         references: references::reference_rows(&results, &opts.references)?,
     })
@@ -201,7 +231,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
 /// The verdict table as text.
 pub fn table(c: &Crosscheck) -> String {
     use crate::units::text_table;
-    let head = ["tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff", "verdict"];
+    let head = ["tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff (95% interval)", "verdict"];
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
@@ -210,12 +240,17 @@ pub fn table(c: &Crosscheck) -> String {
                 r.tool.clone(),
                 r.backend.clone(),
                 r.algorithm.clone(),
-                r.operation.name().into(),
+                format!("{}{}", r.operation.name(), if r.form == Form::Primitive { " (primitive)" } else { "" }),
                 r.statistic.clone(),
                 format!("{:.0}", r.pqprof),
                 format!("{:.0}", r.tool_value),
-                format!("{:.1}%", r.diff_pct),
-                if r.agree { "agree".to_string() } else { format!("DISAGREE: {}", r.note) },
+                format!("{:+.1}%{}", r.diff_pct, r.diff_ci95_pct.map_or(String::new(), |(lo, hi)| format!(" ({lo:+.1} to {hi:+.1})"))),
+                match r.verdict {
+                    Some(Agreement::Agree) => "agree".to_string(),
+                    Some(v) => format!("{}: {}", v.text().to_uppercase(), r.note),
+                    None if r.agree => "agree".to_string(),
+                    None => format!("DISAGREE: {}", r.note),
+                },
             ]
         })
         .collect();

@@ -1,6 +1,7 @@
 //! `pqprof check`: every figure a results file stores, recomputed from its raw data, and every
 //! identity verified. One file per section; each returns the problems it found, in words.
 
+mod crosscheck;
 mod handshakes;
 mod phases;
 
@@ -20,5 +21,6 @@ pub(crate) fn differs(problems: &mut Vec<String>, what: String, stored: f64, rec
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = phases::check(results);
     problems.extend(handshakes::check(results));
+    problems.extend(crosscheck::check(results));
     problems
 }

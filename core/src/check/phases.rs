@@ -3,7 +3,7 @@
 
 use super::differs;
 use crate::compose::{self, delta_pct};
-use crate::results::{Phase, Results};
+use crate::results::{Form, Phase, Results};
 use crate::{stats, suite};
 
 pub fn check(results: &Results) -> Vec<String> {
@@ -54,7 +54,7 @@ pub fn check(results: &Results) -> Vec<String> {
             .map(|sp| {
                 fresh
                     .iter()
-                    .find(|q| q.backend == sp.backend && q.algorithm == sp.algorithm && q.operation == sp.operation)
+                    .find(|q| sp.is(q))
                     .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
             })
             .sum();
@@ -78,6 +78,19 @@ pub fn check(results: &Results) -> Vec<String> {
                 Some(b) => differs(&mut problems, format!("{name}: delta_vs_baseline_pct"), d, delta_pct(s.composed.median_ns, b.composed.median_ns)),
                 None => problems.push(format!("{name}: baseline {base} is not in this stack")),
             }
+        }
+    }
+    for c in &results.components {
+        let name = format!("component {} {} {}", c.backend, c.algorithm, c.operation);
+        let hs = results.phase_form(&c.backend, &c.algorithm, c.operation, Form::Handshake);
+        let prim = results.phase_form(&c.backend, &c.algorithm, c.operation, Form::Primitive);
+        match (hs, prim) {
+            (Some(h), Some(p)) => {
+                differs(&mut problems, format!("{name}: handshake_median_ns"), c.handshake_median_ns, h.stats.median_ns);
+                differs(&mut problems, format!("{name}: primitive_median_ns"), c.primitive_median_ns, p.stats.median_ns);
+                differs(&mut problems, format!("{name}: setup_ns (handshake - primitive)"), c.setup_ns, c.handshake_median_ns - c.primitive_median_ns);
+            }
+            _ => problems.push(format!("{name}: both forms must be in phases[]")),
         }
     }
     for (s, (ci, dci)) in results.suites.iter().zip(compose::intervals(&results.suites, &fresh)) {

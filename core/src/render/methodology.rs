@@ -9,6 +9,11 @@ use serde::Serialize;
 #[derive(Serialize)]
 pub struct Body {
     pub policies: Vec<Policy>,
+    /// Per run: every phase's iterations, batch, timed time against the budget, run delay.
+    pub budgets: Vec<Budget>,
+    pub components: Vec<ComponentRow>,
+    pub worlds: String,
+    pub batch_threshold: f64,
     pub includes: Vec<Include>,
     pub algorithms: Vec<AlgorithmRow>,
     pub names: Vec<(String, String, String)>,
@@ -24,11 +29,43 @@ pub struct Policy {
     pub settings: crate::results::Settings,
     pub clock: String,
     pub tsc: String,
-    pub overhead_ns: f64,
+    pub overhead_ns: String,
+    pub overhead_cycles: String,
+    pub randomness: String,
     pub pinned_core: String,
     pub rustc: String,
     pub profile: String,
     pub wall: String,
+}
+
+#[derive(Serialize)]
+pub struct Budget {
+    pub host: String,
+    pub budget_ms: u64,
+    pub rows: Vec<BudgetRow>,
+}
+
+#[derive(Serialize)]
+pub struct BudgetRow {
+    pub phase: String,
+    pub iterations: String,
+    pub reason: String,
+    pub batch: usize,
+    pub timed: String,
+    pub use_pct: String,
+    pub over: bool,
+    pub run_delay: String,
+}
+
+#[derive(Serialize)]
+pub struct ComponentRow {
+    pub host: String,
+    pub phase: String,
+    pub handshake: String,
+    pub primitive: String,
+    pub setup: String,
+    pub share: String,
+    pub name: String,
 }
 
 #[derive(Serialize)]
@@ -58,7 +95,9 @@ pub fn build(runs: &[Run]) -> Body {
                     (true, Some(hz)) => format!("invariant, {:.3} GHz measured", hz / 1e9),
                     _ => "not used (no invariant TSC)".into(),
                 },
-                overhead_ns: r.timer.overhead_ns,
+                overhead_ns: format!("{:.1} ns", r.timer.overhead_ns),
+                overhead_cycles: r.timer.overhead_cycles.map_or("not counted".into(), |c| format!("{c:.0} cycles")),
+                randomness: if r.timer.randomness.is_empty() { "not recorded (before schema 2: RustCrypto drew from getrandom on every call)".into() } else { r.timer.randomness.clone() },
                 pinned_core: r.pinned_core.map_or("not pinned".into(), |c| format!("core {c}")),
                 rustc: r.rustc_version.clone(),
                 profile: r.build_profile.clone(),
@@ -66,10 +105,55 @@ pub fn build(runs: &[Run]) -> Body {
             }
         })
         .collect();
+    let budgets = runs
+        .iter()
+        .map(|run| {
+            let r = &run.results;
+            let budget_ms = r.run.iterations_policy.budget_ms;
+            let rows = r
+                .phases
+                .iter()
+                .map(|p| {
+                    let use_pct = p.timed_ms.map(|ms| ms / budget_ms as f64 * 100.0);
+                    BudgetRow {
+                        phase: p.name(),
+                        iterations: crate::units::count(p.stats.iterations as f64),
+                        reason: format!("{:?}", p.iterations_reason).to_lowercase(),
+                        batch: p.batch,
+                        timed: p.timed_ms.map_or("–".into(), |ms| format!("{ms:.0} ms")),
+                        use_pct: use_pct.map_or("–".into(), |u| format!("{u:.0}%")),
+                        over: use_pct.is_some_and(|u| u > 120.0),
+                        run_delay: p.run_delay_pct.map_or("–".into(), |d| format!("{d:.2}%")),
+                    }
+                })
+                .collect();
+            Budget { host: run.label.clone(), budget_ms, rows }
+        })
+        .collect();
+    let components = runs
+        .iter()
+        .flat_map(|run| {
+            run.results.components.iter().map(move |c| ComponentRow {
+                host: run.label.clone(),
+                phase: format!("{} {} {}", c.backend, c.algorithm, c.operation),
+                handshake: crate::units::time(c.handshake_median_ns),
+                primitive: crate::units::time(c.primitive_median_ns),
+                setup: crate::units::signed_time(c.setup_ns),
+                share: format!("{:.0}%", c.setup_ns / c.handshake_median_ns * 100.0),
+                name: c.name.clone(),
+            })
+        })
+        .collect();
+    let worlds = runs
+        .first()
+        .and_then(|r| r.results.suites.first())
+        .map_or(format!("{} bootstrap worlds × {} draws", compose::CI_RESAMPLES, compose::CI_DRAWS), |s| {
+            format!("{} bootstrap worlds × {} draws", crate::units::count(s.composed.ci_worlds as f64), crate::units::count(s.composed.ci_draws as f64))
+        });
     let mut includes: Vec<Include> = Vec::new();
     for run in runs {
         for p in &run.results.phases {
-            let op = p.operation.name().to_string();
+            let op = format!("{}{}", p.operation.name(), if p.form == crate::results::Form::Primitive { " (primitive)" } else { "" });
             if !includes.iter().any(|i| i.backend == p.backend && i.operation == op) {
                 includes.push(Include { backend: p.backend.clone(), operation: op, includes: p.includes.clone() });
             }
@@ -105,6 +189,10 @@ pub fn build(runs: &[Run]) -> Body {
     }
     Body {
         policies,
+        budgets,
+        components,
+        worlds,
+        batch_threshold: 100.0,
         includes,
         algorithms,
         names,

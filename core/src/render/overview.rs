@@ -194,7 +194,7 @@ fn cards(runs: &[Run], pick: impl Fn(&Suite) -> bool) -> Vec<Card> {
 }
 
 fn phase_of<'a>(r: &'a Results, backend: &str, algorithm: &str, op: Operation) -> Option<&'a Phase> {
-    r.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op)
+    r.phase(backend, algorithm, op)
 }
 
 fn count_label(count: u32, kind: TrackKind) -> String {

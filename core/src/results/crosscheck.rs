@@ -1,7 +1,38 @@
 //! The `crosscheck` section (`pqprof crosscheck`): the canonical tools and published references.
 
-use super::Operation;
+use super::{Form, Operation};
 use serde::{Deserialize, Serialize};
+
+/// A cross-check verdict: the 95% interval of pqprof / tool inside the tolerance, outside it, or
+/// straddling its edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agreement {
+    Agree,
+    Disagree,
+    Undecided,
+}
+
+impl Agreement {
+    /// From the 95% interval of pqprof / tool and the tolerance in percent: agree when the whole
+    /// interval is within it, disagree when the whole interval is outside it, else undecided.
+    pub fn judge(ci: Option<(f64, f64)>, tolerance_pct: f64) -> Agreement {
+        let (lo_ok, hi_ok) = (1.0 - tolerance_pct / 100.0, 1.0 + tolerance_pct / 100.0);
+        match ci {
+            Some((lo, hi)) if lo >= lo_ok && hi <= hi_ok => Agreement::Agree,
+            Some((lo, hi)) if hi < lo_ok || lo > hi_ok => Agreement::Disagree,
+            _ => Agreement::Undecided,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            Agreement::Agree => "agree",
+            Agreement::Disagree => "disagree",
+            Agreement::Undecided => "undecided",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Crosscheck {
@@ -26,11 +57,25 @@ pub struct CrosscheckRow {
     pub pqprof: f64,
     pub pqprof_median_ns: f64,
     pub tool_value: f64,
-    /// (pqprof - tool) / tool, percent.
+    /// (pqprof - tool) / tool, percent: the geometric mean of the per-round ratios.
     pub diff_pct: f64,
     pub agree: bool,
     /// What differs between the two measurements, where known.
     pub note: String,
+    /// Which form of pqprof's phase was compared (schema 2; absent = handshake).
+    #[serde(default, skip_serializing_if = "Form::is_handshake")]
+    pub form: Form,
+    /// pqprof's figure in each of its runs (one more than the tool's: each tool run sits between
+    /// two of pqprof's) and the tool's in each of its runs, in `statistic` (schema 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pqprof_rounds: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_rounds: Vec<f64>,
+    /// 95% interval of (pqprof - tool) / tool, percent, from the per-round ratios (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_ci95_pct: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Agreement>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -21,7 +21,8 @@ pub use suite::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or a required field is added.
-/// 2: `run.host.fingerprint`; results files are never overwritten.
+/// 2: `run.host.fingerprint`, phase `form` / `batch` / `run_delay_pct` / `timed_ms`, `components`,
+/// fenced TSC cycles over the same span as the nanoseconds; results files are never overwritten.
 pub const SCHEMA_VERSION: u32 = 2;
 /// Versions this pqprof reads: every field added since 1 has a default, so nothing a user measured
 /// with an older pqprof becomes unreadable.
@@ -42,6 +43,9 @@ pub struct Results {
     /// What in this run deserves caution, and what to do about it.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The setup each handshake-form phase adds to its primitive form (schema 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<Component>,
     /// Present when the run was made of several independent processes (`run --samples K`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_samples: Option<ProcessSamples>,
@@ -64,8 +68,13 @@ impl Results {
             .map_or(String::new(), |s| format!(" · {} process samples, median RSD {:.2}%", ps.count, s.rsd_pct))
     }
 
+    /// The handshake form of a phase (what suites compose).
     pub fn phase(&self, backend: &str, algorithm: &str, op: Operation) -> Option<&Phase> {
-        self.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op)
+        self.phase_form(backend, algorithm, op, Form::Handshake)
+    }
+
+    pub fn phase_form(&self, backend: &str, algorithm: &str, op: Operation, form: Form) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form)
     }
 
     pub fn suite(&self, name: &str, stack: &str) -> Option<&SuiteResult> {

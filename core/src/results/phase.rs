@@ -139,11 +139,33 @@ pub enum Reason {
     Forced,
 }
 
+/// Which form of an operation a phase times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    /// As a TLS / SSH stack calls it once per handshake: peer keys imported from bytes, contexts
+    /// made per call. What suites compose.
+    #[default]
+    Handshake,
+    /// The operation alone, as speed tools time it: keys imported and contexts made once, outside
+    /// the timed call (signatures: one fixed 50-byte message, as liboqs's speed_sig).
+    Primitive,
+}
+
+impl Form {
+    pub fn is_handshake(&self) -> bool {
+        *self == Form::Handshake
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Phase {
     pub backend: String,
     pub algorithm: String,
     pub operation: Operation,
+    /// Handshake form (composed into suites) or the primitive alone (schema 2; absent = handshake).
+    #[serde(default, skip_serializing_if = "Form::is_handshake")]
+    pub form: Form,
     pub stats: Summary,
     pub ops_per_sec: f64,
     /// CPU steal on the pinned core while this phase ran, percent.
@@ -166,12 +188,51 @@ pub struct Phase {
     /// Tukey-fence outliers, counted and kept.
     #[serde(default)]
     pub outliers: Outliers,
+    /// Calls per sample: phases shorter than about 100 times the timer's cost are timed k calls at a
+    /// time and each sample is the mean of those k (schema 2; absent = 1).
+    #[serde(default = "one")]
+    pub batch: usize,
+    /// Time this thread waited for a CPU while the phase was timed (schedstat run delay), percent of
+    /// the phase's timed wall time (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_pct: Option<f64>,
+    /// Sum of the timed calls, milliseconds, against the run's budget (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_ms: Option<f64>,
 }
 
+fn one() -> usize {
+    1
+}
+
+impl Phase {
+    /// "backend algorithm operation", with " (primitive)" for the primitive form.
+    pub fn name(&self) -> String {
+        let form = if self.form == Form::Primitive { " (primitive)" } else { "" };
+        format!("{} {} {}{form}", self.backend, self.algorithm, self.operation)
+    }
+}
+
+/// TSC cycles per call over the same span as `samples_ns` (schema 2: fenced reads, and the
+/// nanoseconds are these cycles at the measured TSC rate).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cycles {
     pub mean: f64,
     pub median: f64,
+}
+
+/// The setup a phase's handshake form adds to its primitive form (key import, context): the two
+/// medians and their difference, which `check` recomputes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Component {
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: Operation,
+    /// What the handshake form adds, in words ("importing the encapsulation key, a new EVP_PKEY_CTX").
+    pub name: String,
+    pub handshake_median_ns: f64,
+    pub primitive_median_ns: f64,
+    pub setup_ns: f64,
 }
 
 /// A phase that could not be measured or failed verification.

@@ -57,8 +57,15 @@ pub struct Timer {
     pub tsc_invariant: bool,
     /// Measured TSC frequency, if the TSC is used.
     pub tsc_hz: Option<f64>,
-    /// Median cost of one timed region around an empty call.
+    /// Median cost of one timed region around an empty call: the floor under every sample. Not
+    /// subtracted; phases shorter than `batch_threshold` times it are timed in batches.
     pub overhead_ns: f64,
+    /// The same in TSC cycles (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_cycles: Option<f64>,
+    /// How the random numbers the timed calls consume are made, for every backend (schema 2).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub randomness: String,
 }
 
 /// The iteration policy of a run.

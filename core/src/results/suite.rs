@@ -44,6 +44,13 @@ pub struct SuitePhase {
     pub count: u32,
 }
 
+impl SuitePhase {
+    /// The measured phase this part of a suite is composed from: its handshake form.
+    pub fn is(&self, p: &super::Phase) -> bool {
+        p.form == super::Form::Handshake && p.backend == self.backend && p.algorithm == self.algorithm && p.operation == self.operation
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Composed {
     pub mean_ns: f64,
@@ -56,6 +63,19 @@ pub struct Composed {
     /// 95% bootstrap interval of the composed median (compose::intervals).
     #[serde(default)]
     pub median_ci95_ns: Option<(f64, f64)>,
+    /// Bootstrap worlds and draws per world behind the intervals (files before schema 2: 200 x 2,000).
+    #[serde(default = "v1_worlds")]
+    pub ci_worlds: usize,
+    #[serde(default = "v1_draws")]
+    pub ci_draws: usize,
+}
+
+fn v1_worlds() -> usize {
+    200
+}
+
+fn v1_draws() -> usize {
+    2000
 }
 
 /// One suite composed with one stack.
