@@ -6,7 +6,7 @@
 //! Generic over backends: adding an algorithm to a backend needs no code here.
 
 use crate::algorithm::{Algorithm, Operation};
-use crate::backend::{Aead, Backend, Dh, Kem, Loaded, Sig};
+use crate::backend::{Aead, Backend, Dh, Hash, Kdf, Kem, Loaded, Mac, Sig};
 use crate::results::Form;
 use crate::suite::Workload;
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -152,8 +152,17 @@ pub fn build(backend: &dyn Backend, alg: &'static Algorithm, op: Operation, w: &
         Operation::DhDerive => Box::new(Slots::new(DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?)),
         Operation::SigKeygen => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
         Operation::SigSign | Operation::SigVerify => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
-        Operation::AeadEncrypt | Operation::AeadDecrypt if primitive => bail!(no_primitive()),
+        _ if primitive => bail!(no_primitive()),
         Operation::AeadEncrypt | Operation::AeadDecrypt => Box::new(Slots::new(AeadCase::new(aead()?, alg, op, w)?)),
+        Operation::AeadKey => {
+            let aead = aead()?;
+            let key_bytes = random(alg.key.unwrap_or(32))?;
+            let reference = aead.load_key(&key_bytes)?;
+            Box::new(Slots::new(AeadKeyCase { aead, reference, key_bytes }))
+        }
+        Operation::KdfExtract | Operation::KdfExpand | Operation::MacCompute | Operation::HashBlock | Operation::HashFinish => {
+            key_schedule_case(backend, alg, op)?
+        }
     })
 }
 
@@ -506,11 +515,12 @@ struct AeadCase {
     plaintext: Vec<u8>,
     aad: Vec<u8>,
     iv: [u8; 12],
-    /// (nonce, ciphertext, tag) records for decryption.
-    pool: Vec<([u8; 12], Vec<u8>, [u8; 16])>,
+    /// (nonce, record: ciphertext || tag) for decryption.
+    pool: Vec<([u8; 12], Vec<u8>)>,
 }
 
-/// One record: the buffer worked on in place, its nonce, and (decryption) its pool index.
+/// One record: the buffer worked on in place (payload, then room for the tag), its nonce, and
+/// (decryption) its pool index.
 pub struct Record {
     buf: Vec<u8>,
     nonce: [u8; 12],
@@ -526,38 +536,49 @@ fn record_nonce(iv: &[u8; 12], seq: u64) -> [u8; 12] {
     n
 }
 
+/// RFC 8446 section 5.2: the additional data is the record header (type 23, version 0x0303, length).
+fn record_aad(payload: usize, aad_bytes: usize) -> Vec<u8> {
+    let len = (payload + 16) as u16;
+    let mut aad = vec![23u8, 3, 3, (len >> 8) as u8, len as u8];
+    aad.resize(aad_bytes, 0);
+    aad
+}
+
+fn seal_record(aead: &dyn Aead, key: &mut Loaded, nonce: &[u8; 12], aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>> {
+    let mut rec = plaintext.to_vec();
+    let tag = aead.seal(key, nonce, aad, &mut rec)?;
+    rec.extend_from_slice(&tag);
+    Ok(rec)
+}
+
 impl AeadCase {
     fn new(aead: Box<dyn Aead>, alg: &'static Algorithm, op: Operation, w: &Workload) -> Result<Self> {
         let key_bytes = random(alg.key.unwrap_or(32))?;
         let mut key = aead.load_key(&key_bytes)?;
         let plaintext = random(w.payload_bytes)?;
-        // RFC 8446 section 5.2: the additional data is the record header (type 23, version 0x0303, length).
-        let len = (w.payload_bytes + alg.tag.unwrap_or(16)) as u16;
-        let mut aad = vec![23u8, 3, 3, (len >> 8) as u8, len as u8];
-        aad.resize(w.aad_bytes, 0);
+        let aad = record_aad(w.payload_bytes, w.aad_bytes);
         let iv: [u8; 12] = random(12)?.try_into().map_err(|_| anyhow!("iv"))?;
         let mut pool = Vec::new();
         for seq in 0..POOL as u64 {
             let nonce = record_nonce(&iv, 1 << 40 | seq);
-            let mut ct = plaintext.clone();
-            let tag = aead.seal(&mut key, &nonce, &aad, &mut ct)?;
-            pool.push((nonce, ct, tag));
+            pool.push((nonce, seal_record(aead.as_ref(), &mut key, &nonce, &aad, &plaintext)?));
         }
         // A tampered record must be refused.
-        let (nonce, mut ct, tag) = pool[0].clone();
-        ct[0] ^= 1;
-        ensure!(aead.open(&mut key, &nonce, &aad, &mut ct, &tag).is_err(), "a tampered record was accepted");
+        let (nonce, mut rec) = pool[0].clone();
+        rec[0] ^= 1;
+        ensure!(aead.open(&mut key, &nonce, &aad, &mut rec).is_err(), "a tampered record was accepted");
         Ok(AeadCase { aead, op, key, plaintext, aad, iv, pool })
     }
 }
 
 impl Kernel for AeadCase {
     type In = Record;
-    type Out = Result<[u8; 16]>;
+    type Out = Result<()>;
     fn input(&mut self, i: usize, reuse: Option<Record>) -> Result<Record> {
-        let mut r = reuse.unwrap_or_else(|| Record { buf: vec![0; self.plaintext.len()], nonce: [0; 12], j: 0 });
+        let n = self.plaintext.len();
+        let mut r = reuse.unwrap_or_else(|| Record { buf: vec![0; n + 16], nonce: [0; 12], j: 0 });
         if self.op == Operation::AeadEncrypt {
-            r.buf.copy_from_slice(&self.plaintext);
+            r.buf[..n].copy_from_slice(&self.plaintext);
             r.nonce = record_nonce(&self.iv, i as u64);
         } else {
             r.j = i % POOL;
@@ -567,24 +588,248 @@ impl Kernel for AeadCase {
         Ok(r)
     }
     fn call(&mut self, r: &mut Record) -> Self::Out {
+        let n = self.plaintext.len();
         if self.op == Operation::AeadEncrypt {
-            self.aead.seal(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf))
+            let tag = self.aead.seal(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf[..n]))?;
+            r.buf[n..].copy_from_slice(&tag);
+            Ok(())
         } else {
-            let tag = &self.pool[r.j].2;
-            self.aead.open(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf), tag).map(|()| *tag)
+            self.aead.open(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf))
         }
     }
     fn check(&mut self, r: &Record, out: Self::Out) -> Result<()> {
-        let tag = out?;
+        out?;
+        let n = self.plaintext.len();
         if self.op == Operation::AeadEncrypt {
             let mut back = r.buf.clone();
-            self.aead.open(&mut self.key, &r.nonce, &self.aad, &mut back, &tag)?;
-            ensure!(back == self.plaintext, "decrypting the sealed record does not give the plaintext");
+            self.aead.open(&mut self.key, &r.nonce, &self.aad, &mut back)?;
+            ensure!(back[..n] == self.plaintext[..], "decrypting the sealed record does not give the plaintext");
         } else {
-            ensure!(r.buf == self.plaintext, "the opened record differs from the plaintext");
+            ensure!(r.buf[..n] == self.plaintext[..], "the opened record differs from the plaintext");
         }
         Ok(())
     }
+}
+
+/// `aead.key`: a record key set up from its bytes (the AES key schedule and GHASH tables), as a TLS
+/// stack does once per traffic secret. Checked by sealing with it and with a key set up before.
+struct AeadKeyCase {
+    aead: Box<dyn Aead>,
+    reference: Loaded,
+    key_bytes: Vec<u8>,
+}
+
+impl Kernel for AeadKeyCase {
+    type In = ();
+    type Out = Result<Loaded>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) -> Self::Out {
+        self.aead.load_key(black_box(&self.key_bytes))
+    }
+    fn check(&mut self, _: &(), out: Self::Out) -> Result<()> {
+        let mut key = out?;
+        let (nonce, aad, msg) = ([7u8; 12], record_aad(64, 5), [0x5au8; 64]);
+        let ours = seal_record(self.aead.as_ref(), &mut key, &nonce, &aad, &msg)?;
+        ensure!(ours == seal_record(self.aead.as_ref(), &mut self.reference, &nonce, &aad, &msg)?, "the new key seals differently");
+        Ok(())
+    }
+}
+
+// ---- the key schedule: HKDF, HMAC, transcript hash ----
+
+/// HKDF-Expand-Label's info for a Derive-Secret of the handshake traffic (RFC 8446 section 7.1):
+/// length, "tls13 " + label, then the transcript hash.
+fn expand_label_info(label: &str, hash_len: usize, context: &[u8]) -> Vec<u8> {
+    let full = format!("tls13 {label}");
+    let mut info = (hash_len as u16).to_be_bytes().to_vec();
+    info.push(full.len() as u8);
+    info.extend_from_slice(full.as_bytes());
+    info.push(context.len() as u8);
+    info.extend_from_slice(context);
+    info
+}
+
+/// The labels TLS 1.3 expands with (RFC 8446 section 7.1 and 7.3).
+const LABELS: [&str; 8] = ["derived", "c hs traffic", "s hs traffic", "c ap traffic", "s ap traffic", "exp master", "res master", "finished"];
+
+/// The reference for every backend's HKDF, HMAC and SHA-2: RustCrypto's `hkdf`, `hmac` and `sha2`
+/// (themselves checked against RFC 5869 and FIPS 180-4 vectors in the tests).
+pub mod reference {
+    use anyhow::{bail, Result};
+    use hmac::{KeyInit, Mac};
+    use sha2::Digest;
+
+    pub fn hkdf(hash_len: usize, salt: &[u8], ikm: &[u8], info: &[u8], len: usize) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; len];
+        match hash_len {
+            32 => hkdf::Hkdf::<sha2::Sha256>::new(Some(salt), ikm).expand(info, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?,
+            48 => hkdf::Hkdf::<sha2::Sha384>::new(Some(salt), ikm).expand(info, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?,
+            n => bail!("no reference HKDF for a {n}-byte hash"),
+        }
+        Ok(out)
+    }
+
+    pub fn hmac(hash_len: usize, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
+        Ok(match hash_len {
+            32 => hmac::Hmac::<sha2::Sha256>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec(),
+            48 => hmac::Hmac::<sha2::Sha384>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec(),
+            n => bail!("no reference HMAC for a {n}-byte hash"),
+        })
+    }
+
+    pub fn sha(hash_len: usize, data: &[u8]) -> Result<Vec<u8>> {
+        Ok(match hash_len {
+            32 => sha2::Sha256::digest(data).to_vec(),
+            48 => sha2::Sha384::digest(data).to_vec(),
+            n => bail!("no reference hash of {n} bytes"),
+        })
+    }
+}
+
+fn hash_len(alg: &Algorithm) -> Result<usize> {
+    alg.output.ok_or_else(|| anyhow!("{} has no output size in algorithms.toml", alg.name))
+}
+
+/// `kdf.extract`: HKDF-Extract with a hash-length salt (the "derived" secret) and a 32-byte input
+/// (an ECDHE secret), as the handshake secret is made. Checked by expanding the result.
+struct KdfExtract {
+    kdf: Box<dyn Kdf>,
+    n: usize,
+    salt: Vec<u8>,
+    ikms: Vec<Vec<u8>>,
+}
+
+impl Kernel for KdfExtract {
+    type In = usize;
+    type Out = Result<Loaded>;
+    fn input(&mut self, i: usize, _: Option<usize>) -> Result<usize> {
+        Ok(i % POOL)
+    }
+    fn call(&mut self, j: &mut usize) -> Self::Out {
+        self.kdf.extract(black_box(&self.salt), black_box(&self.ikms[*j]))
+    }
+    fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
+        let info = expand_label_info("c hs traffic", self.n, &[0u8; 48][..self.n]);
+        let got = self.kdf.expand(&out?, &info, self.n)?;
+        ensure!(got == reference::hkdf(self.n, &self.salt, &self.ikms[*j], &info, self.n)?, "HKDF differs from the reference");
+        Ok(())
+    }
+}
+
+/// `kdf.expand`: one HKDF-Expand-Label of a hash-length secret (Derive-Secret), over the labels
+/// TLS 1.3 uses, from a pseudorandom key extracted beforehand.
+struct KdfExpand {
+    kdf: Box<dyn Kdf>,
+    n: usize,
+    salt: Vec<u8>,
+    ikm: Vec<u8>,
+    prk: Loaded,
+    infos: Vec<Vec<u8>>,
+}
+
+impl Kernel for KdfExpand {
+    type In = usize;
+    type Out = Result<Vec<u8>>;
+    fn input(&mut self, i: usize, _: Option<usize>) -> Result<usize> {
+        Ok(i % self.infos.len())
+    }
+    fn call(&mut self, j: &mut usize) -> Self::Out {
+        self.kdf.expand(&self.prk, black_box(&self.infos[*j]), self.n)
+    }
+    fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
+        ensure!(out? == reference::hkdf(self.n, &self.salt, &self.ikm, &self.infos[*j], self.n)?, "HKDF-Expand differs from the reference");
+        Ok(())
+    }
+}
+
+/// `mac.compute`: the Finished MAC, HMAC keyed with a finished key over a transcript hash (RFC 8446
+/// section 4.4.4), keyed per call.
+struct MacCase {
+    mac: Box<dyn Mac>,
+    n: usize,
+    key: Vec<u8>,
+    msgs: Vec<Vec<u8>>,
+}
+
+impl Kernel for MacCase {
+    type In = usize;
+    type Out = Result<Vec<u8>>;
+    fn input(&mut self, i: usize, _: Option<usize>) -> Result<usize> {
+        Ok(i % POOL)
+    }
+    fn call(&mut self, j: &mut usize) -> Self::Out {
+        self.mac.compute(black_box(&self.key), black_box(&self.msgs[*j]))
+    }
+    fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
+        ensure!(out? == reference::hmac(self.n, &self.key, &self.msgs[*j])?, "HMAC differs from the reference");
+        Ok(())
+    }
+}
+
+/// `hash.block` (one block into a running transcript hash) and `hash.finish` (the digest of a copy of
+/// it). Each call gets a context that has already taken a 300-byte prefix, as a transcript has.
+struct HashCase {
+    hash: Box<dyn Hash>,
+    op: Operation,
+    n: usize,
+    prefix: Vec<u8>,
+    block: Vec<u8>,
+}
+
+impl Kernel for HashCase {
+    type In = Loaded;
+    type Out = Result<Vec<u8>>;
+    fn input(&mut self, _: usize, _: Option<Loaded>) -> Result<Loaded> {
+        let mut ctx = self.hash.start()?;
+        self.hash.update(&mut ctx, &self.prefix)?;
+        Ok(ctx)
+    }
+    fn call(&mut self, ctx: &mut Loaded) -> Self::Out {
+        if self.op == Operation::HashBlock {
+            self.hash.update(ctx, black_box(&self.block)).map(|()| Vec::new())
+        } else {
+            self.hash.finish_copy(ctx)
+        }
+    }
+    fn check(&mut self, ctx: &Loaded, out: Self::Out) -> Result<()> {
+        let out = out?;
+        if self.op == Operation::HashBlock {
+            let whole = [self.prefix.as_slice(), &self.block].concat();
+            ensure!(self.hash.finish_copy(ctx)? == reference::sha(self.n, &whole)?, "the transcript hash differs from the reference");
+        } else {
+            ensure!(out == reference::sha(self.n, &self.prefix)?, "the transcript hash differs from the reference");
+        }
+        Ok(())
+    }
+}
+
+fn key_schedule_case(backend: &dyn Backend, alg: &'static Algorithm, op: Operation) -> Result<Box<dyn Case>> {
+    let missing = || anyhow!("{} does not support {} {}", backend.name(), alg.name, op);
+    let n = hash_len(alg)?;
+    Ok(match op {
+        Operation::KdfExtract => {
+            let kdf = backend.kdf(&alg.name).ok_or_else(missing)?;
+            Box::new(Slots::new(KdfExtract { kdf, n, salt: random(n)?, ikms: (0..POOL).map(|_| random(32)).collect::<Result<_>>()? }))
+        }
+        Operation::KdfExpand => {
+            let kdf = backend.kdf(&alg.name).ok_or_else(missing)?;
+            let (salt, ikm) = (random(n)?, random(n)?);
+            let prk = kdf.extract(&salt, &ikm)?;
+            let infos = LABELS.iter().map(|l| random(n).map(|ctx| expand_label_info(l, n, &ctx))).collect::<Result<_>>()?;
+            Box::new(Slots::new(KdfExpand { kdf, n, salt, ikm, prk, infos }))
+        }
+        Operation::MacCompute => {
+            let mac = backend.mac(&alg.name).ok_or_else(missing)?;
+            Box::new(Slots::new(MacCase { mac, n, key: random(n)?, msgs: (0..POOL).map(|_| random(n)).collect::<Result<_>>()? }))
+        }
+        _ => {
+            let hash = backend.hash(&alg.name).ok_or_else(missing)?;
+            let block = random(alg.block.ok_or_else(|| anyhow!("{} has no block size in algorithms.toml", alg.name))?)?;
+            Box::new(Slots::new(HashCase { hash, op, n, prefix: random(300)?, block }))
+        }
+    })
 }
 
 #[cfg(test)]
@@ -599,6 +844,25 @@ mod tests {
         assert!(m[..64].iter().all(|&b| b == 0x20));
         assert_eq!(&m[64..97], CV_CONTEXT);
         assert_eq!(m[97], 0);
+    }
+
+    #[test]
+    fn the_reference_key_schedule_matches_rfc_5869_and_fips_180_4() {
+        // RFC 5869 appendix A.1 (SHA-256, test case 1).
+        let ikm = [0x0bu8; 22];
+        let salt: Vec<u8> = (0x00..=0x0c).collect();
+        let info: Vec<u8> = (0xf0..=0xf9).collect();
+        let okm = reference::hkdf(32, &salt, &ikm, &info, 42).unwrap();
+        assert_eq!(okm[..8], [0x3c, 0xb2, 0x5f, 0x25, 0xfa, 0xac, 0xd5, 0x7a]);
+        // FIPS 180-4 examples: SHA-256("abc") and SHA-384("abc").
+        assert_eq!(reference::sha(32, b"abc").unwrap()[..4], [0xba, 0x78, 0x16, 0xbf]);
+        assert_eq!(reference::sha(48, b"abc").unwrap()[..4], [0xcb, 0x00, 0x75, 0x3f]);
+        // RFC 4231 test case 2: HMAC-SHA-256("Jefe", "what do ya want for nothing?").
+        assert_eq!(reference::hmac(32, b"Jefe", b"what do ya want for nothing?").unwrap()[..4], [0x5b, 0xdc, 0xc1, 0x46]);
+        // RFC 8446 section 7.1: HkdfLabel = length, "tls13 " + label, context.
+        let info = expand_label_info("derived", 48, &[]);
+        assert_eq!(info[..3], [0, 48, 13]);
+        assert_eq!(&info[3..16], b"tls13 derived");
     }
 
     #[test]

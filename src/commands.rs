@@ -59,9 +59,9 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::HandshakeServer { protocol, stack, group, cert, key } => {
+        Command::HandshakeServer { protocol, stack, group, cert, key, insitu } => {
             let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
-            crate::handshake::server_main(&protocol, stack, &group, &cert, &key)
+            crate::handshake::server_main(&protocol, stack, &group, &cert, &key, insitu)
         }
         Command::Render { files, out, source_url, baseline } => {
             render::render(&files, &out, &render::Options { source_url, baseline })?;

@@ -17,18 +17,25 @@ pub fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
 }
 
 /// The stacks, default first: liboqs for post-quantum and OpenSSL for classical and AES, as on the
-/// seed site; then each library alone.
+/// seed site; then the libraries the real handshakes run, each under the name of the stack that
+/// calls it, so each real handshake sits beside a composition from exactly its code: `openssl`
+/// (libssl calls libcrypto), `rustls` (its default provider is aws-lc through aws-lc-rs), `russh`
+/// (0.65 computes its key exchange with RustCrypto's ml-kem and curve25519-dalek, under x25519-dalek
+/// here: russh src/kex/hybrid_mlkem.rs and curve25519.rs); and RustCrypto alone for the rest.
 pub fn stacks() -> Vec<Stack> {
-    let s = |name: &str, description: &str, pq: &str, classical: &str| Stack {
+    let s = |name: &str, description: &str, pq: &str, classical: &str, protocols: &[&str]| Stack {
         name: name.into(),
         description: description.into(),
         post_quantum: pq.into(),
         classical: classical.into(),
+        protocols: protocols.iter().map(|p| p.to_string()).collect(),
     };
     vec![
-        s("default", "liboqs for post-quantum, OpenSSL for classical and AES", "liboqs", "openssl"),
-        s("openssl", "OpenSSL 3.5 for everything", "openssl", "openssl"),
-        s("rustcrypto", "RustCrypto for everything", "rustcrypto", "rustcrypto"),
+        s("default", "liboqs for post-quantum, OpenSSL for classical and AES", "liboqs", "openssl", &[]),
+        s("openssl", "OpenSSL 3.5 for everything, as libssl calls it", "openssl", "openssl", &[]),
+        s("rustls", "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it", "awslc", "awslc", &["tls13", "raw"]),
+        s("russh", "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it", "rustcrypto", "rustcrypto", &["ssh"]),
+        s("rustcrypto", "RustCrypto for everything", "rustcrypto", "rustcrypto", &["tls13", "raw"]),
     ]
 }
 
@@ -67,7 +74,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     let mut compositions = Vec::new();
     for (i, suite) in suites.iter().enumerate() {
         let mut composed_any = false;
-        for stack in stacks {
+        for stack in stacks.iter().filter(|st| st.composes(&suite.protocol)) {
             let chosen: Vec<String> = suite.phases.iter().map(|p| backend_for(stack, &p.algorithm).to_string()).collect();
             let usable = suite.phases.iter().zip(&chosen).all(|(p, b)| {
                 let allowed = suite.backends.as_ref().is_none_or(|list| list.contains(b));
@@ -153,7 +160,7 @@ mod tests {
         }
         // X25519 keygen is one phase per backend, shared by every suite that uses it.
         let x = p.phases.iter().filter(|(k, _)| k.algorithm == "X25519" && k.operation == Operation::DhKeygen).count();
-        assert_eq!(x, 2);
+        assert_eq!(x, 3, "rustcrypto, openssl, awslc");
         // OpenSSL's encapsulation imports the key and makes a context per call: its primitive form
         // is measured beside it; liboqs's call has no such setup.
         let encaps = |b: &str, f: Form| p.phases.iter().any(|(k, _)| k.backend == b && k.operation == Operation::KemEncaps && k.form == f);

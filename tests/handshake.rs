@@ -19,8 +19,28 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
-    assert_eq!(sc.len(), 4, "two suites x rustls, openssl");
+    assert_eq!(sc.len(), 8, "two suites x rustls, openssl x plain, in situ");
     for s in sc {
+        if s["instrumented"] == true {
+            let i = &s["insitu"];
+            let conns = i["connections"].as_array().unwrap();
+            // 2 samples x 3 connections, every 5th kept.
+            assert_eq!(conns.len(), 2, "{s}");
+            let labels: Vec<&str> = i["labels"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+            for c in conns {
+                let sum: i64 = c["client"].as_array().unwrap().iter().chain(c["server"].as_array().unwrap()).map(|x| x.as_i64().unwrap()).sum();
+                assert_eq!(c["total_ns"].as_i64().unwrap(), sum + c["remainder_ns"].as_i64().unwrap());
+            }
+            // The server signs, the client verifies: each side's calls are where they belong.
+            let at = |side: &str, l: &str| i[side][labels.iter().position(|x| *x == l).unwrap()].as_f64().unwrap();
+            assert!(at("server_ns", "sig.sign") > 0.0 && at("client_ns", "sig.sign") == 0.0, "{i}");
+            assert!(at("client_ns", "sig.verify") > 0.0, "{i}");
+            if s["stack"] == "rustls" && s["suite"] == "X25519MLKEM768" {
+                assert!(at("client_ns", "kem.keygen") > 0.0 && at("server_ns", "kem.encaps") > 0.0 && at("client_ns", "kem.decaps") > 0.0, "{i}");
+            }
+        } else {
+            assert!(s["insitu_overhead_pct"].is_number(), "{s}");
+        }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");
         assert_eq!(e["resumed"], false);
@@ -41,7 +61,17 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         }
     }
     // The file still passes check and renders with the handshake rows.
-    assert!(pqprof(&["check", out.to_str().unwrap()]).status.success());
+    let o = pqprof(&["check", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A tampered in-situ figure fails the identity.
+    let mut t = v.clone();
+    let scen = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["instrumented"] == true).unwrap();
+    let r = scen["insitu"]["connections"][0]["remainder_ns"].as_i64().unwrap();
+    scen["insitu"]["connections"][0]["remainder_ns"] = (r + 1000).into();
+    let bad = out.with_extension("tampered.json");
+    std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("plus its remainder"), "{}", String::from_utf8_lossy(&o.stderr));
     let site = out.with_extension("site");
     assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();

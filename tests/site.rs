@@ -57,7 +57,7 @@ fn numbers_on_the_page_are_the_numbers_in_the_json() {
     assert_eq!(seen, 2);
     // The raw workload: one row per stack, none repeated.
     let raw = html.split("<table class=\"raw\">").nth(1).unwrap().split("</table>").next().unwrap();
-    assert_eq!(raw.matches("<tr><td>").count(), 3, "{raw}");
+    assert_eq!(raw.matches("<tr><td>").count(), 4, "{raw}");
     assert!(html.contains("class=\"delta slower\"") || html.contains("class=\"delta faster\""));
     assert!(html.contains("class=\"delta baseline\""));
     // The raw JSON is in the site and linked.

@@ -31,6 +31,11 @@ pub struct Algorithm {
     pub nonce: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<usize>,
+    /// Hash, HMAC and HKDF: the digest length and the block the compression function takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<usize>,
     pub source: String,
 }
 

@@ -128,3 +128,100 @@ impl Decapsulator {
 pub fn decapsulate(key: &PKey<Private>, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
     Decapsulator::new(key)?.decapsulate(ct)
 }
+
+/// HKDF through EVP_KDF, as libssl's tls13_hkdf_expand_ex makes each key-schedule call: fetch the
+/// KDF, make a context, set the parameters, derive, free (OpenSSL 3.5 ssl/tls13_enc.c).
+pub struct Hkdf(pub &'static CStr);
+
+/// EVP_KDF_HKDF_MODE_EXTRACT_ONLY / EXPAND_ONLY (include/openssl/kdf.h).
+const EXTRACT_ONLY: std::os::raw::c_int = 1;
+const EXPAND_ONLY: std::os::raw::c_int = 2;
+
+impl Hkdf {
+    fn derive(&self, mode: std::os::raw::c_int, key: &[u8], salt: Option<&[u8]>, info: Option<&[u8]>, len: usize) -> Result<Vec<u8>, ErrorStack> {
+        use openssl_sys::{OSSL_PARAM_construct_end, OSSL_PARAM_construct_octet_string};
+        let mut mode = mode;
+        let mut out = vec![0u8; len];
+        // SAFETY: every pointer handed to OpenSSL outlives the call that reads it (the parameter
+        // array points into `key`, `salt`, `info`, `mode` and the static digest name); the KDF and
+        // its context are freed on every path.
+        unsafe {
+            let kdf = openssl_sys::EVP_KDF_fetch(ptr::null_mut(), c"HKDF".as_ptr(), ptr::null());
+            if kdf.is_null() {
+                return Err(ErrorStack::get());
+            }
+            let ctx = openssl_sys::EVP_KDF_CTX_new(kdf);
+            openssl_sys::EVP_KDF_free(kdf);
+            if ctx.is_null() {
+                return Err(ErrorStack::get());
+            }
+            let mut params = vec![
+                OSSL_PARAM_construct_int(c"mode".as_ptr(), &mut mode),
+                OSSL_PARAM_construct_utf8_string(c"digest".as_ptr(), self.0.as_ptr() as *mut _, 0),
+                OSSL_PARAM_construct_octet_string(c"key".as_ptr(), key.as_ptr() as *mut _, key.len()),
+            ];
+            if let Some(s) = salt {
+                params.push(OSSL_PARAM_construct_octet_string(c"salt".as_ptr(), s.as_ptr() as *mut _, s.len()));
+            }
+            if let Some(i) = info {
+                params.push(OSSL_PARAM_construct_octet_string(c"info".as_ptr(), i.as_ptr() as *mut _, i.len()));
+            }
+            params.push(OSSL_PARAM_construct_end());
+            let r = openssl_sys::EVP_KDF_derive(ctx, out.as_mut_ptr(), len, params.as_ptr());
+            openssl_sys::EVP_KDF_CTX_free(ctx);
+            check(r)?;
+        }
+        Ok(out)
+    }
+}
+
+impl crate::backend::Kdf for Hkdf {
+    fn extract(&self, salt: &[u8], ikm: &[u8]) -> anyhow::Result<crate::backend::Loaded> {
+        let len = if self.0 == c"SHA384" { 48 } else { 32 };
+        Ok(Box::new(self.derive(EXTRACT_ONLY, ikm, Some(salt), None, len)?))
+    }
+
+    fn expand(&self, prk: &crate::backend::Loaded, info: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
+        Ok(self.derive(EXPAND_ONLY, crate::backend::loaded::<Vec<u8>>(prk)?, None, Some(info), len)?)
+    }
+}
+
+extern "C" {
+    // OpenSSL 3 params.h; not in openssl-sys 0.9.118.
+    fn OSSL_PARAM_construct_int(key: *const std::os::raw::c_char, buf: *mut std::os::raw::c_int) -> openssl_sys::OSSL_PARAM;
+    fn OSSL_PARAM_construct_utf8_string(key: *const std::os::raw::c_char, buf: *mut std::os::raw::c_char, bsize: usize) -> openssl_sys::OSSL_PARAM;
+    // OpenSSL 3: crypto/evp/mac_lib.c; libssl's Finished uses it (ssl/tls13_enc.c, tls13_final_finish_mac).
+    fn EVP_Q_mac(
+        libctx: *mut openssl_sys::OSSL_LIB_CTX,
+        name: *const std::os::raw::c_char,
+        propq: *const std::os::raw::c_char,
+        subalg: *const std::os::raw::c_char,
+        params: *const openssl_sys::OSSL_PARAM,
+        key: *const std::os::raw::c_void,
+        keylen: usize,
+        data: *const u8,
+        datalen: usize,
+        out: *mut u8,
+        outsize: usize,
+        outlen: *mut usize,
+    ) -> *mut u8;
+}
+
+/// HMAC keyed per call with EVP_Q_mac.
+pub struct Hmac(pub &'static CStr);
+
+impl crate::backend::Mac for Hmac {
+    fn compute(&self, key: &[u8], msg: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let mut out = vec![0u8; 64];
+        let mut n = 0usize;
+        // SAFETY: the buffers are valid for their lengths; `out` has room for any SHA-2 HMAC.
+        let r = unsafe {
+            EVP_Q_mac(ptr::null_mut(), c"HMAC".as_ptr(), ptr::null(), self.0.as_ptr(), ptr::null(), key.as_ptr().cast(), key.len(), msg.as_ptr(), msg.len(), out.as_mut_ptr(), out.len(), &mut n)
+        };
+        if r.is_null() {
+            return Err(ErrorStack::get().into());
+        }
+        out.truncate(n);
+        Ok(out)
+    }
+}

@@ -29,7 +29,9 @@ impl Default for Liboqs {
 
 fn kem_alg(name: &str) -> Option<kem::Algorithm> {
     match name {
+        "ML-KEM-512" => Some(kem::Algorithm::MlKem512),
         "ML-KEM-768" => Some(kem::Algorithm::MlKem768),
+        "ML-KEM-1024" => Some(kem::Algorithm::MlKem1024),
         _ => None,
     }
 }

@@ -5,6 +5,7 @@
 //! outside any timed region, into an opaque [`Loaded`] value; what crosses the wire is bytes. This
 //! is what fixes what each phase includes (see `case.rs` and the methodology page).
 
+pub mod awslc;
 mod evp;
 pub mod liboqs;
 pub mod openssl;
@@ -82,12 +83,34 @@ pub trait Sig: Send {
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool>;
 }
 
+/// HKDF (RFC 5869).
+pub trait Kdf: Send {
+    /// HKDF-Extract(salt, ikm) -> the pseudorandom key, in the backend's own form.
+    fn extract(&self, salt: &[u8], ikm: &[u8]) -> Result<Loaded>;
+    /// HKDF-Expand(prk, info, len).
+    fn expand(&self, prk: &Loaded, info: &[u8], len: usize) -> Result<Vec<u8>>;
+}
+
+/// HMAC (RFC 2104), keyed per call as TLS 1.3's Finished is (RFC 8446 section 4.4.4).
+pub trait Mac: Send {
+    fn compute(&self, key: &[u8], msg: &[u8]) -> Result<Vec<u8>>;
+}
+
+/// A running hash, as a TLS transcript is kept.
+pub trait Hash: Send {
+    fn start(&self) -> Result<Loaded>;
+    fn update(&self, ctx: &mut Loaded, data: &[u8]) -> Result<()>;
+    /// The digest of a copy, leaving the running context as it was (rustls' `fork_finish`).
+    fn finish_copy(&self, ctx: &Loaded) -> Result<Vec<u8>>;
+}
+
 pub trait Aead: Send {
     fn load_key(&self, key: &[u8]) -> Result<Loaded>;
     /// Encrypts `buf` in place -> tag.
     fn seal(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16]>;
-    /// Decrypts `buf` in place; an error if the tag does not match.
-    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<()>;
+    /// Decrypts a record in place as it arrives, ciphertext then the 16-byte tag; the plaintext is
+    /// left in the record's first bytes. An error if the tag does not match.
+    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], record: &mut [u8]) -> Result<()>;
 }
 
 pub trait Backend: Send + Sync {
@@ -115,6 +138,15 @@ pub trait Backend: Send + Sync {
     fn aead(&self, _algorithm: &str) -> Option<Box<dyn Aead>> {
         None
     }
+    fn kdf(&self, _algorithm: &str) -> Option<Box<dyn Kdf>> {
+        None
+    }
+    fn mac(&self, _algorithm: &str) -> Option<Box<dyn Mac>> {
+        None
+    }
+    fn hash(&self, _algorithm: &str) -> Option<Box<dyn Hash>> {
+        None
+    }
 
     fn supports(&self, algorithm: &str, op: Operation) -> bool {
         match op.kind() {
@@ -122,16 +154,26 @@ pub trait Backend: Send + Sync {
             Kind::Dh => self.dh(algorithm).is_some(),
             Kind::Sig => self.sig(algorithm).is_some(),
             Kind::Aead => self.aead(algorithm).is_some(),
+            Kind::Kdf => self.kdf(algorithm).is_some(),
+            Kind::Mac => self.mac(algorithm).is_some(),
+            Kind::Hash => self.hash(algorithm).is_some(),
         }
     }
 }
 
 /// Every backend, in the order the site shows them.
 pub fn all() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl)]
+    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl), Box::new(awslc::AwsLc::new())]
 }
 
-pub const NAMES: [&str; 3] = ["liboqs", "rustcrypto", "openssl"];
+pub const NAMES: [&str; 4] = ["liboqs", "rustcrypto", "openssl", "awslc"];
+
+/// A received record split into its ciphertext and its 16-byte tag.
+pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
+    let n = record.len().checked_sub(16).ok_or_else(|| anyhow::anyhow!("a record shorter than its tag"))?;
+    let (ct, tag) = record.split_at_mut(n);
+    Ok((ct, tag.try_into().map_err(|_| anyhow::anyhow!("tag"))?))
+}
 
 /// Downcasts a [`Loaded`] key to the type its backend stored; a mismatch means a key was handed to
 /// the wrong backend, which is a bug in the caller, reported as an error rather than a panic.

@@ -5,7 +5,7 @@
 //! keeps one keyed EVP_CIPHER_CTX per direction and only sets a new nonce per record, as libssl does.
 
 use super::evp;
-use super::{loaded, loaded_mut, Aead, Backend, Dh, Kem, Loaded, Sig};
+use super::{loaded, loaded_mut, Aead, Backend, Dh, Hash, Kdf, Kem, Loaded, Mac, Sig};
 use crate::algorithm::Operation;
 use anyhow::{anyhow, Result};
 use openssl::bn::BigNumContext;
@@ -13,6 +13,7 @@ use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
 use openssl::derive::Deriver;
 use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
+use openssl::hash::{Hasher, MessageDigest};
 use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, Private, Public};
 use openssl::pkey_ctx::PkeyCtx;
@@ -24,7 +25,9 @@ pub struct OpenSsl;
 /// OpenSSL's names for the provider algorithms.
 fn provider_name(algorithm: &str) -> Option<&'static CStr> {
     Some(match algorithm {
+        "ML-KEM-512" => c"ML-KEM-512",
         "ML-KEM-768" => c"ML-KEM-768",
+        "ML-KEM-1024" => c"ML-KEM-1024",
         "ML-DSA-44" => c"ML-DSA-44",
         "ML-DSA-65" => c"ML-DSA-65",
         "ML-DSA-87" => c"ML-DSA-87",
@@ -48,6 +51,14 @@ impl Backend for OpenSsl {
             "X25519" => Some("X25519"),
             "P-256" => Some("prime256v1"),
             "AES-256-GCM" => Some("AES-256-GCM"),
+            "ECDSA-P256" => Some("EC prime256v1 with SHA-256"),
+            "Ed25519" => Some("ED25519"),
+            "HKDF-SHA256" => Some("HKDF with SHA256"),
+            "HKDF-SHA384" => Some("HKDF with SHA384"),
+            "HMAC-SHA256" => Some("HMAC with SHA256"),
+            "HMAC-SHA384" => Some("HMAC with SHA384"),
+            "SHA-256" => Some("SHA256"),
+            "SHA-384" => Some("SHA384"),
             a => provider_name(a).and_then(|n| n.to_str().ok()),
         }
     }
@@ -60,6 +71,11 @@ impl Backend for OpenSsl {
             Operation::DhKeygen | Operation::KemKeygen | Operation::SigKeygen => "a new EVP_PKEY_CTX, generate, export the public key",
             Operation::SigSign | Operation::SigVerify => "a new EVP_MD_CTX (EVP_DigestSignInit/VerifyInit, no digest), one-shot sign or verify",
             Operation::AeadEncrypt | Operation::AeadDecrypt => "setting the nonce on a keyed EVP_CIPHER_CTX, AAD, in-place update, final and tag",
+            Operation::AeadKey => "two EVP_CIPHER_CTX keyed for AES-256-GCM (one per direction), as libssl does per traffic secret",
+            Operation::KdfExtract | Operation::KdfExpand => "EVP_KDF_fetch(\"HKDF\"), a new EVP_KDF_CTX, parameters and EVP_KDF_derive: as libssl's tls13_hkdf_expand does per call",
+            Operation::MacCompute => "EVP_Q_mac(\"HMAC\") with the key bytes: as libssl computes Finished",
+            Operation::HashBlock => "EVP_DigestUpdate of one block",
+            Operation::HashFinish => "EVP_MD_CTX_copy of the running context and EVP_DigestFinal on the copy, as libssl's ssl_handshake_hash",
         }
     }
 
@@ -76,7 +92,8 @@ impl Backend for OpenSsl {
     }
 
     fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
-        (algorithm == "ML-KEM-768").then(|| Box::new(PqKey(provider_name(algorithm).unwrap_or(c"ML-KEM-768"))) as Box<dyn Kem>)
+        let name = provider_name(algorithm)?;
+        algorithm.starts_with("ML-KEM").then(|| Box::new(PqKey(name)) as Box<dyn Kem>)
     }
 
     fn dh(&self, algorithm: &str) -> Option<Box<dyn Dh>> {
@@ -88,12 +105,42 @@ impl Backend for OpenSsl {
     }
 
     fn sig(&self, algorithm: &str) -> Option<Box<dyn Sig>> {
+        if algorithm == "ECDSA-P256" {
+            return EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).ok().map(|g| Box::new(Ecdsa(g)) as Box<dyn Sig>);
+        }
+        if algorithm == "Ed25519" {
+            return Some(Box::new(Ed25519));
+        }
         let name = provider_name(algorithm)?;
         algorithm.contains("DSA").then(|| Box::new(PqKey(name)) as Box<dyn Sig>)
     }
 
     fn aead(&self, algorithm: &str) -> Option<Box<dyn Aead>> {
         (algorithm == "AES-256-GCM").then(|| Box::new(AesGcm) as Box<dyn Aead>)
+    }
+
+    fn kdf(&self, algorithm: &str) -> Option<Box<dyn Kdf>> {
+        Some(Box::new(evp::Hkdf(match algorithm {
+            "HKDF-SHA256" => c"SHA256",
+            "HKDF-SHA384" => c"SHA384",
+            _ => return None,
+        })))
+    }
+
+    fn mac(&self, algorithm: &str) -> Option<Box<dyn Mac>> {
+        Some(Box::new(evp::Hmac(match algorithm {
+            "HMAC-SHA256" => c"SHA256",
+            "HMAC-SHA384" => c"SHA384",
+            _ => return None,
+        })))
+    }
+
+    fn hash(&self, algorithm: &str) -> Option<Box<dyn Hash>> {
+        Some(Box::new(Sha(match algorithm {
+            "SHA-256" => MessageDigest::sha256(),
+            "SHA-384" => MessageDigest::sha384(),
+            _ => return None,
+        })))
     }
 }
 
@@ -274,7 +321,8 @@ impl Aead for AesGcm {
         Ok(tag)
     }
 
-    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<()> {
+    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], record: &mut [u8]) -> Result<()> {
+        let (buf, tag) = super::split_tag(record)?;
         let ctx = &mut loaded_mut::<GcmKey>(key)?.open;
         ctx.decrypt_init(None, None, Some(nonce))?;
         ctx.cipher_update(aad, None)?;
@@ -283,5 +331,71 @@ impl Aead for AesGcm {
         ctx.set_tag(tag)?;
         ctx.cipher_final(&mut []).map_err(|_| anyhow!("AES-GCM tag mismatch"))?;
         Ok(())
+    }
+}
+
+/// ECDSA P-256 with SHA-256 and DER signatures, as a TLS 1.3 CertificateVerify
+/// (ecdsa_secp256r1_sha256, RFC 8446 section 4.2.3).
+struct Ecdsa(EcGroup);
+
+impl Sig for Ecdsa {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let ec = EcKey::generate(&self.0)?;
+        let mut ctx = BigNumContext::new()?;
+        let pk = ec.public_key().to_bytes(&self.0, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
+        Ok((pk, Box::new(PKey::from_ec_key(ec)?)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        let mut ctx = BigNumContext::new()?;
+        let point = EcPoint::from_bytes(&self.0, pk, &mut ctx)?;
+        Ok(Box::new(PKey::from_ec_key(EcKey::from_public_key(&self.0, &point)?)?))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        Ok(Signer::new(MessageDigest::sha256(), loaded::<PKey<Private>>(sk)?)?.sign_oneshot_to_vec(msg)?)
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        let mut v = Verifier::new(MessageDigest::sha256(), loaded::<PKey<Public>>(pk)?)?;
+        Ok(v.verify_oneshot(sig, msg).unwrap_or(false))
+    }
+}
+
+struct Sha(MessageDigest);
+
+impl Hash for Sha {
+    fn start(&self) -> Result<Loaded> {
+        Ok(Box::new(Hasher::new(self.0)?))
+    }
+
+    fn update(&self, ctx: &mut Loaded, data: &[u8]) -> Result<()> {
+        Ok(loaded_mut::<Hasher>(ctx)?.update(data)?)
+    }
+
+    fn finish_copy(&self, ctx: &Loaded) -> Result<Vec<u8>> {
+        Ok(loaded::<Hasher>(ctx)?.clone().finish()?.to_vec())
+    }
+}
+
+struct Ed25519;
+
+impl Sig for Ed25519 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let key = PKey::generate_ed25519()?;
+        Ok((key.raw_public_key()?, Box::new(key)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        Ok(Box::new(PKey::public_key_from_raw_bytes(pk, Id::ED25519)?))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        Ok(Signer::new_without_digest(loaded::<PKey<Private>>(sk)?)?.sign_oneshot_to_vec(msg)?)
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        let mut v = Verifier::new_without_digest(loaded::<PKey<Public>>(pk)?)?;
+        Ok(v.verify_oneshot(sig, msg).unwrap_or(false))
     }
 }

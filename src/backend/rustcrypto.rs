@@ -1,7 +1,7 @@
 //! RustCrypto: pure-Rust implementations (`ml-kem`, `ml-dsa`, `slh-dsa`, `x25519-dalek`, `p256`,
 //! `aes-gcm`). Signing is randomized (hedged) as in liboqs and OpenSSL.
 
-use super::{loaded, loaded_mut, Aead, Backend, Dh, Kem, Loaded, Sig};
+use super::{loaded, loaded_mut, Aead, Backend, Dh, Hash, Kdf, Kem, Loaded, Mac, Sig};
 use crate::algorithm::Operation;
 use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::Aes256Gcm;
@@ -33,12 +33,22 @@ impl Backend for RustCrypto {
     }
 
     fn version(&self) -> String {
-        "RustCrypto ml-kem 0.3, ml-dsa 0.1, slh-dsa 0.2.0-rc.5, x25519-dalek 3, p256 0.14, aes-gcm 0.11".into()
+        "RustCrypto ml-kem 0.3, ml-dsa 0.1, slh-dsa 0.2.0-rc.5, x25519-dalek 3 (curve25519-dalek 5), p256 0.14, ed25519-dalek 3, aes-gcm 0.11, sha2 0.11, hmac 0.13, hkdf 0.13".into()
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
         Some(match algorithm {
+            "ML-KEM-512" => "ml_kem::MlKem512",
             "ML-KEM-768" => "ml_kem::MlKem768",
+            "ML-KEM-1024" => "ml_kem::MlKem1024",
+            "ECDSA-P256" => "p256::ecdsa::SigningKey",
+            "Ed25519" => "ed25519_dalek::SigningKey",
+            "HKDF-SHA256" => "hkdf::Hkdf<Sha256>",
+            "HKDF-SHA384" => "hkdf::Hkdf<Sha384>",
+            "HMAC-SHA256" => "hmac::Hmac<Sha256>",
+            "HMAC-SHA384" => "hmac::Hmac<Sha384>",
+            "SHA-256" => "sha2::Sha256",
+            "SHA-384" => "sha2::Sha384",
             "ML-DSA-44" => "ml_dsa::MlDsa44",
             "ML-DSA-65" => "ml_dsa::MlDsa65",
             "ML-DSA-87" => "ml_dsa::MlDsa87",
@@ -63,14 +73,19 @@ impl Backend for RustCrypto {
 
     fn setup(&self, algorithm: &str, op: Operation) -> Option<&'static str> {
         match (algorithm, op) {
-            ("ML-KEM-768", Operation::KemEncaps) => Some("parsing the encapsulation key (EncapsulationKey::new_from_slice)"),
+            (a, Operation::KemEncaps) if a.starts_with("ML-KEM") => Some("parsing the encapsulation key (EncapsulationKey::new_from_slice)"),
             ("P-256", Operation::DhDerive) => Some("parsing and validating the peer's point (PublicKey::from_sec1_bytes)"),
             _ => None,
         }
     }
 
     fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
-        (algorithm == "ML-KEM-768").then(|| Box::new(MlKem768) as Box<dyn Kem>)
+        Some(match algorithm {
+            "ML-KEM-512" => Box::new(MlKem512),
+            "ML-KEM-768" => Box::new(MlKem768),
+            "ML-KEM-1024" => Box::new(MlKem1024),
+            _ => return None,
+        })
     }
 
     fn dh(&self, algorithm: &str) -> Option<Box<dyn Dh>> {
@@ -88,6 +103,32 @@ impl Backend for RustCrypto {
             "ML-DSA-87" => Box::new(MlDsa::<ml_dsa::MlDsa87>(PhantomData)),
             "SLH-DSA-SHAKE-128s" => Box::new(SlhDsa::<slh_dsa::Shake128s>(PhantomData)),
             "SLH-DSA-SHAKE-128f" => Box::new(SlhDsa::<slh_dsa::Shake128f>(PhantomData)),
+            "ECDSA-P256" => Box::new(EcdsaP256),
+            "Ed25519" => Box::new(Ed25519),
+            _ => return None,
+        })
+    }
+
+    fn kdf(&self, algorithm: &str) -> Option<Box<dyn Kdf>> {
+        Some(match algorithm {
+            "HKDF-SHA256" => Box::new(Hkdf::<sha2::Sha256>(PhantomData)),
+            "HKDF-SHA384" => Box::new(Hkdf::<sha2::Sha384>(PhantomData)),
+            _ => return None,
+        })
+    }
+
+    fn mac(&self, algorithm: &str) -> Option<Box<dyn Mac>> {
+        Some(match algorithm {
+            "HMAC-SHA256" => Box::new(Hmac::<sha2::Sha256>(PhantomData)),
+            "HMAC-SHA384" => Box::new(Hmac::<sha2::Sha384>(PhantomData)),
+            _ => return None,
+        })
+    }
+
+    fn hash(&self, algorithm: &str) -> Option<Box<dyn Hash>> {
+        Some(match algorithm {
+            "SHA-256" => Box::new(Sha::<sha2::Sha256>(PhantomData)),
+            "SHA-384" => Box::new(Sha::<sha2::Sha384>(PhantomData)),
             _ => return None,
         })
     }
@@ -97,36 +138,50 @@ impl Backend for RustCrypto {
     }
 }
 
-struct MlKem768;
-type Dk = ml_kem::DecapsulationKey<ml_kem::MlKem768>;
-type Ek = ml_kem::EncapsulationKey<ml_kem::MlKem768>;
+/// ML-KEM for one parameter set of the `ml-kem` crate (the code russh 0.65 runs for
+/// mlkem768x25519-sha256).
+macro_rules! ml_kem {
+    ($name:ident, $params:ty, $label:literal) => {
+        struct $name;
 
-impl Kem for MlKem768 {
-    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let dk = with_rng(|r| Dk::generate_from_rng(r));
-        Ok((dk.encapsulation_key().to_bytes().to_vec(), Box::new(dk)))
-    }
+        impl $name {
+            fn parse(ek: &[u8]) -> Result<ml_kem::EncapsulationKey<$params>> {
+                ml_kem::EncapsulationKey::<$params>::new_from_slice(ek).map_err(|_| anyhow!(concat!("invalid ", $label, " encapsulation key")))
+            }
+        }
 
-    fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-        let ek = Ek::new_from_slice(ek).map_err(|_| anyhow!("invalid ML-KEM-768 encapsulation key"))?;
-        let (ct, ss) = with_rng(|r| ek.encapsulate_with_rng(r));
-        Ok((ct.to_vec(), ss.to_vec()))
-    }
+        impl Kem for $name {
+            fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+                let dk = with_rng(|r| ml_kem::DecapsulationKey::<$params>::generate_from_rng(r));
+                Ok((dk.encapsulation_key().to_bytes().to_vec(), Box::new(dk)))
+            }
 
-    fn import_ek(&self, ek: &[u8]) -> Option<Result<Loaded>> {
-        Some(Ek::new_from_slice(ek).map(|k| Box::new(k) as Loaded).map_err(|_| anyhow!("invalid ML-KEM-768 encapsulation key")))
-    }
+            fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
+                let ek = Self::parse(ek)?;
+                let (ct, ss) = with_rng(|r| ek.encapsulate_with_rng(r));
+                Ok((ct.to_vec(), ss.to_vec()))
+            }
 
-    fn encaps_imported(&self, ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
-        let (ct, ss) = with_rng(|r| loaded::<Ek>(ek).map(|k| k.encapsulate_with_rng(r)))?;
-        Ok((ct.to_vec(), ss.to_vec()))
-    }
+            fn import_ek(&self, ek: &[u8]) -> Option<Result<Loaded>> {
+                Some(Self::parse(ek).map(|k| Box::new(k) as Loaded))
+            }
 
-    fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
-        let ss = loaded::<Dk>(dk)?.decapsulate_slice(ct).map_err(|_| anyhow!("ciphertext has the wrong length"))?;
-        Ok(ss.to_vec())
-    }
+            fn encaps_imported(&self, ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
+                let (ct, ss) = with_rng(|r| loaded::<ml_kem::EncapsulationKey<$params>>(ek).map(|k| k.encapsulate_with_rng(r)))?;
+                Ok((ct.to_vec(), ss.to_vec()))
+            }
+
+            fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
+                let ss = loaded::<ml_kem::DecapsulationKey<$params>>(dk)?.decapsulate_slice(ct).map_err(|_| anyhow!("ciphertext has the wrong length"))?;
+                Ok(ss.to_vec())
+            }
+        }
+    };
 }
+
+ml_kem!(MlKem512, ml_kem::MlKem512, "ML-KEM-512");
+ml_kem!(MlKem768, ml_kem::MlKem768, "ML-KEM-768");
+ml_kem!(MlKem1024, ml_kem::MlKem1024, "ML-KEM-1024");
 
 struct X25519;
 
@@ -243,10 +298,112 @@ impl Aead for AesGcm {
         Ok(tag.into())
     }
 
-    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8; 16]) -> Result<()> {
+    fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], record: &mut [u8]) -> Result<()> {
+        let (buf, tag) = super::split_tag(record)?;
         let nonce = aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
+        let tag: [u8; 16] = *tag;
         loaded_mut::<Aes256Gcm>(key)?
-            .decrypt_inout_detached(&nonce, aad, buf.into(), &(*tag).into())
+            .decrypt_inout_detached(&nonce, aad, buf.into(), &tag.into())
             .map_err(|_| anyhow!("AES-GCM tag mismatch"))
+    }
+}
+
+struct EcdsaP256;
+
+impl Sig for EcdsaP256 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let sk = with_rng(|r| p256::ecdsa::SigningKey::generate_from_rng(r));
+        Ok((sk.verifying_key().to_sec1_bytes().to_vec(), Box::new(sk)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        Ok(Box::new(p256::ecdsa::VerifyingKey::from_sec1_bytes(pk).map_err(|_| anyhow!("invalid P-256 public key"))?))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        use p256::ecdsa::signature::Signer;
+        // RFC 6979 deterministic nonces: ECDSA in p256 needs no randomness.
+        let sig: p256::ecdsa::Signature = loaded::<p256::ecdsa::SigningKey>(sk)?.try_sign(msg).map_err(|e| anyhow!("ECDSA sign: {e}"))?;
+        Ok(sig.to_der().as_bytes().to_vec())
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        use p256::ecdsa::signature::Verifier;
+        let Ok(sig) = p256::ecdsa::Signature::from_der(sig) else { return Ok(false) };
+        Ok(loaded::<p256::ecdsa::VerifyingKey>(pk)?.verify(msg, &sig).is_ok())
+    }
+}
+
+struct Ed25519;
+
+impl Sig for Ed25519 {
+    fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
+        let sk = with_rng(|r| ed25519_dalek::SigningKey::generate(r));
+        Ok((sk.verifying_key().to_bytes().to_vec(), Box::new(sk)))
+    }
+
+    fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
+        let pk: [u8; 32] = pk.try_into().map_err(|_| anyhow!("Ed25519 public key must be 32 bytes"))?;
+        Ok(Box::new(ed25519_dalek::VerifyingKey::from_bytes(&pk).map_err(|_| anyhow!("invalid Ed25519 public key"))?))
+    }
+
+    fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
+        use ed25519_dalek::Signer;
+        Ok(loaded::<ed25519_dalek::SigningKey>(sk)?.sign(msg).to_bytes().to_vec())
+    }
+
+    fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
+        let Ok(sig) = ed25519_dalek::Signature::from_slice(sig) else { return Ok(false) };
+        Ok(loaded::<ed25519_dalek::VerifyingKey>(pk)?.verify_strict(msg, &sig).is_ok())
+    }
+}
+
+struct Hkdf<D>(PhantomData<D>);
+
+impl<D> Kdf for Hkdf<D>
+where
+    D: hmac::EagerHash + sha2::digest::OutputSizeUser + Send + 'static,
+    hkdf::Hkdf<D>: Send,
+{
+    fn extract(&self, salt: &[u8], ikm: &[u8]) -> Result<Loaded> {
+        Ok(Box::new(hkdf::Hkdf::<D>::new(Some(salt), ikm)))
+    }
+
+    fn expand(&self, prk: &Loaded, info: &[u8], len: usize) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; len];
+        loaded::<hkdf::Hkdf<D>>(prk)?.expand(info, &mut out).map_err(|e| anyhow!("HKDF-Expand: {e}"))?;
+        Ok(out)
+    }
+}
+
+struct Hmac<D>(PhantomData<D>);
+
+impl<D> Mac for Hmac<D>
+where
+    D: hmac::EagerHash + Send + 'static,
+{
+    fn compute(&self, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
+        use hmac::{KeyInit, Mac as _};
+        Ok(hmac::Hmac::<D>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec())
+    }
+}
+
+struct Sha<D>(PhantomData<D>);
+
+impl<D> Hash for Sha<D>
+where
+    D: sha2::Digest + Clone + Send + 'static,
+{
+    fn start(&self) -> Result<Loaded> {
+        Ok(Box::new(D::new()))
+    }
+
+    fn update(&self, ctx: &mut Loaded, data: &[u8]) -> Result<()> {
+        loaded_mut::<D>(ctx)?.update(data);
+        Ok(())
+    }
+
+    fn finish_copy(&self, ctx: &Loaded) -> Result<Vec<u8>> {
+        Ok(loaded::<D>(ctx)?.clone().finalize().to_vec())
     }
 }

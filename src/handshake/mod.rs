@@ -3,20 +3,23 @@
 //! handshake, with the negotiated parameters checked on an unmeasured first connection.
 
 pub mod alloc;
+pub mod insitu;
+pub mod openssl_wrap;
+mod server;
 pub mod ssh;
 pub mod tls;
 pub mod wire;
 
-use crate::results::{AllocCounters, Evidence, Handshakes, RealStack, Results, Scenario};
+use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, RealStack, Results, Scenario};
 use crate::stats;
 use crate::suite::{self, TrackKind};
-use anyhow::{anyhow, bail, ensure, Context, Result};
-use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use anyhow::{anyhow, ensure, Context, Result};
+use server::{Server, ServerStats};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::PathBuf;
 use std::time::Instant;
+
+pub use server::server_main;
 
 /// The 32-byte payload each connection echoes (seed 000's contract).
 pub const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
@@ -31,135 +34,8 @@ pub struct One {
     pub cpu_ns: f64,
     pub mem: AllocCounters,
     pub evidence: Option<Evidence>,
-}
-
-/// A running server child; killed and reaped on drop, whatever happens.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    /// Lines the server prints, read by a thread so a silent server cannot hang the client.
-    lines: std::sync::mpsc::Receiver<String>,
-    addr: SocketAddr,
-}
-
-/// How long the server may take to answer a control line (its port, reset, stats).
-const ANSWER: std::time::Duration = std::time::Duration::from_secs(10);
-
-fn read_lines(stdout: ChildStdout) -> std::sync::mpsc::Receiver<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct ServerStats {
-    served: u64,
-    cpu_ns: f64,
-    mem: AllocCounters,
-}
-
-impl Server {
-    fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path) -> Result<Server> {
-        let exe = std::env::current_exe()?;
-        let mut cmd = Command::new(exe);
-        crate::interrupt::die_with_parent(&mut cmd);
-        let mut child = cmd
-            .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
-            .arg("--cert")
-            .arg(cert)
-            .arg("--key")
-            .arg(key)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start the handshake server")?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
-        let mut server = Server { child, stdin, lines: read_lines(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
-        let line = server.line().context("the server did not report its port")?;
-        let port: u16 = line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))?;
-        server.addr.set_port(port);
-        Ok(server)
-    }
-
-    fn line(&mut self) -> Result<String> {
-        // A dead server closes the pipe and a hung one says nothing: both are errors, not hangs.
-        match self.lines.recv_timeout(ANSWER) {
-            Ok(line) => Ok(line.trim().to_string()),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!("the server did not answer within {} s", ANSWER.as_secs()),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("the server exited ({:?})", self.child.try_wait()?),
-        }
-    }
-
-    fn command(&mut self, cmd: &str) -> Result<String> {
-        let sent = writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush());
-        if let Err(e) = sent {
-            bail!("cannot talk to the server ({e}); it exited: {:?}", self.child.try_wait()?);
-        }
-        self.line()
-    }
-}
-
-/// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
-pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path) -> Result<()> {
-    alloc::enable(true);
-    let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
-    println!("port {}", listener.local_addr()?.port());
-    std::io::stdout().flush()?;
-    let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
-    let (proto, group) = (protocol.to_string(), group.to_string());
-    let served_ref: &'static std::sync::atomic::AtomicU64 = served;
-    std::thread::spawn(move || {
-        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref) } else { tls::serve(stack, &group, &id, listener, served_ref) };
-        if let Err(e) = r {
-            eprintln!("server: {e:#}");
-            std::process::exit(2);
-        }
-    });
-    // For the robustness test: a server that dies mid-run (PQPROF_SERVER_DIES_AFTER=N connections).
-    if let Some(n) = std::env::var("PQPROF_SERVER_DIES_AFTER").ok().and_then(|v| v.parse::<u64>().ok()) {
-        std::thread::spawn(move || loop {
-            if served_ref.load(std::sync::atomic::Ordering::Relaxed) >= n {
-                std::process::exit(3);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        });
-    }
-    let (mut mem0, mut cpu0, mut served0) = (alloc::counters(), alloc::process_cpu_ns(), 0);
-    for line in std::io::stdin().lock().lines() {
-        match line?.trim() {
-            "reset" => {
-                (mem0, cpu0, served0) = (alloc::counters(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
-                println!("ok");
-            }
-            "stats" => {
-                let s = ServerStats {
-                    served: served.load(std::sync::atomic::Ordering::Relaxed) - served0,
-                    cpu_ns: alloc::process_cpu_ns() - cpu0,
-                    mem: alloc::counters().since(mem0),
-                };
-                println!("{}", serde_json::to_string(&s)?);
-            }
-            _ => println!("?"),
-        }
-        std::io::stdout().flush()?;
-    }
-    Ok(())
+    /// The client's in-situ record (instrumented scenarios).
+    pub insitu: Option<insitu::Record>,
 }
 
 enum Client {
@@ -180,6 +56,7 @@ struct Running {
     protocol: String,
     suite: String,
     stack: RealStack,
+    instrumented: bool,
     declared: Option<(usize, usize)>,
     server: Server,
     client: Client,
@@ -190,10 +67,30 @@ struct Running {
     failed: bool,
 }
 
+impl Running {
+    fn name(&self) -> String {
+        format!("{} {} on {}{}", self.protocol, self.suite, self.stack.name(), if self.instrumented { " (in situ)" } else { "" })
+    }
+}
+
 pub struct Options {
     pub suites: PathBuf,
     pub samples: usize,
     pub per_sample: usize,
+}
+
+/// An instrumented scenario makes as many connections as the plain one (so the two medians compare
+/// like for like and show the timers' cost), all timed, and keeps the per-connection records of
+/// every this-many-th connection (the records are large; their means need fewer).
+pub const INSITU_SHARE: usize = 5;
+
+/// The composition stack made of the code a real stack runs (see `plan::stacks`).
+pub fn composed_stack(stack: RealStack) -> &'static str {
+    match stack {
+        RealStack::Rustls => "rustls",
+        RealStack::OpenSsl => "openssl",
+        RealStack::Russh => "russh",
+    }
 }
 
 fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
@@ -225,19 +122,21 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let mut failures = Vec::new();
     let mut running: Vec<Running> = Vec::new();
     for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
-        let stacks: &[RealStack] = match s.protocol.as_str() {
-            "tls13" => &[RealStack::Rustls, RealStack::OpenSsl],
-            "ssh" => &[RealStack::Russh],
+        // rustls and OpenSSL: a plain scenario and an instrumented one; russh has no hook.
+        let variants: &[(RealStack, bool)] = match s.protocol.as_str() {
+            "tls13" => &[(RealStack::Rustls, false), (RealStack::Rustls, true), (RealStack::OpenSsl, false), (RealStack::OpenSsl, true)],
+            "ssh" => &[(RealStack::Russh, false)],
             _ => &[],
         };
-        for &stack in stacks {
+        for &(stack, instrumented) in variants {
             let setup = (|| -> Result<Running> {
-                let client = if s.protocol == "ssh" { Client::Ssh(ssh::Client::new(&s.name)?) } else { Client::Tls(tls::Client::new(stack, &s.name, &id)?) };
-                let server = Server::start(&s.protocol, stack, &s.name, &cert, &key)?;
+                let client = if s.protocol == "ssh" { Client::Ssh(ssh::Client::new(&s.name)?) } else { Client::Tls(tls::Client::new(stack, &s.name, &id, instrumented)?) };
+                let server = Server::start(&s.protocol, stack, &s.name, &cert, &key, instrumented)?;
                 let mut r = Running {
                     protocol: s.protocol.clone(),
                     suite: s.name.clone(),
                     stack,
+                    instrumented,
                     declared: s.wire_shares(),
                     server,
                     client,
@@ -250,12 +149,13 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                 let ev = warm.evidence.unwrap_or_default();
                 check_evidence(&r, &ev)?;
                 r.evidence = ev;
-                r.server.command("reset")?;
+                // The warm-up connection is the one served so far.
+                r.server.command("reset 1")?;
                 Ok(r)
             })();
             match setup {
                 Ok(r) => running.push(r),
-                Err(e) => failures.push(format!("{} {} on {}: {e:#}", s.protocol, s.name, stack.name())),
+                Err(e) => failures.push(format!("{} {} on {}{}: {e:#}", s.protocol, s.name, stack.name(), if instrumented { " (in situ)" } else { "" })),
             }
         }
     }
@@ -280,7 +180,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     }
                     Err(e) => {
                         let exited = r.server.child.try_wait().ok().flatten().map_or(String::new(), |s| format!(" (the server exited: {s})"));
-                        failures.push(format!("{} {} on {}: {e:#}{exited}", r.protocol, r.suite, r.stack.name()));
+                        failures.push(format!("{}: {e:#}{exited}", r.name()));
                         r.failed = true;
                         break;
                     }
@@ -294,47 +194,18 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
 
     let mut scenarios = Vec::new();
     for r in running.iter_mut().filter(|r| !r.failed) {
-        let ss = match r.server.command("stats").and_then(|l| serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))) {
+        let made = r.ones.len();
+        let ss = match r.server.command(&format!("stats {made}")).and_then(|l| serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))) {
             Ok(ss) => ss,
             Err(e) => {
-                failures.push(format!("{} {} on {}: the server's figures are lost: {e:#}", r.protocol, r.suite, r.stack.name()));
+                failures.push(format!("{}: the server's figures are lost: {e:#}", r.name()));
                 continue;
             }
         };
-        let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
-        if total.is_empty() {
-            continue;
+        match scenario(r, ss) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => failures.push(format!("{}: {e:#}", r.name())),
         }
-        let count = r.ones.len() as f64;
-        let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
-        let mem = r.ones.iter().fold(AllocCounters::default(), |a, o| AllocCounters {
-            rust_allocs: a.rust_allocs + o.mem.rust_allocs,
-            rust_bytes: a.rust_bytes + o.mem.rust_bytes,
-            c_allocs: a.c_allocs + o.mem.c_allocs,
-            c_bytes: a.c_bytes + o.mem.c_bytes,
-        });
-        let sorted = stats::sorted(&total);
-        scenarios.push(Scenario {
-            protocol: r.protocol.clone(),
-            suite: r.suite.clone(),
-            stack: r.stack,
-            evidence: r.evidence.clone(),
-            median_ns: stats::percentile_sorted(&sorted, 50.0),
-            p95_ns: stats::percentile_sorted(&sorted, 95.0),
-            ready_median_ns: stats::median(&r.ones.iter().map(|o| o.ready_ns).collect::<Vec<_>>()),
-            sample_medians_ns: r.sample_medians.clone(),
-            rsd_pct: stats::rsd_pct(&r.sample_medians),
-            client_to_server_bytes: sum(&|o| o.sent as f64),
-            server_to_client_bytes: sum(&|o| o.received as f64),
-            declared_wire_bytes: r.declared.map(|(c, s)| c + s),
-            client_cpu_ns: sum(&|o| o.cpu_ns),
-            server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
-            client_mem: mem.per(count),
-            server_mem: ss.mem.per(ss.served as f64),
-            vs_baseline_ratio: None,
-            measured_delta_ns: None,
-            composed_delta_ns: None,
-        });
     }
     drop(running); // kills and reaps every server
     fill_baselines(&mut scenarios, &suites, results);
@@ -348,23 +219,100 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
         notes: vec![
             "Client figures are measured in the pqprof process, server figures in its child (CPU from CLOCK_PROCESS_CPUTIME_ID, divided by connections served).".into(),
             "Rust allocations are counted by a counting global allocator; C allocations inside OpenSSL through CRYPTO_set_mem_functions; C allocations inside aws-lc (rustls, russh) are not counted.".into(),
+            format!("Instrumented scenarios (in situ) time every crypto call where it happens, client and server, on as many connections as the plain scenario, interleaved with it; every {INSITU_SHARE}th connection's record is kept. russh has no hook for its crypto: its rows have no in-situ split."),
         ],
     })
 }
 
+fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
+    let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
+    ensure!(!total.is_empty(), "no connection was measured");
+    let count = r.ones.len() as f64;
+    let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
+    let mem = r.ones.iter().fold(AllocCounters::default(), |a, o| AllocCounters {
+        rust_allocs: a.rust_allocs + o.mem.rust_allocs,
+        rust_bytes: a.rust_bytes + o.mem.rust_bytes,
+        c_allocs: a.c_allocs + o.mem.c_allocs,
+        c_bytes: a.c_bytes + o.mem.c_bytes,
+    });
+    let sorted = stats::sorted(&total);
+    let insitu = if r.instrumented { Some(in_situ(r, &ss)?) } else { None };
+    Ok(Scenario {
+        protocol: r.protocol.clone(),
+        suite: r.suite.clone(),
+        stack: r.stack,
+        evidence: r.evidence.clone(),
+        median_ns: stats::percentile_sorted(&sorted, 50.0),
+        p95_ns: stats::percentile_sorted(&sorted, 95.0),
+        ready_median_ns: stats::median(&r.ones.iter().map(|o| o.ready_ns).collect::<Vec<_>>()),
+        sample_medians_ns: r.sample_medians.clone(),
+        rsd_pct: stats::rsd_pct(&r.sample_medians),
+        client_to_server_bytes: sum(&|o| o.sent as f64),
+        server_to_client_bytes: sum(&|o| o.received as f64),
+        declared_wire_bytes: r.declared.map(|(c, s)| c + s),
+        client_cpu_ns: sum(&|o| o.cpu_ns),
+        server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
+        client_mem: mem.per(count),
+        server_mem: ss.mem.per(ss.served as f64),
+        vs_baseline_ratio: None,
+        measured_delta_ns: None,
+        composed_delta_ns: None,
+        composed_stack: composed_stack(r.stack).into(),
+        instrumented: r.instrumented,
+        insitu,
+        insitu_overhead_pct: None,
+    })
+}
+
+/// Pairs the client's records with the server's, connection by connection (the server serves one
+/// connection at a time, in the order the client makes them).
+fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
+    ensure!(ss.insitu.len() == r.ones.len(), "the server recorded {} connections, the client {}", ss.insitu.len(), r.ones.len());
+    let labels: Vec<String> = insitu::LABELS.iter().map(|l| l.to_string()).collect();
+    let mut connections = Vec::new();
+    let (mut cc, mut sc) = (vec![0.0; labels.len()], vec![0.0; labels.len()]);
+    let (mut ch, mut sh) = (0.0, 0.0);
+    for (one, server) in r.ones.iter().zip(&ss.insitu).step_by(INSITU_SHARE) {
+        let client = one.insitu.clone().ok_or_else(|| anyhow!("a connection without its in-situ record"))?;
+        let total_ns = one.total_ns.round() as u64;
+        let crypto: u64 = client.ns.iter().chain(&server.ns).sum();
+        for i in 0..labels.len() {
+            cc[i] += f64::from(client.calls.get(i).copied().unwrap_or(0));
+            sc[i] += f64::from(server.calls.get(i).copied().unwrap_or(0));
+        }
+        ch += client.hashed_bytes as f64;
+        sh += server.hashed_bytes as f64;
+        connections.push(InSituConnection { total_ns, client: client.ns, server: server.ns.clone(), remainder_ns: total_ns as i64 - crypto as i64 });
+    }
+    let n = connections.len().max(1) as f64;
+    let mean = |v: Vec<f64>| v.into_iter().map(|x| x / n).collect();
+    Ok(InSitu::from_connections(labels, connections, (mean(cc), mean(sc)), (ch / n, sh / n)))
+}
+
 fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results) {
-    let medians: Vec<(String, RealStack, f64)> = scenarios.iter().map(|s| (s.suite.clone(), s.stack, s.median_ns)).collect();
+    let key = |s: &Scenario| (s.suite.clone(), s.stack, s.instrumented);
+    let snapshot: Vec<((String, RealStack, bool), f64, Option<(f64, f64)>)> =
+        scenarios.iter().map(|s| (key(s), s.median_ns, s.insitu.as_ref().map(|i| (i.crypto_ns, i.remainder_ns)))).collect();
     for s in scenarios.iter_mut() {
+        // The timers' cost: the instrumented median against the plain one.
+        if !s.instrumented {
+            if let Some((_, m, _)) = snapshot.iter().find(|(k, _, _)| *k == (s.suite.clone(), s.stack, true)) {
+                s.insitu_overhead_pct = Some((m / s.median_ns - 1.0) * 100.0);
+            }
+        }
         let Some(base) = suites.iter().find(|x| x.name == s.suite).and_then(|x| x.baseline.clone()) else { continue };
         if base == s.suite {
             continue;
         }
-        if let Some((_, _, m)) = medians.iter().find(|(n, st, _)| *n == base && *st == s.stack) {
+        if let Some((_, m, base_insitu)) = snapshot.iter().find(|(k, _, _)| *k == (base.clone(), s.stack, s.instrumented)) {
             s.vs_baseline_ratio = Some(s.median_ns / m);
             s.measured_delta_ns = Some(s.median_ns - m);
+            if let (Some(i), Some((bc, br))) = (s.insitu.as_mut(), base_insitu) {
+                i.crypto_delta_ns = Some(i.crypto_ns - bc);
+                i.remainder_delta_ns = Some(i.remainder_ns - br);
+            }
         }
-        let stack = if s.stack == RealStack::OpenSsl { "openssl" } else { "default" };
-        let composed = |n: &str| results.suites.iter().find(|x| x.name == n && x.stack == stack).map(|x| x.composed.median_ns);
+        let composed = |n: &str| results.suite(n, composed_stack(s.stack)).map(|x| x.composed.median_ns);
         if let (Some(a), Some(b)) = (composed(&s.suite), composed(&base)) {
             s.composed_delta_ns = Some(a - b);
         }
@@ -383,7 +331,7 @@ pub fn table(h: &Handshakes) -> String {
             vec![
                 sc.protocol.clone(),
                 sc.suite.clone(),
-                sc.stack.name().into(),
+                format!("{}{}", sc.stack.name(), if sc.instrumented { " (in situ)" } else { "" }),
                 time(sc.median_ns),
                 format!("{:.1}%", sc.rsd_pct),
                 time(sc.p95_ns),
@@ -397,6 +345,30 @@ pub fn table(h: &Handshakes) -> String {
         })
         .collect();
     let mut s = text_table(&head, &rows, &[3, 4, 5, 6, 7, 8, 9, 10, 11]) + "\n";
+    // Where the hybrid's extra time goes: measured, in situ, composed.
+    let rows: Vec<Vec<String>> = h
+        .scenarios
+        .iter()
+        .filter(|p| !p.instrumented && p.measured_delta_ns.is_some())
+        .map(|p| {
+            let i = h.scenarios.iter().find(|x| x.instrumented && x.suite == p.suite && x.stack == p.stack).and_then(|x| x.insitu.as_ref());
+            let t = |x: Option<f64>| x.map_or("–".into(), crate::units::signed_time);
+            vec![
+                p.suite.clone(),
+                p.stack.name().into(),
+                t(p.measured_delta_ns),
+                t(i.and_then(|i| i.crypto_delta_ns)),
+                t(i.and_then(|i| i.remainder_delta_ns)),
+                format!("{} ({})", t(p.composed_delta_ns), p.composed_stack),
+                p.insitu_overhead_pct.map_or("–".into(), |o| format!("{o:+.1}%")),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        s += "\nAgainst the baseline group, per connection:\n";
+        s += &text_table(&["suite", "stack", "measured Δ", "in-situ crypto Δ", "remainder Δ", "composed Δ (stack)", "in-situ timers"], &rows, &[2, 3, 4, 5, 6]);
+        s += "\n";
+    }
     for f in &h.failures {
         s += &format!("failed: {f}\n");
     }

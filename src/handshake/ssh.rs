@@ -132,6 +132,7 @@ impl Client {
             cpu_ns: alloc::thread_cpu_ns() - cpu0,
             mem: alloc::counters().since(mem0),
             evidence: ev,
+            insitu: None,
         })
     }
 }

@@ -76,43 +76,85 @@ fn tcp(addr: SocketAddr) -> Result<TcpStream> {
 }
 
 /// A client ready to make handshakes with one stack and one group.
-pub enum Client {
+pub struct Client {
+    kind: ClientKind,
+    /// Time every crypto call of each connection (the recorder is armed around it).
+    instrumented: bool,
+}
+
+enum ClientKind {
     Rustls(Arc<rustls::ClientConfig>),
     OpenSsl(openssl::ssl::SslConnector),
 }
 
+/// rustls's provider for one group: plain, or with every crypto call timed.
+fn provider(group: &str, instrumented: bool) -> Result<Arc<rustls::crypto::CryptoProvider>> {
+    if instrumented {
+        super::insitu::rustls_timed::provider(group)
+    } else {
+        rustls_provider(group)
+    }
+}
+
 impl Client {
-    pub fn new(stack: RealStack, group: &str, id: &Identity) -> Result<Client> {
-        Ok(match stack {
+    pub fn new(stack: RealStack, group: &str, id: &Identity, instrumented: bool) -> Result<Client> {
+        let kind = match stack {
             RealStack::Rustls => {
                 let mut roots = rustls::RootCertStore::empty();
                 roots.add(id.cert_der.clone().into())?;
-                let mut cfg = rustls::ClientConfig::builder_with_provider(rustls_provider(group)?)
+                let mut cfg = rustls::ClientConfig::builder_with_provider(provider(group, instrumented)?)
                     .with_protocol_versions(&[&rustls::version::TLS13])?
                     .with_root_certificates(roots)
                     .with_no_client_auth();
                 cfg.resumption = rustls::client::Resumption::disabled();
-                Client::Rustls(Arc::new(cfg))
+                ClientKind::Rustls(Arc::new(cfg))
             }
             RealStack::OpenSsl => {
                 use openssl::ssl::{SslConnector, SslMethod};
                 let mut b = SslConnector::builder(SslMethod::tls_client())?;
                 openssl_tls13(&mut b, group)?;
                 b.cert_store_mut().add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
-                Client::OpenSsl(b.build())
+                ClientKind::OpenSsl(b.build())
             }
             RealStack::Russh => bail!("russh is an SSH stack"),
-        })
+        };
+        Ok(Client { kind, instrumented })
     }
 
     /// One connection: connect, handshake, echo 32 bytes, close. Evidence only when asked.
     pub fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = super::alloc::thread_cpu_ns();
         let mem0 = super::alloc::counters();
+        if self.instrumented {
+            super::insitu::arm();
+        }
         let t0 = Instant::now();
+        let r = self.exchange(addr, evidence, t0);
+        let total = t0.elapsed();
+        let insitu = self.instrumented.then(super::insitu::take);
+        let (hs, sock, ev) = r?;
+        let mut ev = ev;
+        if let Some(e) = ev.as_mut() {
+            e.client_share = key_shares(&sock.first_sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied());
+            e.server_share = key_shares(&sock.first_received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied());
+        }
+        Ok(One {
+            total_ns: total.as_nanos() as f64,
+            ready_ns: hs.as_nanos() as f64,
+            sent: sock.sent,
+            received: sock.received,
+            cpu_ns: super::alloc::thread_cpu_ns() - cpu0,
+            mem: super::alloc::counters().since(mem0),
+            evidence: ev,
+            insitu,
+        })
+    }
+
+    /// Connect, handshake, echo, close: -> (time to handshake done, bytes, evidence).
+    fn exchange(&self, addr: SocketAddr, evidence: bool, t0: Instant) -> Result<(Duration, Counted<()>, Option<Evidence>)> {
         let sock = Counted::new(tcp(addr)?);
-        let (hs, sock, ev) = match self {
-            Client::Rustls(cfg) => {
+        Ok(match &self.kind {
+            ClientKind::Rustls(cfg) => {
                 let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
                 let mut tls = rustls::StreamOwned::new(conn, sock);
                 while tls.conn.is_handshaking() {
@@ -132,7 +174,7 @@ impl Client {
                 });
                 (hs, tls.sock.summary(), ev)
             }
-            Client::OpenSsl(connector) => {
+            ClientKind::OpenSsl(connector) => {
                 let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
                 let hs = t0.elapsed();
                 echo(&mut tls)?;
@@ -140,21 +182,6 @@ impl Client {
                 let _ = tls.shutdown();
                 (hs, tls.get_ref().summary(), ev)
             }
-        };
-        let total = t0.elapsed();
-        let mut ev = ev;
-        if let Some(e) = ev.as_mut() {
-            e.client_share = key_shares(&sock.first_sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied());
-            e.server_share = key_shares(&sock.first_received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied());
-        }
-        Ok(One {
-            total_ns: total.as_nanos() as f64,
-            ready_ns: hs.as_nanos() as f64,
-            sent: sock.sent,
-            received: sock.received,
-            cpu_ns: super::alloc::thread_cpu_ns() - cpu0,
-            mem: super::alloc::counters().since(mem0),
-            evidence: ev,
         })
     }
 }
@@ -192,7 +219,14 @@ fn openssl_evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
 
 /// The server side, in its own process: accepts connections one at a time until killed. Each gets
 /// a full handshake (no tickets, no session cache) and its 32 bytes echoed.
-pub fn serve(stack: RealStack, group: &str, id: &Identity, listener: TcpListener, served: &std::sync::atomic::AtomicU64) -> Result<()> {
+pub fn serve(
+    stack: RealStack,
+    group: &str,
+    id: &Identity,
+    listener: TcpListener,
+    served: &std::sync::atomic::AtomicU64,
+    insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
+) -> Result<()> {
     enum Server {
         Rustls(Arc<rustls::ServerConfig>),
         OpenSsl(openssl::ssl::SslAcceptor),
@@ -201,7 +235,7 @@ pub fn serve(stack: RealStack, group: &str, id: &Identity, listener: TcpListener
         RealStack::Rustls => {
             let certs = vec![id.cert_der.clone().into()];
             let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
-            let mut cfg = rustls::ServerConfig::builder_with_provider(rustls_provider(group)?)
+            let mut cfg = rustls::ServerConfig::builder_with_provider(provider(group, insitu.is_some())?)
                 .with_protocol_versions(&[&rustls::version::TLS13])?
                 .with_no_client_auth()
                 .with_single_cert(certs, key)?;
@@ -226,6 +260,9 @@ pub fn serve(stack: RealStack, group: &str, id: &Identity, listener: TcpListener
         let _ = stream.set_nodelay(true);
         let _ = stream.set_read_timeout(Some(TIMEOUT));
         let _ = stream.set_write_timeout(Some(TIMEOUT));
+        if insitu.is_some() {
+            super::insitu::arm();
+        }
         let result = match &server {
             Server::Rustls(cfg) => (|| -> Result<()> {
                 let conn = rustls::ServerConnection::new(cfg.clone())?;
@@ -246,8 +283,13 @@ pub fn serve(stack: RealStack, group: &str, id: &Identity, listener: TcpListener
                 Ok(())
             })(),
         };
+        let record = insitu.is_some().then(super::insitu::take);
         match result {
             Ok(()) => {
+                // The record goes in before the count, so `stats` never sees a count without it.
+                if let (Some(sink), Some(rec)) = (insitu, record) {
+                    sink.lock().map_err(|_| anyhow!("poisoned"))?.push(rec);
+                }
                 served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             Err(e) => eprintln!("server: {e:#}"),

@@ -1,15 +1,18 @@
-//! The `handshakes` section: each scenario's spread and baseline comparison, recomputed from its
-//! stored per-sample medians.
+//! The `handshakes` section: each scenario's spread and baseline comparison from its per-sample
+//! medians; for instrumented scenarios, the in-situ identity per connection (wall time = the
+//! client's crypto calls + the server's + the remainder, exactly, in nanoseconds) and every
+//! aggregate from the connections.
 
 use super::differs;
-use crate::results::Results;
+use crate::results::{InSitu, Results, Scenario};
 use crate::stats;
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(h) = &results.handshakes else { return problems };
+    let find = |suite: &str, s: &Scenario, instrumented: bool| h.scenarios.iter().find(|x| x.suite == suite && x.stack == s.stack && x.instrumented == instrumented);
     for s in &h.scenarios {
-        let name = format!("handshake {} {} [{}]", s.protocol, s.suite, s.stack.name());
+        let name = format!("handshake {} {} [{}{}]", s.protocol, s.suite, s.stack.name(), if s.instrumented { ", in situ" } else { "" });
         if s.sample_medians_ns.is_empty() {
             problems.push(format!("{name}: no sample medians"));
             continue;
@@ -19,6 +22,66 @@ pub fn check(results: &Results) -> Vec<String> {
             let base = s.median_ns - delta;
             differs(&mut problems, format!("{name}: vs_baseline_ratio"), ratio, s.median_ns / base);
         }
+        if let Some(o) = s.insitu_overhead_pct {
+            match find(&s.suite, s, true) {
+                Some(i) => differs(&mut problems, format!("{name}: insitu_overhead_pct"), o, (i.median_ns / s.median_ns - 1.0) * 100.0),
+                None => problems.push(format!("{name}: an overhead without its instrumented scenario")),
+            }
+        }
+        if let Some(i) = &s.insitu {
+            problems.extend(in_situ(&name, i));
+        }
     }
+    // Deltas of the in-situ parts against the baseline group's instrumented scenario.
+    for s in h.scenarios.iter().filter(|s| s.instrumented) {
+        let Some(i) = &s.insitu else { continue };
+        let name = format!("handshake {} {} [{}, in situ]", s.protocol, s.suite, s.stack.name());
+        if let (Some(cd), Some(delta)) = (i.crypto_delta_ns, s.measured_delta_ns) {
+            let base_median = s.median_ns - delta;
+            let same = |b: &Scenario| stats::agrees(b.median_ns, base_median, super::TOLERANCE_PCT);
+            match h.scenarios.iter().find(|b| b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some()) {
+                Some(b) => {
+                    let bi = b.insitu.as_ref().map_or(0.0, |x| x.crypto_ns);
+                    differs(&mut problems, format!("{name}: crypto_delta_ns"), cd, i.crypto_ns - bi);
+                }
+                None => problems.push(format!("{name}: its baseline's instrumented scenario is missing")),
+            }
+        }
+    }
+    problems
+}
+
+fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
+    let mut problems = Vec::new();
+    let n = i.labels.len();
+    if i.connections.is_empty() {
+        return vec![format!("{name}: in situ without connections")];
+    }
+    for (k, c) in i.connections.iter().enumerate() {
+        if c.client.len() != n || c.server.len() != n {
+            problems.push(format!("{name}: connection {k} has {} / {} figures for {n} labels", c.client.len(), c.server.len()));
+            continue;
+        }
+        let crypto: i128 = c.client.iter().chain(&c.server).map(|&x| i128::from(x)).sum();
+        if i128::from(c.total_ns) != crypto + i128::from(c.remainder_ns) {
+            problems.push(format!(
+                "{name}: connection {k}: total {} ns is not its crypto calls ({crypto} ns) plus its remainder ({} ns)",
+                c.total_ns, c.remainder_ns
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return problems;
+    }
+    let m = i.connections.len() as f64;
+    for l in 0..n {
+        let label = &i.labels[l];
+        differs(&mut problems, format!("{name}: client_ns[{label}]"), i.client_ns[l], i.connections.iter().map(|c| c.client[l] as f64).sum::<f64>() / m);
+        differs(&mut problems, format!("{name}: server_ns[{label}]"), i.server_ns[l], i.connections.iter().map(|c| c.server[l] as f64).sum::<f64>() / m);
+    }
+    differs(&mut problems, format!("{name}: total_ns"), i.total_ns, i.connections.iter().map(|c| c.total_ns as f64).sum::<f64>() / m);
+    differs(&mut problems, format!("{name}: remainder_ns"), i.remainder_ns, i.connections.iter().map(|c| c.remainder_ns as f64).sum::<f64>() / m);
+    differs(&mut problems, format!("{name}: crypto_ns (sum of the labels)"), i.crypto_ns, i.client_ns.iter().chain(&i.server_ns).sum());
+    differs(&mut problems, format!("{name}: identity total = crypto + remainder"), i.total_ns, i.crypto_ns + i.remainder_ns);
     problems
 }

@@ -156,19 +156,27 @@ pub struct Chart {
     pub svg: Value,
 }
 
-const BACKENDS: [&str; 3] = ["liboqs", "openssl", "rustcrypto"];
-const STACKS: [&str; 3] = ["default", "openssl", "rustcrypto"];
-
-fn keys(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
+/// Names in the order the runs list them, each once (backends or stacks): they choose the colours.
+fn union(runs: &[Run], names: impl Fn(&Run) -> Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in runs {
+        for n in names(run) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
 }
 
-fn legend(names: &[&str]) -> Vec<(String, String)> {
-    names.iter().enumerate().map(|(i, n)| (n.to_string(), svg::PALETTE[i].to_string())).collect()
+fn legend(names: &[String]) -> Vec<(String, String)> {
+    names.iter().enumerate().map(|(i, n)| (n.clone(), svg::PALETTE[i % svg::PALETTE.len()].to_string())).collect()
 }
 
 pub fn build(runs: &[Run], baseline: usize) -> Body {
     let several_hosts = runs.len() > 1;
+    let backends = union(runs, |r| r.results.backends.iter().map(|b| b.name.clone()).collect());
+    let stacks = union(runs, |r| r.results.stacks.iter().map(|s| s.name.clone()).collect());
     let who = |run: &Run, what: &str| if several_hosts { format!("{what} · {}", run.label) } else { what.to_string() };
 
     let mut ops: Vec<(String, crate::algorithm::Operation)> = Vec::new();
@@ -187,19 +195,19 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
         .map(|(alg, op)| {
             let mut bars = Vec::new();
             for run in runs {
-                for b in BACKENDS {
+                for b in &backends {
                     if let Some(p) = run.results.phase(b, alg, *op) {
                         bars.push(Bar {
                             label: who(run, b),
                             value_ns: p.stats.median_ns,
-                            key: b.into(),
+                            key: b.clone(),
                             note: format!(" (p95 {})", crate::units::time(p.stats.p95_ns)),
                         });
                     }
                 }
             }
             let title = format!("{alg} {op}");
-            Chart { svg: Value::from_safe_string(svg::bars(&title, "median per operation", &bars, &keys(&BACKENDS))), title }
+            Chart { svg: Value::from_safe_string(svg::bars(&title, "median per operation", &bars, &backends)), title }
         })
         .collect();
 
@@ -216,18 +224,18 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
         .map(|name| {
             let mut bars = Vec::new();
             for run in runs {
-                for stack in STACKS {
-                    if let Some(s) = run.results.suites.iter().find(|s| &s.name == name && s.stack == stack) {
+                for stack in &stacks {
+                    if let Some(s) = run.results.suites.iter().find(|s| &s.name == name && &s.stack == stack) {
                         bars.push(Bar {
                             label: who(run, stack),
                             value_ns: s.composed.median_ns,
-                            key: stack.into(),
+                            key: stack.clone(),
                             note: s.delta_vs_baseline_pct.map_or(String::new(), |d| format!(" ({} vs {})", crate::units::delta(d), s.baseline.as_deref().unwrap_or(""))),
                         });
                     }
                 }
             }
-            Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &keys(&STACKS))), title: name.clone() }
+            Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &stacks)), title: name.clone() }
         })
         .collect();
     let base = &runs[baseline];
@@ -235,8 +243,8 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
     Body {
         operations,
         suites,
-        legend_backends: legend(&BACKENDS),
-        legend_stacks: legend(&STACKS),
+        legend_backends: legend(&backends),
+        legend_stacks: legend(&stacks),
         baseline: base.label.clone(),
         diffs,
         crosschecks: crosschecks(runs),

@@ -4,7 +4,7 @@ use crate::units as format;
 use super::svg::{self, Segment};
 use super::Run;
 use crate::algorithm::Operation;
-use crate::results::{PerHandshake, Phase, Results, SuiteResult as Suite};
+use crate::results::{PerHandshake, Phase, Results, SuiteResult, SuiteResult as Suite};
 use crate::suite::TrackKind;
 use minijinja::Value;
 use serde::Serialize;
@@ -58,6 +58,30 @@ pub struct Row {
     pub env: String,
     pub note: String,
     pub handshakes: Vec<HandshakeRow>,
+    /// Full-handshake cards: where each real stack's handshake time goes, timed in situ.
+    pub insitu: Vec<InSituView>,
+}
+
+/// One instrumented real handshake: its time split into the crypto calls, by kind, and the rest.
+#[derive(Serialize)]
+pub struct InSituView {
+    pub stack: String,
+    pub total: String,
+    pub crypto: String,
+    pub remainder: String,
+    pub bar: Value,
+    pub rows: Vec<InSituRow>,
+    /// The composed full-handshake crypto of the same library against the in-situ crypto.
+    pub explained: String,
+    pub connections: usize,
+}
+
+#[derive(Serialize)]
+pub struct InSituRow {
+    pub label: String,
+    pub client: String,
+    pub server: String,
+    pub calls: String,
 }
 
 /// A real loopback handshake of this suite, beside the composed figure.
@@ -70,6 +94,10 @@ pub struct HandshakeRow {
     pub vs_baseline: String,
     pub measured_delta: String,
     pub composed_delta: String,
+    pub composed_stack: String,
+    pub insitu_crypto_delta: String,
+    pub remainder_delta: String,
+    pub overhead: String,
     pub bytes: String,
     pub client_cpu: String,
     pub server_cpu: String,
@@ -82,8 +110,9 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
     let Some(h) = &r.handshakes else { return Vec::new() };
     h.scenarios
         .iter()
-        .filter(|s| s.suite == suite)
+        .filter(|s| s.suite == suite && !s.instrumented)
         .map(|s| {
+            let instrumented = h.scenarios.iter().find(|x| x.suite == s.suite && x.stack == s.stack && x.instrumented).and_then(|x| x.insitu.as_ref());
             let mem = |m: &PerHandshake| {
                 format!("{} allocs, {}", format::count(m.rust_allocs + m.c_allocs), format::bytes((m.rust_bytes + m.c_bytes) as usize))
             };
@@ -100,6 +129,10 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 vs_baseline: s.vs_baseline_ratio.map_or("baseline".into(), format::ratio),
                 measured_delta: s.measured_delta_ns.map(format::signed_time).unwrap_or_default(),
                 composed_delta: s.composed_delta_ns.map(format::signed_time).unwrap_or_default(),
+                composed_stack: if s.composed_stack.is_empty() { "default".into() } else { s.composed_stack.clone() },
+                insitu_crypto_delta: instrumented.and_then(|i| i.crypto_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
+                remainder_delta: instrumented.and_then(|i| i.remainder_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
+                overhead: s.insitu_overhead_pct.map_or("–".into(), format::delta),
                 bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),
                 client_cpu: format::time(s.client_cpu_ns),
                 server_cpu: format::time(s.server_cpu_ns),
@@ -107,6 +140,49 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 server_mem: mem(&s.server_mem),
                 evidence: format!("{} · {} · {} · {}{}{}", e.version, e.group, e.cipher, e.cert_key, if e.resumed { " · resumed" } else { " · full handshake" }, shares),
             }
+        })
+        .collect()
+}
+
+/// The in-situ views of the real handshakes of the kex group a full-handshake suite is about.
+fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
+    let Some(h) = &r.handshakes else { return Vec::new() };
+    let group = full.name.trim_end_matches(" full handshake").trim_end_matches(" full key exchange");
+    h.scenarios
+        .iter()
+        .filter(|s| s.suite == group && s.instrumented)
+        .filter_map(|s| {
+            let i = s.insitu.as_ref()?;
+            let mut segments = Vec::new();
+            let mut rows = Vec::new();
+            for (k, label) in i.labels.iter().enumerate() {
+                let both = i.client_ns[k] + i.server_ns[k];
+                let calls = i.client_calls.get(k).copied().unwrap_or(0.0) + i.server_calls.get(k).copied().unwrap_or(0.0);
+                if both <= 0.0 && calls <= 0.0 {
+                    continue;
+                }
+                segments.push(svg::Segment { label: label.clone(), value_ns: both, share_pct: both / i.total_ns * 100.0 });
+                rows.push(InSituRow {
+                    label: label.clone(),
+                    client: format::time(i.client_ns[k]),
+                    server: format::time(i.server_ns[k]),
+                    calls: format!("{:.1} + {:.1}", i.client_calls.get(k).copied().unwrap_or(0.0), i.server_calls.get(k).copied().unwrap_or(0.0)),
+                });
+            }
+            segments.push(svg::Segment { label: "remainder: I/O, system calls, protocol logic, scheduling".into(), value_ns: i.remainder_ns, share_pct: i.remainder_ns / i.total_ns * 100.0 });
+            let composed = r.suite(&full.name, &s.composed_stack).map(|c| c.composed.mean_ns);
+            Some(InSituView {
+                stack: s.stack.name().into(),
+                total: format::time(i.total_ns),
+                crypto: format::time(i.crypto_ns),
+                remainder: format::time(i.remainder_ns),
+                bar: Value::from_safe_string(svg::stacked_bar(&format!("{} {} handshake, timed in situ", s.stack.name(), s.suite), &segments)),
+                rows,
+                explained: composed.map_or(String::new(), |c| {
+                    format!("composed from {}'s phases: {} of crypto, {:.0}% of the {} timed in situ", s.composed_stack, format::time(c), c / i.crypto_ns * 100.0, format::time(i.crypto_ns))
+                }),
+                connections: i.connections.len(),
+            })
         })
         .collect()
 }
@@ -141,8 +217,13 @@ pub struct RawRow {
 
 pub fn build(runs: &[Run]) -> Body {
     let mut sections = Vec::new();
-    for (protocol, title) in [("tls13", "TLS 1.3 key exchange"), ("ssh", "SSH key exchange")] {
-        let cards = cards(runs, |s| s.kind == TrackKind::Kex && s.protocol == protocol);
+    for (kind, protocol, title) in [
+        (TrackKind::Kex, "tls13", "TLS 1.3 key exchange"),
+        (TrackKind::Kex, "ssh", "SSH key exchange"),
+        (TrackKind::Full, "tls13", "TLS 1.3 full handshake: every cryptographic phase"),
+        (TrackKind::Full, "ssh", "SSH key exchange with host authentication: every cryptographic phase"),
+    ] {
+        let cards = cards(runs, |s| s.kind == kind && s.protocol == protocol);
         if !cards.is_empty() {
             sections.push(Section { title: title.into(), cards });
         }
@@ -233,6 +314,7 @@ fn row(run: &Run, name: &str) -> Row {
             env: String::new(),
             note: "not measured in this run".into(),
             handshakes: Vec::new(),
+            insitu: Vec::new(),
         };
     };
     let algorithms: Vec<&str> = s.phases.iter().map(|p| p.algorithm.as_str()).collect();
@@ -322,6 +404,7 @@ fn row(run: &Run, name: &str) -> Row {
         env,
         note: notes.join("; "),
         handshakes: handshake_rows(r, &s.name),
+        insitu: if s.kind == TrackKind::Full { insitu_views(r, s) } else { Vec::new() },
     }
 }
 

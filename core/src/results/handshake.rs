@@ -79,6 +79,87 @@ pub struct Scenario {
     pub measured_delta_ns: Option<f64>,
     /// The composed difference of the same two suites, from the stack named in `composed_stack`.
     pub composed_delta_ns: Option<f64>,
+    /// The composition stack made of the code this real stack runs (schema 2; before: "default",
+    /// or "openssl" for OpenSSL).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub composed_stack: String,
+    /// Every crypto call timed where it happened (schema 2): a separate, instrumented scenario of the
+    /// same stack and group, run interleaved with the plain one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instrumented: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insitu: Option<InSitu>,
+    /// Instrumented median / plain median - 1, percent: what the in-situ timers cost (on the plain
+    /// scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insitu_overhead_pct: Option<f64>,
+}
+
+/// In-situ figures of an instrumented scenario: per connection, the client's wall time from connect
+/// to close and every crypto call's time on each side by label, so that
+/// total = sum of the client's calls + sum of the server's calls + remainder
+/// holds per connection and in aggregate (`check` verifies both).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InSitu {
+    /// The order of every per-label vector below.
+    pub labels: Vec<String>,
+    pub connections: Vec<InSituConnection>,
+    /// Mean nanoseconds per handshake by label, client and server side.
+    pub client_ns: Vec<f64>,
+    pub server_ns: Vec<f64>,
+    /// Calls per handshake by label (mean), client and server side.
+    pub client_calls: Vec<f64>,
+    pub server_calls: Vec<f64>,
+    /// Mean bytes fed to the transcript hash per handshake, client and server.
+    pub client_hashed_bytes: f64,
+    pub server_hashed_bytes: f64,
+    /// Means per handshake: wall time, crypto on both sides, the rest (I/O, system calls, protocol
+    /// logic, scheduling; less any overlap of the two sides' work).
+    pub total_ns: f64,
+    pub crypto_ns: f64,
+    pub remainder_ns: f64,
+    /// Against the baseline group's instrumented scenario on the same stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crypto_delta_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remainder_delta_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InSituConnection {
+    pub total_ns: u64,
+    pub client: Vec<u64>,
+    pub server: Vec<u64>,
+    pub remainder_ns: i64,
+}
+
+impl InSitu {
+    /// Builds the aggregates from the connections (what `check` recomputes).
+    pub fn from_connections(labels: Vec<String>, connections: Vec<InSituConnection>, calls: (Vec<f64>, Vec<f64>), hashed: (f64, f64)) -> InSitu {
+        let n = connections.len().max(1) as f64;
+        let mean_of = |f: &dyn Fn(&InSituConnection) -> Vec<u64>| -> Vec<f64> {
+            (0..labels.len()).map(|i| connections.iter().map(|c| f(c).get(i).copied().unwrap_or(0) as f64).sum::<f64>() / n).collect()
+        };
+        let client_ns = mean_of(&|c| c.client.clone());
+        let server_ns = mean_of(&|c| c.server.clone());
+        let total_ns = connections.iter().map(|c| c.total_ns as f64).sum::<f64>() / n;
+        let remainder_ns = connections.iter().map(|c| c.remainder_ns as f64).sum::<f64>() / n;
+        InSitu {
+            crypto_ns: client_ns.iter().chain(&server_ns).sum(),
+            labels,
+            connections,
+            client_ns,
+            server_ns,
+            client_calls: calls.0,
+            server_calls: calls.1,
+            client_hashed_bytes: hashed.0,
+            server_hashed_bytes: hashed.1,
+            total_ns,
+            remainder_ns,
+            crypto_delta_ns: None,
+            remainder_delta_ns: None,
+        }
+    }
 }
 
 /// Allocations per handshake: Rust's through the counting allocator, C's through the library's hooks.

@@ -10,6 +10,12 @@ pub enum Kind {
     Dh,
     Sig,
     Aead,
+    /// HKDF (RFC 5869), the TLS 1.3 key schedule's function.
+    Kdf,
+    /// HMAC (RFC 2104): the TLS 1.3 Finished message.
+    Mac,
+    /// A hash over the handshake transcript.
+    Hash,
 }
 
 /// A timed operation, by the names suites and results use.
@@ -35,10 +41,22 @@ pub enum Operation {
     AeadEncrypt,
     #[serde(rename = "aead.decrypt")]
     AeadDecrypt,
+    #[serde(rename = "aead.key")]
+    AeadKey,
+    #[serde(rename = "kdf.extract")]
+    KdfExtract,
+    #[serde(rename = "kdf.expand")]
+    KdfExpand,
+    #[serde(rename = "mac.compute")]
+    MacCompute,
+    #[serde(rename = "hash.block")]
+    HashBlock,
+    #[serde(rename = "hash.finish")]
+    HashFinish,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 10] = [
+    pub const ALL: [Operation; 16] = [
         Operation::KemKeygen,
         Operation::KemEncaps,
         Operation::KemDecaps,
@@ -49,6 +67,12 @@ impl Operation {
         Operation::SigVerify,
         Operation::AeadEncrypt,
         Operation::AeadDecrypt,
+        Operation::AeadKey,
+        Operation::KdfExtract,
+        Operation::KdfExpand,
+        Operation::MacCompute,
+        Operation::HashBlock,
+        Operation::HashFinish,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +87,12 @@ impl Operation {
             Operation::SigVerify => "sig.verify",
             Operation::AeadEncrypt => "aead.encrypt",
             Operation::AeadDecrypt => "aead.decrypt",
+            Operation::AeadKey => "aead.key",
+            Operation::KdfExtract => "kdf.extract",
+            Operation::KdfExpand => "kdf.expand",
+            Operation::MacCompute => "mac.compute",
+            Operation::HashBlock => "hash.block",
+            Operation::HashFinish => "hash.finish",
         }
     }
 
@@ -75,7 +105,10 @@ impl Operation {
             Operation::KemKeygen | Operation::KemEncaps | Operation::KemDecaps => Kind::Kem,
             Operation::DhKeygen | Operation::DhDerive => Kind::Dh,
             Operation::SigKeygen | Operation::SigSign | Operation::SigVerify => Kind::Sig,
-            Operation::AeadEncrypt | Operation::AeadDecrypt => Kind::Aead,
+            Operation::AeadEncrypt | Operation::AeadDecrypt | Operation::AeadKey => Kind::Aead,
+            Operation::KdfExtract | Operation::KdfExpand => Kind::Kdf,
+            Operation::MacCompute => Kind::Mac,
+            Operation::HashBlock | Operation::HashFinish => Kind::Hash,
         }
     }
 
@@ -92,6 +125,12 @@ impl Operation {
             Operation::SigVerify => "Verify",
             Operation::AeadEncrypt => "Encrypt",
             Operation::AeadDecrypt => "Decrypt",
+            Operation::AeadKey => "AEAD key setup",
+            Operation::KdfExtract => "HKDF-Extract",
+            Operation::KdfExpand => "HKDF-Expand-Label",
+            Operation::MacCompute => "HMAC (Finished)",
+            Operation::HashBlock => "Transcript hash, one block",
+            Operation::HashFinish => "Transcript hash, finish",
         }
     }
 }

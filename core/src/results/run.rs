@@ -107,4 +107,13 @@ pub struct Stack {
     pub description: String,
     pub post_quantum: String,
     pub classical: String,
+    /// The protocols this stack composes suites of; empty: every protocol (schema 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<String>,
+}
+
+impl Stack {
+    pub fn composes(&self, protocol: &str) -> bool {
+        self.protocols.is_empty() || self.protocols.iter().any(|p| p == protocol)
+    }
 }

@@ -11,10 +11,12 @@ pub enum TrackKind {
     Signature,
     Record,
     Raw,
+    /// Every cryptographic phase of one full handshake.
+    Full,
 }
 
 impl TrackKind {
-    pub const NAMES: [&'static str; 4] = ["kex", "signature", "record", "raw"];
+    pub const NAMES: [&'static str; 5] = ["kex", "signature", "record", "raw", "full"];
 
     pub fn from_name(s: &str) -> Option<TrackKind> {
         Some(match s {
@@ -22,6 +24,7 @@ impl TrackKind {
             "signature" => TrackKind::Signature,
             "record" => TrackKind::Record,
             "raw" => TrackKind::Raw,
+            "full" => TrackKind::Full,
             _ => return None,
         })
     }
@@ -32,6 +35,7 @@ impl TrackKind {
             TrackKind::Kex | TrackKind::Raw => matches!(kind, Kind::Kem | Kind::Dh),
             TrackKind::Signature => kind == Kind::Sig,
             TrackKind::Record => kind == Kind::Aead,
+            TrackKind::Full => true,
         }
     }
 }

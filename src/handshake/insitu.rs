@@ -1,0 +1,599 @@
+//! In-situ timing: every cryptographic call a real handshake makes, timed where it happens and
+//! summed per connection and per kind of call, on each side.
+//!
+//! rustls: a `CryptoProvider` that wraps aws-lc-rs's default one (every field of rustls 0.23's
+//! provider, cipher suite and webpki algorithm list is public), with the hybrid groups re-made from
+//! their two halves (rustls's own `Hybrid` is crate-private) so that the ML-KEM and the ECDH half are
+//! timed apart; wire layout and secret order as rustls 0.23 `crypto/aws_lc_rs/pq/` (X25519MLKEM768:
+//! ML-KEM first; SecP256r1MLKEM768: ECDH first; draft-ietf-tls-ecdhe-mlkem section 3).
+//! OpenSSL: the libcrypto calls libssl makes are routed through wrappers by the linker (see
+//! `openssl_wrap.rs`). Both record into this thread's recorder, which only counts while armed.
+
+use crate::measure::Timer;
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+/// What an in-situ call was. rustls reports the halves of a hybrid group (`kem.*`, `dh.*`);
+/// libssl's hybrid is one provider call (`kx.*`), and its HKDF calls are all `kdf.derive`.
+pub const LABELS: [&str; 21] = [
+    "kem.keygen",
+    "kem.encaps",
+    "kem.decaps",
+    "dh.keygen",
+    "dh.derive",
+    "kx.keygen",
+    "kx.import",
+    "kx.encaps",
+    "kx.decaps",
+    "sig.sign",
+    "sig.verify",
+    "sig.verify.cert",
+    "kdf.extract",
+    "kdf.expand",
+    "kdf.derive",
+    "mac.compute",
+    "hash.update",
+    "hash.finish",
+    "aead.key",
+    "aead.seal",
+    "aead.open",
+];
+
+/// Each label's index in `LABELS`, so the wrappers index without looking anything up.
+pub const KEM_KEYGEN: usize = 0;
+pub const KEM_ENCAPS: usize = 1;
+pub const KEM_DECAPS: usize = 2;
+pub const DH_KEYGEN: usize = 3;
+pub const DH_DERIVE: usize = 4;
+pub const KX_KEYGEN: usize = 5;
+pub const KX_IMPORT: usize = 6;
+pub const KX_ENCAPS: usize = 7;
+pub const KX_DECAPS: usize = 8;
+pub const SIG_SIGN: usize = 9;
+pub const SIG_VERIFY: usize = 10;
+pub const SIG_VERIFY_CERT: usize = 11;
+pub const KDF_EXTRACT: usize = 12;
+pub const KDF_EXPAND: usize = 13;
+pub const KDF_DERIVE: usize = 14;
+pub const MAC_COMPUTE: usize = 15;
+pub const HASH_UPDATE: usize = 16;
+pub const HASH_FINISH: usize = 17;
+pub const AEAD_KEY: usize = 18;
+pub const AEAD_SEAL: usize = 19;
+pub const AEAD_OPEN: usize = 20;
+
+pub fn label(name: &str) -> Option<usize> {
+    LABELS.iter().position(|l| *l == name)
+}
+
+/// One connection's in-situ figures on one side: nanoseconds and calls per label.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    pub ns: Vec<u64>,
+    pub calls: Vec<u32>,
+    /// Bytes fed to the transcript hash.
+    pub hashed_bytes: u64,
+}
+
+struct Recorder {
+    armed: bool,
+    depth: u32,
+    ns: [u64; LABELS.len()],
+    calls: [u32; LABELS.len()],
+    hashed: u64,
+}
+
+thread_local! {
+    static REC: RefCell<Recorder> = const { RefCell::new(Recorder { armed: false, depth: 0, ns: [0; LABELS.len()], calls: [0; LABELS.len()], hashed: 0 }) };
+}
+
+static TIMER: OnceLock<Timer> = OnceLock::new();
+
+fn timer() -> &'static Timer {
+    TIMER.get_or_init(|| Timer::detect(std::time::Duration::from_millis(50)))
+}
+
+/// Starts counting on this thread from zero.
+pub fn arm() {
+    timer();
+    REC.with(|r| {
+        let mut r = r.borrow_mut();
+        r.armed = true;
+        r.depth = 0;
+        r.ns = [0; LABELS.len()];
+        r.calls = [0; LABELS.len()];
+        r.hashed = 0;
+    });
+}
+
+/// Stops counting and returns what was counted since `arm`.
+pub fn take() -> Record {
+    REC.with(|r| {
+        let mut r = r.borrow_mut();
+        r.armed = false;
+        Record { ns: r.ns.to_vec(), calls: r.calls.to_vec(), hashed_bytes: r.hashed }
+    })
+}
+
+pub fn armed() -> bool {
+    REC.with(|r| r.borrow().armed)
+}
+
+/// Runs `f`, adding its time to `label` when armed and not inside another timed call (a signature
+/// check inside a certificate check counts once, as the certificate check).
+#[inline]
+pub fn timed<R>(label: usize, f: impl FnOnce() -> R) -> R {
+    // (armed, outermost)
+    let (armed, outer) = REC.with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.armed {
+            return (false, false);
+        }
+        r.depth += 1;
+        (true, r.depth == 1)
+    });
+    if !armed {
+        return f();
+    }
+    if !outer {
+        let out = f();
+        REC.with(|r| {
+            let mut r = r.borrow_mut();
+            r.depth = r.depth.saturating_sub(1);
+        });
+        return out;
+    }
+    let t = timer();
+    let t0 = t.start();
+    let out = f();
+    let t1 = t.stop();
+    let ns = t.ns(t1.wrapping_sub(t0)).round() as u64;
+    REC.with(|r| {
+        let mut r = r.borrow_mut();
+        r.depth = r.depth.saturating_sub(1);
+        r.ns[label] += ns;
+        r.calls[label] += 1;
+    });
+    out
+}
+
+fn add_hashed(n: usize) {
+    REC.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.armed {
+            r.hashed += n as u64;
+        }
+    });
+}
+
+/// rustls's aws-lc-rs provider with every crypto call timed.
+pub mod rustls_timed {
+    use super::*;
+    use rustls::crypto::cipher::{
+        AeadKey, InboundOpaqueMessage, InboundPlainMessage, Iv, MessageDecrypter, MessageEncrypter, OutboundOpaqueMessage, OutboundPlainMessage,
+        Tls13AeadAlgorithm, UnsupportedOperationError,
+    };
+    use rustls::crypto::tls13::{Hkdf, HkdfExpander, OkmBlock, OutputLengthError};
+    use rustls::crypto::{hash, hmac, ActiveKeyExchange, CompletedKeyExchange, CryptoProvider, KeyProvider, SharedSecret, SupportedKxGroup, WebPkiSupportedAlgorithms};
+    use rustls::ffdhe_groups::FfdheGroup;
+    use rustls::pki_types::{AlgorithmIdentifier, FipsStatus, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer};
+    use rustls::sign::{Signer, SigningKey};
+    use rustls::{CipherSuiteCommon, ConnectionTrafficSecrets, Error, NamedGroup, ProtocolVersion, SignatureAlgorithm, SignatureScheme, SupportedCipherSuite, Tls13CipherSuite};
+    use std::sync::Arc;
+
+    fn leak<T>(t: T) -> &'static T {
+        Box::leak(Box::new(t))
+    }
+
+    /// One group alone (X25519, P-256 or ML-KEM-768), its calls named as the phases are.
+    #[derive(Debug)]
+    struct Single {
+        inner: &'static dyn SupportedKxGroup,
+        kem: bool,
+    }
+
+    impl SupportedKxGroup for Single {
+        fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
+            let kem = self.kem;
+            let inner = timed(if kem { KEM_KEYGEN } else { DH_KEYGEN }, || self.inner.start())?;
+            Ok(Box::new(SingleActive { inner, kem }))
+        }
+        fn start_and_complete(&self, peer: &[u8]) -> Result<CompletedKeyExchange, Error> {
+            if self.kem {
+                // ML-KEM's server side is one call: import the encapsulation key and encapsulate.
+                return timed(KEM_ENCAPS, || self.inner.start_and_complete(peer));
+            }
+            // ECDH's server side is rustls's default: a key share, then the agreement.
+            let kx = timed(DH_KEYGEN, || self.inner.start())?;
+            let (group, pub_key) = (kx.group(), kx.pub_key().to_vec());
+            let secret = timed(DH_DERIVE, || kx.complete(peer))?;
+            Ok(CompletedKeyExchange { group, pub_key, secret })
+        }
+        fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
+            self.inner.ffdhe_group()
+        }
+        fn name(&self) -> NamedGroup {
+            self.inner.name()
+        }
+        fn fips(&self) -> bool {
+            self.inner.fips()
+        }
+        fn usable_for_version(&self, v: ProtocolVersion) -> bool {
+            self.inner.usable_for_version(v)
+        }
+    }
+
+    struct SingleActive {
+        inner: Box<dyn ActiveKeyExchange>,
+        kem: bool,
+    }
+
+    impl ActiveKeyExchange for SingleActive {
+        fn complete(self: Box<Self>, peer: &[u8]) -> Result<SharedSecret, Error> {
+            let l = if self.kem { KEM_DECAPS } else { DH_DERIVE };
+            timed(l, move || self.inner.complete(peer))
+        }
+        fn pub_key(&self) -> &[u8] {
+            self.inner.pub_key()
+        }
+        fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
+            self.inner.ffdhe_group()
+        }
+        fn group(&self) -> NamedGroup {
+            self.inner.group()
+        }
+    }
+
+    /// A hybrid group made of its two halves, as rustls 0.23 `crypto/aws_lc_rs/pq/hybrid.rs` does:
+    /// shares and secrets concatenated, in the group's order.
+    #[derive(Debug)]
+    struct Hybrid {
+        name: NamedGroup,
+        classical: &'static Single,
+        pq: &'static Single,
+        pq_first: bool,
+        /// (encapsulation key, ciphertext) lengths of the ML-KEM half.
+        ek_len: usize,
+        ct_len: usize,
+    }
+
+    impl Hybrid {
+        fn split<'a>(&self, share: &'a [u8], pq_len: usize) -> Result<(&'a [u8], &'a [u8]), Error> {
+            let bad = || Error::from(rustls::PeerMisbehaved::InvalidKeyShare);
+            let cl_len = share.len().checked_sub(pq_len).ok_or_else(bad)?;
+            Ok(if self.pq_first {
+                let (p, c) = share.split_at(pq_len);
+                (p, c)
+            } else {
+                let (c, p) = share.split_at(cl_len);
+                (p, c)
+            })
+        }
+
+        fn join(&self, pq: &[u8], cl: &[u8]) -> Vec<u8> {
+            if self.pq_first {
+                [pq, cl].concat()
+            } else {
+                [cl, pq].concat()
+            }
+        }
+    }
+
+    impl SupportedKxGroup for Hybrid {
+        fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
+            let cl = self.classical.start()?;
+            let pq = self.pq.start()?;
+            let pub_key = self.join(pq.pub_key(), cl.pub_key());
+            Ok(Box::new(HybridActive { cl, pq, pub_key, group: self.name, ct_len: self.ct_len, pq_first: self.pq_first }))
+        }
+        fn start_and_complete(&self, client_share: &[u8]) -> Result<CompletedKeyExchange, Error> {
+            let (pq_share, cl_share) = self.split(client_share, self.ek_len)?;
+            let cl = self.classical.start_and_complete(cl_share)?;
+            let pq = self.pq.start_and_complete(pq_share)?;
+            Ok(CompletedKeyExchange {
+                group: self.name,
+                pub_key: self.join(&pq.pub_key, &cl.pub_key),
+                secret: SharedSecret::from(self.join(pq.secret.secret_bytes(), cl.secret.secret_bytes())),
+            })
+        }
+        fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
+            None
+        }
+        fn name(&self) -> NamedGroup {
+            self.name
+        }
+        fn usable_for_version(&self, v: ProtocolVersion) -> bool {
+            v == ProtocolVersion::TLSv1_3
+        }
+    }
+
+    struct HybridActive {
+        cl: Box<dyn ActiveKeyExchange>,
+        pq: Box<dyn ActiveKeyExchange>,
+        pub_key: Vec<u8>,
+        group: NamedGroup,
+        ct_len: usize,
+        pq_first: bool,
+    }
+
+    impl ActiveKeyExchange for HybridActive {
+        fn complete(self: Box<Self>, peer: &[u8]) -> Result<SharedSecret, Error> {
+            let bad = || Error::from(rustls::PeerMisbehaved::InvalidKeyShare);
+            let cl_len = peer.len().checked_sub(self.ct_len).ok_or_else(bad)?;
+            let (pq_share, cl_share) = if self.pq_first { (&peer[..self.ct_len], &peer[self.ct_len..]) } else { (&peer[cl_len..], &peer[..cl_len]) };
+            let pq_first = self.pq_first;
+            let cl = self.cl.complete(cl_share)?;
+            let pq = self.pq.complete(pq_share)?;
+            let (a, b) = (pq.secret_bytes(), cl.secret_bytes());
+            Ok(SharedSecret::from(if pq_first { [a, b].concat() } else { [b, a].concat() }))
+        }
+        fn hybrid_component(&self) -> Option<(NamedGroup, &[u8])> {
+            Some((self.cl.group(), self.cl.pub_key()))
+        }
+        fn complete_hybrid_component(self: Box<Self>, peer: &[u8]) -> Result<SharedSecret, Error> {
+            self.cl.complete(peer)
+        }
+        fn pub_key(&self) -> &[u8] {
+            &self.pub_key
+        }
+        fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
+            None
+        }
+        fn group(&self) -> NamedGroup {
+            self.group
+        }
+    }
+
+    struct TimedHash(&'static dyn hash::Hash);
+
+    impl hash::Hash for TimedHash {
+        fn start(&self) -> Box<dyn hash::Context> {
+            Box::new(TimedCtx(self.0.start()))
+        }
+        fn hash(&self, data: &[u8]) -> hash::Output {
+            timed(HASH_FINISH, || self.0.hash(data))
+        }
+        fn output_len(&self) -> usize {
+            self.0.output_len()
+        }
+        fn algorithm(&self) -> hash::HashAlgorithm {
+            self.0.algorithm()
+        }
+        fn fips(&self) -> bool {
+            self.0.fips()
+        }
+    }
+
+    struct TimedCtx(Box<dyn hash::Context>);
+
+    impl hash::Context for TimedCtx {
+        fn fork_finish(&self) -> hash::Output {
+            timed(HASH_FINISH, || self.0.fork_finish())
+        }
+        fn fork(&self) -> Box<dyn hash::Context> {
+            Box::new(TimedCtx(timed(HASH_FINISH, || self.0.fork())))
+        }
+        fn finish(self: Box<Self>) -> hash::Output {
+            timed(HASH_FINISH, move || self.0.finish())
+        }
+        fn update(&mut self, data: &[u8]) {
+            add_hashed(data.len());
+            timed(HASH_UPDATE, || self.0.update(data))
+        }
+    }
+
+    struct TimedHkdf(&'static dyn Hkdf);
+
+    fn expander(e: Box<dyn HkdfExpander>) -> Box<dyn HkdfExpander> {
+        Box::new(TimedExpander(e))
+    }
+
+    impl Hkdf for TimedHkdf {
+        fn extract_from_zero_ikm(&self, salt: Option<&[u8]>) -> Box<dyn HkdfExpander> {
+            expander(timed(KDF_EXTRACT, || self.0.extract_from_zero_ikm(salt)))
+        }
+        fn extract_from_secret(&self, salt: Option<&[u8]>, secret: &[u8]) -> Box<dyn HkdfExpander> {
+            expander(timed(KDF_EXTRACT, || self.0.extract_from_secret(salt, secret)))
+        }
+        fn expander_for_okm(&self, okm: &OkmBlock) -> Box<dyn HkdfExpander> {
+            expander(timed(KDF_EXPAND, || self.0.expander_for_okm(okm)))
+        }
+        fn hmac_sign(&self, key: &OkmBlock, message: &[u8]) -> hmac::Tag {
+            timed(MAC_COMPUTE, || self.0.hmac_sign(key, message))
+        }
+        fn fips(&self) -> bool {
+            self.0.fips()
+        }
+    }
+
+    struct TimedExpander(Box<dyn HkdfExpander>);
+
+    impl HkdfExpander for TimedExpander {
+        fn expand_slice(&self, info: &[&[u8]], out: &mut [u8]) -> Result<(), OutputLengthError> {
+            timed(KDF_EXPAND, || self.0.expand_slice(info, out))
+        }
+        fn expand_block(&self, info: &[&[u8]]) -> OkmBlock {
+            timed(KDF_EXPAND, || self.0.expand_block(info))
+        }
+        fn hash_len(&self) -> usize {
+            self.0.hash_len()
+        }
+    }
+
+    struct TimedAead(&'static dyn Tls13AeadAlgorithm);
+
+    impl Tls13AeadAlgorithm for TimedAead {
+        fn encrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageEncrypter> {
+            Box::new(TimedEnc(timed(AEAD_KEY, || self.0.encrypter(key, iv))))
+        }
+        fn decrypter(&self, key: AeadKey, iv: Iv) -> Box<dyn MessageDecrypter> {
+            Box::new(TimedDec(timed(AEAD_KEY, || self.0.decrypter(key, iv))))
+        }
+        fn key_len(&self) -> usize {
+            self.0.key_len()
+        }
+        fn extract_keys(&self, key: AeadKey, iv: Iv) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
+            self.0.extract_keys(key, iv)
+        }
+        fn fips(&self) -> bool {
+            self.0.fips()
+        }
+    }
+
+    struct TimedEnc(Box<dyn MessageEncrypter>);
+
+    impl MessageEncrypter for TimedEnc {
+        fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+            timed(AEAD_SEAL, || self.0.encrypt(msg, seq))
+        }
+        fn encrypted_payload_len(&self, n: usize) -> usize {
+            self.0.encrypted_payload_len(n)
+        }
+    }
+
+    struct TimedDec(Box<dyn MessageDecrypter>);
+
+    impl MessageDecrypter for TimedDec {
+        fn decrypt<'a>(&mut self, msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+            timed(AEAD_OPEN, || self.0.decrypt(msg, seq))
+        }
+    }
+
+    #[derive(Debug)]
+    struct TimedKeyProvider(&'static dyn KeyProvider);
+
+    impl KeyProvider for TimedKeyProvider {
+        fn load_private_key(&self, key_der: PrivateKeyDer<'static>) -> Result<Arc<dyn SigningKey>, Error> {
+            Ok(Arc::new(TimedSigningKey(self.0.load_private_key(key_der)?)))
+        }
+        fn fips(&self) -> bool {
+            self.0.fips()
+        }
+    }
+
+    #[derive(Debug)]
+    struct TimedSigningKey(Arc<dyn SigningKey>);
+
+    impl SigningKey for TimedSigningKey {
+        fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn Signer>> {
+            self.0.choose_scheme(offered).map(|s| Box::new(TimedSigner(s)) as Box<dyn Signer>)
+        }
+        fn public_key(&self) -> Option<SubjectPublicKeyInfoDer<'_>> {
+            self.0.public_key()
+        }
+        fn algorithm(&self) -> SignatureAlgorithm {
+            self.0.algorithm()
+        }
+    }
+
+    #[derive(Debug)]
+    struct TimedSigner(Box<dyn Signer>);
+
+    impl Signer for TimedSigner {
+        fn sign(&self, message: &[u8]) -> Result<Vec<u8>, Error> {
+            timed(SIG_SIGN, || self.0.sign(message))
+        }
+        fn scheme(&self) -> SignatureScheme {
+            self.0.scheme()
+        }
+    }
+
+    #[derive(Debug)]
+    struct TimedVerify {
+        inner: &'static dyn SignatureVerificationAlgorithm,
+        label: usize,
+    }
+
+    impl SignatureVerificationAlgorithm for TimedVerify {
+        fn verify_signature(&self, pk: &[u8], msg: &[u8], sig: &[u8]) -> Result<(), InvalidSignature> {
+            timed(self.label, || self.inner.verify_signature(pk, msg, sig))
+        }
+        fn public_key_alg_id(&self) -> AlgorithmIdentifier {
+            self.inner.public_key_alg_id()
+        }
+        fn signature_alg_id(&self) -> AlgorithmIdentifier {
+            self.inner.signature_alg_id()
+        }
+        fn fips_status(&self) -> FipsStatus {
+            self.inner.fips_status()
+        }
+        fn fips(&self) -> bool {
+            self.inner.fips()
+        }
+    }
+
+    /// webpki checks certificate signatures with `all` and a TLS 1.3 CertificateVerify with the
+    /// first entry of `mapping` for its scheme (rustls 0.23 `webpki/verify.rs`): two labels.
+    fn timed_algs(base: WebPkiSupportedAlgorithms) -> WebPkiSupportedAlgorithms {
+        let wrap = |a: &'static dyn SignatureVerificationAlgorithm, l: usize| -> &'static dyn SignatureVerificationAlgorithm { leak(TimedVerify { inner: a, label: l }) };
+        let all: Vec<_> = base.all.iter().map(|a| wrap(*a, SIG_VERIFY_CERT)).collect();
+        let mapping: Vec<_> = base
+            .mapping
+            .iter()
+            .map(|(scheme, algs)| {
+                let v: Vec<_> = algs.iter().map(|a| wrap(*a, SIG_VERIFY)).collect();
+                (*scheme, &*Box::leak(v.into_boxed_slice()))
+            })
+            .collect();
+        WebPkiSupportedAlgorithms { all: Box::leak(all.into_boxed_slice()), mapping: Box::leak(mapping.into_boxed_slice()) }
+    }
+
+    fn timed_suite(base: SupportedCipherSuite) -> Option<SupportedCipherSuite> {
+        let s: &'static Tls13CipherSuite = base.tls13()?;
+        Some(SupportedCipherSuite::Tls13(leak(Tls13CipherSuite {
+            common: CipherSuiteCommon { suite: s.common.suite, hash_provider: leak(TimedHash(s.common.hash_provider)), confidentiality_limit: s.common.confidentiality_limit },
+            hkdf_provider: leak(TimedHkdf(s.hkdf_provider)),
+            aead_alg: leak(TimedAead(s.aead_alg)),
+            quic: s.quic,
+        })))
+    }
+
+    /// The kx group of `name`, timed. `None` for a group this provider does not have.
+    fn group(name: &str) -> Option<&'static dyn SupportedKxGroup> {
+        use rustls::crypto::aws_lc_rs::kx_group;
+        let single = |g: &'static dyn SupportedKxGroup, kem: bool| leak(Single { inner: g, kem });
+        // ML-KEM-768 sizes: encapsulation key 1,184 B, ciphertext 1,088 B (FIPS 203, Table 3).
+        let hybrid = |name, classical, pq_first| -> &'static dyn SupportedKxGroup {
+            leak(Hybrid { name, classical: single(classical, false), pq: single(kx_group::MLKEM768, true), pq_first, ek_len: 1184, ct_len: 1088 })
+        };
+        Some(match name {
+            "X25519" => single(kx_group::X25519, false),
+            "MLKEM768" => single(kx_group::MLKEM768, true),
+            "X25519MLKEM768" => hybrid(NamedGroup::X25519MLKEM768, kx_group::X25519, true),
+            "SecP256r1MLKEM768" => hybrid(NamedGroup::secp256r1MLKEM768, kx_group::SECP256R1, false),
+            _ => return None,
+        })
+    }
+
+    /// aws-lc-rs's default provider with one key-exchange group and every call timed.
+    pub fn provider(group_name: &str) -> anyhow::Result<Arc<CryptoProvider>> {
+        let base = rustls::crypto::aws_lc_rs::default_provider();
+        let kx = group(group_name).ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {group_name}"))?;
+        Ok(Arc::new(CryptoProvider {
+            cipher_suites: base.cipher_suites.iter().filter_map(|s| timed_suite(*s)).collect(),
+            kx_groups: vec![kx],
+            signature_verification_algorithms: timed_algs(base.signature_verification_algorithms),
+            secure_random: base.secure_random,
+            key_provider: leak(TimedKeyProvider(base.key_provider)),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_armed_outer_calls_count() {
+        assert_eq!(timed(SIG_SIGN, || 7), 7);
+        assert!(take().ns.iter().all(|n| *n == 0), "not armed: nothing counted");
+        arm();
+        timed(SIG_VERIFY_CERT, || timed(SIG_VERIFY, || std::hint::black_box(1)));
+        timed(KDF_EXPAND, || ());
+        let r = take();
+        assert_eq!(r.calls[SIG_VERIFY_CERT], 1);
+        assert_eq!(r.calls[SIG_VERIFY], 0, "a call inside a timed call is part of it");
+        assert_eq!(r.calls[KDF_EXPAND], 1);
+        assert!(!armed());
+    }
+}

@@ -1,0 +1,163 @@
+//! The server side of `pqprof handshake`: a child process per scenario (pqprof's hidden
+//! `handshake-server` command), and the handle the client side keeps on it.
+
+use super::{alloc, insitu, ssh, tls};
+use crate::results::{AllocCounters, RealStack};
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+
+/// A running server child; killed and reaped on drop, whatever happens.
+pub struct Server {
+    pub child: Child,
+    stdin: ChildStdin,
+    /// Lines the server prints, read by a thread so a silent server cannot hang the client.
+    lines: std::sync::mpsc::Receiver<String>,
+    pub addr: SocketAddr,
+}
+
+/// How long the server may take to answer a control line (its port, reset, stats).
+const ANSWER: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn read_lines(stdout: ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ServerStats {
+    pub served: u64,
+    pub cpu_ns: f64,
+    pub mem: AllocCounters,
+    /// In-situ records of every connection served since `reset`, in order (instrumented servers).
+    #[serde(default)]
+    pub insitu: Vec<insitu::Record>,
+}
+
+impl Server {
+    pub fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path, instrumented: bool) -> Result<Server> {
+        let exe = std::env::current_exe()?;
+        let mut cmd = Command::new(exe);
+        crate::interrupt::die_with_parent(&mut cmd);
+        let mut child = cmd
+            .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
+            .arg("--cert")
+            .arg(cert)
+            .arg("--key")
+            .arg(key)
+            .args(instrumented.then_some("--insitu"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the handshake server")?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
+        let mut server = Server { child, stdin, lines: read_lines(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
+        let line = server.line().context("the server did not report its port")?;
+        let port: u16 = line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))?;
+        server.addr.set_port(port);
+        Ok(server)
+    }
+
+    fn line(&mut self) -> Result<String> {
+        // A dead server closes the pipe and a hung one says nothing: both are errors, not hangs.
+        match self.lines.recv_timeout(ANSWER) {
+            Ok(line) => Ok(line.trim().to_string()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!("the server did not answer within {} s", ANSWER.as_secs()),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("the server exited ({:?})", self.child.try_wait()?),
+        }
+    }
+
+    pub fn command(&mut self, cmd: &str) -> Result<String> {
+        let sent = writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush());
+        if let Err(e) = sent {
+            bail!("cannot talk to the server ({e}); it exited: {:?}", self.child.try_wait()?);
+        }
+        self.line()
+    }
+}
+
+/// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
+pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path, instrumented: bool) -> Result<()> {
+    alloc::enable(true);
+    let records: &'static Mutex<Vec<insitu::Record>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+    let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    println!("port {}", listener.local_addr()?.port());
+    std::io::stdout().flush()?;
+    let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
+    let (proto, group) = (protocol.to_string(), group.to_string());
+    let served_ref: &'static std::sync::atomic::AtomicU64 = served;
+    std::thread::spawn(move || {
+        let sink = instrumented.then_some(records);
+        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref) } else { tls::serve(stack, &group, &id, listener, served_ref, sink) };
+        if let Err(e) = r {
+            eprintln!("server: {e:#}");
+            std::process::exit(2);
+        }
+    });
+    // For the robustness test: a server that dies mid-run (PQPROF_SERVER_DIES_AFTER=N connections).
+    if let Some(n) = std::env::var("PQPROF_SERVER_DIES_AFTER").ok().and_then(|v| v.parse::<u64>().ok()) {
+        std::thread::spawn(move || loop {
+            if served_ref.load(std::sync::atomic::Ordering::Relaxed) >= n {
+                std::process::exit(3);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        });
+    }
+    let (mut mem0, mut cpu0, mut served0) = (alloc::counters(), alloc::process_cpu_ns(), 0);
+    // `reset N` / `stats N`: first wait until N connections have been served since the last reset
+    // (the client knows how many it made; the server may still be closing the last one).
+    let wait_for = |n: u64, since: u64| {
+        let t0 = std::time::Instant::now();
+        while served.load(std::sync::atomic::Ordering::Relaxed) - since < n && t0.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    };
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let mut words = line.split_whitespace();
+        let (cmd, n) = (words.next().unwrap_or(""), words.next().and_then(|w| w.parse::<u64>().ok()).unwrap_or(0));
+        match cmd {
+            "reset" => {
+                wait_for(n, served0);
+                (mem0, cpu0, served0) = (alloc::counters(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
+                records.lock().map_err(|_| anyhow!("poisoned"))?.clear();
+                println!("ok");
+            }
+            "stats" => {
+                wait_for(n, served0);
+                let s = ServerStats {
+                    served: served.load(std::sync::atomic::Ordering::Relaxed) - served0,
+                    cpu_ns: alloc::process_cpu_ns() - cpu0,
+                    mem: alloc::counters().since(mem0),
+                    insitu: records.lock().map_err(|_| anyhow!("poisoned"))?.clone(),
+                };
+                println!("{}", serde_json::to_string(&s)?);
+            }
+            _ => println!("?"),
+        }
+        std::io::stdout().flush()?;
+    }
+    Ok(())
+}
+
