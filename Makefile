@@ -5,7 +5,7 @@ BIN := target/release/pqprof
 # (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
 OUT ?=
 
-.PHONY: all build run render test smoke site-check crosscheck handshake deps clean
+.PHONY: all build go-peer run render test smoke site-check crosscheck handshake deps clean
 
 all: run
 
@@ -14,6 +14,11 @@ deps:
 
 build: deps
 	$(CARGO) build --release --locked
+	@./peers/go/build.sh || echo "make: the Go stack is skipped (no Go peer: the line above says why)"
+
+# The Go peer alone (peers/go: Go's standard library as a backend and a TLS stack).
+go-peer:
+	./peers/go/build.sh
 
 run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
@@ -30,6 +35,7 @@ render:
 
 test: build
 	$(CARGO) test --release --locked --workspace
+	@if [ -x target/go/pqprof-go-peer ]; then ./peers/go/build.sh test; fi
 	./smoke/run.sh
 
 smoke: build

@@ -36,6 +36,7 @@ pub fn stacks() -> Vec<Stack> {
         s("rustls", "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it", "awslc", "awslc", &["tls13", "raw"]),
         s("russh", "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it", "rustcrypto", "rustcrypto", &["ssh"]),
         s("rustcrypto", "RustCrypto for everything", "rustcrypto", "rustcrypto", &["tls13", "raw"]),
+        s("go", "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer", "go", "go", &["tls13", "raw"]),
     ]
 }
 

@@ -29,7 +29,8 @@ pub fn run(opts: &Options) -> Result<Results> {
         backend::all().into_iter().filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name())).collect();
     let suites = suite::load(&opts.suites, &backend::NAMES)?;
     let stacks = plan::stacks();
-    let plan = plan::plan(&suites, &backends, &stacks)?;
+    // Only the Go peer asked for: no phase of pqprof's own to plan.
+    let plan = if backends.is_empty() { plan::Plan { phases: Vec::new(), compositions: Vec::new() } } else { plan::plan(&suites, &backends, &stacks)? };
 
     // Described before pinning: once pinned, the process sees one core.
     let host = crate::host::describe();
@@ -97,9 +98,30 @@ pub fn run(opts: &Options) -> Result<Results> {
             None => phases.push(phase(&key, slot, backends.iter().find(|b| b.name() == key.backend).map(|b| b.as_ref()))),
         }
     }
+    // The Go peer's phases, after pqprof's own (a separate program cannot share their rounds), and
+    // the compositions of the `go` stack from them.
+    let mut plan = plan;
+    let mut notes = Vec::new();
+    let go = if opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go") {
+        match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
+            Ok((go_phases, peer)) => {
+                phases.extend(go_phases);
+                plan.compositions.extend(peer_compositions(&suites, &stacks, &phases, "go"));
+                Some(peer)
+            }
+            Err(e) => {
+                crate::interrupt::check()?;
+                notes.push(format!("Go stack not measured: {e:#}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     let suites_out = compose_all(&suites, &plan, &phases);
     let components = components(&phases, &backends);
-    let warnings = warnings(&phases, &opts.settings);
+    let mut warnings = warnings(&phases, &opts.settings);
+    warnings.extend(notes);
 
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
@@ -127,6 +149,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         process_samples: None,
         crosscheck: None,
         handshakes: None,
+        go,
     })
 }
 
@@ -258,6 +281,24 @@ fn components(phases: &[Phase], backends: &[Box<dyn Backend>]) -> Vec<Component>
 
 /// The randomness policy every backend follows (see each backend's file).
 pub const RANDOMNESS: &str = "every backend draws from a user-space CSPRNG seeded once, so no timed call makes a system call for randomness: OpenSSL's and liboqs's (through OpenSSL) DRBG, aws-lc's DRBG, and for RustCrypto rand's StdRng (ChaCha12) seeded once per thread from getrandom";
+
+/// Compositions of a stack whose backend is an outside program (the Go peer): every suite of a
+/// protocol the stack composes whose phases that backend all measured.
+fn peer_compositions(suites: &[Suite], stacks: &[plan::Stack], phases: &[Phase], stack: &str) -> Vec<plan::Composition> {
+    let Some(st) = stacks.iter().find(|s| s.name == stack) else { return Vec::new() };
+    suites
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| st.composes(&s.protocol))
+        .filter(|(_, s)| {
+            s.phases.iter().all(|p| {
+                let b = plan::backend_for(st, &p.algorithm);
+                phases.iter().any(|q| q.form == Form::Handshake && q.backend == b && q.algorithm == p.algorithm && q.operation == p.operation)
+            })
+        })
+        .map(|(i, s)| plan::Composition { suite: i, stack: stack.into(), backends: s.phases.iter().map(|p| plan::backend_for(st, &p.algorithm).to_string()).collect() })
+        .collect()
+}
 
 fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<SuiteResult> {
     let mut out: Vec<SuiteResult> = Vec::new();

@@ -202,7 +202,9 @@ fn export_writes_every_phase_and_suite() {
 #[test]
 fn process_samples_are_pooled_and_kept() {
     let out = tmp("samples.json");
-    let o = pqprof(&["run", "--suites", "tests/data/mini", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    let mut args = vec!["run", "--suites", "tests/data/mini", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()];
+    args.extend(common::BUILT_IN);
+    let o = pqprof(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&out);
     assert_eq!(v["process_samples"]["count"], 2);

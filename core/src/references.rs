@@ -112,6 +112,27 @@ pub fn reference_rows(r: &Results, path: &Path) -> Result<Vec<ReferenceRow>> {
     Ok(rows)
 }
 
+/// Seed 000's published figures (references/seed000.toml, compiled in): a labelled reference row.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+pub struct Seed000 {
+    pub source: String,
+    pub runtime: String,
+    pub machine: String,
+    pub statistic: String,
+    pub tls_classical_ms: f64,
+    pub tls_hybrid_ms: f64,
+    pub raw_mlkem768_ms: f64,
+    pub raw_ecdh_p256_ms: f64,
+    pub client_bytes_classical: f64,
+    pub client_allocs_classical: f64,
+    pub client_bytes_hybrid: f64,
+    pub client_allocs_hybrid: f64,
+}
+
+pub fn seed000() -> Result<Seed000> {
+    toml::from_str(include_str!("../../references/seed000.toml")).map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -123,5 +144,8 @@ mod tests {
             assert!(r.cycles > 0.0 && !r.machine.is_empty() && !r.source_date.is_empty());
         }
         assert!(tp.iter().all(|t| t.cycles_per_byte > 0.0 && t.source.starts_with("https://")));
+        let seed = super::seed000().unwrap();
+        assert_eq!((seed.tls_classical_ms, seed.tls_hybrid_ms), (0.789, 1.049));
+        assert!(seed.source.contains("32970330873"));
     }
 }

@@ -192,6 +192,11 @@ pub fn rsd_pct(xs: &[f64]) -> f64 {
     stdev(xs) / m * 100.0
 }
 
+/// The median of each consecutive group of `per` samples (the last group may be short).
+pub fn chunk_medians(samples_ns: &[u64], per: usize) -> Vec<f64> {
+    samples_ns.chunks(per.max(1)).map(|c| median(&c.iter().map(|&x| x as f64).collect::<Vec<_>>())).collect()
+}
+
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (standard tables, e.g.
 /// NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2); the normal 1.96 beyond 30.
 pub fn t95(df: usize) -> f64 {

@@ -3,6 +3,7 @@
 //! handshake, with the negotiated parameters checked on an unmeasured first connection.
 
 pub mod alloc;
+mod go;
 pub mod insitu;
 pub mod openssl_wrap;
 mod server;
@@ -10,7 +11,7 @@ pub mod ssh;
 pub mod tls;
 pub mod wire;
 
-use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, RealStack, Results, Scenario};
+use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake, RealStack, Results, Scenario};
 use crate::stats;
 use crate::suite::{self, TrackKind};
 use anyhow::{anyhow, ensure, Context, Result};
@@ -36,18 +37,43 @@ pub struct One {
     pub evidence: Option<Evidence>,
     /// The client's in-situ record (instrumented scenarios).
     pub insitu: Option<insitu::Record>,
+    /// Go's allocations (the Go peer's runtime counters), per connection.
+    pub go_allocs: f64,
+    pub go_bytes: f64,
 }
 
 enum Client {
     Tls(tls::Client),
     Ssh(ssh::Client),
+    Go(go::Client),
 }
 
 impl Client {
-    fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+    fn evidence(&mut self, addr: SocketAddr) -> Result<One> {
         match self {
-            Client::Tls(c) => c.connect(addr, evidence),
-            Client::Ssh(c) => c.connect(addr, evidence),
+            Client::Tls(c) => c.connect(addr, true),
+            Client::Ssh(c) => c.connect(addr, true),
+            Client::Go(c) => c.evidence(),
+        }
+    }
+
+    /// `n` measured connections, one after another.
+    fn connect_many(&mut self, addr: SocketAddr, n: usize) -> Result<Vec<One>> {
+        let one = |c: &dyn Fn() -> Result<One>| -> Result<Vec<One>> {
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                crate::interrupt::check()?;
+                v.push(c()?);
+            }
+            Ok(v)
+        };
+        match self {
+            Client::Tls(c) => one(&|| c.connect(addr, false)),
+            Client::Ssh(c) => one(&|| c.connect(addr, false)),
+            Client::Go(c) => {
+                crate::interrupt::check()?;
+                c.run(n)
+            }
         }
     }
 }
@@ -90,6 +116,7 @@ pub fn composed_stack(stack: RealStack) -> &'static str {
         RealStack::Rustls => "rustls",
         RealStack::OpenSsl => "openssl",
         RealStack::Russh => "russh",
+        RealStack::Go => "go",
     }
 }
 
@@ -120,18 +147,38 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     std::fs::write(&key, &id.key_pem)?;
 
     let mut failures = Vec::new();
+    let mut notes = Vec::new();
+    // Go's crypto/tls through the Go peer, where it is built and has the group.
+    let go_peer = crate::go::binary().and_then(|b| crate::go::version(&b).map(|v| (b, v)));
+    if let Err(e) = &go_peer {
+        notes.push(format!("Go stack not measured: {e:#}"));
+    }
     let mut running: Vec<Running> = Vec::new();
     for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
-        // rustls and OpenSSL: a plain scenario and an instrumented one; russh has no hook.
-        let variants: &[(RealStack, bool)] = match s.protocol.as_str() {
-            "tls13" => &[(RealStack::Rustls, false), (RealStack::Rustls, true), (RealStack::OpenSsl, false), (RealStack::OpenSsl, true)],
-            "ssh" => &[(RealStack::Russh, false)],
-            _ => &[],
+        // rustls and OpenSSL: a plain scenario and an instrumented one; russh and Go have no hook.
+        let mut variants: Vec<(RealStack, bool)> = match s.protocol.as_str() {
+            "tls13" => vec![(RealStack::Rustls, false), (RealStack::Rustls, true), (RealStack::OpenSsl, false), (RealStack::OpenSsl, true)],
+            "ssh" => vec![(RealStack::Russh, false)],
+            _ => Vec::new(),
         };
-        for &(stack, instrumented) in variants {
+        if let Ok((_, v)) = &go_peer {
+            if s.protocol == "tls13" && v.groups.contains(&s.name) {
+                variants.push((RealStack::Go, false));
+            } else if s.protocol == "tls13" {
+                notes.push(format!("Go {} does not negotiate {}: no Go row for it", v.go_version, s.name));
+            }
+        }
+        for &(stack, instrumented) in &variants {
             let setup = (|| -> Result<Running> {
-                let client = if s.protocol == "ssh" { Client::Ssh(ssh::Client::new(&s.name)?) } else { Client::Tls(tls::Client::new(stack, &s.name, &id, instrumented)?) };
-                let server = Server::start(&s.protocol, stack, &s.name, &cert, &key, instrumented)?;
+                let server = match (&go_peer, stack) {
+                    (Ok((bin, _)), RealStack::Go) => Server::start_go(bin, &s.name, &cert, &key)?,
+                    _ => Server::start(&s.protocol, stack, &s.name, &cert, &key, instrumented)?,
+                };
+                let client = match (&go_peer, stack) {
+                    (Ok((bin, _)), RealStack::Go) => Client::Go(go::Client::start(bin, &s.name, server.addr, &cert)?),
+                    _ if s.protocol == "ssh" => Client::Ssh(ssh::Client::new(&s.name)?),
+                    _ => Client::Tls(tls::Client::new(stack, &s.name, &id, instrumented)?),
+                };
                 let mut r = Running {
                     protocol: s.protocol.clone(),
                     suite: s.name.clone(),
@@ -145,7 +192,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     sample_medians: Vec::new(),
                     failed: false,
                 };
-                let warm = r.client.connect(r.server.addr, true)?;
+                let warm = r.client.evidence(r.server.addr)?;
                 let ev = warm.evidence.unwrap_or_default();
                 check_evidence(&r, &ev)?;
                 r.evidence = ev;
@@ -159,8 +206,6 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
-
     let n = running.len();
     for k in 0..opts.samples {
         progress(&format!("sample {}/{}", k + 1, opts.samples));
@@ -170,24 +215,21 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             if r.failed {
                 continue;
             }
-            let mut totals = Vec::new();
-            for _ in 0..opts.per_sample {
-                crate::interrupt::check()?;
-                match r.client.connect(r.server.addr, false) {
-                    Ok(one) => {
-                        totals.push(one.total_ns);
-                        r.ones.push(one);
+            let addr = r.server.addr;
+            match r.client.connect_many(addr, opts.per_sample) {
+                Ok(ones) => {
+                    let totals: Vec<f64> = ones.iter().map(|o| o.total_ns).collect();
+                    if !totals.is_empty() {
+                        r.sample_medians.push(stats::median(&totals));
                     }
-                    Err(e) => {
-                        let exited = r.server.child.try_wait().ok().flatten().map_or(String::new(), |s| format!(" (the server exited: {s})"));
-                        failures.push(format!("{}: {e:#}{exited}", r.name()));
-                        r.failed = true;
-                        break;
-                    }
+                    r.ones.extend(ones);
                 }
-            }
-            if !totals.is_empty() {
-                r.sample_medians.push(stats::median(&totals));
+                Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => return Err(e),
+                Err(e) => {
+                    let exited = r.server.child.try_wait().ok().flatten().map_or(String::new(), |s| format!(" (the server exited: {s})"));
+                    failures.push(format!("{}: {e:#}{exited}", r.name()));
+                    r.failed = true;
+                }
             }
         }
     }
@@ -207,7 +249,8 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             Err(e) => failures.push(format!("{}: {e:#}", r.name())),
         }
     }
-    drop(running); // kills and reaps every server
+    drop(running); // kills and reaps every server and client
+    let _ = std::fs::remove_dir_all(&dir);
     fill_baselines(&mut scenarios, &suites, results);
     Ok(Handshakes {
         date_utc: crate::run::utc_now(),
@@ -216,11 +259,12 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
         per_sample: opts.per_sample,
         scenarios,
         failures,
-        notes: vec![
+        notes: notes.into_iter().chain([
             "Client figures are measured in the pqprof process, server figures in its child (CPU from CLOCK_PROCESS_CPUTIME_ID, divided by connections served).".into(),
             "Rust allocations are counted by a counting global allocator; C allocations inside OpenSSL through CRYPTO_set_mem_functions; C allocations inside aws-lc (rustls, russh) are not counted.".into(),
-            format!("Instrumented scenarios (in situ) time every crypto call where it happens, client and server, on as many connections as the plain scenario, interleaved with it; every {INSITU_SHARE}th connection's record is kept. russh has no hook for its crypto: its rows have no in-situ split."),
-        ],
+            format!("Instrumented scenarios (in situ) time every crypto call where it happens, client and server, on as many connections as the plain scenario, interleaved with it; every {INSITU_SHARE}th connection's record is kept. russh and Go have no hook for their crypto: their rows have no in-situ split."),
+            "Go: client and server are the Go peer's processes (peers/go); their CPU is the process's (getrusage) per connection, their allocations runtime.MemStats (Mallocs, TotalAlloc) per connection.".into(),
+        ]).collect(),
     })
 }
 
@@ -252,8 +296,8 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         declared_wire_bytes: r.declared.map(|(c, s)| c + s),
         client_cpu_ns: sum(&|o| o.cpu_ns),
         server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
-        client_mem: mem.per(count),
-        server_mem: ss.mem.per(ss.served as f64),
+        client_mem: PerHandshake { go_allocs: sum(&|o| o.go_allocs), go_bytes: sum(&|o| o.go_bytes), ..mem.per(count) },
+        server_mem: PerHandshake { go_allocs: ss.go_mallocs as f64 / ss.served.max(1) as f64, go_bytes: ss.go_alloc_bytes as f64 / ss.served.max(1) as f64, ..ss.mem.per(ss.served as f64) },
         vs_baseline_ratio: None,
         measured_delta_ns: None,
         composed_delta_ns: None,
@@ -327,7 +371,7 @@ pub fn table(h: &Handshakes) -> String {
         .scenarios
         .iter()
         .map(|sc| {
-            let mem = |m: &crate::results::PerHandshake| format!("{} / {}", count(m.rust_allocs + m.c_allocs), count(m.rust_bytes + m.c_bytes));
+            let mem = |m: &crate::results::PerHandshake| format!("{} / {}", count(m.allocs()), count(m.bytes()));
             vec![
                 sc.protocol.clone(),
                 sc.suite.clone(),

@@ -47,7 +47,13 @@ impl Drop for Server {
 pub struct ServerStats {
     pub served: u64,
     pub cpu_ns: f64,
+    #[serde(default)]
     pub mem: AllocCounters,
+    /// The Go peer's server: its runtime's allocation counters since `reset`.
+    #[serde(default)]
+    pub go_mallocs: u64,
+    #[serde(default)]
+    pub go_alloc_bytes: u64,
     /// In-situ records of every connection served since `reset`, in order (instrumented servers).
     #[serde(default)]
     pub insitu: Vec<insitu::Record>,
@@ -55,16 +61,26 @@ pub struct ServerStats {
 
 impl Server {
     pub fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path, instrumented: bool) -> Result<Server> {
-        let exe = std::env::current_exe()?;
-        let mut cmd = Command::new(exe);
-        crate::interrupt::die_with_parent(&mut cmd);
-        let mut child = cmd
-            .args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
+        let mut cmd = Command::new(std::env::current_exe()?);
+        cmd.args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
             .arg("--cert")
             .arg(cert)
             .arg("--key")
             .arg(key)
-            .args(instrumented.then_some("--insitu"))
+            .args(instrumented.then_some("--insitu"));
+        Self::spawn(cmd)
+    }
+
+    /// The Go peer's server (peers/go `serve`): the same port line and control lines.
+    pub fn start_go(bin: &Path, group: &str, cert: &Path, key: &Path) -> Result<Server> {
+        let mut cmd = Command::new(bin);
+        cmd.args(["serve", "--group", group]).arg("--cert").arg(cert).arg("--key").arg(key);
+        Self::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: Command) -> Result<Server> {
+        crate::interrupt::die_with_parent(&mut cmd);
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -151,6 +167,8 @@ pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, k
                     cpu_ns: alloc::process_cpu_ns() - cpu0,
                     mem: alloc::counters().since(mem0),
                     insitu: records.lock().map_err(|_| anyhow!("poisoned"))?.clone(),
+                    go_mallocs: 0,
+                    go_alloc_bytes: 0,
                 };
                 println!("{}", serde_json::to_string(&s)?);
             }

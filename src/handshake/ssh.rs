@@ -133,6 +133,8 @@ impl Client {
             mem: alloc::counters().since(mem0),
             evidence: ev,
             insitu: None,
+            go_allocs: 0.0,
+            go_bytes: 0.0,
         })
     }
 }

@@ -117,6 +117,7 @@ impl Client {
                 ClientKind::OpenSsl(b.build())
             }
             RealStack::Russh => bail!("russh is an SSH stack"),
+            RealStack::Go => bail!("Go's TLS runs in the Go peer"),
         };
         Ok(Client { kind, instrumented })
     }
@@ -147,6 +148,8 @@ impl Client {
             mem: super::alloc::counters().since(mem0),
             evidence: ev,
             insitu,
+            go_allocs: 0.0,
+            go_bytes: 0.0,
         })
     }
 
@@ -253,7 +256,7 @@ pub fn serve(
             b.set_private_key(&key)?;
             Server::OpenSsl(b.build())
         }
-        RealStack::Russh => bail!("russh is an SSH stack"),
+        RealStack::Russh | RealStack::Go => bail!("{} does not run in pqprof's TLS server", stack.name()),
     };
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };

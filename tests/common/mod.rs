@@ -20,9 +20,14 @@ pub fn tmp(group: &str, name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// A short real measurement of tests/data/mini into `out`.
+/// pqprof's own backends (the Go peer has its own test, tests/go.rs).
+pub const BUILT_IN: [&str; 8] = ["--backend", "liboqs", "--backend", "rustcrypto", "--backend", "openssl", "--backend", "awslc"];
+
+/// A short real measurement of tests/data/mini into `out`, with pqprof's own backends.
 pub fn measure_mini(out: &Path, iterations: &str) {
-    let o = pqprof(&["run", "--suites", "tests/data/mini", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    let mut args = vec!["run", "--suites", "tests/data/mini", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()];
+    args.extend(BUILT_IN);
+    let o = pqprof(&args);
     assert!(o.status.success(), "run failed: {}", stderr(&o));
 }
 

@@ -22,5 +22,19 @@ pub fn check(results: &Results) -> Vec<String> {
     let mut problems = phases::check(results);
     problems.extend(handshakes::check(results));
     problems.extend(crosscheck::check(results));
+    if let Some(g) = &results.go {
+        for r in &g.raw {
+            let name = format!("go raw {}", r.name);
+            let medians = crate::stats::chunk_medians(&r.samples_ns, r.per_sample);
+            if medians.len() != r.sample_medians_ns.len() {
+                problems.push(format!("{name}: {} sample medians stored, the samples make {}", r.sample_medians_ns.len(), medians.len()));
+                continue;
+            }
+            for (k, (a, b)) in r.sample_medians_ns.iter().zip(&medians).enumerate() {
+                differs(&mut problems, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
+            }
+            differs(&mut problems, format!("{name}: median_ns"), r.median_ns, crate::stats::median(&medians));
+        }
+    }
     problems
 }

@@ -15,6 +15,10 @@ pub struct Body {
     pub signatures: Vec<Card>,
     pub records: Vec<Card>,
     pub raw: Vec<RawRow>,
+    /// Seed 000's table rebuilt from these runs, and the seed's own figures as a reference row.
+    pub seed: Vec<SeedRow>,
+    pub seed_reference: Option<SeedRow>,
+    pub seed_source: String,
     pub failures: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -114,7 +118,7 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
         .map(|s| {
             let instrumented = h.scenarios.iter().find(|x| x.suite == s.suite && x.stack == s.stack && x.instrumented).and_then(|x| x.insitu.as_ref());
             let mem = |m: &PerHandshake| {
-                format!("{} allocs, {}", format::count(m.rust_allocs + m.c_allocs), format::bytes((m.rust_bytes + m.c_bytes) as usize))
+                format!("{} allocs, {}", format::count(m.allocs()), format::bytes(m.bytes() as usize))
             };
             let e = &s.evidence;
             let shares = match (e.client_share, e.server_share) {
@@ -206,6 +210,98 @@ pub struct PhaseRow {
     pub iterations: String,
 }
 
+/// One stack in seed 000's shape: TLS (or SSH) classical vs hybrid, and the raw round trips.
+#[derive(Serialize)]
+pub struct SeedRow {
+    pub host: String,
+    pub stack: String,
+    pub protocol: String,
+    pub classical: String,
+    pub hybrid: String,
+    pub ratio: String,
+    pub mlkem: String,
+    pub ecdh: String,
+    pub raw_ratio: String,
+    pub raw_how: String,
+    pub allocs: String,
+}
+
+fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
+    let mut rows = Vec::new();
+    for run in runs {
+        let r = &run.results;
+        let Some(h) = &r.handshakes else { continue };
+        let mut stacks: Vec<crate::results::RealStack> = Vec::new();
+        for s in h.scenarios.iter().filter(|s| !s.instrumented) {
+            if !stacks.contains(&s.stack) {
+                stacks.push(s.stack);
+            }
+        }
+        for stack in stacks {
+            let (proto, classical, hybrid) = if stack == crate::results::RealStack::Russh { ("SSH", "curve25519-sha256", "mlkem768x25519-sha256") } else { ("TLS 1.3", "X25519", "X25519MLKEM768") };
+            let find = |suite: &str| h.scenarios.iter().find(|s| s.stack == stack && !s.instrumented && s.suite == suite);
+            let (Some(c), Some(y)) = (find(classical), find(hybrid)) else { continue };
+            // Raw round trips: Go's are timed in Go as the seed did; the others are composed from the
+            // library the stack runs.
+            let go_raw = |prefix: &str| r.go.as_ref().and_then(|g| g.raw.iter().find(|x| x.name.starts_with(prefix))).map(|x| x.median_ns);
+            let composed = |prefix: &str| r.suites.iter().find(|s| s.kind == TrackKind::Raw && s.stack == c.composed_stack && s.name.starts_with(prefix)).map(|s| s.composed.median_ns);
+            let (mlkem, ecdh, how) = if stack == crate::results::RealStack::Go {
+                (go_raw("ML-KEM"), go_raw("P-256"), "timed in Go".to_string())
+            } else {
+                (composed("ML-KEM"), composed("P-256"), format!("composed ({})", c.composed_stack))
+            };
+            let t = |x: Option<f64>| x.map_or("–".into(), format::time);
+            rows.push(SeedRow {
+                host: run.label.clone(),
+                stack: stack.name().into(),
+                protocol: proto.into(),
+                classical: format::time(c.median_ns),
+                hybrid: format::time(y.median_ns),
+                ratio: format::ratio(y.median_ns / c.median_ns),
+                mlkem: t(mlkem),
+                ecdh: t(ecdh),
+                raw_ratio: match (mlkem, ecdh) {
+                    (Some(a), Some(b)) => format::ratio(a / b),
+                    _ => "–".into(),
+                },
+                raw_how: if stack == crate::results::RealStack::Russh { "–".into() } else { how },
+                allocs: format!(
+                    "{} B / {} → {} B / {}",
+                    format::count(c.client_mem.bytes()),
+                    format::count(c.client_mem.allocs()),
+                    format::count(y.client_mem.bytes()),
+                    format::count(y.client_mem.allocs())
+                ),
+            });
+        }
+    }
+    rows
+}
+
+fn seed_reference() -> (Option<SeedRow>, String) {
+    let Ok(s) = crate::references::seed000() else { return (None, String::new()) };
+    let row = SeedRow {
+        host: format!("seed 000: {}", s.machine),
+        stack: format!("go ({})", s.runtime),
+        protocol: "TLS 1.3".into(),
+        classical: format::time(s.tls_classical_ms * 1e6),
+        hybrid: format::time(s.tls_hybrid_ms * 1e6),
+        ratio: format::ratio(s.tls_hybrid_ms / s.tls_classical_ms),
+        mlkem: format::time(s.raw_mlkem768_ms * 1e6),
+        ecdh: format::time(s.raw_ecdh_p256_ms * 1e6),
+        raw_ratio: format::ratio(s.raw_mlkem768_ms / s.raw_ecdh_p256_ms),
+        raw_how: "timed in Go (published)".into(),
+        allocs: format!(
+            "{} B / {} → {} B / {}",
+            format::count(s.client_bytes_classical),
+            format::count(s.client_allocs_classical),
+            format::count(s.client_bytes_hybrid),
+            format::count(s.client_allocs_hybrid)
+        ),
+    };
+    (Some(row), format!("{}; {}", s.source, s.statistic))
+}
+
 #[derive(Serialize)]
 pub struct RawRow {
     pub host: String,
@@ -232,11 +328,15 @@ pub fn build(runs: &[Run]) -> Body {
         .iter()
         .flat_map(|r| r.results.failures.iter().map(move |f| format!("{}: {} {} {}: {}", r.label, f.backend, f.algorithm, f.operation, f.error)))
         .collect();
+    let (seed_reference, seed_source) = seed_reference();
     Body {
         sections,
         signatures: cards(runs, |s| s.kind == TrackKind::Signature),
         records: cards(runs, |s| s.kind == TrackKind::Record),
         raw: raw_rows(runs),
+        seed: seed_rows(runs),
+        seed_reference,
+        seed_source,
         failures,
         warnings: runs.iter().flat_map(|r| r.results.warnings.iter().map(move |w| format!("{}: {w}", r.label))).collect(),
     }

@@ -10,16 +10,19 @@ pub enum RealStack {
     #[serde(rename = "openssl")]
     OpenSsl,
     Russh,
+    /// Go's crypto/tls, through the Go peer (peers/go).
+    Go,
 }
 
 impl RealStack {
-    pub const ALL: [RealStack; 3] = [RealStack::Rustls, RealStack::OpenSsl, RealStack::Russh];
+    pub const ALL: [RealStack; 4] = [RealStack::Rustls, RealStack::OpenSsl, RealStack::Russh, RealStack::Go];
 
     pub fn name(self) -> &'static str {
         match self {
             RealStack::Rustls => "rustls",
             RealStack::OpenSsl => "openssl",
             RealStack::Russh => "russh",
+            RealStack::Go => "go",
         }
     }
 
@@ -162,13 +165,32 @@ impl InSitu {
     }
 }
 
-/// Allocations per handshake: Rust's through the counting allocator, C's through the library's hooks.
+/// Allocations per handshake: Rust's through the counting allocator, C's through the library's
+/// hooks, Go's from its runtime (runtime.MemStats Mallocs and TotalAlloc).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct PerHandshake {
     pub rust_allocs: f64,
     pub rust_bytes: f64,
     pub c_allocs: f64,
     pub c_bytes: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub go_allocs: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub go_bytes: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl PerHandshake {
+    pub fn allocs(&self) -> f64 {
+        self.rust_allocs + self.c_allocs + self.go_allocs
+    }
+
+    pub fn bytes(&self) -> f64 {
+        self.rust_bytes + self.c_bytes + self.go_bytes
+    }
 }
 
 /// Raw allocation counters (a process's running totals or a difference of two readings).
@@ -192,6 +214,6 @@ impl AllocCounters {
 
     pub fn per(self, n: f64) -> PerHandshake {
         let n = n.max(1.0);
-        PerHandshake { rust_allocs: self.rust_allocs as f64 / n, rust_bytes: self.rust_bytes as f64 / n, c_allocs: self.c_allocs as f64 / n, c_bytes: self.c_bytes as f64 / n }
+        PerHandshake { rust_allocs: self.rust_allocs as f64 / n, rust_bytes: self.rust_bytes as f64 / n, c_allocs: self.c_allocs as f64 / n, c_bytes: self.c_bytes as f64 / n, ..Default::default() }
     }
 }

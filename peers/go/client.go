@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// payload is the 32-byte message every connection echoes.
+var payload = []byte("pqprof handshake echo payload 32")
+
+// client holds what every connection shares: one tls.Config, made once as a
+// real client would, without a session cache so that no handshake resumes.
+type client struct {
+	addr   string
+	config *tls.Config
+}
+
+// connection is one connection's figures, as `run` reports them.
+type connection struct {
+	TotalNs  int64 `json:"total_ns"`
+	ReadyNs  int64 `json:"ready_ns"`
+	Sent     int64 `json:"sent"`
+	Received int64 `json:"received"`
+}
+
+type runReport struct {
+	Connections []connection `json:"connections"`
+	usageDelta
+}
+
+type evidence struct {
+	Version          string `json:"version"`
+	Group            string `json:"group"`
+	Cipher           string `json:"cipher"`
+	CertKey          string `json:"cert_key"`
+	Resumed          bool   `json:"resumed"`
+	FirstSentHex     string `json:"first_sent_hex"`
+	FirstReceivedHex string `json:"first_received_hex"`
+}
+
+func clientCmd(args []string) error {
+	fs := newFlags("client")
+	group := fs.String("group", "", "the only TLS group to offer (X25519, X25519MLKEM768, ...)")
+	addr := fs.String("addr", "", "server address, 127.0.0.1:PORT")
+	caPath := fs.String("ca", "", "DER certificate to trust (the server's self-signed one)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *group == "" || *addr == "" || *caPath == "" {
+		return errors.New("client needs --group, --addr and --ca")
+	}
+	id, err := requireGroup(*group)
+	if err != nil {
+		return err
+	}
+	der, err := os.ReadFile(*caPath)
+	if err != nil {
+		return err
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *caPath, err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	c := &client{addr: *addr, config: &tls.Config{
+		MinVersion:       tls.VersionTLS13,
+		MaxVersion:       tls.VersionTLS13,
+		CurvePreferences: []tls.CurveID{id},
+		RootCAs:          roots,
+		ServerName:       "localhost",
+	}}
+	// Failures are reported as JSON on stdout too, so that the driver reading
+	// the answer to a command sees why it did not come.
+	if err := c.commands(os.Stdin, os.Stdout); err != nil {
+		writeJSON(os.Stdout, map[string]string{"error": err.Error()})
+		return err
+	}
+	return nil
+}
+
+// commands answers the commands on stdin until it closes.
+func (c *client) commands(in io.Reader, out io.Writer) error {
+	lines := bufio.NewScanner(in)
+	for lines.Scan() {
+		fields := strings.Fields(lines.Text())
+		var answer any
+		var err error
+		switch {
+		case len(fields) == 1 && fields[0] == "evidence":
+			answer, err = c.evidence()
+		case len(fields) == 2 && fields[0] == "run":
+			n, perr := strconv.Atoi(fields[1])
+			if perr != nil || n < 1 {
+				return fmt.Errorf("run: %q is not a positive count", fields[1])
+			}
+			answer, err = c.run(n)
+		case len(fields) == 0:
+			continue
+		default:
+			return fmt.Errorf("unknown command %q (evidence, run N)", lines.Text())
+		}
+		if err != nil {
+			return err
+		}
+		if err := writeJSON(out, answer); err != nil {
+			return err
+		}
+	}
+	return lines.Err()
+}
+
+// evidence makes one connection and reports what was negotiated, with the
+// first bytes each way so that the key shares can be checked on the wire.
+func (c *client) evidence() (evidence, error) {
+	var ev evidence
+	var cs tls.ConnectionState
+	wire, _, err := c.connect(true, func(tc *tls.Conn) { cs = tc.ConnectionState() })
+	if err != nil {
+		return ev, err
+	}
+	id, err := negotiatedGroup(cs, wire.firstReceived)
+	if err != nil {
+		return ev, err
+	}
+	if cs.Version != tls.VersionTLS13 {
+		return ev, fmt.Errorf("negotiated %s, not TLS 1.3", tls.VersionName(cs.Version))
+	}
+	ev = evidence{
+		Version:          "TLS 1.3",
+		Group:            id.String(),
+		Cipher:           tls.CipherSuiteName(cs.CipherSuite),
+		CertKey:          "other",
+		Resumed:          cs.DidResume,
+		FirstSentHex:     hex.EncodeToString(wire.firstSent),
+		FirstReceivedHex: hex.EncodeToString(wire.firstReceived),
+	}
+	if len(cs.PeerCertificates) > 0 {
+		if pub, ok := cs.PeerCertificates[0].PublicKey.(*ecdsa.PublicKey); ok && pub.Curve == elliptic.P256() {
+			ev.CertKey = "ECDSA P-256"
+		}
+	}
+	return ev, nil
+}
+
+// run makes n connections one after another and reports each, with the
+// process's CPU time and allocations for the n together.
+func (c *client) run(n int) (runReport, error) {
+	report := runReport{Connections: make([]connection, 0, n)}
+	before, err := readUsage()
+	if err != nil {
+		return report, err
+	}
+	for range n {
+		_, conn, err := c.connect(false, nil)
+		if err != nil {
+			return report, err
+		}
+		report.Connections = append(report.Connections, conn)
+	}
+	after, err := readUsage()
+	if err != nil {
+		return report, err
+	}
+	report.usageDelta = after.since(before)
+	return report, nil
+}
+
+// connect runs one connection, timed from before the TCP connect: dial,
+// handshake (ready), echo the payload, close (total). The byte counts are
+// those on the TCP socket. afterHandshake, if set, runs after the ready
+// timestamp is taken, outside the timing that matters for `run`.
+func (c *client) connect(capture bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
+	var conn connection
+	t0 := time.Now()
+	dialer := net.Dialer{Timeout: ioTimeout}
+	raw, err := dialer.Dial("tcp", c.addr)
+	if err != nil {
+		return nil, conn, err
+	}
+	raw.SetDeadline(t0.Add(ioTimeout))
+	wire := &countingConn{Conn: raw, capture: capture}
+	tc := tls.Client(wire, c.config)
+	defer tc.Close()
+	if err := tc.Handshake(); err != nil {
+		return nil, conn, fmt.Errorf("handshake: %w", err)
+	}
+	conn.ReadyNs = int64(time.Since(t0))
+	if afterHandshake != nil {
+		afterHandshake(tc)
+	}
+	if _, err := tc.Write(payload); err != nil {
+		return nil, conn, fmt.Errorf("write: %w", err)
+	}
+	echoed := make([]byte, len(payload))
+	if _, err := io.ReadFull(tc, echoed); err != nil {
+		return nil, conn, fmt.Errorf("read: %w", err)
+	}
+	if !bytes.Equal(echoed, payload) {
+		return nil, conn, fmt.Errorf("the server echoed %q, not the payload", echoed)
+	}
+	if err := tc.Close(); err != nil {
+		return nil, conn, fmt.Errorf("close: %w", err)
+	}
+	conn.TotalNs = int64(time.Since(t0))
+	conn.Sent, conn.Received = wire.sent, wire.received
+	return wire, conn, nil
+}

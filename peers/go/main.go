@@ -1,0 +1,118 @@
+// Command pqprof-go-peer is pqprof's Go counterpart: it times Go's own
+// implementations of the key exchange, signature and record phases, and runs
+// real TLS 1.3 loopback handshakes with crypto/tls, so that pqprof can put Go's
+// figures beside those of liboqs, OpenSSL, RustCrypto and rustls.
+//
+// Every subcommand writes machine output as JSON on stdout; errors go to
+// stderr with exit code 1.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+)
+
+const usageText = `usage: pqprof-go-peer <subcommand> [flags]
+
+  version                      Go version, platform and the TLS groups this Go supports
+  phases [--iterations N] [--rounds R] [--budget-ms B] [--warmup-ms W]
+         [--raw-samples S] [--raw-per-sample K]
+                               per-call timings of every phase, and seed 000's raw workload
+  serve --group G --cert CERT.der --key KEY.pem
+                               TLS 1.3 echo server on 127.0.0.1; control lines on stdin
+  client --group G --addr HOST:PORT --ca CERT.der
+                               TLS 1.3 client; commands on stdin: evidence, run N
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usageText)
+		os.Exit(1)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "version":
+		err = versionCmd(args)
+	case "phases":
+		err = phasesCmd(args)
+	case "serve":
+		err = serveCmd(args)
+	case "client":
+		err = clientCmd(args)
+	case "help", "-h", "--help":
+		fmt.Print(usageText)
+	default:
+		err = fmt.Errorf("unknown subcommand %q\n%s", cmd, usageText)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+// fail reports err on stderr and exits 1; flag errors have been printed by the
+// flag package already.
+func fail(err error) {
+	if !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "pqprof-go-peer:", err)
+	}
+	os.Exit(1)
+}
+
+// newFlags makes a flag set whose errors are returned rather than exiting, so
+// that every failure leaves through fail.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	return fs
+}
+
+// parseFlags parses args and refuses stray positional arguments, which would
+// otherwise be silently ignored.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// writeJSON writes v as one line of JSON.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+type versionReport struct {
+	GoVersion string   `json:"go_version"`
+	GOOS      string   `json:"goos"`
+	GOARCH    string   `json:"goarch"`
+	Groups    []string `json:"groups"`
+}
+
+func versionCmd(args []string) error {
+	if err := parseFlags(newFlags("version"), args); err != nil {
+		return err
+	}
+	groups, err := supportedGroups()
+	if err != nil {
+		return err
+	}
+	return writeJSON(os.Stdout, versionReport{
+		GoVersion: runtime.Version(),
+		GOOS:      runtime.GOOS,
+		GOARCH:    runtime.GOARCH,
+		Groups:    groups,
+	})
+}

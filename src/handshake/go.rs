@@ -1,0 +1,141 @@
+//! Go's crypto/tls as a real stack: the Go peer's `client`, a child process pqprof drives over its
+//! standard input (`evidence`, `run N`), against the peer's `serve` (server.rs). Seed 000's TLS
+//! contract, as for the other stacks: a fresh connection per handshake, TLS 1.3, one group, an
+//! ECDSA P-256 certificate, no resumption, a 32-byte echo.
+
+use super::One;
+use crate::parse::tls::key_shares;
+use crate::results::{AllocCounters, Evidence};
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+pub struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Deserialize)]
+struct GoEvidence {
+    version: String,
+    group: String,
+    cipher: String,
+    cert_key: String,
+    resumed: bool,
+    first_sent_hex: String,
+    first_received_hex: String,
+}
+
+#[derive(Deserialize)]
+struct Connection {
+    total_ns: u64,
+    ready_ns: u64,
+    sent: u64,
+    received: u64,
+}
+
+#[derive(Deserialize)]
+struct RunReport {
+    connections: Vec<Connection>,
+    cpu_ns: f64,
+    go_mallocs: u64,
+    go_alloc_bytes: u64,
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2).filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
+}
+
+impl Client {
+    pub fn start(bin: &Path, group: &str, addr: SocketAddr, ca: &Path) -> Result<Client> {
+        let mut cmd = Command::new(bin);
+        crate::interrupt::die_with_parent(&mut cmd);
+        let mut child = cmd
+            .args(["client", "--group", group, "--addr", &addr.to_string()])
+            .arg("--ca")
+            .arg(ca)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", bin.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("Go client pipes") };
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Client { child, stdin, lines })
+    }
+
+    fn ask(&mut self, cmd: &str, timeout: Duration) -> Result<String> {
+        writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush()).map_err(|e| anyhow!("cannot talk to the Go client ({e})"))?;
+        let line = match self.lines.recv_timeout(timeout) {
+            Ok(l) => l,
+            Err(RecvTimeoutError::Timeout) => bail!("the Go client did not answer {cmd:?} within {} s", timeout.as_secs()),
+            Err(RecvTimeoutError::Disconnected) => bail!("the Go client exited ({:?})", self.child.try_wait()?),
+        };
+        if let Ok(e) = serde_json::from_str::<std::collections::HashMap<String, String>>(&line) {
+            if let Some(err) = e.get("error") {
+                bail!("Go client: {err}");
+            }
+        }
+        Ok(line)
+    }
+
+    /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
+    pub fn evidence(&mut self) -> Result<One> {
+        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", Duration::from_secs(10))?).context("Go client evidence")?;
+        let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
+        let ev = Evidence {
+            version: e.version,
+            group: e.group,
+            cipher: e.cipher,
+            cert_key: e.cert_key,
+            resumed: e.resumed,
+            client_share: key_shares(&sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied()),
+            server_share: key_shares(&received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied()),
+        };
+        Ok(One { total_ns: 0.0, ready_ns: 0.0, sent: 0, received: 0, cpu_ns: 0.0, mem: AllocCounters::default(), evidence: Some(ev), insitu: None, go_allocs: 0.0, go_bytes: 0.0 })
+    }
+
+    /// `n` connections one after another; the client process's CPU and Go allocations are shared
+    /// out evenly among them (the peer counts them per batch).
+    pub fn run(&mut self, n: usize) -> Result<Vec<One>> {
+        let budget = Duration::from_secs(10 + n as u64 / 10);
+        let r: RunReport = serde_json::from_str(&self.ask(&format!("run {n}"), budget)?).context("Go client run")?;
+        let k = r.connections.len().max(1) as f64;
+        Ok(r.connections
+            .into_iter()
+            .map(|c| One {
+                total_ns: c.total_ns as f64,
+                ready_ns: c.ready_ns as f64,
+                sent: c.sent,
+                received: c.received,
+                cpu_ns: r.cpu_ns / k,
+                mem: AllocCounters::default(),
+                evidence: None,
+                insitu: None,
+                go_allocs: r.go_mallocs as f64 / k,
+                go_bytes: r.go_alloc_bytes as f64 / k,
+            })
+            .collect())
+    }
+}
