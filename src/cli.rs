@@ -102,6 +102,9 @@ pub enum Command {
         /// Replace a handshakes section the results file already has.
         #[arg(long)]
         force: bool,
+        /// Only these stacks (repeatable): rustls, openssl, russh, go.
+        #[arg(long = "stack", value_parser = ["rustls", "openssl", "russh", "go"])]
+        stacks: Vec<String>,
     },
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]

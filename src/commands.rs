@@ -44,10 +44,10 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Handshake { results: file, suites, samples, per_sample, force } => {
+        Command::Handshake { results: file, suites, samples, per_sample, force, stacks } => {
             let file = file.map_or_else(newest_results, Ok)?;
             let mut r = section_target(&file, |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()), "handshakes", force)?;
-            let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize };
+            let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize, stacks };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
             print!("{}", crate::handshake::table(&h));
             println!("\n{} scenarios, {} failed; {:.0} s; written to {}", h.scenarios.len(), h.failures.len(), h.wall_seconds, file.display());

@@ -15,7 +15,7 @@ fn results_copy(name: &str) -> PathBuf {
 #[test]
 fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     let out = results_copy("hs.json");
-    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "tests/data/mini", "--samples", "2", "--per-sample", "3"]);
+    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "tests/data/mini", "--samples", "2", "--per-sample", "3", "--stack", "rustls", "--stack", "openssl"]);
     assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();

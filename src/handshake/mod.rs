@@ -103,6 +103,8 @@ pub struct Options {
     pub suites: PathBuf,
     pub samples: usize,
     pub per_sample: usize,
+    /// Only these stacks (all when empty).
+    pub stacks: Vec<String>,
 }
 
 /// An instrumented scenario makes as many connections as the plain one (so the two medians compare
@@ -148,9 +150,10 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
 
     let mut failures = Vec::new();
     let mut notes = Vec::new();
+    let wanted = |s: RealStack| opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == s.name());
     // Go's crypto/tls through the Go peer, where it is built and has the group.
-    let go_peer = crate::go::binary().and_then(|b| crate::go::version(&b).map(|v| (b, v)));
-    if let Err(e) = &go_peer {
+    let go_peer = if wanted(RealStack::Go) { crate::go::binary().and_then(|b| crate::go::version(&b).map(|v| (b, v))) } else { Err(anyhow!("not asked for")) };
+    if let (Err(e), true) = (&go_peer, wanted(RealStack::Go)) {
         notes.push(format!("Go stack not measured: {e:#}"));
     }
     let mut running: Vec<Running> = Vec::new();
@@ -168,6 +171,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                 notes.push(format!("Go {} does not negotiate {}: no Go row for it", v.go_version, s.name));
             }
         }
+        variants.retain(|(s, _)| wanted(*s));
         for &(stack, instrumented) in &variants {
             let setup = (|| -> Result<Running> {
                 let server = match (&go_peer, stack) {
