@@ -142,6 +142,24 @@ pub enum Command {
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
     #[command(hide = true)]
     ResultsPath,
+    /// One phase's counted calls, run by `run --counter instructions` under valgrind.
+    #[command(hide = true)]
+    CountPhase {
+        #[arg(long)]
+        backend: String,
+        #[arg(long)]
+        algorithm: String,
+        #[arg(long)]
+        operation: String,
+        #[arg(long, value_parser = ["handshake", "primitive"])]
+        form: String,
+        #[arg(long)]
+        calls: usize,
+        #[arg(long, default_value_t = 0)]
+        payload: usize,
+        #[arg(long, default_value_t = 0)]
+        aad: usize,
+    },
 }
 
 fn compare_format(s: &str) -> Result<crate::comparison::Format, String> {
@@ -196,6 +214,9 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Also count each phase's instructions under valgrind's callgrind: `instructions`.
+    #[arg(long, value_parser = ["instructions"])]
+    pub counter: Option<String>,
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub fn execute(command: Command) -> Result<()> {
             for (name, pp) in crate::comparison::delta_spread(&runs) {
                 println!("{pp:6.2}pp delta vs baseline  {name}");
             }
+            for (name, pct) in crate::comparison::calibrated_spread(&runs) {
+                println!("{pct:6.2}% calibrated  {name}");
+            }
             Ok(())
         }
         Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl, force } => {
@@ -68,6 +71,12 @@ pub fn execute(command: Command) -> Result<()> {
             println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
             Ok(())
         }
+        Command::CountPhase { backend, algorithm, operation, form, calls, payload, aad } => {
+            let form = if form == "primitive" { crate::results::Form::Primitive } else { crate::results::Form::Handshake };
+            let r = crate::counter::child(&backend, &algorithm, &operation, form, calls.max(1), crate::suite::Workload { payload_bytes: payload, aad_bytes: aad })?;
+            println!("{}", serde_json::to_string(&r)?);
+            Ok(())
+        }
         Command::ResultsPath => {
             println!("{}", crate::host::results_path(&crate::host::describe(), &run::utc_now()).display());
             Ok(())
@@ -101,7 +110,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     let results = if args.samples > 1 {
         crate::samples::run_samples(&args)?
     } else {
-        let opts = run::Options { suites: args.suites.clone(), settings, backends: args.backends.clone(), progress: !args.quiet, rotate: args.rotate };
+        let opts = run::Options { suites: args.suites.clone(), settings, backends: args.backends.clone(), progress: !args.quiet, rotate: args.rotate, counter: args.counter.is_some() };
         run::run(&opts)?
     };
     results::create(&out, &results, args.force)?;

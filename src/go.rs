@@ -120,6 +120,7 @@ pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
             cycles: None,
             batch: 1,
             run_delay_pct: None,
+            instructions: None,
         });
     }
     let raw = p.raw.into_iter().map(|r| raw_round_trip(r.name, r.samples_ns, RAW_PER_SAMPLE)).collect();

@@ -10,6 +10,7 @@ pub mod backend;
 pub mod case;
 pub mod cli;
 pub mod commands;
+pub mod counter;
 pub mod go;
 pub mod crosscheck;
 pub mod handshake;

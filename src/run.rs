@@ -21,6 +21,8 @@ pub struct Options {
     pub progress: bool,
     /// Start the round-robin at this phase (process samples rotate it so order effects spread).
     pub rotate: usize,
+    /// Also count instructions per phase under valgrind.
+    pub counter: bool,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -69,10 +71,15 @@ pub fn run(opts: &Options) -> Result<Results> {
         }
     }
 
+    // The calibration reference, timed in every round beside the phases.
+    let mut reference = Slot::new(Box::new(crate::case::Slots::new(crate::case::Reference::new())));
+    measure::warm_up(&mut reference, &opts.settings, &clock, overhead_ns)?;
+    reference.target = CALIBRATION_PER_ROUND * opts.settings.rounds.max(1);
     let total: u64 = slots.iter().filter(|(_, s)| s.error.is_none()).map(|(_, s)| s.target as u64).sum();
     let bar = progress_bar(total, opts.progress);
     let rounds = opts.settings.rounds.max(1);
     for r in 0..rounds {
+        measure::run_chunk(&mut reference, CALIBRATION_PER_ROUND, &clock, core)?;
         // Rotate the order every round so no phase always follows the same one.
         let n = slots.len();
         for j in 0..n {
@@ -118,6 +125,16 @@ pub fn run(opts: &Options) -> Result<Results> {
     } else {
         None
     };
+    let counter = if opts.counter {
+        let mut say = |m: &str| {
+            if opts.progress {
+                eprintln!("counting instructions: {m}");
+            }
+        };
+        Some(crate::counter::count(&mut phases, &plan.phases, &mut say)?)
+    } else {
+        None
+    };
     let suites_out = compose_all(&suites, &plan, &phases);
     let components = components(&phases, &backends);
     let mut warnings = warnings(&phases, &opts.settings);
@@ -138,6 +155,8 @@ pub fn run(opts: &Options) -> Result<Results> {
             iterations_policy: opts.settings.clone(),
             timer,
             wall_seconds: started.elapsed().as_secs_f64(),
+            counter,
+            calibration: Some(calibration(reference.raw.samples_ns)),
         },
         backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
         stacks,
@@ -246,6 +265,7 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         batch: slot.batch,
         run_delay_pct: (slot.raw.wall_ns > 0).then(|| slot.raw.run_delay_ns as f64 * 100.0 / slot.raw.wall_ns as f64),
         timed_ms: Some(slot.raw.timed_ns / 1e6),
+        instructions: None,
     }
 }
 
@@ -277,6 +297,29 @@ fn components(phases: &[Phase], backends: &[Box<dyn Backend>]) -> Vec<Component>
             })
         })
         .collect()
+}
+
+/// Reference samples per round: about 0.5 ms of SHA-256.
+pub const CALIBRATION_PER_ROUND: usize = 100;
+/// The reference workload's median on this project's baseline machine (the committed run of
+/// 2026-11-30, AMD EPYC Zen 5): calibrated figures are in that machine's time.
+pub const CALIBRATION_PINNED_NS: f64 = 2_000.0;
+
+pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
+    let rounds = stats::chunk_medians(&samples_ns, CALIBRATION_PER_ROUND);
+    let all: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+    let median_ns = stats::median(&all);
+    let (lo, hi) = rounds.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+    results::Calibration {
+        workload: crate::case::Reference::DESCRIPTION.into(),
+        per_round: CALIBRATION_PER_ROUND,
+        samples_ns,
+        drift_pct: (hi - lo) / median_ns * 100.0,
+        round_medians_ns: rounds,
+        median_ns,
+        pinned_ns: CALIBRATION_PINNED_NS,
+        factor: CALIBRATION_PINNED_NS / median_ns,
+    }
 }
 
 /// The randomness policy every backend follows (see each backend's file).
@@ -312,7 +355,10 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<Sui
             .collect();
         // A suite whose phase failed is left out; the failure is listed in the results.
         let Ok(composed) = compose::compose(&parts, phases) else { continue };
-        out.push(suite_result(s, &c.stack, parts, composed));
+        let instructions = compose::instructions(&parts, phases);
+        let mut r = suite_result(s, &c.stack, parts, composed);
+        r.instructions = instructions;
+        out.push(r);
     }
     fill_deltas(&mut out, phases);
     out
@@ -355,6 +401,7 @@ fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Compos
         family: sig.map(|a| a.family.clone()),
         payload_bytes: (s.kind == TrackKind::Record).then_some(s.workload.payload_bytes),
         source_file: s.at.file.display().to_string(),
+        instructions: None,
     }
 }
 

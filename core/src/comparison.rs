@@ -37,6 +37,11 @@ pub struct Row {
     pub name: String,
     pub a_median_ns: f64,
     pub b_median_ns: f64,
+    /// What the ratio and verdict are of: "instructions" where both runs counted them (they do not
+    /// move with machine load), else "median ns".
+    pub statistic: String,
+    pub a_instructions: Option<f64>,
+    pub b_instructions: Option<f64>,
     pub ratio: f64,
     pub ratio_ci95: Option<(f64, f64)>,
     /// Changes smaller than this, percent, are called noise (see `noise_floor`).
@@ -105,9 +110,42 @@ fn noise_floor(a: &Results, b: &Results, name: &str, threshold_pct: f64) -> f64 
 /// compare as "no change" on all but one or two of 116 figures.
 pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 5.0;
 
-fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64) -> Row {
+/// A change in instructions per call beyond this, percent, is a change in the code path: counts
+/// repeat to within 0.1% where the randomness is seeded, and a little more where it cannot be.
+pub const INSTRUCTION_FLOOR_PCT: f64 = 0.5;
+
+fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64, ins: (Option<f64>, Option<f64>)) -> Row {
+    if let (Some(ai), Some(bi)) = ins {
+        // Counts are exact: the interval is the ratio itself, and the floor is the counts' own noise.
+        let ratio = bi / ai;
+        return Row {
+            kind: kind.into(),
+            name,
+            a_median_ns,
+            b_median_ns,
+            statistic: "instructions".into(),
+            a_instructions: Some(ai),
+            b_instructions: Some(bi),
+            ratio,
+            ratio_ci95: Some((ratio, ratio)),
+            noise_floor_pct: INSTRUCTION_FLOOR_PCT,
+            verdict: Verdict::judge(Some((ratio, ratio)), ratio, INSTRUCTION_FLOOR_PCT),
+        };
+    }
     let ratio = b_median_ns / a_median_ns;
-    Row { kind: kind.into(), name, a_median_ns, b_median_ns, ratio, ratio_ci95: ci, noise_floor_pct: floor, verdict: Verdict::judge(ci, ratio, floor) }
+    Row {
+        kind: kind.into(),
+        name,
+        a_median_ns,
+        b_median_ns,
+        statistic: "median ns".into(),
+        a_instructions: ins.0,
+        b_instructions: ins.1,
+        ratio,
+        ratio_ci95: ci,
+        noise_floor_pct: floor,
+        verdict: Verdict::judge(ci, ratio, floor),
+    }
 }
 
 /// Why two runs may differ for reasons other than the code.
@@ -134,14 +172,15 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
         let ci = ratio_interval(pa.stats.median_ns, pa.median_ci95_ns, pb.stats.median_ns, pb.median_ci95_ns);
         let name = pa.name();
         let floor = noise_floor(a, b, &name, threshold_pct);
-        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor));
+        let ins = (pa.instructions.as_ref().and_then(|i| i.ir()), pb.instructions.as_ref().and_then(|i| i.ir()));
+        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor, ins));
     }
     for sa in &a.suites {
         let Some(sb) = b.suite(&sa.name, &sa.stack) else { continue };
         let ci = ratio_interval(sa.composed.median_ns, sa.composed.median_ci95_ns, sb.composed.median_ns, sb.composed.median_ci95_ns);
         let name = format!("{} [{}]", sa.name, sa.stack);
         let floor = noise_floor(a, b, &name, threshold_pct);
-        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor));
+        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor, (sa.instructions, sb.instructions)));
     }
     Comparison { a: a.label(), b: b.label(), caveats: caveats(a, b), rows }
 }
@@ -160,13 +199,14 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
             for cv in &c.caveats {
                 writeln!(s, "{}{cv}\n", if md { "> Note: " } else { "note: " })?;
             }
-            let head = ["", "name", "A median", "B median", "B / A", "95% interval", "noise floor", "verdict"];
+            let head = ["", "name", "A median", "B median", "B / A of", "B / A", "95% interval", "noise floor", "verdict"];
             let cells = |r: &Row| {
                 vec![
                     r.kind.clone(),
                     r.name.clone(),
                     units::time(r.a_median_ns),
                     units::time(r.b_median_ns),
+                    r.statistic.clone(),
                     format!("{:.3}", r.ratio),
                     ci_text(r.ratio_ci95),
                     format!("{:.1}%", r.noise_floor_pct),
@@ -174,13 +214,13 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
                 ]
             };
             if md {
-                writeln!(s, "| {} |\n|---|---|---:|---:|---:|---|---:|---|", head.join(" | "))?;
+                writeln!(s, "| {} |\n|---|---|---:|---:|---|---:|---|---:|---|", head.join(" | "))?;
                 for r in &c.rows {
                     writeln!(s, "| {} |", cells(r).join(" | "))?;
                 }
             } else {
                 let rows: Vec<Vec<String>> = c.rows.iter().map(cells).collect();
-                writeln!(s, "{}", units::text_table(&head, &rows, &[2, 3, 4, 6]))?;
+                writeln!(s, "{}", units::text_table(&head, &rows, &[2, 3, 5, 7]))?;
             }
         }
     }
@@ -207,6 +247,25 @@ pub fn delta_spread(runs: &[Results]) -> Vec<(String, f64)> {
             })
         })
         .collect()
+}
+
+/// The same spread for the calibrated composed medians (composed median x the run's calibration
+/// factor), where every run has a calibration.
+pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
+    let factors: Option<Vec<f64>> = runs.iter().map(|r| r.run.calibration.as_ref().map(|c| c.factor)).collect();
+    let Some(factors) = factors else { return Vec::new() };
+    let scaled: Vec<Results> = runs
+        .iter()
+        .zip(&factors)
+        .map(|(r, f)| {
+            let mut r = r.clone();
+            for s in &mut r.suites {
+                s.composed.median_ns *= f;
+            }
+            r
+        })
+        .collect();
+    spread(&scaled)
 }
 
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.

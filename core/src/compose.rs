@@ -43,6 +43,11 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
     })
 }
 
+/// Composed instructions: sum of count x instructions per call, if every phase was counted.
+pub fn instructions(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+    parts.iter().map(|p| phases.iter().find(|q| p.is(q)).and_then(|q| q.instructions.as_ref()?.ir()).map(|ir| f64::from(p.count) * ir)).sum()
+}
+
 fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64(seed);
     (0..n)
@@ -179,6 +184,7 @@ mod tests {
             batch: 1,
             run_delay_pct: None,
             timed_ms: None,
+            instructions: None,
         }
     }
 

@@ -134,3 +134,27 @@ impl Sig for OqsSig {
         Ok(self.0.verify(msg, sig, pk).is_ok())
     }
 }
+
+/// A fixed stream of random bytes for liboqs (instruction counting only): the same inputs every
+/// run, so the same count.
+static SEEDED: std::sync::Mutex<Option<rand::rngs::StdRng>> = std::sync::Mutex::new(None);
+
+unsafe extern "C" fn seeded_randombytes(out: *mut u8, n: usize) {
+    use rand::Rng;
+    if let Ok(mut g) = SEEDED.lock() {
+        if let Some(rng) = g.as_mut() {
+            // SAFETY: liboqs passes a buffer of `n` writable bytes.
+            rng.fill_bytes(unsafe { std::slice::from_raw_parts_mut(out, n) });
+        }
+    }
+}
+
+/// Makes liboqs draw from a generator seeded with `seed`.
+pub fn seed(seed: u64) {
+    use rand::SeedableRng;
+    if let Ok(mut g) = SEEDED.lock() {
+        *g = Some(rand::rngs::StdRng::seed_from_u64(seed));
+    }
+    // SAFETY: the callback has the signature liboqs expects and stays valid for the process.
+    unsafe { oqs::ffi::rand::OQS_randombytes_custom_algorithm(Some(seeded_randombytes)) };
+}

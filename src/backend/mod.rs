@@ -168,6 +168,13 @@ pub fn all() -> Vec<Box<dyn Backend>> {
 
 pub const NAMES: [&str; 4] = ["liboqs", "rustcrypto", "openssl", "awslc"];
 
+/// Seeds the generators that can be seeded (RustCrypto's, liboqs's), for instruction counting.
+/// OpenSSL's and aws-lc's DRBGs cannot be, and keep drawing from the operating system's seed.
+pub fn deterministic_randomness(seed: u64) {
+    rustcrypto::seed(seed);
+    liboqs::seed(seed);
+}
+
 /// A received record split into its ciphertext and its 16-byte tag.
 pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
     let n = record.len().checked_sub(16).ok_or_else(|| anyhow::anyhow!("a record shorter than its tag"))?;

@@ -22,6 +22,12 @@ thread_local! {
     static RNG: RefCell<StdRng> = RefCell::new(StdRng::try_from_rng(&mut getrandom::SysRng).expect("the operating system's random source"));
 }
 
+/// Restarts this thread's generator from a fixed seed (instruction counting: the same inputs every
+/// run, so the same count).
+pub fn seed(seed: u64) {
+    RNG.with(|r| *r.borrow_mut() = StdRng::seed_from_u64(seed));
+}
+
 /// Runs `f` with this thread's generator.
 fn with_rng<T>(f: impl FnOnce(&mut StdRng) -> T) -> T {
     RNG.with(|r| f(&mut r.borrow_mut()))

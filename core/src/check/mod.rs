@@ -22,6 +22,19 @@ pub fn check(results: &Results) -> Vec<String> {
     let mut problems = phases::check(results);
     problems.extend(handshakes::check(results));
     problems.extend(crosscheck::check(results));
+    if let Some(c) = &results.run.calibration {
+        let rounds = crate::stats::chunk_medians(&c.samples_ns, c.per_round);
+        let all: Vec<f64> = c.samples_ns.iter().map(|&x| x as f64).collect();
+        differs(&mut problems, "calibration median_ns".into(), c.median_ns, crate::stats::median(&all));
+        differs(&mut problems, "calibration factor".into(), c.factor, c.pinned_ns / c.median_ns);
+        if rounds.len() != c.round_medians_ns.len() {
+            problems.push(format!("calibration: {} round medians stored, the samples make {}", c.round_medians_ns.len(), rounds.len()));
+        } else {
+            for (k, (a, b)) in c.round_medians_ns.iter().zip(&rounds).enumerate() {
+                differs(&mut problems, format!("calibration round_medians_ns[{k}]"), *a, *b);
+            }
+        }
+    }
     if let Some(g) = &results.go {
         for r in &g.raw {
             let name = format!("go raw {}", r.name);

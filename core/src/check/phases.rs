@@ -42,6 +42,12 @@ pub fn check(results: &Results) -> Vec<String> {
             differs(&mut problems, format!("{name}: median_ci95_ns low"), lo, l2);
             differs(&mut problems, format!("{name}: median_ci95_ns high"), hi, h2);
         }
+        if let Some(ins) = &p.instructions {
+            for (k, e) in ins.events.iter().enumerate() {
+                let recomputed = ins.totals.get(k).map_or(f64::NAN, |t| *t as f64 / ins.calls.max(1) as f64);
+                differs(&mut problems, format!("{name}: instructions per call [{e}]"), ins.per_call.get(k).copied().unwrap_or(f64::NAN), recomputed);
+            }
+        }
         let mut q = p.clone();
         q.stats = f.summary;
         fresh.push(q);
@@ -63,6 +69,12 @@ pub fn check(results: &Results) -> Vec<String> {
             continue;
         }
         differs(&mut problems, format!("{name}: composed mean_ns (identity: sum of count x phase mean)"), s.composed.mean_ns, sum);
+        if let Some(ins) = s.instructions {
+            match compose::instructions(&s.phases, &fresh) {
+                Some(c) => differs(&mut problems, format!("{name}: instructions (sum of count x instructions per call)"), ins, c),
+                None => problems.push(format!("{name}: instructions stored but a phase was not counted")),
+            }
+        }
         match compose::compose(&s.phases, &fresh) {
             Ok(c) => {
                 differs(&mut problems, format!("{name}: composed median_ns"), s.composed.median_ns, c.median_ns);

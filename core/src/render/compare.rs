@@ -136,7 +136,7 @@ fn diff(a: &Run, b: &Run) -> Diff {
             name: r.name.clone(),
             a: crate::units::time(r.a_median_ns),
             b: crate::units::time(r.b_median_ns),
-            ratio: format!("{:.3}", r.ratio),
+            ratio: format!("{:.3}{}", r.ratio, if r.statistic == "instructions" { " (instructions)" } else { "" }),
             ci: r.ratio_ci95.map_or("n/a".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}")),
             verdict: r.verdict.text().into(),
             class: match r.verdict {

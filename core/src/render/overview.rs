@@ -54,6 +54,8 @@ pub struct Row {
     pub delta: String,
     pub delta_ci: String,
     pub delta_class: String,
+    /// Composed instructions per handshake, where every phase was counted.
+    pub instructions: String,
     pub public_key: String,
     pub signature: String,
     pub family: String,
@@ -208,6 +210,8 @@ pub struct PhaseRow {
     pub min: String,
     pub max: String,
     pub iterations: String,
+    /// Instructions per call under valgrind, where counted.
+    pub instructions: String,
 }
 
 /// One stack in seed 000's shape: TLS (or SSH) classical vs hybrid, and the raw round trips.
@@ -406,6 +410,7 @@ fn row(run: &Run, name: &str) -> Row {
             delta: String::new(),
             delta_ci: String::new(),
             delta_class: String::new(),
+            instructions: String::new(),
             public_key: String::new(),
             signature: String::new(),
             family: String::new(),
@@ -455,6 +460,7 @@ fn row(run: &Run, name: &str) -> Row {
             min: format::time(p.stats.min_ns),
             max: format::time(p.stats.max_ns),
             iterations: format::count(p.stats.iterations as f64),
+            instructions: p.instructions.as_ref().and_then(|i| i.ir()).map_or("–".into(), format::count),
         });
     }
     let (delta, delta_class) = match (s.delta_vs_baseline_pct, &s.baseline) {
@@ -496,6 +502,7 @@ fn row(run: &Run, name: &str) -> Row {
         delta,
         delta_ci: s.delta_ci95_pct.map_or(String::new(), |(a, b)| format!("{} to {}", format::delta(a), format::delta(b))),
         delta_class,
+        instructions: s.instructions.map_or(String::new(), |i| format!("{} instructions", format::count(i))),
         public_key: s.public_key_bytes.map(format::bytes).unwrap_or_default(),
         signature: s.signature_bytes.map(format::bytes).unwrap_or_default(),
         family: s.family.clone().unwrap_or_default(),

@@ -238,6 +238,35 @@ pub struct Phase {
     /// Sum of the timed calls, milliseconds, against the run's budget (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_ms: Option<f64>,
+    /// Instructions and simulated cache events per call, under valgrind (`run --counter
+    /// instructions`, schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Instructions>,
+}
+
+/// Callgrind's counts over `calls` calls of a phase, and per call (what `check` recomputes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Instructions {
+    /// Callgrind's event names: Ir (instructions), Dr / Dw (data reads / writes), I1mr, D1mr, D1mw
+    /// (first-level misses), ILmr, DLmr, DLmw (last-level misses).
+    pub events: Vec<String>,
+    pub totals: Vec<u64>,
+    pub calls: usize,
+    pub per_call: Vec<f64>,
+    /// What the emulated CPU reported to the child (which code path a dispatching library took).
+    pub cpu: String,
+}
+
+impl Instructions {
+    pub fn new(events: Vec<String>, totals: Vec<u64>, calls: usize, cpu: String) -> Instructions {
+        let per_call = totals.iter().map(|t| *t as f64 / calls.max(1) as f64).collect();
+        Instructions { events, totals, calls, per_call, cpu }
+    }
+
+    /// Instructions per call (callgrind's Ir).
+    pub fn ir(&self) -> Option<f64> {
+        self.events.iter().position(|e| e == "Ir").and_then(|i| self.per_call.get(i).copied())
+    }
 }
 
 fn one() -> usize {

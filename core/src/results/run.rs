@@ -19,6 +19,39 @@ pub struct Run {
     /// Wall time of the whole measurement, seconds.
     #[serde(default)]
     pub wall_seconds: f64,
+    /// Instruction counts (`run --counter instructions`, schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<CounterRun>,
+    /// A fixed reference workload timed in every round beside the phases (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+}
+
+/// The reference workload's samples, round by round, and the factor that calibrates a figure of
+/// this run to the reference's pinned time: calibrated = figure x pinned_ns / median_ns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Calibration {
+    pub workload: String,
+    /// Samples per round (the rounds' samples follow each other in `samples_ns`).
+    pub per_round: usize,
+    pub samples_ns: Vec<u64>,
+    pub round_medians_ns: Vec<f64>,
+    pub median_ns: f64,
+    /// (largest - smallest) round median / median, percent: how far the machine drifted in the run.
+    pub drift_pct: f64,
+    pub pinned_ns: f64,
+    pub factor: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CounterRun {
+    /// valgrind's version and options.
+    pub tool: String,
+    pub wall_seconds: f64,
+    /// Phases not counted, and why.
+    pub skipped: Vec<String>,
+    /// The seed of the generators that can be seeded (RustCrypto, liboqs).
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -111,4 +111,8 @@ pub struct SuiteResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_bytes: Option<usize>,
     pub source_file: String,
+    /// Composed instructions: the sum of count x instructions per call of the phases, where every
+    /// phase was counted (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<f64>,
 }

@@ -1,0 +1,175 @@
+//! Instruction counts per phase (`run --counter instructions`): every phase's case runs again in a
+//! child process under valgrind's callgrind, with collection switched on only inside
+//! `pqprof_counted_call`, which makes exactly the timed call; instructions (and, with callgrind's
+//! cache simulation, data reads and writes and simulated cache misses) per call do not move with
+//! the load on a shared machine.
+//!
+//! What the emulated CPU reports: valgrind 3.19 hides AVX-512 (its CPUID says no AVX-512), so a
+//! library that dispatches at run time takes its AVX2 path here where it would take AVX-512 natively;
+//! each phase records what its child saw. Randomness is made deterministic where a backend lets it
+//! (RustCrypto's generator and liboqs's randombytes are seeded from a fixed seed in the child), so
+//! their counts repeat exactly; OpenSSL's and aws-lc's generators cannot be seeded, so a phase whose
+//! work depends on fresh randomness (a signature's rejection loop) varies a little in those.
+
+use crate::backend;
+use crate::plan::PhaseKey;
+use crate::results::{CounterRun, Form, Instructions, Phase};
+use crate::suite::Workload;
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The seed every counting child's generators start from, so repeated counts see the same values.
+pub const SEED: u64 = 0x7071_7072_6f66_6374;
+/// A phase is counted with this many calls at most, and as many as take about 20 ms natively.
+pub const MAX_CALLS: usize = 50;
+/// Valgrind slows code by about this much; a phase whose counted calls would take longer than
+/// `MAX_SECONDS` under it is not counted (and named).
+pub const SLOWDOWN: f64 = 60.0;
+pub const MAX_SECONDS: f64 = 30.0;
+
+/// What the counting child prints.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ChildReport {
+    pub calls: usize,
+    pub verified: usize,
+    /// CPU features the child saw (under valgrind: what valgrind's CPUID reports).
+    pub avx2: bool,
+    pub avx512f: bool,
+}
+
+/// The counted region: exactly the timed call. Never inlined and never renamed, so callgrind's
+/// `--toggle-collect` finds it by name.
+#[inline(never)]
+#[no_mangle]
+pub extern "Rust" fn pqprof_counted_call(case: &mut dyn crate::case::Case) {
+    case.run(0);
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpu_features() -> (bool, bool) {
+    use std::arch::x86_64::__cpuid_count;
+    let b = __cpuid_count(7, 0).ebx;
+    ((b >> 5) & 1 == 1, (b >> 16) & 1 == 1)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_features() -> (bool, bool) {
+    (false, false)
+}
+
+/// The hidden `count-phase` command: one phase's case, `calls` counted calls, outputs checked.
+pub fn child(backend_name: &str, algorithm: &str, operation: &str, form: Form, calls: usize, w: Workload) -> Result<ChildReport> {
+    backend::deterministic_randomness(SEED);
+    let be = backend::all().into_iter().find(|b| b.name() == backend_name).ok_or_else(|| anyhow!("unknown backend {backend_name}"))?;
+    let alg = crate::algorithm::find(algorithm).ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
+    let op = crate::algorithm::Operation::from_name(operation).ok_or_else(|| anyhow!("unknown operation {operation}"))?;
+    let mut case = crate::case::build(be.as_ref(), alg, op, &w, form)?;
+    // Lazy initialisation (library setup, provider fetches) happens in the first calls: not counted.
+    for i in 0..3 {
+        case.prepare(i, 0)?;
+        case.run(0);
+    }
+    let mut verified = 0;
+    for i in 0..calls {
+        case.prepare(3 + i, 0)?;
+        pqprof_counted_call(case.as_mut());
+        if i == 0 || i + 1 == calls {
+            case.keep(0);
+            verified += case.verify_kept()?;
+        }
+    }
+    let (avx2, avx512f) = cpu_features();
+    Ok(ChildReport { calls, verified, avx2, avx512f })
+}
+
+/// Calls to count for a phase whose native median is `median_ns`; `None` when it would take too
+/// long under valgrind.
+pub fn calls_for(median_ns: f64) -> Option<usize> {
+    let calls = ((20e6 / median_ns.max(1.0)).round() as usize).clamp(1, MAX_CALLS);
+    (calls as f64 * median_ns * SLOWDOWN / 1e9 <= MAX_SECONDS).then_some(calls)
+}
+
+/// The valgrind on PATH and its version, or why there is none.
+pub fn valgrind() -> Result<String> {
+    let out = Command::new("valgrind").arg("--version").output().context("valgrind is not installed (apt-get install valgrind)")?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Counts every phase (two children at a time per core: counts do not depend on load) and adds
+/// the figures to the phases. Returns what was run and what was left out.
+pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress: &mut dyn FnMut(&str)) -> Result<CounterRun> {
+    let started = std::time::Instant::now();
+    let version = valgrind()?;
+    let exe = std::env::current_exe()?;
+    let dir = std::env::temp_dir().join(format!("pqprof-cg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut skipped = Vec::new();
+    let mut jobs = Vec::new();
+    for (i, p) in phases.iter().enumerate() {
+        if p.backend == "go" {
+            skipped.push(format!("{}: the Go runtime does not run under valgrind", p.name()));
+            continue;
+        }
+        let Some(calls) = calls_for(p.stats.median_ns) else {
+            skipped.push(format!("{}: one call takes {:.2} s natively, about {:.0} s under valgrind", p.name(), p.stats.median_ns / 1e9, p.stats.median_ns / 1e9 * SLOWDOWN));
+            continue;
+        };
+        let w = workloads.iter().find(|(k, _)| k.backend == p.backend && k.algorithm == p.algorithm && k.operation == p.operation).map(|(_, w)| *w).unwrap_or_default();
+        jobs.push((i, calls, w));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let total = jobs.len();
+    let mut results: Vec<(usize, Result<Instructions>)> = Vec::new();
+    for (n, chunk) in jobs.chunks(threads).enumerate() {
+        crate::interrupt::check()?;
+        progress(&format!("{}/{total}: {}", n * threads + 1, phases[chunk[0].0].name()));
+        let out: Vec<(usize, Result<Instructions>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|&(i, calls, w)| {
+                    let (p, exe, dir) = (&phases[i], &exe, &dir);
+                    s.spawn(move || (i, count_one(exe, dir, p, calls, w)))
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        results.extend(out);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    for (i, r) in results {
+        match r {
+            Ok(ins) => phases[i].instructions = Some(ins),
+            Err(e) => skipped.push(format!("{}: {e:#}", phases[i].name())),
+        }
+    }
+    Ok(CounterRun { tool: format!("{version} --tool=callgrind --cache-sim=yes"), wall_seconds: started.elapsed().as_secs_f64(), skipped, seed: SEED })
+}
+
+fn count_one(exe: &Path, dir: &Path, p: &Phase, calls: usize, w: Workload) -> Result<Instructions> {
+    let out: PathBuf = dir.join(format!("cg-{}-{}-{}-{:?}.out", p.backend, p.algorithm, p.operation, p.form));
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--collect-atstart=no", "--toggle-collect=pqprof_counted_call", "-q"])
+        .arg(format!("--callgrind-out-file={}", out.display()))
+        .arg(exe)
+        .args(["count-phase", "--backend", &p.backend, "--algorithm", &p.algorithm, "--operation", p.operation.name()])
+        .args(["--form", if p.form == Form::Primitive { "primitive" } else { "handshake" }])
+        .args(["--calls", &calls.to_string(), "--payload", &w.payload_bytes.to_string(), "--aad", &w.aad_bytes.to_string()]);
+    let o = crate::interrupt::die_with_parent(&mut cmd).output().context("cannot start valgrind")?;
+    if !o.status.success() {
+        bail!("valgrind: {}", String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""));
+    }
+    let report: ChildReport = serde_json::from_slice(&o.stdout).context("the counting child's report")?;
+    let text = std::fs::read_to_string(&out).with_context(|| format!("{}: no callgrind output", out.display()))?;
+    let (events, totals) = crate::parse::callgrind::totals(&text)?;
+    Ok(Instructions::new(events, totals, report.calls, format!("valgrind's CPU: AVX2 {}, AVX-512 {}", yes(report.avx2), yes(report.avx512f))))
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
