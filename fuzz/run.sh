@@ -21,7 +21,7 @@ for t in "${targets[@]}"; do
   mkdir -p "work/$t"
   log="work/$t.log"
   if cargo +nightly fuzz run -O "$t" "work/$t" "corpus/$t" -- -max_total_time="$secs" -max_len=16384 -timeout=10 >"$log" 2>&1; then
-    echo "fuzz $t: $(grep -E '^Done' "$log" | tail -1); $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)"
+    echo "fuzz $t: $(grep -aE '^Done' "$log" | tail -1); $(grep -aoE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)"
   else
     echo "fuzz $t: FAILED, see fuzz/$log and fuzz/artifacts/$t" >&2
     tail -20 "$log" >&2

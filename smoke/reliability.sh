@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reliability of the figure itself (a benchmark, not a test): runs the default measurement N times
-# (default 3), and reports raw and calibrated spreads,
 # back to back (default 3) and reports the spread of every composed median, (max - min) / median,
-# and of every delta vs baseline, in percentage points. The runs are kept in target/reliability/.
+# raw and calibrated by the run's reference workload, and of every delta vs baseline, in
+# percentage points. The runs are kept in target/reliability/.
 # Goal on a 2-core shared machine: <= 2% for the TLS and SSH suites.
 # Usage: smoke/reliability.sh [RUNS] [extra pqprof run options]
 set -euo pipefail

@@ -1,8 +1,9 @@
-//! Any text as the output of liboqs's speed tools or `openssl speed -mr`: rows or an error.
+//! Any text as the output of liboqs's speed tools, `openssl speed -mr` or a callgrind file: rows
+//! or an error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pqprof_core::parse::{liboqs_speed, openssl_speed};
+use pqprof_core::parse::{callgrind, liboqs_speed, openssl_speed};
 
 fuzz_target!(|text: &str| {
     if let Ok(rows) = liboqs_speed::parse(text) {
@@ -12,5 +13,8 @@ fuzz_target!(|text: &str| {
         for r in rows {
             assert!(r.count > 0 && r.seconds > 0.0);
         }
+    }
+    if let Ok((events, totals)) = callgrind::totals(text) {
+        assert_eq!(events.len(), totals.len());
     }
 });
