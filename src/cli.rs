@@ -202,7 +202,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
     /// Measure only these backends (repeatable): liboqs, rustcrypto, openssl.
-    #[arg(long = "backend", value_parser = ["liboqs", "rustcrypto", "openssl", "awslc", "go"])]
+    #[arg(long = "backend", value_parser = ["liboqs", "rustcrypto", "openssl", "awslc", "libcrux", "go"])]
     pub backends: Vec<String>,
     /// Independent process samples: run the measurement in K child processes (phase order rotated
     /// between them) and report per-sample medians, their median and their spread.

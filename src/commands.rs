@@ -153,6 +153,11 @@ fn list(suites_path: &Path) -> Result<()> {
     println!("\nBackends:");
     for b in &backends {
         println!("  {:<11} {}", b.name(), b.version());
+        println!("  {:<11} build: {}", "", b.build());
+    }
+    match crate::go::binary().and_then(|bin| crate::go::version(&bin)) {
+        Ok(v) => println!("  {:<11} {} {}/{} through the Go peer; TLS groups {}", "go", v.go_version, v.goos, v.goarch, v.groups.join(", ")),
+        Err(e) => println!("  {:<11} not available: {e:#}", "go"),
     }
     println!("\nSupport (backend's own name):");
     for a in algorithm::all() {

@@ -7,7 +7,7 @@
 //! What the emulated CPU reports: valgrind 3.19 hides AVX-512 (its CPUID says no AVX-512), so a
 //! library that dispatches at run time takes its AVX2 path here where it would take AVX-512 natively;
 //! each phase records what its child saw. Randomness is made deterministic where a backend lets it
-//! (RustCrypto's generator and liboqs's randombytes are seeded from a fixed seed in the child), so
+//! (RustCrypto's and libcrux's generators and liboqs's randombytes are seeded from a fixed seed in the child), so
 //! their counts repeat exactly; OpenSSL's and aws-lc's generators cannot be seeded, so a phase whose
 //! work depends on fresh randomness (a signature's rejection loop) varies a little in those.
 

@@ -158,7 +158,7 @@ pub fn run(opts: &Options) -> Result<Results> {
             counter,
             calibration: Some(calibration(reference.raw.samples_ns)),
         },
-        backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
+        backends: backends.iter().map(|b| backend_info(b.as_ref())).chain(go_info(&phases, go.as_ref())).collect(),
         stacks,
         phases,
         suites: suites_out,
@@ -405,13 +405,31 @@ fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Compos
     }
 }
 
+/// The Go peer as a backend entry, when it was measured.
+fn go_info(phases: &[Phase], go: Option<&results::GoPeer>) -> Option<BackendInfo> {
+    let g = go?;
+    Some(BackendInfo {
+        name: "go".into(),
+        version: format!("{} {}/{} standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/aes + crypto/cipher)", g.go_version, g.goos, g.goarch),
+        names: Vec::new(),
+        build: format!("the Go peer (peers/go), GOMAXPROCS={}; Go's own assembly for AES-GCM, SHA-2 and P-256, pure Go ML-KEM and X25519 field arithmetic", g.gomaxprocs),
+        covers: phases.iter().filter(|p| p.backend == "go").map(|p| format!("{} {}", p.algorithm, p.operation)).collect(),
+    })
+}
+
 fn backend_info(b: &dyn Backend) -> BackendInfo {
     let names = algorithm::all()
         .iter()
         .filter(|a| Operation::ALL.iter().any(|op| op.kind() == a.kind && b.supports(&a.name, *op)))
         .filter_map(|a| b.native_name(&a.name).map(|n| (a.name.clone(), n.to_string())))
         .collect();
-    BackendInfo { name: b.name().into(), version: b.version(), names }
+    let covers = algorithm::all()
+        .iter()
+        .flat_map(|a| Operation::ALL.iter().filter(move |op| op.kind() == a.kind).map(move |op| (a, *op)))
+        .filter(|(a, op)| b.supports(&a.name, *op))
+        .map(|(a, op)| format!("{} {op}", a.name))
+        .collect();
+    BackendInfo { name: b.name().into(), version: b.version(), names, build: b.build(), covers }
 }
 
 /// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").

@@ -60,8 +60,8 @@ fn every_supported_case_builds_runs_and_verifies() {
 fn kem_interop_both_ways() {
     for alg in ["ML-KEM-512", "ML-KEM-768", "ML-KEM-1024"] {
         let bs = supporting(alg, Kind::Kem);
-        // liboqs, RustCrypto, OpenSSL and aws-lc.
-        assert_eq!(bs.len(), 4, "{alg}");
+        // liboqs, RustCrypto, OpenSSL, aws-lc and libcrux.
+        assert_eq!(bs.len(), 5, "{alg}");
         for a in &bs {
             for b in &bs {
                 let (ka, kb) = (a.kem(alg).unwrap(), b.kem(alg).unwrap());
@@ -71,6 +71,19 @@ fn kem_interop_both_ways() {
                 assert_eq!(ss.len(), 32);
             }
         }
+    }
+}
+
+#[test]
+fn an_encapsulation_key_out_of_range_is_refused_by_every_handshake_form() {
+    // FIPS 203 section 7.2: the modulus check on an encapsulation key received. A coefficient of
+    // 0xfff (>= q = 3329) in the first 12 bits.
+    for b in supporting("ML-KEM-768", Kind::Kem) {
+        let k = b.kem("ML-KEM-768").unwrap();
+        let (mut ek, _) = k.keygen().unwrap();
+        ek[0] = 0xff;
+        ek[1] |= 0x0f;
+        assert!(k.encaps(&ek).is_err(), "{} encapsulated to an invalid key", b.name());
     }
 }
 

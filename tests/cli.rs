@@ -154,7 +154,7 @@ fn compare_a_run_with_itself_finds_no_change() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 31 + 16);
+    assert_eq!(rows.len(), 35 + 16);
     for r in rows {
         assert_eq!(r["ratio"], 1.0);
         assert_eq!(r["verdict"], "no_change");
@@ -193,7 +193,7 @@ fn export_writes_every_phase_and_suite() {
     let csv = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("kind,name,stack_or_backend,mean_ns,median_ns"));
-    assert_eq!(lines.len(), 1 + 31 + 16);
+    assert_eq!(lines.len(), 1 + 35 + 16);
     assert_eq!(lines.iter().filter(|l| l.starts_with("suite,")).count(), 16);
     let md = pqprof(&["export", "--format", "md", measured().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&md.stdout).contains("| suite | X25519 | default |"));

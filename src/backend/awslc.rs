@@ -69,6 +69,10 @@ impl Backend for AwsLc {
         format!("aws-lc {} (aws-lc-rs 1.19, as rustls 0.23 and russh use it)", aws_lc_rs::awslc_version())
     }
 
+    fn build(&self) -> String {
+        "aws-lc-sys 0.47, static; run-time dispatch on its own CPU capability vector (AVX2 ML-KEM from mlkem-native, AVX-512/VAES AES-GCM, BMI2/ADX X25519 from s2n-bignum where the CPU has them); aws-lc-rs does not report the path taken".into()
+    }
+
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
         Some(match algorithm {
             "ML-KEM-512" => "kem::ML_KEM_512",

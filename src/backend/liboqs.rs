@@ -58,6 +58,18 @@ impl Backend for Liboqs {
         format!("liboqs {}", liboqs_version())
     }
 
+    fn build(&self) -> String {
+        use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
+        // SAFETY: a query of liboqs's CPU-feature cache, filled by OQS_init.
+        let has = |e: OQS_CPU_EXT| unsafe { OQS_CPU_has_extension(e) } == 1;
+        let path = if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) { "AVX2" } else { "portable C" };
+        format!(
+            "OQS_DIST_BUILD (every CPU path compiled in, chosen at run time); liboqs reports AVX2 {}, AVX-512 {}: ML-KEM (mlkem-native) and ML-DSA run their {path} code",
+            if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) { "yes" } else { "no" },
+            if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX512) { "yes" } else { "no" }
+        )
+    }
+
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
         if let Some(a) = kem_alg(algorithm) {
             return Some(a.name());

@@ -7,6 +7,7 @@
 
 pub mod awslc;
 mod evp;
+pub mod libcrux;
 pub mod liboqs;
 pub mod openssl;
 pub mod rustcrypto;
@@ -117,6 +118,10 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
     /// The library and version behind this backend, as the binary reports it.
     fn version(&self) -> String;
+    /// How it was built and which code path it takes on this CPU, as far as the library tells.
+    fn build(&self) -> String {
+        String::new()
+    }
     /// The backend's own name for an algorithm, where it supports it.
     fn native_name(&self, algorithm: &str) -> Option<&'static str>;
     /// What a timed call of `op` includes beyond the arithmetic, for the methodology page.
@@ -163,16 +168,17 @@ pub trait Backend: Send + Sync {
 
 /// Every backend, in the order the site shows them.
 pub fn all() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl), Box::new(awslc::AwsLc::new())]
+    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl), Box::new(awslc::AwsLc::new()), Box::new(libcrux::Libcrux)]
 }
 
-pub const NAMES: [&str; 4] = ["liboqs", "rustcrypto", "openssl", "awslc"];
+pub const NAMES: [&str; 5] = ["liboqs", "rustcrypto", "openssl", "awslc", "libcrux"];
 
 /// Seeds the generators that can be seeded (RustCrypto's, liboqs's), for instruction counting.
 /// OpenSSL's and aws-lc's DRBGs cannot be, and keep drawing from the operating system's seed.
 pub fn deterministic_randomness(seed: u64) {
     rustcrypto::seed(seed);
     liboqs::seed(seed);
+    libcrux::seed(seed);
 }
 
 /// A received record split into its ciphertext and its 16-byte tag.

@@ -46,6 +46,10 @@ impl Backend for OpenSsl {
         openssl::version::version().to_string()
     }
 
+    fn build(&self) -> String {
+        "vendored (openssl-src, static, no-shared no-module); run-time dispatch by OPENSSL_ia32cap for AES-GCM, SHA and X25519/P-256 assembly; ML-KEM and ML-DSA are portable C in 3.5".into()
+    }
+
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
         match algorithm {
             "X25519" => Some("X25519"),

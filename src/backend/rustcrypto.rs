@@ -42,6 +42,10 @@ impl Backend for RustCrypto {
         "RustCrypto ml-kem 0.3, ml-dsa 0.1, slh-dsa 0.2.0-rc.5, x25519-dalek 3 (curve25519-dalek 5), p256 0.14, ed25519-dalek 3, aes-gcm 0.11, sha2 0.11, hmac 0.13, hkdf 0.13".into()
     }
 
+    fn build(&self) -> String {
+        "pure Rust; ml-kem, ml-dsa, slh-dsa, curve25519-dalek (serial u64 field arithmetic) and p256 portable; sha2 and aes-gcm pick SHA-NI / AES-NI + CLMUL at run time (cpufeatures)".into()
+    }
+
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
         Some(match algorithm {
             "ML-KEM-512" => "ml_kem::MlKem512",

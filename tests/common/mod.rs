@@ -21,7 +21,7 @@ pub fn tmp(group: &str, name: &str) -> PathBuf {
 }
 
 /// pqprof's own backends (the Go peer has its own test, tests/go.rs).
-pub const BUILT_IN: [&str; 8] = ["--backend", "liboqs", "--backend", "rustcrypto", "--backend", "openssl", "--backend", "awslc"];
+pub const BUILT_IN: [&str; 10] = ["--backend", "liboqs", "--backend", "rustcrypto", "--backend", "openssl", "--backend", "awslc", "--backend", "libcrux"];
 
 /// A short real measurement of tests/data/mini into `out`, with pqprof's own backends.
 pub fn measure_mini(out: &Path, iterations: &str) {

@@ -130,6 +130,12 @@ pub struct BackendInfo {
     pub version: String,
     /// Standard name -> the backend's own name, for every algorithm it supports.
     pub names: Vec<(String, String)>,
+    /// How it was built and which code path it takes on the measured CPU (schema 2).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub build: String,
+    /// The phases it covers, "ML-KEM-768 kem.keygen" (schema 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<String>,
 }
 
 /// A choice of backend for post-quantum and for classical algorithms, under which every suite is
