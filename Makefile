@@ -5,7 +5,7 @@ BIN := target/release/pqprof
 # (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
 OUT ?=
 
-.PHONY: all build go-peer run render test smoke site-check crosscheck handshake deps clean
+.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 deps clean
 
 all: run
 
@@ -25,7 +25,8 @@ run: build
 	echo "make run: measuring into $$out"; \
 	$(BIN) run --out "$$out"; \
 	$(BIN) check "$$out"; \
-	$(BIN) handshake --results "$$out"
+	$(BIN) handshake --results "$$out"; \
+	$(BIN) capacity --results "$$out"
 	$(MAKE) render
 
 # The site from every committed or new results file.
@@ -54,6 +55,12 @@ handshake: build
 # liboqs speed tools and openssl speed beside pqprof (builds the tools once, then about 3 minutes).
 crosscheck: build
 	$(BIN) crosscheck
+	$(MAKE) render
+
+# OpenSSL 3.5 LTS beside 4.0: builds OpenSSL 4.0 and a second pqprof against it (once; about 3 + 5
+# minutes), measures the OpenSSL phases and real handshakes with each, compares, renders.
+openssl4: build
+	./tools/openssl4.sh
 	$(MAKE) render
 
 clean:

@@ -53,6 +53,12 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// League tables: every backend's phases against the fastest measured in the run and the best
+    /// published cycle count (references/cycles.toml, compiled in).
+    League {
+        /// Results file (default: the newest results/*.json).
+        file: Option<PathBuf>,
+    },
     /// Spread of every composed median across runs of the same measurement (reliability).
     Spread {
         #[arg(required = true, num_args = 2..)]
@@ -106,6 +112,43 @@ pub enum Command {
         #[arg(long = "stack", value_parser = ["rustls", "openssl", "russh", "go"])]
         stacks: Vec<String>,
     },
+    /// Server capacity: in-memory handshakes per core, throughput and latency under load over
+    /// loopback, memory per held connection; adds a `capacity` section to the results file.
+    Capacity {
+        /// Results file to add the section to (default: the newest results/*.json).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// Replace a capacity section the results file already has.
+        #[arg(long)]
+        force: bool,
+        /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
+        #[arg(long)]
+        quick: bool,
+        /// Only these stacks (repeatable): rustls, openssl.
+        #[arg(long = "stack", value_parser = ["rustls", "openssl"])]
+        stacks: Vec<String>,
+        /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
+        #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        connections: Vec<u32>,
+    },
+    /// The server side of `capacity`, started by it as a child process.
+    #[command(hide = true)]
+    CapacityServer {
+        #[arg(long)]
+        stack: String,
+        #[arg(long)]
+        group: String,
+        #[arg(long)]
+        cert: PathBuf,
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        #[arg(long)]
+        hold: bool,
+        #[arg(long)]
+        core: Option<usize>,
+    },
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]
     HandshakeServer {
@@ -142,6 +185,9 @@ pub enum Command {
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
     #[command(hide = true)]
     ResultsPath,
+    /// Print the OpenSSL this binary links ("OpenSSL 3.5.5 27 Jan 2026"; tools/openssl4.sh).
+    #[command(hide = true)]
+    OpensslVersion,
     /// One phase's counted calls, run by `run --counter instructions` under valgrind.
     #[command(hide = true)]
     CountPhase {

@@ -19,6 +19,11 @@ pub fn execute(command: Command) -> Result<()> {
             emit(out.as_deref(), crate::comparison::render(&c, format)?.as_bytes())
         }
         Command::Export { file, format, out } => emit(out.as_deref(), &crate::export::exporter(format).serialize(&results::read(&file)?)?),
+        Command::League { file } => {
+            let r = results::read(&file.map_or_else(newest_results, Ok)?)?;
+            print!("{}", crate::league::render_text(&r, &crate::league::league_builtin(&r)));
+            Ok(())
+        }
         Command::Spread { files } => {
             let runs = files.iter().map(|f| results::read(f)).collect::<Result<Vec<_>>>()?;
             for (name, pct) in crate::comparison::spread(&runs) {
@@ -62,6 +67,30 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Capacity { results: file, force, quick, stacks, connections } => {
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(&file, |r| r.capacity.as_ref().map(|c| c.date_utc.clone()), "capacity", force)?;
+            let mut opts = crate::capacity::Options::default_for(quick);
+            if !stacks.is_empty() {
+                opts.stacks = stacks.iter().filter_map(|s| crate::results::RealStack::from_name(s)).collect();
+            }
+            if !connections.is_empty() {
+                opts.connections = connections.iter().map(|&c| c as usize).collect();
+            }
+            let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
+            print!("{}", crate::capacity::table(&c));
+            println!("\ncapacity: {:.0} s; written to {}", c.wall_seconds, file.display());
+            r.capacity = Some(c);
+            let problems = crate::check::check(&r);
+            if !problems.is_empty() {
+                bail!("the capacity section does not hold against its own raw data:\n  {}", problems.join("\n  "));
+            }
+            results::update(&file, &r)
+        }
+        Command::CapacityServer { stack, group, cert, key, threads, hold, core } => {
+            let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
+            crate::capacity::server::server_main(stack, &group, &cert, &key, threads, hold, core)
+        }
         Command::HandshakeServer { protocol, stack, group, cert, key, insitu } => {
             let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
             crate::handshake::server_main(&protocol, stack, &group, &cert, &key, insitu)
@@ -75,6 +104,10 @@ pub fn execute(command: Command) -> Result<()> {
             let form = if form == "primitive" { crate::results::Form::Primitive } else { crate::results::Form::Handshake };
             let r = crate::counter::child(&backend, &algorithm, &operation, form, calls.max(1), crate::suite::Workload { payload_bytes: payload, aad_bytes: aad })?;
             println!("{}", serde_json::to_string(&r)?);
+            Ok(())
+        }
+        Command::OpensslVersion => {
+            println!("{}", openssl::version::version());
             Ok(())
         }
         Command::ResultsPath => {

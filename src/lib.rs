@@ -4,10 +4,11 @@
 //! here under the same names.
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
-pub use pqprof_core::{algorithm, check, comparison, compose, export, parse, references, render, results, stats, suite, units};
+pub use pqprof_core::{algorithm, check, comparison, compose, export, league, parse, references, render, results, stats, suite, units};
 
 pub mod backend;
 pub mod case;
+pub mod capacity;
 pub mod cli;
 pub mod commands;
 pub mod counter;

@@ -9,7 +9,11 @@ static ALLOCATOR: handshake::alloc::Counting = handshake::alloc::Counting;
 
 fn main() {
     let cli = cli::Cli::parse();
-    if matches!(cli.command, cli::Command::Handshake { .. } | cli::Command::HandshakeServer { .. }) {
+    if matches!(cli.command, cli::Command::CapacityServer { .. }) {
+        // Every allocation and free of its life, so live bytes are exact.
+        handshake::alloc::track_live();
+    }
+    if matches!(cli.command, cli::Command::Handshake { .. } | cli::Command::HandshakeServer { .. } | cli::Command::CapacityServer { .. }) {
         // Before OpenSSL allocates anything, so its C allocations can be counted.
         if !handshake::alloc::hook_openssl() {
             eprintln!("warning: OpenSSL had already allocated; its C allocations will not be counted");

@@ -168,6 +168,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         process_samples: None,
         crosscheck: None,
         handshakes: None,
+        capacity: None,
         go,
     })
 }

@@ -6,7 +6,7 @@
 //! samples uniformly at random, and adds them up. With a fixed seed anyone can recompute them from
 //! the raw samples in the JSON.
 
-use crate::results::{Composed, Phase, SuitePhase, SuiteResult};
+use crate::results::{Composed, Operation, Phase, SuitePhase, SuiteResult};
 use crate::stats::{self, SplitMix64};
 use anyhow::{anyhow, Result};
 
@@ -152,6 +152,29 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Option<(f64, 
 }
 
 /// Percent difference of `value` against `baseline`.
+/// The share of a full TLS 1.3 handshake's phase that runs on the server: it encapsulates and
+/// signs, the client generates the KEM key, decapsulates and verifies; each side makes one
+/// classical key share and derives once, and each runs the key schedule, transcript hash and
+/// record keys over the same bytes (half of a full suite's counts each).
+pub fn server_share(op: Operation) -> f64 {
+    match op {
+        Operation::KemEncaps | Operation::SigSign => 1.0,
+        Operation::KemKeygen | Operation::KemDecaps | Operation::SigVerify | Operation::SigKeygen => 0.0,
+        _ => 0.5,
+    }
+}
+
+/// The server side of a full-handshake suite composed from phase medians:
+/// sum over phases of count x server share x median.
+pub fn server_side_median_ns(suite: &SuiteResult, phases: &[Phase]) -> Option<f64> {
+    let mut total = 0.0;
+    for part in &suite.phases {
+        let p = phases.iter().find(|p| part.is(p))?;
+        total += part.count as f64 * server_share(part.operation) * p.stats.median_ns;
+    }
+    Some(total)
+}
+
 pub fn delta_pct(value: f64, baseline: f64) -> f64 {
     (value / baseline - 1.0) * 100.0
 }

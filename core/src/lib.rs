@@ -3,12 +3,13 @@
 //!
 //! Module order, each importing only those before it:
 //! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose` ->
-//! `check`, `references`, `parse` -> `comparison`, `export` -> `render`.
+//! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
 pub mod check;
 pub mod comparison;
 pub mod compose;
+pub mod league;
 pub mod export;
 pub mod parse;
 pub mod references;

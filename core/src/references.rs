@@ -19,6 +19,10 @@ pub struct Reference {
     pub source_date: String,
     #[serde(default)]
     pub quote: String,
+    /// A build users do not get (experimental compilers): shown in cross-checks, never taken as
+    /// the best published figure.
+    #[serde(default)]
+    pub experimental: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -45,10 +49,23 @@ struct File {
 
 pub fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let f: File = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    parse(&text, &path.display().to_string())
+}
+
+/// The references this pqprof was built with (references/cycles.toml, compiled in): what the
+/// league tables set every phase against, whatever directory the site is rendered from.
+pub fn builtin() -> Result<(Vec<Reference>, Vec<Throughput>)> {
+    parse(include_str!("../../references/cycles.toml"), "references/cycles.toml")
+}
+
+fn parse(text: &str, name: &str) -> Result<(Vec<Reference>, Vec<Throughput>)> {
+    let f: File = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| text[..s.start].lines().count().max(1));
+        anyhow::anyhow!("{name}:{line}: {}", e.message())
+    })?;
     for r in &f.reference {
         if Operation::from_name(&r.operation).is_none() {
-            anyhow::bail!("{}: reference for {} has unknown operation {}", path.display(), r.primitive, r.operation);
+            anyhow::bail!("{name}: reference for {} has unknown operation {}", r.primitive, r.operation);
         }
     }
     Ok((f.reference, f.throughput_reference))

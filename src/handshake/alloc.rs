@@ -4,13 +4,27 @@
 
 use crate::results::AllocCounters;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static RUST_ALLOCS: AtomicU64 = AtomicU64::new(0);
 static RUST_BYTES: AtomicU64 = AtomicU64::new(0);
 static C_ALLOCS: AtomicU64 = AtomicU64::new(0);
 static C_BYTES: AtomicU64 = AtomicU64::new(0);
+// Live heap (capacity's memory per connection): on for the whole life of a capacity server, so
+// every free it sees matches an allocation it saw. C sizes come from malloc_usable_size on both
+// sides, which is what the allocator really holds.
+static LIVE: AtomicBool = AtomicBool::new(false);
+static RUST_LIVE: AtomicI64 = AtomicI64::new(0);
+static C_LIVE: AtomicI64 = AtomicI64::new(0);
+static ALL_LIVE: AtomicI64 = AtomicI64::new(0);
+static PEAK: AtomicI64 = AtomicI64::new(0);
+
+fn live_add(counter: &AtomicI64, bytes: i64) {
+    counter.fetch_add(bytes, Relaxed);
+    let now = ALL_LIVE.fetch_add(bytes, Relaxed) + bytes;
+    PEAK.fetch_max(now, Relaxed);
+}
 
 /// The binary installs this as its global allocator (src/main.rs).
 pub struct Counting;
@@ -22,11 +36,17 @@ unsafe impl GlobalAlloc for Counting {
             RUST_ALLOCS.fetch_add(1, Relaxed);
             RUST_BYTES.fetch_add(layout.size() as u64, Relaxed);
         }
+        if LIVE.load(Relaxed) {
+            live_add(&RUST_LIVE, layout.size() as i64);
+        }
         // SAFETY: the caller's contract for `alloc` is passed through.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if LIVE.load(Relaxed) {
+            live_add(&RUST_LIVE, -(layout.size() as i64));
+        }
         // SAFETY: `ptr` came from `System.alloc` with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -35,6 +55,9 @@ unsafe impl GlobalAlloc for Counting {
         if ENABLED.load(Relaxed) {
             RUST_ALLOCS.fetch_add(1, Relaxed);
             RUST_BYTES.fetch_add(new_size as u64, Relaxed);
+        }
+        if LIVE.load(Relaxed) {
+            live_add(&RUST_LIVE, new_size as i64 - layout.size() as i64);
         }
         // SAFETY: the caller's contract for `realloc` is passed through.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -55,8 +78,14 @@ unsafe extern "C" fn c_malloc(n: usize, _: *const std::ffi::c_char, _: std::ffi:
         C_ALLOCS.fetch_add(1, Relaxed);
         C_BYTES.fetch_add(n as u64, Relaxed);
     }
-    // SAFETY: plain malloc.
-    unsafe { libc::malloc(n) }
+    // SAFETY: plain malloc; usable size of what it returned.
+    unsafe {
+        let p = libc::malloc(n);
+        if LIVE.load(Relaxed) && !p.is_null() {
+            live_add(&C_LIVE, libc::malloc_usable_size(p) as i64);
+        }
+        p
+    }
 }
 
 unsafe extern "C" fn c_realloc(p: *mut std::ffi::c_void, n: usize, _: *const std::ffi::c_char, _: std::ffi::c_int) -> *mut std::ffi::c_void {
@@ -65,12 +94,25 @@ unsafe extern "C" fn c_realloc(p: *mut std::ffi::c_void, n: usize, _: *const std
         C_BYTES.fetch_add(n as u64, Relaxed);
     }
     // SAFETY: `p` is null or came from c_malloc / c_realloc.
-    unsafe { libc::realloc(p, n) }
+    unsafe {
+        let live = LIVE.load(Relaxed);
+        let before = if live && !p.is_null() { libc::malloc_usable_size(p) as i64 } else { 0 };
+        let q = libc::realloc(p, n);
+        if live && !q.is_null() {
+            live_add(&C_LIVE, libc::malloc_usable_size(q) as i64 - before);
+        }
+        q
+    }
 }
 
 unsafe extern "C" fn c_free(p: *mut std::ffi::c_void, _: *const std::ffi::c_char, _: std::ffi::c_int) {
     // SAFETY: `p` is null or came from c_malloc / c_realloc.
-    unsafe { libc::free(p) }
+    unsafe {
+        if LIVE.load(Relaxed) && !p.is_null() {
+            live_add(&C_LIVE, -(libc::malloc_usable_size(p) as i64));
+        }
+        libc::free(p)
+    }
 }
 
 /// Routes OpenSSL's allocations through the counters; call before OpenSSL allocates anything.
@@ -78,6 +120,33 @@ unsafe extern "C" fn c_free(p: *mut std::ffi::c_void, _: *const std::ffi::c_char
 pub fn hook_openssl() -> bool {
     // SAFETY: the three functions have the signatures OpenSSL 3 expects.
     unsafe { CRYPTO_set_mem_functions(c_malloc, c_realloc, c_free) == 1 }
+}
+
+/// Tracks live heap from now on; call first thing in a process that reports it (capacity server).
+pub fn track_live() {
+    LIVE.store(true, Relaxed);
+}
+
+/// (Rust, C) bytes in use since track_live.
+pub fn live() -> (i64, i64) {
+    (RUST_LIVE.load(Relaxed), C_LIVE.load(Relaxed))
+}
+
+/// Starts a new high-water mark at the bytes in use now; returns them.
+pub fn reset_peak() -> i64 {
+    let now = ALL_LIVE.load(Relaxed);
+    PEAK.store(now, Relaxed);
+    now
+}
+
+/// The most bytes in use since reset_peak.
+pub fn peak() -> i64 {
+    PEAK.load(Relaxed)
+}
+
+/// Bytes in use now (Rust + C).
+pub fn live_total() -> i64 {
+    ALL_LIVE.load(Relaxed)
 }
 
 pub fn enable(on: bool) {

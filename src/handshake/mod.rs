@@ -6,7 +6,7 @@ pub mod alloc;
 mod go;
 pub mod insitu;
 pub mod openssl_wrap;
-mod server;
+pub(crate) mod server;
 pub mod ssh;
 pub mod tls;
 pub mod wire;

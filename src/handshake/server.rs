@@ -78,7 +78,7 @@ impl Server {
         Self::spawn(cmd)
     }
 
-    fn spawn(mut cmd: Command) -> Result<Server> {
+    pub(crate) fn spawn(mut cmd: Command) -> Result<Server> {
         crate::interrupt::die_with_parent(&mut cmd);
         let mut child = cmd
             .stdin(Stdio::piped())

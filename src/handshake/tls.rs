@@ -57,7 +57,7 @@ fn rustls_provider(group: &str) -> Result<Arc<rustls::crypto::CryptoProvider>> {
 }
 
 /// What client and server contexts share: TLS 1.3 only, one group, no tickets, no session cache.
-fn openssl_tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Result<()> {
+pub(crate) fn openssl_tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Result<()> {
     use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
     b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
     b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
@@ -77,12 +77,12 @@ fn tcp(addr: SocketAddr) -> Result<TcpStream> {
 
 /// A client ready to make handshakes with one stack and one group.
 pub struct Client {
-    kind: ClientKind,
+    pub(crate) kind: ClientKind,
     /// Time every crypto call of each connection (the recorder is armed around it).
     instrumented: bool,
 }
 
-enum ClientKind {
+pub(crate) enum ClientKind {
     Rustls(Arc<rustls::ClientConfig>),
     OpenSsl(openssl::ssl::SslConnector),
 }
@@ -153,6 +153,53 @@ impl Client {
         })
     }
 
+    /// Connect, handshake, echo, close, with `prepare` applied to the socket first: -> nanoseconds
+    /// from connect to handshake complete (capacity's load steps).
+    pub fn connect_with(&self, addr: SocketAddr, prepare: fn(&TcpStream)) -> Result<f64> {
+        let t0 = Instant::now();
+        let sock = tcp(addr)?;
+        prepare(&sock);
+        match &self.kind {
+            ClientKind::Rustls(cfg) => {
+                let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
+                let mut tls = rustls::StreamOwned::new(conn, sock);
+                while tls.conn.is_handshaking() {
+                    tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
+                }
+                let hs = t0.elapsed();
+                echo(&mut tls)?;
+                tls.conn.send_close_notify();
+                let _ = tls.conn.complete_io(&mut tls.sock);
+                Ok(hs.as_nanos() as f64)
+            }
+            ClientKind::OpenSsl(connector) => {
+                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                let hs = t0.elapsed();
+                echo(&mut tls)?;
+                let _ = tls.shutdown();
+                Ok(hs.as_nanos() as f64)
+            }
+        }
+    }
+
+    /// Connect, handshake, echo, and keep the connection open (memory per connection).
+    pub fn open(&self, addr: SocketAddr) -> Result<Open> {
+        let sock = tcp(addr)?;
+        Ok(match &self.kind {
+            ClientKind::Rustls(cfg) => {
+                let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
+                let mut tls = Box::new(rustls::StreamOwned::new(conn, sock));
+                echo(&mut tls)?;
+                Open::Rustls(tls)
+            }
+            ClientKind::OpenSsl(connector) => {
+                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                echo(&mut tls)?;
+                Open::OpenSsl(tls)
+            }
+        })
+    }
+
     /// Connect, handshake, echo, close: -> (time to handshake done, bytes, evidence).
     fn exchange(&self, addr: SocketAddr, evidence: bool, t0: Instant) -> Result<(Duration, Counted<()>, Option<Evidence>)> {
         let sock = Counted::new(tcp(addr)?);
@@ -189,6 +236,12 @@ impl Client {
     }
 }
 
+/// A client connection kept open after its echo.
+pub enum Open {
+    Rustls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    OpenSsl(openssl::ssl::SslStream<TcpStream>),
+}
+
 fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
     s.write_all(&PAYLOAD)?;
     s.flush()?;
@@ -220,6 +273,83 @@ fn openssl_evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
     }
 }
 
+/// A server's configuration for one stack and group: TLS 1.3 only, no tickets, no session cache.
+pub enum Acceptor {
+    Rustls(Arc<rustls::ServerConfig>),
+    OpenSsl(openssl::ssl::SslAcceptor),
+}
+
+pub fn acceptor(stack: RealStack, group: &str, id: &Identity, instrumented: bool) -> Result<Acceptor> {
+    Ok(match stack {
+        RealStack::Rustls => {
+            let certs = vec![id.cert_der.clone().into()];
+            let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
+            let mut cfg = rustls::ServerConfig::builder_with_provider(provider(group, instrumented)?)
+                .with_protocol_versions(&[&rustls::version::TLS13])?
+                .with_no_client_auth()
+                .with_single_cert(certs, key)?;
+            cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+            cfg.send_tls13_tickets = 0;
+            Acceptor::Rustls(Arc::new(cfg))
+        }
+        RealStack::OpenSsl => {
+            use openssl::ssl::{SslAcceptor, SslMethod};
+            let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
+            openssl_tls13(&mut b, group)?;
+            let cert = openssl::x509::X509::from_der(&id.cert_der)?;
+            let key = openssl::pkey::PKey::private_key_from_pem(id.key_pem.as_bytes())?;
+            b.set_certificate(&cert)?;
+            b.set_private_key(&key)?;
+            Acceptor::OpenSsl(b.build())
+        }
+        RealStack::Russh | RealStack::Go => bail!("{} does not run in pqprof's TLS server", stack.name()),
+    })
+}
+
+/// A connection the server has completed: handshake done, 32 bytes echoed, still open.
+pub enum Served {
+    Rustls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+    OpenSsl(openssl::ssl::SslStream<TcpStream>),
+}
+
+impl Served {
+    /// close_notify, then the socket closes on drop.
+    pub fn close(self) {
+        match self {
+            Served::Rustls(mut tls) => {
+                tls.conn.send_close_notify();
+                let _ = tls.conn.complete_io(&mut tls.sock);
+            }
+            Served::OpenSsl(mut tls) => {
+                let _ = tls.shutdown();
+            }
+        }
+    }
+}
+
+/// One connection on the server side: the handshake, then the 32-byte echo.
+pub fn serve_one(acceptor: &Acceptor, stream: TcpStream) -> Result<Served> {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(TIMEOUT));
+    let _ = stream.set_write_timeout(Some(TIMEOUT));
+    let mut buf = [0u8; 32];
+    Ok(match acceptor {
+        Acceptor::Rustls(cfg) => {
+            let conn = rustls::ServerConnection::new(cfg.clone())?;
+            let mut tls = Box::new(rustls::StreamOwned::new(conn, stream));
+            tls.read_exact(&mut buf)?;
+            tls.write_all(&buf)?;
+            Served::Rustls(tls)
+        }
+        Acceptor::OpenSsl(acceptor) => {
+            let mut tls = acceptor.accept(stream).map_err(|e| anyhow!("accept: {e}"))?;
+            tls.read_exact(&mut buf)?;
+            tls.write_all(&buf)?;
+            Served::OpenSsl(tls)
+        }
+    })
+}
+
 /// The server side, in its own process: accepts connections one at a time until killed. Each gets
 /// a full handshake (no tickets, no session cache) and its 32 bytes echoed.
 pub fn serve(
@@ -230,62 +360,13 @@ pub fn serve(
     served: &std::sync::atomic::AtomicU64,
     insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
 ) -> Result<()> {
-    enum Server {
-        Rustls(Arc<rustls::ServerConfig>),
-        OpenSsl(openssl::ssl::SslAcceptor),
-    }
-    let server = match stack {
-        RealStack::Rustls => {
-            let certs = vec![id.cert_der.clone().into()];
-            let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
-            let mut cfg = rustls::ServerConfig::builder_with_provider(provider(group, insitu.is_some())?)
-                .with_protocol_versions(&[&rustls::version::TLS13])?
-                .with_no_client_auth()
-                .with_single_cert(certs, key)?;
-            cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-            cfg.send_tls13_tickets = 0;
-            Server::Rustls(Arc::new(cfg))
-        }
-        RealStack::OpenSsl => {
-            use openssl::ssl::{SslAcceptor, SslMethod};
-            let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
-            openssl_tls13(&mut b, group)?;
-            let cert = openssl::x509::X509::from_der(&id.cert_der)?;
-            let key = openssl::pkey::PKey::private_key_from_pem(id.key_pem.as_bytes())?;
-            b.set_certificate(&cert)?;
-            b.set_private_key(&key)?;
-            Server::OpenSsl(b.build())
-        }
-        RealStack::Russh | RealStack::Go => bail!("{} does not run in pqprof's TLS server", stack.name()),
-    };
+    let acceptor = acceptor(stack, group, id, insitu.is_some())?;
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        let _ = stream.set_nodelay(true);
-        let _ = stream.set_read_timeout(Some(TIMEOUT));
-        let _ = stream.set_write_timeout(Some(TIMEOUT));
         if insitu.is_some() {
             super::insitu::arm();
         }
-        let result = match &server {
-            Server::Rustls(cfg) => (|| -> Result<()> {
-                let conn = rustls::ServerConnection::new(cfg.clone())?;
-                let mut tls = rustls::StreamOwned::new(conn, stream);
-                let mut buf = [0u8; 32];
-                tls.read_exact(&mut buf)?;
-                tls.write_all(&buf)?;
-                tls.conn.send_close_notify();
-                let _ = tls.conn.complete_io(&mut tls.sock);
-                Ok(())
-            })(),
-            Server::OpenSsl(acceptor) => (|| -> Result<()> {
-                let mut tls = acceptor.accept(stream).map_err(|e| anyhow!("accept: {e}"))?;
-                let mut buf = [0u8; 32];
-                tls.read_exact(&mut buf)?;
-                tls.write_all(&buf)?;
-                let _ = tls.shutdown();
-                Ok(())
-            })(),
-        };
+        let result = serve_one(&acceptor, stream).map(Served::close);
         let record = insitu.is_some().then(super::insitu::take);
         match result {
             Ok(()) => {

@@ -1,6 +1,7 @@
 //! `pqprof check`: every figure a results file stores, recomputed from its raw data, and every
 //! identity verified. One file per section; each returns the problems it found, in words.
 
+pub mod capacity;
 mod crosscheck;
 mod handshakes;
 mod phases;
@@ -22,6 +23,7 @@ pub fn check(results: &Results) -> Vec<String> {
     let mut problems = phases::check(results);
     problems.extend(handshakes::check(results));
     problems.extend(crosscheck::check(results));
+    problems.extend(capacity::check(results));
     if let Some(c) = &results.run.calibration {
         let rounds = crate::stats::chunk_medians(&c.samples_ns, c.per_round);
         let all: Vec<f64> = c.samples_ns.iter().map(|&x| x as f64).collect();

@@ -16,6 +16,80 @@ pub struct Body {
     pub baseline: String,
     pub diffs: Vec<Diff>,
     pub crosschecks: Vec<Cross>,
+    pub leagues: Vec<LeagueRun>,
+}
+
+/// One run's league tables (crate::league): per algorithm, backends as rows, operations as columns.
+#[derive(Serialize)]
+pub struct LeagueRun {
+    pub label: String,
+    pub tables: Vec<LeagueTable>,
+}
+
+#[derive(Serialize)]
+pub struct LeagueTable {
+    pub algorithm: String,
+    pub operations: Vec<String>,
+    /// (backend, one cell per operation)
+    pub rows: Vec<(String, Vec<LeagueCell>)>,
+    /// One per operation: the published figure, or "".
+    pub published: Vec<String>,
+    pub published_sources: Vec<String>,
+}
+
+#[derive(Serialize, Default)]
+pub struct LeagueCell {
+    pub median: String,
+    pub to_fastest: String,
+    pub to_published: String,
+    pub class: String,
+}
+
+fn leagues(runs: &[Run]) -> Vec<LeagueRun> {
+    runs.iter()
+        .rev()
+        .map(|run| {
+            let tables = crate::league::league_builtin(&run.results)
+                .into_iter()
+                .map(|l| {
+                    let mut backends: Vec<String> = Vec::new();
+                    for o in &l.operations {
+                        for e in &o.entries {
+                            if !backends.contains(&e.backend) {
+                                backends.push(e.backend.clone());
+                            }
+                        }
+                    }
+                    let rows = backends
+                        .iter()
+                        .map(|b| {
+                            let cells = l
+                                .operations
+                                .iter()
+                                .map(|o| {
+                                    o.entries.iter().find(|e| &e.backend == b).map_or_else(LeagueCell::default, |e| LeagueCell {
+                                        median: crate::units::time(e.median_ns),
+                                        to_fastest: format!("{}{}", crate::units::ratio(e.to_fastest), if e.tied_with_fastest && e.to_fastest > 1.0 { " tie" } else { "" }),
+                                        to_published: e.to_published.map_or(String::new(), crate::units::ratio),
+                                        class: if e.to_fastest == 1.0 || e.tied_with_fastest { "faster" } else { "" }.into(),
+                                    })
+                                })
+                                .collect();
+                            (b.clone(), cells)
+                        })
+                        .collect();
+                    LeagueTable {
+                        algorithm: l.algorithm.clone(),
+                        operations: l.operations.iter().map(|o| o.operation.name().to_string()).collect(),
+                        rows,
+                        published: l.operations.iter().map(|o| o.published.as_ref().map_or(String::new(), crate::league::describe)).collect(),
+                        published_sources: l.operations.iter().map(|o| o.published.as_ref().map_or(String::new(), |p| p.source.clone())).collect(),
+                    }
+                })
+                .collect();
+            LeagueRun { label: run.label.clone(), tables }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -248,5 +322,6 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
         baseline: base.label.clone(),
         diffs,
         crosschecks: crosschecks(runs),
+        leagues: leagues(runs),
     }
 }

@@ -17,9 +17,35 @@ pub struct Body {
     pub includes: Vec<Include>,
     pub algorithms: Vec<AlgorithmRow>,
     pub names: Vec<(String, String, String)>,
+    /// The newest run's backends: library and version, build and dispatch, phases covered.
+    pub backends: Vec<BackendRow>,
+    /// The newest run's stacks: (name, description).
+    pub stacks: Vec<(String, String)>,
     pub resamples: usize,
     pub seed: String,
     pub tolerance_pct: f64,
+}
+
+#[derive(Serialize)]
+pub struct BackendRow {
+    pub name: String,
+    pub version: String,
+    pub build: String,
+    /// "ML-KEM-768: kem.keygen, kem.encaps, kem.decaps", one line per algorithm.
+    pub covers: Vec<String>,
+}
+
+/// "ML-KEM-768 kem.keygen", "ML-KEM-768 kem.encaps" -> "ML-KEM-768: kem.keygen, kem.encaps".
+fn by_algorithm(covers: &[String]) -> Vec<String> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for c in covers {
+        let (alg, op) = c.rsplit_once(' ').unwrap_or((c.as_str(), ""));
+        match out.iter_mut().find(|(a, _)| a == alg) {
+            Some((_, ops)) => ops.push(op.to_string()),
+            None => out.push((alg.to_string(), vec![op.to_string()])),
+        }
+    }
+    out.into_iter().map(|(a, ops)| format!("{a}: {}", ops.join(", "))).collect()
 }
 
 #[derive(Serialize)]
@@ -187,7 +213,18 @@ pub fn build(runs: &[Run]) -> Body {
             }
         }
     }
+    let newest = runs.iter().max_by(|a, b| a.results.run.date_utc.cmp(&b.results.run.date_utc));
+    let backends = newest.map_or_else(Vec::new, |run| {
+        run.results
+            .backends
+            .iter()
+            .map(|b| BackendRow { name: b.name.clone(), version: b.version.clone(), build: if b.build.is_empty() { "not recorded (schema 1)".into() } else { b.build.clone() }, covers: by_algorithm(&b.covers) })
+            .collect()
+    });
+    let stacks = newest.map_or_else(Vec::new, |run| run.results.stacks.iter().map(|s| (s.name.clone(), s.description.clone())).collect());
     Body {
+        backends,
+        stacks,
         policies,
         budgets,
         components,
@@ -199,5 +236,14 @@ pub fn build(runs: &[Run]) -> Body {
         resamples: compose::RESAMPLES,
         seed: format!("{:#x}", compose::SEED),
         tolerance_pct: crate::check::TOLERANCE_PCT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn coverage_is_grouped_by_algorithm_in_order() {
+        let c = ["ML-KEM-768 kem.keygen", "ML-KEM-768 kem.encaps", "X25519 dh.derive", "ML-KEM-768 kem.decaps"].map(String::from);
+        assert_eq!(super::by_algorithm(&c), ["ML-KEM-768: kem.keygen, kem.encaps, kem.decaps", "X25519: dh.derive"]);
     }
 }

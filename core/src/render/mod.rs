@@ -1,6 +1,7 @@
 //! The static site: results JSON -> pages, with minijinja templates compiled into the binary.
 //! The renderer does not compute figures; it formats what the JSON holds and places it.
 
+mod capacity;
 mod compare;
 mod methodology;
 mod overview;
@@ -116,6 +117,14 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
             label = format!("{label} ({name})");
         }
         runs.push(Run { results, label, json_href: format!("data/{name}") });
+    }
+    // Runs built against different OpenSSL releases (`make openssl4`): the version names the row.
+    let first = runs[0].results.run.openssl_version.clone();
+    if runs.iter().any(|r| r.results.run.openssl_version != first) {
+        for r in &mut runs {
+            let short = r.results.run.openssl_version.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+            r.label = format!("{} · {short}", r.label);
+        }
     }
     Ok(runs)
 }

@@ -21,6 +21,8 @@ pub struct Body {
     pub seed_source: String,
     pub failures: Vec<String>,
     pub warnings: Vec<String>,
+    /// `pqprof capacity` sections, one per run that has one.
+    pub capacity: Vec<super::capacity::View>,
 }
 
 #[derive(Serialize)]
@@ -343,6 +345,7 @@ pub fn build(runs: &[Run]) -> Body {
         seed_source,
         failures,
         warnings: runs.iter().flat_map(|r| r.results.warnings.iter().map(move |w| format!("{}: {w}", r.label))).collect(),
+        capacity: super::capacity::build(runs),
     }
 }
 

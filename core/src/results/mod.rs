@@ -2,6 +2,7 @@
 //! read / write. A leaf: it imports nothing else of pqprof, so every reader of results (check,
 //! render, compare, export) depends on it alone.
 
+mod capacity;
 mod crosscheck;
 mod handshake;
 mod io;
@@ -11,6 +12,7 @@ mod run;
 mod samples;
 mod suite;
 
+pub use capacity::*;
 pub use crosscheck::*;
 pub use handshake::*;
 pub use io::*;
@@ -57,6 +59,9 @@ pub struct Results {
     /// `pqprof handshake`: real loopback handshakes beside the composed figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshakes: Option<Handshakes>,
+    /// `pqprof capacity`: handshakes per core, load steps, memory per connection (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub go: Option<GoPeer>,

@@ -1,0 +1,140 @@
+//! The overview page's capacity section: per run, a line per stack and group (handshakes per core,
+//! against the classical group, servers for 10,000 handshakes per second, memory per connection),
+//! the load steps, and the measured server-side difference beside the composed one.
+
+use super::Run;
+use crate::units::{count, ratio, signed_time, time};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct View {
+    pub host: String,
+    pub date: String,
+    pub wall: String,
+    pub cores: usize,
+    pub fd_limit: String,
+    pub lines: Vec<Line>,
+    pub steps: Vec<Step>,
+    pub memory: Vec<MemoryLine>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct Line {
+    pub stack: String,
+    pub group: String,
+    pub rate: String,
+    pub interval: String,
+    pub server: String,
+    pub client: String,
+    pub per_core: String,
+    pub vs_baseline: String,
+    pub class: String,
+    pub servers: String,
+    pub delta: String,
+    pub composed: String,
+    pub explained: String,
+}
+
+#[derive(Serialize)]
+pub struct Step {
+    pub stack: String,
+    pub group: String,
+    pub concurrency: usize,
+    pub rate: String,
+    pub p50: String,
+    pub p99: String,
+    pub cpu: String,
+    pub busy: String,
+    pub failed: u64,
+}
+
+#[derive(Serialize)]
+pub struct MemoryLine {
+    pub stack: String,
+    pub group: String,
+    pub connections: String,
+    pub heap: String,
+    pub rss: String,
+    pub kernel: String,
+    pub slab: String,
+    pub peak: String,
+    pub retained: String,
+}
+
+pub fn build(runs: &[Run]) -> Vec<View> {
+    runs.iter()
+        .filter_map(|run| {
+            let c = run.results.capacity.as_ref()?;
+            let lines = c
+                .in_memory
+                .iter()
+                .map(|m| Line {
+                    stack: m.stack.name().into(),
+                    group: m.group.clone(),
+                    rate: count(m.handshakes_per_s),
+                    interval: m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| format!("{} – {}", count(a), count(b))),
+                    server: time(m.server.median_ns),
+                    client: time(m.client.median_ns),
+                    per_core: count(m.server_per_core_s),
+                    vs_baseline: m.vs_baseline.map_or("baseline".into(), ratio),
+                    class: match m.vs_baseline {
+                        Some(v) if v < 1.0 => "slower".into(),
+                        Some(_) => "faster".into(),
+                        None => "baseline".into(),
+                    },
+                    servers: format!("{:.2}", m.servers_for_10k),
+                    delta: m.server_delta_ns.map_or(String::new(), signed_time),
+                    composed: m.composed_server_delta_ns.map_or(String::new(), signed_time),
+                    explained: match (m.server_delta_ns, m.composed_server_delta_ns) {
+                        (Some(d), Some(c)) if d.abs() > 0.0 => format!("{:.0}%", c / d * 100.0),
+                        _ => String::new(),
+                    },
+                })
+                .collect();
+            let steps = c
+                .sockets
+                .iter()
+                .flat_map(|s| {
+                    s.steps.iter().map(move |st| Step {
+                        stack: s.stack.name().into(),
+                        group: s.group.clone(),
+                        concurrency: st.concurrency,
+                        rate: format!("{}{}", count(st.handshakes_per_s), if st.load_limited { " (load-limited)" } else { "" }),
+                        p50: time(st.p50_ns),
+                        p99: time(st.p99_ns),
+                        cpu: time(st.server_cpu_per_handshake_ns),
+                        busy: format!("{:.0}% / {:.0}%", st.server_busy_pct, st.client_busy_pct),
+                        failed: st.failed,
+                    })
+                })
+                .collect();
+            let memory = c
+                .memory
+                .iter()
+                .map(|m| MemoryLine {
+                    stack: m.stack.name().into(),
+                    group: m.group.clone(),
+                    connections: count(m.per_connection.connections as f64),
+                    heap: format!("{} B", count(m.per_connection.heap_bytes)),
+                    rss: format!("{} B", count(m.per_connection.rss_bytes)),
+                    kernel: format!("{} B", count(m.per_connection.kernel_bytes)),
+                    slab: format!("{} B", count(m.per_connection.kernel_slab_bytes)),
+                    peak: format!("{} B", count(m.peak_median_bytes)),
+                    retained: format!("{} B", count(m.retained_median_bytes)),
+                })
+                .collect();
+            Some(View {
+                host: run.label.clone(),
+                date: c.date_utc.clone(),
+                wall: format!("{:.0} s", c.wall_seconds),
+                cores: c.cores,
+                fd_limit: format!("{} (was {})", count(c.fd_limit as f64), count(c.fd_limit_before as f64)),
+                lines,
+                steps,
+                memory,
+                notes: c.notes.clone(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,155 @@
+//! The `capacity` section (`pqprof capacity`): what a TLS server can sustain. Handshakes per core
+//! in memory (client and server in one thread, no sockets), throughput and latency over loopback
+//! sockets under stepped concurrency, and memory per established connection.
+
+use super::{RealStack, Summary};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Capacity {
+    pub date_utc: String,
+    pub wall_seconds: f64,
+    /// Cores of the machine (the "servers needed" figures assume all of them serve).
+    pub cores: usize,
+    /// The core in-memory handshakes and the socket server are pinned to.
+    pub server_core: Option<usize>,
+    /// The core the socket load generator is pinned to.
+    pub load_core: Option<usize>,
+    /// The open-file limit before and after pqprof raised it (memory per connection holds two
+    /// sockets per connection, one in each process).
+    pub fd_limit_before: u64,
+    pub fd_limit: u64,
+    pub in_memory: Vec<InMemory>,
+    pub sockets: Vec<Sockets>,
+    pub memory: Vec<Memory>,
+    /// What deserves caution: a load generator that could not keep up, a step cut short.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Full TLS 1.3 handshakes with client and server in one thread on one pinned core, connected by
+/// memory buffers: each side's calls timed separately.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InMemory {
+    pub stack: RealStack,
+    pub group: String,
+    /// Per handshake, nanoseconds: every client-side call (connection made, records written and
+    /// read), every server-side call, and the wall time of the whole handshake (both sides plus
+    /// the loop that passes buffers between them). Same index, same handshake.
+    pub client_ns: Vec<u64>,
+    pub server_ns: Vec<u64>,
+    pub wall_ns: Vec<u64>,
+    pub client: Summary,
+    pub server: Summary,
+    pub wall: Summary,
+    /// 95% bootstrap intervals of the medians (stats::median_ci95).
+    pub server_median_ci95_ns: Option<(f64, f64)>,
+    pub wall_median_ci95_ns: Option<(f64, f64)>,
+    /// 1e9 / the mean wall time: full handshakes (both sides) one core completes per second.
+    pub handshakes_per_s: f64,
+    /// From the t-interval of the mean wall time.
+    pub handshakes_per_s_ci95: Option<(f64, f64)>,
+    /// 1e9 / the mean server time: handshakes one core can serve per second.
+    pub server_per_core_s: f64,
+    /// 10,000 / (server_per_core_s x cores): machines like this one needed to serve 10,000 full
+    /// handshakes per second.
+    pub servers_for_10k: f64,
+    /// The classical group of the same stack, and this group's figures against it.
+    pub baseline: Option<String>,
+    /// server_per_core_s / the baseline's.
+    pub vs_baseline: Option<f64>,
+    /// Median server time minus the baseline's.
+    pub server_delta_ns: Option<f64>,
+    /// The same difference composed from the stack's own library phases (server side only:
+    /// encapsulation, half of the symmetric work; see check::capacity), medians.
+    pub composed_server_delta_ns: Option<f64>,
+    pub failures: usize,
+}
+
+/// A server pinned to one core, loaded from another core over loopback TCP with a bounded number
+/// of connections in flight.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sockets {
+    pub stack: RealStack,
+    pub group: String,
+    /// Server worker threads (all on the server core).
+    pub server_threads: usize,
+    pub steps: Vec<LoadStep>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadStep {
+    pub concurrency: usize,
+    /// Wall time the load ran, nanoseconds.
+    pub duration_ns: f64,
+    pub completed: u64,
+    pub failed: u64,
+    /// Connect to handshake complete, every completed connection, nanoseconds.
+    pub latency_ns: Vec<u64>,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    /// completed / duration.
+    pub handshakes_per_s: f64,
+    /// The server process's CPU time over the step (all threads), and per completed handshake.
+    pub server_cpu_ns: f64,
+    pub server_cpu_per_handshake_ns: f64,
+    /// Server and load-generator CPU time / wall time, percent of one core.
+    pub server_busy_pct: f64,
+    pub client_busy_pct: f64,
+    /// The load generator's core was busier than the server's: throughput is the generator's
+    /// limit, not the server's; server CPU per handshake still holds.
+    pub load_limited: bool,
+}
+
+/// Memory of K established, idle connections on the server, stepped up.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Memory {
+    pub stack: RealStack,
+    pub group: String,
+    /// Step 0 (no connections held) first.
+    pub steps: Vec<MemoryStep>,
+    /// At the largest step: (step - step 0) / connections.
+    pub per_connection: PerConnection,
+    /// Server heap in use during each handshake above what was in use when it started (its
+    /// peak), and what was still in use after it (retained), bytes; the first connections.
+    pub peak_bytes: Vec<i64>,
+    pub retained_bytes: Vec<i64>,
+    pub peak_median_bytes: f64,
+    pub retained_median_bytes: f64,
+    pub failures: usize,
+    /// Why the largest step is smaller than asked, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryStep {
+    pub connections: usize,
+    /// The server's live heap: Rust allocations (counting allocator) and C allocations inside
+    /// OpenSSL (CRYPTO_set_mem_functions, malloc_usable_size), bytes.
+    pub heap_rust_bytes: i64,
+    pub heap_c_bytes: i64,
+    /// The server process's resident set (/proc/self/statm), bytes.
+    pub rss_bytes: u64,
+    /// Kernel TCP memory of the whole machine (/proc/net/sockstat "TCP ... mem", pages): both ends
+    /// of every loopback connection.
+    pub kernel_tcp_pages: u64,
+    /// Kernel slab memory of the whole machine (/proc/meminfo "Slab"), bytes: the socket
+    /// structures themselves, which the TCP page count leaves out.
+    pub kernel_slab_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PerConnection {
+    pub connections: usize,
+    pub heap_bytes: f64,
+    pub heap_rust_bytes: f64,
+    pub heap_c_bytes: f64,
+    pub rss_bytes: f64,
+    /// Both ends' kernel socket buffer memory, bytes (pages x page_bytes).
+    pub kernel_bytes: f64,
+    /// Both ends' kernel slab growth (socket structures), bytes; machine-wide, so noisier.
+    pub kernel_slab_bytes: f64,
+    pub page_bytes: u64,
+}

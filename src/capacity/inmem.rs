@@ -1,0 +1,183 @@
+//! Full TLS 1.3 handshakes in memory: client and server in one thread on one pinned core, passing
+//! records through buffers instead of sockets (rustls `write_tls` / `read_tls`; OpenSSL with a
+//! Rust in-memory stream as its BIO). Every call one side makes is timed to that side, so a
+//! handshake gives the client's CPU time, the server's, and the wall time of the whole exchange.
+
+use crate::handshake::tls::{self, ClientKind, Identity};
+use crate::results::RealStack;
+use anyhow::{anyhow, bail, ensure, Result};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One handshake's times, nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub client_ns: u64,
+    pub server_ns: u64,
+    pub wall_ns: u64,
+}
+
+/// A client and server configuration for one stack and group, made once.
+pub struct Pair {
+    client: tls::Client,
+    server: tls::Acceptor,
+    group: String,
+}
+
+impl Pair {
+    pub fn new(stack: RealStack, group: &str, id: &Identity) -> Result<Pair> {
+        Ok(Pair { client: tls::Client::new(stack, group, id, false)?, server: tls::acceptor(stack, group, id, false)?, group: group.to_string() })
+    }
+
+    /// One full handshake; with `check`, the negotiated group is verified.
+    pub fn handshake(&self, check: bool) -> Result<Sample> {
+        match (&self.client.kind, &self.server) {
+            (ClientKind::Rustls(c), tls::Acceptor::Rustls(s)) => rustls_handshake(c, s, check.then_some(self.group.as_str())),
+            (ClientKind::OpenSsl(c), tls::Acceptor::OpenSsl(s)) => openssl_handshake(c, s, check.then_some(self.group.as_str())),
+            _ => bail!("client and server of different stacks"),
+        }
+    }
+}
+
+/// Time one side's call.
+fn timed<R>(acc: &mut Duration, f: impl FnOnce() -> R) -> R {
+    let t = Instant::now();
+    let r = f();
+    *acc += t.elapsed();
+    r
+}
+
+fn norm(s: &str) -> String {
+    s.to_ascii_lowercase().replace(['_', '-'], "")
+}
+
+/// Gives every byte of `buf` to a rustls connection and processes the records.
+fn feed<D>(conn: &mut rustls::ConnectionCommon<D>, mut buf: &[u8]) -> Result<()> {
+    while !buf.is_empty() {
+        conn.read_tls(&mut buf)?;
+        conn.process_new_packets().map_err(|e| anyhow!("rustls: {e}"))?;
+    }
+    Ok(())
+}
+
+fn rustls_handshake(ccfg: &Arc<rustls::ClientConfig>, scfg: &Arc<rustls::ServerConfig>, check: Option<&str>) -> Result<Sample> {
+    let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
+    let mut to_server = Vec::with_capacity(8192);
+    let mut to_client = Vec::with_capacity(16384);
+    let start = Instant::now();
+    // Making the client connection makes its key share: client time.
+    let mut client = timed(&mut tc, || rustls::ClientConnection::new(ccfg.clone(), "localhost".try_into().expect("a valid name")))?;
+    let mut server = timed(&mut ts, || rustls::ServerConnection::new(scfg.clone()))?;
+    for _ in 0..16 {
+        to_server.clear();
+        timed(&mut tc, || -> Result<()> {
+            while client.wants_write() {
+                client.write_tls(&mut to_server)?;
+            }
+            Ok(())
+        })?;
+        timed(&mut ts, || feed(&mut server, &to_server))?;
+        to_client.clear();
+        timed(&mut ts, || -> Result<()> {
+            while server.wants_write() {
+                server.write_tls(&mut to_client)?;
+            }
+            Ok(())
+        })?;
+        timed(&mut tc, || feed(&mut client, &to_client))?;
+        if !client.is_handshaking() && !server.is_handshaking() && !client.wants_write() && !server.wants_write() {
+            let wall = start.elapsed();
+            if let Some(g) = check {
+                let got = client.negotiated_key_exchange_group().map(|x| format!("{:?}", x.name())).unwrap_or_default();
+                ensure!(norm(&got) == norm(g), "rustls negotiated {got}, expected {g}");
+            }
+            return Ok(Sample { client_ns: tc.as_nanos() as u64, server_ns: ts.as_nanos() as u64, wall_ns: wall.as_nanos() as u64 });
+        }
+    }
+    bail!("rustls: the in-memory handshake did not finish in 16 flights")
+}
+
+/// One direction of an in-memory connection: what one side wrote and the other has not read.
+type Queue = Rc<RefCell<VecDeque<u8>>>;
+
+/// A stream over two queues; reading an empty queue would block, which OpenSSL turns into
+/// WANT_READ, as with a non-blocking socket.
+struct MemStream {
+    rx: Queue,
+    tx: Queue,
+}
+
+impl Read for MemStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut q = self.rx.borrow_mut();
+        if q.is_empty() {
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let n = q.len().min(buf.len());
+        for (d, s) in buf.iter_mut().zip(q.drain(..n)) {
+            *d = s;
+        }
+        Ok(n)
+    }
+}
+
+impl Write for MemStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tx.borrow_mut().extend(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+extern "C" {
+    fn SSL_get0_group_name(s: *mut openssl_sys::SSL) -> *const std::ffi::c_char;
+}
+
+fn openssl_handshake(connector: &openssl::ssl::SslConnector, acceptor: &openssl::ssl::SslAcceptor, check: Option<&str>) -> Result<Sample> {
+    use openssl::ssl::{ErrorCode, Ssl, SslStream};
+    let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
+    let (a, b): (Queue, Queue) = (Rc::default(), Rc::default());
+    let start = Instant::now();
+    let mut client = timed(&mut tc, || -> Result<_> {
+        let ssl = connector.configure()?.into_ssl("localhost")?;
+        Ok(SslStream::new(ssl, MemStream { rx: b.clone(), tx: a.clone() })?)
+    })?;
+    let mut server = timed(&mut ts, || -> Result<_> { Ok(SslStream::new(Ssl::new(acceptor.context())?, MemStream { rx: a.clone(), tx: b.clone() })?) })?;
+    let (mut client_done, mut server_done) = (false, false);
+    let pending = |r: Result<(), openssl::ssl::Error>| -> Result<bool> {
+        match r {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
+            Err(e) => Err(anyhow!("OpenSSL: {e}")),
+        }
+    };
+    for _ in 0..16 {
+        if !client_done {
+            client_done = timed(&mut tc, || pending(client.connect()))?;
+        }
+        if !server_done {
+            server_done = timed(&mut ts, || pending(server.accept()))?;
+        }
+        if client_done && server_done {
+            let wall = start.elapsed();
+            if let Some(g) = check {
+                use foreign_types::ForeignTypeRef;
+                // SAFETY: the SSL is live; the result is NULL or a static string.
+                let got = unsafe {
+                    let p = SSL_get0_group_name(client.ssl().as_ptr());
+                    if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+                };
+                ensure!(norm(&got) == norm(g), "OpenSSL negotiated {got}, expected {g}");
+                ensure!(!client.ssl().session_reused(), "OpenSSL resumed a session");
+            }
+            return Ok(Sample { client_ns: tc.as_nanos() as u64, server_ns: ts.as_nanos() as u64, wall_ns: wall.as_nanos() as u64 });
+        }
+    }
+    bail!("OpenSSL: the in-memory handshake did not finish in 16 flights")
+}

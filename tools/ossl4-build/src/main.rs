@@ -1,0 +1,2 @@
+//! Nothing to run: build.rs does the work.
+fn main() {}
