@@ -5,7 +5,7 @@ BIN := target/release/pqprof
 # (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
 OUT ?=
 
-.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 deps clean
+.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin deps clean
 
 all: run
 
@@ -26,7 +26,8 @@ run: build
 	$(BIN) run --out "$$out"; \
 	$(BIN) check "$$out"; \
 	$(BIN) handshake --results "$$out"; \
-	$(BIN) capacity --results "$$out"
+	$(BIN) capacity --results "$$out"; \
+	$(BIN) network --results "$$out"
 	$(MAKE) render
 
 # The site from every committed or new results file.
@@ -55,6 +56,12 @@ handshake: build
 # liboqs speed tools and openssl speed beside pqprof (builds the tools once, then about 3 minutes).
 crosscheck: build
 	$(BIN) crosscheck
+	$(MAKE) render
+
+# Paquin et al.'s whole grid (4 RTTs x 25 loss rates, every TLS group) into the newest results file;
+# about an hour. NET_FLAGS adds options (e.g. --per-point 100 --rate-mbit 10).
+network-paquin: build
+	$(BIN) network --grid paquin --all-groups --force $(NET_FLAGS)
 	$(MAKE) render
 
 # OpenSSL 3.5 LTS beside 4.0: builds OpenSSL 4.0 and a second pqprof against it (once; about 3 + 5

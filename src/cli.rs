@@ -131,6 +131,44 @@ pub enum Command {
         #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         connections: Vec<u32>,
     },
+    /// Handshakes through an emulated network (client, router and server namespaces; delay and
+    /// loss in user space on NFQUEUE) on a grid of RTT and loss; adds a `network` section.
+    Network {
+        /// Results file to add the section to (default: the newest results/*.json).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// Replace a network section the results file already has.
+        #[arg(long)]
+        force: bool,
+        /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 10, 20%), paquin (4 RTTs x 25 losses), quick (CI).
+        #[arg(long, default_value = "default")]
+        grid: String,
+        /// Handshakes per scenario and point.
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        per_point: u32,
+        /// Handshakes in flight at once at RTTs up to 5.6 ms, scaled up with the RTT to at most 40
+        /// (Paquin et al. ran 40 processes), so the offered load stays within what 2 cores serve.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
+        parallel: u32,
+        /// Bottleneck rate, Mbit/s (tbf on the router's egress); unlimited by default.
+        #[arg(long)]
+        rate_mbit: Option<f64>,
+        /// Every TLS group, not only X25519 and X25519MLKEM768.
+        #[arg(long)]
+        all_groups: bool,
+        /// Only these stacks (repeatable): rustls, openssl, russh.
+        #[arg(long = "stack", value_parser = ["rustls", "openssl", "russh"])]
+        stacks: Vec<String>,
+        /// Only remove namespaces a killed run left behind, then exit.
+        #[arg(long)]
+        cleanup: bool,
+    },
+    /// The emulator of `network`, started by it in the router namespace.
+    #[command(hide = true)]
+    NetemRouter {
+        #[arg(long, default_value = "r-c")]
+        client_if: String,
+    },
     /// The server side of `capacity`, started by it as a child process.
     #[command(hide = true)]
     CapacityServer {
@@ -165,6 +203,15 @@ pub enum Command {
         /// Time every crypto call of each connection and report it with `stats`.
         #[arg(long)]
         insitu: bool,
+        /// Address to listen on (the network grid's server namespace).
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// A thread (SSH: a task) per connection instead of one connection at a time.
+        #[arg(long)]
+        concurrent: bool,
+        /// Socket timeouts, seconds.
+        #[arg(long, default_value_t = 5)]
+        timeout_s: u64,
     },
     /// Render the static site from results files.
     Render {

@@ -87,13 +87,46 @@ pub fn execute(command: Command) -> Result<()> {
             }
             results::update(&file, &r)
         }
+        Command::Network { results: file, force, grid, per_point, parallel, rate_mbit, all_groups, stacks, cleanup } => {
+            if cleanup {
+                let removed = crate::network::lab::cleanup();
+                println!("network: {}", if removed.is_empty() { "nothing to clean".to_string() } else { format!("removed {}", removed.join(", ")) });
+                return Ok(());
+            }
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(&file, |r| r.network.as_ref().map(|n| n.date_utc.clone()), "network", force)?;
+            if let Some(rate) = rate_mbit {
+                if !(rate.is_finite() && rate > 0.0) {
+                    bail!("--rate-mbit {rate}: a rate must be a positive number of Mbit/s");
+                }
+            }
+            let opts = crate::network::Options { grid: crate::network::Grid::named(&grid)?, per_point: per_point as usize, parallel: parallel as usize, rate_mbit, all_groups, stacks };
+            let n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
+                Ok(n) => n,
+                Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {
+                    println!("network: skipped: {e}");
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            print!("{}", crate::network::table(&n));
+            println!("\nnetwork: {:.0} s; written to {}", n.wall_seconds, file.display());
+            r.network = Some(n);
+            let problems = crate::check::check(&r);
+            if !problems.is_empty() {
+                bail!("the network section does not hold against its own raw data:\n  {}", problems.join("\n  "));
+            }
+            results::update(&file, &r)
+        }
+        Command::NetemRouter { client_if } => crate::network::router::router_main(&client_if),
         Command::CapacityServer { stack, group, cert, key, threads, hold, core } => {
             let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
             crate::capacity::server::server_main(stack, &group, &cert, &key, threads, hold, core)
         }
-        Command::HandshakeServer { protocol, stack, group, cert, key, insitu } => {
+        Command::HandshakeServer { protocol, stack, group, cert, key, insitu, bind, concurrent, timeout_s } => {
             let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
-            crate::handshake::server_main(&protocol, stack, &group, &cert, &key, insitu)
+            crate::handshake::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
+            crate::handshake::server_main(&protocol, stack, &group, &cert, &key, insitu, crate::handshake::server::Listen { bind, concurrent })
         }
         Command::Render { files, out, source_url, baseline } => {
             render::render(&files, &out, &render::Options { source_url, baseline })?;

@@ -4,7 +4,7 @@
 //! here under the same names.
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
-pub use pqprof_core::{algorithm, check, comparison, compose, export, league, parse, references, render, results, stats, suite, units};
+pub use pqprof_core::{algorithm, check, comparison, compose, export, league, netmodel, parse, references, render, results, stats, suite, units};
 
 pub mod backend;
 pub mod case;
@@ -18,6 +18,7 @@ pub mod handshake;
 pub mod host;
 pub mod interrupt;
 pub mod measure;
+pub mod network;
 pub mod plan;
 pub mod run;
 pub mod samples;

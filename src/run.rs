@@ -169,6 +169,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         crosscheck: None,
         handshakes: None,
         capacity: None,
+        network: None,
         go,
     })
 }

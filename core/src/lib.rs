@@ -2,7 +2,7 @@
 //! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
 //!
 //! Module order, each importing only those before it:
-//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose` ->
+//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose`, `netmodel` ->
 //! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
@@ -10,6 +10,7 @@ pub mod check;
 pub mod comparison;
 pub mod compose;
 pub mod league;
+pub mod netmodel;
 pub mod export;
 pub mod parse;
 pub mod references;

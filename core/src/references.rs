@@ -150,8 +150,49 @@ pub fn seed000() -> Result<Seed000> {
     toml::from_str(include_str!("../../references/seed000.toml")).map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
 }
 
+/// One of Paquin, Stebila & Tamvada's published points (references/paquin.toml, compiled in):
+/// handshake-time percentiles of one key exchange at one RTT and loss rate.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PaquinPoint {
+    pub kex: String,
+    pub rtt_ms: f64,
+    pub loss_pct: f64,
+    pub samples: usize,
+    pub percentiles: Vec<f64>,
+    pub ms: Vec<f64>,
+    pub source_file: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct PaquinFile {
+    point: Vec<PaquinPoint>,
+}
+
+pub fn paquin() -> Result<Vec<PaquinPoint>> {
+    let f: PaquinFile = toml::from_str(include_str!("../../references/paquin.toml")).map_err(|e| anyhow::anyhow!("references/paquin.toml: {}", e.message()))?;
+    Ok(f.point)
+}
+
+/// Their point nearest an RTT (within 10%) at exactly this loss rate.
+pub fn paquin_nearest<'a>(points: &'a [PaquinPoint], kex: &str, rtt_ms: f64, loss_pct: f64) -> Option<&'a PaquinPoint> {
+    points
+        .iter()
+        .filter(|p| p.kex == kex && (p.loss_pct - loss_pct).abs() < 1e-9 && (p.rtt_ms - rtt_ms).abs() <= rtt_ms * 0.1)
+        .min_by(|a, b| (a.rtt_ms - rtt_ms).abs().total_cmp(&(b.rtt_ms - rtt_ms).abs()))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn paquin_points_load_and_the_nearest_is_found() {
+        let p = super::paquin().unwrap();
+        assert_eq!(p.len(), 200);
+        let near = super::paquin_nearest(&p, "prime256v1", 5.6, 10.0).unwrap();
+        assert_eq!(near.rtt_ms, 5.609);
+        assert_eq!(near.percentiles.len(), near.ms.len());
+        assert!(super::paquin_nearest(&p, "prime256v1", 50.0, 10.0).is_none());
+    }
+
     #[test]
     fn committed_references_load_and_carry_sources() {
         let (refs, tp) = super::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../references/cycles.toml")).unwrap();

@@ -89,7 +89,8 @@ impl Server {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
         let mut server = Server { child, stdin, lines: read_lines(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
         let line = server.line().context("the server did not report its port")?;
-        let port: u16 = line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))?;
+        // "port N" from a server; "ready" from a child that listens on no port (netem-router).
+        let port: u16 = if line == "ready" { 0 } else { line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))? };
         server.addr.set_port(port);
         Ok(server)
     }
@@ -113,11 +114,25 @@ impl Server {
 }
 
 /// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
-pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path, instrumented: bool) -> Result<()> {
+/// Where and how the server listens: loopback and one connection at a time for `handshake`; an
+/// address in the server namespace and a thread (task) per connection for `network`.
+pub struct Listen {
+    pub bind: std::net::IpAddr,
+    pub concurrent: bool,
+}
+
+impl Default for Listen {
+    fn default() -> Listen {
+        Listen { bind: std::net::IpAddr::from([127, 0, 0, 1]), concurrent: false }
+    }
+}
+
+pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path, instrumented: bool, listen: Listen) -> Result<()> {
     alloc::enable(true);
     let records: &'static Mutex<Vec<insitu::Record>> = Box::leak(Box::new(Mutex::new(Vec::new())));
     let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    let listener = std::net::TcpListener::bind((listen.bind, 0)).with_context(|| format!("cannot bind a port on {}", listen.bind))?;
+    let concurrent = listen.concurrent;
     println!("port {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
     let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
@@ -125,7 +140,7 @@ pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, k
     let served_ref: &'static std::sync::atomic::AtomicU64 = served;
     std::thread::spawn(move || {
         let sink = instrumented.then_some(records);
-        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref) } else { tls::serve(stack, &group, &id, listener, served_ref, sink) };
+        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref, concurrent) } else { tls::serve(stack, &group, &id, listener, served_ref, sink, concurrent) };
         if let Err(e) = r {
             eprintln!("server: {e:#}");
             std::process::exit(2);

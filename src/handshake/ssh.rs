@@ -87,7 +87,7 @@ pub struct Client {
 impl Client {
     pub fn new(method: &str) -> Result<Client> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let config = client::Config { preferred: preferred(method)?, nodelay: true, inactivity_timeout: Some(Duration::from_secs(5)), ..Default::default() };
+        let config = client::Config { preferred: preferred(method)?, nodelay: true, inactivity_timeout: Some(super::tls::io_timeout()), ..Default::default() };
         Ok(Client { rt, config: Arc::new(config) })
     }
 
@@ -97,10 +97,10 @@ impl Client {
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
         let t0 = Instant::now();
         let (kex, _auth) = self.rt.block_on(async {
-            let tcp = tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr)).await.context("connect timed out")??;
+            let tcp = tokio::time::timeout(super::tls::io_timeout(), tokio::net::TcpStream::connect(addr)).await.context("connect timed out")??;
             tcp.set_nodelay(true)?;
             let stream = Counted { inner: tcp, wire: wire.clone() };
-            let mut handle = tokio::time::timeout(Duration::from_secs(5), client::connect_stream(self.config.clone(), stream, ClientHandler))
+            let mut handle = tokio::time::timeout(super::tls::io_timeout(), client::connect_stream(self.config.clone(), stream, ClientHandler))
                 .await
                 .context("SSH key exchange timed out")??;
             let kex = t0.elapsed();
@@ -151,7 +151,8 @@ impl server::Handler for ServerHandler {
 }
 
 /// The server side, in its own process: one session at a time until killed.
-pub fn serve(method: &str, listener: std::net::TcpListener, served: &AtomicU64) -> Result<()> {
+/// With `concurrent`, each session runs as its own task (`pqprof network`).
+pub fn serve(method: &str, listener: std::net::TcpListener, served: &'static AtomicU64, concurrent: bool) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).map_err(|e| anyhow!("getrandom: {e}"))?;
@@ -162,7 +163,7 @@ pub fn serve(method: &str, listener: std::net::TcpListener, served: &AtomicU64) 
         methods: russh::MethodSet::from(&[russh::MethodKind::None][..]),
         auth_rejection_time: Duration::ZERO,
         auth_rejection_time_initial: Some(Duration::ZERO),
-        inactivity_timeout: Some(Duration::from_secs(5)),
+        inactivity_timeout: Some(super::tls::io_timeout()),
         ..Default::default()
     });
     listener.set_nonblocking(true)?;
@@ -171,6 +172,21 @@ pub fn serve(method: &str, listener: std::net::TcpListener, served: &AtomicU64) 
         loop {
             let (tcp, _) = listener.accept().await?;
             tcp.set_nodelay(true)?;
+            if concurrent {
+                let config = config.clone();
+                tokio::spawn(async move {
+                    match server::run_stream(config, tcp, ServerHandler).await {
+                        Ok(session) => match session.await {
+                            Ok(()) => {
+                                served.fetch_add(1, Relaxed);
+                            }
+                            Err(e) => eprintln!("ssh server: {e}"),
+                        },
+                        Err(e) => eprintln!("ssh server: {e}"),
+                    }
+                });
+                continue;
+            }
             match server::run_stream(config.clone(), tcp, ServerHandler).await {
                 Ok(session) => match session.await {
                     Ok(()) => {

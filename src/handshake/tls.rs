@@ -14,6 +14,18 @@ use std::time::{Duration, Instant};
 
 pub const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Socket timeouts of this process, milliseconds: TIMEOUT on loopback; `pqprof network` raises it,
+/// since over a lossy path a retransmission backs off past 5 s (1 + 2 + 4 s for three lost SYNs).
+static IO_TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(5000);
+
+pub fn set_io_timeout(t: Duration) {
+    IO_TIMEOUT_MS.store(t.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn io_timeout() -> Duration {
+    Duration::from_millis(IO_TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
 /// The certificate both servers present: ECDSA P-256, made at start (rcgen).
 pub struct Identity {
     pub cert_der: Vec<u8>,
@@ -68,10 +80,10 @@ pub(crate) fn openssl_tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str
 }
 
 fn tcp(addr: SocketAddr) -> Result<TcpStream> {
-    let s = TcpStream::connect_timeout(&addr, TIMEOUT).with_context(|| format!("connect to {addr}"))?;
+    let s = TcpStream::connect_timeout(&addr, io_timeout()).with_context(|| format!("connect to {addr}"))?;
     s.set_nodelay(true)?;
-    s.set_read_timeout(Some(TIMEOUT))?;
-    s.set_write_timeout(Some(TIMEOUT))?;
+    s.set_read_timeout(Some(io_timeout()))?;
+    s.set_write_timeout(Some(io_timeout()))?;
     Ok(s)
 }
 
@@ -330,8 +342,8 @@ impl Served {
 /// One connection on the server side: the handshake, then the 32-byte echo.
 pub fn serve_one(acceptor: &Acceptor, stream: TcpStream) -> Result<Served> {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(TIMEOUT));
-    let _ = stream.set_write_timeout(Some(TIMEOUT));
+    let _ = stream.set_read_timeout(Some(io_timeout()));
+    let _ = stream.set_write_timeout(Some(io_timeout()));
     let mut buf = [0u8; 32];
     Ok(match acceptor {
         Acceptor::Rustls(cfg) => {
@@ -359,8 +371,28 @@ pub fn serve(
     listener: TcpListener,
     served: &std::sync::atomic::AtomicU64,
     insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
+    concurrent: bool,
 ) -> Result<()> {
     let acceptor = acceptor(stack, group, id, insitu.is_some())?;
+    if concurrent {
+        // A thread per connection (`pqprof network`: handshakes in flight at once over a slow
+        // path must not wait for each other at the server).
+        let acceptor = Arc::new(acceptor);
+        std::thread::scope(|scope| {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let acceptor = acceptor.clone();
+                scope.spawn(move || match serve_one(&acceptor, stream) {
+                    Ok(conn) => {
+                        conn.close();
+                        served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(e) => eprintln!("server: {e:#}"),
+                });
+            }
+        });
+        return Ok(());
+    }
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         if insitu.is_some() {

@@ -4,6 +4,7 @@
 pub mod capacity;
 mod crosscheck;
 mod handshakes;
+pub mod network;
 mod phases;
 
 use crate::results::Results;
@@ -24,6 +25,7 @@ pub fn check(results: &Results) -> Vec<String> {
     problems.extend(handshakes::check(results));
     problems.extend(crosscheck::check(results));
     problems.extend(capacity::check(results));
+    problems.extend(network::check(results));
     if let Some(c) = &results.run.calibration {
         let rounds = crate::stats::chunk_medians(&c.samples_ns, c.per_round);
         let all: Vec<f64> = c.samples_ns.iter().map(|&x| x as f64).collect();

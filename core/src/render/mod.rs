@@ -4,6 +4,7 @@
 mod capacity;
 mod compare;
 mod methodology;
+mod network;
 mod overview;
 pub mod svg;
 pub mod verify;

@@ -23,6 +23,8 @@ pub struct Body {
     pub warnings: Vec<String>,
     /// `pqprof capacity` sections, one per run that has one.
     pub capacity: Vec<super::capacity::View>,
+    /// `pqprof network` sections, one per run that has one.
+    pub network: Vec<super::network::View>,
 }
 
 #[derive(Serialize)]
@@ -346,6 +348,7 @@ pub fn build(runs: &[Run]) -> Body {
         failures,
         warnings: runs.iter().flat_map(|r| r.results.warnings.iter().map(move |w| format!("{}: {w}", r.label))).collect(),
         capacity: super::capacity::build(runs),
+        network: super::network::build(runs),
     }
 }
 

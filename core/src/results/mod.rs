@@ -6,6 +6,7 @@ mod capacity;
 mod crosscheck;
 mod handshake;
 mod io;
+mod network;
 mod peer;
 mod phase;
 mod run;
@@ -16,6 +17,7 @@ pub use capacity::*;
 pub use crosscheck::*;
 pub use handshake::*;
 pub use io::*;
+pub use network::*;
 pub use peer::*;
 pub use phase::*;
 pub use run::*;
@@ -62,6 +64,9 @@ pub struct Results {
     /// `pqprof capacity`: handshakes per core, load steps, memory per connection (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// `pqprof network`: handshakes through an emulated network on a grid of RTT and loss (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Network>,
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub go: Option<GoPeer>,

@@ -1,0 +1,40 @@
+//! The network model set beside each measured point: what connect-to-complete should take from the
+//! compute, the round trips, the bottleneck and the loss.
+//!
+//! expected = zero + round_trips x (RTT - base RTT) + serialization + retransmission delay, where
+//! - zero is the median at no delay and no loss through the same router (compute plus the path's
+//!   own latency, which the base RTT is);
+//! - serialization is each direction's bytes at the bottleneck rate (none when unlimited);
+//! - retransmission delay, to first order in the loss probability p: a lost SYN or SYN-ACK costs
+//!   the 1 s initial retransmission timeout (RFC 6298 section 2.1; Linux TCP_TIMEOUT_INIT), and a
+//!   lost data packet about one RTO after the handshake's first RTT sample, RTT + 200 ms (Linux
+//!   TCP_RTO_MIN); every data packet of the connection is counted, so this is an upper bound for
+//!   the packets after completion, which cannot delay it.
+//!
+//! It predicts the mean: loss moves the tail, not the median, until p is large.
+
+/// Initial RTO (RFC 6298 section 2.1), milliseconds.
+pub const INITIAL_RTO_MS: f64 = 1000.0;
+/// Linux's minimum RTO (include/net/tcp.h TCP_RTO_MIN = HZ / 5), milliseconds.
+pub const MIN_RTO_MS: f64 = 200.0;
+
+#[allow(clippy::too_many_arguments)]
+pub fn expected_ms(zero_ms: f64, round_trips: f64, rtt_ms: f64, base_rtt_ms: f64, loss: f64, data_packets: [f64; 2], bytes: [f64; 2], rate_mbit: Option<f64>) -> f64 {
+    let serialization = rate_mbit.map_or(0.0, |r| (bytes[0] + bytes[1]) * 8.0 / (r * 1e6) * 1e3);
+    let retransmission = loss * (2.0 * INITIAL_RTO_MS + (data_packets[0] + data_packets[1]) * (rtt_ms + MIN_RTO_MS));
+    zero_ms + round_trips * (rtt_ms - base_rtt_ms).max(0.0) + serialization + retransmission
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_model_adds_round_trips_serialization_and_expected_timeouts() {
+        // No loss, no rate: zero + 2 x (78.7 - 0.2).
+        assert!((super::expected_ms(1.5, 2.0, 78.7, 0.2, 0.0, [5.0, 6.0], [2000.0, 4000.0], None) - 158.5).abs() < 1e-9);
+        // 10 Mbit/s: 6000 bytes = 48,000 bits = 4.8 ms more.
+        assert!((super::expected_ms(1.5, 2.0, 78.7, 0.2, 0.0, [5.0, 6.0], [2000.0, 4000.0], Some(10.0)) - 163.3).abs() < 1e-9);
+        // 10% loss at RTT 5.6: 0.1 x (2000 + 11 x 205.6) = 426.16 ms more.
+        let e = super::expected_ms(1.0, 2.0, 5.6, 0.1, 0.1, [5.0, 6.0], [0.0, 0.0], None);
+        assert!((e - (1.0 + 11.0 + 426.16)).abs() < 1e-9, "{e}");
+    }
+}

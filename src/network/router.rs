@@ -1,0 +1,321 @@
+//! The hidden `netem-router` command: netem in user space, for kernels without `sch_netem`. It runs
+//! in the router namespace, where `iptables -A FORWARD -j NFQUEUE --queue-num 0` hands it every
+//! forwarded packet (crate `nfq`, pure Rust netlink). Each packet is dropped with probability p or
+//! held and accepted after the one-way delay of its direction; verdicts go by packet id, out of
+//! the kernel's order (the two directions interleave), which NFQUEUE allows. Release times never
+//! go backwards within a direction, so each direction stays in order.
+//!
+//! Control lines on stdin: `set DELAY_C2S_NS DELAY_S2C_NS LOSS_C2S LOSS_S2C SEED`, `stats` (one
+//! JSON line: counters since the last `set`), EOF to stop. SIGTERM / SIGINT stop too; held packets
+//! are then accepted, not dropped.
+//!
+//! Scheduling: SCHED_FIFO and 1 ns timer slack, else wake-ups run 10-36 ms late whenever the
+//! endpoints use the CPU (measured on the 2-core VM: mean lateness 35 us under FIFO, 140 us to
+//! 9.6 ms without).
+
+use anyhow::{anyhow, bail, Result};
+use nfq::{Queue, Verdict};
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{ErrorKind, Write};
+
+const C2S: usize = 0;
+const S2C: usize = 1;
+
+/// Counters since the last `set`, per direction [client to server, server to client].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Counters {
+    pub packets: [u64; 2],
+    pub bytes: [u64; 2],
+    /// Packets with a TCP payload (not pure ACKs), and SYN packets.
+    pub data_packets: [u64; 2],
+    pub syn_packets: [u64; 2],
+    pub dropped: [u64; 2],
+    /// Release lateness against the due time, nanoseconds: sum, max, count over 1 ms.
+    pub late_sum_ns: u64,
+    pub late_max_ns: u64,
+    pub late_over_1ms: u64,
+    pub released: u64,
+    pub peak_held: usize,
+    /// The kernel's own count of packets it dropped because the queue was full or nobody listened.
+    pub kernel_queue_dropped: u64,
+}
+
+/// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed.
+struct Rng(u64);
+impl Rng {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `nfq::Queue` does not expose its socket: the process's one NETLINK_NETFILTER socket is it.
+fn find_nfq_fd() -> Result<i32> {
+    let opt = |fd: i32, name: i32| -> Option<i32> {
+        let mut v: i32 = 0;
+        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+        // SAFETY: valid out-pointers of the sizes given.
+        let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, &mut v as *mut i32 as *mut libc::c_void, &mut len) };
+        (r == 0).then_some(v)
+    };
+    let mut found = None;
+    for e in std::fs::read_dir("/proc/self/fd")? {
+        let Some(fd) = e?.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        if opt(fd, libc::SO_DOMAIN) == Some(libc::AF_NETLINK) && opt(fd, libc::SO_PROTOCOL) == Some(libc::NETLINK_NETFILTER) {
+            if found.is_some() {
+                bail!("more than one netfilter netlink socket");
+            }
+            found = Some(fd);
+        }
+    }
+    found.ok_or_else(|| anyhow!("the NFQUEUE netlink socket was not found"))
+}
+
+/// The kernel's drop count for queue 0 (/proc/net/netfilter/nfnetlink_queue, sixth field).
+fn kernel_queue_dropped() -> u64 {
+    let s = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").unwrap_or_default();
+    s.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 6 && f[0] == "0")
+        .and_then(|f| f[5].parse().ok())
+        .unwrap_or(0)
+}
+
+/// (has a TCP payload, is a SYN) from the IPv4 + TCP headers NFQUEUE copied (128 bytes).
+pub fn classify(ip: &[u8]) -> (bool, bool) {
+    if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
+        return (false, false);
+    }
+    let ihl = (ip[0] & 0x0f) as usize * 4;
+    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    let Some(tcp) = ip.get(ihl..) else { return (false, false) };
+    if tcp.len() < 14 {
+        return (false, false);
+    }
+    let doff = (tcp[12] >> 4) as usize * 4;
+    let syn = tcp[13] & 0x02 != 0;
+    (total > ihl + doff, syn)
+}
+
+struct Held {
+    key: (u64, u64),
+    msg: nfq::Message,
+}
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+pub fn router_main(client_if: &str) -> Result<()> {
+    let name = std::ffi::CString::new(client_if)?;
+    // SAFETY: a valid C string.
+    let client_ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if client_ifindex == 0 {
+        bail!("no interface {client_if} in this namespace");
+    }
+    // SAFETY: plain prctl / sched calls on this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+        let p = libc::sched_param { sched_priority: 50 };
+        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+            eprintln!("netem-router: SCHED_FIFO refused ({}); delays will be less exact", std::io::Error::last_os_error());
+        }
+    }
+    // SAFETY: building a signal set and a signalfd for it.
+    let sigfd = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC)
+    };
+    let mut q = Queue::open()?;
+    q.bind(0)?;
+    // bind() copies whole packets (64 KiB each while held); the headers are enough, and an
+    // unmodified verdict re-injects the kernel's own copy.
+    q.set_copy_range(0, 128)?;
+    q.set_queue_max_len(0, 8192)?;
+    // Never fail open: a full queue must drop (and be counted), not pass packets undelayed.
+    q.set_fail_open(0, false)?;
+    q.set_nonblocking(true);
+    let fd = find_nfq_fd()?;
+    let rcvbuf: i32 = 8 << 20;
+    // SAFETY: a valid socket and option value.
+    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &rcvbuf as *const i32 as *const libc::c_void, 4) };
+    println!("ready");
+    std::io::stdout().flush()?;
+
+    let (mut delay, mut loss) = ([0u64; 2], [0f64; 2]);
+    let mut rng = Rng(1);
+    let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::new();
+    let mut last_due = [0u64; 2];
+    let mut seq = 0u64;
+    let mut c = Counters::default();
+    let mut queue_dropped0 = kernel_queue_dropped();
+    let mut line = Vec::new();
+    'main: loop {
+        let now = now_ns();
+        while heap.peek().is_some_and(|h| h.0.key.0 <= now) {
+            let Some(Reverse(h)) = heap.pop() else { break };
+            let late = now - h.key.0;
+            c.late_sum_ns += late;
+            c.late_max_ns = c.late_max_ns.max(late);
+            c.late_over_1ms += (late > 1_000_000) as u64;
+            c.released += 1;
+            let _ = q.verdict(h.msg);
+        }
+        let mut fds = [
+            libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 },
+        ];
+        let ts;
+        let tsp = match heap.peek() {
+            Some(h) => {
+                let wait = h.0.key.0.saturating_sub(now_ns());
+                ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
+                &ts as *const libc::timespec
+            }
+            None => std::ptr::null(),
+        };
+        // SAFETY: three valid pollfds; tsp is null or points at `ts`, alive here.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, tsp, std::ptr::null()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e.into());
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            break 'main;
+        }
+        if fds[2].revents != 0 {
+            let mut b = [0u8; 512];
+            // SAFETY: reading into a buffer of the given size.
+            let r = unsafe { libc::read(0, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
+            if r <= 0 {
+                break 'main;
+            }
+            line.extend_from_slice(&b[..r as usize]);
+            while let Some(pos) = line.iter().position(|&x| x == b'\n') {
+                let cmd: Vec<u8> = line.drain(..=pos).collect();
+                let cmd = String::from_utf8_lossy(&cmd);
+                let w: Vec<&str> = cmd.split_whitespace().collect();
+                let answer = match w.as_slice() {
+                    ["set", d0, d1, l0, l1, seed] => {
+                        match (d0.parse(), d1.parse(), l0.parse::<f64>(), l1.parse::<f64>(), seed.parse()) {
+                            (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s)) if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) => {
+                                (delay, loss, rng) = ([a, b], [x, y], Rng(s));
+                                c = Counters::default();
+                                queue_dropped0 = kernel_queue_dropped();
+                                "\"ok\"".to_string()
+                            }
+                            _ => "\"bad set\"".to_string(),
+                        }
+                    }
+                    ["stats"] => {
+                        c.peak_held = c.peak_held.max(heap.len());
+                        c.kernel_queue_dropped = kernel_queue_dropped().saturating_sub(queue_dropped0);
+                        serde_json::to_string(&c)?
+                    }
+                    _ => "\"?\"".to_string(),
+                };
+                println!("{answer}");
+                std::io::stdout().flush()?;
+            }
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            for _ in 0..256 {
+                let mut msg = match q.recv() {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(_) => break,
+                };
+                let t = now_ns();
+                let d = if msg.get_indev() == client_ifindex { C2S } else { S2C };
+                let (data, syn) = classify(msg.get_payload());
+                c.packets[d] += 1;
+                c.bytes[d] += msg.get_original_len() as u64;
+                c.data_packets[d] += data as u64;
+                c.syn_packets[d] += syn as u64;
+                if loss[d] > 0.0 && rng.next_f64() < loss[d] {
+                    c.dropped[d] += 1;
+                    msg.set_verdict(Verdict::Drop);
+                    let _ = q.verdict(msg);
+                    continue;
+                }
+                msg.set_verdict(Verdict::Accept);
+                let due = (t + delay[d]).max(last_due[d]);
+                last_due[d] = due;
+                seq += 1;
+                heap.push(Reverse(Held { key: (due, seq), msg }));
+            }
+            c.peak_held = c.peak_held.max(heap.len());
+        }
+    }
+    // Held packets are accepted on the way out: closing the queue would drop them.
+    while let Some(Reverse(h)) = heap.pop() {
+        let _ = q.verdict(h.msg);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify;
+
+    #[test]
+    fn headers_tell_data_from_acks_and_find_syns() {
+        // IPv4, IHL 5, total 60, TCP; TCP data offset 10 words (40 bytes), SYN.
+        let mut syn = vec![0u8; 60];
+        syn[0] = 0x45;
+        syn[2..4].copy_from_slice(&60u16.to_be_bytes());
+        syn[9] = 6;
+        syn[20 + 12] = 10 << 4;
+        syn[20 + 13] = 0x02;
+        assert_eq!(classify(&syn), (false, true));
+        // A pure ACK: total 52 = 20 + 32, ACK flag only.
+        let mut ack = vec![0u8; 52];
+        ack[0] = 0x45;
+        ack[2..4].copy_from_slice(&52u16.to_be_bytes());
+        ack[9] = 6;
+        ack[20 + 12] = 8 << 4;
+        ack[20 + 13] = 0x10;
+        assert_eq!(classify(&ack), (false, false));
+        // The same headers with 100 bytes of payload behind them (only the headers are copied).
+        ack[2..4].copy_from_slice(&152u16.to_be_bytes());
+        assert_eq!(classify(&ack), (true, false));
+        // Not TCP, not IPv4, too short.
+        let mut udp = ack.clone();
+        udp[9] = 17;
+        assert_eq!(classify(&udp), (false, false));
+        assert_eq!(classify(&[0x60; 40]), (false, false));
+        assert_eq!(classify(&[0x45; 10]), (false, false));
+    }
+}

@@ -1,0 +1,133 @@
+//! `pqprof network` end to end on the quick grid: the link is measured before every point, the
+//! 5.6 ms point sits where two round trips put it, loss shows in the emulator's counters, `check`
+//! recomputes the section; and an interrupted or killed run leaves no namespace or process behind.
+//! Where the machine cannot run the grid (not root, no iptables), the command must say so in one
+//! line and succeed, and that is what is tested instead.
+
+mod common;
+
+use common::pqprof;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The namespaces have fixed names: one test at a time.
+static LAB: Mutex<()> = Mutex::new(());
+
+fn namespaces() -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    out.lines().filter(|l| l.starts_with("pqp-")).map(String::from).collect()
+}
+
+/// pqprof children still alive (emulator or servers started for a network run).
+fn children() -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("netem-router") || (l.contains("handshake-server") && l.contains("--bind 10.77"))).map(String::from).collect()
+}
+
+fn available() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() == 0 };
+    root && Command::new("iptables").arg("--version").output().is_ok() && Command::new("ethtool").arg("--version").output().is_ok()
+}
+
+#[test]
+fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let out = common::tmp("net", "net.json");
+    common::measure_mini(&out, "5");
+    let file = out.to_str().unwrap();
+    let o = pqprof(&["network", "--results", file, "--grid", "quick", "--per-point", "12", "--parallel", "4", "--stack", "rustls"]);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{stdout}\n{}", common::stderr(&o));
+    if !available() {
+        assert!(stdout.starts_with("network: skipped: "), "{stdout}");
+        return;
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let n = &v["network"];
+    let points = n["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3, "the zero point, then 5.6 ms x 0% and 10%");
+    for p in points {
+        assert_eq!(p["link"]["connect_ns"].as_array().unwrap().len(), 16);
+        assert_eq!(p["cells"].as_array().unwrap().len(), 2, "rustls X25519 and X25519MLKEM768");
+    }
+    let clean = &points[1];
+    assert_eq!(clean["rtt_ms"], 5.6);
+    assert_eq!(clean["link"]["valid"], true, "{}", clean["link"]["rtt_median_ms"]);
+    let x25519 = clean["cells"].as_array().unwrap().iter().find(|c| c["group"] == "X25519").unwrap();
+    let median = x25519["ready_ms"][2].as_f64().unwrap();
+    // TCP connect and the TLS 1.3 exchange: two round trips, plus the compute.
+    assert!((2.0 * 5.6..2.0 * 5.6 + 3.0).contains(&median), "X25519 median {median} ms at RTT 5.6 ms");
+    assert_eq!(x25519["dropped"], serde_json::json!([0, 0]));
+    let lossy = &points[2];
+    let dropped: u64 = lossy["cells"].as_array().unwrap().iter().map(|c| c["dropped"][0].as_u64().unwrap() + c["dropped"][1].as_u64().unwrap()).sum();
+    assert!(dropped > 0, "10% loss dropped nothing: {lossy}");
+    let check = pqprof(&["check", file]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert!(namespaces().is_empty(), "left behind: {:?}", namespaces());
+    assert!(children().is_empty(), "left behind: {:?}", children());
+}
+
+/// Starts a long network run and waits until it is measuring, with packets in the emulator.
+fn start_long(file: &str) -> (std::process::Child, Instant) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
+        .args(["network", "--results", file, "--grid", "quick", "--per-point", "100000", "--parallel", "2", "--stack", "rustls"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let t0 = Instant::now();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("point 1/") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "the run never started measuring");
+    }
+    // Keep draining so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    std::thread::sleep(Duration::from_millis(1500));
+    (child, t0)
+}
+
+#[test]
+fn an_interrupted_or_killed_run_leaves_nothing_behind() {
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    if !available() {
+        return;
+    }
+    let out = common::tmp("net", "interrupted.json");
+    common::measure_mini(&out, "5");
+    let before = std::fs::read(&out).unwrap();
+    let file = out.to_str().unwrap();
+
+    let (mut child, _) = start_long(file);
+    assert!(!namespaces().is_empty(), "the run should be inside its namespaces now");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "Ctrl-C exits 128 + SIGINT");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(namespaces().is_empty(), "after Ctrl-C: {:?}", namespaces());
+    assert!(children().is_empty(), "after Ctrl-C: {:?}", children());
+    assert_eq!(std::fs::read(&out).unwrap(), before, "an interrupted run writes nothing");
+
+    // SIGKILL cannot be caught: the children die with their parent, and the next start (or
+    // --cleanup) removes the namespaces.
+    let (mut child, _) = start_long(file);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t0 = Instant::now();
+    while !children().is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(children().is_empty(), "after SIGKILL: {:?}", children());
+    let o = pqprof(&["network", "--cleanup"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("removed pqp-c"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(namespaces().is_empty(), "after --cleanup: {:?}", namespaces());
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}
