@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Smoke run: every suite, every backend, a few iterations; `pqprof check` on the JSON; the site
-# rendered from it and checked against it. Fails (non-zero) if any phase fails verification or the
-# identity "composed = sum of phases" breaks in the JSON or on the page.
+# Smoke run: every suite, every backend, a few iterations; the short forms of capacity and of the
+# network grid on top (the network one says "skipped" where the machine cannot run it); `pqprof
+# check` on the JSON; the site rendered from it and checked against it. Fails (non-zero) if any phase
+# fails verification or the identity "composed = sum of phases" breaks in the JSON or on the page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${PQPROF:-target/release/pqprof}
@@ -9,6 +10,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
 "$bin" run --suites suites --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
+"$bin" capacity --results "$out/smoke.json" --quick --connections 50 >/dev/null
+"$bin" network --results "$out/smoke.json" --grid quick --per-point 6 --parallel 2 | tail -1
+"$bin" check "$out/smoke.json"
 "$bin" render "$out/smoke.json" --out "$out/site"
 "$bin" check --site "$out/site" "$out/smoke.json"
 echo "smoke: ok in $(( $(date +%s) - start )) s"

@@ -143,9 +143,13 @@ pub enum Command {
         /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 10, 20%), paquin (4 RTTs x 25 losses), quick (CI).
         #[arg(long, default_value = "default")]
         grid: String,
-        /// Handshakes per scenario and point.
+        /// Handshakes per scenario and point (at most; see --cell-seconds).
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_point: u32,
+        /// After this many seconds a scenario's point starts no new handshake once it has 10
+        /// (0: always --per-point). Those started finish, so the sample is not biased.
+        #[arg(long, default_value_t = 3.0)]
+        cell_seconds: f64,
         /// Handshakes in flight at once at RTTs up to 5.6 ms, scaled up with the RTT to at most 40
         /// (Paquin et al. ran 40 processes), so the offered load stays within what 2 cores serve.
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]

@@ -87,7 +87,7 @@ pub fn execute(command: Command) -> Result<()> {
             }
             results::update(&file, &r)
         }
-        Command::Network { results: file, force, grid, per_point, parallel, rate_mbit, all_groups, stacks, cleanup } => {
+        Command::Network { results: file, force, grid, per_point, cell_seconds, parallel, rate_mbit, all_groups, stacks, cleanup } => {
             if cleanup {
                 let removed = crate::network::lab::cleanup();
                 println!("network: {}", if removed.is_empty() { "nothing to clean".to_string() } else { format!("removed {}", removed.join(", ")) });
@@ -100,7 +100,11 @@ pub fn execute(command: Command) -> Result<()> {
                     bail!("--rate-mbit {rate}: a rate must be a positive number of Mbit/s");
                 }
             }
-            let opts = crate::network::Options { grid: crate::network::Grid::named(&grid)?, per_point: per_point as usize, parallel: parallel as usize, rate_mbit, all_groups, stacks };
+            if !(cell_seconds.is_finite() && cell_seconds >= 0.0) {
+                bail!("--cell-seconds {cell_seconds}: a time budget is zero or more seconds");
+            }
+            let budget = if cell_seconds == 0.0 { std::time::Duration::MAX } else { std::time::Duration::from_secs_f64(cell_seconds) };
+            let opts = crate::network::Options { grid: crate::network::Grid::named(&grid)?, per_point: per_point as usize, cell_budget: budget, parallel: parallel as usize, rate_mbit, all_groups, stacks };
             let n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
                 Ok(n) => n,
                 Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {

@@ -170,16 +170,15 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             let client = Arc::new(tls::Client::new(stack, group, &id, false)?);
             let mut steps = Vec::new();
             for &c in &opts.concurrency {
-                let step = load_step(&mut srv, &client, c, Duration::from_millis(opts.step_ms), load_core)?;
-                if step.load_limited {
-                    notes.push(format!(
-                        "{} {group} at {c} connections: the load generator's core was busier ({:.0}%) than the server's ({:.0}%), so the throughput is the generator's limit; server CPU per handshake still holds",
-                        stack.name(),
-                        step.client_busy_pct,
-                        step.server_busy_pct
-                    ));
-                }
-                steps.push(step);
+                steps.push(load_step(&mut srv, &client, c, Duration::from_millis(opts.step_ms), load_core)?);
+            }
+            let limited: Vec<String> = steps.iter().filter(|s| s.load_limited).map(|s| s.concurrency.to_string()).collect();
+            if !limited.is_empty() {
+                notes.push(format!(
+                    "{} {group}: at {} in flight the load generator's core was busier than the server's, so throughput there is the generator's limit (a TLS client does more work per handshake than the server: it verifies the certificate); server CPU per handshake still holds",
+                    stack.name(),
+                    limited.join(", ")
+                ));
             }
             sockets.push(Sockets { stack, group: group.clone(), server_threads: threads, steps });
         }

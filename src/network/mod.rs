@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 pub const PERCENTILES: [f64; 7] = [25.0, 37.5, 50.0, 62.5, 75.0, 85.0, 95.0];
 /// Socket timeouts over the emulated path: three lost SYNs back off 1 + 2 + 4 s.
 const TIMEOUT: Duration = Duration::from_secs(30);
+/// Handshakes every cell has, whatever its time budget.
+const MIN_PER_CELL: usize = 10;
 /// Connects that measure the link before each point.
 const PROBES: usize = 16;
 
@@ -54,6 +56,8 @@ impl Grid {
 pub struct Options {
     pub grid: Grid,
     pub per_point: usize,
+    /// After this long a cell starts no new handshake (once it has MIN_PER_CELL).
+    pub cell_budget: Duration,
     pub parallel: usize,
     pub rate_mbit: Option<f64>,
     /// Every TLS group (MLKEM768, SecP256r1MLKEM768 too), not only X25519 and X25519MLKEM768.
@@ -215,7 +219,11 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
 
 /// `n` handshakes, `parallel` in flight, from client-namespace threads: (ready, echo) per
 /// completed handshake, and how many failed.
-fn handshakes(s: &Scenario, id: &tls::Identity, addr: SocketAddr, n: usize, parallel: usize) -> Result<(Vec<(u64, u64)>, usize)> {
+/// After `budget`, no new handshake starts once `MIN_PER_CELL` have; those started all finish. Which
+/// handshakes start depends only on the clock, not on how any of them went, so the sample is not
+/// biased towards fast ones.
+fn handshakes(s: &Scenario, id: &tls::Identity, addr: SocketAddr, n: usize, parallel: usize, budget: Duration) -> Result<(Vec<(u64, u64)>, usize)> {
+    let t0 = Instant::now();
     let done: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
     let failed = Arc::new(AtomicUsize::new(0));
     let next = Arc::new(AtomicUsize::new(0));
@@ -233,8 +241,9 @@ fn handshakes(s: &Scenario, id: &tls::Identity, addr: SocketAddr, n: usize, para
                     "ssh" => C::Ssh(ssh::Client::new(&s.group)?),
                     _ => C::Tls(tls::Client::new(s.stack, &s.group, id, false)?),
                 };
-                while next.fetch_add(1, Relaxed) < n {
-                    if crate::interrupt::check().is_err() {
+                loop {
+                    let k = next.fetch_add(1, Relaxed);
+                    if k >= n || (k >= MIN_PER_CELL && t0.elapsed() > budget) || crate::interrupt::check().is_err() {
                         break;
                     }
                     let one = match &c {
@@ -352,7 +361,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 // The zero point one handshake at a time: it is the model's compute term, so no two
                 // handshakes may share the cores.
                 let parallel = if k == 0 { 1 } else { in_flight(opts.parallel, rtt) };
-                let (times, failed) = handshakes(s, &id, server.addr, opts.per_point, parallel)?;
+                let (times, failed) = handshakes(s, &id, server.addr, opts.per_point, parallel, opts.cell_budget)?;
                 let wall = t0.elapsed().as_nanos() as f64;
                 let (client_cpu, server_cpu) = (crate::handshake::alloc::process_cpu_ns() - cpu0, server_cpu_ns(server)? - scpu0);
                 let counters = router.stats()?;
@@ -403,6 +412,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         offset_ms,
         parallel: opts.parallel,
         per_point: opts.per_point,
+        cell_budget_s: if opts.cell_budget == Duration::MAX { 0.0 } else { opts.cell_budget.as_secs_f64() },
         percentiles: PERCENTILES.to_vec(),
         points,
         notes,

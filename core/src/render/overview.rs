@@ -58,6 +58,8 @@ pub struct Row {
     pub delta: String,
     pub delta_ci: String,
     pub delta_class: String,
+    /// The change against the baseline counted in instructions, where both were counted.
+    pub instructions_delta: String,
     /// Composed instructions per handshake, where every phase was counted.
     pub instructions: String,
     pub public_key: String,
@@ -416,6 +418,7 @@ fn row(run: &Run, name: &str) -> Row {
             delta: String::new(),
             delta_ci: String::new(),
             delta_class: String::new(),
+            instructions_delta: String::new(),
             instructions: String::new(),
             public_key: String::new(),
             signature: String::new(),
@@ -469,6 +472,16 @@ fn row(run: &Run, name: &str) -> Row {
             instructions: p.instructions.as_ref().and_then(|i| i.ir()).map_or("–".into(), format::count),
         });
     }
+    // The same change counted in instructions (run --counter instructions), beside the wall-time one.
+    let instructions_delta = match (&s.baseline, s.instructions) {
+        (Some(b), Some(mine)) if b != &s.name => r
+            .suites
+            .iter()
+            .find(|x| &x.name == b && x.stack == s.stack)
+            .and_then(|x| x.instructions)
+            .map_or(String::new(), |base| format!("{} in instructions", format::delta((mine / base - 1.0) * 100.0))),
+        _ => String::new(),
+    };
     let (delta, delta_class) = match (s.delta_vs_baseline_pct, &s.baseline) {
         (Some(d), _) => (format::delta(d), if d > 0.0 { "slower" } else { "faster" }.to_string()),
         (None, Some(b)) if b == &s.name => ("baseline".into(), "baseline".into()),
@@ -508,6 +521,7 @@ fn row(run: &Run, name: &str) -> Row {
         delta,
         delta_ci: s.delta_ci95_pct.map_or(String::new(), |(a, b)| format!("{} to {}", format::delta(a), format::delta(b))),
         delta_class,
+        instructions_delta,
         instructions: s.instructions.map_or(String::new(), |i| format!("{} instructions", format::count(i))),
         public_key: s.public_key_bytes.map(format::bytes).unwrap_or_default(),
         signature: s.signature_bytes.map(format::bytes).unwrap_or_default(),

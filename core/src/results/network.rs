@@ -24,6 +24,9 @@ pub struct Network {
     /// zero point runs one at a time), and handshakes per scenario and point.
     pub parallel: usize,
     pub per_point: usize,
+    /// After this many seconds a cell starts no new handshake once it has 10 (0: no budget).
+    #[serde(default)]
+    pub cell_budget_s: f64,
     /// Paquin et al.'s percentiles.
     pub percentiles: Vec<f64>,
     pub points: Vec<Point>,
