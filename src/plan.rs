@@ -141,6 +141,20 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     Ok(Plan { phases, compositions })
 }
 
+/// The suites the given backends can compose, and the names of those they cannot: with `run
+/// --backend`, a suite of algorithms none of the chosen libraries has is left out, not an error.
+pub fn composable(suites: Vec<Suite>, backends: &[Box<dyn Backend>], stacks: &[Stack]) -> (Vec<Suite>, Vec<String>) {
+    let (mut kept, mut skipped) = (Vec::new(), Vec::new());
+    for s in suites {
+        if plan(std::slice::from_ref(&s), backends, stacks).is_ok() {
+            kept.push(s);
+        } else {
+            skipped.push(s.name.clone());
+        }
+    }
+    (kept, skipped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +181,16 @@ mod tests {
         let encaps = |b: &str, f: Form| p.phases.iter().any(|(k, _)| k.backend == b && k.operation == Operation::KemEncaps && k.form == f);
         assert!(encaps("openssl", Form::Primitive) && encaps("openssl", Form::Handshake));
         assert!(!encaps("liboqs", Form::Primitive));
+    }
+
+    #[test]
+    fn chosen_backends_keep_only_the_suites_they_compose() {
+        let suites = crate::suite::load(Path::new("suites"), &backend::NAMES).unwrap();
+        let openssl: Vec<Box<dyn Backend>> = backend::all().into_iter().filter(|b| b.name() == "openssl").collect();
+        let (kept, skipped) = composable(suites, &openssl, &stacks());
+        assert!(skipped.iter().any(|s| s == "Falcon-512"), "{skipped:?}");
+        assert!(kept.iter().any(|s| s.name == "X25519MLKEM768"));
+        assert!(plan(&kept, &openssl, &stacks()).is_ok());
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         backend::all().into_iter().filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name())).collect();
     let suites = suite::load(&opts.suites, &backend::NAMES)?;
     let stacks = plan::stacks();
+    let (suites, skipped) = if opts.backends.is_empty() { (suites, Vec::new()) } else { plan::composable(suites, &backends, &stacks) };
     // Only the Go peer asked for: no phase of pqprof's own to plan.
     let plan = if backends.is_empty() { plan::Plan { phases: Vec::new(), compositions: Vec::new() } } else { plan::plan(&suites, &backends, &stacks)? };
 
@@ -138,6 +139,9 @@ pub fn run(opts: &Options) -> Result<Results> {
     let suites_out = compose_all(&suites, &plan, &phases);
     let components = components(&phases, &backends);
     let mut warnings = warnings(&phases, &opts.settings);
+    if !skipped.is_empty() {
+        warnings.push(format!("suites left out because the backends chosen ({}) cannot compose them: {}", opts.backends.join(", "), skipped.join(", ")));
+    }
     warnings.extend(notes);
 
     Ok(Results {

@@ -7,8 +7,9 @@
 # Configure flags as the vendored 3.5; tools/ossl4-build), and a second pqprof is built against it in
 # target/ossl4 (OPENSSL_NO_VENDOR, OPENSSL_DIR; liboqs through feature oqs-system-openssl so it links
 # the same libcrypto). Then each binary measures the OpenSSL backend's phases and the real OpenSSL
-# handshakes into a results file of its own, back to back; `pqprof compare` gives the verdicts and
-# the site shows both runs, each labelled with its OpenSSL version.
+# handshakes into a results file of its own, back to back (3.5, 4.0, 3.5 again as a control for the
+# machine's drift); `pqprof compare` gives the verdicts and the site shows the runs, each labelled
+# with its OpenSSL version.
 #
 # Usage: tools/openssl4.sh [extra `pqprof run` flags, e.g. --budget-ms 500]
 set -euo pipefail
@@ -45,6 +46,14 @@ sleep 1 # a new second: the two files' names differ
 out40=$("$bin40" results-path)
 "$bin40" run --backend openssl --out "$out40" "$@"
 "$bin40" handshake --stack openssl --results "$out40"
-"$bin35" check "$out35" "$out40"
+# 3.5 again after 4.0 (A, B, A'): the control says how much the machine itself moved meanwhile.
+sleep 1
+out35b=$("$bin35" results-path)
+"$bin35" run --backend openssl --out "$out35b" "$@"
+"$bin35" handshake --stack openssl --results "$out35b"
+"$bin35" check "$out35" "$out40" "$out35b"
+echo; echo "openssl4: control, 3.5 against 3.5 measured after 4.0 (differences here are the machine's):"
+"$bin35" compare "$out35" "$out35b"
+echo; echo "openssl4: 4.0 against 3.5:"
 "$bin35" compare "$out35" "$out40"
-echo "openssl4: $out35 ($v35) and $out40 ($v40); \`make render\` puts both on the site"
+echo "openssl4: $out35 and $out35b ($v35), $out40 ($v40); \`make render\` puts them on the site"

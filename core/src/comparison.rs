@@ -32,7 +32,7 @@ pub struct Comparison {
 
 #[derive(Debug, Serialize)]
 pub struct Row {
-    /// "phase" or "suite".
+    /// "phase", "suite" or "handshake" (a real handshake scenario, from its samples' medians).
     pub kind: String,
     pub name: String,
     pub a_median_ns: f64,
@@ -182,7 +182,32 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
         let floor = noise_floor(a, b, &name, threshold_pct);
         rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor, (sa.instructions, sb.instructions)));
     }
+    if let (Some(ha), Some(hb)) = (&a.handshakes, &b.handshakes) {
+        for sa in &ha.scenarios {
+            let same = |x: &&crate::results::Scenario| x.protocol == sa.protocol && x.suite == sa.suite && x.stack == sa.stack && x.instrumented == sa.instrumented;
+            let Some(sb) = hb.scenarios.iter().find(same) else { continue };
+            let ci = ratio_interval(sa.median_ns, sample_interval(&sa.sample_medians_ns), sb.median_ns, sample_interval(&sb.sample_medians_ns));
+            let name = format!("{} {} on {}{}", sa.protocol, sa.suite, sa.stack.name(), if sa.instrumented { " (in situ)" } else { "" });
+            // Handshake medians drift between runs about as much as between a run's own samples
+            // (back to back here: 755 and 885 us for the same scenario): a change smaller than
+            // either run's sample-to-sample spread is not called.
+            let floor = threshold_pct.max(sa.rsd_pct).max(sb.rsd_pct);
+            rows.push(row("handshake", name, sa.median_ns, sb.median_ns, ci, floor, (None, None)));
+        }
+    }
     Comparison { a: a.label(), b: b.label(), caveats: caveats(a, b), rows }
+}
+
+/// A real handshake scenario's 95% interval from its independent samples' medians: the t-interval
+/// of their mean log, back on the original scale (its width is what `ratio_interval` uses).
+pub fn sample_interval(sample_medians: &[f64]) -> Option<(f64, f64)> {
+    if sample_medians.len() < 2 || sample_medians.iter().any(|&x| x <= 0.0) {
+        return None;
+    }
+    let logs: Vec<f64> = sample_medians.iter().map(|x| x.ln()).collect();
+    let half = stats::t95(logs.len() - 1) * stats::stdev(&logs) / (logs.len() as f64).sqrt();
+    let m = stats::mean(&logs);
+    Some(((m - half).exp(), (m + half).exp()))
 }
 
 fn ci_text(ci: Option<(f64, f64)>) -> String {
@@ -291,6 +316,17 @@ pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_interval_is_the_t_interval_of_the_logs() {
+        // ln 100 and ln 400 average to ln 200; sd of the logs = ln 4 / sqrt 2; t(1) = 12.706.
+        let (lo, hi) = sample_interval(&[100.0, 400.0]).unwrap();
+        let half = 12.706 * (4f64.ln() / 2f64.sqrt()) / 2f64.sqrt();
+        assert!((lo - 200.0 * (-half).exp()).abs() < 1e-6 * lo, "{lo}");
+        assert!((hi - 200.0 * half.exp()).abs() < 1e-6 * hi, "{hi}");
+        assert!(sample_interval(&[100.0]).is_none());
+        assert!(sample_interval(&[100.0, 0.0]).is_none());
+    }
 
     #[test]
     fn verdicts_follow_the_interval_and_the_floor() {
