@@ -31,7 +31,9 @@ pub fn run(opts: &Options) -> Result<Results> {
         backend::all().into_iter().filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name())).collect();
     let suites = suite::load(&opts.suites, &backend::NAMES)?;
     let stacks = plan::stacks();
-    let (suites, skipped) = if opts.backends.is_empty() { (suites, Vec::new()) } else { plan::composable(suites, &backends, &stacks) };
+    // Only the Go peer asked for: it composes what it can from its own phases, so nothing to leave out.
+    let (suites, skipped) =
+        if opts.backends.is_empty() || backends.is_empty() { (suites, Vec::new()) } else { plan::composable(suites, &backends, &stacks) };
     // Only the Go peer asked for: no phase of pqprof's own to plan.
     let plan = if backends.is_empty() { plan::Plan { phases: Vec::new(), compositions: Vec::new() } } else { plan::plan(&suites, &backends, &stacks)? };
 
