@@ -173,15 +173,9 @@ impl Client {
         prepare(&sock);
         match &self.kind {
             ClientKind::Rustls(cfg) => {
-                let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
-                let mut tls = rustls::StreamOwned::new(conn, sock);
-                while tls.conn.is_handshaking() {
-                    tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
-                }
-                let hs = t0.elapsed();
+                let (hs, mut tls) = rustls_handshake(cfg, sock, t0)?;
                 echo(&mut tls)?;
-                tls.conn.send_close_notify();
-                let _ = tls.conn.complete_io(&mut tls.sock);
+                rustls_close(&mut tls);
                 Ok(hs.as_nanos() as f64)
             }
             ClientKind::OpenSsl(connector) => {
@@ -217,15 +211,9 @@ impl Client {
         let sock = Counted::new(tcp(addr)?);
         Ok(match &self.kind {
             ClientKind::Rustls(cfg) => {
-                let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
-                let mut tls = rustls::StreamOwned::new(conn, sock);
-                while tls.conn.is_handshaking() {
-                    tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
-                }
-                let hs = t0.elapsed();
+                let (hs, mut tls) = rustls_handshake(cfg, sock, t0)?;
                 echo(&mut tls)?;
-                tls.conn.send_close_notify();
-                let _ = tls.conn.complete_io(&mut tls.sock);
+                rustls_close(&mut tls);
                 let ev = evidence.then(|| Evidence {
                     version: tls.conn.protocol_version().map(|v| format!("{v:?}")).unwrap_or_default(),
                     group: tls.conn.negotiated_key_exchange_group().map(|g| format!("{:?}", g.name())).unwrap_or_default(),
@@ -252,6 +240,25 @@ impl Client {
 pub enum Open {
     Rustls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
     OpenSsl(openssl::ssl::SslStream<TcpStream>),
+}
+
+/// A rustls client handshake over `sock`: the time from `t0` until it is done, and the stream.
+fn rustls_handshake<S: Read + Write>(
+    cfg: &Arc<rustls::ClientConfig>,
+    sock: S,
+    t0: Instant,
+) -> Result<(Duration, rustls::StreamOwned<rustls::ClientConnection, S>)> {
+    let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
+    }
+    Ok((t0.elapsed(), tls))
+}
+
+fn rustls_close<S: Read + Write>(tls: &mut rustls::StreamOwned<rustls::ClientConnection, S>) {
+    tls.conn.send_close_notify();
+    let _ = tls.conn.complete_io(&mut tls.sock);
 }
 
 fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
