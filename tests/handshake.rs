@@ -40,6 +40,9 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             }
         } else {
             assert!(s["insitu_overhead_pct"].is_number(), "{s}");
+            // Calls x cost per call: positive, and a small share of the handshake, not all of it.
+            let est = s["insitu_overhead_est_pct"].as_f64().unwrap();
+            assert!(est > 0.0 && est < 100.0, "{s}");
         }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");
@@ -72,6 +75,14 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("plus its remainder"), "{}", String::from_utf8_lossy(&o.stderr));
+    // So does an estimated timer cost that is not calls x cost per call.
+    assert!(v["handshakes"]["insitu_call_cost_ns"].as_f64().unwrap() > 0.0);
+    let mut t = v.clone();
+    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_est_pct"].is_number()).unwrap();
+    plain["insitu_overhead_est_pct"] = (plain["insitu_overhead_est_pct"].as_f64().unwrap() * 2.0).into();
+    std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("insitu_overhead_est_pct"), "{}", String::from_utf8_lossy(&o.stderr));
     let site = out.with_extension("site");
     assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();

@@ -255,7 +255,9 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     }
     drop(running); // kills and reaps every server and client
     let _ = std::fs::remove_dir_all(&dir);
-    fill_baselines(&mut scenarios, &suites, results);
+    // Measured after the scenarios, on the client's core, so it does not disturb them.
+    let call_cost_ns = scenarios.iter().any(|s| s.instrumented).then(insitu::call_cost_ns);
+    fill_baselines(&mut scenarios, &suites, results, call_cost_ns);
     Ok(Handshakes {
         date_utc: crate::run::utc_now(),
         wall_seconds: start.elapsed().as_secs_f64(),
@@ -263,6 +265,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
         per_sample: opts.per_sample,
         scenarios,
         failures,
+        insitu_call_cost_ns: call_cost_ns,
         notes: notes.into_iter().chain([
             "Client figures are measured in the pqprof process, server figures in its child (CPU from CLOCK_PROCESS_CPUTIME_ID, divided by connections served).".into(),
             "Rust allocations are counted by a counting global allocator; C allocations inside OpenSSL through CRYPTO_set_mem_functions; C allocations inside aws-lc (rustls, russh) are not counted.".into(),
@@ -309,6 +312,7 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         instrumented: r.instrumented,
         insitu,
         insitu_overhead_pct: None,
+        insitu_overhead_est_pct: None,
     })
 }
 
@@ -337,15 +341,19 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
     Ok(InSitu::from_connections(labels, connections, (mean(cc), mean(sc)), (ch / n, sh / n)))
 }
 
-fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results) {
+fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results, call_cost_ns: Option<f64>) {
     let key = |s: &Scenario| (s.suite.clone(), s.stack, s.instrumented);
-    let snapshot: Vec<((String, RealStack, bool), f64, Option<(f64, f64)>)> =
-        scenarios.iter().map(|s| (key(s), s.median_ns, s.insitu.as_ref().map(|i| (i.crypto_ns, i.remainder_ns)))).collect();
+    type Snap = ((String, RealStack, bool), f64, Option<(f64, f64, f64)>);
+    let snapshot: Vec<Snap> =
+        scenarios.iter().map(|s| (key(s), s.median_ns, s.insitu.as_ref().map(|i| (i.crypto_ns, i.remainder_ns, i.calls_per_handshake())))).collect();
     for s in scenarios.iter_mut() {
-        // The timers' cost: the instrumented median against the plain one.
+        // The timers' cost: the instrumented median against the plain one, and calls x cost per call.
         if !s.instrumented {
-            if let Some((_, m, _)) = snapshot.iter().find(|(k, _, _)| *k == (s.suite.clone(), s.stack, true)) {
+            if let Some((_, m, i)) = snapshot.iter().find(|(k, _, _)| *k == (s.suite.clone(), s.stack, true)) {
                 s.insitu_overhead_pct = Some((m / s.median_ns - 1.0) * 100.0);
+                if let (Some((_, _, calls)), Some(cost)) = (i, call_cost_ns) {
+                    s.insitu_overhead_est_pct = Some(calls * cost / s.median_ns * 100.0);
+                }
             }
         }
         let Some(base) = suites.iter().find(|x| x.name == s.suite).and_then(|x| x.baseline.clone()) else { continue };
@@ -355,7 +363,7 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
         if let Some((_, m, base_insitu)) = snapshot.iter().find(|(k, _, _)| *k == (base.clone(), s.stack, s.instrumented)) {
             s.vs_baseline_ratio = Some(s.median_ns / m);
             s.measured_delta_ns = Some(s.median_ns - m);
-            if let (Some(i), Some((bc, br))) = (s.insitu.as_mut(), base_insitu) {
+            if let (Some(i), Some((bc, br, _))) = (s.insitu.as_mut(), base_insitu) {
                 i.crypto_delta_ns = Some(i.crypto_ns - bc);
                 i.remainder_delta_ns = Some(i.remainder_ns - br);
             }
@@ -409,12 +417,13 @@ pub fn table(h: &Handshakes) -> String {
                 t(i.and_then(|i| i.remainder_delta_ns)),
                 format!("{} ({})", t(p.composed_delta_ns), p.composed_stack),
                 p.insitu_overhead_pct.map_or("–".into(), |o| format!("{o:+.1}%")),
+                p.insitu_overhead_est_pct.map_or("–".into(), |o| format!("{o:+.1}%")),
             ]
         })
         .collect();
     if !rows.is_empty() {
         s += "\nAgainst the baseline group, per connection:\n";
-        s += &text_table(&["suite", "stack", "measured Δ", "in-situ crypto Δ", "remainder Δ", "composed Δ (stack)", "in-situ timers"], &rows, &[2, 3, 4, 5, 6]);
+        s += &text_table(&["suite", "stack", "measured Δ", "in-situ crypto Δ", "remainder Δ", "composed Δ (stack)", "timers (medians)", "timers (calls × cost)"], &rows, &[2, 3, 4, 5, 6, 7]);
         s += "\n";
     }
     for f in &h.failures {

@@ -28,6 +28,12 @@ pub fn check(results: &Results) -> Vec<String> {
                 None => problems.push(format!("{name}: an overhead without its instrumented scenario")),
             }
         }
+        if let Some(o) = s.insitu_overhead_est_pct {
+            match (find(&s.suite, s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
+                (Some(i), Some(cost)) => differs(&mut problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),
+                _ => problems.push(format!("{name}: an estimated overhead without its instrumented scenario or the cost per call")),
+            }
+        }
         if let Some(i) = &s.insitu {
             problems.extend(in_situ(&name, i));
         }

@@ -144,7 +144,11 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 composed_stack: if s.composed_stack.is_empty() { "default".into() } else { s.composed_stack.clone() },
                 insitu_crypto_delta: instrumented.and_then(|i| i.crypto_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 remainder_delta: instrumented.and_then(|i| i.remainder_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
-                overhead: s.insitu_overhead_pct.map_or("–".into(), format::delta),
+                overhead: match (s.insitu_overhead_pct, s.insitu_overhead_est_pct) {
+                    (Some(m), Some(e)) => format!("{} (calls × cost {})", format::delta(m), format::delta(e)),
+                    (Some(m), None) => format::delta(m),
+                    _ => "–".into(),
+                },
                 bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),
                 client_cpu: format::time(s.client_cpu_ns),
                 server_cpu: format::time(s.server_cpu_ns),

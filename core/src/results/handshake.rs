@@ -41,6 +41,10 @@ pub struct Handshakes {
     pub failures: Vec<String>,
     /// What is and is not counted, in words.
     pub notes: Vec<String>,
+    /// What one in-situ timed call costs beyond the call (an armed timer around an empty call,
+    /// median of batches, in the client process), nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insitu_call_cost_ns: Option<f64>,
 }
 
 /// What the first, unmeasured connection showed.
@@ -96,6 +100,10 @@ pub struct Scenario {
     /// scenario).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_pct: Option<f64>,
+    /// The same cost estimated without the two medians' noise: the instrumented scenario's timed
+    /// calls per handshake (both sides) x `insitu_call_cost_ns`, over this median, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insitu_overhead_est_pct: Option<f64>,
 }
 
 /// In-situ figures of an instrumented scenario: per connection, the client's wall time from connect
@@ -137,6 +145,11 @@ pub struct InSituConnection {
 }
 
 impl InSitu {
+    /// Timed calls per handshake, both sides.
+    pub fn calls_per_handshake(&self) -> f64 {
+        self.client_calls.iter().chain(&self.server_calls).sum()
+    }
+
     /// Builds the aggregates from the connections (what `check` recomputes).
     pub fn from_connections(labels: Vec<String>, connections: Vec<InSituConnection>, calls: (Vec<f64>, Vec<f64>), hashed: (f64, f64)) -> InSitu {
         let n = connections.len().max(1) as f64;
