@@ -113,15 +113,37 @@ pub fn certificate_verify_message() -> Result<Vec<u8>> {
     Ok(m)
 }
 
+thread_local! {
+    /// Where the cases' inputs come from: the operating system, or a fixed seed (`seed_inputs`).
+    static INPUTS: std::cell::RefCell<Option<rand::rngs::StdRng>> = const { std::cell::RefCell::new(None) };
+}
+
+/// From now on, this thread's case inputs (messages, transcript hashes, keys) come from `seed`, so
+/// a counting child sees the same inputs every time and its instruction counts repeat.
+pub fn seed_inputs(seed: u64) {
+    use rand::SeedableRng;
+    INPUTS.with(|r| *r.borrow_mut() = Some(rand::rngs::StdRng::seed_from_u64(seed)));
+}
+
+fn fill(buf: &mut [u8]) -> Result<()> {
+    INPUTS.with(|r| match r.borrow_mut().as_mut() {
+        Some(rng) => {
+            rand::Rng::fill_bytes(rng, buf);
+            Ok(())
+        }
+        None => getrandom::fill(buf).map_err(|e| anyhow!("getrandom: {e}")),
+    })
+}
+
 /// A new transcript hash in the message's last 32 bytes.
 fn fresh_hash(m: &mut [u8]) -> Result<()> {
     let n = m.len();
-    getrandom::fill(&mut m[n - 32..]).map_err(|e| anyhow!("getrandom: {e}"))
+    fill(&mut m[n - 32..])
 }
 
 fn random(n: usize) -> Result<Vec<u8>> {
     let mut v = vec![0u8; n];
-    getrandom::fill(&mut v).map_err(|e| anyhow!("getrandom: {e}"))?;
+    fill(&mut v)?;
     Ok(v)
 }
 

@@ -7,9 +7,11 @@
 //! What the emulated CPU reports: valgrind 3.19 hides AVX-512 (its CPUID says no AVX-512), so a
 //! library that dispatches at run time takes its AVX2 path here where it would take AVX-512 natively;
 //! each phase records what its child saw. Randomness is made deterministic where a backend lets it
-//! (RustCrypto's and libcrux's generators and liboqs's randombytes are seeded from a fixed seed in the child), so
-//! their counts repeat exactly; OpenSSL's and aws-lc's generators cannot be seeded, so a phase whose
-//! work depends on fresh randomness (a signature's rejection loop) varies a little in those.
+//! (RustCrypto's and libcrux's generators and liboqs's randombytes are seeded from a fixed seed in the
+//! child, and so are the cases' inputs: messages, transcript hashes, keys), so their counts repeat
+//! exactly; OpenSSL's and aws-lc's generators cannot be seeded, so a phase whose work depends on
+//! fresh randomness (a signature's rejection loop) varies from call to call there. Each call's count
+//! is kept (one callgrind dump per call), so `compare` gives such a phase an interval.
 
 use crate::backend;
 use crate::plan::PhaseKey;
@@ -62,6 +64,7 @@ fn cpu_features() -> (bool, bool) {
 /// The hidden `count-phase` command: one phase's case, `calls` counted calls, outputs checked.
 pub fn child(backend_name: &str, algorithm: &str, operation: &str, form: Form, calls: usize, w: Workload) -> Result<ChildReport> {
     backend::deterministic_randomness(SEED);
+    crate::case::seed_inputs(SEED);
     let be = backend::all().into_iter().find(|b| b.name() == backend_name).ok_or_else(|| anyhow!("unknown backend {backend_name}"))?;
     let alg = crate::algorithm::find(algorithm).ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
     let op = crate::algorithm::Operation::from_name(operation).ok_or_else(|| anyhow!("unknown operation {operation}"))?;
@@ -150,7 +153,8 @@ pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress:
 fn count_one(exe: &Path, dir: &Path, p: &Phase, calls: usize, w: Workload) -> Result<Instructions> {
     let out: PathBuf = dir.join(format!("cg-{}-{}-{}-{:?}.out", p.backend, p.algorithm, p.operation, p.form));
     let mut cmd = Command::new("valgrind");
-    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--collect-atstart=no", "--toggle-collect=pqprof_counted_call", "-q"])
+    // One dump as each counted call returns: out.1, out.2, ... hold each call's own counts.
+    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--collect-atstart=no", "--toggle-collect=pqprof_counted_call", "--dump-after=pqprof_counted_call", "-q"])
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(exe)
         .args(["count-phase", "--backend", &p.backend, "--algorithm", &p.algorithm, "--operation", p.operation.name()])
@@ -161,9 +165,47 @@ fn count_one(exe: &Path, dir: &Path, p: &Phase, calls: usize, w: Workload) -> Re
         bail!("valgrind: {}", String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""));
     }
     let report: ChildReport = serde_json::from_slice(&o.stdout).context("the counting child's report")?;
-    let text = std::fs::read_to_string(&out).with_context(|| format!("{}: no callgrind output", out.display()))?;
-    let (events, totals) = crate::parse::callgrind::totals(&text)?;
-    Ok(Instructions::new(events, totals, report.calls, format!("valgrind's CPU: AVX2 {}, AVX-512 {}", yes(report.avx2), yes(report.avx512f))))
+    let (events, totals, ir_calls) = dumps(&out, report.calls)?;
+    Ok(Instructions::new(events, totals, report.calls, format!("valgrind's CPU: AVX2 {}, AVX-512 {}", yes(report.avx2), yes(report.avx512f)), ir_calls))
+}
+
+/// Reads callgrind's numbered dumps `out.1` .. `out.N` (one per counted call) and the final `out`
+/// (what was collected after the last dump: nothing, collection being off outside the call):
+/// the events, their totals over all dumps, and each call's instructions (Ir).
+fn dumps(out: &Path, calls: usize) -> Result<(Vec<String>, Vec<u64>, Vec<u64>)> {
+    let read = |p: &Path| -> Result<(Vec<String>, Vec<u64>)> {
+        let text = std::fs::read_to_string(p).with_context(|| format!("{}: no callgrind output", p.display()))?;
+        crate::parse::callgrind::totals(&text).with_context(|| p.display().to_string())
+    };
+    let mut events: Option<Vec<String>> = None;
+    let mut totals: Vec<u64> = Vec::new();
+    let mut ir_calls = Vec::new();
+    let mut add = |e: Vec<String>, t: Vec<u64>, ir_calls: Option<&mut Vec<u64>>| -> Result<()> {
+        let known = events.get_or_insert_with(|| e.clone());
+        if *known != e {
+            bail!("callgrind dumps with different events");
+        }
+        totals.resize(t.len(), 0);
+        totals.iter_mut().zip(&t).for_each(|(a, b)| *a += b);
+        if let Some(v) = ir_calls {
+            v.push(e.iter().position(|x| x == "Ir").and_then(|k| t.get(k).copied()).ok_or_else(|| anyhow!("no Ir event"))?);
+        }
+        Ok(())
+    };
+    for n in 1..=calls {
+        let (e, t) = read(&PathBuf::from(format!("{}.{n}", out.display())))?;
+        add(e, t, Some(&mut ir_calls))?;
+    }
+    // The final dump at exit, if callgrind wrote one (with or without the next number).
+    for last in [out.to_path_buf(), PathBuf::from(format!("{}.{}", out.display(), calls + 1))] {
+        if last.exists() {
+            if let Ok((e, t)) = read(&last) {
+                add(e, t, None)?;
+            }
+        }
+    }
+    let events = events.ok_or_else(|| anyhow!("no callgrind dump"))?;
+    Ok((events, totals, ir_calls))
 }
 
 fn yes(b: bool) -> &'static str {
@@ -171,5 +213,26 @@ fn yes(b: bool) -> &'static str {
         "yes"
     } else {
         "no"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_call_dumps_give_each_call_and_the_totals() {
+        let dir = std::env::temp_dir().join(format!("pqprof-dumps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("cg.out");
+        // Two calls (Ir 100 and 120, Dr 10 and 12) and the final dump with nothing collected.
+        std::fs::write(dir.join("cg.out.1"), "events: Ir Dr\nsummary: 100 10\n").unwrap();
+        std::fs::write(dir.join("cg.out.2"), "events: Ir Dr\nsummary: 120 12\n").unwrap();
+        std::fs::write(&out, "events: Ir Dr\nsummary: 0 0\n").unwrap();
+        let (events, totals, ir) = dumps(&out, 2).unwrap();
+        assert_eq!((events, totals, ir), (vec!["Ir".to_string(), "Dr".to_string()], vec![220, 22], vec![100, 120]));
+        // A missing call's dump is an error, not a shorter list.
+        assert!(dumps(&out, 3).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -114,10 +114,21 @@ pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 5.0;
 /// repeat to within 0.1% where the randomness is seeded, and a little more where it cannot be.
 pub const INSTRUCTION_FLOOR_PCT: f64 = 0.5;
 
-fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64, ins: (Option<f64>, Option<f64>)) -> Row {
-    if let (Some(ai), Some(bi)) = ins {
-        // Counts are exact: the interval is the ratio itself, and the floor is the counts' own noise.
+/// Instructions per call (or composed) of each run, with the 95% half-width from per-call counts
+/// where the run has them.
+type Counted = (Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+
+fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64, ins: Counted) -> Row {
+    if let (Some(ai), Some(bi)) = (ins.0, ins.1) {
+        // Counts repeat exactly where a call's work does not depend on its input: the interval is
+        // the ratio itself. Where it does (a rejection loop), the per-call counts give each mean an
+        // interval, and the ratio's interval combines the two.
         let ratio = bi / ai;
+        let around = |m: f64, h: Option<f64>| h.map(|h| ((m - h).max(f64::MIN_POSITIVE), m + h));
+        let ci = match (around(ai, ins.2), around(bi, ins.3)) {
+            (Some(a), Some(b)) => ratio_interval(ai, Some(a), bi, Some(b)).unwrap_or((ratio, ratio)),
+            _ => (ratio, ratio),
+        };
         return Row {
             kind: kind.into(),
             name,
@@ -127,9 +138,9 @@ fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<
             a_instructions: Some(ai),
             b_instructions: Some(bi),
             ratio,
-            ratio_ci95: Some((ratio, ratio)),
+            ratio_ci95: Some(ci),
             noise_floor_pct: INSTRUCTION_FLOOR_PCT,
-            verdict: Verdict::judge(Some((ratio, ratio)), ratio, INSTRUCTION_FLOOR_PCT),
+            verdict: Verdict::judge(Some(ci), ratio, INSTRUCTION_FLOOR_PCT),
         };
     }
     let ratio = b_median_ns / a_median_ns;
@@ -172,15 +183,17 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
         let ci = ratio_interval(pa.stats.median_ns, pa.median_ci95_ns, pb.stats.median_ns, pb.median_ci95_ns);
         let name = pa.name();
         let floor = noise_floor(a, b, &name, threshold_pct);
-        let ins = (pa.instructions.as_ref().and_then(|i| i.ir()), pb.instructions.as_ref().and_then(|i| i.ir()));
-        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor, ins));
+        let ir = |p: &crate::results::Phase| p.instructions.as_ref().and_then(|i| i.ir());
+        let half = |p: &crate::results::Phase| crate::compose::phase_instructions_half95(p).map(|(_, h)| h);
+        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor, (ir(pa), ir(pb), half(pa), half(pb))));
     }
     for sa in &a.suites {
         let Some(sb) = b.suite(&sa.name, &sa.stack) else { continue };
         let ci = ratio_interval(sa.composed.median_ns, sa.composed.median_ci95_ns, sb.composed.median_ns, sb.composed.median_ci95_ns);
         let name = format!("{} [{}]", sa.name, sa.stack);
         let floor = noise_floor(a, b, &name, threshold_pct);
-        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor, (sa.instructions, sb.instructions)));
+        let half = |s: &crate::results::SuiteResult, r: &Results| crate::compose::instructions_half95(&s.phases, &r.phases);
+        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor, (sa.instructions, sb.instructions, half(sa, a), half(sb, b))));
     }
     if let (Some(ha), Some(hb)) = (&a.handshakes, &b.handshakes) {
         for sa in &ha.scenarios {
@@ -192,7 +205,7 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
             // (back to back here: 755 and 885 us for the same scenario): a change smaller than
             // either run's sample-to-sample spread is not called.
             let floor = threshold_pct.max(sa.rsd_pct).max(sb.rsd_pct);
-            rows.push(row("handshake", name, sa.median_ns, sb.median_ns, ci, floor, (None, None)));
+            rows.push(row("handshake", name, sa.median_ns, sb.median_ns, ci, floor, (None, None, None, None)));
         }
     }
     Comparison { a: a.label(), b: b.label(), caveats: caveats(a, b), rows }
@@ -337,6 +350,22 @@ mod tests {
         assert_eq!(Verdict::judge(Some((1.008, 1.012)), 1.01, 2.0), Verdict::NoChange);
         assert_eq!(Verdict::judge(Some((1.008, 1.012)), 1.01, 0.5), Verdict::Slower);
         assert_eq!(Verdict::judge(None, 2.0, 2.0), Verdict::NoChange);
+    }
+
+    #[test]
+    fn instruction_rows_use_the_per_call_spread() {
+        // Exact counts on both sides: a 1% change beyond the 0.5% floor is real.
+        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1010.0), Some(0.0), Some(0.0)));
+        assert_eq!((r.statistic.as_str(), r.ratio_ci95, r.verdict), ("instructions", Some((1.01, 1.01)), Verdict::Slower));
+        // A rejection loop: means 1,000 and 1,100, each +-100 (95%): ratio 1.1 with an interval that
+        // holds 1, so no change is called.
+        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1100.0), Some(100.0), Some(100.0)));
+        let (lo, hi) = r.ratio_ci95.unwrap();
+        assert!(lo < 1.0 && hi > 1.1 && (r.ratio - 1.1).abs() < 1e-12, "{lo} {hi}");
+        assert_eq!(r.verdict, Verdict::NoChange);
+        // Without per-call counts (older files) the counts are taken as exact.
+        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1100.0), None, Some(100.0)));
+        assert_eq!((r.ratio_ci95, r.verdict), (Some((1.1, 1.1)), Verdict::Slower));
     }
 
     #[test]

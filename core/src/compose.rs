@@ -48,6 +48,24 @@ pub fn instructions(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
     parts.iter().map(|p| phases.iter().find(|q| p.is(q)).and_then(|q| q.instructions.as_ref()?.ir()).map(|ir| f64::from(p.count) * ir)).sum()
 }
 
+/// Instructions per call of a phase and its 95% half-width from the per-call counts (`None`
+/// without them: results counted before per-call dumps).
+pub fn phase_instructions_half95(p: &Phase) -> Option<(f64, f64)> {
+    let ins = p.instructions.as_ref()?;
+    let xs: Vec<f64> = ins.ir_calls.iter().map(|&x| x as f64).collect();
+    stats::mean_half95(&xs)
+}
+
+/// The half-width of composed instructions' 95% interval: the phases' half-widths times their
+/// counts, in quadrature (the phases are counted independently). `None` if a phase lacks per-call counts.
+pub fn instructions_half95(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+    let sq: Option<f64> = parts
+        .iter()
+        .map(|p| phases.iter().find(|q| p.is(q)).and_then(phase_instructions_half95).map(|(_, h)| (f64::from(p.count) * h).powi(2)))
+        .sum();
+    sq.map(f64::sqrt)
+}
+
 fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64(seed);
     (0..n)

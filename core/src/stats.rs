@@ -211,6 +211,11 @@ pub fn t95(df: usize) -> f64 {
     }
 }
 
+/// The mean and its 95% t-interval half-width (`None` with fewer than two values).
+pub fn mean_half95(xs: &[f64]) -> Option<(f64, f64)> {
+    (xs.len() >= 2).then(|| (mean(xs), t95(xs.len() - 1) * stdev(xs) / (xs.len() as f64).sqrt()))
+}
+
 /// Ours against theirs, paired in time: each of their runs sits between two of ours
 /// (`ours.len() == theirs.len() + 1`), so the ratio of round i is mean(ours[i], ours[i + 1]) /
 /// theirs[i], which cancels drift slower than a round. Returns the geometric mean of the ratios and
@@ -359,5 +364,15 @@ mod tests {
         assert_eq!(SplitMix64(0).next_u64(), 0xE220_A839_7B1D_CDAF);
         let mut r = SplitMix64(42);
         assert!((0..10_000).all(|_| r.below(7) < 7));
+    }
+
+    #[test]
+    fn mean_half95_is_a_t_interval_and_zero_for_equal_values() {
+        // 1, 2, 3: mean 2, sample sd 1, t(2) = 4.303: half = 4.303 / sqrt(3) = 2.4843.
+        let (m, h) = mean_half95(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(m, 2.0);
+        assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-12, "{h}");
+        assert_eq!(mean_half95(&[7.0, 7.0, 7.0]), Some((7.0, 0.0)));
+        assert_eq!(mean_half95(&[7.0]), None);
     }
 }

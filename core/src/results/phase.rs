@@ -255,12 +255,17 @@ pub struct Instructions {
     pub per_call: Vec<f64>,
     /// What the emulated CPU reported to the child (which code path a dispatching library took).
     pub cpu: String,
+    /// Instructions (Ir) of each counted call, from one callgrind dump per call; they sum to the Ir
+    /// total. Equal where the call's work does not depend on its input; spread where it does (a
+    /// signature's rejection loop, variable-time verification), which `compare` turns into an interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ir_calls: Vec<u64>,
 }
 
 impl Instructions {
-    pub fn new(events: Vec<String>, totals: Vec<u64>, calls: usize, cpu: String) -> Instructions {
+    pub fn new(events: Vec<String>, totals: Vec<u64>, calls: usize, cpu: String, ir_calls: Vec<u64>) -> Instructions {
         let per_call = totals.iter().map(|t| *t as f64 / calls.max(1) as f64).collect();
-        Instructions { events, totals, calls, per_call, cpu }
+        Instructions { events, totals, calls, per_call, cpu, ir_calls }
     }
 
     /// Instructions per call (callgrind's Ir).
