@@ -90,17 +90,43 @@ pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) 
             &work.join("liboqs-build.log"),
         )?;
     }
-    let openssl = if with_openssl { Some(build_openssl(&work, log)?) } else { None };
+    let openssl = if with_openssl { Some(build_openssl(&work, &vendored_openssl_flags(profile_dir)?, log)?) } else { None };
     Ok(Tools { speed_kem, speed_sig, openssl })
 }
 
-fn build_openssl(work: &Path, log: &mut dyn FnMut(&str)) -> Result<PathBuf> {
+/// The compiler flags openssl-src gave OpenSSL's Configure when it built the libcrypto pqprof links
+/// (from openssl-sys's build output: cc's -O level, -march, -fPIC ...), so the openssl app is
+/// compiled as the library it is compared with. Without them the app is built with Configure's own
+/// -O3, and OpenSSL's C ML-KEM then runs up to 1.7x faster in `openssl speed` than in the -O2
+/// library pqprof measures: a build difference, not a measuring one.
+pub fn vendored_openssl_flags(profile_dir: &Path) -> Result<Vec<String>> {
+    let build = profile_dir.join("build");
+    let mut found: Vec<(std::time::SystemTime, Vec<String>)> = Vec::new();
+    for e in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))?.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("openssl-sys-") {
+            continue;
+        }
+        let out = e.path().join("output");
+        let Ok(text) = std::fs::read_to_string(&out) else { continue };
+        let Some(line) = text.lines().find(|l| l.starts_with("running") && l.contains("\"./Configure\"")) else { continue };
+        let args: Vec<String> = line.split('"').skip(1).step_by(2).map(str::to_string).collect();
+        let Some(t) = args.iter().position(|a| a.starts_with("linux-")) else { continue };
+        let when = std::fs::metadata(&out).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        found.push((when, args[t + 1..].iter().filter(|a| a.starts_with('-') && !a.starts_with("--")).cloned().collect()));
+    }
+    found.sort_by_key(|(when, _)| *when);
+    found.pop().map(|(_, flags)| flags).ok_or_else(|| anyhow!("no openssl-sys build output under {}: build pqprof first (cargo build --release)", build.display()))
+}
+
+fn build_openssl(work: &Path, flags: &[String], log: &mut dyn FnMut(&str)) -> Result<PathBuf> {
     let tree = work.join("openssl");
     let app = tree.join("apps/openssl");
-    if app.exists() {
+    let stamp = work.join("openssl-flags.txt");
+    let same_flags = std::fs::read_to_string(&stamp).is_ok_and(|s| s == flags.join(" "));
+    if app.exists() && same_flags {
         return Ok(app);
     }
-    log("building the openssl app from the openssl-src tree (once; about 5 minutes)");
+    log(&format!("building the openssl app from the openssl-src tree with the library's flags ({}; once, about 5 minutes)", flags.join(" ")));
     let src = package_dir("openssl-src")?.join("openssl");
     let _ = std::fs::remove_dir_all(&tree);
     run(Command::new("cp").arg("-r").arg(&src).arg(&tree), "copying the OpenSSL sources", &work.join("openssl-copy.log"))?;
@@ -110,11 +136,12 @@ fn build_openssl(work: &Path, log: &mut dyn FnMut(&str)) -> Result<PathBuf> {
         other => bail!("no OpenSSL Configure target known for {other}"),
     };
     run(
-        Command::new("perl").arg("./Configure").arg(target).args(OPENSSL_OPTIONS).current_dir(&tree),
+        Command::new("perl").arg("./Configure").arg(target).args(OPENSSL_OPTIONS).args(flags).current_dir(&tree),
         "OpenSSL Configure",
         &work.join("openssl-configure.log"),
     )?;
     run(Command::new("make").args(["-j2", "build_generated"]).current_dir(&tree), "make build_generated", &work.join("openssl-generated.log"))?;
     run(Command::new("make").args(["-j2", "apps/openssl"]).current_dir(&tree), "make apps/openssl", &work.join("openssl-app.log"))?;
+    std::fs::write(&stamp, flags.join(" "))?;
     Ok(app)
 }
