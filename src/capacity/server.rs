@@ -87,7 +87,10 @@ pub fn server_main(stack: RealStack, group: &str, cert: &Path, key: &Path, threa
                 let start = alloc::reset_peak();
                 match tls::serve_one(&acceptor, stream) {
                     Ok(conn) => {
-                        let (peak, after) = (alloc::peak() - start, alloc::live_total() - start);
+                        // Another thread's allocation can land between its add and its max, or
+                        // between reset_peak's read and store: the mark is at least what is live now.
+                        let now = alloc::live_total();
+                        let (peak, after) = (alloc::peak().max(now) - start, now - start);
                         let Ok(mut h) = held.lock() else { return };
                         if h.peak.len() < KEPT_RECORDS {
                             h.peak.push(peak);
