@@ -125,6 +125,10 @@ pub fn seed_inputs(seed: u64) {
     INPUTS.with(|r| *r.borrow_mut() = Some(rand::rngs::StdRng::seed_from_u64(seed)));
 }
 
+fn inputs_seeded() -> bool {
+    INPUTS.with(|r| r.borrow().is_some())
+}
+
 fn fill(buf: &mut [u8]) -> Result<()> {
     INPUTS.with(|r| match r.borrow_mut().as_mut() {
         Some(rng) => {
@@ -488,7 +492,11 @@ impl SigCase {
                 let t0 = std::time::Instant::now();
                 sig.sign(&sk, &msg)?;
                 let per_sign = t0.elapsed().as_secs_f64();
-                for _ in 0..((1.0 / per_sign) as usize).clamp(2, POOL) {
+                // With seeded inputs (the counting child) the pool must not follow the clock, or
+                // two counts would verify different signatures: the full pool, or 2 for a signer
+                // slower than a second (SLH-DSA under valgrind; nothing lies near that line).
+                let n = if inputs_seeded() { if per_sign < 1.0 { POOL } else { 2 } } else { ((1.0 / per_sign) as usize).clamp(2, POOL) };
+                for _ in 0..n {
                     let m = certificate_verify_message()?;
                     let s = sig.sign(&sk, &m)?;
                     pool.push((m, s));

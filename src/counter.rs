@@ -24,9 +24,12 @@ use std::process::Command;
 
 /// The seed every counting child's generators start from, so repeated counts see the same values.
 pub const SEED: u64 = 0x7071_7072_6f66_6374;
-/// A phase is counted with this many calls at most, and as many as take about 20 ms natively.
+/// A phase is counted with this many calls when one call takes at most `FULL_COUNT_NS` natively.
 pub const MAX_CALLS: usize = 50;
-/// Valgrind slows code by about this much; a phase whose counted calls would take longer than
+pub const FULL_COUNT_NS: f64 = 2e6;
+/// Slower phases get at most this many, and as many as fit in `MAX_SECONDS` under valgrind.
+pub const SLOW_CALLS: usize = 10;
+/// Valgrind slows code by about this much; a phase whose one call would take longer than
 /// `MAX_SECONDS` under it is not counted (and named).
 pub const SLOWDOWN: f64 = 60.0;
 pub const MAX_SECONDS: f64 = 30.0;
@@ -87,11 +90,19 @@ pub fn child(backend_name: &str, algorithm: &str, operation: &str, form: Form, c
     Ok(ChildReport { calls, verified, avx2, avx512f })
 }
 
-/// Calls to count for a phase whose native median is `median_ns`; `None` when it would take too
-/// long under valgrind.
+/// Calls to count for a phase whose native median is `median_ns`; `None` when one call would take
+/// too long under valgrind. The count must not follow the machine's noise: where calls differ (a
+/// rejection loop), a count of 48 one run and 49 the next would move the mean per call. So every
+/// phase up to 2 ms gets the same 50 calls, and only the few slower ones a count from their time.
 pub fn calls_for(median_ns: f64) -> Option<usize> {
-    let calls = ((20e6 / median_ns.max(1.0)).round() as usize).clamp(1, MAX_CALLS);
-    (calls as f64 * median_ns * SLOWDOWN / 1e9 <= MAX_SECONDS).then_some(calls)
+    let per_call_s = median_ns.max(1.0) * SLOWDOWN / 1e9;
+    if per_call_s > MAX_SECONDS {
+        return None;
+    }
+    if median_ns <= FULL_COUNT_NS {
+        return Some(MAX_CALLS);
+    }
+    Some(((MAX_SECONDS / per_call_s) as usize).clamp(1, SLOW_CALLS))
 }
 
 /// The valgrind on PATH and its version, or why there is none.
@@ -219,6 +230,18 @@ fn yes(b: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_count_of_calls_does_not_follow_small_timing_changes() {
+        // 20 us or 1.9 ms, today or 10% slower tomorrow: 50 calls either way.
+        for ns in [20e3, 22e3, 1.5e6, 1.9e6] {
+            assert_eq!(calls_for(ns), Some(MAX_CALLS), "{ns}");
+        }
+        // 5 ms: 30 s / (5 ms x 60) = 100 calls fit, capped at 10; 100 ms: 5; 0.75 s: 45 s a call, skipped.
+        assert_eq!(calls_for(5e6), Some(SLOW_CALLS));
+        assert_eq!(calls_for(100e6), Some(5));
+        assert_eq!(calls_for(0.75e9), None);
+    }
 
     #[test]
     fn per_call_dumps_give_each_call_and_the_totals() {
