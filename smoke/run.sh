@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Smoke run: every suite, every backend, a few iterations; the short forms of capacity and of the
-# network grid on top (the network one says "skipped" where the machine cannot run it); `pqprof
+# Smoke run: every suite, every backend, a few iterations; the short forms of capacity, of the
+# network grid and of the cross-check on top (the network one says "skipped" where the machine cannot run it); `pqprof
 # check` on the JSON; the site rendered from it and checked against it. Fails (non-zero) if any phase
 # fails verification or the identity "composed = sum of phases" breaks in the JSON or on the page.
 set -euo pipefail
@@ -12,6 +12,9 @@ start=$(date +%s)
 "$bin" run --suites suites --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
 "$bin" capacity --results "$out/smoke.json" --quick --connections 50 >/dev/null
 "$bin" network --results "$out/smoke.json" --grid quick --per-point 6 --parallel 2 | tail -1
+# The cross-check's short form: liboqs's speed_kem (built once, about 2 minutes) against pqprof,
+# 2 to 3 alternating rounds; no verdict is asked for, only that the section is made and recomputes.
+"$bin" crosscheck --results "$out/smoke.json" --no-openssl --only ML-KEM-768 --rounds 2 --max-rounds 3 | tail -1
 "$bin" check "$out/smoke.json"
 "$bin" render "$out/smoke.json" --out "$out/site"
 "$bin" check --site "$out/site" "$out/smoke.json"

@@ -75,9 +75,16 @@ pub enum Command {
         /// Seconds per tool run (whole seconds: speed_kem's unit).
         #[arg(long, default_value_t = 1)]
         duration: u64,
-        /// Alternating rounds (ours, theirs, ours, theirs, ...).
-        #[arg(long, default_value_t = 2)]
+        /// Alternating rounds (ours, theirs, ours, theirs, ...) before any verdict is final.
+        #[arg(long, default_value_t = 5)]
         rounds: usize,
+        /// Rounds a tool run may go on to while one of its phases is still undecided (its 95%
+        /// interval straddles the tolerance); `--max-rounds` equal to `--rounds` fixes the count.
+        #[arg(long, default_value_t = 15)]
+        max_rounds: usize,
+        /// Only the tool runs of these algorithms (repeatable; default all).
+        #[arg(long = "only")]
+        only: Vec<String>,
         /// Agreement tolerance between the two means, percent.
         #[arg(long, default_value_t = 5.0)]
         tolerance: f64,

@@ -4,9 +4,9 @@ use crate::algorithm::{self, Operation};
 use crate::backend;
 use crate::cli::{Command, RunArgs};
 use crate::measure::Settings;
-use crate::results::Results;
+use crate::results::{Agreement, Results};
 use crate::{check, render, results, run, suite};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use std::path::{Path, PathBuf};
 
 pub fn execute(command: Command) -> Result<()> {
@@ -37,18 +37,35 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Crosscheck { results: file, references, duration, rounds, tolerance, strict, no_openssl, force } => {
+        Command::Crosscheck { results: file, references, duration, rounds, max_rounds, only, tolerance, strict, no_openssl, force } => {
             let file = file.map_or_else(newest_results, Ok)?;
             let mut r = section_target(&file, |r| r.crosscheck.as_ref().map(|c| c.date_utc.clone()), "crosscheck", force)?;
-            let opts = crate::crosscheck::Options { results: file.clone(), references, duration_s: duration.max(1), rounds: rounds.max(1), tolerance_pct: tolerance, openssl: !no_openssl };
+            ensure!(rounds >= 2, "--rounds {rounds}: a 95% interval needs at least 2 rounds");
+            ensure!(max_rounds >= rounds, "--max-rounds {max_rounds} is below --rounds {rounds}");
+            let opts = crate::crosscheck::Options {
+                results: file.clone(),
+                references,
+                duration_s: duration.max(1),
+                rounds,
+                max_rounds,
+                only,
+                tolerance_pct: tolerance,
+                openssl: !no_openssl,
+            };
             let c = crate::crosscheck::run(&opts, &mut |m| eprintln!("crosscheck: {m}"))?;
             print!("{}", crate::crosscheck::table(&c));
-            let disagree = c.rows.iter().filter(|r| !r.agree).count();
-            println!("\n{} of {} phases agree within {}%; {:.0} s; written to {}", c.rows.len() - disagree, c.rows.len(), tolerance, c.wall_seconds, file.display());
+            let count = |v: Agreement| c.rows.iter().filter(|r| r.verdict == Some(v)).count();
+            let (agree, undecided, disagree) = (count(Agreement::Agree), count(Agreement::Undecided), count(Agreement::Disagree));
+            println!(
+                "\n{agree} of {} phases agree within {tolerance}%, {undecided} undecided, {disagree} disagree; {:.0} s; written to {}",
+                c.rows.len(),
+                c.wall_seconds,
+                file.display()
+            );
             r.crosscheck = Some(c);
             write_section(&file, &r, "crosscheck")?;
-            if strict && disagree > 0 {
-                bail!("{disagree} phase(s) disagree with the canonical tools (--strict)");
+            if strict && agree < r.crosscheck.as_ref().map_or(0, |c| c.rows.len()) {
+                bail!("{disagree} phase(s) disagree and {undecided} are undecided (--strict wants every phase to agree)");
             }
             Ok(())
         }

@@ -5,7 +5,10 @@
 //! tool does once (OpenSSL's key import and contexts), and signatures are timed on one fixed 50-byte
 //! message as speed_sig does. Each tool run sits between two of pqprof's, so each round gives a
 //! ratio that cancels slow drift; the ratios give a 95% interval, and a row disagrees only when the
-//! whole interval lies outside the tolerance ("undecided" when it straddles the edge).
+//! whole interval lies outside the tolerance ("undecided" when it straddles the edge). On a noisy
+//! host a few rounds leave intervals wider than the tolerance, so a tool run goes on, round by
+//! round, while any of its phases is undecided (`--rounds` to `--max-rounds`); `check` replays that
+//! rule from the stored rounds.
 
 pub mod tools;
 
@@ -13,7 +16,7 @@ use crate::algorithm::{self, Operation};
 use crate::backend::{self, Backend};
 use crate::measure::{self, Settings, Slot, Timer};
 use crate::parse::{liboqs_speed, openssl_speed};
-use crate::results::{Agreement, Crosscheck, CrosscheckRow, Form};
+use crate::results::{should_continue, Agreement, Crosscheck, CrosscheckRow, Form};
 use crate::suite::Workload;
 use crate::{case, references, stats};
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,7 +28,11 @@ pub struct Options {
     pub results: PathBuf,
     pub references: PathBuf,
     pub duration_s: u64,
+    /// Rounds before a verdict can end a tool run, and the most it may have.
     pub rounds: usize,
+    pub max_rounds: usize,
+    /// Only the tool runs that measure one of these algorithms (all when empty).
+    pub only: Vec<String>,
     pub tolerance_pct: f64,
     pub openssl: bool,
 }
@@ -80,6 +87,17 @@ struct Pair {
     ours_median_ns: Vec<f64>,
     theirs: Vec<f64>,
     cycles: bool,
+    /// Index of the tool run (`Group`) it belongs to.
+    group: usize,
+}
+
+/// pqprof's rounds in the statistic compared (where the tool counted nanoseconds only, pqprof's
+/// cycles become nanoseconds too), the ratio with its 95% interval, and the verdict.
+fn judged(p: &Pair, timer: &Timer, tolerance_pct: f64) -> (Vec<f64>, (f64, Option<(f64, f64)>), Agreement) {
+    let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() { p.ours.clone() } else { p.ours.iter().map(|c| timer.ns(*c as u64)).collect() };
+    let (ratio, ci) = stats::paired_ratio(&ours, &p.theirs).unwrap_or((f64::NAN, None));
+    let verdict = Agreement::judge(ci, tolerance_pct);
+    (ours, (ratio, ci), verdict)
 }
 
 /// A tool run and the phases it reports: (tool, backend, command, the phases to pair).
@@ -139,8 +157,15 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         groups.push(speed(&["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"], vec![("AES-256-GCM", Operation::AeadEncrypt)]));
     }
 
+    if !opts.only.is_empty() {
+        groups.retain(|g| g.phases.iter().any(|(a, _)| opts.only.iter().any(|o| o.eq_ignore_ascii_case(a))));
+        if groups.is_empty() {
+            bail!("--only {}: no tool run measures these algorithms", opts.only.join(", "));
+        }
+    }
+
     let d = Duration::from_secs(opts.duration_s) / 2;
-    let rounds = opts.rounds.max(1);
+    let (min_rounds, max_rounds) = (opts.rounds.max(2), opts.max_rounds.max(opts.rounds.max(2)));
     let mut pairs: Vec<Pair> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         let be: &dyn Backend = if g.backend == "liboqs" { &liboqs } else { &openssl };
@@ -149,11 +174,13 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
             // The primitive form where this backend's handshake form does setup the tool does once;
             // signatures always (the tools sign one fixed message).
             let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig { Form::Primitive } else { Form::Handshake };
-            pairs.push(Pair { tool: g.tool, backend: g.backend, algorithm: alg_name.clone(), op: *op, form, ours: Vec::new(), ours_median_ns: Vec::new(), theirs: Vec::new(), cycles: true });
+            pairs.push(Pair { tool: g.tool, backend: g.backend, algorithm: alg_name.clone(), op: *op, form, ours: Vec::new(), ours_median_ns: Vec::new(), theirs: Vec::new(), cycles: true, group: gi });
         }
-        // ours, theirs, ours, ..., ours: every tool run between two of pqprof's.
-        for r in 0..=rounds {
-            progress(&format!("{}/{} {} {}: round {}/{rounds}", gi + 1, groups.len(), g.tool, g.cmd.last().map_or("", String::as_str), r.min(rounds - 1) + 1));
+        // ours, theirs, ours, ..., ours: every tool run between two of pqprof's, at least
+        // `min_rounds` of them, and more while a phase of this run is undecided.
+        let mut k = 0;
+        loop {
+            progress(&format!("{}/{} {} {}: round {} (at least {min_rounds}, at most {max_rounds})", gi + 1, groups.len(), g.tool, g.cmd.last().map_or("", String::as_str), k + 1));
             for p in &mut pairs[first..] {
                 crate::interrupt::check()?;
                 let alg = algorithm::find(&p.algorithm).ok_or_else(|| anyhow!("unknown {}", p.algorithm))?;
@@ -162,9 +189,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 p.ours_median_ns.push(median);
                 p.cycles &= cycles;
             }
-            if r == rounds {
+            let verdicts: Vec<Agreement> = pairs[first..].iter().filter(|p| !p.theirs.is_empty()).map(|p| judged(p, &timer, opts.tolerance_pct).2).collect();
+            if !should_continue(&verdicts, k, min_rounds, max_rounds) {
                 break;
             }
+            k += 1;
             let (out, err) = output(Command::new(&g.bin).args(&g.cmd))?;
             if g.tool.starts_with("liboqs") {
                 for row in liboqs_speed::parse(&out)? {
@@ -192,10 +221,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         .into_iter()
         .filter(|p| !p.theirs.is_empty() && p.ours.len() == p.theirs.len() + 1)
         .map(|p| {
-            // Where one side counted nanoseconds only, pqprof's cycles become nanoseconds too.
-            let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() { p.ours.clone() } else { p.ours.iter().map(|c| timer.ns(*c as u64)).collect() };
-            let (ratio, ci) = stats::paired_ratio(&ours, &p.theirs).unwrap_or((f64::NAN, None));
-            let verdict = Agreement::judge(ci, opts.tolerance_pct);
+            let (ours, (ratio, ci), verdict) = judged(&p, &timer, opts.tolerance_pct);
             CrosscheckRow {
                 note: note(p.tool, p.op).into(),
                 tool: p.tool.into(),
@@ -213,6 +239,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 tool_rounds: p.theirs,
                 diff_ci95_pct: ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
                 verdict: Some(verdict),
+                group: Some(p.group),
             }
         })
         .collect();
@@ -222,7 +249,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         wall_seconds: start.elapsed().as_secs_f64(),
         tolerance_pct: opts.tolerance_pct,
         duration_s: opts.duration_s,
-        rounds,
+        rounds: min_rounds,
+        max_rounds: Some(max_rounds),
         rows,
         references: references::reference_rows(&results, &opts.references)?,
     })

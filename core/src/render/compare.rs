@@ -98,6 +98,8 @@ pub struct Cross {
     pub date: String,
     pub tolerance: String,
     pub wall: String,
+    /// How many rounds, in words.
+    pub rounds: String,
     pub rows: Vec<CrossRow>,
     pub references: Vec<RefRow>,
 }
@@ -141,6 +143,18 @@ fn crosschecks(runs: &[Run]) -> Vec<Cross> {
                 date: c.date_utc.clone(),
                 tolerance: format!("{}%", c.tolerance_pct),
                 wall: format!("{:.0} s", c.wall_seconds),
+                rounds: match c.max_rounds {
+                    Some(max) if max > c.rounds => {
+                        let used: Vec<usize> = c.rows.iter().map(|r| r.tool_rounds.len()).filter(|n| *n > 0).collect();
+                        format!(
+                            "Every tool run made at least {} rounds and went on, up to {max}, while one of its phases was undecided (here {} to {} rounds); stopping on a decision makes a 95% interval slightly optimistic.",
+                            c.rounds,
+                            used.iter().min().unwrap_or(&0),
+                            used.iter().max().unwrap_or(&0)
+                        )
+                    }
+                    _ => format!("{} rounds per tool run.", c.rounds),
+                },
                 rows: c
                     .rows
                     .iter()

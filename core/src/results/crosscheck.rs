@@ -40,7 +40,11 @@ pub struct Crosscheck {
     pub wall_seconds: f64,
     pub tolerance_pct: f64,
     pub duration_s: u64,
+    /// Rounds every tool run makes before a verdict can end it (all rounds, before `max_rounds`).
     pub rounds: usize,
+    /// Rounds a tool run may go on to while one of its phases is undecided; absent: `rounds` fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<usize>,
     pub rows: Vec<CrosscheckRow>,
     pub references: Vec<ReferenceRow>,
 }
@@ -76,6 +80,16 @@ pub struct CrosscheckRow {
     pub diff_ci95_pct: Option<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Agreement>,
+    /// The tool run this row came from (rows of one run share their rounds); with `max_rounds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
+}
+
+/// The stopping rule of an adaptive cross-check, as a pure function so `check` can replay it: a
+/// tool run goes on while any of its phases is undecided, from `min` rounds up to `max`;
+/// `verdicts_after_k` are its phases' verdicts on their first k rounds.
+pub fn should_continue(verdicts_after_k: &[Agreement], k: usize, min: usize, max: usize) -> bool {
+    k < max && (k < min || verdicts_after_k.iter().any(|v| *v == Agreement::Undecided))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
