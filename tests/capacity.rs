@@ -53,7 +53,9 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         assert_eq!(held, [0, 20, 60], "{}", m["group"]);
         // A held TLS connection keeps its buffers and keys: it costs heap and kernel memory.
         assert!(m["per_connection"]["heap_bytes"].as_f64().unwrap() > 0.0, "{m}");
-        assert!(m["per_connection"]["kernel_bytes"].as_f64().unwrap() >= 0.0);
+        // Kernel memory is the system-wide TCP page count (/proc/net/sockstat): other sockets (the
+        // test beside this one) move it too, so its slope is only known to be a number.
+        assert!(m["per_connection"]["kernel_bytes"].as_f64().unwrap().is_finite(), "{m}");
         let (peak, kept) = (m["peak_median_bytes"].as_f64().unwrap(), m["retained_median_bytes"].as_f64().unwrap());
         assert!(peak >= kept, "{m}");
     }
