@@ -80,6 +80,27 @@ impl Timer {
         }
     }
 
+    /// Opens a region timed inside real work (in situ): a plain `rdtsc`, no fences. About 25 ns
+    /// cheaper per region than `start`/`stop` on Zen 4 (24 against 52 ns added around 64 multiply-adds);
+    /// the read may drift by a few tens of cycles into the work around it, which a call timed in a
+    /// handshake (0.1-100 µs) can carry and a phase loop's single call cannot.
+    #[inline(always)]
+    pub fn start_light(&self) -> u64 {
+        match self.origin {
+            None => read_tsc(),
+            Some(o) => o.elapsed().as_nanos() as u64,
+        }
+    }
+
+    /// Closes a region opened by `start_light`: `rdtscp`, which waits for the timed work to finish.
+    #[inline(always)]
+    pub fn stop_light(&self) -> u64 {
+        match self.origin {
+            None => tsc_end_light(),
+            Some(o) => o.elapsed().as_nanos() as u64,
+        }
+    }
+
     /// Nanoseconds in `ticks` (TSC cycles, or nanoseconds already).
     pub fn ns(&self, ticks: u64) -> f64 {
         match self.tsc_hz {
@@ -154,8 +175,20 @@ fn tsc_end() -> u64 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tsc_end_light() -> u64 {
+    let mut aux = 0u32;
+    // SAFETY: as in `tsc_end`.
+    unsafe { std::arch::x86_64::__rdtscp(&mut aux) }
+}
+
 #[cfg(not(target_arch = "x86_64"))]
 fn read_tsc() -> u64 {
+    0
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn tsc_end_light() -> u64 {
     0
 }
 #[cfg(not(target_arch = "x86_64"))]

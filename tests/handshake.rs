@@ -43,6 +43,12 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             // Calls x cost per call: positive, and a small share of the handshake, not all of it.
             let est = s["insitu_overhead_est_pct"].as_f64().unwrap();
             assert!(est > 0.0 && est < 100.0, "{s}");
+            // Paired in memory: every variant has its blocks; only rustls has a wrapped-unarmed one.
+            let p = &s["insitu_overhead_paired"];
+            let blocks = p["plain_ns"].as_array().unwrap().len();
+            assert!(blocks >= 2 && p["timed_ns"].as_array().unwrap().len() == blocks, "{p}");
+            assert_eq!(p["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { blocks } else { 0 }, "{p}");
+            assert!(p["delta_half95_ns"].as_f64().unwrap() > 0.0, "{p}");
         }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");
@@ -83,6 +89,14 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("insitu_overhead_est_pct"), "{}", String::from_utf8_lossy(&o.stderr));
+    // And a paired block that no longer gives the stored timer cost.
+    let mut t = v.clone();
+    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_paired"].is_object()).unwrap();
+    let b = plain["insitu_overhead_paired"]["timed_ns"][0].as_f64().unwrap();
+    plain["insitu_overhead_paired"]["timed_ns"][0] = (b + 50_000.0).into();
+    std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("paired overhead delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
     let site = out.with_extension("site");
     assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();

@@ -1,13 +1,13 @@
 //! `pqprof capacity`: what a TLS server sustains with each key-exchange group, for rustls and
 //! OpenSSL. Three measurements, each kept raw in the results file:
-//! 1. in memory: handshakes per core with both sides in one pinned thread (inmem.rs);
+//! 1. in memory: handshakes per core with both sides in one pinned thread (handshake/inmem.rs);
 //! 2. over sockets: a server pinned to one core (server.rs, its own process) under stepped
 //!    concurrency from a load generator on another core;
 //! 3. memory: K established idle connections held by the server, stepped up to 10,000.
 
-mod inmem;
 pub mod server;
 
+use crate::handshake::inmem;
 use crate::handshake::server::Server;
 use crate::handshake::tls;
 use crate::results::{Capacity, InMemory, LoadStep, Memory, MemoryStep, PerConnection, RealStack, Results, Sockets};
@@ -213,7 +213,7 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
     let mut cells = Vec::new();
     for &stack in &opts.stacks {
         for group in &opts.groups {
-            let pair = inmem::Pair::new(stack, group, id)?;
+            let pair = inmem::Pair::new(stack, group, id, false)?;
             pair.handshake(true).with_context(|| format!("{} {group} in memory", stack.name()))?;
             // Warm-up decides how many handshakes a round takes.
             let warm: Vec<inmem::Sample> = (0..20).map(|_| pair.handshake(false)).collect::<Result<_>>()?;

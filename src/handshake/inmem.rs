@@ -3,7 +3,7 @@
 //! Rust in-memory stream as its BIO). Every call one side makes is timed to that side, so a
 //! handshake gives the client's CPU time, the server's, and the wall time of the whole exchange.
 
-use crate::handshake::tls::{self, ClientKind, Identity};
+use super::tls::{self, ClientKind, Identity};
 use crate::results::RealStack;
 use anyhow::{anyhow, bail, ensure, Result};
 use std::cell::RefCell;
@@ -29,8 +29,10 @@ pub struct Pair {
 }
 
 impl Pair {
-    pub fn new(stack: RealStack, group: &str, id: &Identity) -> Result<Pair> {
-        Ok(Pair { client: tls::Client::new(stack, group, id, false)?, server: tls::acceptor(stack, group, id, false)?, group: group.to_string() })
+    /// `wrapped`: rustls with the timing provider (OpenSSL's calls are always routed through the
+    /// wrappers; for both, nothing is timed unless the recorder is armed).
+    pub fn new(stack: RealStack, group: &str, id: &Identity, wrapped: bool) -> Result<Pair> {
+        Ok(Pair { client: tls::Client::new(stack, group, id, wrapped)?, server: tls::acceptor(stack, group, id, wrapped)?, group: group.to_string() })
     }
 
     /// One full handshake; with `check`, the negotiated group is verified.
@@ -180,4 +182,66 @@ fn openssl_handshake(connector: &openssl::ssl::SslConnector, acceptor: &openssl:
         }
     }
     bail!("OpenSSL: the in-memory handshake did not finish in 16 flights")
+}
+
+/// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
+/// (rustls only: OpenSSL's calls always pass the wrappers) and the wrapped one armed.
+pub struct PairedBlocks {
+    pub plain: Vec<f64>,
+    pub wrapped: Vec<f64>,
+    pub timed: Vec<f64>,
+}
+
+/// The in-situ timers' cost, paired: `blocks` blocks of `per_block` handshakes per variant on this
+/// thread, the order of the variants turning every block (plain, wrapped, timed; timed, wrapped,
+/// plain; ...) so drift within a block falls on every variant alike. The armed handshakes are
+/// timed from `arm` to `take`, as a loopback connection's are.
+pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize, per_block: usize) -> Result<PairedBlocks> {
+    let plain = Pair::new(stack, group, id, false)?;
+    // OpenSSL has one configuration: its wrapped calls are the plain ones, unarmed.
+    let wrapped = match stack {
+        RealStack::Rustls => Some(Pair::new(stack, group, id, true)?),
+        _ => None,
+    };
+    plain.handshake(true)?;
+    let wrapped_or_plain = wrapped.as_ref().unwrap_or(&plain);
+    wrapped_or_plain.handshake(true)?;
+    let block = |pair: &Pair, armed: bool| -> Result<f64> {
+        let mut ns = Vec::with_capacity(per_block);
+        for _ in 0..per_block {
+            crate::interrupt::check()?;
+            if armed {
+                super::insitu::arm();
+            }
+            let t = Instant::now();
+            let r = pair.handshake(false);
+            let e = t.elapsed();
+            if armed {
+                super::insitu::take();
+            }
+            r?;
+            ns.push(e.as_nanos() as f64);
+        }
+        Ok(crate::stats::median(&ns))
+    };
+    // Warm every variant before the first block.
+    for _ in 0..2 {
+        block(&plain, false)?;
+        block(wrapped_or_plain, true)?;
+    }
+    let mut out = PairedBlocks { plain: Vec::new(), wrapped: Vec::new(), timed: Vec::new() };
+    for b in 0..blocks {
+        let mut order: Vec<u8> = if wrapped.is_some() { vec![0, 1, 2] } else { vec![0, 2] };
+        if b % 2 == 1 {
+            order.reverse();
+        }
+        for v in order {
+            match v {
+                0 => out.plain.push(block(&plain, false)?),
+                1 => out.wrapped.push(block(wrapped_or_plain, false)?),
+                _ => out.timed.push(block(wrapped_or_plain, true)?),
+            }
+        }
+    }
+    Ok(out)
 }

@@ -10,7 +10,7 @@
 //! `openssl_wrap.rs`). Both record into this thread's recorder, which only counts while armed.
 
 use crate::measure::Timer;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// What an in-situ call was. rustls reports the halves of a hybrid group (`kem.*`, `dh.*`);
@@ -75,16 +75,26 @@ pub struct Record {
     pub hashed_bytes: u64,
 }
 
+/// Plain cells, not a `RefCell`: a timed call touches the recorder twice and every borrow check
+/// there is on the handshake's path. Ticks are kept raw and turned into nanoseconds by `take`.
 struct Recorder {
-    armed: bool,
-    depth: u32,
-    ns: [u64; LABELS.len()],
-    calls: [u32; LABELS.len()],
-    hashed: u64,
+    armed: Cell<bool>,
+    depth: Cell<u32>,
+    ticks: [Cell<u64>; LABELS.len()],
+    calls: [Cell<u32>; LABELS.len()],
+    hashed: Cell<u64>,
 }
 
 thread_local! {
-    static REC: RefCell<Recorder> = const { RefCell::new(Recorder { armed: false, depth: 0, ns: [0; LABELS.len()], calls: [0; LABELS.len()], hashed: 0 }) };
+    static REC: Recorder = const {
+        Recorder {
+            armed: Cell::new(false),
+            depth: Cell::new(0),
+            ticks: [const { Cell::new(0) }; LABELS.len()],
+            calls: [const { Cell::new(0) }; LABELS.len()],
+            hashed: Cell::new(0),
+        }
+    };
 }
 
 static TIMER: OnceLock<Timer> = OnceLock::new();
@@ -97,64 +107,52 @@ fn timer() -> &'static Timer {
 pub fn arm() {
     timer();
     REC.with(|r| {
-        let mut r = r.borrow_mut();
-        r.armed = true;
-        r.depth = 0;
-        r.ns = [0; LABELS.len()];
-        r.calls = [0; LABELS.len()];
-        r.hashed = 0;
+        r.armed.set(true);
+        r.depth.set(0);
+        r.ticks.iter().for_each(|c| c.set(0));
+        r.calls.iter().for_each(|c| c.set(0));
+        r.hashed.set(0);
     });
 }
 
 /// Stops counting and returns what was counted since `arm`.
 pub fn take() -> Record {
+    let t = timer();
     REC.with(|r| {
-        let mut r = r.borrow_mut();
-        r.armed = false;
-        Record { ns: r.ns.to_vec(), calls: r.calls.to_vec(), hashed_bytes: r.hashed }
+        r.armed.set(false);
+        Record { ns: r.ticks.iter().map(|c| t.ns(c.get()).round() as u64).collect(), calls: r.calls.iter().map(Cell::get).collect(), hashed_bytes: r.hashed.get() }
     })
 }
 
 pub fn armed() -> bool {
-    REC.with(|r| r.borrow().armed)
+    REC.with(|r| r.armed.get())
 }
 
 /// Runs `f`, adding its time to `label` when armed and not inside another timed call (a signature
 /// check inside a certificate check counts once, as the certificate check).
 #[inline]
 pub fn timed<R>(label: usize, f: impl FnOnce() -> R) -> R {
-    // (armed, outermost)
-    let (armed, outer) = REC.with(|r| {
-        let mut r = r.borrow_mut();
-        if !r.armed {
-            return (false, false);
+    // One thread-local lookup per call; `f` may nest another timed call (cells, no borrows).
+    REC.with(|rec| {
+        if !rec.armed.get() {
+            return f();
         }
-        r.depth += 1;
-        (true, r.depth == 1)
-    });
-    if !armed {
-        return f();
-    }
-    if !outer {
+        let depth = rec.depth.get();
+        rec.depth.set(depth + 1);
+        if depth > 0 {
+            let out = f();
+            rec.depth.set(depth);
+            return out;
+        }
+        let t = timer();
+        let t0 = t.start_light();
         let out = f();
-        REC.with(|r| {
-            let mut r = r.borrow_mut();
-            r.depth = r.depth.saturating_sub(1);
-        });
-        return out;
-    }
-    let t = timer();
-    let t0 = t.start();
-    let out = f();
-    let t1 = t.stop();
-    let ns = t.ns(t1.wrapping_sub(t0)).round() as u64;
-    REC.with(|r| {
-        let mut r = r.borrow_mut();
-        r.depth = r.depth.saturating_sub(1);
-        r.ns[label] += ns;
-        r.calls[label] += 1;
-    });
-    out
+        let t1 = t.stop_light();
+        rec.depth.set(0);
+        rec.ticks[label].set(rec.ticks[label].get() + t1.wrapping_sub(t0));
+        rec.calls[label].set(rec.calls[label].get() + 1);
+        out
+    })
 }
 
 /// What one timed call costs beyond the call itself, in nanoseconds: an armed `timed` around an
@@ -179,9 +177,8 @@ pub fn call_cost_ns() -> f64 {
 
 fn add_hashed(n: usize) {
     REC.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.armed {
-            r.hashed += n as u64;
+        if r.armed.get() {
+            r.hashed.set(r.hashed.get() + n as u64);
         }
     });
 }

@@ -28,6 +28,23 @@ pub fn check(results: &Results) -> Vec<String> {
                 None => problems.push(format!("{name}: an overhead without its instrumented scenario")),
             }
         }
+        if let Some(p) = &s.insitu_overhead_paired {
+            let (timers, wrapper) = p.differences();
+            match stats::mean_half95(&timers) {
+                Some((d, half)) if p.plain_ns.len() == p.timed_ns.len() => {
+                    differs(&mut problems, format!("{name}: paired overhead delta_ns"), p.delta_ns, d);
+                    differs(&mut problems, format!("{name}: paired overhead delta_half95_ns"), p.delta_half95_ns, half);
+                    differs(&mut problems, format!("{name}: paired overhead pct"), p.pct, d / s.median_ns * 100.0);
+                    differs(&mut problems, format!("{name}: paired overhead pct_hi95"), p.pct_hi95, (d + half) / s.median_ns * 100.0);
+                }
+                _ => problems.push(format!("{name}: paired overhead: {} plain blocks against {} timed", p.plain_ns.len(), p.timed_ns.len())),
+            }
+            match (p.wrapper_ns, wrapper.is_empty()) {
+                (Some(w), false) if p.wrapped_ns.len() == p.plain_ns.len() => differs(&mut problems, format!("{name}: paired overhead wrapper_ns"), w, stats::mean(&wrapper)),
+                (None, true) => {}
+                _ => problems.push(format!("{name}: paired overhead: wrapper_ns without its blocks, or blocks without it")),
+            }
+        }
         if let Some(o) = s.insitu_overhead_est_pct {
             match (find(&s.suite, s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
                 (Some(i), Some(cost)) => differs(&mut problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),

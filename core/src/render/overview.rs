@@ -144,9 +144,12 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 composed_stack: if s.composed_stack.is_empty() { "default".into() } else { s.composed_stack.clone() },
                 insitu_crypto_delta: instrumented.and_then(|i| i.crypto_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 remainder_delta: instrumented.and_then(|i| i.remainder_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
-                overhead: match (s.insitu_overhead_pct, s.insitu_overhead_est_pct) {
-                    (Some(m), Some(e)) => format!("{} (calls × cost {})", format::delta(m), format::delta(e)),
-                    (Some(m), None) => format::delta(m),
+                overhead: match (&s.insitu_overhead_paired, s.insitu_overhead_pct, s.insitu_overhead_est_pct) {
+                    (Some(p), Some(m), Some(e)) => {
+                        format!("{} paired in memory (95% ≤ {}; two loopback medians {}, calls × cost {})", format::delta(p.pct), format::delta(p.pct_hi95), format::delta(m), format::delta(e))
+                    }
+                    (None, Some(m), Some(e)) => format!("{} (calls × cost {})", format::delta(m), format::delta(e)),
+                    (None, Some(m), None) => format::delta(m),
                     _ => "–".into(),
                 },
                 bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),

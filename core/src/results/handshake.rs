@@ -104,6 +104,39 @@ pub struct Scenario {
     /// calls per handshake (both sides) x `insitu_call_cost_ns`, over this median, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_est_pct: Option<f64>,
+    /// The same cost measured paired, in memory, where the two loopback medians cannot resolve it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insitu_overhead_paired: Option<PairedOverhead>,
+}
+
+/// The in-situ timers' cost measured paired: blocks of in-memory handshakes (client and server in
+/// one pinned thread, no sockets) with the plain configuration, the wrapped one unarmed (rustls's
+/// timing provider; empty for OpenSSL, whose calls always pass the wrappers) and the wrapped one
+/// armed, the order turning every block. Each series holds each block's median, nanoseconds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PairedOverhead {
+    pub per_block: usize,
+    pub plain_ns: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrapped_ns: Vec<f64>,
+    pub timed_ns: Vec<f64>,
+    /// Mean over blocks of timed - plain, and its 95% half-width, nanoseconds.
+    pub delta_ns: f64,
+    pub delta_half95_ns: f64,
+    /// `delta_ns` and the upper end of its interval over the scenario's loopback median, percent.
+    pub pct: f64,
+    pub pct_hi95: f64,
+    /// Mean over blocks of wrapped - plain (the provider's own cost, no timer running), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper_ns: Option<f64>,
+}
+
+impl PairedOverhead {
+    /// (timed - plain, wrapped - plain) per block.
+    pub fn differences(&self) -> (Vec<f64>, Vec<f64>) {
+        let d = |a: &[f64]| a.iter().zip(&self.plain_ns).map(|(x, p)| x - p).collect::<Vec<f64>>();
+        (d(&self.timed_ns), d(&self.wrapped_ns))
+    }
 }
 
 /// In-situ figures of an instrumented scenario: per connection, the client's wall time from connect
