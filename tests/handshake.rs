@@ -49,6 +49,9 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             assert!(blocks >= 2 && p["timed_ns"].as_array().unwrap().len() == blocks, "{p}");
             assert_eq!(p["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { blocks } else { 0 }, "{p}");
             assert!(p["delta_half95_ns"].as_f64().unwrap() > 0.0, "{p}");
+            let l = &s["insitu_overhead_paired_loopback"];
+            assert!(l["plain_ns"].as_array().unwrap().len() == blocks && l["timed_ns"].as_array().unwrap().len() == blocks, "{l}");
+            assert!(l["wrapped_ns"].is_null() && l["wrapper_ns"].is_null(), "{l}");
         }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");
@@ -96,7 +99,7 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     plain["insitu_overhead_paired"]["timed_ns"][0] = (b + 50_000.0).into();
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("paired overhead delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("paired overhead in memory delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
     let site = out.with_extension("site");
     assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();

@@ -7,12 +7,13 @@ mod go;
 pub mod inmem;
 pub mod insitu;
 pub mod openssl_wrap;
+mod paired;
 pub(crate) mod server;
 pub mod ssh;
 pub mod tls;
 pub mod wire;
 
-use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PairedOverhead, PerHandshake, RealStack, Results, Scenario};
+use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake, RealStack, Results, Scenario};
 use crate::stats;
 use crate::suite::{self, TrackKind};
 use anyhow::{anyhow, ensure, Context, Result};
@@ -259,7 +260,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     // Measured after the scenarios, on the client's core, so it does not disturb them.
     let call_cost_ns = scenarios.iter().any(|s| s.instrumented).then(insitu::call_cost_ns);
     fill_baselines(&mut scenarios, &suites, results, call_cost_ns);
-    paired_overheads(&mut scenarios, &id, progress)?;
+    paired::measure(&mut scenarios, &id, progress)?;
     Ok(Handshakes {
         date_utc: crate::run::utc_now(),
         wall_seconds: start.elapsed().as_secs_f64(),
@@ -316,6 +317,7 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         insitu_overhead_pct: None,
         insitu_overhead_est_pct: None,
         insitu_overhead_paired: None,
+        insitu_overhead_paired_loopback: None,
     })
 }
 
@@ -342,47 +344,6 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
     let n = connections.len().max(1) as f64;
     let mean = |v: Vec<f64>| v.into_iter().map(|x| x / n).collect();
     Ok(InSitu::from_connections(labels, connections, (mean(cc), mean(sc)), (ch / n, sh / n)))
-}
-
-/// Blocks and handshakes per block of the paired overhead measurement: 60 x 16 per variant takes
-/// about 2 s per scenario; on the shared Zen 4 VM 40 blocks gave 95% intervals of +-0.1 to +-2%.
-const PAIRED_BLOCKS: usize = 60;
-const PAIRED_PER_BLOCK: usize = 16;
-
-/// For each plain scenario with an instrumented twin: the timers' cost measured paired in memory
-/// (`inmem::paired_blocks`), on a thread pinned to the measuring core.
-fn paired_overheads(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
-    for s in scenarios.iter_mut().filter(|s| !s.instrumented && s.insitu_overhead_pct.is_some()) {
-        progress(&format!("in-situ timers' cost, paired in memory: {} on {}", s.suite, s.stack.name()));
-        let (stack, group) = (s.stack, s.suite.clone());
-        let blocks = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    crate::measure::pin();
-                    inmem::paired_blocks(stack, &group, id, PAIRED_BLOCKS, PAIRED_PER_BLOCK)
-                })
-                .join()
-                .map_err(|_| anyhow!("the paired overhead thread panicked"))?
-        })?;
-        let mut p = PairedOverhead {
-            per_block: PAIRED_PER_BLOCK,
-            plain_ns: blocks.plain,
-            wrapped_ns: blocks.wrapped,
-            timed_ns: blocks.timed,
-            delta_ns: 0.0,
-            delta_half95_ns: 0.0,
-            pct: 0.0,
-            pct_hi95: 0.0,
-            wrapper_ns: None,
-        };
-        let (timers, wrapper) = p.differences();
-        let (d, half) = stats::mean_half95(&timers).ok_or_else(|| anyhow!("fewer than two paired blocks"))?;
-        (p.delta_ns, p.delta_half95_ns) = (d, half);
-        (p.pct, p.pct_hi95) = (d / s.median_ns * 100.0, (d + half) / s.median_ns * 100.0);
-        p.wrapper_ns = (!wrapper.is_empty()).then(|| stats::mean(&wrapper));
-        s.insitu_overhead_paired = Some(p);
-    }
-    Ok(())
 }
 
 fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results, call_cost_ns: Option<f64>) {
@@ -475,20 +436,21 @@ pub fn table(h: &Handshakes) -> String {
         .filter_map(|p| p.insitu_overhead_paired.as_ref().map(|o| (p, o)))
         .map(|(p, o)| {
             let pct = |x: Option<f64>| x.map_or("–".into(), |o| format!("{o:+.2}%"));
+            let paired = |o: &crate::results::PairedOverhead| format!("{} ± {} = {:+.2}% (≤ {:+.2}%)", crate::units::signed_time(o.delta_ns), time(o.delta_half95_ns), o.pct, o.pct_hi95);
             vec![
                 p.suite.clone(),
                 p.stack.name().into(),
                 pct(p.insitu_overhead_pct),
                 pct(p.insitu_overhead_est_pct),
-                format!("{} ± {}", crate::units::signed_time(o.delta_ns), time(o.delta_half95_ns)),
-                format!("{:+.2}% (≤ {:+.2}%)", o.pct, o.pct_hi95),
+                paired(o),
                 o.wrapper_ns.map_or("–".into(), crate::units::signed_time),
+                p.insitu_overhead_paired_loopback.as_ref().map_or("–".into(), paired),
             ]
         })
         .collect();
     if !rows.is_empty() {
-        s += "\nIn-situ timers' cost, over the plain loopback median:\n";
-        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "paired, % (95% upper)", "provider alone"], &rows, &[2, 3, 4, 5, 6]);
+        s += "\nIn-situ timers' cost, over the plain loopback median (paired: mean ± 95% half-width, upper end):\n";
+        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback"], &rows, &[2, 3, 4, 5, 6]);
         s += "\n";
     }
     for f in &h.failures {

@@ -4,7 +4,7 @@
 //! aggregate from the connections.
 
 use super::differs;
-use crate::results::{InSitu, Results, Scenario};
+use crate::results::{InSitu, PairedOverhead, Results, Scenario};
 use crate::stats;
 
 pub fn check(results: &Results) -> Vec<String> {
@@ -28,21 +28,9 @@ pub fn check(results: &Results) -> Vec<String> {
                 None => problems.push(format!("{name}: an overhead without its instrumented scenario")),
             }
         }
-        if let Some(p) = &s.insitu_overhead_paired {
-            let (timers, wrapper) = p.differences();
-            match stats::mean_half95(&timers) {
-                Some((d, half)) if p.plain_ns.len() == p.timed_ns.len() => {
-                    differs(&mut problems, format!("{name}: paired overhead delta_ns"), p.delta_ns, d);
-                    differs(&mut problems, format!("{name}: paired overhead delta_half95_ns"), p.delta_half95_ns, half);
-                    differs(&mut problems, format!("{name}: paired overhead pct"), p.pct, d / s.median_ns * 100.0);
-                    differs(&mut problems, format!("{name}: paired overhead pct_hi95"), p.pct_hi95, (d + half) / s.median_ns * 100.0);
-                }
-                _ => problems.push(format!("{name}: paired overhead: {} plain blocks against {} timed", p.plain_ns.len(), p.timed_ns.len())),
-            }
-            match (p.wrapper_ns, wrapper.is_empty()) {
-                (Some(w), false) if p.wrapped_ns.len() == p.plain_ns.len() => differs(&mut problems, format!("{name}: paired overhead wrapper_ns"), w, stats::mean(&wrapper)),
-                (None, true) => {}
-                _ => problems.push(format!("{name}: paired overhead: wrapper_ns without its blocks, or blocks without it")),
+        for (what, p) in [("in memory", &s.insitu_overhead_paired), ("on loopback", &s.insitu_overhead_paired_loopback)] {
+            if let Some(p) = p {
+                paired(&mut problems, &format!("{name}: paired overhead {what}"), p, s.median_ns);
             }
         }
         if let Some(o) = s.insitu_overhead_est_pct {
@@ -107,4 +95,23 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
     differs(&mut problems, format!("{name}: crypto_ns (sum of the labels)"), i.crypto_ns, i.client_ns.iter().chain(&i.server_ns).sum());
     differs(&mut problems, format!("{name}: identity total = crypto + remainder"), i.total_ns, i.crypto_ns + i.remainder_ns);
     problems
+}
+
+/// A paired timer-cost measurement recomputed from its block medians.
+fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns: f64) {
+    let (timers, wrapper) = p.differences();
+    match stats::mean_half95(&timers) {
+        Some((d, half)) if p.plain_ns.len() == p.timed_ns.len() => {
+            differs(problems, format!("{name} delta_ns"), p.delta_ns, d);
+            differs(problems, format!("{name} delta_half95_ns"), p.delta_half95_ns, half);
+            differs(problems, format!("{name} pct"), p.pct, d / median_ns * 100.0);
+            differs(problems, format!("{name} pct_hi95"), p.pct_hi95, (d + half) / median_ns * 100.0);
+        }
+        _ => problems.push(format!("{name}: {} plain blocks against {} timed", p.plain_ns.len(), p.timed_ns.len())),
+    }
+    match (p.wrapper_ns, wrapper.is_empty()) {
+        (Some(w), false) if p.wrapped_ns.len() == p.plain_ns.len() => differs(problems, format!("{name} wrapper_ns"), w, stats::mean(&wrapper)),
+        (None, true) => {}
+        _ => problems.push(format!("{name}: wrapper_ns without its blocks, or blocks without it")),
+    }
 }

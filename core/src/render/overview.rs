@@ -145,9 +145,14 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 insitu_crypto_delta: instrumented.and_then(|i| i.crypto_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 remainder_delta: instrumented.and_then(|i| i.remainder_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 overhead: match (&s.insitu_overhead_paired, s.insitu_overhead_pct, s.insitu_overhead_est_pct) {
-                    (Some(p), Some(m), Some(e)) => {
-                        format!("{} paired in memory (95% ≤ {}; two loopback medians {}, calls × cost {})", format::delta(p.pct), format::delta(p.pct_hi95), format::delta(m), format::delta(e))
-                    }
+                    (Some(p), Some(m), Some(e)) => format!(
+                        "{} paired in memory (95% ≤ {}){}; two loopback medians {}, calls × cost {}",
+                        format::delta(p.pct),
+                        format::delta(p.pct_hi95),
+                        s.insitu_overhead_paired_loopback.as_ref().map_or(String::new(), |l| format!(", {} paired on loopback (95% ≤ {})", format::delta(l.pct), format::delta(l.pct_hi95))),
+                        format::delta(m),
+                        format::delta(e)
+                    ),
                     (None, Some(m), Some(e)) => format!("{} (calls × cost {})", format::delta(m), format::delta(e)),
                     (None, Some(m), None) => format::delta(m),
                     _ => "–".into(),

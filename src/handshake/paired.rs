@@ -1,0 +1,91 @@
+//! The in-situ timers' cost, measured paired: the same handshakes with the plain configuration and
+//! the timed one, alternating in blocks whose order turns, so drift falls on both alike. Two ways:
+//! in memory (client and server in one pinned thread; `inmem::paired_blocks`), which isolates the
+//! CPU cost, and on loopback (a client here, two server threads in this process, one per
+//! configuration), which adds what a real connection adds: sockets, and each side waking for the
+//! peer's flight with its caches partly cold. The difference of the two loopback scenarios' medians
+//! cannot resolve this: they run in different server processes, and two identical configurations
+//! differed there by up to 3.5% (an A/A run on the Zen 4 VM).
+
+use super::{inmem, tls};
+use crate::results::{PairedOverhead, RealStack, Scenario};
+use crate::stats;
+use anyhow::{anyhow, Result};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+/// Blocks and handshakes per block: 60 x 16 per variant takes about 2 s per scenario in memory and
+/// 1 s on loopback; on the shared Zen 4 VM 40 blocks gave 95% intervals of +-0.1 to +-2%.
+const BLOCKS: usize = 60;
+const PER_BLOCK: usize = 16;
+
+/// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
+/// in the scenarios) against a plain and an instrumented server thread of this process: (plain, timed).
+fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: usize, per_block: usize) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut addrs = Vec::new();
+    for timed in [false, true] {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        addrs.push(listener.local_addr()?);
+        let (group, id) = (group.to_string(), tls::Identity { cert_der: id.cert_der.clone(), cert_pem: id.cert_pem.clone(), key_pem: id.key_pem.clone() });
+        let served = Arc::new(AtomicU64::new(0));
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
+        std::thread::spawn(move || tls::serve(stack, &group, &id, listener, &served, timed.then_some(&*sink), false));
+    }
+    let clients = [tls::Client::new(stack, group, id, false)?, tls::Client::new(stack, group, id, true)?];
+    let block = |v: usize| -> Result<f64> {
+        let mut ns = Vec::with_capacity(per_block);
+        for _ in 0..per_block {
+            crate::interrupt::check()?;
+            ns.push(clients[v].connect(addrs[v], false)?.total_ns);
+        }
+        Ok(stats::median(&ns))
+    };
+    for _ in 0..2 {
+        block(0)?;
+        block(1)?;
+    }
+    let (mut plain, mut timed) = (Vec::new(), Vec::new());
+    for b in 0..blocks {
+        let order = if b % 2 == 0 { [0, 1] } else { [1, 0] };
+        for v in order {
+            let m = block(v)?;
+            if v == 0 { plain.push(m) } else { timed.push(m) }
+        }
+    }
+    Ok((plain, timed))
+}
+
+/// The summary of paired blocks over the scenario's plain loopback median.
+fn summarise(per_block: usize, plain_ns: Vec<f64>, wrapped_ns: Vec<f64>, timed_ns: Vec<f64>, median_ns: f64) -> Result<PairedOverhead> {
+    let mut p = PairedOverhead { per_block, plain_ns, wrapped_ns, timed_ns, delta_ns: 0.0, delta_half95_ns: 0.0, pct: 0.0, pct_hi95: 0.0, wrapper_ns: None };
+    let (timers, wrapper) = p.differences();
+    let (d, half) = stats::mean_half95(&timers).ok_or_else(|| anyhow!("fewer than two paired blocks"))?;
+    (p.delta_ns, p.delta_half95_ns) = (d, half);
+    (p.pct, p.pct_hi95) = (d / median_ns * 100.0, (d + half) / median_ns * 100.0);
+    p.wrapper_ns = (!wrapper.is_empty()).then(|| stats::mean(&wrapper));
+    Ok(p)
+}
+
+/// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
+/// thread pinned to the measuring core, and paired on loopback.
+pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
+    for s in scenarios.iter_mut().filter(|s| !s.instrumented && s.insitu_overhead_pct.is_some()) {
+        progress(&format!("in-situ timers' cost, paired in memory and on loopback: {} on {}", s.suite, s.stack.name()));
+        let (stack, group) = (s.stack, s.suite.clone());
+        let b = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    crate::measure::pin();
+                    inmem::paired_blocks(stack, &group, id, BLOCKS, PER_BLOCK)
+                })
+                .join()
+                .map_err(|_| anyhow!("the paired overhead thread panicked"))?
+        })?;
+        s.insitu_overhead_paired = Some(summarise(PER_BLOCK, b.plain, b.wrapped, b.timed, s.median_ns)?);
+        let (plain, timed) = loopback_blocks(stack, &group, id, BLOCKS, PER_BLOCK)?;
+        s.insitu_overhead_paired_loopback = Some(summarise(PER_BLOCK, plain, Vec::new(), timed, s.median_ns)?);
+    }
+    Ok(())
+}
