@@ -445,12 +445,13 @@ pub fn table(h: &Handshakes) -> String {
                 paired(o),
                 o.wrapper_ns.map_or("–".into(), crate::units::signed_time),
                 p.insitu_overhead_paired_loopback.as_ref().map_or("–".into(), paired),
+                p.insitu_overhead_paired_loopback.as_ref().and_then(|l| l.wrapper_ns).map_or("–".into(), crate::units::signed_time),
             ]
         })
         .collect();
     if !rows.is_empty() {
         s += "\nIn-situ timers' cost, over the plain loopback median (paired: mean ± 95% half-width, upper end):\n";
-        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback"], &rows, &[2, 3, 4, 5, 6]);
+        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback", "provider alone"], &rows, &[2, 3, 4, 5, 6, 7]);
         s += "\n";
     }
     for f in &h.failures {

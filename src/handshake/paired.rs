@@ -1,7 +1,7 @@
 //! The in-situ timers' cost, measured paired: the same handshakes with the plain configuration and
 //! the timed one, alternating in blocks whose order turns, so drift falls on both alike. Two ways:
 //! in memory (client and server in one pinned thread; `inmem::paired_blocks`), which isolates the
-//! CPU cost, and on loopback (a client here, two server threads in this process, one per
+//! CPU cost, and on loopback (a client here, a server thread in this process per
 //! configuration), which adds what a real connection adds: sockets, and each side waking for the
 //! peer's flight with its caches partly cold. The difference of the two loopback scenarios' medians
 //! cannot resolve this: they run in different server processes, and two identical configurations
@@ -21,40 +21,53 @@ const BLOCKS: usize = 60;
 const PER_BLOCK: usize = 16;
 
 /// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
-/// in the scenarios) against a plain and an instrumented server thread of this process: (plain, timed).
-fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: usize, per_block: usize) -> Result<(Vec<f64>, Vec<f64>)> {
-    let mut addrs = Vec::new();
-    for timed in [false, true] {
+/// in the scenarios) against server threads of this process: plain, the timing provider unarmed
+/// (rustls only) and the timing provider armed, as `inmem::PairedBlocks`.
+fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: usize, per_block: usize) -> Result<inmem::PairedBlocks> {
+    let variants: &[(bool, bool)] = match stack {
+        // (timing provider, armed)
+        RealStack::Rustls => &[(false, false), (true, false), (true, true)],
+        _ => &[(false, false), (true, true)],
+    };
+    let mut targets = Vec::new();
+    for &(wrapped, armed) in variants {
         let listener = TcpListener::bind("127.0.0.1:0")?;
-        addrs.push(listener.local_addr()?);
-        let (group, id) = (group.to_string(), tls::Identity { cert_der: id.cert_der.clone(), cert_pem: id.cert_pem.clone(), key_pem: id.key_pem.clone() });
+        let addr = listener.local_addr()?;
+        let acceptor = tls::acceptor(stack, group, id, wrapped)?;
         let served = Arc::new(AtomicU64::new(0));
         let sink = Arc::new(Mutex::new(Vec::new()));
         // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
-        std::thread::spawn(move || tls::serve(stack, &group, &id, listener, &served, timed.then_some(&*sink), false));
+        std::thread::spawn(move || tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false));
+        let client = if wrapped && !armed { tls::Client::wrapped_unarmed(stack, group, id)? } else { tls::Client::new(stack, group, id, armed)? };
+        targets.push((client, addr));
     }
-    let clients = [tls::Client::new(stack, group, id, false)?, tls::Client::new(stack, group, id, true)?];
     let block = |v: usize| -> Result<f64> {
         let mut ns = Vec::with_capacity(per_block);
         for _ in 0..per_block {
             crate::interrupt::check()?;
-            ns.push(clients[v].connect(addrs[v], false)?.total_ns);
+            ns.push(targets[v].0.connect(targets[v].1, false)?.total_ns);
         }
         Ok(stats::median(&ns))
     };
     for _ in 0..2 {
-        block(0)?;
-        block(1)?;
-    }
-    let (mut plain, mut timed) = (Vec::new(), Vec::new());
-    for b in 0..blocks {
-        let order = if b % 2 == 0 { [0, 1] } else { [1, 0] };
-        for v in order {
-            let m = block(v)?;
-            if v == 0 { plain.push(m) } else { timed.push(m) }
+        for v in 0..targets.len() {
+            block(v)?;
         }
     }
-    Ok((plain, timed))
+    let mut series = vec![Vec::new(); targets.len()];
+    for b in 0..blocks {
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        if b % 2 == 1 {
+            order.reverse();
+        }
+        for v in order {
+            series[v].push(block(v)?);
+        }
+    }
+    let timed = series.pop().unwrap_or_default();
+    let wrapped = if series.len() == 2 { series.pop().unwrap_or_default() } else { Vec::new() };
+    let plain = series.pop().unwrap_or_default();
+    Ok(inmem::PairedBlocks { plain, wrapped, timed })
 }
 
 /// The summary of paired blocks over the scenario's plain loopback median.
@@ -84,8 +97,8 @@ pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dy
                 .map_err(|_| anyhow!("the paired overhead thread panicked"))?
         })?;
         s.insitu_overhead_paired = Some(summarise(PER_BLOCK, b.plain, b.wrapped, b.timed, s.median_ns)?);
-        let (plain, timed) = loopback_blocks(stack, &group, id, BLOCKS, PER_BLOCK)?;
-        s.insitu_overhead_paired_loopback = Some(summarise(PER_BLOCK, plain, Vec::new(), timed, s.median_ns)?);
+        let l = loopback_blocks(stack, &group, id, BLOCKS, PER_BLOCK)?;
+        s.insitu_overhead_paired_loopback = Some(summarise(PER_BLOCK, l.plain, l.wrapped, l.timed, s.median_ns)?);
     }
     Ok(())
 }

@@ -134,6 +134,12 @@ impl Client {
         Ok(Client { kind, instrumented })
     }
 
+    /// A client with the timing provider (rustls) that never arms the recorder: the provider's own
+    /// cost, without timers.
+    pub fn wrapped_unarmed(stack: RealStack, group: &str, id: &Identity) -> Result<Client> {
+        Ok(Client { instrumented: false, ..Client::new(stack, group, id, true)? })
+    }
+
     /// One connection: connect, handshake, echo 32 bytes, close. Evidence only when asked.
     pub fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = super::alloc::thread_cpu_ns();
@@ -380,7 +386,18 @@ pub fn serve(
     insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
     concurrent: bool,
 ) -> Result<()> {
-    let acceptor = acceptor(stack, group, id, insitu.is_some())?;
+    serve_with(acceptor(stack, group, id, insitu.is_some())?, listener, served, insitu, concurrent)
+}
+
+/// `serve` with an acceptor made by the caller (the paired overhead measurement serves the timing
+/// provider unarmed).
+pub fn serve_with(
+    acceptor: Acceptor,
+    listener: TcpListener,
+    served: &std::sync::atomic::AtomicU64,
+    insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
+    concurrent: bool,
+) -> Result<()> {
     if concurrent {
         // A thread per connection (`pqprof network`: handshakes in flight at once over a slow
         // path must not wait for each other at the server).

@@ -107,8 +107,8 @@ pub struct Scenario {
     /// The same cost measured paired, in memory, where the two loopback medians cannot resolve it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_paired: Option<PairedOverhead>,
-    /// The same paired on loopback: plain and timed server threads in one process, connections
-    /// alternating in blocks (no provider-alone series).
+    /// The same paired on loopback: plain, unarmed (rustls) and timed server threads in one
+    /// process, connections alternating in blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_paired_loopback: Option<PairedOverhead>,
 }
