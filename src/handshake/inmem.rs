@@ -193,8 +193,8 @@ pub struct PairedBlocks {
 }
 
 /// The in-situ timers' cost, paired: `blocks` blocks of `per_block` handshakes per variant on this
-/// thread, the order of the variants turning every block (plain, wrapped, timed; timed, wrapped,
-/// plain; ...) so drift within a block falls on every variant alike. The armed handshakes are
+/// thread, the order of the variants turning every block (`block_order`) so drift within a block
+/// falls on every variant alike. The armed handshakes are
 /// timed from `arm` to `take`, as a loopback connection's are.
 pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize, per_block: usize) -> Result<PairedBlocks> {
     let plain = Pair::new(stack, group, id, false)?;
@@ -230,13 +230,10 @@ pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize
         block(wrapped_or_plain, true)?;
     }
     let mut out = PairedBlocks { plain: Vec::new(), wrapped: Vec::new(), timed: Vec::new() };
+    let variants: &[u8] = if wrapped.is_some() { &[0, 1, 2] } else { &[0, 2] };
     for b in 0..blocks {
-        let mut order: Vec<u8> = if wrapped.is_some() { vec![0, 1, 2] } else { vec![0, 2] };
-        if b % 2 == 1 {
-            order.reverse();
-        }
-        for v in order {
-            match v {
+        for i in block_order(b, variants.len()) {
+            match variants[i] {
                 0 => out.plain.push(block(&plain, false)?),
                 1 => out.wrapped.push(block(wrapped_or_plain, false)?),
                 _ => out.timed.push(block(wrapped_or_plain, true)?),
@@ -244,4 +241,53 @@ pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize
         }
     }
     Ok(out)
+}
+
+/// The order of `n` (2 or 3) variants in block `b`: every permutation in turn, so that over each
+/// full cycle every variant takes every place equally often and (for three) follows every other
+/// equally often and never itself. Reversing one order each block would put the middle one of
+/// three always just after a switch, and never twice in a row as the first and last ones are.
+pub(crate) fn block_order(b: usize, n: usize) -> Vec<usize> {
+    const THREE: [[usize; 3]; 6] = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [1, 0, 2], [0, 2, 1]];
+    match n {
+        3 => THREE[b % 6].to_vec(),
+        _ if b % 2 == 0 => (0..n).collect(),
+        _ => (0..n).rev().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_order;
+
+    #[test]
+    fn every_variant_takes_every_place_equally_often() {
+        for n in [2, 3] {
+            let cycle = if n == 3 { 6 } else { 2 };
+            let orders: Vec<Vec<usize>> = (0..cycle).map(|b| block_order(b, n)).collect();
+            for v in 0..n {
+                for place in 0..n {
+                    let times = orders.iter().filter(|o| o[place] == v).count();
+                    assert_eq!(times, cycle / n, "variant {v} at place {place} of {orders:?}");
+                }
+            }
+            assert!(orders.iter().all(|o| { let mut s = o.clone(); s.sort(); s == (0..n).collect::<Vec<_>>() }));
+            // Run back to back, cycle after cycle: with three, every variant follows every other
+            // equally often and never itself; with two, each runs twice in a row equally often.
+            let run: Vec<usize> = orders.concat();
+            let mut follows = vec![vec![0; n]; n];
+            for k in 0..run.len() {
+                follows[run[k]][run[(k + 1) % run.len()]] += 1;
+            }
+            if n == 3 {
+                for a in 0..n {
+                    for b in 0..n {
+                        assert_eq!(follows[a][b], if a == b { 0 } else { 3 }, "{a} then {b} in {run:?}");
+                    }
+                }
+            } else {
+                assert_eq!((follows[0][0], follows[1][1], follows[0][1], follows[1][0]), (1, 1, 1, 1), "{run:?}");
+            }
+        }
+    }
 }

@@ -56,11 +56,7 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
     }
     let mut series = vec![Vec::new(); targets.len()];
     for b in 0..blocks {
-        let mut order: Vec<usize> = (0..targets.len()).collect();
-        if b % 2 == 1 {
-            order.reverse();
-        }
-        for v in order {
+        for v in inmem::block_order(b, targets.len()) {
             series[v].push(block(v)?);
         }
     }
