@@ -64,7 +64,7 @@ pub fn execute(command: Command) -> Result<()> {
             );
             r.crosscheck = Some(c);
             write_section(&file, &r, "crosscheck")?;
-            if strict && agree < r.crosscheck.as_ref().map_or(0, |c| c.rows.len()) {
+            if strict && undecided + disagree > 0 {
                 bail!("{disagree} phase(s) disagree and {undecided} are undecided (--strict wants every phase to agree)");
             }
             Ok(())

@@ -48,7 +48,7 @@ fn stopping_rule(rows: &[CrosscheckRow], min: usize, max: usize, tolerance_pct: 
             problems.push(format!("crosscheck tool run {g}: its phases have different round counts"));
             continue;
         }
-        if n < min.min(max) || n > max {
+        if n < min || n > max {
             problems.push(format!("crosscheck tool run {g}: {n} rounds, outside {min}..={max}"));
             continue;
         }
