@@ -11,6 +11,7 @@
 
 use crate::measure::Timer;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// What an in-situ call was. rustls reports the halves of a hybrid group (`kem.*`, `dh.*`);
@@ -97,6 +98,11 @@ thread_local! {
     };
 }
 
+/// How many threads are armed. While none is, a wrapped call (a plain run, or a phase loop of the
+/// openssl backend through the linker wrappers) returns after one load, without the thread-local
+/// lookup. A thread always sees its own `arm`, so an armed thread never skips its own calls.
+static ARMED_THREADS: AtomicUsize = AtomicUsize::new(0);
+
 static TIMER: OnceLock<Timer> = OnceLock::new();
 
 fn timer() -> &'static Timer {
@@ -107,7 +113,9 @@ fn timer() -> &'static Timer {
 pub fn arm() {
     timer();
     REC.with(|r| {
-        r.armed.set(true);
+        if !r.armed.replace(true) {
+            ARMED_THREADS.fetch_add(1, Ordering::Relaxed);
+        }
         r.depth.set(0);
         r.ticks.iter().for_each(|c| c.set(0));
         r.calls.iter().for_each(|c| c.set(0));
@@ -119,7 +127,9 @@ pub fn arm() {
 pub fn take() -> Record {
     let t = timer();
     REC.with(|r| {
-        r.armed.set(false);
+        if r.armed.replace(false) {
+            ARMED_THREADS.fetch_sub(1, Ordering::Relaxed);
+        }
         Record { ns: r.ticks.iter().map(|c| t.ns(c.get()).round() as u64).collect(), calls: r.calls.iter().map(Cell::get).collect(), hashed_bytes: r.hashed.get() }
     })
 }
@@ -132,6 +142,9 @@ pub fn armed() -> bool {
 /// check inside a certificate check counts once, as the certificate check).
 #[inline]
 pub fn timed<R>(label: usize, f: impl FnOnce() -> R) -> R {
+    if ARMED_THREADS.load(Ordering::Relaxed) == 0 {
+        return f();
+    }
     // One thread-local lookup per call; `f` may nest another timed call (cells, no borrows).
     REC.with(|rec| {
         if !rec.armed.get() {
@@ -176,6 +189,9 @@ pub fn call_cost_ns() -> f64 {
 }
 
 fn add_hashed(n: usize) {
+    if ARMED_THREADS.load(Ordering::Relaxed) == 0 {
+        return;
+    }
     REC.with(|r| {
         if r.armed.get() {
             r.hashed.set(r.hashed.get() + n as u64);
@@ -196,6 +212,8 @@ pub mod rustls_timed {
     use rustls::pki_types::{AlgorithmIdentifier, FipsStatus, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer};
     use rustls::sign::{Signer, SigningKey};
     use rustls::{CipherSuiteCommon, ConnectionTrafficSecrets, Error, NamedGroup, ProtocolVersion, SignatureAlgorithm, SignatureScheme, SupportedCipherSuite, Tls13CipherSuite};
+    use aws_lc_rs::hkdf::KeyType as _;
+    use aws_lc_rs::{digest, hkdf as awshkdf, hmac as awshmac};
     use std::sync::Arc;
 
     fn leak<T>(t: T) -> &'static T {
@@ -361,37 +379,54 @@ pub mod rustls_timed {
         }
     }
 
-    struct TimedHash(&'static dyn hash::Hash);
+    // The hash and HKDF objects are re-made over aws-lc-rs, line for line as rustls 0.23.46
+    // `crypto/ring/hash.rs` (its aws-lc-rs provider builds the same file) and
+    // `crypto/aws_lc_rs/tls13.rs` (`AwsLcHkdf`), instead of wrapping rustls's: a wrapper boxes every
+    // context and expander a second time, 21 of the 32 allocations per handshake the timing
+    // provider added (callgrind, X25519 in memory). Only the timed calls differ from rustls's own.
+    // `tests::same_outputs_as_rustls` checks every output against rustls's provider.
+    struct TimedHash {
+        alg: &'static digest::Algorithm,
+        id: hash::HashAlgorithm,
+    }
+
+    fn output(d: digest::Digest) -> hash::Output {
+        hash::Output::new(d.as_ref())
+    }
 
     impl hash::Hash for TimedHash {
         fn start(&self) -> Box<dyn hash::Context> {
-            Box::new(TimedCtx(self.0.start()))
+            Box::new(TimedCtx(digest::Context::new(self.alg)))
         }
         fn hash(&self, data: &[u8]) -> hash::Output {
-            timed(HASH_FINISH, || self.0.hash(data))
+            timed(HASH_FINISH, || {
+                let mut ctx = digest::Context::new(self.alg);
+                ctx.update(data);
+                output(ctx.finish())
+            })
         }
         fn output_len(&self) -> usize {
-            self.0.output_len()
+            self.alg.output_len()
         }
         fn algorithm(&self) -> hash::HashAlgorithm {
-            self.0.algorithm()
+            self.id
         }
         fn fips(&self) -> bool {
-            self.0.fips()
+            aws_lc_rs::try_fips_mode().is_ok()
         }
     }
 
-    struct TimedCtx(Box<dyn hash::Context>);
+    struct TimedCtx(digest::Context);
 
     impl hash::Context for TimedCtx {
         fn fork_finish(&self) -> hash::Output {
-            timed(HASH_FINISH, || self.0.fork_finish())
+            timed(HASH_FINISH, || output(self.0.clone().finish()))
         }
         fn fork(&self) -> Box<dyn hash::Context> {
-            Box::new(TimedCtx(timed(HASH_FINISH, || self.0.fork())))
+            Box::new(TimedCtx(timed(HASH_FINISH, || self.0.clone())))
         }
         fn finish(self: Box<Self>) -> hash::Output {
-            timed(HASH_FINISH, move || self.0.finish())
+            timed(HASH_FINISH, move || output(self.0.finish()))
         }
         fn update(&mut self, data: &[u8]) {
             add_hashed(data.len());
@@ -399,41 +434,72 @@ pub mod rustls_timed {
         }
     }
 
-    struct TimedHkdf(&'static dyn Hkdf);
+    struct TimedHkdf {
+        hkdf: awshkdf::Algorithm,
+        hmac: awshmac::Algorithm,
+    }
 
-    fn expander(e: Box<dyn HkdfExpander>) -> Box<dyn HkdfExpander> {
-        Box::new(TimedExpander(e))
+    impl TimedHkdf {
+        fn extract(&self, salt: Option<&[u8]>, secret: Option<&[u8]>) -> Box<dyn HkdfExpander> {
+            let zeroes = [0u8; OkmBlock::MAX_LEN];
+            let n = self.hkdf.len();
+            let prk = timed(KDF_EXTRACT, || awshkdf::Salt::new(self.hkdf, salt.unwrap_or(&zeroes[..n])).extract(secret.unwrap_or(&zeroes[..n])));
+            Box::new(TimedExpander { alg: self.hkdf, prk })
+        }
     }
 
     impl Hkdf for TimedHkdf {
         fn extract_from_zero_ikm(&self, salt: Option<&[u8]>) -> Box<dyn HkdfExpander> {
-            expander(timed(KDF_EXTRACT, || self.0.extract_from_zero_ikm(salt)))
+            self.extract(salt, None)
         }
         fn extract_from_secret(&self, salt: Option<&[u8]>, secret: &[u8]) -> Box<dyn HkdfExpander> {
-            expander(timed(KDF_EXTRACT, || self.0.extract_from_secret(salt, secret)))
+            self.extract(salt, Some(secret))
         }
         fn expander_for_okm(&self, okm: &OkmBlock) -> Box<dyn HkdfExpander> {
-            expander(timed(KDF_EXPAND, || self.0.expander_for_okm(okm)))
+            // Only a copy of the key (aws-lc-rs 1.19 `Prk::new_less_safe`): no crypto, not timed.
+            Box::new(TimedExpander { alg: self.hkdf, prk: awshkdf::Prk::new_less_safe(self.hkdf, okm.as_ref()) })
         }
         fn hmac_sign(&self, key: &OkmBlock, message: &[u8]) -> hmac::Tag {
-            timed(MAC_COMPUTE, || self.0.hmac_sign(key, message))
+            timed(MAC_COMPUTE, || hmac::Tag::new(awshmac::sign(&awshmac::Key::new(self.hmac, key.as_ref()), message).as_ref()))
         }
         fn fips(&self) -> bool {
-            self.0.fips()
+            aws_lc_rs::try_fips_mode().is_ok()
         }
     }
 
-    struct TimedExpander(Box<dyn HkdfExpander>);
+    struct TimedExpander {
+        alg: awshkdf::Algorithm,
+        prk: awshkdf::Prk,
+    }
+
+    /// An output length, as aws-lc-rs's `expand` takes it.
+    struct Len(usize);
+
+    impl awshkdf::KeyType for Len {
+        fn len(&self) -> usize {
+            self.0
+        }
+    }
+
+    impl TimedExpander {
+        fn fill(&self, info: &[&[u8]], out: &mut [u8]) -> Result<(), OutputLengthError> {
+            timed(KDF_EXPAND, || self.prk.expand(info, Len(out.len())).and_then(|okm| okm.fill(out)).map_err(|_| OutputLengthError))
+        }
+    }
 
     impl HkdfExpander for TimedExpander {
         fn expand_slice(&self, info: &[&[u8]], out: &mut [u8]) -> Result<(), OutputLengthError> {
-            timed(KDF_EXPAND, || self.0.expand_slice(info, out))
+            self.fill(info, out)
         }
         fn expand_block(&self, info: &[&[u8]]) -> OkmBlock {
-            timed(KDF_EXPAND, || self.0.expand_block(info))
+            let mut buf = [0u8; OkmBlock::MAX_LEN];
+            let out = &mut buf[..self.alg.len()];
+            // rustls unwraps here too: a hash-length output is always within HKDF's limit.
+            self.fill(info, out).expect("HKDF output of one hash length");
+            OkmBlock::new(out)
         }
         fn hash_len(&self) -> usize {
-            self.0.hash_len()
+            self.alg.len()
         }
     }
 
@@ -515,10 +581,14 @@ pub mod rustls_timed {
         }
     }
 
+    /// The identifiers are copied in: webpki asks every algorithm of the list for them until one
+    /// matches the certificate's, and each would otherwise be one more indirect call on the path.
     #[derive(Debug)]
     struct TimedVerify {
         inner: &'static dyn SignatureVerificationAlgorithm,
         label: usize,
+        public_key_alg_id: AlgorithmIdentifier,
+        signature_alg_id: AlgorithmIdentifier,
     }
 
     impl SignatureVerificationAlgorithm for TimedVerify {
@@ -526,10 +596,10 @@ pub mod rustls_timed {
             timed(self.label, || self.inner.verify_signature(pk, msg, sig))
         }
         fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-            self.inner.public_key_alg_id()
+            self.public_key_alg_id
         }
         fn signature_alg_id(&self) -> AlgorithmIdentifier {
-            self.inner.signature_alg_id()
+            self.signature_alg_id
         }
         fn fips_status(&self) -> FipsStatus {
             self.inner.fips_status()
@@ -542,7 +612,7 @@ pub mod rustls_timed {
     /// webpki checks certificate signatures with `all` and a TLS 1.3 CertificateVerify with the
     /// first entry of `mapping` for its scheme (rustls 0.23 `webpki/verify.rs`): two labels.
     fn timed_algs(base: WebPkiSupportedAlgorithms) -> WebPkiSupportedAlgorithms {
-        let wrap = |a: &'static dyn SignatureVerificationAlgorithm, l: usize| -> &'static dyn SignatureVerificationAlgorithm { leak(TimedVerify { inner: a, label: l }) };
+        let wrap = |a: &'static dyn SignatureVerificationAlgorithm, l: usize| -> &'static dyn SignatureVerificationAlgorithm { leak(TimedVerify { inner: a, label: l, public_key_alg_id: a.public_key_alg_id(), signature_alg_id: a.signature_alg_id() }) };
         let all: Vec<_> = base.all.iter().map(|a| wrap(*a, SIG_VERIFY_CERT)).collect();
         let mapping: Vec<_> = base
             .mapping
@@ -557,9 +627,15 @@ pub mod rustls_timed {
 
     fn timed_suite(base: SupportedCipherSuite) -> Option<SupportedCipherSuite> {
         let s: &'static Tls13CipherSuite = base.tls13()?;
+        let id = s.common.hash_provider.algorithm();
+        let (alg, hkdf, mac) = match id {
+            hash::HashAlgorithm::SHA256 => (&digest::SHA256, awshkdf::HKDF_SHA256, awshmac::HMAC_SHA256),
+            hash::HashAlgorithm::SHA384 => (&digest::SHA384, awshkdf::HKDF_SHA384, awshmac::HMAC_SHA384),
+            _ => return None,
+        };
         Some(SupportedCipherSuite::Tls13(leak(Tls13CipherSuite {
-            common: CipherSuiteCommon { suite: s.common.suite, hash_provider: leak(TimedHash(s.common.hash_provider)), confidentiality_limit: s.common.confidentiality_limit },
-            hkdf_provider: leak(TimedHkdf(s.hkdf_provider)),
+            common: CipherSuiteCommon { suite: s.common.suite, hash_provider: leak(TimedHash { alg, id }), confidentiality_limit: s.common.confidentiality_limit },
+            hkdf_provider: leak(TimedHkdf { hkdf, hmac: mac }),
             aead_alg: leak(TimedAead(s.aead_alg)),
             quic: s.quic,
         })))
@@ -593,6 +669,55 @@ pub mod rustls_timed {
             secure_random: base.secure_random,
             key_provider: leak(TimedKeyProvider(base.key_provider)),
         }))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// The re-made hash and HKDF objects give rustls's outputs, for every TLS 1.3 suite.
+        #[test]
+        fn same_outputs_as_rustls() {
+            let base = rustls::crypto::aws_lc_rs::default_provider();
+            let suites: Vec<_> = base.cipher_suites.iter().filter_map(|s| s.tls13()).collect();
+            assert!(suites.len() >= 2, "a SHA-256 and a SHA-384 suite");
+            for s in suites {
+                let t = timed_suite(SupportedCipherSuite::Tls13(s)).and_then(|t| t.tls13()).expect("every TLS 1.3 suite is timed");
+                let (h0, h1) = (s.common.hash_provider, t.common.hash_provider);
+                assert_eq!(h0.algorithm(), h1.algorithm());
+                assert_eq!(h0.hash(b"abc").as_ref(), h1.hash(b"abc").as_ref());
+                let (mut c0, mut c1) = (h0.start(), h1.start());
+                for part in [&b"client hello"[..], b"", b"server hello"] {
+                    c0.update(part);
+                    c1.update(part);
+                    assert_eq!(c0.fork_finish().as_ref(), c1.fork_finish().as_ref());
+                }
+                assert_eq!(c0.fork().finish().as_ref(), c1.fork().finish().as_ref());
+                assert_eq!(c0.finish().as_ref(), c1.finish().as_ref());
+
+                let (k0, k1) = (s.hkdf_provider, t.hkdf_provider);
+                let secret = [7u8; 48];
+                let pairs = [
+                    (k0.extract_from_zero_ikm(None), k1.extract_from_zero_ikm(None)),
+                    (k0.extract_from_zero_ikm(Some(b"salt")), k1.extract_from_zero_ikm(Some(b"salt"))),
+                    (k0.extract_from_secret(Some(b"salt"), &secret), k1.extract_from_secret(Some(b"salt"), &secret)),
+                    (k0.extract_from_secret(None, &secret), k1.extract_from_secret(None, &secret)),
+                ];
+                for (e0, e1) in pairs {
+                    assert_eq!(e0.hash_len(), e1.hash_len());
+                    let b0 = e0.expand_block(&[b"tls13 ", b"derived"]);
+                    assert_eq!(b0.as_ref(), e1.expand_block(&[b"tls13 ", b"derived"]).as_ref());
+                    let (mut o0, mut o1) = ([0u8; 44], [0u8; 44]);
+                    assert!(e0.expand_slice(&[b"key"], &mut o0).is_ok() && e1.expand_slice(&[b"key"], &mut o1).is_ok());
+                    assert_eq!(o0, o1);
+                    let (mut big0, mut big1) = (vec![0u8; 255 * 64], vec![0u8; 255 * 64]);
+                    assert_eq!(e0.expand_slice(&[], &mut big0).is_err(), e1.expand_slice(&[], &mut big1).is_err(), "the same output limit");
+                    let (x0, x1) = (k0.expander_for_okm(&b0), k1.expander_for_okm(&b0));
+                    assert_eq!(x0.expand_block(&[b"iv"]).as_ref(), x1.expand_block(&[b"iv"]).as_ref());
+                    assert_eq!(k0.hmac_sign(&b0, b"finished").as_ref(), k1.hmac_sign(&b0, b"finished").as_ref());
+                }
+            }
+        }
     }
 }
 

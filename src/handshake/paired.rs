@@ -79,7 +79,19 @@ fn summarise(per_block: usize, plain_ns: Vec<f64>, wrapped_ns: Vec<f64>, timed_n
 
 /// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
 /// thread pinned to the measuring core, and paired on loopback.
+///
+/// Allocation counting is off meanwhile: its counters are process-wide atomics, and with the
+/// servers in this process both sides would write them on every allocation, a cross-core transfer
+/// the scenarios (each server in a process of its own) never pay. On the Zen 4 VM turning it off
+/// moved the paired loopback figures by less than their noise.
 pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
+    super::alloc::enable(false);
+    let out = measure_all(scenarios, id, progress);
+    super::alloc::enable(true);
+    out
+}
+
+fn measure_all(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
     for s in scenarios.iter_mut().filter(|s| !s.instrumented && s.insitu_overhead_pct.is_some()) {
         progress(&format!("in-situ timers' cost, paired in memory and on loopback: {} on {}", s.suite, s.stack.name()));
         let (stack, group) = (s.stack, s.suite.clone());
