@@ -15,8 +15,10 @@ pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) 
     let fit = (settings.budget_ms as f64 * 1e6 / estimate_ns.max(1.0)).floor() as usize;
     if fit >= settings.default_iterations {
         (settings.default_iterations, Reason::Default)
+    } else if fit < settings.min_iterations {
+        (settings.min_iterations.min(settings.default_iterations), Reason::Floor)
     } else {
-        (fit.max(settings.min_iterations).min(settings.default_iterations), Reason::Budget)
+        (fit, Reason::Budget)
     }
 }
 
@@ -392,7 +394,8 @@ mod tests {
         let s = Settings::default();
         assert_eq!(iterations_for(&s, 30_000.0), (1000, Reason::Default)); // 30 us: 66,666 fit
         assert_eq!(iterations_for(&s, 10_000_000.0), (200, Reason::Budget)); // 10 ms: 200 fit
-        assert_eq!(iterations_for(&s, 1.4e9), (10, Reason::Budget)); // 1.4 s: the minimum
+        assert_eq!(iterations_for(&s, 200_000_000.0), (10, Reason::Budget)); // 200 ms: exactly the minimum fits
+        assert_eq!(iterations_for(&s, 1.4e9), (10, Reason::Floor)); // 1.4 s: 1 fits, the minimum is timed
         let forced = Settings { forced: Some(3), ..Settings::default() };
         assert_eq!(iterations_for(&forced, 1.0), (3, Reason::Forced));
     }
