@@ -28,13 +28,12 @@ fn main() -> anyhow::Result<()> {
         }
     }
     println!("rustls {group}, {n} in-memory handshakes, both sides; median per call:");
-    for (l, v) in per.iter_mut().enumerate() {
+    for (l, v) in per.iter().enumerate() {
         let name = insitu::LABELS[l];
         if v.is_empty() || !["kem.", "dh."].iter().any(|p| name.starts_with(p)) {
             continue;
         }
-        v.sort_by(f64::total_cmp);
-        println!("  {name:12} {:8.2} us", v[v.len() / 2] / 1e3);
+        println!("  {name:12} {:8.2} us", pqprof::stats::median(v) / 1e3);
     }
     Ok(())
 }

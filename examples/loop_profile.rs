@@ -9,6 +9,7 @@
 
 use pqprof::handshake::tls;
 use pqprof::results::RealStack;
+use pqprof::stats;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicU64;
 
@@ -52,9 +53,8 @@ fn main() -> anyhow::Result<()> {
     let addrs = [server(&group, &id, false, false)?, server(&group, &id, true, false)?, server(&group, &id, true, true)?];
     let mut sum = [(0.0, 0.0, 0i64, 0.0); 3];
     let mut medians = [Vec::new(), Vec::new(), Vec::new()];
-    let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]];
     for b in 0..n / 16 {
-        for v in orders[b % 6] {
+        for v in pqprof::handshake::inmem::block_order(b, clients.len()) {
             let u0 = usage();
             let mut wall = 0.0;
             let mut block = Vec::new();
@@ -63,8 +63,7 @@ fn main() -> anyhow::Result<()> {
                 wall += t;
                 block.push(t);
             }
-            block.sort_by(f64::total_cmp);
-            medians[v].push(block[8]);
+            medians[v].push(stats::median(&block));
             let u1 = usage();
             sum[v].0 += u1.0 - u0.0;
             sum[v].1 += u1.1 - u0.1;
@@ -75,8 +74,7 @@ fn main() -> anyhow::Result<()> {
     let per = (n / 16 * 16) as f64;
     for (v, name) in ["plain", "wrapped", "armed"].iter().enumerate() {
         let d: Vec<f64> = medians[v].iter().zip(&medians[0]).map(|(a, b)| a - b).collect();
-        let m = d.iter().sum::<f64>() / d.len() as f64;
-        let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (d.len() - 1) as f64).sqrt();
+        let (m, half) = stats::mean_half95(&d).unwrap_or((0.0, 0.0));
         println!(
             "{group} {name}: wall {:.1} us, client CPU {:.1} us (user {:.1}, system {:.1}), minor faults {:.2} per connection; block medians over plain {:+.2} us +- {:.2}",
             sum[v].3 / per,
@@ -85,7 +83,7 @@ fn main() -> anyhow::Result<()> {
             sum[v].1 / per,
             sum[v].2 as f64 / per,
             m / 1e3,
-            1.96 * sd / (d.len() as f64).sqrt() / 1e3
+            half / 1e3
         );
     }
     Ok(())

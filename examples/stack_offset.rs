@@ -60,14 +60,11 @@ fn main() -> anyhow::Result<()> {
             sign[d].push(t);
         }
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2] / 1e3
-    };
+    let med = |v: &[f64]| pqprof::stats::median(v) / 1e3;
     println!("{name} {alg}, core {core:?}, frame {step} bytes, {depths} offsets x {rounds} rounds; medians, us");
     println!("offset  addr%4096  keygen   sign");
     for d in 0..depths {
-        println!("{:6} {:10} {:8.1} {:8.1}", d * step, addr[d] % 4096, med(&mut keygen[d]), med(&mut sign[d]));
+        println!("{:6} {:10} {:8.1} {:8.1}", d * step, addr[d] % 4096, med(&keygen[d]), med(&sign[d]));
     }
     Ok(())
 }

@@ -107,20 +107,28 @@ pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) 
 
 /// The liboqs.a oqs-sys built, which pqprof links: the newest under `build/oqs-sys-*/out/`.
 fn vendored_liboqs(profile_dir: &Path) -> Result<PathBuf> {
+    build_files(profile_dir, "oqs-sys-", &["out/lib/liboqs.a", "out/lib64/liboqs.a"])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("no liboqs.a under {}/build/oqs-sys-*/out: build pqprof first (cargo build --release)", profile_dir.display()))
+}
+
+/// Every file `build/<prefix>*/<rel>` that exists, for each `rel`, newest first.
+fn build_files(profile_dir: &Path, prefix: &str, rels: &[&str]) -> Result<Vec<PathBuf>> {
     let build = profile_dir.join("build");
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     for e in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))?.flatten() {
-        if !e.file_name().to_string_lossy().starts_with("oqs-sys-") {
+        if !e.file_name().to_string_lossy().starts_with(prefix) {
             continue;
         }
-        for lib in ["out/lib/liboqs.a", "out/lib64/liboqs.a"].map(|l| e.path().join(l)) {
-            if let Ok(when) = std::fs::metadata(&lib).and_then(|m| m.modified()) {
-                found.push((when, lib));
+        for path in rels.iter().map(|r| e.path().join(r)) {
+            if let Ok(when) = std::fs::metadata(&path).and_then(|m| m.modified()) {
+                found.push((when, path));
             }
         }
     }
-    found.sort_by_key(|(when, _)| *when);
-    found.pop().map(|(_, lib)| lib).ok_or_else(|| anyhow!("no liboqs.a under {}/oqs-sys-*/out: build pqprof first (cargo build --release)", build.display()))
+    found.sort_by_key(|(when, _)| std::cmp::Reverse(*when));
+    Ok(found.into_iter().map(|(_, p)| p).collect())
 }
 
 /// Links `tool` again, CMake's own link line with `lib` in place of the liboqs.a its build made,
@@ -155,22 +163,11 @@ pub fn vendored_liboqs_flags(profile_dir: &Path) -> Result<String> {
 /// The newest build-script output (stdout or stderr) of the package `prefix`* with a line `wanted`
 /// accepts: that line.
 fn newest_build_output(profile_dir: &Path, prefix: &str, wanted: impl Fn(&str) -> bool) -> Result<String> {
-    let build = profile_dir.join("build");
-    let mut found: Vec<(std::time::SystemTime, String)> = Vec::new();
-    for e in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))?.flatten() {
-        if !e.file_name().to_string_lossy().starts_with(prefix) {
-            continue;
-        }
-        // openssl-src prints its commands to stdout, cmake-rs to stderr.
-        for out in [e.path().join("output"), e.path().join("stderr")] {
-            let Ok(text) = std::fs::read_to_string(&out) else { continue };
-            let Some(line) = text.lines().find(|l| wanted(l)) else { continue };
-            let when = std::fs::metadata(&out).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
-            found.push((when, line.to_string()));
-        }
-    }
-    found.sort_by_key(|(when, _)| *when);
-    found.pop().map(|(_, line)| line).ok_or_else(|| anyhow!("no {prefix}* build output under {}: build pqprof first (cargo build --release)", build.display()))
+    // openssl-src prints its commands to stdout, cmake-rs to stderr.
+    build_files(profile_dir, prefix, &["output", "stderr"])?
+        .iter()
+        .find_map(|out| std::fs::read_to_string(out).ok()?.lines().find(|l| wanted(l)).map(str::to_string))
+        .ok_or_else(|| anyhow!("no {prefix}* build output under {}/build: build pqprof first (cargo build --release)", profile_dir.display()))
 }
 
 /// The compiler flags openssl-src gave OpenSSL's Configure when it built the libcrypto pqprof links

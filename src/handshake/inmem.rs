@@ -247,7 +247,7 @@ pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize
 /// full cycle every variant takes every place equally often and (for three) follows every other
 /// equally often and never itself. Reversing one order each block would put the middle one of
 /// three always just after a switch, and never twice in a row as the first and last ones are.
-pub(crate) fn block_order(b: usize, n: usize) -> Vec<usize> {
+pub fn block_order(b: usize, n: usize) -> Vec<usize> {
     const THREE: [[usize; 3]; 6] = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [1, 0, 2], [0, 2, 1]];
     match n {
         3 => THREE[b % 6].to_vec(),
