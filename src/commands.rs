@@ -74,7 +74,7 @@ pub fn execute(command: Command) -> Result<()> {
             let mut r = section_target(&file, |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()), "handshakes", force)?;
             let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize, stacks };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
-            print!("{}", crate::handshake::table(&h));
+            print!("{}", crate::handshake::table(&h, &r));
             println!("\n{} scenarios, {} failed; {:.0} s; written to {}", h.scenarios.len(), h.failures.len(), h.wall_seconds, file.display());
             let failed = h.failures.len();
             r.handshakes = Some(h);

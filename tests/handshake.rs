@@ -20,6 +20,10 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
     assert_eq!(sc.len(), 8, "two suites x rustls, openssl x plain, in situ");
+    // Each in-situ key-exchange call beside the same phase of the stack's library.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let per_call = stdout.split("Per call, in situ").nth(1).unwrap_or_else(|| panic!("no per-call table:\n{stdout}"));
+    assert!(per_call.lines().any(|l| l.contains("X25519MLKEM768") && l.contains("rustls") && l.contains("kem.decaps") && l.contains("ML-KEM-768 (awslc)")), "{stdout}");
     for s in sc {
         if s["instrumented"] == true {
             let i = &s["insitu"];

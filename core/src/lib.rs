@@ -2,13 +2,14 @@
 //! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
 //!
 //! Module order, each importing only those before it:
-//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose`, `netmodel` ->
+//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose`, `incontext`, `netmodel` ->
 //! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
 pub mod check;
 pub mod comparison;
 pub mod compose;
+pub mod incontext;
 pub mod league;
 pub mod netmodel;
 pub mod export;

@@ -380,8 +380,8 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
     }
 }
 
-/// The scenario table as text.
-pub fn table(h: &Handshakes) -> String {
+/// The scenario table as text; `results` holds the phases the in-situ calls are set beside.
+pub fn table(h: &Handshakes, results: &Results) -> String {
     use crate::units::{count, ratio, text_table, time};
     let head = ["proto", "suite", "stack", "median", "RSD", "p95", "vs base", "bytes c>s / s>c", "client CPU", "server CPU", "client allocs / B", "server allocs / B"];
     let rows: Vec<Vec<String>> = h
@@ -427,6 +427,23 @@ pub fn table(h: &Handshakes) -> String {
     if !rows.is_empty() {
         s += "\nAgainst the baseline group, per connection:\n";
         s += &text_table(&["suite", "stack", "measured Δ", "in-situ crypto Δ", "remainder Δ", "composed Δ (stack)"], &rows, &[2, 3, 4, 5]);
+        s += "\n";
+    }
+    // Each key-exchange and signature call, in situ against the phase loop.
+    let rows: Vec<Vec<String>> = h
+        .scenarios
+        .iter()
+        .filter(|p| p.instrumented)
+        .flat_map(|p| {
+            crate::incontext::per_call(results, p).into_iter().map(move |c| {
+                vec![p.suite.clone(), p.stack.name().into(), c.label.clone(), format!("{} ({})", c.algorithm, c.backend), time(c.insitu_ns), time(c.loop_ns), ratio(c.ratio())]
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        s += "
+Per call, in situ (median, both sides) against the phase loop (median):\n";
+        s += &text_table(&["suite", "stack", "call", "algorithm (backend)", "in situ", "phase loop", "ratio"], &rows, &[4, 5, 6]);
         s += "\n";
     }
     // The timers' cost three ways; the paired one is the measurement, the others its cross-checks.

@@ -86,6 +86,17 @@ pub struct InSituView {
     /// The composed full-handshake crypto of the same library against the in-situ crypto.
     pub explained: String,
     pub connections: usize,
+    /// Key-exchange and signature calls per call, in situ against the phase loop.
+    pub per_call: Vec<PerCallRow>,
+}
+
+#[derive(Serialize)]
+pub struct PerCallRow {
+    pub label: String,
+    pub algorithm: String,
+    pub insitu: String,
+    pub phase_loop: String,
+    pub ratio: String,
 }
 
 #[derive(Serialize)]
@@ -206,6 +217,16 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
                     format!("composed from {}'s phases: {} of crypto, {:.0}% of the {} timed in situ", s.composed_stack, format::time(c), c / i.crypto_ns * 100.0, format::time(i.crypto_ns))
                 }),
                 connections: i.connections.len(),
+                per_call: crate::incontext::per_call(r, s)
+                    .into_iter()
+                    .map(|p| PerCallRow {
+                        ratio: format::ratio(p.ratio()),
+                        label: p.label,
+                        algorithm: format!("{} ({})", p.algorithm, p.backend),
+                        insitu: format!("{} ({} calls)", format::time(p.insitu_ns), p.values),
+                        phase_loop: format::time(p.loop_ns),
+                    })
+                    .collect(),
             })
         })
         .collect()
