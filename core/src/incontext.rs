@@ -5,7 +5,7 @@
 //! the phase that makes it. Everything here is recomputed from stored data: the in-situ connections'
 //! per-label times and the phases' summaries.
 
-use crate::results::{InSitu, Operation, RealStack, Results, Scenario};
+use crate::results::{InSitu, InSituConnection, Operation, RealStack, Results, Scenario};
 use crate::stats;
 
 /// One kind of call: its in-situ median per call against the phase loop's median.
@@ -27,6 +27,11 @@ impl PerCall {
     pub fn ratio(&self) -> f64 {
         self.insitu_ns / self.loop_ns
     }
+
+    /// "ML-KEM-768 (awslc)": the algorithm and the backend whose phase it is set beside.
+    pub fn implementation(&self) -> String {
+        format!("{} ({})", self.algorithm, self.backend)
+    }
 }
 
 /// The operation an in-situ label is one call of, for the labels that have a phase of their own.
@@ -45,18 +50,12 @@ fn operation(label: &str, stack: RealStack) -> Option<Operation> {
 /// handshake. Only where a side makes the same whole number of calls in every handshake (the
 /// key-exchange and signature calls do), so that the quotient is a per-call time.
 pub fn per_call_values(i: &InSitu, k: usize) -> Vec<f64> {
+    type Side = fn(&InSituConnection) -> &Vec<u64>;
+    let sides: [(Option<&f64>, Side); 2] = [(i.client_calls.get(k), |c| &c.client), (i.server_calls.get(k), |c| &c.server)];
     let mut out = Vec::new();
-    for (calls, side) in [(i.client_calls.get(k), 0), (i.server_calls.get(k), 1)] {
-        let Some(&calls) = calls else { continue };
-        if calls < 1.0 || calls.fract() != 0.0 {
-            continue;
-        }
-        for c in &i.connections {
-            let v = if side == 0 { &c.client } else { &c.server };
-            if let Some(&ns) = v.get(k) {
-                out.push(ns as f64 / calls);
-            }
-        }
+    for (calls, side) in sides {
+        let Some(&calls) = calls.filter(|&&n| n >= 1.0 && n.fract() == 0.0) else { continue };
+        out.extend(i.connections.iter().filter_map(|c| side(c).get(k)).map(|&ns| ns as f64 / calls));
     }
     out
 }
@@ -92,7 +91,6 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::InSituConnection;
 
     fn insitu() -> InSitu {
         let labels = vec!["kem.keygen".to_string(), "hash.update".to_string(), "sig.verify.cert".to_string()];

@@ -436,13 +436,12 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .filter(|p| p.instrumented)
         .flat_map(|p| {
             crate::incontext::per_call(results, p).into_iter().map(move |c| {
-                vec![p.suite.clone(), p.stack.name().into(), c.label.clone(), format!("{} ({})", c.algorithm, c.backend), time(c.insitu_ns), time(c.loop_ns), ratio(c.ratio())]
+                vec![p.suite.clone(), p.stack.name().into(), c.label.clone(), c.implementation(), time(c.insitu_ns), time(c.loop_ns), ratio(c.ratio())]
             })
         })
         .collect();
     if !rows.is_empty() {
-        s += "
-Per call, in situ (median, both sides) against the phase loop (median):\n";
+        s += "\nPer call, in situ (median, both sides) against the phase loop (median):\n";
         s += &text_table(&["suite", "stack", "call", "algorithm (backend)", "in situ", "phase loop", "ratio"], &rows, &[4, 5, 6]);
         s += "\n";
     }

@@ -221,8 +221,8 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
                     .into_iter()
                     .map(|p| PerCallRow {
                         ratio: format::ratio(p.ratio()),
+                        algorithm: p.implementation(),
                         label: p.label,
-                        algorithm: format!("{} ({})", p.algorithm, p.backend),
                         insitu: format!("{} ({} calls)", format::time(p.insitu_ns), p.values),
                         phase_loop: format::time(p.loop_ns),
                     })
