@@ -54,8 +54,10 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             assert_eq!(p["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { blocks } else { 0 }, "{p}");
             assert!(p["delta_half95_ns"].as_f64().unwrap() > 0.0, "{p}");
             let l = &s["insitu_overhead_paired_loopback"];
-            assert!(l["plain_ns"].as_array().unwrap().len() == blocks && l["timed_ns"].as_array().unwrap().len() == blocks, "{l}");
-            assert_eq!(l["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { blocks } else { 0 }, "{l}");
+            // On loopback, blocks of their own size and number (shorter, more of them).
+            let lblocks = l["plain_ns"].as_array().unwrap().len();
+            assert!(lblocks >= 2 && l["timed_ns"].as_array().unwrap().len() == lblocks, "{l}");
+            assert_eq!(l["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { lblocks } else { 0 }, "{l}");
         }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");

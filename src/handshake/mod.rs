@@ -339,7 +339,7 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
         }
         ch += client.hashed_bytes as f64;
         sh += server.hashed_bytes as f64;
-        connections.push(InSituConnection { total_ns, client: client.ns, server: server.ns.clone(), remainder_ns: total_ns as i64 - crypto as i64 });
+        connections.push(InSituConnection { total_ns, client: client.ns.to_vec(), server: server.ns.to_vec(), remainder_ns: total_ns as i64 - crypto as i64 });
     }
     let n = connections.len().max(1) as f64;
     let mean = |v: Vec<f64>| v.into_iter().map(|x| x / n).collect();

@@ -13,12 +13,20 @@ use crate::stats;
 use anyhow::{anyhow, Result};
 use std::net::TcpListener;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// Blocks and handshakes per block: 60 x 16 per variant takes about 2 s per scenario in memory and
-/// 1 s on loopback; on the shared Zen 4 VM 40 blocks gave 95% intervals of +-0.1 to +-2%.
+/// Blocks and handshakes per block in memory: 60 x 16 per variant takes about 2 s per scenario;
+/// on the shared Zen 4 VM 40 blocks gave 95% intervals of +-0.1 to +-2%.
 const BLOCKS: usize = 60;
 const PER_BLOCK: usize = 16;
+
+/// On loopback, shorter blocks and more of them: 300 x 4 per variant, about 2.5 s per scenario.
+/// From one run of 4,800 loopback handshakes per variant on the Zen 4 VM, cut into blocks of 1 to
+/// 32: blocks of 4 gave the narrowest intervals (+-1.2 to +-1.9 us, against +-1.5 to +-2.2 us for
+/// blocks of 16), drift between variants falling inside a block; 300 of them give about +-3 us, a
+/// third or less of the +-4 to +-17 us that 60 x 16 gave in the results of 2026-12-01.
+const LOOPBACK_BLOCKS: usize = 300;
+const LOOPBACK_PER_BLOCK: usize = 4;
 
 /// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
 /// in the scenarios) against server threads of this process: plain, the timing provider unarmed
@@ -35,7 +43,7 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
         let addr = listener.local_addr()?;
         let acceptor = tls::acceptor(stack, group, id, wrapped)?;
         let served = Arc::new(AtomicU64::new(0));
-        let sink = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::new(super::insitu::sink(if armed { (blocks + 2) * per_block } else { 0 }));
         // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
         std::thread::spawn(move || tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false));
         let client = if wrapped && !armed { tls::Client::wrapped_unarmed(stack, group, id)? } else { tls::Client::new(stack, group, id, armed)? };
@@ -105,8 +113,8 @@ fn measure_all(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dy
                 .map_err(|_| anyhow!("the paired overhead thread panicked"))?
         })?;
         s.insitu_overhead_paired = Some(summarise(PER_BLOCK, b.plain, b.wrapped, b.timed, s.median_ns)?);
-        let l = loopback_blocks(stack, &group, id, BLOCKS, PER_BLOCK)?;
-        s.insitu_overhead_paired_loopback = Some(summarise(PER_BLOCK, l.plain, l.wrapped, l.timed, s.median_ns)?);
+        let l = loopback_blocks(stack, &group, id, LOOPBACK_BLOCKS, LOOPBACK_PER_BLOCK)?;
+        s.insitu_overhead_paired_loopback = Some(summarise(LOOPBACK_PER_BLOCK, l.plain, l.wrapped, l.timed, s.median_ns)?);
     }
     Ok(())
 }

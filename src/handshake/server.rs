@@ -129,7 +129,8 @@ impl Default for Listen {
 
 pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path, instrumented: bool, listen: Listen) -> Result<()> {
     alloc::enable(true);
-    let records: &'static Mutex<Vec<insitu::Record>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+    // Room for `pqprof handshake`'s default 20 x 100 connections and more; past it the vector grows.
+    let records: &'static Mutex<Vec<insitu::Record>> = Box::leak(Box::new(insitu::sink(if instrumented { 4096 } else { 0 })));
     let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
     let listener = std::net::TcpListener::bind((listen.bind, 0)).with_context(|| format!("cannot bind a port on {}", listen.bind))?;
     let concurrent = listen.concurrent;
