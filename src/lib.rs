@@ -4,7 +4,7 @@
 //! here under the same names.
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
-pub use pqprof_core::{algorithm, check, comparison, compose, export, incontext, league, netmodel, parse, references, render, results, stats, suite, units};
+pub use pqprof_core::{algorithm, check, comparison, compose, export, incontext, league, netmodel, overhead, parse, references, render, results, stats, suite, units};
 
 pub mod backend;
 pub mod case;

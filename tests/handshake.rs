@@ -58,6 +58,13 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             let lblocks = l["plain_ns"].as_array().unwrap().len();
             assert!(lblocks >= 2 && l["timed_ns"].as_array().unwrap().len() == lblocks, "{l}");
             assert_eq!(l["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { lblocks } else { 0 }, "{l}");
+            // The headline: the median difference inside its interval, for both.
+            for o in [p, l] {
+                let m = &o["median"];
+                let (d, lo, hi) = (m["delta_ns"].as_f64().unwrap(), m["lo95_ns"].as_f64().unwrap(), m["hi95_ns"].as_f64().unwrap());
+                assert!(lo <= d && d <= hi, "{m}");
+                assert_eq!(m["wrapper_ns"].is_number(), s["stack"] == "rustls", "{m}");
+            }
         }
         let e = &s["evidence"];
         assert_eq!(e["cert_key"], "ECDSA P-256");
@@ -106,6 +113,14 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("paired overhead in memory delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
+    // And a stored median of the loopback differences that is not the blocks' median.
+    let mut t = v.clone();
+    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_paired_loopback"]["median"].is_object()).unwrap();
+    let m = &mut plain["insitu_overhead_paired_loopback"]["median"];
+    m["delta_ns"] = (m["delta_ns"].as_f64().unwrap() - 4_000.0).into();
+    std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("median.delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
     let site = out.with_extension("site");
     assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();

@@ -12,6 +12,7 @@ pub mod compose;
 pub mod incontext;
 pub mod league;
 pub mod netmodel;
+pub mod overhead;
 pub mod export;
 pub mod parse;
 pub mod references;

@@ -452,22 +452,31 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .filter_map(|p| p.insitu_overhead_paired.as_ref().map(|o| (p, o)))
         .map(|(p, o)| {
             let pct = |x: Option<f64>| x.map_or("–".into(), |o| format!("{o:+.2}%"));
-            let paired = |o: &crate::results::PairedOverhead| format!("{} ± {} = {:+.2}% (≤ {:+.2}%)", crate::units::signed_time(o.delta_ns), time(o.delta_half95_ns), o.pct, o.pct_hi95);
+            let signed = crate::units::signed_time;
+            // The median of the block differences where stored (the headline), else the mean.
+            let paired = |o: &crate::results::PairedOverhead| match &o.median {
+                Some(m) => format!("{} ({} to {}) = {:+.2}% (≤ {:+.2}%)", signed(m.delta_ns), signed(m.lo95_ns), signed(m.hi95_ns), m.pct, m.pct_hi95),
+                None => format!("mean {} ± {} = {:+.2}% (≤ {:+.2}%)", signed(o.delta_ns), time(o.delta_half95_ns), o.pct, o.pct_hi95),
+            };
+            let mean = |o: &crate::results::PairedOverhead| format!("{} ± {}", signed(o.delta_ns), time(o.delta_half95_ns));
+            let wrapper = |o: &crate::results::PairedOverhead| o.median.as_ref().and_then(|m| m.wrapper_ns).or(o.wrapper_ns).map_or("–".into(), signed);
+            let lo = p.insitu_overhead_paired_loopback.as_ref();
             vec![
                 p.suite.clone(),
                 p.stack.name().into(),
                 pct(p.insitu_overhead_pct),
                 pct(p.insitu_overhead_est_pct),
                 paired(o),
-                o.wrapper_ns.map_or("–".into(), crate::units::signed_time),
-                p.insitu_overhead_paired_loopback.as_ref().map_or("–".into(), paired),
-                p.insitu_overhead_paired_loopback.as_ref().and_then(|l| l.wrapper_ns).map_or("–".into(), crate::units::signed_time),
+                wrapper(o),
+                lo.map_or("–".into(), paired),
+                lo.map_or("–".into(), mean),
+                lo.map_or("–".into(), wrapper),
             ]
         })
         .collect();
     if !rows.is_empty() {
-        s += "\nIn-situ timers' cost, over the plain loopback median (paired: mean ± 95% half-width, upper end):\n";
-        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback", "provider alone"], &rows, &[2, 3, 4, 5, 6, 7]);
+        s += "\nIn-situ timers' cost, over the plain loopback median (paired: the median of the block differences, its 95% interval and upper end; on loopback also their mean ± 95% half-width):\n";
+        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback", "loopback mean", "provider alone"], &rows, &[2, 3, 4, 5, 6, 7, 8]);
         s += "\n";
     }
     for f in &h.failures {

@@ -74,16 +74,6 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
     Ok(inmem::PairedBlocks { plain, wrapped, timed })
 }
 
-/// The summary of paired blocks over the scenario's plain loopback median.
-fn summarise(per_block: usize, plain_ns: Vec<f64>, wrapped_ns: Vec<f64>, timed_ns: Vec<f64>, median_ns: f64) -> Result<PairedOverhead> {
-    let mut p = PairedOverhead { per_block, plain_ns, wrapped_ns, timed_ns, delta_ns: 0.0, delta_half95_ns: 0.0, pct: 0.0, pct_hi95: 0.0, wrapper_ns: None };
-    let (timers, wrapper) = p.differences();
-    let (d, half) = stats::mean_half95(&timers).ok_or_else(|| anyhow!("fewer than two paired blocks"))?;
-    (p.delta_ns, p.delta_half95_ns) = (d, half);
-    (p.pct, p.pct_hi95) = (d / median_ns * 100.0, (d + half) / median_ns * 100.0);
-    p.wrapper_ns = (!wrapper.is_empty()).then(|| stats::mean(&wrapper));
-    Ok(p)
-}
 
 /// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
 /// thread pinned to the measuring core, and paired on loopback.
@@ -97,6 +87,11 @@ pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dy
     let out = measure_all(scenarios, id, progress);
     super::alloc::enable(true);
     out
+}
+
+/// `overhead::summarise`, an error where there are too few blocks.
+fn summarise(per_block: usize, plain: Vec<f64>, wrapped: Vec<f64>, timed: Vec<f64>, median_ns: f64) -> Result<PairedOverhead> {
+    crate::overhead::summarise(per_block, plain, wrapped, timed, median_ns).ok_or_else(|| anyhow!("fewer than two paired blocks"))
 }
 
 fn measure_all(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {

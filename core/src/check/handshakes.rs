@@ -99,19 +99,30 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
 
 /// A paired timer-cost measurement recomputed from its block medians.
 fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns: f64) {
-    let (timers, wrapper) = p.differences();
-    match stats::mean_half95(&timers) {
-        Some((d, half)) if p.plain_ns.len() == p.timed_ns.len() => {
-            differs(problems, format!("{name} delta_ns"), p.delta_ns, d);
-            differs(problems, format!("{name} delta_half95_ns"), p.delta_half95_ns, half);
-            differs(problems, format!("{name} pct"), p.pct, d / median_ns * 100.0);
-            differs(problems, format!("{name} pct_hi95"), p.pct_hi95, (d + half) / median_ns * 100.0);
-        }
-        _ => problems.push(format!("{name}: {} plain blocks against {} timed", p.plain_ns.len(), p.timed_ns.len())),
-    }
-    match (p.wrapper_ns, wrapper.is_empty()) {
-        (Some(w), false) if p.wrapped_ns.len() == p.plain_ns.len() => differs(problems, format!("{name} wrapper_ns"), w, stats::mean(&wrapper)),
-        (None, true) => {}
+    let Some(r) = crate::overhead::summarise(p.per_block, p.plain_ns.clone(), p.wrapped_ns.clone(), p.timed_ns.clone(), median_ns) else {
+        problems.push(format!("{name}: {} plain, {} wrapped and {} timed blocks", p.plain_ns.len(), p.wrapped_ns.len(), p.timed_ns.len()));
+        return;
+    };
+    differs(problems, format!("{name} delta_ns"), p.delta_ns, r.delta_ns);
+    differs(problems, format!("{name} delta_half95_ns"), p.delta_half95_ns, r.delta_half95_ns);
+    differs(problems, format!("{name} pct"), p.pct, r.pct);
+    differs(problems, format!("{name} pct_hi95"), p.pct_hi95, r.pct_hi95);
+    match (p.wrapper_ns, r.wrapper_ns) {
+        (Some(w), Some(rw)) => differs(problems, format!("{name} wrapper_ns"), w, rw),
+        (None, None) => {}
         _ => problems.push(format!("{name}: wrapper_ns without its blocks, or blocks without it")),
+    }
+    // Files before 2026-12-01 have no median; where one is stored it must be the blocks'.
+    if let (Some(m), Some(rm)) = (&p.median, &r.median) {
+        differs(problems, format!("{name} median.delta_ns"), m.delta_ns, rm.delta_ns);
+        differs(problems, format!("{name} median.lo95_ns"), m.lo95_ns, rm.lo95_ns);
+        differs(problems, format!("{name} median.hi95_ns"), m.hi95_ns, rm.hi95_ns);
+        differs(problems, format!("{name} median.pct"), m.pct, rm.pct);
+        differs(problems, format!("{name} median.pct_hi95"), m.pct_hi95, rm.pct_hi95);
+        match (m.wrapper_ns, rm.wrapper_ns) {
+            (Some(w), Some(rw)) => differs(problems, format!("{name} median.wrapper_ns"), w, rw),
+            (None, None) => {}
+            _ => problems.push(format!("{name}: median.wrapper_ns without its blocks, or blocks without it")),
+        }
     }
 }

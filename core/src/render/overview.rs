@@ -156,14 +156,23 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 insitu_crypto_delta: instrumented.and_then(|i| i.crypto_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 remainder_delta: instrumented.and_then(|i| i.remainder_delta_ns).map(format::signed_time).unwrap_or_else(|| "–".into()),
                 overhead: match (&s.insitu_overhead_paired, s.insitu_overhead_pct, s.insitu_overhead_est_pct) {
-                    (Some(p), Some(m), Some(e)) => format!(
-                        "{} paired in memory (95% ≤ {}){}; two loopback medians {}, calls × cost {}",
-                        format::delta(p.pct),
-                        format::delta(p.pct_hi95),
-                        s.insitu_overhead_paired_loopback.as_ref().map_or(String::new(), |l| format!(", {} paired on loopback (95% ≤ {})", format::delta(l.pct), format::delta(l.pct_hi95))),
-                        format::delta(m),
-                        format::delta(e)
-                    ),
+                    (Some(p), Some(m), Some(e)) => {
+                        // The median of the paired block differences where stored, else their mean.
+                        let pct = |o: &crate::results::PairedOverhead| o.median.as_ref().map_or((o.pct, o.pct_hi95), |m| (m.pct, m.pct_hi95));
+                        let (mem, mem_hi) = pct(p);
+                        format!(
+                            "{} paired in memory (95% ≤ {}){}; two loopback medians {}, calls × cost {}",
+                            format::delta(mem),
+                            format::delta(mem_hi),
+                            s.insitu_overhead_paired_loopback.as_ref().map_or(String::new(), |l| {
+                                let (d, hi) = pct(l);
+                                let mean = if l.median.is_some() { format!("; mean {}", format::delta(l.pct)) } else { String::new() };
+                                format!(", {} paired on loopback (95% ≤ {}{mean})", format::delta(d), format::delta(hi))
+                            }),
+                            format::delta(m),
+                            format::delta(e)
+                        )
+                    }
                     (None, Some(m), Some(e)) => format!("{} (calls × cost {})", format::delta(m), format::delta(e)),
                     (None, Some(m), None) => format::delta(m),
                     _ => "–".into(),

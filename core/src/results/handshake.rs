@@ -133,7 +133,26 @@ pub struct PairedOverhead {
     /// Mean over blocks of wrapped - plain (the provider's own cost, no timer running), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapper_ns: Option<f64>,
+    /// The same differences by their median (files from 2026-12-01 on): the headline figure, as a
+    /// stall of the shared host in one block moves a mean and its interval but not a median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<PairedMedian>,
 }
+
+/// Median over blocks of timed - plain with its 95% bootstrap interval (`stats::median_interval`),
+/// nanoseconds, and the median and the interval's upper end over the loopback median, percent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedMedian {
+    pub delta_ns: f64,
+    pub lo95_ns: f64,
+    pub hi95_ns: f64,
+    pub pct: f64,
+    pub pct_hi95: f64,
+    /// Median over blocks of wrapped - plain, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper_ns: Option<f64>,
+}
+
 
 impl PairedOverhead {
     /// (timed - plain, wrapped - plain) per block.
