@@ -23,8 +23,9 @@ const PER_BLOCK: usize = 16;
 /// On loopback, shorter blocks and more of them: 300 x 4 per variant, about 2.5 s per scenario.
 /// From one run of 4,800 loopback handshakes per variant on the Zen 4 VM, cut into blocks of 1 to
 /// 32: blocks of 4 gave the narrowest intervals (+-1.2 to +-1.9 us, against +-1.5 to +-2.2 us for
-/// blocks of 16), drift between variants falling inside a block; 300 of them give about +-3 us, a
-/// third or less of the +-4 to +-17 us that 60 x 16 gave in the results of 2026-12-01.
+/// blocks of 16), drift between variants falling inside a block. In the two results files of
+/// 2026-12-01 with 300 x 4, the median's interval reached 1.1-7.3 us either side and the mean's
+/// half-width 3.4-12.9 us (60 x 16 had given the mean 3.9-16.1 us that morning).
 const LOOPBACK_BLOCKS: usize = 300;
 const LOOPBACK_PER_BLOCK: usize = 4;
 

@@ -103,26 +103,32 @@ fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns:
         problems.push(format!("{name}: {} plain, {} wrapped and {} timed blocks", p.plain_ns.len(), p.wrapped_ns.len(), p.timed_ns.len()));
         return;
     };
-    differs(problems, format!("{name} delta_ns"), p.delta_ns, r.delta_ns);
-    differs(problems, format!("{name} delta_half95_ns"), p.delta_half95_ns, r.delta_half95_ns);
-    differs(problems, format!("{name} pct"), p.pct, r.pct);
-    differs(problems, format!("{name} pct_hi95"), p.pct_hi95, r.pct_hi95);
-    match (p.wrapper_ns, r.wrapper_ns) {
-        (Some(w), Some(rw)) => differs(problems, format!("{name} wrapper_ns"), w, rw),
-        (None, None) => {}
-        _ => problems.push(format!("{name}: wrapper_ns without its blocks, or blocks without it")),
-    }
+    let mut fields = vec![
+        ("delta_ns", p.delta_ns, r.delta_ns),
+        ("delta_half95_ns", p.delta_half95_ns, r.delta_half95_ns),
+        ("pct", p.pct, r.pct),
+        ("pct_hi95", p.pct_hi95, r.pct_hi95),
+    ];
+    let mut optional = vec![("wrapper_ns", p.wrapper_ns, r.wrapper_ns)];
     // Files before 2026-12-01 have no median; where one is stored it must be the blocks'.
     if let (Some(m), Some(rm)) = (&p.median, &r.median) {
-        differs(problems, format!("{name} median.delta_ns"), m.delta_ns, rm.delta_ns);
-        differs(problems, format!("{name} median.lo95_ns"), m.lo95_ns, rm.lo95_ns);
-        differs(problems, format!("{name} median.hi95_ns"), m.hi95_ns, rm.hi95_ns);
-        differs(problems, format!("{name} median.pct"), m.pct, rm.pct);
-        differs(problems, format!("{name} median.pct_hi95"), m.pct_hi95, rm.pct_hi95);
-        match (m.wrapper_ns, rm.wrapper_ns) {
-            (Some(w), Some(rw)) => differs(problems, format!("{name} median.wrapper_ns"), w, rw),
+        fields.extend([
+            ("median.delta_ns", m.delta_ns, rm.delta_ns),
+            ("median.lo95_ns", m.lo95_ns, rm.lo95_ns),
+            ("median.hi95_ns", m.hi95_ns, rm.hi95_ns),
+            ("median.pct", m.pct, rm.pct),
+            ("median.pct_hi95", m.pct_hi95, rm.pct_hi95),
+        ]);
+        optional.push(("median.wrapper_ns", m.wrapper_ns, rm.wrapper_ns));
+    }
+    for (field, stored, recomputed) in fields {
+        differs(problems, format!("{name} {field}"), stored, recomputed);
+    }
+    for (field, stored, recomputed) in optional {
+        match (stored, recomputed) {
+            (Some(a), Some(b)) => differs(problems, format!("{name} {field}"), a, b),
             (None, None) => {}
-            _ => problems.push(format!("{name}: median.wrapper_ns without its blocks, or blocks without it")),
+            _ => problems.push(format!("{name}: {field} without its blocks, or blocks without it")),
         }
     }
 }
