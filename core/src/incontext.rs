@@ -111,7 +111,8 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
     let openssl = s.stack == RealStack::OpenSsl;
     // OpenSSL times setting the peer's share apart; the phases count it in the encapsulation (or,
     // for an ECDH group, the derive), so it is added there.
-    let import = i.labels.iter().position(|l| l == "kx.import").filter(|_| openssl);
+    let called = |k: usize| i.client_calls.get(k).into_iter().chain(i.server_calls.get(k)).any(|&n| n > 0.0);
+    let import = i.labels.iter().position(|l| l == "kx.import").filter(|&k| openssl && called(k));
     let mut rows = Vec::new();
     for (k, label) in i.labels.iter().enumerate() {
         let (ops, with): (Vec<Operation>, Option<usize>) = match (operation(label, s.stack), kx_parts(label)) {
