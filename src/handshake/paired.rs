@@ -75,7 +75,6 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
     Ok(inmem::PairedBlocks { plain, wrapped, timed })
 }
 
-
 /// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
 /// thread pinned to the measuring core, and paired on loopback.
 ///
