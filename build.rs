@@ -3,21 +3,38 @@ use std::process::Command;
 
 fn output(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The libcrypto symbols `src/handshake/openssl_wrap.rs` wraps: every `fn __wrap_NAME` in it.
 fn wrapped() -> Vec<String> {
     let src = std::fs::read_to_string("src/handshake/openssl_wrap.rs").unwrap_or_default();
-    src.lines().filter_map(|l| l.trim_start().strip_prefix("pub unsafe extern \"C\" fn __wrap_")).filter_map(|rest| rest.split('(').next()).map(str::to_string).collect()
+    src.lines()
+        .filter_map(|l| {
+            l.trim_start()
+                .strip_prefix("pub unsafe extern \"C\" fn __wrap_")
+        })
+        .filter_map(|rest| rest.split('(').next())
+        .map(str::to_string)
+        .collect()
 }
 
 fn main() {
-    let commit = output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    println!("cargo:rustc-env=PQPROF_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    let commit =
+        output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = output("git", &["status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|s| !s.is_empty());
+    println!(
+        "cargo:rustc-env=PQPROF_COMMIT={commit}{}",
+        if dirty { "-dirty" } else { "" }
+    );
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    println!("cargo:rustc-env=PQPROF_RUSTC={}", output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into()));
+    println!(
+        "cargo:rustc-env=PQPROF_RUSTC={}",
+        output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into())
+    );
     // In-situ timing inside libssl (src/handshake/openssl_wrap.rs): the linker routes these libcrypto
     // calls through timing wrappers.
     for sym in wrapped() {

@@ -18,7 +18,10 @@ fn main() -> anyhow::Result<()> {
     let name = args.get(1).map_or("awslc", String::as_str);
     let kib: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(4096);
     let core = pqprof::measure::pin();
-    let be = backend::all().into_iter().find(|b| b.name() == name).ok_or_else(|| anyhow::anyhow!("no backend {name}"))?;
+    let be = backend::all()
+        .into_iter()
+        .find(|b| b.name() == name)
+        .ok_or_else(|| anyhow::anyhow!("no backend {name}"))?;
     let mut sweep = vec![1u8; kib * 1024];
     let mut evict = |on: bool| {
         if on {
@@ -29,36 +32,63 @@ fn main() -> anyhow::Result<()> {
             black_box(&sweep);
         }
     };
-    println!("backend {name}, core {core:?}, sweep {kib} KiB between cold calls; medians of 2,000 calls");
-    let kem = be.kem("ML-KEM-768").ok_or_else(|| anyhow::anyhow!("{name} has no ML-KEM-768"))?;
-    let dh = be.dh("X25519").ok_or_else(|| anyhow::anyhow!("{name} has no X25519"))?;
+    println!(
+        "backend {name}, core {core:?}, sweep {kib} KiB between cold calls; medians of 2,000 calls"
+    );
+    let kem = be
+        .kem("ML-KEM-768")
+        .ok_or_else(|| anyhow::anyhow!("{name} has no ML-KEM-768"))?;
+    let dh = be
+        .dh("X25519")
+        .ok_or_else(|| anyhow::anyhow!("{name} has no X25519"))?;
     let (ek, dk) = kem.keygen()?;
     let (ct, _) = kem.encaps(&ek)?;
     let (peer, _) = dh.keygen()?;
     let (_, secret) = dh.keygen()?;
-    let sig = be.sig("ECDSA-P256").ok_or_else(|| anyhow::anyhow!("{name} has no ECDSA P-256"))?;
+    let sig = be
+        .sig("ECDSA-P256")
+        .ok_or_else(|| anyhow::anyhow!("{name} has no ECDSA P-256"))?;
     let (pk, sk) = sig.keygen()?;
     let pk = sig.load_public(&pk)?;
     let other = |mode: u8, evict: &mut dyn FnMut(bool)| -> anyhow::Result<()> {
         evict(mode > 0);
         if mode == 2 {
             let s = sig.sign(&sk, b"transcript hash")?;
-            anyhow::ensure!(sig.verify(&pk, b"transcript hash", &s)?, "ECDSA signature did not verify");
+            anyhow::ensure!(
+                sig.verify(&pk, b"transcript hash", &s)?,
+                "ECDSA signature did not verify"
+            );
         }
         Ok(())
     };
     type Call<'a> = Box<dyn FnMut() -> anyhow::Result<()> + 'a>;
     let calls: Vec<(&str, Call)> = vec![
-        ("ML-KEM-768 kem.keygen", Box::new(|| kem.keygen().map(|x| drop(black_box(x))))),
-        ("ML-KEM-768 kem.encaps", Box::new(|| kem.encaps(&ek).map(|x| drop(black_box(x))))),
-        ("ML-KEM-768 kem.decaps", Box::new(|| kem.decaps(&dk, &ct).map(|x| drop(black_box(x))))),
-        ("X25519 dh.keygen", Box::new(|| dh.keygen().map(|x| drop(black_box(x))))),
-        ("X25519 dh.derive", Box::new(|| dh.derive(&secret, &peer).map(|x| drop(black_box(x))))),
+        (
+            "ML-KEM-768 kem.keygen",
+            Box::new(|| kem.keygen().map(|x| drop(black_box(x)))),
+        ),
+        (
+            "ML-KEM-768 kem.encaps",
+            Box::new(|| kem.encaps(&ek).map(|x| drop(black_box(x)))),
+        ),
+        (
+            "ML-KEM-768 kem.decaps",
+            Box::new(|| kem.decaps(&dk, &ct).map(|x| drop(black_box(x)))),
+        ),
+        (
+            "X25519 dh.keygen",
+            Box::new(|| dh.keygen().map(|x| drop(black_box(x)))),
+        ),
+        (
+            "X25519 dh.derive",
+            Box::new(|| dh.derive(&secret, &peer).map(|x| drop(black_box(x)))),
+        ),
     ];
     // The other side: an echo thread on the other core, reached over a Unix socket (a wake-up by a
     // peer and nothing more) or over a loopback TCP connection (the wake-up plus the kernel's TCP path,
     // as each flight of a loopback handshake).
-    let peer_core = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
+    let peer_core =
+        core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
     let (tcp, unix) = echo_peers(peer_core)?;
     let (mut tcp, mut unix) = (tcp, unix);
     for (label, mut call) in calls {
@@ -83,7 +113,16 @@ fn main() -> anyhow::Result<()> {
         }
         let m: Vec<f64> = out.iter().map(|v| pqprof::stats::median(v)).collect();
         print!("{label:22} hot {:6.2} us", m[0] / 1e3);
-        for (name, v) in ["data-cold", "code-cold", "timer-woken", "unix-woken", "tcp-woken"].iter().zip(&m[1..]) {
+        for (name, v) in [
+            "data-cold",
+            "code-cold",
+            "timer-woken",
+            "unix-woken",
+            "tcp-woken",
+        ]
+        .iter()
+        .zip(&m[1..])
+        {
             print!("  {name} {:6.2} ({:.2}x)", v / 1e3, v / m[0]);
         }
         println!();
@@ -101,7 +140,9 @@ fn round_trip(s: &mut (impl std::io::Read + std::io::Write)) -> anyhow::Result<(
 
 /// Echo threads on `core`: one over loopback TCP (Nagle off, as rustls's and OpenSSL's sockets in
 /// the handshakes), one over a Unix socket pair (a wake-up by the peer, without TCP).
-fn echo_peers(core: Option<core_affinity::CoreId>) -> anyhow::Result<(std::net::TcpStream, std::os::unix::net::UnixStream)> {
+fn echo_peers(
+    core: Option<core_affinity::CoreId>,
+) -> anyhow::Result<(std::net::TcpStream, std::os::unix::net::UnixStream)> {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;

@@ -54,10 +54,14 @@ fn echo_server(core: Option<core_affinity::CoreId>) -> anyhow::Result<TcpStream>
 
 fn main() -> anyhow::Result<()> {
     let a: Vec<String> = std::env::args().collect();
-    let group = a.get(1).map_or("X25519MLKEM768", String::as_str).to_string();
+    let group = a
+        .get(1)
+        .map_or("X25519MLKEM768", String::as_str)
+        .to_string();
     let rounds: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(300);
     let core = pqprof::measure::pin();
-    let other = core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
+    let other =
+        core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
     let id = tls::identity()?;
     let pair = inmem::Pair::new(RealStack::Rustls, &group, &id, true)?;
     let listener = TcpListener::bind("127.0.0.1:0")?;
@@ -73,7 +77,10 @@ fn main() -> anyhow::Result<()> {
     let mut echo = echo_server(other)?;
     pair.handshake(true)?;
     client.connect(addr, false)?;
-    let idx: Vec<usize> = LABELS.iter().map(|l| insitu::label(l).ok_or_else(|| anyhow::anyhow!("no label {l}"))).collect::<Result<_, _>>()?;
+    let idx: Vec<usize> = LABELS
+        .iter()
+        .map(|l| insitu::label(l).ok_or_else(|| anyhow::anyhow!("no label {l}")))
+        .collect::<Result<_, _>>()?;
     // [mode][label][position] -> per-call times.
     let mut t = vec![vec![vec![Vec::new(); RUN]; LABELS.len()]; MODES.len()];
     for _ in 0..rounds {
@@ -115,8 +122,17 @@ fn main() -> anyhow::Result<()> {
         println!("{l}");
         let base = pqprof::stats::median(&t[0][k][0]);
         for (m, mode) in MODES.iter().enumerate() {
-            let med: Vec<f64> = t[m][k].iter().map(|v| pqprof::stats::median(v) / 1e3).collect();
-            println!("  after {mode:11} {:7.2} {:7.2} {:7.2}   first / none-first {:.3}", med[0], med[1], med[2], med[0] * 1e3 / base);
+            let med: Vec<f64> = t[m][k]
+                .iter()
+                .map(|v| pqprof::stats::median(v) / 1e3)
+                .collect();
+            println!(
+                "  after {mode:11} {:7.2} {:7.2} {:7.2}   first / none-first {:.3}",
+                med[0],
+                med[1],
+                med[2],
+                med[0] * 1e3 / base
+            );
         }
     }
     Ok(())

@@ -13,13 +13,27 @@ use pqprof::stats;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicU64;
 
-fn server(group: &str, id: &tls::Identity, wrapped: bool, armed: bool, room: usize) -> anyhow::Result<SocketAddr> {
+fn server(
+    group: &str,
+    id: &tls::Identity,
+    wrapped: bool,
+    armed: bool,
+    room: usize,
+) -> anyhow::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let acceptor = tls::acceptor(RealStack::Rustls, group, id, wrapped)?;
     // Room made up front, as `pqprof handshake`'s servers do: a growing vector costs handshakes.
     let sink = pqprof::handshake::insitu::sink(if armed { room } else { 0 });
-    std::thread::spawn(move || tls::serve_with(acceptor, listener, &AtomicU64::new(0), armed.then_some(&sink), false));
+    std::thread::spawn(move || {
+        tls::serve_with(
+            acceptor,
+            listener,
+            &AtomicU64::new(0),
+            armed.then_some(&sink),
+            false,
+        )
+    });
     Ok(addr)
 }
 
@@ -51,7 +65,11 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let n: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(3000);
-    let addrs = [server(&group, &id, false, false, 0)?, server(&group, &id, true, false, 0)?, server(&group, &id, true, true, n + 1000)?];
+    let addrs = [
+        server(&group, &id, false, false, 0)?,
+        server(&group, &id, true, false, 0)?,
+        server(&group, &id, true, true, n + 1000)?,
+    ];
     let mut sum = [(0.0, 0.0, 0i64, 0.0); 3];
     let mut medians = [Vec::new(), Vec::new(), Vec::new()];
     for b in 0..n / 16 {
@@ -74,7 +92,11 @@ fn main() -> anyhow::Result<()> {
     }
     let per = (n / 16 * 16) as f64;
     for (v, name) in ["plain", "wrapped", "armed"].iter().enumerate() {
-        let d: Vec<f64> = medians[v].iter().zip(&medians[0]).map(|(a, b)| a - b).collect();
+        let d: Vec<f64> = medians[v]
+            .iter()
+            .zip(&medians[0])
+            .map(|(a, b)| a - b)
+            .collect();
         let (m, half) = stats::mean_half95(&d).unwrap_or((0.0, 0.0));
         println!(
             "{group} {name}: wall {:.1} us, client CPU {:.1} us (user {:.1}, system {:.1}), minor faults {:.2} per connection; block medians over plain {:+.2} us +- {:.2}",

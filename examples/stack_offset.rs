@@ -29,8 +29,13 @@ fn main() -> anyhow::Result<()> {
     let alg = a.get(2).map_or("SLH-DSA-SHAKE-128f", String::as_str);
     let rounds: usize = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
     let core = pqprof::measure::pin();
-    let be = backend::all().into_iter().find(|b| b.name() == name).ok_or_else(|| anyhow::anyhow!("no backend {name}"))?;
-    let sig = be.sig(alg).ok_or_else(|| anyhow::anyhow!("{name} has no {alg}"))?;
+    let be = backend::all()
+        .into_iter()
+        .find(|b| b.name() == name)
+        .ok_or_else(|| anyhow::anyhow!("no backend {name}"))?;
+    let sig = be
+        .sig(alg)
+        .ok_or_else(|| anyhow::anyhow!("{name} has no {alg}"))?;
     let (_, sk) = sig.keygen()?;
     let msg = [7u8; 50];
     // Frame size: the distance between depth 0 and depth 1.
@@ -64,7 +69,13 @@ fn main() -> anyhow::Result<()> {
     println!("{name} {alg}, core {core:?}, frame {step} bytes, {depths} offsets x {rounds} rounds; medians, us");
     println!("offset  addr%4096  keygen   sign");
     for d in 0..depths {
-        println!("{:6} {:10} {:8.1} {:8.1}", d * step, addr[d] % 4096, med(&keygen[d]), med(&sign[d]));
+        println!(
+            "{:6} {:10} {:8.1} {:8.1}",
+            d * step,
+            addr[d] % 4096,
+            med(&keygen[d]),
+            med(&sign[d])
+        );
     }
     Ok(())
 }

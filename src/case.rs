@@ -53,7 +53,15 @@ pub struct Slots<K: Kernel> {
 
 impl<K: Kernel> Slots<K> {
     pub fn new(kernel: K) -> Self {
-        Slots { kernel, slots: vec![Slot { input: None, out: None, i: 0 }], kept: Vec::new() }
+        Slots {
+            kernel,
+            slots: vec![Slot {
+                input: None,
+                out: None,
+                i: 0,
+            }],
+            kept: Vec::new(),
+        }
     }
 }
 
@@ -84,13 +92,19 @@ impl<K: Kernel> Case for Slots<K> {
     fn verify_kept(&mut self) -> Result<usize> {
         let n = self.kept.len();
         for (i, input, out) in std::mem::take(&mut self.kept) {
-            self.kernel.check(&input, out).with_context(|| format!("output of call {i}"))?;
+            self.kernel
+                .check(&input, out)
+                .with_context(|| format!("output of call {i}"))?;
         }
         Ok(n)
     }
 
     fn set_batch(&mut self, k: usize) {
-        self.slots.resize_with(k.max(1), || Slot { input: None, out: None, i: 0 });
+        self.slots.resize_with(k.max(1), || Slot {
+            input: None,
+            out: None,
+            i: 0,
+        });
     }
 }
 
@@ -160,35 +174,65 @@ fn expect_len(what: &str, got: usize, want: Option<usize>) -> Result<()> {
 
 /// Builds the case; fails if the backend lacks the algorithm (or the form) or its first outputs
 /// are wrong.
-pub fn build(backend: &dyn Backend, alg: &'static Algorithm, op: Operation, w: &Workload, form: Form) -> Result<Box<dyn Case>> {
+pub fn build(
+    backend: &dyn Backend,
+    alg: &'static Algorithm,
+    op: Operation,
+    w: &Workload,
+    form: Form,
+) -> Result<Box<dyn Case>> {
     let missing = || anyhow!("{} does not support {} {}", backend.name(), alg.name, op);
     let kem = || backend.kem(&alg.name).ok_or_else(missing);
     let dh = || backend.dh(&alg.name).ok_or_else(missing);
     let sig = || backend.sig(&alg.name).ok_or_else(missing);
     let aead = || backend.aead(&alg.name).ok_or_else(missing);
     let primitive = form == Form::Primitive;
-    let no_primitive = || anyhow!("{} {} {op} has no primitive form separate from its handshake form", backend.name(), alg.name);
+    let no_primitive = || {
+        anyhow!(
+            "{} {} {op} has no primitive form separate from its handshake form",
+            backend.name(),
+            alg.name
+        )
+    };
     Ok(match op {
-        Operation::KemKeygen if primitive => Box::new(Slots::new(KemKeygenPrimitive::new(kem()?, alg)?.ok_or_else(no_primitive)?)),
+        Operation::KemKeygen if primitive => Box::new(Slots::new(
+            KemKeygenPrimitive::new(kem()?, alg)?.ok_or_else(no_primitive)?,
+        )),
         Operation::KemKeygen => Box::new(Slots::new(KemKeygen { kem: kem()?, alg })),
-        Operation::KemEncaps => Box::new(Slots::new(KemEncaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?)),
-        Operation::KemDecaps => Box::new(Slots::new(KemDecaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?)),
+        Operation::KemEncaps => Box::new(Slots::new(
+            KemEncaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?,
+        )),
+        Operation::KemDecaps => Box::new(Slots::new(
+            KemDecaps::new(kem()?, alg, primitive)?.ok_or_else(no_primitive)?,
+        )),
         Operation::DhKeygen if primitive => bail!(no_primitive()),
         Operation::DhKeygen => Box::new(Slots::new(DhKeygen { dh: dh()?, alg })),
-        Operation::DhDerive => Box::new(Slots::new(DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?)),
+        Operation::DhDerive => Box::new(Slots::new(
+            DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?,
+        )),
         Operation::SigKeygen => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
-        Operation::SigSign | Operation::SigVerify => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
+        Operation::SigSign | Operation::SigVerify => {
+            Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?))
+        }
         _ if primitive => bail!(no_primitive()),
-        Operation::AeadEncrypt | Operation::AeadDecrypt => Box::new(Slots::new(AeadCase::new(aead()?, alg, op, w)?)),
+        Operation::AeadEncrypt | Operation::AeadDecrypt => {
+            Box::new(Slots::new(AeadCase::new(aead()?, alg, op, w)?))
+        }
         Operation::AeadKey => {
             let aead = aead()?;
             let key_bytes = random(alg.key.unwrap_or(32))?;
             let reference = aead.load_key(&key_bytes)?;
-            Box::new(Slots::new(AeadKeyCase { aead, reference, key_bytes }))
+            Box::new(Slots::new(AeadKeyCase {
+                aead,
+                reference,
+                key_bytes,
+            }))
         }
-        Operation::KdfExtract | Operation::KdfExpand | Operation::MacCompute | Operation::HashBlock | Operation::HashFinish => {
-            key_schedule_case(backend, alg, op)?
-        }
+        Operation::KdfExtract
+        | Operation::KdfExpand
+        | Operation::MacCompute
+        | Operation::HashBlock
+        | Operation::HashFinish => key_schedule_case(backend, alg, op)?,
     })
 }
 
@@ -204,7 +248,9 @@ impl Reference {
 
     pub fn new() -> Reference {
         use sha2::Digest;
-        let buf: Vec<u8> = (0..4096u32).map(|i| (i * 2_654_435_761u32 >> 24) as u8).collect();
+        let buf: Vec<u8> = (0..4096u32)
+            .map(|i| (i * 2_654_435_761u32 >> 24) as u8)
+            .collect();
         let expected = sha2::Sha256::digest(&buf).to_vec();
         Reference { buf, expected }
     }
@@ -234,11 +280,20 @@ impl Kernel for Reference {
 
 // ---- KEM ----
 
-fn check_roundtrip(kem: &dyn Kem, alg: &Algorithm, dk: &Loaded, ct: &[u8], ss: &[u8]) -> Result<()> {
+fn check_roundtrip(
+    kem: &dyn Kem,
+    alg: &Algorithm,
+    dk: &Loaded,
+    ct: &[u8],
+    ss: &[u8],
+) -> Result<()> {
     expect_len("ciphertext", ct.len(), alg.ciphertext)?;
     expect_len("shared secret", ss.len(), alg.shared_secret)?;
     let back = kem.decaps(dk, ct)?;
-    ensure!(back == ss, "decapsulated secret differs from the encapsulated one");
+    ensure!(
+        back == ss,
+        "decapsulated secret differs from the encapsulated one"
+    );
     Ok(())
 }
 
@@ -278,7 +333,9 @@ struct KemKeygenPrimitive {
 
 impl KemKeygenPrimitive {
     fn new(kem: Box<dyn Kem>, alg: &'static Algorithm) -> Result<Option<Self>> {
-        let Some(state) = kem.keygen_state().transpose()? else { return Ok(None) };
+        let Some(state) = kem.keygen_state().transpose()? else {
+            return Ok(None);
+        };
         Ok(Some(KemKeygenPrimitive { kem, alg, state }))
     }
 }
@@ -313,12 +370,20 @@ impl KemEncaps {
         let (ek, dk) = kem.keygen().context("keygen for setup")?;
         expect_len("encapsulation key", ek.len(), alg.public_key)?;
         let imported = if primitive {
-            let Some(k) = kem.import_ek(&ek).transpose()? else { return Ok(None) };
+            let Some(k) = kem.import_ek(&ek).transpose()? else {
+                return Ok(None);
+            };
             Some(k)
         } else {
             None
         };
-        Ok(Some(KemEncaps { kem, alg, ek, dk, imported }))
+        Ok(Some(KemEncaps {
+            kem,
+            alg,
+            ek,
+            dk,
+            imported,
+        }))
     }
 }
 
@@ -352,14 +417,23 @@ struct KemDecaps {
 impl KemDecaps {
     fn new(kem: Box<dyn Kem>, _alg: &'static Algorithm, primitive: bool) -> Result<Option<Self>> {
         let (ek, dk) = kem.keygen().context("keygen for setup")?;
-        let pool = (0..POOL).map(|_| kem.encaps(&ek).context("encapsulate for setup")).collect::<Result<_>>()?;
+        let pool = (0..POOL)
+            .map(|_| kem.encaps(&ek).context("encapsulate for setup"))
+            .collect::<Result<_>>()?;
         let state = if primitive {
-            let Some(s) = kem.decaps_state(&dk).transpose()? else { return Ok(None) };
+            let Some(s) = kem.decaps_state(&dk).transpose()? else {
+                return Ok(None);
+            };
             Some(s)
         } else {
             None
         };
-        Ok(Some(KemDecaps { kem, dk, state, pool }))
+        Ok(Some(KemDecaps {
+            kem,
+            dk,
+            state,
+            pool,
+        }))
     }
 }
 
@@ -377,7 +451,10 @@ impl Kernel for KemDecaps {
         }
     }
     fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
-        ensure!(out? == self.pool[*j].1, "decapsulated secret differs from the encapsulated one");
+        ensure!(
+            out? == self.pool[*j].1,
+            "decapsulated secret differs from the encapsulated one"
+        );
         Ok(())
     }
 }
@@ -403,7 +480,10 @@ impl Kernel for DhKeygen {
         expect_len("public share", share.len(), self.alg.public_key)?;
         let (peer, peer_secret) = self.dh.keygen()?;
         let ours = self.dh.derive(&secret, &peer)?;
-        ensure!(ours == self.dh.derive(&peer_secret, &share)?, "the two sides derived different secrets");
+        ensure!(
+            ours == self.dh.derive(&peer_secret, &share)?,
+            "the two sides derived different secrets"
+        );
         expect_len("shared secret", ours.len(), self.alg.shared_secret)
     }
 }
@@ -424,7 +504,9 @@ impl DhDerive {
         for _ in 0..POOL {
             let (peer, peer_secret) = dh.keygen()?;
             let imported = if primitive {
-                let Some(k) = dh.import_peer(&secret, &peer).transpose()? else { return Ok(None) };
+                let Some(k) = dh.import_peer(&secret, &peer).transpose()? else {
+                    return Ok(None);
+                };
                 Some(k)
             } else {
                 None
@@ -433,7 +515,12 @@ impl DhDerive {
             let expected = dh.derive(&peer_secret, &share)?;
             peers.push((peer, imported, expected));
         }
-        Ok(Some(DhDerive { dh, alg, secret, peers }))
+        Ok(Some(DhDerive {
+            dh,
+            alg,
+            secret,
+            peers,
+        }))
     }
 }
 
@@ -452,7 +539,10 @@ impl Kernel for DhDerive {
     }
     fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
         let ss = out?;
-        ensure!(ss == self.peers[*j].2, "the two sides derived different secrets");
+        ensure!(
+            ss == self.peers[*j].2,
+            "the two sides derived different secrets"
+        );
         expect_len("shared secret", ss.len(), self.alg.shared_secret)
     }
 }
@@ -472,17 +562,30 @@ struct SigCase {
 }
 
 impl SigCase {
-    fn new(sig: Box<dyn Sig>, alg: &'static Algorithm, op: Operation, primitive: bool) -> Result<Self> {
+    fn new(
+        sig: Box<dyn Sig>,
+        alg: &'static Algorithm,
+        op: Operation,
+        primitive: bool,
+    ) -> Result<Self> {
         let (pk_bytes, sk) = sig.keygen().context("keygen for setup")?;
         expect_len("public key", pk_bytes.len(), alg.public_key)?;
         let pk = sig.load_public(&pk_bytes)?;
         let msg = certificate_verify_message()?;
         // A flipped bit must fail, or "verifies" means nothing.
         let mut bad = sig.sign(&sk, &msg)?;
-        ensure!(sig.verify(&pk, &msg, &bad)?, "a fresh signature does not verify");
+        ensure!(
+            sig.verify(&pk, &msg, &bad)?,
+            "a fresh signature does not verify"
+        );
         bad[0] ^= 1;
-        ensure!(!sig.verify(&pk, &msg, &bad)?, "a signature with a flipped bit verifies");
-        let fixed = primitive.then(|| random(SPEED_SIG_MESSAGE_LEN)).transpose()?;
+        ensure!(
+            !sig.verify(&pk, &msg, &bad)?,
+            "a signature with a flipped bit verifies"
+        );
+        let fixed = primitive
+            .then(|| random(SPEED_SIG_MESSAGE_LEN))
+            .transpose()?;
         let mut pool = Vec::new();
         if op == Operation::SigVerify {
             if let Some(m) = &fixed {
@@ -495,7 +598,15 @@ impl SigCase {
                 // With seeded inputs (the counting child) the pool must not follow the clock, or
                 // two counts would verify different signatures: the full pool, or 2 for a signer
                 // slower than a second (SLH-DSA under valgrind; nothing lies near that line).
-                let n = if inputs_seeded() { if per_sign < 1.0 { POOL } else { 2 } } else { ((1.0 / per_sign) as usize).clamp(2, POOL) };
+                let n = if inputs_seeded() {
+                    if per_sign < 1.0 {
+                        POOL
+                    } else {
+                        2
+                    }
+                } else {
+                    ((1.0 / per_sign) as usize).clamp(2, POOL)
+                };
                 for _ in 0..n {
                     let m = certificate_verify_message()?;
                     let s = sig.sign(&sk, &m)?;
@@ -503,12 +614,24 @@ impl SigCase {
                 }
             }
         }
-        Ok(SigCase { sig, alg, op, sk, pk, fixed, pool })
+        Ok(SigCase {
+            sig,
+            alg,
+            op,
+            sk,
+            pk,
+            fixed,
+            pool,
+        })
     }
 
     fn check_signature(&self, pk: &Loaded, msg: &[u8], s: &[u8]) -> Result<()> {
         match self.alg.signature {
-            Some(max) if self.alg.variable_signature => ensure!(s.len() <= max, "signature is {} bytes, more than {max}", s.len()),
+            Some(max) if self.alg.variable_signature => ensure!(
+                s.len() <= max,
+                "signature is {} bytes, more than {max}",
+                s.len()
+            ),
             want => expect_len("signature", s.len(), want)?,
         }
         ensure!(self.sig.verify(pk, msg, s)?, "signature does not verify");
@@ -549,7 +672,9 @@ impl Kernel for SigCase {
     fn call(&mut self, input: &mut SigIn) -> SigOut {
         match (self.op, input) {
             (Operation::SigKeygen, _) => SigOut::Keys(self.sig.keygen()),
-            (Operation::SigSign, SigIn::Message(m)) => SigOut::Signature(self.sig.sign(&self.sk, black_box(m))),
+            (Operation::SigSign, SigIn::Message(m)) => {
+                SigOut::Signature(self.sig.sign(&self.sk, black_box(m)))
+            }
             (_, SigIn::Pooled(j)) => {
                 let (m, s) = &self.pool[*j];
                 SigOut::Verdict(self.sig.verify(&self.pk, black_box(m), black_box(s)))
@@ -614,7 +739,13 @@ fn record_aad(payload: usize, aad_bytes: usize) -> Vec<u8> {
     aad
 }
 
-fn seal_record(aead: &dyn Aead, key: &mut Loaded, nonce: &[u8; 12], aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>> {
+fn seal_record(
+    aead: &dyn Aead,
+    key: &mut Loaded,
+    nonce: &[u8; 12],
+    aad: &[u8],
+    plaintext: &[u8],
+) -> Result<Vec<u8>> {
     let mut rec = plaintext.to_vec();
     let tag = aead.seal(key, nonce, aad, &mut rec)?;
     rec.extend_from_slice(&tag);
@@ -622,7 +753,12 @@ fn seal_record(aead: &dyn Aead, key: &mut Loaded, nonce: &[u8; 12], aad: &[u8], 
 }
 
 impl AeadCase {
-    fn new(aead: Box<dyn Aead>, alg: &'static Algorithm, op: Operation, w: &Workload) -> Result<Self> {
+    fn new(
+        aead: Box<dyn Aead>,
+        alg: &'static Algorithm,
+        op: Operation,
+        w: &Workload,
+    ) -> Result<Self> {
         let key_bytes = random(alg.key.unwrap_or(32))?;
         let mut key = aead.load_key(&key_bytes)?;
         let plaintext = random(w.payload_bytes)?;
@@ -631,13 +767,27 @@ impl AeadCase {
         let mut pool = Vec::new();
         for seq in 0..POOL as u64 {
             let nonce = record_nonce(&iv, 1 << 40 | seq);
-            pool.push((nonce, seal_record(aead.as_ref(), &mut key, &nonce, &aad, &plaintext)?));
+            pool.push((
+                nonce,
+                seal_record(aead.as_ref(), &mut key, &nonce, &aad, &plaintext)?,
+            ));
         }
         // A tampered record must be refused.
         let (nonce, mut rec) = pool[0].clone();
         rec[0] ^= 1;
-        ensure!(aead.open(&mut key, &nonce, &aad, &mut rec).is_err(), "a tampered record was accepted");
-        Ok(AeadCase { aead, op, key, plaintext, aad, iv, pool })
+        ensure!(
+            aead.open(&mut key, &nonce, &aad, &mut rec).is_err(),
+            "a tampered record was accepted"
+        );
+        Ok(AeadCase {
+            aead,
+            op,
+            key,
+            plaintext,
+            aad,
+            iv,
+            pool,
+        })
     }
 }
 
@@ -646,7 +796,11 @@ impl Kernel for AeadCase {
     type Out = Result<()>;
     fn input(&mut self, i: usize, reuse: Option<Record>) -> Result<Record> {
         let n = self.plaintext.len();
-        let mut r = reuse.unwrap_or_else(|| Record { buf: vec![0; n + 16], nonce: [0; 12], j: 0 });
+        let mut r = reuse.unwrap_or_else(|| Record {
+            buf: vec![0; n + 16],
+            nonce: [0; 12],
+            j: 0,
+        });
         if self.op == Operation::AeadEncrypt {
             r.buf[..n].copy_from_slice(&self.plaintext);
             r.nonce = record_nonce(&self.iv, i as u64);
@@ -660,11 +814,17 @@ impl Kernel for AeadCase {
     fn call(&mut self, r: &mut Record) -> Self::Out {
         let n = self.plaintext.len();
         if self.op == Operation::AeadEncrypt {
-            let tag = self.aead.seal(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf[..n]))?;
+            let tag = self.aead.seal(
+                &mut self.key,
+                &r.nonce,
+                &self.aad,
+                black_box(&mut r.buf[..n]),
+            )?;
             r.buf[n..].copy_from_slice(&tag);
             Ok(())
         } else {
-            self.aead.open(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf))
+            self.aead
+                .open(&mut self.key, &r.nonce, &self.aad, black_box(&mut r.buf))
         }
     }
     fn check(&mut self, r: &Record, out: Self::Out) -> Result<()> {
@@ -672,10 +832,17 @@ impl Kernel for AeadCase {
         let n = self.plaintext.len();
         if self.op == Operation::AeadEncrypt {
             let mut back = r.buf.clone();
-            self.aead.open(&mut self.key, &r.nonce, &self.aad, &mut back)?;
-            ensure!(back[..n] == self.plaintext[..], "decrypting the sealed record does not give the plaintext");
+            self.aead
+                .open(&mut self.key, &r.nonce, &self.aad, &mut back)?;
+            ensure!(
+                back[..n] == self.plaintext[..],
+                "decrypting the sealed record does not give the plaintext"
+            );
         } else {
-            ensure!(r.buf[..n] == self.plaintext[..], "the opened record differs from the plaintext");
+            ensure!(
+                r.buf[..n] == self.plaintext[..],
+                "the opened record differs from the plaintext"
+            );
         }
         Ok(())
     }
@@ -702,7 +869,10 @@ impl Kernel for AeadKeyCase {
         let mut key = out?;
         let (nonce, aad, msg) = ([7u8; 12], record_aad(64, 5), [0x5au8; 64]);
         let ours = seal_record(self.aead.as_ref(), &mut key, &nonce, &aad, &msg)?;
-        ensure!(ours == seal_record(self.aead.as_ref(), &mut self.reference, &nonce, &aad, &msg)?, "the new key seals differently");
+        ensure!(
+            ours == seal_record(self.aead.as_ref(), &mut self.reference, &nonce, &aad, &msg)?,
+            "the new key seals differently"
+        );
         Ok(())
     }
 }
@@ -722,7 +892,16 @@ fn expand_label_info(label: &str, hash_len: usize, context: &[u8]) -> Vec<u8> {
 }
 
 /// The labels TLS 1.3 expands with (RFC 8446 section 7.1 and 7.3).
-const LABELS: [&str; 8] = ["derived", "c hs traffic", "s hs traffic", "c ap traffic", "s ap traffic", "exp master", "res master", "finished"];
+const LABELS: [&str; 8] = [
+    "derived",
+    "c hs traffic",
+    "s hs traffic",
+    "c ap traffic",
+    "s ap traffic",
+    "exp master",
+    "res master",
+    "finished",
+];
 
 /// The reference for every backend's HKDF, HMAC and SHA-2: RustCrypto's `hkdf`, `hmac` and `sha2`
 /// (themselves checked against RFC 5869 and FIPS 180-4 vectors in the tests).
@@ -731,11 +910,21 @@ pub mod reference {
     use hmac::{KeyInit, Mac};
     use sha2::Digest;
 
-    pub fn hkdf(hash_len: usize, salt: &[u8], ikm: &[u8], info: &[u8], len: usize) -> Result<Vec<u8>> {
+    pub fn hkdf(
+        hash_len: usize,
+        salt: &[u8],
+        ikm: &[u8],
+        info: &[u8],
+        len: usize,
+    ) -> Result<Vec<u8>> {
         let mut out = vec![0u8; len];
         match hash_len {
-            32 => hkdf::Hkdf::<sha2::Sha256>::new(Some(salt), ikm).expand(info, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?,
-            48 => hkdf::Hkdf::<sha2::Sha384>::new(Some(salt), ikm).expand(info, &mut out).map_err(|e| anyhow::anyhow!("{e}"))?,
+            32 => hkdf::Hkdf::<sha2::Sha256>::new(Some(salt), ikm)
+                .expand(info, &mut out)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+            48 => hkdf::Hkdf::<sha2::Sha384>::new(Some(salt), ikm)
+                .expand(info, &mut out)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
             n => bail!("no reference HKDF for a {n}-byte hash"),
         }
         Ok(out)
@@ -743,8 +932,16 @@ pub mod reference {
 
     pub fn hmac(hash_len: usize, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
         Ok(match hash_len {
-            32 => hmac::Hmac::<sha2::Sha256>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec(),
-            48 => hmac::Hmac::<sha2::Sha384>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec(),
+            32 => hmac::Hmac::<sha2::Sha256>::new_from_slice(key)?
+                .chain_update(msg)
+                .finalize()
+                .into_bytes()
+                .to_vec(),
+            48 => hmac::Hmac::<sha2::Sha384>::new_from_slice(key)?
+                .chain_update(msg)
+                .finalize()
+                .into_bytes()
+                .to_vec(),
             n => bail!("no reference HMAC for a {n}-byte hash"),
         })
     }
@@ -759,7 +956,8 @@ pub mod reference {
 }
 
 fn hash_len(alg: &Algorithm) -> Result<usize> {
-    alg.output.ok_or_else(|| anyhow!("{} has no output size in algorithms.toml", alg.name))
+    alg.output
+        .ok_or_else(|| anyhow!("{} has no output size in algorithms.toml", alg.name))
 }
 
 /// `kdf.extract`: HKDF-Extract with a hash-length salt (the "derived" secret) and a 32-byte input
@@ -778,12 +976,16 @@ impl Kernel for KdfExtract {
         Ok(i % POOL)
     }
     fn call(&mut self, j: &mut usize) -> Self::Out {
-        self.kdf.extract(black_box(&self.salt), black_box(&self.ikms[*j]))
+        self.kdf
+            .extract(black_box(&self.salt), black_box(&self.ikms[*j]))
     }
     fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
         let info = expand_label_info("c hs traffic", self.n, &[0u8; 48][..self.n]);
         let got = self.kdf.expand(&out?, &info, self.n)?;
-        ensure!(got == reference::hkdf(self.n, &self.salt, &self.ikms[*j], &info, self.n)?, "HKDF differs from the reference");
+        ensure!(
+            got == reference::hkdf(self.n, &self.salt, &self.ikms[*j], &info, self.n)?,
+            "HKDF differs from the reference"
+        );
         Ok(())
     }
 }
@@ -806,10 +1008,14 @@ impl Kernel for KdfExpand {
         Ok(i % self.infos.len())
     }
     fn call(&mut self, j: &mut usize) -> Self::Out {
-        self.kdf.expand(&self.prk, black_box(&self.infos[*j]), self.n)
+        self.kdf
+            .expand(&self.prk, black_box(&self.infos[*j]), self.n)
     }
     fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
-        ensure!(out? == reference::hkdf(self.n, &self.salt, &self.ikm, &self.infos[*j], self.n)?, "HKDF-Expand differs from the reference");
+        ensure!(
+            out? == reference::hkdf(self.n, &self.salt, &self.ikm, &self.infos[*j], self.n)?,
+            "HKDF-Expand differs from the reference"
+        );
         Ok(())
     }
 }
@@ -830,10 +1036,14 @@ impl Kernel for MacCase {
         Ok(i % POOL)
     }
     fn call(&mut self, j: &mut usize) -> Self::Out {
-        self.mac.compute(black_box(&self.key), black_box(&self.msgs[*j]))
+        self.mac
+            .compute(black_box(&self.key), black_box(&self.msgs[*j]))
     }
     fn check(&mut self, j: &usize, out: Self::Out) -> Result<()> {
-        ensure!(out? == reference::hmac(self.n, &self.key, &self.msgs[*j])?, "HMAC differs from the reference");
+        ensure!(
+            out? == reference::hmac(self.n, &self.key, &self.msgs[*j])?,
+            "HMAC differs from the reference"
+        );
         Ok(())
     }
 }
@@ -858,7 +1068,9 @@ impl Kernel for HashCase {
     }
     fn call(&mut self, ctx: &mut Loaded) -> Self::Out {
         if self.op == Operation::HashBlock {
-            self.hash.update(ctx, black_box(&self.block)).map(|()| Vec::new())
+            self.hash
+                .update(ctx, black_box(&self.block))
+                .map(|()| Vec::new())
         } else {
             self.hash.finish_copy(ctx)
         }
@@ -867,37 +1079,76 @@ impl Kernel for HashCase {
         let out = out?;
         if self.op == Operation::HashBlock {
             let whole = [self.prefix.as_slice(), &self.block].concat();
-            ensure!(self.hash.finish_copy(ctx)? == reference::sha(self.n, &whole)?, "the transcript hash differs from the reference");
+            ensure!(
+                self.hash.finish_copy(ctx)? == reference::sha(self.n, &whole)?,
+                "the transcript hash differs from the reference"
+            );
         } else {
-            ensure!(out == reference::sha(self.n, &self.prefix)?, "the transcript hash differs from the reference");
+            ensure!(
+                out == reference::sha(self.n, &self.prefix)?,
+                "the transcript hash differs from the reference"
+            );
         }
         Ok(())
     }
 }
 
-fn key_schedule_case(backend: &dyn Backend, alg: &'static Algorithm, op: Operation) -> Result<Box<dyn Case>> {
+fn key_schedule_case(
+    backend: &dyn Backend,
+    alg: &'static Algorithm,
+    op: Operation,
+) -> Result<Box<dyn Case>> {
     let missing = || anyhow!("{} does not support {} {}", backend.name(), alg.name, op);
     let n = hash_len(alg)?;
     Ok(match op {
         Operation::KdfExtract => {
             let kdf = backend.kdf(&alg.name).ok_or_else(missing)?;
-            Box::new(Slots::new(KdfExtract { kdf, n, salt: random(n)?, ikms: (0..POOL).map(|_| random(32)).collect::<Result<_>>()? }))
+            Box::new(Slots::new(KdfExtract {
+                kdf,
+                n,
+                salt: random(n)?,
+                ikms: (0..POOL).map(|_| random(32)).collect::<Result<_>>()?,
+            }))
         }
         Operation::KdfExpand => {
             let kdf = backend.kdf(&alg.name).ok_or_else(missing)?;
             let (salt, ikm) = (random(n)?, random(n)?);
             let prk = kdf.extract(&salt, &ikm)?;
-            let infos = LABELS.iter().map(|l| random(n).map(|ctx| expand_label_info(l, n, &ctx))).collect::<Result<_>>()?;
-            Box::new(Slots::new(KdfExpand { kdf, n, salt, ikm, prk, infos }))
+            let infos = LABELS
+                .iter()
+                .map(|l| random(n).map(|ctx| expand_label_info(l, n, &ctx)))
+                .collect::<Result<_>>()?;
+            Box::new(Slots::new(KdfExpand {
+                kdf,
+                n,
+                salt,
+                ikm,
+                prk,
+                infos,
+            }))
         }
         Operation::MacCompute => {
             let mac = backend.mac(&alg.name).ok_or_else(missing)?;
-            Box::new(Slots::new(MacCase { mac, n, key: random(n)?, msgs: (0..POOL).map(|_| random(n)).collect::<Result<_>>()? }))
+            Box::new(Slots::new(MacCase {
+                mac,
+                n,
+                key: random(n)?,
+                msgs: (0..POOL).map(|_| random(n)).collect::<Result<_>>()?,
+            }))
         }
         _ => {
             let hash = backend.hash(&alg.name).ok_or_else(missing)?;
-            let block = random(alg.block.ok_or_else(|| anyhow!("{} has no block size in algorithms.toml", alg.name))?)?;
-            Box::new(Slots::new(HashCase { hash, op, n, prefix: random(300)?, block }))
+            let block =
+                random(alg.block.ok_or_else(|| {
+                    anyhow!("{} has no block size in algorithms.toml", alg.name)
+                })?)?;
+            Box::new(Slots::new(HashCase {
+                hash,
+                op,
+                n,
+                prefix: random(300)?,
+                block,
+            }))
         }
     })
 }
@@ -925,10 +1176,19 @@ mod tests {
         let okm = reference::hkdf(32, &salt, &ikm, &info, 42).unwrap();
         assert_eq!(okm[..8], [0x3c, 0xb2, 0x5f, 0x25, 0xfa, 0xac, 0xd5, 0x7a]);
         // FIPS 180-4 examples: SHA-256("abc") and SHA-384("abc").
-        assert_eq!(reference::sha(32, b"abc").unwrap()[..4], [0xba, 0x78, 0x16, 0xbf]);
-        assert_eq!(reference::sha(48, b"abc").unwrap()[..4], [0xcb, 0x00, 0x75, 0x3f]);
+        assert_eq!(
+            reference::sha(32, b"abc").unwrap()[..4],
+            [0xba, 0x78, 0x16, 0xbf]
+        );
+        assert_eq!(
+            reference::sha(48, b"abc").unwrap()[..4],
+            [0xcb, 0x00, 0x75, 0x3f]
+        );
         // RFC 4231 test case 2: HMAC-SHA-256("Jefe", "what do ya want for nothing?").
-        assert_eq!(reference::hmac(32, b"Jefe", b"what do ya want for nothing?").unwrap()[..4], [0x5b, 0xdc, 0xc1, 0x46]);
+        assert_eq!(
+            reference::hmac(32, b"Jefe", b"what do ya want for nothing?").unwrap()[..4],
+            [0x5b, 0xdc, 0xc1, 0x46]
+        );
         // RFC 8446 section 7.1: HkdfLabel = length, "tls13 " + label, context.
         let info = expand_label_info("derived", 48, &[]);
         assert_eq!(info[..3], [0, 48, 13]);

@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "pqprof", version, about = "What a hybrid or post-quantum TLS 1.3 / SSH key exchange costs on this machine, phase by phase")]
+#[command(
+    name = "pqprof",
+    version,
+    about = "What a hybrid or post-quantum TLS 1.3 / SSH key exchange costs on this machine, phase by phase"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

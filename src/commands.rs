@@ -14,18 +14,36 @@ pub fn execute(command: Command) -> Result<()> {
         Command::Run(args) => run_cmd(args),
         Command::List { suites } => list(&suites),
         Command::Check { files, site } => check(&files, site.as_deref()),
-        Command::Compare { a, b, format, out, threshold } => {
+        Command::Compare {
+            a,
+            b,
+            format,
+            out,
+            threshold,
+        } => {
             let c = crate::comparison::compare(&results::read(&a)?, &results::read(&b)?, threshold);
-            emit(out.as_deref(), crate::comparison::render(&c, format)?.as_bytes())
+            emit(
+                out.as_deref(),
+                crate::comparison::render(&c, format)?.as_bytes(),
+            )
         }
-        Command::Export { file, format, out } => emit(out.as_deref(), &crate::export::exporter(format).serialize(&results::read(&file)?)?),
+        Command::Export { file, format, out } => emit(
+            out.as_deref(),
+            &crate::export::exporter(format).serialize(&results::read(&file)?)?,
+        ),
         Command::League { file } => {
             let r = results::read(&file.map_or_else(newest_results, Ok)?)?;
-            print!("{}", crate::league::render_text(&r, &crate::league::league_builtin(&r)));
+            print!(
+                "{}",
+                crate::league::render_text(&r, &crate::league::league_builtin(&r))
+            );
             Ok(())
         }
         Command::Spread { files } => {
-            let runs = files.iter().map(|f| results::read(f)).collect::<Result<Vec<_>>>()?;
+            let runs = files
+                .iter()
+                .map(|f| results::read(f))
+                .collect::<Result<Vec<_>>>()?;
             for (name, pct) in crate::comparison::spread(&runs) {
                 println!("{pct:6.2}%  {name}");
             }
@@ -37,11 +55,33 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Crosscheck { results: file, references, duration, rounds, max_rounds, only, tolerance, strict, no_openssl, force } => {
+        Command::Crosscheck {
+            results: file,
+            references,
+            duration,
+            rounds,
+            max_rounds,
+            only,
+            tolerance,
+            strict,
+            no_openssl,
+            force,
+        } => {
             let file = file.map_or_else(newest_results, Ok)?;
-            let mut r = section_target(&file, |r| r.crosscheck.as_ref().map(|c| c.date_utc.clone()), "crosscheck", force)?;
-            ensure!(rounds >= 2, "--rounds {rounds}: a 95% interval needs at least 2 rounds");
-            ensure!(max_rounds >= rounds, "--max-rounds {max_rounds} is below --rounds {rounds}");
+            let mut r = section_target(
+                &file,
+                |r| r.crosscheck.as_ref().map(|c| c.date_utc.clone()),
+                "crosscheck",
+                force,
+            )?;
+            ensure!(
+                rounds >= 2,
+                "--rounds {rounds}: a 95% interval needs at least 2 rounds"
+            );
+            ensure!(
+                max_rounds >= rounds,
+                "--max-rounds {max_rounds} is below --rounds {rounds}"
+            );
             let opts = crate::crosscheck::Options {
                 results: file.clone(),
                 references,
@@ -55,7 +95,11 @@ pub fn execute(command: Command) -> Result<()> {
             let c = crate::crosscheck::run(&opts, &mut |m| eprintln!("crosscheck: {m}"))?;
             print!("{}", crate::crosscheck::table(&c));
             let count = |v: Agreement| c.rows.iter().filter(|r| r.verdict == Some(v)).count();
-            let (agree, undecided, disagree) = (count(Agreement::Agree), count(Agreement::Undecided), count(Agreement::Disagree));
+            let (agree, undecided, disagree) = (
+                count(Agreement::Agree),
+                count(Agreement::Undecided),
+                count(Agreement::Disagree),
+            );
             println!(
                 "\n{agree} of {} phases agree within {tolerance}%, {undecided} undecided, {disagree} disagree; {:.0} s; written to {}",
                 c.rows.len(),
@@ -69,45 +113,112 @@ pub fn execute(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Handshake { results: file, suites, samples, per_sample, force, stacks } => {
+        Command::Handshake {
+            results: file,
+            suites,
+            samples,
+            per_sample,
+            force,
+            stacks,
+        } => {
             let file = file.map_or_else(newest_results, Ok)?;
-            let mut r = section_target(&file, |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()), "handshakes", force)?;
-            let opts = crate::handshake::Options { suites, samples: samples as usize, per_sample: per_sample as usize, stacks };
+            let mut r = section_target(
+                &file,
+                |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()),
+                "handshakes",
+                force,
+            )?;
+            let opts = crate::handshake::Options {
+                suites,
+                samples: samples as usize,
+                per_sample: per_sample as usize,
+                stacks,
+            };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
             print!("{}", crate::handshake::table(&h, &r));
-            println!("\n{} scenarios, {} failed; {:.0} s; written to {}", h.scenarios.len(), h.failures.len(), h.wall_seconds, file.display());
+            println!(
+                "\n{} scenarios, {} failed; {:.0} s; written to {}",
+                h.scenarios.len(),
+                h.failures.len(),
+                h.wall_seconds,
+                file.display()
+            );
             let failed = h.failures.len();
             r.handshakes = Some(h);
             write_section(&file, &r, "handshakes")?;
             if failed > 0 {
-                bail!("{failed} handshake scenario(s) failed; the others are in {}", file.display());
+                bail!(
+                    "{failed} handshake scenario(s) failed; the others are in {}",
+                    file.display()
+                );
             }
             Ok(())
         }
-        Command::Capacity { results: file, force, quick, stacks, connections } => {
+        Command::Capacity {
+            results: file,
+            force,
+            quick,
+            stacks,
+            connections,
+        } => {
             let file = file.map_or_else(newest_results, Ok)?;
-            let mut r = section_target(&file, |r| r.capacity.as_ref().map(|c| c.date_utc.clone()), "capacity", force)?;
+            let mut r = section_target(
+                &file,
+                |r| r.capacity.as_ref().map(|c| c.date_utc.clone()),
+                "capacity",
+                force,
+            )?;
             let mut opts = crate::capacity::Options::default_for(quick);
             if !stacks.is_empty() {
-                opts.stacks = stacks.iter().filter_map(|s| crate::results::RealStack::from_name(s)).collect();
+                opts.stacks = stacks
+                    .iter()
+                    .filter_map(|s| crate::results::RealStack::from_name(s))
+                    .collect();
             }
             if !connections.is_empty() {
                 opts.connections = connections.iter().map(|&c| c as usize).collect();
             }
             let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
             print!("{}", crate::capacity::table(&c));
-            println!("\ncapacity: {:.0} s; written to {}", c.wall_seconds, file.display());
+            println!(
+                "\ncapacity: {:.0} s; written to {}",
+                c.wall_seconds,
+                file.display()
+            );
             r.capacity = Some(c);
             write_section(&file, &r, "capacity")
         }
-        Command::Network { results: file, force, grid, per_point, cell_seconds, parallel, rate_mbit, all_groups, stacks, cleanup } => {
+        Command::Network {
+            results: file,
+            force,
+            grid,
+            per_point,
+            cell_seconds,
+            parallel,
+            rate_mbit,
+            all_groups,
+            stacks,
+            cleanup,
+        } => {
             if cleanup {
                 let removed = crate::network::lab::cleanup();
-                println!("network: {}", if removed.is_empty() { "nothing to clean".to_string() } else { format!("removed {}", removed.join(", ")) });
+                println!(
+                    "network: {}",
+                    if removed.is_empty() {
+                        "nothing to clean".to_string()
+                    } else {
+                        format!("removed {}", removed.join(", "))
+                    }
+                );
                 return Ok(());
             }
             let file = file.map_or_else(newest_results, Ok)?;
-            let mut r = section_target(&file, |r| r.network.as_ref().map(|n| n.date_utc.clone()), "network", force)?;
+            let mut r = section_target(
+                &file,
+                |r| r.network.as_ref().map(|n| n.date_utc.clone()),
+                "network",
+                force,
+            )?;
             if let Some(rate) = rate_mbit {
                 if !(rate.is_finite() && rate > 0.0) {
                     bail!("--rate-mbit {rate}: a rate must be a positive number of Mbit/s");
@@ -116,8 +227,20 @@ pub fn execute(command: Command) -> Result<()> {
             if !(cell_seconds.is_finite() && cell_seconds >= 0.0) {
                 bail!("--cell-seconds {cell_seconds}: a time budget is zero or more seconds");
             }
-            let budget = if cell_seconds == 0.0 { std::time::Duration::MAX } else { std::time::Duration::from_secs_f64(cell_seconds) };
-            let opts = crate::network::Options { grid: crate::network::Grid::named(&grid)?, per_point: per_point as usize, cell_budget: budget, parallel: parallel as usize, rate_mbit, all_groups, stacks };
+            let budget = if cell_seconds == 0.0 {
+                std::time::Duration::MAX
+            } else {
+                std::time::Duration::from_secs_f64(cell_seconds)
+            };
+            let opts = crate::network::Options {
+                grid: crate::network::Grid::named(&grid)?,
+                per_point: per_point as usize,
+                cell_budget: budget,
+                parallel: parallel as usize,
+                rate_mbit,
+                all_groups,
+                stacks,
+            };
             let n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
                 Ok(n) => n,
                 Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {
@@ -127,28 +250,98 @@ pub fn execute(command: Command) -> Result<()> {
                 Err(e) => return Err(e),
             };
             print!("{}", crate::network::table(&n));
-            println!("\nnetwork: {:.0} s; written to {}", n.wall_seconds, file.display());
+            println!(
+                "\nnetwork: {:.0} s; written to {}",
+                n.wall_seconds,
+                file.display()
+            );
             r.network = Some(n);
             write_section(&file, &r, "network")
         }
         Command::NetemRouter { client_if } => crate::network::router::router_main(&client_if),
-        Command::CapacityServer { stack, group, cert, key, threads, hold, core } => {
-            let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
+        Command::CapacityServer {
+            stack,
+            group,
+            cert,
+            key,
+            threads,
+            hold,
+            core,
+        } => {
+            let stack = crate::results::RealStack::from_name(&stack)
+                .with_context(|| format!("unknown stack {stack}"))?;
             crate::capacity::server::server_main(stack, &group, &cert, &key, threads, hold, core)
         }
-        Command::HandshakeServer { protocol, stack, group, cert, key, insitu, bind, concurrent, timeout_s } => {
-            let stack = crate::results::RealStack::from_name(&stack).with_context(|| format!("unknown stack {stack}"))?;
+        Command::HandshakeServer {
+            protocol,
+            stack,
+            group,
+            cert,
+            key,
+            insitu,
+            bind,
+            concurrent,
+            timeout_s,
+        } => {
+            let stack = crate::results::RealStack::from_name(&stack)
+                .with_context(|| format!("unknown stack {stack}"))?;
             crate::handshake::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
-            crate::handshake::server_main(&protocol, stack, &group, &cert, &key, insitu, crate::handshake::server::Listen { bind, concurrent })
+            crate::handshake::server_main(
+                &protocol,
+                stack,
+                &group,
+                &cert,
+                &key,
+                insitu,
+                crate::handshake::server::Listen { bind, concurrent },
+            )
         }
-        Command::Render { files, out, source_url, baseline } => {
-            render::render(&files, &out, &render::Options { source_url, baseline })?;
-            println!("{}/index.html: {} run(s) rendered", out.display(), files.len());
+        Command::Render {
+            files,
+            out,
+            source_url,
+            baseline,
+        } => {
+            render::render(
+                &files,
+                &out,
+                &render::Options {
+                    source_url,
+                    baseline,
+                },
+            )?;
+            println!(
+                "{}/index.html: {} run(s) rendered",
+                out.display(),
+                files.len()
+            );
             Ok(())
         }
-        Command::CountPhase { backend, algorithm, operation, form, calls, payload, aad } => {
-            let form = if form == "primitive" { crate::results::Form::Primitive } else { crate::results::Form::Handshake };
-            let r = crate::counter::child(&backend, &algorithm, &operation, form, calls.max(1), crate::suite::Workload { payload_bytes: payload, aad_bytes: aad })?;
+        Command::CountPhase {
+            backend,
+            algorithm,
+            operation,
+            form,
+            calls,
+            payload,
+            aad,
+        } => {
+            let form = if form == "primitive" {
+                crate::results::Form::Primitive
+            } else {
+                crate::results::Form::Handshake
+            };
+            let r = crate::counter::child(
+                &backend,
+                &algorithm,
+                &operation,
+                form,
+                calls.max(1),
+                crate::suite::Workload {
+                    payload_bytes: payload,
+                    aad_bytes: aad,
+                },
+            )?;
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
@@ -157,7 +350,10 @@ pub fn execute(command: Command) -> Result<()> {
             Ok(())
         }
         Command::ResultsPath => {
-            println!("{}", crate::host::results_path(&crate::host::describe(), &run::utc_now()).display());
+            println!(
+                "{}",
+                crate::host::results_path(&crate::host::describe(), &run::utc_now()).display()
+            );
             Ok(())
         }
     }
@@ -170,12 +366,21 @@ pub fn execute(command: Command) -> Result<()> {
 fn write_section(file: &Path, r: &Results, section: &str) -> Result<()> {
     let problems = crate::check::check(r);
     if !problems.is_empty() {
-        bail!("{}: the {section} section does not hold against its own raw data:\n  {}", file.display(), problems.join("\n  "));
+        bail!(
+            "{}: the {section} section does not hold against its own raw data:\n  {}",
+            file.display(),
+            problems.join("\n  ")
+        );
     }
     results::update(file, r)
 }
 
-fn section_target(file: &Path, existing: impl Fn(&Results) -> Option<String>, section: &str, force: bool) -> Result<Results> {
+fn section_target(
+    file: &Path,
+    existing: impl Fn(&Results) -> Option<String>,
+    section: &str,
+    force: bool,
+) -> Result<Results> {
     let r = results::read(file)?;
     if let (Some(date), false) = (existing(&r), force) {
         bail!("{}: already has a {section} section (from {date}); pass --force to replace it, or measure into a new results file", file.display());
@@ -190,16 +395,30 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         forced: args.iterations.map(|n| n as usize),
         ..Settings::default()
     };
-    let out = args.out.clone().unwrap_or_else(|| crate::host::results_path(&crate::host::describe(), &run::utc_now()));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::host::results_path(&crate::host::describe(), &run::utc_now()));
     // Before minutes of measuring: the folder must take a file, and the file must be new.
-    results::check_writable(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))?;
+    results::check_writable(
+        out.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )?;
     if out.exists() && !args.force {
         bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
     }
     let results = if args.samples > 1 {
         crate::samples::run_samples(&args)?
     } else {
-        let opts = run::Options { suites: args.suites.clone(), settings, backends: args.backends.clone(), progress: !args.quiet, rotate: args.rotate, counter: args.counter.is_some() };
+        let opts = run::Options {
+            suites: args.suites.clone(),
+            settings,
+            backends: args.backends.clone(),
+            progress: !args.quiet,
+            rotate: args.rotate,
+            counter: args.counter.is_some(),
+        };
         run::run(&opts)?
     };
     results::create(&out, &results, args.force)?;
@@ -207,7 +426,10 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     for f in &results.failures {
-        eprintln!("warning: {} {} {} was not measured: {}", f.backend, f.algorithm, f.operation, f.error);
+        eprintln!(
+            "warning: {} {} {} was not measured: {}",
+            f.backend, f.algorithm, f.operation, f.error
+        );
     }
     println!(
         "{}: {} phases, {} suite compositions, {:.0} s",
@@ -218,10 +440,17 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     );
     let problems = check::check(&results);
     if !problems.is_empty() {
-        bail!("the results just written fail their own check:\n  {}", problems.join("\n  "));
+        bail!(
+            "the results just written fail their own check:\n  {}",
+            problems.join("\n  ")
+        );
     }
     if !results.failures.is_empty() {
-        bail!("{} phase(s) failed; the others are in {}", results.failures.len(), out.display());
+        bail!(
+            "{} phase(s) failed; the others are in {}",
+            results.failures.len(),
+            out.display()
+        );
     }
     Ok(())
 }
@@ -230,13 +459,28 @@ fn list(suites_path: &Path) -> Result<()> {
     let suites = suite::load(suites_path, &backend::NAMES)?;
     println!("Suites ({}):", suites_path.display());
     for s in &suites {
-        let phases: Vec<String> = s.phases.iter().map(|p| format!("{} {} x{}", p.algorithm, p.operation, p.count)).collect();
-        let wire = s.wire_bytes().map_or(String::new(), |w| format!(", {w} B on the wire"));
-        println!("  {:<24} {:?} {}{wire}: {}", s.name, s.kind, s.protocol, phases.join(", "));
+        let phases: Vec<String> = s
+            .phases
+            .iter()
+            .map(|p| format!("{} {} x{}", p.algorithm, p.operation, p.count))
+            .collect();
+        let wire = s
+            .wire_bytes()
+            .map_or(String::new(), |w| format!(", {w} B on the wire"));
+        println!(
+            "  {:<24} {:?} {}{wire}: {}",
+            s.name,
+            s.kind,
+            s.protocol,
+            phases.join(", ")
+        );
     }
     println!("\nAlgorithms (algorithms.toml):");
     for a in algorithm::all() {
-        println!("  {:<20} {:?}, {}, source: {}", a.name, a.kind, a.family, a.source);
+        println!(
+            "  {:<20} {:?}, {}, source: {}",
+            a.name, a.kind, a.family, a.source
+        );
     }
     let backends = backend::all();
     println!("\nBackends:");
@@ -245,7 +489,14 @@ fn list(suites_path: &Path) -> Result<()> {
         println!("  {:<11} build: {}", "", b.build());
     }
     match crate::go::binary().and_then(|bin| crate::go::version(&bin)) {
-        Ok(v) => println!("  {:<11} {} {}/{} through the Go peer; TLS groups {}", "go", v.go_version, v.goos, v.goarch, v.groups.join(", ")),
+        Ok(v) => println!(
+            "  {:<11} {} {}/{} through the Go peer; TLS groups {}",
+            "go",
+            v.go_version,
+            v.goos,
+            v.goarch,
+            v.groups.join(", ")
+        ),
         Err(e) => println!("  {:<11} not available: {e:#}", "go"),
     }
     println!("\nSupport (backend's own name):");
@@ -253,18 +504,23 @@ fn list(suites_path: &Path) -> Result<()> {
         for op in Operation::ALL.iter().filter(|o| o.kind() == a.kind) {
             let cells: Vec<String> = backends
                 .iter()
-                .map(|b| match (b.supports(&a.name, *op), b.native_name(&a.name)) {
-                    (true, Some(n)) => format!("{}={n}", b.name()),
-                    (true, None) => b.name().to_string(),
-                    _ => format!("{}=-", b.name()),
-                })
+                .map(
+                    |b| match (b.supports(&a.name, *op), b.native_name(&a.name)) {
+                        (true, Some(n)) => format!("{}={n}", b.name()),
+                        (true, None) => b.name().to_string(),
+                        _ => format!("{}=-", b.name()),
+                    },
+                )
                 .collect();
             println!("  {:<20} {:<13} {}", a.name, op.name(), cells.join("  "));
         }
     }
     println!("\nStacks:");
     for s in crate::plan::stacks() {
-        println!("  {:<11} {} (post-quantum: {}, classical: {})", s.name, s.description, s.post_quantum, s.classical);
+        println!(
+            "  {:<11} {} (post-quantum: {}, classical: {})",
+            s.name, s.description, s.post_quantum, s.classical
+        );
     }
     Ok(())
 }
@@ -277,7 +533,10 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
     if let Some(dir) = site {
         let problems = render::verify::check_site(dir)?;
         if problems.is_empty() {
-            println!("{}: ok (every card's phases add up to its composed mean and to 100%)", dir.display());
+            println!(
+                "{}: ok (every card's phases add up to its composed mean and to 100%)",
+                dir.display()
+            );
         } else {
             failed += 1;
             eprintln!("{}: {} problem(s):", dir.display(), problems.len());
@@ -290,7 +549,13 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
         let r = results::read(f)?;
         let problems = check::check(&r);
         if problems.is_empty() {
-            println!("{}: ok ({} phases, {} suites; identity holds within {}%)", f.display(), r.phases.len(), r.suites.len(), check::TOLERANCE_PCT);
+            println!(
+                "{}: ok ({} phases, {} suites; identity holds within {}%)",
+                f.display(),
+                r.phases.len(),
+                r.suites.len(),
+                check::TOLERANCE_PCT
+            );
         } else {
             failed += 1;
             eprintln!("{}: {} problem(s):", f.display(), problems.len());
@@ -325,6 +590,11 @@ fn newest_results() -> Result<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
-    let dated: Vec<(String, PathBuf)> = files.into_iter().filter_map(|p| results::read(&p).ok().map(|r| (r.run.date_utc, p))).collect();
-    dated.into_iter().max().map(|(_, p)| p).ok_or_else(|| anyhow::anyhow!("no readable results/*.json: run `make run` first or pass --results FILE"))
+    let dated: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .filter_map(|p| results::read(&p).ok().map(|r| (r.run.date_utc, p)))
+        .collect();
+    dated.into_iter().max().map(|(_, p)| p).ok_or_else(|| {
+        anyhow::anyhow!("no readable results/*.json: run `make run` first or pass --results FILE")
+    })
 }

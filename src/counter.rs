@@ -65,12 +65,24 @@ fn cpu_features() -> (bool, bool) {
 }
 
 /// The hidden `count-phase` command: one phase's case, `calls` counted calls, outputs checked.
-pub fn child(backend_name: &str, algorithm: &str, operation: &str, form: Form, calls: usize, w: Workload) -> Result<ChildReport> {
+pub fn child(
+    backend_name: &str,
+    algorithm: &str,
+    operation: &str,
+    form: Form,
+    calls: usize,
+    w: Workload,
+) -> Result<ChildReport> {
     backend::deterministic_randomness(SEED);
     crate::case::seed_inputs(SEED);
-    let be = backend::all().into_iter().find(|b| b.name() == backend_name).ok_or_else(|| anyhow!("unknown backend {backend_name}"))?;
-    let alg = crate::algorithm::find(algorithm).ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
-    let op = crate::algorithm::Operation::from_name(operation).ok_or_else(|| anyhow!("unknown operation {operation}"))?;
+    let be = backend::all()
+        .into_iter()
+        .find(|b| b.name() == backend_name)
+        .ok_or_else(|| anyhow!("unknown backend {backend_name}"))?;
+    let alg = crate::algorithm::find(algorithm)
+        .ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
+    let op = crate::algorithm::Operation::from_name(operation)
+        .ok_or_else(|| anyhow!("unknown operation {operation}"))?;
     let mut case = crate::case::build(be.as_ref(), alg, op, &w, form)?;
     // Lazy initialisation (library setup, provider fetches) happens in the first calls: not counted.
     for i in 0..3 {
@@ -87,7 +99,12 @@ pub fn child(backend_name: &str, algorithm: &str, operation: &str, form: Form, c
         }
     }
     let (avx2, avx512f) = cpu_features();
-    Ok(ChildReport { calls, verified, avx2, avx512f })
+    Ok(ChildReport {
+        calls,
+        verified,
+        avx2,
+        avx512f,
+    })
 }
 
 /// Calls to count for a phase whose native median is `median_ns`; `None` when one call would take
@@ -107,13 +124,20 @@ pub fn calls_for(median_ns: f64) -> Option<usize> {
 
 /// The valgrind on PATH and its version, or why there is none.
 pub fn valgrind() -> Result<String> {
-    let out = Command::new("valgrind").arg("--version").output().context("valgrind is not installed (apt-get install valgrind)")?;
+    let out = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .context("valgrind is not installed (apt-get install valgrind)")?;
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Counts every phase (two children at a time per core: counts do not depend on load) and adds
 /// the figures to the phases. Returns what was run and what was left out.
-pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress: &mut dyn FnMut(&str)) -> Result<CounterRun> {
+pub fn count(
+    phases: &mut [Phase],
+    workloads: &[(PhaseKey, Workload)],
+    progress: &mut dyn FnMut(&str),
+) -> Result<CounterRun> {
     let started = std::time::Instant::now();
     let version = valgrind()?;
     let exe = std::env::current_exe()?;
@@ -123,14 +147,28 @@ pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress:
     let mut jobs = Vec::new();
     for (i, p) in phases.iter().enumerate() {
         if p.backend == "go" {
-            skipped.push(format!("{}: the Go runtime does not run under valgrind", p.name()));
+            skipped.push(format!(
+                "{}: the Go runtime does not run under valgrind",
+                p.name()
+            ));
             continue;
         }
         let Some(calls) = calls_for(p.stats.median_ns) else {
-            skipped.push(format!("{}: one call takes {:.2} s natively, about {:.0} s under valgrind", p.name(), p.stats.median_ns / 1e9, p.stats.median_ns / 1e9 * SLOWDOWN));
+            skipped.push(format!(
+                "{}: one call takes {:.2} s natively, about {:.0} s under valgrind",
+                p.name(),
+                p.stats.median_ns / 1e9,
+                p.stats.median_ns / 1e9 * SLOWDOWN
+            ));
             continue;
         };
-        let w = workloads.iter().find(|(k, _)| k.backend == p.backend && k.algorithm == p.algorithm && k.operation == p.operation).map(|(_, w)| *w).unwrap_or_default();
+        let w = workloads
+            .iter()
+            .find(|(k, _)| {
+                k.backend == p.backend && k.algorithm == p.algorithm && k.operation == p.operation
+            })
+            .map(|(_, w)| *w)
+            .unwrap_or_default();
         jobs.push((i, calls, w));
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -138,7 +176,11 @@ pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress:
     let mut results: Vec<(usize, Result<Instructions>)> = Vec::new();
     for (n, chunk) in jobs.chunks(threads).enumerate() {
         crate::interrupt::check()?;
-        progress(&format!("{}/{total}: {}", n * threads + 1, phases[chunk[0].0].name()));
+        progress(&format!(
+            "{}/{total}: {}",
+            n * threads + 1,
+            phases[chunk[0].0].name()
+        ));
         let out: Vec<(usize, Result<Instructions>)> = std::thread::scope(|s| {
             let handles: Vec<_> = chunk
                 .iter()
@@ -158,26 +200,82 @@ pub fn count(phases: &mut [Phase], workloads: &[(PhaseKey, Workload)], progress:
             Err(e) => skipped.push(format!("{}: {e:#}", phases[i].name())),
         }
     }
-    Ok(CounterRun { tool: format!("{version} --tool=callgrind --cache-sim=yes"), wall_seconds: started.elapsed().as_secs_f64(), skipped, seed: SEED })
+    Ok(CounterRun {
+        tool: format!("{version} --tool=callgrind --cache-sim=yes"),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        skipped,
+        seed: SEED,
+    })
 }
 
 fn count_one(exe: &Path, dir: &Path, p: &Phase, calls: usize, w: Workload) -> Result<Instructions> {
-    let out: PathBuf = dir.join(format!("cg-{}-{}-{}-{:?}.out", p.backend, p.algorithm, p.operation, p.form));
+    let out: PathBuf = dir.join(format!(
+        "cg-{}-{}-{}-{:?}.out",
+        p.backend, p.algorithm, p.operation, p.form
+    ));
     let mut cmd = Command::new("valgrind");
     // One dump as each counted call returns: out.1, out.2, ... hold each call's own counts.
-    cmd.args(["--tool=callgrind", "--cache-sim=yes", "--collect-atstart=no", "--toggle-collect=pqprof_counted_call", "--dump-after=pqprof_counted_call", "-q"])
-        .arg(format!("--callgrind-out-file={}", out.display()))
-        .arg(exe)
-        .args(["count-phase", "--backend", &p.backend, "--algorithm", &p.algorithm, "--operation", p.operation.name()])
-        .args(["--form", if p.form == Form::Primitive { "primitive" } else { "handshake" }])
-        .args(["--calls", &calls.to_string(), "--payload", &w.payload_bytes.to_string(), "--aad", &w.aad_bytes.to_string()]);
-    let o = crate::interrupt::die_with_parent(&mut cmd).output().context("cannot start valgrind")?;
+    cmd.args([
+        "--tool=callgrind",
+        "--cache-sim=yes",
+        "--collect-atstart=no",
+        "--toggle-collect=pqprof_counted_call",
+        "--dump-after=pqprof_counted_call",
+        "-q",
+    ])
+    .arg(format!("--callgrind-out-file={}", out.display()))
+    .arg(exe)
+    .args([
+        "count-phase",
+        "--backend",
+        &p.backend,
+        "--algorithm",
+        &p.algorithm,
+        "--operation",
+        p.operation.name(),
+    ])
+    .args([
+        "--form",
+        if p.form == Form::Primitive {
+            "primitive"
+        } else {
+            "handshake"
+        },
+    ])
+    .args([
+        "--calls",
+        &calls.to_string(),
+        "--payload",
+        &w.payload_bytes.to_string(),
+        "--aad",
+        &w.aad_bytes.to_string(),
+    ]);
+    let o = crate::interrupt::die_with_parent(&mut cmd)
+        .output()
+        .context("cannot start valgrind")?;
     if !o.status.success() {
-        bail!("valgrind: {}", String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or(""));
+        bail!(
+            "valgrind: {}",
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
     }
-    let report: ChildReport = serde_json::from_slice(&o.stdout).context("the counting child's report")?;
+    let report: ChildReport =
+        serde_json::from_slice(&o.stdout).context("the counting child's report")?;
     let (events, totals, ir_calls) = dumps(&out, report.calls)?;
-    Ok(Instructions::new(events, totals, report.calls, format!("valgrind's CPU: AVX2 {}, AVX-512 {}", yes(report.avx2), yes(report.avx512f)), ir_calls))
+    Ok(Instructions::new(
+        events,
+        totals,
+        report.calls,
+        format!(
+            "valgrind's CPU: AVX2 {}, AVX-512 {}",
+            yes(report.avx2),
+            yes(report.avx512f)
+        ),
+        ir_calls,
+    ))
 }
 
 /// Reads callgrind's numbered dumps `out.1` .. `out.N` (one per counted call) and the final `out`
@@ -185,7 +283,8 @@ fn count_one(exe: &Path, dir: &Path, p: &Phase, calls: usize, w: Workload) -> Re
 /// the events, their totals over all dumps, and each call's instructions (Ir).
 fn dumps(out: &Path, calls: usize) -> Result<(Vec<String>, Vec<u64>, Vec<u64>)> {
     let read = |p: &Path| -> Result<(Vec<String>, Vec<u64>)> {
-        let text = std::fs::read_to_string(p).with_context(|| format!("{}: no callgrind output", p.display()))?;
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("{}: no callgrind output", p.display()))?;
         crate::parse::callgrind::totals(&text).with_context(|| p.display().to_string())
     };
     let mut events: Option<Vec<String>> = None;
@@ -199,7 +298,12 @@ fn dumps(out: &Path, calls: usize) -> Result<(Vec<String>, Vec<u64>, Vec<u64>)> 
         totals.resize(t.len(), 0);
         totals.iter_mut().zip(&t).for_each(|(a, b)| *a += b);
         if let Some(v) = ir_calls {
-            v.push(e.iter().position(|x| x == "Ir").and_then(|k| t.get(k).copied()).ok_or_else(|| anyhow!("no Ir event"))?);
+            v.push(
+                e.iter()
+                    .position(|x| x == "Ir")
+                    .and_then(|k| t.get(k).copied())
+                    .ok_or_else(|| anyhow!("no Ir event"))?,
+            );
         }
         Ok(())
     };
@@ -208,7 +312,10 @@ fn dumps(out: &Path, calls: usize) -> Result<(Vec<String>, Vec<u64>, Vec<u64>)> 
         add(e, t, Some(&mut ir_calls))?;
     }
     // The final dump at exit, if callgrind wrote one (with or without the next number).
-    for last in [out.to_path_buf(), PathBuf::from(format!("{}.{}", out.display(), calls + 1))] {
+    for last in [
+        out.to_path_buf(),
+        PathBuf::from(format!("{}.{}", out.display(), calls + 1)),
+    ] {
         if last.exists() {
             if let Ok((e, t)) = read(&last) {
                 add(e, t, None)?;
@@ -253,7 +360,14 @@ mod tests {
         std::fs::write(dir.join("cg.out.2"), "events: Ir Dr\nsummary: 120 12\n").unwrap();
         std::fs::write(&out, "events: Ir Dr\nsummary: 0 0\n").unwrap();
         let (events, totals, ir) = dumps(&out, 2).unwrap();
-        assert_eq!((events, totals, ir), (vec!["Ir".to_string(), "Dr".to_string()], vec![220, 22], vec![100, 120]));
+        assert_eq!(
+            (events, totals, ir),
+            (
+                vec!["Ir".to_string(), "Dr".to_string()],
+                vec![220, 22],
+                vec![100, 120]
+            )
+        );
         // A missing call's dump is an error, not a shorter list.
         assert!(dumps(&out, 3).is_err());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -18,7 +18,12 @@ pub fn binary() -> Result<PathBuf> {
     }
     let exe = std::env::current_exe()?;
     // target/release/pqprof -> target/go/pqprof-go-peer
-    let candidates = [exe.parent().and_then(Path::parent).map(|t| t.join("go/pqprof-go-peer")), Some(PathBuf::from("target/go/pqprof-go-peer"))];
+    let candidates = [
+        exe.parent()
+            .and_then(Path::parent)
+            .map(|t| t.join("go/pqprof-go-peer")),
+        Some(PathBuf::from("target/go/pqprof-go-peer")),
+    ];
     candidates
         .into_iter()
         .flatten()
@@ -35,11 +40,19 @@ pub struct Version {
 }
 
 pub fn version(bin: &Path) -> Result<Version> {
-    let out = Command::new(bin).arg("version").output().with_context(|| format!("cannot run {}", bin.display()))?;
+    let out = Command::new(bin)
+        .arg("version")
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
     if !out.status.success() {
-        bail!("{} version: {}", bin.display(), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "{} version: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    serde_json::from_slice(&out.stdout).with_context(|| format!("{} version: unexpected output", bin.display()))
+    serde_json::from_slice(&out.stdout)
+        .with_context(|| format!("{} version: unexpected output", bin.display()))
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,24 +89,51 @@ pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
     let v = version(bin)?;
     let mut cmd = Command::new(bin);
     cmd.arg("phases")
-        .args(["--iterations", &settings.forced.unwrap_or(settings.default_iterations).to_string()])
-        .args(["--rounds", &settings.rounds.to_string(), "--budget-ms", &settings.budget_ms.to_string(), "--warmup-ms", &settings.warmup_ms.to_string()])
-        .args(["--raw-samples", &RAW_SAMPLES.to_string(), "--raw-per-sample", &RAW_PER_SAMPLE.to_string()])
+        .args([
+            "--iterations",
+            &settings
+                .forced
+                .unwrap_or(settings.default_iterations)
+                .to_string(),
+        ])
+        .args([
+            "--rounds",
+            &settings.rounds.to_string(),
+            "--budget-ms",
+            &settings.budget_ms.to_string(),
+            "--warmup-ms",
+            &settings.warmup_ms.to_string(),
+        ])
+        .args([
+            "--raw-samples",
+            &RAW_SAMPLES.to_string(),
+            "--raw-per-sample",
+            &RAW_PER_SAMPLE.to_string(),
+        ])
         // One core, as pqprof's own phases: the runtime's threads share the pinned core.
         .env("GOMAXPROCS", "1");
     crate::interrupt::check()?;
-    let out = crate::interrupt::die_with_parent(&mut cmd).output().with_context(|| format!("cannot run {}", bin.display()))?;
+    let out = crate::interrupt::die_with_parent(&mut cmd)
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
     crate::interrupt::check()?;
     if !out.status.success() {
-        bail!("the Go peer's phases failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "the Go peer's phases failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    let p: PhasesOut = serde_json::from_slice(&out.stdout).context("the Go peer's phases: unexpected output")?;
+    let p: PhasesOut =
+        serde_json::from_slice(&out.stdout).context("the Go peer's phases: unexpected output")?;
     let target = settings.forced.unwrap_or(settings.default_iterations);
     let mut phases = Vec::new();
     for g in p.phases {
-        let operation = crate::algorithm::Operation::from_name(&g.operation).ok_or_else(|| anyhow!("Go peer: unknown operation {}", g.operation))?;
-        crate::algorithm::find(&g.algorithm).ok_or_else(|| anyhow!("Go peer: unknown algorithm {}", g.algorithm))?;
-        let f = stats::figures(&g.samples_ns).ok_or_else(|| anyhow!("Go peer: {} {} has no samples", g.algorithm, g.operation))?;
+        let operation = crate::algorithm::Operation::from_name(&g.operation)
+            .ok_or_else(|| anyhow!("Go peer: unknown operation {}", g.operation))?;
+        crate::algorithm::find(&g.algorithm)
+            .ok_or_else(|| anyhow!("Go peer: unknown algorithm {}", g.algorithm))?;
+        let f = stats::figures(&g.samples_ns)
+            .ok_or_else(|| anyhow!("Go peer: {} {} has no samples", g.algorithm, g.operation))?;
         phases.push(Phase {
             backend: "go".into(),
             algorithm: g.algorithm,
@@ -123,12 +163,33 @@ pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
             instructions: None,
         });
     }
-    let raw = p.raw.into_iter().map(|r| raw_round_trip(r.name, r.samples_ns, RAW_PER_SAMPLE)).collect();
-    Ok((phases, GoPeer { go_version: v.go_version, goos: v.goos, goarch: v.goarch, gomaxprocs: p.gomaxprocs, groups: v.groups, raw, wall_seconds: started.elapsed().as_secs_f64() }))
+    let raw = p
+        .raw
+        .into_iter()
+        .map(|r| raw_round_trip(r.name, r.samples_ns, RAW_PER_SAMPLE))
+        .collect();
+    Ok((
+        phases,
+        GoPeer {
+            go_version: v.go_version,
+            goos: v.goos,
+            goarch: v.goarch,
+            gomaxprocs: p.gomaxprocs,
+            groups: v.groups,
+            raw,
+            wall_seconds: started.elapsed().as_secs_f64(),
+        },
+    ))
 }
 
 /// A raw workload's samples in groups of `per_sample`, each group's median and their median.
 pub fn raw_round_trip(name: String, samples_ns: Vec<u64>, per_sample: usize) -> RawRoundTrip {
     let medians = stats::chunk_medians(&samples_ns, per_sample);
-    RawRoundTrip { name, per_sample, median_ns: stats::median(&medians), sample_medians_ns: medians, samples_ns }
+    RawRoundTrip {
+        name,
+        per_sample,
+        median_ns: stats::median(&medians),
+        sample_medians_ns: medians,
+        samples_ns,
+    }
 }

@@ -4,8 +4,22 @@ use crate::results::Host;
 
 /// CPU flags that decide which code paths the libraries take (from /proc/cpuinfo).
 const INTERESTING: [&str; 16] = [
-    "aes", "pclmulqdq", "avx", "avx2", "bmi2", "adx", "sha_ni", "vaes", "vpclmulqdq", "avx512f", "avx512vl",
-    "avx512bw", "asimd", "pmull", "sha3", "sve",
+    "aes",
+    "pclmulqdq",
+    "avx",
+    "avx2",
+    "bmi2",
+    "adx",
+    "sha_ni",
+    "vaes",
+    "vpclmulqdq",
+    "avx512f",
+    "avx512vl",
+    "avx512bw",
+    "asimd",
+    "pmull",
+    "sha3",
+    "sve",
 ];
 
 pub fn describe() -> Host {
@@ -17,11 +31,21 @@ pub fn describe() -> Host {
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
     };
-    let cpu_model = field("model name").or_else(|| field("CPU part").map(|p| format!("ARM part {p}"))).unwrap_or_else(|| "unknown".into());
-    let flags = field("flags").or_else(|| field("Features")).unwrap_or_default();
-    let cpu_extensions = INTERESTING.iter().filter(|f| flags.split_whitespace().any(|x| x == **f)).map(|f| f.to_string()).collect();
+    let cpu_model = field("model name")
+        .or_else(|| field("CPU part").map(|p| format!("ARM part {p}")))
+        .unwrap_or_else(|| "unknown".into());
+    let flags = field("flags")
+        .or_else(|| field("Features"))
+        .unwrap_or_default();
+    let cpu_extensions = INTERESTING
+        .iter()
+        .filter(|f| flags.split_whitespace().any(|x| x == **f))
+        .map(|f| f.to_string())
+        .collect();
     let fingerprint = fingerprint(&[
-        std::fs::read_to_string("/etc/machine-id").unwrap_or_default().trim(),
+        std::fs::read_to_string("/etc/machine-id")
+            .unwrap_or_default()
+            .trim(),
         &hostname(),
         &field("vendor_id").unwrap_or_default(),
         &field("cpu family").unwrap_or_default(),
@@ -35,10 +59,15 @@ pub fn describe() -> Host {
         arch: std::env::consts::ARCH.into(),
         cpu_extensions,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().into(),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .into(),
         microarchitecture: microarchitecture(
             &field("vendor_id").unwrap_or_default(),
-            field("cpu family").and_then(|f| f.parse().ok()).unwrap_or(0),
+            field("cpu family")
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0),
             field("model").and_then(|m| m.parse().ok()).unwrap_or(0),
         )
         .into(),
@@ -59,7 +88,17 @@ pub fn fingerprint(parts: &[&str]) -> String {
 
 /// A results path that no other run takes: results/<host>-<UTC time to the second>-<fingerprint>.json.
 pub fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
-    let name: String = host.hostname.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+    let name: String = host
+        .hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     let stamp: String = utc.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     std::path::PathBuf::from("results").join(format!("{name}-{stamp}-{}.json", host.fingerprint))
 }
@@ -70,7 +109,11 @@ pub fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str 
     match (vendor, family) {
         ("AuthenticAMD", 0x17) if model >= 0x30 => "zen2",
         ("AuthenticAMD", 0x17) => "zen1",
-        ("AuthenticAMD", 0x19) if (0x10..=0x1f).contains(&model) || (0x60..=0xaf).contains(&model) => "zen4",
+        ("AuthenticAMD", 0x19)
+            if (0x10..=0x1f).contains(&model) || (0x60..=0xaf).contains(&model) =>
+        {
+            "zen4"
+        }
         ("AuthenticAMD", 0x19) => "zen3",
         ("AuthenticAMD", 0x1a) => "zen5",
         _ => "",
@@ -93,7 +136,10 @@ mod tests {
         h.hostname = "vm".into();
         h.fingerprint = super::fingerprint(&["a", "vm"]);
         let p1 = super::results_path(&h, "2026-11-30T03:26:02Z");
-        assert_eq!(p1.to_str().unwrap(), format!("results/vm-20261130T032602Z-{}.json", h.fingerprint));
+        assert_eq!(
+            p1.to_str().unwrap(),
+            format!("results/vm-20261130T032602Z-{}.json", h.fingerprint)
+        );
         assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:03Z"));
         h.fingerprint = super::fingerprint(&["b", "vm"]);
         assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:02Z"));

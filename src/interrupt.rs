@@ -47,7 +47,9 @@ pub fn check() -> Result<(), Interrupted> {
 
 /// The exit code for an error: 128 + the signal when the command was interrupted.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
-    e.chain().find_map(|c| c.downcast_ref::<Interrupted>()).map_or(1, |i| 128 + i.0)
+    e.chain()
+        .find_map(|c| c.downcast_ref::<Interrupted>())
+        .map_or(1, |i| 128 + i.0)
 }
 
 /// Makes a child die with pqprof: the kernel sends it SIGKILL when pqprof's thread that started it

@@ -4,16 +4,19 @@
 //! here under the same names.
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
-pub use pqprof_core::{algorithm, check, comparison, compose, export, incontext, league, netmodel, overhead, parse, references, render, results, stats, suite, units};
+pub use pqprof_core::{
+    algorithm, check, comparison, compose, export, incontext, league, netmodel, overhead, parse,
+    references, render, results, stats, suite, units,
+};
 
 pub mod backend;
-pub mod case;
 pub mod capacity;
+pub mod case;
 pub mod cli;
 pub mod commands;
 pub mod counter;
-pub mod go;
 pub mod crosscheck;
+pub mod go;
 pub mod handshake;
 pub mod host;
 pub mod interrupt;

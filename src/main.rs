@@ -13,14 +13,23 @@ fn main() {
         // Every allocation and free of its life, so live bytes are exact.
         handshake::alloc::track_live();
     }
-    if matches!(cli.command, cli::Command::Handshake { .. } | cli::Command::HandshakeServer { .. } | cli::Command::CapacityServer { .. }) {
+    if matches!(
+        cli.command,
+        cli::Command::Handshake { .. }
+            | cli::Command::HandshakeServer { .. }
+            | cli::Command::CapacityServer { .. }
+    ) {
         // Before OpenSSL allocates anything, so its C allocations can be counted.
         if !handshake::alloc::hook_openssl() {
-            eprintln!("warning: OpenSSL had already allocated; its C allocations will not be counted");
+            eprintln!(
+                "warning: OpenSSL had already allocated; its C allocations will not be counted"
+            );
         }
     }
     if let Err(e) = interrupt::install() {
-        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run is still never half-written");
+        eprintln!(
+            "warning: cannot catch Ctrl-C ({e}); an interrupted run is still never half-written"
+        );
     }
     if let Err(e) = commands::execute(cli.command) {
         eprintln!("Error: {e:#}");

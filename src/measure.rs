@@ -16,7 +16,10 @@ pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) 
     if fit >= settings.default_iterations {
         (settings.default_iterations, Reason::Default)
     } else if fit < settings.min_iterations {
-        (settings.min_iterations.min(settings.default_iterations), Reason::Floor)
+        (
+            settings.min_iterations.min(settings.default_iterations),
+            Reason::Floor,
+        )
     } else {
         (fit, Reason::Budget)
     }
@@ -50,17 +53,26 @@ impl Timer {
     /// Detects the TSC and measures its rate against the monotonic clock over `calibrate`.
     pub fn detect(calibrate: Duration) -> Timer {
         if !tsc_invariant() {
-            return Timer { tsc_hz: None, origin: Some(Instant::now()) };
+            return Timer {
+                tsc_hz: None,
+                origin: Some(Instant::now()),
+            };
         }
         let (t0, c0) = (Instant::now(), read_tsc());
         std::thread::sleep(calibrate);
         let (t1, c1) = (Instant::now(), read_tsc());
-        Timer { tsc_hz: Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64()), origin: None }
+        Timer {
+            tsc_hz: Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64()),
+            origin: None,
+        }
     }
 
     /// The monotonic clock only (for tests and machines without an invariant TSC).
     pub fn monotonic() -> Timer {
-        Timer { tsc_hz: None, origin: Some(Instant::now()) }
+        Timer {
+            tsc_hz: None,
+            origin: Some(Instant::now()),
+        }
     }
 
     /// Opens a timed region: `lfence; rdtsc; lfence`, so nothing before it is still running and
@@ -217,8 +229,14 @@ pub fn cpu_jiffies(core: Option<usize>) -> Option<(u64, u64)> {
 }
 
 fn parse_jiffies(stat: &str, label: &str) -> Option<(u64, u64)> {
-    let line = stat.lines().find(|l| l.split_whitespace().next() == Some(label))?;
-    let fields: Vec<u64> = line.split_whitespace().skip(1).filter_map(|f| f.parse().ok()).collect();
+    let line = stat
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(label))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
     // user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already
     // counted in user, so the total stops at steal (proc(5)).
     let total = fields.iter().take(8).sum();
@@ -290,7 +308,12 @@ impl Slot {
 /// Warm-up: runs the case until `warmup_ms` has passed (at least three calls); the first output is
 /// verified. Sets the estimate (median call), the batch and the share of outputs to verify so that
 /// checking stays within half the timed time. Returns the estimate per sample (batch x call).
-pub fn warm_up(slot: &mut Slot, settings: &Settings, timer: &Timer, overhead_ns: f64) -> Result<f64> {
+pub fn warm_up(
+    slot: &mut Slot,
+    settings: &Settings,
+    timer: &Timer,
+    overhead_ns: f64,
+) -> Result<f64> {
     let start = Instant::now();
     let mut times = Vec::new();
     let mut verify_ns = 0.0;
@@ -315,7 +338,11 @@ pub fn warm_up(slot: &mut Slot, settings: &Settings, timer: &Timer, overhead_ns:
     slot.raw.warmup = i;
     slot.batch = batch_for(slot.estimate_ns, overhead_ns);
     slot.case.set_batch(slot.batch);
-    slot.verify_share = if verify_ns > 0.0 { (slot.estimate_ns / (2.0 * verify_ns)).min(1.0) } else { 1.0 };
+    slot.verify_share = if verify_ns > 0.0 {
+        (slot.estimate_ns / (2.0 * verify_ns)).min(1.0)
+    } else {
+        1.0
+    };
     Ok(slot.estimate_ns * slot.batch as f64)
 }
 
@@ -362,7 +389,9 @@ pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) 
         slot.raw.timed_ns += ns;
         slot.raw.samples_ns.push((ns / k as f64).round() as u64);
         if timer.counts_cycles() {
-            slot.raw.cycles.push((ticks as f64 / k as f64).round() as u64);
+            slot.raw
+                .cycles
+                .push((ticks as f64 / k as f64).round() as u64);
         }
         slot.calls += k;
     }
@@ -396,7 +425,10 @@ mod tests {
         assert_eq!(iterations_for(&s, 10_000_000.0), (200, Reason::Budget)); // 10 ms: 200 fit
         assert_eq!(iterations_for(&s, 200_000_000.0), (10, Reason::Budget)); // 200 ms: exactly the minimum fits
         assert_eq!(iterations_for(&s, 1.4e9), (10, Reason::Floor)); // 1.4 s: 1 fits, the minimum is timed
-        let forced = Settings { forced: Some(3), ..Settings::default() };
+        let forced = Settings {
+            forced: Some(3),
+            ..Settings::default()
+        };
         assert_eq!(iterations_for(&forced, 1.0), (3, Reason::Forced));
     }
 
@@ -423,7 +455,10 @@ mod tests {
         let kept: Vec<usize> = (0..10).filter(|&j| chosen(j, 10, 0.25)).collect();
         assert_eq!(kept, vec![0, 3, 7, 9]);
         assert_eq!((0..10).filter(|&j| chosen(j, 10, 1.0)).count(), 10);
-        assert_eq!((0..10).filter(|&j| chosen(j, 10, 0.0)).collect::<Vec<_>>(), vec![0, 9]);
+        assert_eq!(
+            (0..10).filter(|&j| chosen(j, 10, 0.0)).collect::<Vec<_>>(),
+            vec![0, 9]
+        );
     }
 
     #[test]
@@ -467,19 +502,33 @@ mod tests {
             run_chunk(&mut slot, 6, &Timer::monotonic(), None).unwrap();
             let log = log.lock().unwrap().clone();
             // The untimed warm call, then timed calls; verification only after the last one.
-            let runs: Vec<usize> = log.iter().enumerate().filter(|(_, e)| e.starts_with("run")).map(|(i, _)| i).collect();
+            let runs: Vec<usize> = log
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.starts_with("run"))
+                .map(|(i, _)| i)
+                .collect();
             let (first, last) = (runs[1], *runs.last().unwrap());
-            assert!(log[first..=last].iter().all(|e| !e.starts_with("verify")), "{log:?}");
+            assert!(
+                log[first..=last].iter().all(|e| !e.starts_with("verify")),
+                "{log:?}"
+            );
             assert_eq!(log.last().map(String::as_str), Some("verify"));
             assert_eq!(log.iter().filter(|e| *e == "verify").count(), 1);
             // Within a batch the calls follow each other with nothing in between.
             for w in log[first..=last].windows(2) {
                 if w[0].starts_with("run") && !w[1].starts_with("run") {
-                    assert!(w[1].starts_with("keep") || w[1].starts_with("prepare"), "{w:?}");
+                    assert!(
+                        w[1].starts_with("keep") || w[1].starts_with("prepare"),
+                        "{w:?}"
+                    );
                 }
             }
             // Every timed call's inputs were made before its batch's clock started.
-            assert_eq!(log.iter().filter(|e| e.starts_with("run")).count(), 1 + 6 * batch);
+            assert_eq!(
+                log.iter().filter(|e| e.starts_with("run")).count(),
+                1 + 6 * batch
+            );
             assert_eq!(slot.raw.samples_ns.len(), 6);
         }
     }

@@ -3,8 +3,8 @@
 
 use crate::algorithm::{self, Operation};
 use crate::backend::Backend;
-pub use crate::results::Stack;
 use crate::results::Form;
+pub use crate::results::Stack;
 use crate::suite::{Suite, Workload};
 use anyhow::{bail, Result};
 
@@ -31,12 +31,48 @@ pub fn stacks() -> Vec<Stack> {
         protocols: protocols.iter().map(|p| p.to_string()).collect(),
     };
     vec![
-        s("default", "liboqs for post-quantum, OpenSSL for classical and AES", "liboqs", "openssl", &[]),
-        s("openssl", "OpenSSL 3.5 for everything, as libssl calls it", "openssl", "openssl", &[]),
-        s("rustls", "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it", "awslc", "awslc", &["tls13", "raw"]),
-        s("russh", "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it", "rustcrypto", "rustcrypto", &["ssh"]),
-        s("rustcrypto", "RustCrypto for everything", "rustcrypto", "rustcrypto", &["tls13", "raw"]),
-        s("go", "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer", "go", "go", &["tls13", "raw"]),
+        s(
+            "default",
+            "liboqs for post-quantum, OpenSSL for classical and AES",
+            "liboqs",
+            "openssl",
+            &[],
+        ),
+        s(
+            "openssl",
+            "OpenSSL 3.5 for everything, as libssl calls it",
+            "openssl",
+            "openssl",
+            &[],
+        ),
+        s(
+            "rustls",
+            "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it",
+            "awslc",
+            "awslc",
+            &["tls13", "raw"],
+        ),
+        s(
+            "russh",
+            "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it",
+            "rustcrypto",
+            "rustcrypto",
+            &["ssh"],
+        ),
+        s(
+            "rustcrypto",
+            "RustCrypto for everything",
+            "rustcrypto",
+            "rustcrypto",
+            &["tls13", "raw"],
+        ),
+        s(
+            "go",
+            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer",
+            "go",
+            "go",
+            &["tls13", "raw"],
+        ),
     ]
 }
 
@@ -50,7 +86,17 @@ pub struct PhaseKey {
 
 impl PhaseKey {
     pub fn name(&self) -> String {
-        format!("{} {} {}{}", self.backend, self.algorithm, self.operation, if self.form == Form::Primitive { " (primitive)" } else { "" })
+        format!(
+            "{} {} {}{}",
+            self.backend,
+            self.algorithm,
+            self.operation,
+            if self.form == Form::Primitive {
+                " (primitive)"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -76,7 +122,11 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     for (i, suite) in suites.iter().enumerate() {
         let mut composed_any = false;
         for stack in stacks.iter().filter(|st| st.composes(&suite.protocol)) {
-            let chosen: Vec<String> = suite.phases.iter().map(|p| backend_for(stack, &p.algorithm).to_string()).collect();
+            let chosen: Vec<String> = suite
+                .phases
+                .iter()
+                .map(|p| backend_for(stack, &p.algorithm).to_string())
+                .collect();
             let usable = suite.phases.iter().zip(&chosen).all(|(p, b)| {
                 let allowed = suite.backends.as_ref().is_none_or(|list| list.contains(b));
                 allowed && find(b).is_some_and(|be| be.supports(&p.algorithm, p.operation))
@@ -86,24 +136,50 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
             }
             composed_any = true;
             for (p, b) in suite.phases.iter().zip(&chosen) {
-                let key = PhaseKey { backend: b.clone(), operation: p.operation, algorithm: p.algorithm.clone(), form: Form::Handshake };
+                let key = PhaseKey {
+                    backend: b.clone(),
+                    operation: p.operation,
+                    algorithm: p.algorithm.clone(),
+                    form: Form::Handshake,
+                };
                 if !phases.iter().any(|(k, _)| *k == key) {
                     phases.push((key, suite.workload));
                 }
             }
-            compositions.push(Composition { suite: i, stack: stack.name.clone(), backends: chosen });
+            compositions.push(Composition {
+                suite: i,
+                stack: stack.name.clone(),
+                backends: chosen,
+            });
         }
         if !composed_any {
             let stack_names: Vec<&str> = stacks.iter().map(|s| s.name.as_str()).collect();
             for p in &suite.phases {
-                let allowed = |b: &&Box<dyn Backend>| suite.backends.as_ref().is_none_or(|l| l.iter().any(|n| n == b.name()));
-                let supported = backends.iter().filter(allowed).any(|b| b.supports(&p.algorithm, p.operation));
+                let allowed = |b: &&Box<dyn Backend>| {
+                    suite
+                        .backends
+                        .as_ref()
+                        .is_none_or(|l| l.iter().any(|n| n == b.name()))
+                };
+                let supported = backends
+                    .iter()
+                    .filter(allowed)
+                    .any(|b| b.supports(&p.algorithm, p.operation));
                 if !supported {
                     let scope = match &suite.backends {
-                        Some(list) => format!("none of the backends this suite allows ({})", list.join(", ")),
+                        Some(list) => format!(
+                            "none of the backends this suite allows ({})",
+                            list.join(", ")
+                        ),
                         None => "no backend".to_string(),
                     };
-                    bail!("{}: {scope} supports {} {} (suite \"{}\")", p.at, p.algorithm, p.operation, suite.name);
+                    bail!(
+                        "{}: {scope} supports {} {} (suite \"{}\")",
+                        p.at,
+                        p.algorithm,
+                        p.operation,
+                        suite.name
+                    );
                 }
             }
             bail!(
@@ -120,9 +196,25 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
         .iter()
         .flat_map(|s| s.phases.iter().map(move |p| (p, s)))
         .flat_map(|(p, s)| {
-            backends.iter().filter(|b| b.supports(&p.algorithm, p.operation)).filter(|b| {
-                s.backends.as_ref().is_none_or(|list| list.iter().any(|n| n == b.name()))
-            }).map(move |b| (PhaseKey { backend: b.name().into(), operation: p.operation, algorithm: p.algorithm.clone(), form: Form::Handshake }, s.workload))
+            backends
+                .iter()
+                .filter(|b| b.supports(&p.algorithm, p.operation))
+                .filter(|b| {
+                    s.backends
+                        .as_ref()
+                        .is_none_or(|list| list.iter().any(|n| n == b.name()))
+                })
+                .map(move |b| {
+                    (
+                        PhaseKey {
+                            backend: b.name().into(),
+                            operation: p.operation,
+                            algorithm: p.algorithm.clone(),
+                            form: Form::Handshake,
+                        },
+                        s.workload,
+                    )
+                })
         })
         .collect();
     for (k, w) in wanted {
@@ -133,17 +225,34 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     // The primitive form beside every handshake form that does setup the primitive does once.
     let primitives: Vec<(PhaseKey, Workload)> = phases
         .iter()
-        .filter(|(k, _)| find(&k.backend).is_some_and(|b| b.setup(&k.algorithm, k.operation).is_some()))
-        .map(|(k, w)| (PhaseKey { form: Form::Primitive, ..k.clone() }, *w))
+        .filter(|(k, _)| {
+            find(&k.backend).is_some_and(|b| b.setup(&k.algorithm, k.operation).is_some())
+        })
+        .map(|(k, w)| {
+            (
+                PhaseKey {
+                    form: Form::Primitive,
+                    ..k.clone()
+                },
+                *w,
+            )
+        })
         .collect();
     phases.extend(primitives);
     phases.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(Plan { phases, compositions })
+    Ok(Plan {
+        phases,
+        compositions,
+    })
 }
 
 /// The suites the given backends can compose, and the names of those they cannot: with `run
 /// --backend`, a suite of algorithms none of the chosen libraries has is left out, not an error.
-pub fn composable(suites: Vec<Suite>, backends: &[Box<dyn Backend>], stacks: &[Stack]) -> (Vec<Suite>, Vec<String>) {
+pub fn composable(
+    suites: Vec<Suite>,
+    backends: &[Box<dyn Backend>],
+    stacks: &[Stack],
+) -> (Vec<Suite>, Vec<String>) {
     let (mut kept, mut skipped) = (Vec::new(), Vec::new());
     for s in suites {
         if plan(std::slice::from_ref(&s), backends, stacks).is_ok() {
@@ -171,14 +280,28 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), n);
         for (i, s) in suites.iter().enumerate() {
-            assert!(p.compositions.iter().any(|c| c.suite == i && c.stack == "default"), "{}", s.name);
+            assert!(
+                p.compositions
+                    .iter()
+                    .any(|c| c.suite == i && c.stack == "default"),
+                "{}",
+                s.name
+            );
         }
         // X25519 keygen is one phase per backend, shared by every suite that uses it.
-        let x = p.phases.iter().filter(|(k, _)| k.algorithm == "X25519" && k.operation == Operation::DhKeygen).count();
+        let x = p
+            .phases
+            .iter()
+            .filter(|(k, _)| k.algorithm == "X25519" && k.operation == Operation::DhKeygen)
+            .count();
         assert_eq!(x, 3, "rustcrypto, openssl, awslc");
         // OpenSSL's encapsulation imports the key and makes a context per call: its primitive form
         // is measured beside it; liboqs's call has no such setup.
-        let encaps = |b: &str, f: Form| p.phases.iter().any(|(k, _)| k.backend == b && k.operation == Operation::KemEncaps && k.form == f);
+        let encaps = |b: &str, f: Form| {
+            p.phases
+                .iter()
+                .any(|(k, _)| k.backend == b && k.operation == Operation::KemEncaps && k.form == f)
+        };
         assert!(encaps("openssl", Form::Primitive) && encaps("openssl", Form::Handshake));
         assert!(!encaps("liboqs", Form::Primitive));
     }
@@ -186,7 +309,10 @@ mod tests {
     #[test]
     fn chosen_backends_keep_only_the_suites_they_compose() {
         let suites = crate::suite::load(Path::new("suites"), &backend::NAMES).unwrap();
-        let openssl: Vec<Box<dyn Backend>> = backend::all().into_iter().filter(|b| b.name() == "openssl").collect();
+        let openssl: Vec<Box<dyn Backend>> = backend::all()
+            .into_iter()
+            .filter(|b| b.name() == "openssl")
+            .collect();
         let (kept, skipped) = composable(suites, &openssl, &stacks());
         assert!(skipped.iter().any(|s| s == "Falcon-512"), "{skipped:?}");
         assert!(kept.iter().any(|s| s.name == "X25519MLKEM768"));
@@ -197,7 +323,15 @@ mod tests {
     fn a_phase_no_backend_supports_is_a_clear_error() {
         let text = "protocol = \"t\"\nkind = \"kex\"\n[[suite]]\nname = \"x\"\nbackends = [\"liboqs\"]\nphases = [\n  { operation = \"dh.keygen\", algorithm = \"X25519\", count = 1 },\n]\n";
         let suites = crate::suite::parse(Path::new("t.toml"), text, &backend::NAMES).unwrap();
-        let e = plan(&suites, &backend::all(), &stacks()).unwrap_err().to_string();
-        assert!(e.starts_with("t.toml:7:") && e.contains("none of the backends this suite allows (liboqs) supports X25519 dh.keygen"), "{e}");
+        let e = plan(&suites, &backend::all(), &stacks())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.toml:7:")
+                && e.contains(
+                    "none of the backends this suite allows (liboqs) supports X25519 dh.keygen"
+                ),
+            "{e}"
+        );
     }
 }

@@ -5,7 +5,10 @@ use crate::backend::{self, Backend};
 use crate::compose;
 use crate::measure::{self, Settings, Slot};
 use crate::plan::{self, PhaseKey};
-use crate::results::{self, BackendInfo, Component, Composed, Cycles, Failure, Form, Phase, Results, Run, SuitePhase, SuiteResult, Timer};
+use crate::results::{
+    self, BackendInfo, Component, Composed, Cycles, Failure, Form, Phase, Results, Run, SuitePhase,
+    SuiteResult, Timer,
+};
 use crate::stats;
 use crate::suite::{self, Suite, TrackKind};
 use anyhow::Result;
@@ -27,15 +30,27 @@ pub struct Options {
 
 pub fn run(opts: &Options) -> Result<Results> {
     let started = Instant::now();
-    let backends: Vec<Box<dyn Backend>> =
-        backend::all().into_iter().filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name())).collect();
+    let backends: Vec<Box<dyn Backend>> = backend::all()
+        .into_iter()
+        .filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name()))
+        .collect();
     let suites = suite::load(&opts.suites, &backend::NAMES)?;
     let stacks = plan::stacks();
     // Only the Go peer asked for: it composes what it can from its own phases, so nothing to leave out.
-    let (suites, skipped) =
-        if opts.backends.is_empty() || backends.is_empty() { (suites, Vec::new()) } else { plan::composable(suites, &backends, &stacks) };
+    let (suites, skipped) = if opts.backends.is_empty() || backends.is_empty() {
+        (suites, Vec::new())
+    } else {
+        plan::composable(suites, &backends, &stacks)
+    };
     // Only the Go peer asked for: no phase of pqprof's own to plan.
-    let plan = if backends.is_empty() { plan::Plan { phases: Vec::new(), compositions: Vec::new() } } else { plan::plan(&suites, &backends, &stacks)? };
+    let plan = if backends.is_empty() {
+        plan::Plan {
+            phases: Vec::new(),
+            compositions: Vec::new(),
+        }
+    } else {
+        plan::plan(&suites, &backends, &stacks)?
+    };
 
     // Described before pinning: once pinned, the process sees one core.
     let host = crate::host::describe();
@@ -59,8 +74,12 @@ pub fn run(opts: &Options) -> Result<Results> {
     let mut failures = Vec::new();
     let mut slots: Vec<(PhaseKey, Slot)> = Vec::new();
     for (key, workload) in &plan.phases {
-        let Some(alg) = algorithm::find(&key.algorithm) else { continue };
-        let Some(be) = backends.iter().find(|b| b.name() == key.backend) else { continue };
+        let Some(alg) = algorithm::find(&key.algorithm) else {
+            continue;
+        };
+        let Some(be) = backends.iter().find(|b| b.name() == key.backend) else {
+            continue;
+        };
         match crate::case::build(be.as_ref(), alg, key.operation, workload, key.form) {
             Ok(case) => slots.push((key.clone(), Slot::new(case))),
             Err(e) => failures.push(failure(key, &e)),
@@ -69,16 +88,24 @@ pub fn run(opts: &Options) -> Result<Results> {
     for (key, slot) in &mut slots {
         crate::interrupt::check()?;
         match measure::warm_up(slot, &opts.settings, &clock, overhead_ns) {
-            Ok(per_sample) => (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample),
+            Ok(per_sample) => {
+                (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample)
+            }
             Err(e) => slot.error = Some(e.context(key.name())),
         }
     }
 
     // The calibration reference, timed in every round beside the phases.
-    let mut reference = Slot::new(Box::new(crate::case::Slots::new(crate::case::Reference::new())));
+    let mut reference = Slot::new(Box::new(crate::case::Slots::new(
+        crate::case::Reference::new(),
+    )));
     measure::warm_up(&mut reference, &opts.settings, &clock, overhead_ns)?;
     reference.target = CALIBRATION_PER_ROUND * opts.settings.rounds.max(1);
-    let total: u64 = slots.iter().filter(|(_, s)| s.error.is_none()).map(|(_, s)| s.target as u64).sum();
+    let total: u64 = slots
+        .iter()
+        .filter(|(_, s)| s.error.is_none())
+        .map(|(_, s)| s.target as u64)
+        .sum();
     let bar = progress_bar(total, opts.progress);
     let rounds = opts.settings.rounds.max(1);
     for r in 0..rounds {
@@ -105,7 +132,14 @@ pub fn run(opts: &Options) -> Result<Results> {
     for (key, slot) in slots {
         match slot.error {
             Some(e) => failures.push(failure(&key, &e)),
-            None => phases.push(phase(&key, slot, backends.iter().find(|b| b.name() == key.backend).map(|b| b.as_ref()))),
+            None => phases.push(phase(
+                &key,
+                slot,
+                backends
+                    .iter()
+                    .find(|b| b.name() == key.backend)
+                    .map(|b| b.as_ref()),
+            )),
         }
     }
     // The Go peer's phases, after pqprof's own (a separate program cannot share their rounds), and
@@ -116,7 +150,8 @@ pub fn run(opts: &Options) -> Result<Results> {
         match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
             Ok((go_phases, peer)) => {
                 phases.extend(go_phases);
-                plan.compositions.extend(peer_compositions(&suites, &stacks, &phases, "go"));
+                plan.compositions
+                    .extend(peer_compositions(&suites, &stacks, &phases, "go"));
                 Some(peer)
             }
             Err(e) => {
@@ -142,7 +177,11 @@ pub fn run(opts: &Options) -> Result<Results> {
     let components = components(&phases, &backends);
     let mut warnings = warnings(&phases, &opts.settings);
     if !skipped.is_empty() {
-        warnings.push(format!("suites left out because the backends chosen ({}) cannot compose them: {}", opts.backends.join(", "), skipped.join(", ")));
+        warnings.push(format!(
+            "suites left out because the backends chosen ({}) cannot compose them: {}",
+            opts.backends.join(", "),
+            skipped.join(", ")
+        ));
     }
     warnings.extend(notes);
 
@@ -156,7 +195,12 @@ pub fn run(opts: &Options) -> Result<Results> {
             liboqs_dist_build: true,
             openssl_version: openssl::version::version().into(),
             rustc_version: env!("PQPROF_RUSTC").into(),
-            build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+            build_profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .into(),
             pinned_core: core,
             iterations_policy: opts.settings.clone(),
             timer,
@@ -164,7 +208,11 @@ pub fn run(opts: &Options) -> Result<Results> {
             counter,
             calibration: Some(calibration(reference.raw.samples_ns)),
         },
-        backends: backends.iter().map(|b| backend_info(b.as_ref())).chain(go_info(&phases, go.as_ref())).collect(),
+        backends: backends
+            .iter()
+            .map(|b| backend_info(b.as_ref()))
+            .chain(go_info(&phases, go.as_ref()))
+            .collect(),
         stacks,
         phases,
         suites: suites_out,
@@ -203,7 +251,10 @@ pub fn warnings(phases: &[Phase], settings: &Settings) -> Vec<String> {
             } else {
                 ": the machine was noisy or the call varies; read the median and its interval, or re-run with --samples 5"
             };
-            w.push(format!("{name}: relative standard deviation {:.1}%{why}", p.rsd_pct));
+            w.push(format!(
+                "{name}: relative standard deviation {:.1}%{why}",
+                p.rsd_pct
+            ));
         }
         if let Some(steal) = p.steal_pct.filter(|s| *s > STEAL_WARN_PCT) {
             w.push(format!("{name}: {steal:.1}% CPU steal while it ran: the hypervisor gave this core to someone else; re-run when the host is quieter"));
@@ -212,7 +263,9 @@ pub fn warnings(phases: &[Phase], settings: &Settings) -> Vec<String> {
             w.push(format!("{name}: the measuring thread waited for its core {d:.1}% of the time (schedstat run delay): another task ran on the pinned core; re-run with less else running"));
         }
         let severe = p.outliers.low_severe + p.outliers.high_severe;
-        if p.stats.iterations > 0 && severe as f64 * 100.0 / p.stats.iterations as f64 > OUTLIER_WARN_PCT {
+        if p.stats.iterations > 0
+            && severe as f64 * 100.0 / p.stats.iterations as f64 > OUTLIER_WARN_PCT
+        {
             w.push(format!(
                 "{name}: {severe} of {} samples are severe outliers (beyond 3 IQR); they are kept: the mean and p99 include them, the median barely moves",
                 p.stats.iterations
@@ -229,14 +282,32 @@ pub fn warnings(phases: &[Phase], settings: &Settings) -> Vec<String> {
 }
 
 fn failure(key: &PhaseKey, e: &anyhow::Error) -> Failure {
-    Failure { backend: key.backend.clone(), algorithm: key.algorithm.clone(), operation: key.operation, error: format!("{}{e:#}", if key.form == Form::Primitive { "primitive form: " } else { "" }) }
+    Failure {
+        backend: key.backend.clone(),
+        algorithm: key.algorithm.clone(),
+        operation: key.operation,
+        error: format!(
+            "{}{e:#}",
+            if key.form == Form::Primitive {
+                "primitive form: "
+            } else {
+                ""
+            }
+        ),
+    }
 }
 
 fn progress_bar(total: u64, show: bool) -> ProgressBar {
     // indicatif draws nothing when stderr is not a terminal.
-    let target = if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let target = if show {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
     let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent:>3}% {msg}") {
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent:>3}% {msg}")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
@@ -246,10 +317,16 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
     let f = stats::figures(&slot.raw.samples_ns).unwrap_or_else(stats::SampleFigures::empty);
     let cycles = (!slot.raw.cycles.is_empty()).then(|| {
         let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
-        Cycles { mean: stats::mean(&c), median: stats::median(&c) }
+        Cycles {
+            mean: stats::mean(&c),
+            median: stats::median(&c),
+        }
     });
     let includes = match (key.form, be) {
-        (Form::Primitive, Some(b)) => format!("the primitive alone: {}", primitive_includes(b, &key.algorithm, key.operation)),
+        (Form::Primitive, Some(b)) => format!(
+            "the primitive alone: {}",
+            primitive_includes(b, &key.algorithm, key.operation)
+        ),
         (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
         (_, None) => String::new(),
     };
@@ -260,7 +337,8 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         form: key.form,
         ops_per_sec: f.ops_per_sec,
         stats: f.summary,
-        steal_pct: (slot.raw.jiffies > 0).then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
+        steal_pct: (slot.raw.jiffies > 0)
+            .then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
         iterations_reason: slot.reason,
         warmup: slot.raw.warmup,
         verified: slot.raw.verified,
@@ -271,7 +349,8 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         samples_ns: slot.raw.samples_ns,
         cycles,
         batch: slot.batch,
-        run_delay_pct: (slot.raw.wall_ns > 0).then(|| slot.raw.run_delay_ns as f64 * 100.0 / slot.raw.wall_ns as f64),
+        run_delay_pct: (slot.raw.wall_ns > 0)
+            .then(|| slot.raw.run_delay_ns as f64 * 100.0 / slot.raw.wall_ns as f64),
         timed_ms: Some(slot.raw.timed_ns / 1e6),
         instructions: None,
     }
@@ -281,7 +360,10 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
 fn primitive_includes(b: &dyn Backend, algorithm: &str, op: Operation) -> String {
     match (b.setup(algorithm, op), op.kind()) {
         (Some(setup), _) => format!("the same call with {setup} done once, before timing"),
-        (None, algorithm::Kind::Sig) => "one fixed 50-byte message signed / verified again and again, as liboqs's speed_sig".into(),
+        (None, algorithm::Kind::Sig) => {
+            "one fixed 50-byte message signed / verified again and again, as liboqs's speed_sig"
+                .into()
+        }
         (None, _) => b.includes(op).into(),
     }
 }
@@ -292,7 +374,12 @@ fn components(phases: &[Phase], backends: &[Box<dyn Backend>]) -> Vec<Component>
         .iter()
         .filter(|p| p.form == Form::Primitive)
         .filter_map(|prim| {
-            let hs = phases.iter().find(|q| q.form == Form::Handshake && q.backend == prim.backend && q.algorithm == prim.algorithm && q.operation == prim.operation)?;
+            let hs = phases.iter().find(|q| {
+                q.form == Form::Handshake
+                    && q.backend == prim.backend
+                    && q.algorithm == prim.algorithm
+                    && q.operation == prim.operation
+            })?;
             let be = backends.iter().find(|b| b.name() == prim.backend)?;
             Some(Component {
                 backend: prim.backend.clone(),
@@ -318,7 +405,11 @@ pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
     let rounds = stats::chunk_medians(&samples_ns, CALIBRATION_PER_ROUND);
     let all: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     let median_ns = stats::median(&all);
-    let (lo, hi) = rounds.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+    let (lo, hi) = rounds
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+            (l.min(*x), h.max(*x))
+        });
     results::Calibration {
         workload: crate::case::Reference::DESCRIPTION.into(),
         per_round: CALIBRATION_PER_ROUND,
@@ -336,8 +427,15 @@ pub const RANDOMNESS: &str = "every backend draws from a user-space CSPRNG seede
 
 /// Compositions of a stack whose backend is an outside program (the Go peer): every suite of a
 /// protocol the stack composes whose phases that backend all measured.
-fn peer_compositions(suites: &[Suite], stacks: &[plan::Stack], phases: &[Phase], stack: &str) -> Vec<plan::Composition> {
-    let Some(st) = stacks.iter().find(|s| s.name == stack) else { return Vec::new() };
+fn peer_compositions(
+    suites: &[Suite],
+    stacks: &[plan::Stack],
+    phases: &[Phase],
+    stack: &str,
+) -> Vec<plan::Composition> {
+    let Some(st) = stacks.iter().find(|s| s.name == stack) else {
+        return Vec::new();
+    };
     suites
         .iter()
         .enumerate()
@@ -345,10 +443,23 @@ fn peer_compositions(suites: &[Suite], stacks: &[plan::Stack], phases: &[Phase],
         .filter(|(_, s)| {
             s.phases.iter().all(|p| {
                 let b = plan::backend_for(st, &p.algorithm);
-                phases.iter().any(|q| q.form == Form::Handshake && q.backend == b && q.algorithm == p.algorithm && q.operation == p.operation)
+                phases.iter().any(|q| {
+                    q.form == Form::Handshake
+                        && q.backend == b
+                        && q.algorithm == p.algorithm
+                        && q.operation == p.operation
+                })
             })
         })
-        .map(|(i, s)| plan::Composition { suite: i, stack: stack.into(), backends: s.phases.iter().map(|p| plan::backend_for(st, &p.algorithm).to_string()).collect() })
+        .map(|(i, s)| plan::Composition {
+            suite: i,
+            stack: stack.into(),
+            backends: s
+                .phases
+                .iter()
+                .map(|p| plan::backend_for(st, &p.algorithm).to_string())
+                .collect(),
+        })
         .collect()
 }
 
@@ -360,10 +471,17 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<Sui
             .phases
             .iter()
             .zip(&c.backends)
-            .map(|(p, b)| SuitePhase { backend: b.clone(), algorithm: p.algorithm.clone(), operation: p.operation, count: p.count })
+            .map(|(p, b)| SuitePhase {
+                backend: b.clone(),
+                algorithm: p.algorithm.clone(),
+                operation: p.operation,
+                count: p.count,
+            })
             .collect();
         // A suite whose phase failed is left out; the failure is listed in the results.
-        let Ok(composed) = compose::compose(&parts, phases) else { continue };
+        let Ok(composed) = compose::compose(&parts, phases) else {
+            continue;
+        };
         let instructions = compose::instructions(&parts, phases);
         let mut r = suite_result(s, &c.stack, parts, composed);
         r.instructions = instructions;
@@ -375,11 +493,18 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<Sui
 
 /// Deltas against each suite's baseline (same stack) and the bootstrap intervals.
 pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
-    let medians: Vec<(String, String, f64)> = out.iter().map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns)).collect();
+    let medians: Vec<(String, String, f64)> = out
+        .iter()
+        .map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns))
+        .collect();
     for s in out.iter_mut() {
         let Some(base) = &s.baseline else { continue };
-        if let Some((_, _, m)) = medians.iter().find(|(n, st, _)| n == base && *st == s.stack) {
-            s.delta_vs_baseline_pct = (base != &s.name).then(|| compose::delta_pct(s.composed.median_ns, *m));
+        if let Some((_, _, m)) = medians
+            .iter()
+            .find(|(n, st, _)| n == base && *st == s.stack)
+        {
+            s.delta_vs_baseline_pct =
+                (base != &s.name).then(|| compose::delta_pct(s.composed.median_ns, *m));
         }
     }
     let intervals = compose::intervals(out, phases);
@@ -390,7 +515,11 @@ pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
 }
 
 fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Composed) -> SuiteResult {
-    let sig = s.phases.iter().find(|p| p.operation.kind() == Kind::Sig).and_then(|p| algorithm::find(&p.algorithm));
+    let sig = s
+        .phases
+        .iter()
+        .find(|p| p.operation.kind() == Kind::Sig)
+        .and_then(|p| algorithm::find(&p.algorithm));
     SuiteResult {
         name: s.name.clone(),
         protocol: s.protocol.clone(),
@@ -429,16 +558,34 @@ fn go_info(phases: &[Phase], go: Option<&results::GoPeer>) -> Option<BackendInfo
 fn backend_info(b: &dyn Backend) -> BackendInfo {
     let names = algorithm::all()
         .iter()
-        .filter(|a| Operation::ALL.iter().any(|op| op.kind() == a.kind && b.supports(&a.name, *op)))
-        .filter_map(|a| b.native_name(&a.name).map(|n| (a.name.clone(), n.to_string())))
+        .filter(|a| {
+            Operation::ALL
+                .iter()
+                .any(|op| op.kind() == a.kind && b.supports(&a.name, *op))
+        })
+        .filter_map(|a| {
+            b.native_name(&a.name)
+                .map(|n| (a.name.clone(), n.to_string()))
+        })
         .collect();
     let covers = algorithm::all()
         .iter()
-        .flat_map(|a| Operation::ALL.iter().filter(move |op| op.kind() == a.kind).map(move |op| (a, *op)))
+        .flat_map(|a| {
+            Operation::ALL
+                .iter()
+                .filter(move |op| op.kind() == a.kind)
+                .map(move |op| (a, *op))
+        })
         .filter(|(a, op)| b.supports(&a.name, *op))
         .map(|(a, op)| format!("{} {op}", a.name))
         .collect();
-    BackendInfo { name: b.name().into(), version: b.version(), names, build: b.build(), covers }
+    BackendInfo {
+        name: b.name().into(),
+        version: b.version(),
+        names,
+        build: b.build(),
+        covers,
+    }
 }
 
 /// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").
@@ -447,8 +594,12 @@ pub fn utc_now() -> String {
 }
 
 pub fn format_utc(t: time::OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC).replace_nanosecond(0).unwrap_or(t);
-    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| t.unix_timestamp().to_string())
+    let t = t
+        .to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .unwrap_or(t);
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 #[cfg(test)]

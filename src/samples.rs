@@ -11,7 +11,10 @@ use std::process::Command;
 pub fn run_samples(args: &RunArgs) -> Result<Results> {
     let k = args.samples as usize;
     let suites = suite::load(&args.suites, &backend::NAMES)?;
-    let n = plan::plan(&suites, &backend::all(), &plan::stacks())?.phases.len().max(1);
+    let n = plan::plan(&suites, &backend::all(), &plan::stacks())?
+        .phases
+        .len()
+        .max(1);
     let dir = std::env::temp_dir().join(format!("pqprof-samples-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let exe = std::env::current_exe().context("cannot find the pqprof binary to start samples")?;
@@ -19,8 +22,18 @@ pub fn run_samples(args: &RunArgs) -> Result<Results> {
     for i in 0..k {
         let file = dir.join(format!("sample-{i}.json"));
         let mut cmd = Command::new(&exe);
-        cmd.arg("run").arg("--suites").arg(&args.suites).arg("--out").arg(&file).arg("--quiet");
-        cmd.args(["--budget-ms", &args.budget_ms.to_string(), "--rounds", &args.rounds.to_string()]);
+        cmd.arg("run")
+            .arg("--suites")
+            .arg(&args.suites)
+            .arg("--out")
+            .arg(&file)
+            .arg("--quiet");
+        cmd.args([
+            "--budget-ms",
+            &args.budget_ms.to_string(),
+            "--rounds",
+            &args.rounds.to_string(),
+        ]);
         cmd.args(["--rotate", &(i * n / k).to_string()]);
         if let Some(it) = args.iterations {
             cmd.args(["--iterations", &it.to_string()]);
@@ -31,7 +44,8 @@ pub fn run_samples(args: &RunArgs) -> Result<Results> {
         if !args.quiet {
             eprintln!("sample {}/{k} ...", i + 1);
         }
-        let status = wait(crate::interrupt::die_with_parent(&mut cmd)).with_context(|| format!("sample {i}"))?;
+        let status = wait(crate::interrupt::die_with_parent(&mut cmd))
+            .with_context(|| format!("sample {i}"))?;
         // A sample whose phases partly failed still wrote what it measured; a sample that wrote
         // nothing ends the run.
         if !file.exists() {
@@ -60,31 +74,52 @@ fn wait(cmd: &mut Command) -> Result<std::process::ExitStatus> {
 }
 
 fn spread(name: String, medians: Vec<f64>) -> SampleSpread {
-    SampleSpread { median_of_medians_ns: stats::median(&medians), rsd_pct: stats::rsd_pct(&medians), name, medians_ns: medians }
+    SampleSpread {
+        median_of_medians_ns: stats::median(&medians),
+        rsd_pct: stats::rsd_pct(&medians),
+        name,
+        medians_ns: medians,
+    }
 }
 
 /// Pools samples phase by phase and recomposes every suite from the pooled phases.
 pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
-    let Some(first) = runs.first().cloned() else { bail!("no samples") };
+    let Some(first) = runs.first().cloned() else {
+        bail!("no samples")
+    };
     let first_components = first.components.clone();
     let count = runs.len();
     let mut phases: Vec<Phase> = Vec::new();
     let mut phase_spreads = Vec::new();
     for p in &first.phases {
-        let same: Vec<&Phase> =
-            runs.iter().filter_map(|r| r.phase_form(&p.backend, &p.algorithm, p.operation, p.form)).collect();
+        let same: Vec<&Phase> = runs
+            .iter()
+            .filter_map(|r| r.phase_form(&p.backend, &p.algorithm, p.operation, p.form))
+            .collect();
         if same.len() != count {
             continue; // failed in some sample: listed under that sample's failures
         }
-        let samples: Vec<u64> = same.iter().flat_map(|q| q.samples_ns.iter().copied()).collect();
-        let Some(f) = stats::figures(&samples) else { continue };
-        let cycles = same.iter().map(|q| q.cycles.clone()).collect::<Option<Vec<_>>>().map(|c| results::Cycles {
-            mean: stats::mean(&c.iter().map(|x| x.mean).collect::<Vec<_>>()),
-            median: stats::median(&c.iter().map(|x| x.median).collect::<Vec<_>>()),
-        });
+        let samples: Vec<u64> = same
+            .iter()
+            .flat_map(|q| q.samples_ns.iter().copied())
+            .collect();
+        let Some(f) = stats::figures(&samples) else {
+            continue;
+        };
+        let cycles = same
+            .iter()
+            .map(|q| q.cycles.clone())
+            .collect::<Option<Vec<_>>>()
+            .map(|c| results::Cycles {
+                mean: stats::mean(&c.iter().map(|x| x.mean).collect::<Vec<_>>()),
+                median: stats::median(&c.iter().map(|x| x.median).collect::<Vec<_>>()),
+            });
         let steal: Vec<f64> = same.iter().filter_map(|q| q.steal_pct).collect();
         let delay: Vec<f64> = same.iter().filter_map(|q| q.run_delay_pct).collect();
-        phase_spreads.push(spread(p.name(), same.iter().map(|q| q.stats.median_ns).collect()));
+        phase_spreads.push(spread(
+            p.name(),
+            same.iter().map(|q| q.stats.median_ns).collect(),
+        ));
         phases.push(Phase {
             ops_per_sec: f.ops_per_sec,
             steal_pct: (!steal.is_empty()).then(|| stats::mean(&steal)),
@@ -106,10 +141,16 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let mut suites = Vec::new();
     let mut suite_spreads = Vec::new();
     for s in &first.suites {
-        let Ok(composed) = compose::compose(&s.phases, &phases) else { continue };
+        let Ok(composed) = compose::compose(&s.phases, &phases) else {
+            continue;
+        };
         let per: Vec<f64> = runs
             .iter()
-            .filter_map(|r| r.suites.iter().find(|x| x.name == s.name && x.stack == s.stack))
+            .filter_map(|r| {
+                r.suites
+                    .iter()
+                    .find(|x| x.name == s.name && x.stack == s.stack)
+            })
             .map(|x| x.composed.median_ns)
             .collect();
         suite_spreads.push(spread(format!("{} [{}]", s.name, s.stack), per));
@@ -139,13 +180,35 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     out.components = first_components
         .into_iter()
         .filter_map(|c| {
-            let median = |form| phases.iter().find(|p| p.form == form && p.backend == c.backend && p.algorithm == c.algorithm && p.operation == c.operation).map(|p| p.stats.median_ns);
-            let (h, p) = (median(results::Form::Handshake)?, median(results::Form::Primitive)?);
-            Some(results::Component { handshake_median_ns: h, primitive_median_ns: p, setup_ns: h - p, ..c })
+            let median = |form| {
+                phases
+                    .iter()
+                    .find(|p| {
+                        p.form == form
+                            && p.backend == c.backend
+                            && p.algorithm == c.algorithm
+                            && p.operation == c.operation
+                    })
+                    .map(|p| p.stats.median_ns)
+            };
+            let (h, p) = (
+                median(results::Form::Handshake)?,
+                median(results::Form::Primitive)?,
+            );
+            Some(results::Component {
+                handshake_median_ns: h,
+                primitive_median_ns: p,
+                setup_ns: h - p,
+                ..c
+            })
         })
         .collect();
     out.phases = phases;
     out.suites = suites;
-    out.process_samples = Some(ProcessSamples { count, phases: phase_spreads, suites: suite_spreads });
+    out.process_samples = Some(ProcessSamples {
+        count,
+        phases: phase_spreads,
+        suites: suite_spreads,
+    });
     Ok(out)
 }

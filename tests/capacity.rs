@@ -14,9 +14,24 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let out = common::tmp("cap", "cap.json");
     common::measure_mini(&out, "5");
     let file = out.to_str().unwrap();
-    let o = pqprof(&["capacity", "--results", file, "--quick", "--connections", "20", "--connections", "60"]);
-    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), common::stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let o = pqprof(&[
+        "capacity",
+        "--results",
+        file,
+        "--quick",
+        "--connections",
+        "20",
+        "--connections",
+        "60",
+    ]);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        common::stderr(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let c = &v["capacity"];
 
     let inmem = c["in_memory"].as_array().unwrap();
@@ -27,7 +42,10 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         assert_eq!(m["client_ns"].as_array().unwrap().len(), n);
         assert_eq!(m["failures"], 0, "{}", m["group"]);
         // Both sides did work on every handshake.
-        assert!(m["server"]["min_ns"].as_f64().unwrap() > 0.0 && m["client"]["min_ns"].as_f64().unwrap() > 0.0);
+        assert!(
+            m["server"]["min_ns"].as_f64().unwrap() > 0.0
+                && m["client"]["min_ns"].as_f64().unwrap() > 0.0
+        );
         if m["group"] == "X25519" {
             assert!(m["baseline"].is_null());
         } else {
@@ -38,7 +56,12 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let sockets = c["sockets"].as_array().unwrap();
     assert_eq!(sockets.len(), 4, "two stacks x X25519, X25519MLKEM768");
     for s in sockets {
-        let steps: Vec<u64> = s["steps"].as_array().unwrap().iter().map(|st| st["concurrency"].as_u64().unwrap()).collect();
+        let steps: Vec<u64> = s["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| st["concurrency"].as_u64().unwrap())
+            .collect();
         assert_eq!(steps, [1, 16]);
         for st in s["steps"].as_array().unwrap() {
             assert!(st["completed"].as_u64().unwrap() > 0, "{st}");
@@ -49,54 +72,116 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let memory = c["memory"].as_array().unwrap();
     assert_eq!(memory.len(), 4);
     for m in memory {
-        let held: Vec<u64> = m["steps"].as_array().unwrap().iter().map(|s| s["connections"].as_u64().unwrap()).collect();
+        let held: Vec<u64> = m["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["connections"].as_u64().unwrap())
+            .collect();
         assert_eq!(held, [0, 20, 60], "{}", m["group"]);
         // A held TLS connection keeps its buffers and keys: it costs heap and kernel memory.
-        assert!(m["per_connection"]["heap_bytes"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(
+            m["per_connection"]["heap_bytes"].as_f64().unwrap() > 0.0,
+            "{m}"
+        );
         // Kernel memory is the system-wide TCP page count (/proc/net/sockstat): other sockets (the
         // test beside this one) move it too, so its slope is only known to be a number.
-        assert!(m["per_connection"]["kernel_bytes"].as_f64().unwrap().is_finite(), "{m}");
-        let (peak, kept) = (m["peak_median_bytes"].as_f64().unwrap(), m["retained_median_bytes"].as_f64().unwrap());
+        assert!(
+            m["per_connection"]["kernel_bytes"]
+                .as_f64()
+                .unwrap()
+                .is_finite(),
+            "{m}"
+        );
+        let (peak, kept) = (
+            m["peak_median_bytes"].as_f64().unwrap(),
+            m["retained_median_bytes"].as_f64().unwrap(),
+        );
         assert!(peak >= kept, "{m}");
     }
     // OpenSSL's C allocations are counted: the hybrid server handles a 1,216-byte client share and
     // makes a 1,120-byte one, so its handshake peak is above the classical one.
-    let peak = |group: &str| memory.iter().find(|m| m["stack"] == "openssl" && m["group"] == group).unwrap()["peak_median_bytes"].as_f64().unwrap();
-    assert!(peak("X25519MLKEM768") > peak("X25519"), "{} vs {}", peak("X25519MLKEM768"), peak("X25519"));
+    let peak = |group: &str| {
+        memory
+            .iter()
+            .find(|m| m["stack"] == "openssl" && m["group"] == group)
+            .unwrap()["peak_median_bytes"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        peak("X25519MLKEM768") > peak("X25519"),
+        "{} vs {}",
+        peak("X25519MLKEM768"),
+        peak("X25519")
+    );
 
     let check = pqprof(&["check", file]);
     assert!(check.status.success(), "{}", common::stderr(&check));
 
     // A changed figure is caught, by name.
     let mut tampered = v.clone();
-    let rate = tampered["capacity"]["in_memory"][0]["handshakes_per_s"].as_f64().unwrap();
+    let rate = tampered["capacity"]["in_memory"][0]["handshakes_per_s"]
+        .as_f64()
+        .unwrap();
     tampered["capacity"]["in_memory"][0]["handshakes_per_s"] = serde_json::json!(rate * 1.01);
     let bad = common::tmp("cap", "tampered.json");
     std::fs::write(&bad, serde_json::to_string(&tampered).unwrap()).unwrap();
     let check = pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!check.status.success());
-    assert!(String::from_utf8_lossy(&check.stdout).contains("handshakes_per_s") || common::stderr(&check).contains("handshakes_per_s"), "{}", common::stderr(&check));
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("handshakes_per_s")
+            || common::stderr(&check).contains("handshakes_per_s"),
+        "{}",
+        common::stderr(&check)
+    );
 
     // A second capacity run does not replace the first without --force.
     let again = pqprof(&["capacity", "--results", file, "--quick"]);
     assert!(!again.status.success());
-    assert!(common::stderr(&again).contains("capacity"), "{}", common::stderr(&again));
+    assert!(
+        common::stderr(&again).contains("capacity"),
+        "{}",
+        common::stderr(&again)
+    );
 }
 
 #[test]
 fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
     let id = pqprof::handshake::tls::identity().unwrap();
-    let (cert, key) = (common::tmp("cap", "cert.der"), common::tmp("cap", "key.pem"));
+    let (cert, key) = (
+        common::tmp("cap", "cert.der"),
+        common::tmp("cap", "key.pem"),
+    );
     std::fs::write(&cert, &id.cert_der).unwrap();
     std::fs::write(&key, &id.key_pem).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
-        .args(["capacity-server", "--stack", "rustls", "--group", "X25519", "--threads", "2", "--cert", cert.to_str().unwrap(), "--key", key.to_str().unwrap()])
+        .args([
+            "capacity-server",
+            "--stack",
+            "rustls",
+            "--group",
+            "X25519",
+            "--threads",
+            "2",
+            "--cert",
+            cert.to_str().unwrap(),
+            "--key",
+            key.to_str().unwrap(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port: u16 = lines.next().unwrap().unwrap().strip_prefix("port ").unwrap().parse().unwrap();
+    let port: u16 = lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .strip_prefix("port ")
+        .unwrap()
+        .parse()
+        .unwrap();
     // Half a ClientHello record header, then nothing.
     let mut stalled = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stalled.write_all(&[0x16, 0x03, 0x01]).unwrap();
@@ -110,11 +195,22 @@ fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
         }
         std::thread::sleep(Duration::from_millis(250));
     };
-    assert_eq!(answer["failed"], 1, "the stalled connection times out and is counted: {answer}");
+    assert_eq!(
+        answer["failed"], 1,
+        "the stalled connection times out and is counted: {answer}"
+    );
     assert_eq!(answer["served"], 0);
     // The server still serves after it.
-    let client = pqprof::handshake::tls::Client::new(pqprof::results::RealStack::Rustls, "X25519", &id, false).unwrap();
-    client.connect_with(([127, 0, 0, 1], port).into(), |_| ()).unwrap();
+    let client = pqprof::handshake::tls::Client::new(
+        pqprof::results::RealStack::Rustls,
+        "X25519",
+        &id,
+        false,
+    )
+    .unwrap();
+    client
+        .connect_with(([127, 0, 0, 1], port).into(), |_| ())
+        .unwrap();
     drop(stalled);
     let _ = child.kill();
     let _ = child.wait();

@@ -35,21 +35,48 @@ fn a_fresh_run_passes_check_and_composes_every_stack() {
             .unwrap()
             .iter()
             .map(|sp| {
-                let p = v["phases"].as_array().unwrap().iter().find(|p| p["backend"] == sp["backend"] && p["operation"] == sp["operation"] && p["algorithm"] == sp["algorithm"]).unwrap();
+                let p = v["phases"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| {
+                        p["backend"] == sp["backend"]
+                            && p["operation"] == sp["operation"]
+                            && p["algorithm"] == sp["algorithm"]
+                    })
+                    .unwrap();
                 sp["count"].as_f64().unwrap() * p["stats"]["mean_ns"].as_f64().unwrap()
             })
             .sum();
         let composed = s["composed"]["mean_ns"].as_f64().unwrap();
-        assert!((composed - sum).abs() / sum < 2e-5, "{}: {composed} vs {sum}", s["name"]);
+        assert!(
+            (composed - sum).abs() / sum < 2e-5,
+            "{}: {composed} vs {sum}",
+            s["name"]
+        );
     }
     let p = &v["phases"][0];
     assert_eq!(p["samples_ns"].as_array().unwrap().len(), 20);
     assert_eq!(p["stats"]["iterations"], 20);
-    for field in ["date_utc", "tool_commit", "liboqs_version", "openssl_version", "rustc_version", "pinned_core", "timer"] {
+    for field in [
+        "date_utc",
+        "tool_commit",
+        "liboqs_version",
+        "openssl_version",
+        "rustc_version",
+        "pinned_core",
+        "timer",
+    ] {
         assert!(!v["run"][field].is_null(), "run.{field}");
     }
-    assert!(v["run"]["openssl_version"].as_str().unwrap().contains("3.5"));
-    assert_eq!(v["run"]["wall_seconds"].as_f64().map(|s| s > 0.0), Some(true));
+    assert!(v["run"]["openssl_version"]
+        .as_str()
+        .unwrap()
+        .contains("3.5"));
+    assert_eq!(
+        v["run"]["wall_seconds"].as_f64().map(|s| s > 0.0),
+        Some(true)
+    );
 }
 
 fn tampered(name: &str, edit: impl Fn(&mut serde_json::Value)) -> (bool, String) {
@@ -83,7 +110,9 @@ fn an_edited_composed_mean_fails_check() {
 
 #[test]
 fn an_edited_sample_fails_check() {
-    let (ok, err) = tampered("sample.json", |v| v["phases"][2]["samples_ns"][0] = 999_999_999.into());
+    let (ok, err) = tampered("sample.json", |v| {
+        v["phases"][2]["samples_ns"][0] = 999_999_999.into()
+    });
     assert!(!ok && err.contains("phase "), "{err}");
 }
 
@@ -91,8 +120,13 @@ fn an_edited_sample_fails_check() {
 fn an_impossible_count_fails_check_at_once() {
     // Found while fuzzing the results reader: a huge count would make the resampling run for hours.
     let t0 = std::time::Instant::now();
-    let (ok, err) = tampered("count.json", |v| v["suites"][0]["phases"][0]["count"] = 4_000_000_000u64.into());
-    assert!(!ok && err.contains("count 4000000000 is out of range 0..=256"), "{err}");
+    let (ok, err) = tampered("count.json", |v| {
+        v["suites"][0]["phases"][0]["count"] = 4_000_000_000u64.into()
+    });
+    assert!(
+        !ok && err.contains("count 4000000000 is out of range 0..=256"),
+        "{err}"
+    );
     assert!(t0.elapsed() < std::time::Duration::from_secs(10));
 }
 
@@ -100,15 +134,29 @@ fn an_impossible_count_fails_check_at_once() {
 fn another_schema_version_is_refused_clearly() {
     let (ok, err) = tampered("v99.json", |v| v["schema_version"] = 99.into());
     assert!(!ok);
-    assert!(err.contains("schema_version 99, but this pqprof reads schema_version 1 or 2"), "{err}");
+    assert!(
+        err.contains("schema_version 99, but this pqprof reads schema_version 1 or 2"),
+        "{err}"
+    );
 }
 
 #[test]
 fn malformed_suite_names_file_line_column_and_writes_nothing() {
     let suite = tmp("bad.toml");
-    std::fs::write(&suite, "protocol = \"tls13\"\nkind = \"kex\"\n\n[[suite]\nname = \"x\"\n").unwrap();
+    std::fs::write(
+        &suite,
+        "protocol = \"tls13\"\nkind = \"kex\"\n\n[[suite]\nname = \"x\"\n",
+    )
+    .unwrap();
     let out = tmp("never.json");
-    let o = pqprof(&["run", "--suites", suite.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+    let o = pqprof(&[
+        "run",
+        "--suites",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(err.contains(&format!("{}:4:", suite.display())), "{err}");
@@ -123,7 +171,11 @@ fn unknown_algorithm_lists_the_valid_names() {
     let o = pqprof(&["list", "--suites", suite.to_str().unwrap()]);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains(":5:") && err.contains("unknown algorithm \"Kyber768\"; valid algorithms: ML-KEM-768"), "{err}");
+    assert!(
+        err.contains(":5:")
+            && err.contains("unknown algorithm \"Kyber768\"; valid algorithms: ML-KEM-768"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -132,7 +184,11 @@ fn garbage_results_file_is_an_error_not_a_panic() {
     std::fs::write(&path, "{\"schema_version\": 1, \"run\": 3}").unwrap();
     let o = pqprof(&["check", path.to_str().unwrap()]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("does not match schema 1"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not match schema 1"),
+        "{}",
+        stderr(&o)
+    );
     let o = pqprof(&["check", "no/such/file.json"]);
     assert!(!o.status.success() && stderr(&o).contains("no/such/file.json: cannot read"));
 }
@@ -142,7 +198,13 @@ fn list_shows_suites_backends_and_support() {
     let o = pqprof(&["list"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    for want in ["X25519MLKEM768", "2336 B on the wire", "liboqs=SPHINCS+-SHAKE-128s-simple", "openssl=ML-KEM-768", "default"] {
+    for want in [
+        "X25519MLKEM768",
+        "2336 B on the wire",
+        "liboqs=SPHINCS+-SHAKE-128s-simple",
+        "openssl=ML-KEM-768",
+        "default",
+    ] {
         assert!(out.contains(want), "missing {want}");
     }
 }
@@ -171,24 +233,53 @@ fn compare_labels_other_hosts_and_sees_a_real_change() {
     v["run"]["host"]["hostname"] = "other".into();
     v["run"]["host"]["cpu_model"] = "Other CPU".into();
     let p = &mut v["phases"][0];
-    let slower: Vec<u64> = p["samples_ns"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() * 13 / 10).collect();
+    let slower: Vec<u64> = p["samples_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() * 13 / 10)
+        .collect();
     p["samples_ns"] = slower.into();
-    for f in ["mean_ns", "median_ns", "p95_ns", "p99_ns", "stdev_ns", "min_ns", "max_ns"] {
+    for f in [
+        "mean_ns",
+        "median_ns",
+        "p95_ns",
+        "p99_ns",
+        "stdev_ns",
+        "min_ns",
+        "max_ns",
+    ] {
         p["stats"][f] = (p["stats"][f].as_f64().unwrap() * 1.3).into();
     }
     let b = tmp("slower.json");
     std::fs::write(&b, serde_json::to_vec(&v).unwrap()).unwrap();
-    let o = pqprof(&["compare", measured().to_str().unwrap(), b.to_str().unwrap(), "--format", "json"]);
+    let o = pqprof(&[
+        "compare",
+        measured().to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(c["rows"][0]["verdict"], "slower", "{}", c["rows"][0]);
     assert_eq!(c["rows"][1]["verdict"], "no_change");
-    assert!(c["caveats"][0].as_str().unwrap().contains("different hosts"));
+    assert!(c["caveats"][0]
+        .as_str()
+        .unwrap()
+        .contains("different hosts"));
 }
 
 #[test]
 fn export_writes_every_phase_and_suite() {
     let out = tmp("export.csv");
-    let o = pqprof(&["export", "--format", "csv", measured().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = pqprof(&[
+        "export",
+        "--format",
+        "csv",
+        measured().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
@@ -202,14 +293,33 @@ fn export_writes_every_phase_and_suite() {
 #[test]
 fn process_samples_are_pooled_and_kept() {
     let out = tmp("samples.json");
-    let mut args = vec!["run", "--suites", "tests/data/mini", "--iterations", "10", "--rounds", "2", "--samples", "2", "--quiet", "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "run",
+        "--suites",
+        "tests/data/mini",
+        "--iterations",
+        "10",
+        "--rounds",
+        "2",
+        "--samples",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend(common::BUILT_IN);
     let o = pqprof(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&out);
     assert_eq!(v["process_samples"]["count"], 2);
     assert_eq!(v["phases"][0]["samples_ns"].as_array().unwrap().len(), 20);
-    assert_eq!(v["process_samples"]["suites"][0]["medians_ns"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        v["process_samples"]["suites"][0]["medians_ns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert!(pqprof(&["check", out.to_str().unwrap()]).status.success());
 }
 
@@ -217,14 +327,19 @@ fn process_samples_are_pooled_and_kept() {
 fn intervals_and_outliers_are_recorded_and_checked() {
     let v = json(measured());
     let p = &v["phases"][0];
-    let (lo, hi) = (p["median_ci95_ns"][0].as_f64().unwrap(), p["median_ci95_ns"][1].as_f64().unwrap());
+    let (lo, hi) = (
+        p["median_ci95_ns"][0].as_f64().unwrap(),
+        p["median_ci95_ns"][1].as_f64().unwrap(),
+    );
     let median = p["stats"]["median_ns"].as_f64().unwrap();
     assert!(lo <= median && median <= hi);
     assert!(p["outliers"]["high_severe"].is_u64());
     let s = &v["suites"][1];
     assert!(s["composed"]["median_ci95_ns"].is_array());
     let (ok, err) = tampered("ci.json", |v| {
-        let hi = v["suites"][1]["composed"]["median_ci95_ns"][1].as_f64().unwrap();
+        let hi = v["suites"][1]["composed"]["median_ci95_ns"][1]
+            .as_f64()
+            .unwrap();
         v["suites"][1]["composed"]["median_ci95_ns"][1] = (hi * 0.9).into();
     });
     assert!(!ok && err.contains("median_ci95_ns high"), "{err}");

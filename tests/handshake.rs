@@ -15,32 +15,87 @@ fn results_copy(name: &str) -> PathBuf {
 #[test]
 fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     let out = results_copy("hs.json");
-    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "tests/data/mini", "--samples", "2", "--per-sample", "3", "--stack", "rustls", "--stack", "openssl"]);
-    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let o = pqprof(&[
+        "handshake",
+        "--results",
+        out.to_str().unwrap(),
+        "--suites",
+        "tests/data/mini",
+        "--samples",
+        "2",
+        "--per-sample",
+        "3",
+        "--stack",
+        "rustls",
+        "--stack",
+        "openssl",
+    ]);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
     assert_eq!(sc.len(), 8, "two suites x rustls, openssl x plain, in situ");
     // Each in-situ key-exchange call beside the same phase of the stack's library.
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let per_call = stdout.split("Per call, in situ").nth(1).unwrap_or_else(|| panic!("no per-call table:\n{stdout}"));
-    assert!(per_call.lines().any(|l| l.contains("X25519MLKEM768") && l.contains("rustls") && l.contains("kem.decaps") && l.contains("ML-KEM-768 (awslc)")), "{stdout}");
+    let per_call = stdout
+        .split("Per call, in situ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no per-call table:\n{stdout}"));
+    assert!(
+        per_call.lines().any(|l| l.contains("X25519MLKEM768")
+            && l.contains("rustls")
+            && l.contains("kem.decaps")
+            && l.contains("ML-KEM-768 (awslc)")),
+        "{stdout}"
+    );
     for s in sc {
         if s["instrumented"] == true {
             let i = &s["insitu"];
             let conns = i["connections"].as_array().unwrap();
             // 2 samples x 3 connections, every 5th kept.
             assert_eq!(conns.len(), 2, "{s}");
-            let labels: Vec<&str> = i["labels"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+            let labels: Vec<&str> = i["labels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap())
+                .collect();
             for c in conns {
-                let sum: i64 = c["client"].as_array().unwrap().iter().chain(c["server"].as_array().unwrap()).map(|x| x.as_i64().unwrap()).sum();
-                assert_eq!(c["total_ns"].as_i64().unwrap(), sum + c["remainder_ns"].as_i64().unwrap());
+                let sum: i64 = c["client"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .chain(c["server"].as_array().unwrap())
+                    .map(|x| x.as_i64().unwrap())
+                    .sum();
+                assert_eq!(
+                    c["total_ns"].as_i64().unwrap(),
+                    sum + c["remainder_ns"].as_i64().unwrap()
+                );
             }
             // The server signs, the client verifies: each side's calls are where they belong.
-            let at = |side: &str, l: &str| i[side][labels.iter().position(|x| *x == l).unwrap()].as_f64().unwrap();
-            assert!(at("server_ns", "sig.sign") > 0.0 && at("client_ns", "sig.sign") == 0.0, "{i}");
+            let at = |side: &str, l: &str| {
+                i[side][labels.iter().position(|x| *x == l).unwrap()]
+                    .as_f64()
+                    .unwrap()
+            };
+            assert!(
+                at("server_ns", "sig.sign") > 0.0 && at("client_ns", "sig.sign") == 0.0,
+                "{i}"
+            );
             assert!(at("client_ns", "sig.verify") > 0.0, "{i}");
             if s["stack"] == "rustls" && s["suite"] == "X25519MLKEM768" {
-                assert!(at("client_ns", "kem.keygen") > 0.0 && at("server_ns", "kem.encaps") > 0.0 && at("client_ns", "kem.decaps") > 0.0, "{i}");
+                assert!(
+                    at("client_ns", "kem.keygen") > 0.0
+                        && at("server_ns", "kem.encaps") > 0.0
+                        && at("client_ns", "kem.decaps") > 0.0,
+                    "{i}"
+                );
             }
         } else {
             assert!(s["insitu_overhead_pct"].is_number(), "{s}");
@@ -50,18 +105,36 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             // Paired in memory: every variant has its blocks; only rustls has a wrapped-unarmed one.
             let p = &s["insitu_overhead_paired"];
             let blocks = p["plain_ns"].as_array().unwrap().len();
-            assert!(blocks >= 2 && p["timed_ns"].as_array().unwrap().len() == blocks, "{p}");
-            assert_eq!(p["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { blocks } else { 0 }, "{p}");
+            assert!(
+                blocks >= 2 && p["timed_ns"].as_array().unwrap().len() == blocks,
+                "{p}"
+            );
+            assert_eq!(
+                p["wrapped_ns"].as_array().map_or(0, Vec::len),
+                if s["stack"] == "rustls" { blocks } else { 0 },
+                "{p}"
+            );
             assert!(p["delta_half95_ns"].as_f64().unwrap() > 0.0, "{p}");
             let l = &s["insitu_overhead_paired_loopback"];
             // On loopback, blocks of their own size and number (shorter, more of them).
             let lblocks = l["plain_ns"].as_array().unwrap().len();
-            assert!(lblocks >= 2 && l["timed_ns"].as_array().unwrap().len() == lblocks, "{l}");
-            assert_eq!(l["wrapped_ns"].as_array().map_or(0, Vec::len), if s["stack"] == "rustls" { lblocks } else { 0 }, "{l}");
+            assert!(
+                lblocks >= 2 && l["timed_ns"].as_array().unwrap().len() == lblocks,
+                "{l}"
+            );
+            assert_eq!(
+                l["wrapped_ns"].as_array().map_or(0, Vec::len),
+                if s["stack"] == "rustls" { lblocks } else { 0 },
+                "{l}"
+            );
             // The headline: the median difference inside its interval, for both.
             for o in [p, l] {
                 let m = &o["median"];
-                let (d, lo, hi) = (m["delta_ns"].as_f64().unwrap(), m["lo95_ns"].as_f64().unwrap(), m["hi95_ns"].as_f64().unwrap());
+                let (d, lo, hi) = (
+                    m["delta_ns"].as_f64().unwrap(),
+                    m["lo95_ns"].as_f64().unwrap(),
+                    m["hi95_ns"].as_f64().unwrap(),
+                );
                 assert!(lo <= d && d <= hi, "{m}");
                 assert_eq!(m["wrapper_ns"].is_number(), s["stack"] == "rustls", "{m}");
             }
@@ -90,50 +163,115 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A tampered in-situ figure fails the identity.
     let mut t = v.clone();
-    let scen = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["instrumented"] == true).unwrap();
-    let r = scen["insitu"]["connections"][0]["remainder_ns"].as_i64().unwrap();
+    let scen = t["handshakes"]["scenarios"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["instrumented"] == true)
+        .unwrap();
+    let r = scen["insitu"]["connections"][0]["remainder_ns"]
+        .as_i64()
+        .unwrap();
     scen["insitu"]["connections"][0]["remainder_ns"] = (r + 1000).into();
     let bad = out.with_extension("tampered.json");
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("plus its remainder"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("plus its remainder"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // So does an estimated timer cost that is not calls x cost per call.
     assert!(v["handshakes"]["insitu_call_cost_ns"].as_f64().unwrap() > 0.0);
     let mut t = v.clone();
-    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_est_pct"].is_number()).unwrap();
-    plain["insitu_overhead_est_pct"] = (plain["insitu_overhead_est_pct"].as_f64().unwrap() * 2.0).into();
+    let plain = t["handshakes"]["scenarios"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["insitu_overhead_est_pct"].is_number())
+        .unwrap();
+    plain["insitu_overhead_est_pct"] =
+        (plain["insitu_overhead_est_pct"].as_f64().unwrap() * 2.0).into();
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("insitu_overhead_est_pct"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("insitu_overhead_est_pct"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // And a paired block that no longer gives the stored timer cost.
     let mut t = v.clone();
-    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_paired"].is_object()).unwrap();
-    let b = plain["insitu_overhead_paired"]["timed_ns"][0].as_f64().unwrap();
+    let plain = t["handshakes"]["scenarios"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["insitu_overhead_paired"].is_object())
+        .unwrap();
+    let b = plain["insitu_overhead_paired"]["timed_ns"][0]
+        .as_f64()
+        .unwrap();
     plain["insitu_overhead_paired"]["timed_ns"][0] = (b + 50_000.0).into();
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("paired overhead in memory delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("paired overhead in memory delta_ns"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // And a stored median of the loopback differences that is not the blocks' median.
     let mut t = v.clone();
-    let plain = t["handshakes"]["scenarios"].as_array_mut().unwrap().iter_mut().find(|s| s["insitu_overhead_paired_loopback"]["median"].is_object()).unwrap();
+    let plain = t["handshakes"]["scenarios"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["insitu_overhead_paired_loopback"]["median"].is_object())
+        .unwrap();
     let m = &mut plain["insitu_overhead_paired_loopback"]["median"];
     m["delta_ns"] = (m["delta_ns"].as_f64().unwrap() - 4_000.0).into();
     std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("median.delta_ns"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("median.delta_ns"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let site = out.with_extension("site");
-    assert!(pqprof(&["render", out.to_str().unwrap(), "--out", site.to_str().unwrap()]).status.success());
+    assert!(pqprof(&[
+        "render",
+        out.to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap()
+    ])
+    .status
+    .success());
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();
     assert!(html.contains("Real handshakes on loopback"));
 
-    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", "suites/ssh.toml", "--samples", "1", "--per-sample", "3", "--force"]);
+    let o = pqprof(&[
+        "handshake",
+        "--results",
+        out.to_str().unwrap(),
+        "--suites",
+        "suites/ssh.toml",
+        "--samples",
+        "1",
+        "--per-sample",
+        "3",
+        "--force",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
     assert_eq!(sc.len(), 2);
     for s in sc {
         assert_eq!(s["stack"], "russh");
-        assert_eq!(s["evidence"]["group"], s["suite"], "negotiated kex read from the KEXINIT packets");
+        assert_eq!(
+            s["evidence"]["group"], s["suite"],
+            "negotiated kex read from the KEXINIT packets"
+        );
     }
 }
 
@@ -144,7 +282,17 @@ fn an_unknown_group_fails_that_scenario_clearly() {
     let suite = dir.join("odd.toml");
     // A TLS group rustls and OpenSSL do not have, built from registered algorithms.
     std::fs::write(&suite, "protocol = \"tls13\"\nkind = \"kex\"\n[[suite]]\nname = \"P256Only\"\nphases = [{ operation = \"dh.keygen\", algorithm = \"P-256\", count = 2 }]\n").unwrap();
-    let o = pqprof(&["handshake", "--results", out.to_str().unwrap(), "--suites", suite.to_str().unwrap(), "--samples", "1", "--per-sample", "1"]);
+    let o = pqprof(&[
+        "handshake",
+        "--results",
+        out.to_str().unwrap(),
+        "--suites",
+        suite.to_str().unwrap(),
+        "--samples",
+        "1",
+        "--per-sample",
+        "1",
+    ]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("failed") && !err.contains("panicked"), "{err}");
@@ -155,7 +303,17 @@ fn a_server_that_dies_ends_its_scenario_without_a_hang() {
     let out = results_copy("dies.json");
     let started = std::time::Instant::now();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_pqprof"))
-        .args(["handshake", "--results", out.to_str().unwrap(), "--suites", "suites/ssh.toml", "--samples", "2", "--per-sample", "5"])
+        .args([
+            "handshake",
+            "--results",
+            out.to_str().unwrap(),
+            "--suites",
+            "suites/ssh.toml",
+            "--samples",
+            "2",
+            "--per-sample",
+            "5",
+        ])
         .env("PQPROF_SERVER_DIES_AFTER", "3")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

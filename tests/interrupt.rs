@@ -51,7 +51,10 @@ fn processes_with(marker: &str) -> Vec<String> {
 }
 
 fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -64,21 +67,46 @@ fn sigint_during_run_writes_nothing_and_keeps_the_old_results() {
     let before = std::fs::read(&old).unwrap();
     let out = dir.join("new.json");
     // Long enough to be in the middle of the timed rounds after 3 s.
-    let child = start(&["run", "--suites", "suites/tls13.toml", "--iterations", "200000", "--quiet", "--out", out.to_str().unwrap()]);
+    let child = start(&[
+        "run",
+        "--suites",
+        "suites/tls13.toml",
+        "--iterations",
+        "200000",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     std::thread::sleep(Duration::from_secs(3));
     signal(&child, libc::SIGINT);
     let (code, err) = finish(child, Duration::from_secs(10));
     assert_eq!(code, 130, "{err}");
-    assert!(err.contains("interrupted") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("interrupted") && !err.contains("panicked"),
+        "{err}"
+    );
     assert!(!out.exists());
     assert_eq!(std::fs::read(&old).unwrap(), before);
-    assert_eq!(files_in(&dir), vec!["mini.json", "old.json"], "no temporary file left");
+    assert_eq!(
+        files_in(&dir),
+        vec!["mini.json", "old.json"],
+        "no temporary file left"
+    );
 }
 
 #[test]
 fn a_second_sigint_exits_at_once() {
     let out = common::tmp("int-twice", "never.json");
-    let child = start(&["run", "--suites", "suites/tls13.toml", "--iterations", "200000", "--quiet", "--out", out.to_str().unwrap()]);
+    let child = start(&[
+        "run",
+        "--suites",
+        "suites/tls13.toml",
+        "--iterations",
+        "200000",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     std::thread::sleep(Duration::from_secs(2));
     signal(&child, libc::SIGINT);
     signal(&child, libc::SIGINT);
@@ -92,21 +120,42 @@ fn sigint_during_handshakes_keeps_the_results_file_and_leaves_no_server() {
     let file = common::tmp("int-hs", "hs.json");
     common::measure_mini(&file, "5");
     let before = std::fs::read(&file).unwrap();
-    let child = start(&["handshake", "--results", file.to_str().unwrap(), "--suites", "tests/data/mini", "--samples", "200", "--per-sample", "100"]);
+    let child = start(&[
+        "handshake",
+        "--results",
+        file.to_str().unwrap(),
+        "--suites",
+        "tests/data/mini",
+        "--samples",
+        "200",
+        "--per-sample",
+        "100",
+    ]);
     let marker = format!("pqprof-hs-{}", child.id());
     // Wait until the servers are up and connections are being measured.
     let t0 = Instant::now();
     while processes_with(&marker).is_empty() && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!processes_with(&marker).is_empty(), "no handshake server started");
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "no handshake server started"
+    );
     std::thread::sleep(Duration::from_secs(2));
     signal(&child, libc::SIGINT);
     let (code, err) = finish(child, Duration::from_secs(15));
     assert_eq!(code, 130, "{err}");
-    assert_eq!(std::fs::read(&file).unwrap(), before, "the results file changed");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the results file changed"
+    );
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(processes_with(&marker), Vec::<String>::new(), "a server outlived pqprof");
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<String>::new(),
+        "a server outlived pqprof"
+    );
 }
 
 #[test]
@@ -115,6 +164,9 @@ fn an_unwritable_results_folder_fails_before_measuring() {
     let o = common::pqprof(&["run", "--out", "/proc/pqprof-nowhere/r.json", "--quiet"]);
     assert!(!o.status.success());
     let err = common::stderr(&o);
-    assert!(err.contains("/proc/pqprof-nowhere") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("/proc/pqprof-nowhere") && err.lines().count() == 1,
+        "{err}"
+    );
     assert!(t0.elapsed() < Duration::from_secs(5), "it measured first");
 }

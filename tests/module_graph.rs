@@ -19,7 +19,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Top-level module of a file under `src`: `src/render/svg.rs` -> render, `src/stats.rs` -> stats.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let first = rel
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
     let name = first.trim_end_matches(".rs").to_string();
     (name != "lib" && name != "main").then_some(name)
 }
@@ -33,13 +38,20 @@ fn crate_refs(text: &str) -> BTreeSet<String> {
         if let Some(group) = rest.strip_prefix('{') {
             let body = &group[..group.find('}').unwrap_or(group.len())];
             for item in body.split(',') {
-                let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 if !name.is_empty() && name != "self" {
                     out.insert(name);
                 }
             }
         } else {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
             if !name.is_empty() {
                 out.insert(name);
             }
@@ -63,11 +75,22 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
 
 /// A topological order, or the modules left on a cycle.
 fn topo(g: &BTreeMap<String, BTreeSet<String>>) -> Result<Vec<String>, Vec<String>> {
-    let mut left: BTreeMap<String, BTreeSet<String>> =
-        g.iter().map(|(k, v)| (k.clone(), v.iter().filter(|d| g.contains_key(*d)).cloned().collect())).collect();
+    let mut left: BTreeMap<String, BTreeSet<String>> = g
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.iter().filter(|d| g.contains_key(*d)).cloned().collect(),
+            )
+        })
+        .collect();
     let mut order = Vec::new();
     while !left.is_empty() {
-        let ready: Vec<String> = left.iter().filter(|(_, d)| d.is_empty()).map(|(k, _)| k.clone()).collect();
+        let ready: Vec<String> = left
+            .iter()
+            .filter(|(_, d)| d.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
         if ready.is_empty() {
             return Err(left.keys().cloned().collect());
         }
@@ -88,8 +111,13 @@ fn topo(g: &BTreeMap<String, BTreeSet<String>>) -> Result<Vec<String>, Vec<Strin
 fn the_results_schema_is_a_leaf_and_no_module_graph_has_a_cycle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let core = graph(&root.join("core/src"));
-    assert_eq!(core.get("results").cloned().unwrap_or_default(), BTreeSet::new(), "results imports another module");
-    let order = topo(&core).unwrap_or_else(|cycle| panic!("pqprof-core has a cycle among {cycle:?}"));
+    assert_eq!(
+        core.get("results").cloned().unwrap_or_default(),
+        BTreeSet::new(),
+        "results imports another module"
+    );
+    let order =
+        topo(&core).unwrap_or_else(|cycle| panic!("pqprof-core has a cycle among {cycle:?}"));
     // The schema comes before everything that reads it (other leaves, like netmodel, may share its layer).
     let at = |m: &str| order.iter().position(|x| x == m);
     for (m, deps) in &core {
@@ -106,7 +134,10 @@ fn the_results_schema_is_a_leaf_and_no_module_graph_has_a_cycle() {
 #[test]
 fn the_scanner_sees_grouped_imports_and_cycles() {
     let refs = crate_refs("use crate::{check, render::verify, self};\nlet x = crate::stats::mean(&v);\n#[cfg(test)]\nuse crate::hidden;");
-    assert_eq!(refs.into_iter().collect::<Vec<_>>(), vec!["check", "render", "stats"]);
+    assert_eq!(
+        refs.into_iter().collect::<Vec<_>>(),
+        vec!["check", "render", "stats"]
+    );
     let mut g = BTreeMap::new();
     g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
     g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));

@@ -16,20 +16,38 @@ use std::time::{Duration, Instant};
 static LAB: Mutex<()> = Mutex::new(());
 
 fn namespaces() -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
-    out.lines().filter(|l| l.starts_with("pqp-")).map(String::from).collect()
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    out.lines()
+        .filter(|l| l.starts_with("pqp-"))
+        .map(String::from)
+        .collect()
 }
 
 /// pqprof children still alive (emulator or servers started for a network run).
 fn children() -> Vec<String> {
-    let out = Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("netem-router") || (l.contains("handshake-server") && l.contains("--bind 10.77"))).map(String::from).collect()
+    let out = Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.contains("netem-router")
+                || (l.contains("handshake-server") && l.contains("--bind 10.77"))
+        })
+        .map(String::from)
+        .collect()
 }
 
 fn available() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() == 0 };
-    root && Command::new("iptables").arg("--version").output().is_ok() && Command::new("ethtool").arg("--version").output().is_ok()
+    root && Command::new("iptables").arg("--version").output().is_ok()
+        && Command::new("ethtool").arg("--version").output().is_ok()
 }
 
 #[test]
@@ -38,31 +56,65 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let out = common::tmp("net", "net.json");
     common::measure_mini(&out, "5");
     let file = out.to_str().unwrap();
-    let o = pqprof(&["network", "--results", file, "--grid", "quick", "--per-point", "12", "--parallel", "4", "--stack", "rustls"]);
+    let o = pqprof(&[
+        "network",
+        "--results",
+        file,
+        "--grid",
+        "quick",
+        "--per-point",
+        "12",
+        "--parallel",
+        "4",
+        "--stack",
+        "rustls",
+    ]);
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{stdout}\n{}", common::stderr(&o));
     if !available() {
         assert!(stdout.starts_with("network: skipped: "), "{stdout}");
         return;
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let n = &v["network"];
     let points = n["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "the zero point, then 5.6 ms x 0% and 10%");
     for p in points {
         assert_eq!(p["link"]["connect_ns"].as_array().unwrap().len(), 16);
-        assert_eq!(p["cells"].as_array().unwrap().len(), 2, "rustls X25519 and X25519MLKEM768");
+        assert_eq!(
+            p["cells"].as_array().unwrap().len(),
+            2,
+            "rustls X25519 and X25519MLKEM768"
+        );
     }
     let clean = &points[1];
     assert_eq!(clean["rtt_ms"], 5.6);
-    assert_eq!(clean["link"]["valid"], true, "{}", clean["link"]["rtt_median_ms"]);
-    let x25519 = clean["cells"].as_array().unwrap().iter().find(|c| c["group"] == "X25519").unwrap();
+    assert_eq!(
+        clean["link"]["valid"], true,
+        "{}",
+        clean["link"]["rtt_median_ms"]
+    );
+    let x25519 = clean["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["group"] == "X25519")
+        .unwrap();
     let median = x25519["ready_ms"][2].as_f64().unwrap();
     // TCP connect and the TLS 1.3 exchange: two round trips, plus the compute.
-    assert!((2.0 * 5.6..2.0 * 5.6 + 3.0).contains(&median), "X25519 median {median} ms at RTT 5.6 ms");
+    assert!(
+        (2.0 * 5.6..2.0 * 5.6 + 3.0).contains(&median),
+        "X25519 median {median} ms at RTT 5.6 ms"
+    );
     assert_eq!(x25519["dropped"], serde_json::json!([0, 0]));
     let lossy = &points[2];
-    let dropped: u64 = lossy["cells"].as_array().unwrap().iter().map(|c| c["dropped"][0].as_u64().unwrap() + c["dropped"][1].as_u64().unwrap()).sum();
+    let dropped: u64 = lossy["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["dropped"][0].as_u64().unwrap() + c["dropped"][1].as_u64().unwrap())
+        .sum();
     assert!(dropped > 0, "10% loss dropped nothing: {lossy}");
     let check = pqprof(&["check", file]);
     assert!(check.status.success(), "{}", common::stderr(&check));
@@ -73,7 +125,19 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
 /// Starts a long network run and waits until it is measuring, with packets in the emulator.
 fn start_long(file: &str) -> (std::process::Child, Instant) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
-        .args(["network", "--results", file, "--grid", "quick", "--per-point", "100000", "--parallel", "2", "--stack", "rustls"])
+        .args([
+            "network",
+            "--results",
+            file,
+            "--grid",
+            "quick",
+            "--per-point",
+            "100000",
+            "--parallel",
+            "2",
+            "--stack",
+            "rustls",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -85,7 +149,10 @@ fn start_long(file: &str) -> (std::process::Child, Instant) {
         if line.unwrap().contains("point 1/") {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never started measuring");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never started measuring"
+        );
     }
     // Keep draining so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
@@ -105,7 +172,10 @@ fn an_interrupted_or_killed_run_leaves_nothing_behind() {
     let file = out.to_str().unwrap();
 
     let (mut child, _) = start_long(file);
-    assert!(!namespaces().is_empty(), "the run should be inside its namespaces now");
+    assert!(
+        !namespaces().is_empty(),
+        "the run should be inside its namespaces now"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -113,7 +183,11 @@ fn an_interrupted_or_killed_run_leaves_nothing_behind() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(namespaces().is_empty(), "after Ctrl-C: {:?}", namespaces());
     assert!(children().is_empty(), "after Ctrl-C: {:?}", children());
-    assert_eq!(std::fs::read(&out).unwrap(), before, "an interrupted run writes nothing");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "an interrupted run writes nothing"
+    );
 
     // SIGKILL cannot be caught: the children die with their parent, and the next start (or
     // --cleanup) removes the namespaces.
@@ -127,7 +201,15 @@ fn an_interrupted_or_killed_run_leaves_nothing_behind() {
     assert!(children().is_empty(), "after SIGKILL: {:?}", children());
     let o = pqprof(&["network", "--cleanup"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("removed pqp-c"), "{}", String::from_utf8_lossy(&o.stdout));
-    assert!(namespaces().is_empty(), "after --cleanup: {:?}", namespaces());
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("removed pqp-c"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        namespaces().is_empty(),
+        "after --cleanup: {:?}",
+        namespaces()
+    );
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }

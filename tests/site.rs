@@ -16,7 +16,8 @@ fn measured() -> &'static Path {
 }
 
 fn edited(name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(measured()).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(measured()).unwrap()).unwrap();
     edit(&mut v);
     let path = tmp(name);
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
@@ -25,15 +26,29 @@ fn edited(name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
 
 fn render(files: &[PathBuf], name: &str) -> PathBuf {
     let out = tmp(name);
-    render::render(files, &out, &render::Options { source_url: Some("https://example.org/src/{commit}".into()), baseline: None }).unwrap();
+    render::render(
+        files,
+        &out,
+        &render::Options {
+            source_url: Some("https://example.org/src/{commit}".into()),
+            baseline: None,
+        },
+    )
+    .unwrap();
     out
 }
 
 /// The text of `<td class="{class}">` inside the headline row with this data-key.
 fn cell(html: &str, key: &str, class: &str) -> String {
-    let row = html.split(&format!("class=\"headline\" data-key=\"{key}\"")).nth(1).unwrap_or_else(|| panic!("no row {key}"));
+    let row = html
+        .split(&format!("class=\"headline\" data-key=\"{key}\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no row {key}"));
     let row = row.split("</tr>").next().unwrap();
-    let td = row.split(&format!("class=\"{class}\">")).nth(1).unwrap_or_else(|| panic!("no {class} in {key}"));
+    let td = row
+        .split(&format!("class=\"{class}\">"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {class} in {key}"));
     verify::unescape(td.split("</td>").next().unwrap())
 }
 
@@ -42,21 +57,41 @@ fn numbers_on_the_page_are_the_numbers_in_the_json() {
     let site = render(&[measured().to_path_buf()], "site-numbers");
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();
     let r = pqprof::results::read(measured()).unwrap();
-    let file = measured().file_name().unwrap().to_string_lossy().into_owned();
+    let file = measured()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let mut seen = 0;
-    for s in r.suites.iter().filter(|s| s.stack == "default" && s.kind == pqprof::results::TrackKind::Kex) {
+    for s in r
+        .suites
+        .iter()
+        .filter(|s| s.stack == "default" && s.kind == pqprof::results::TrackKind::Kex)
+    {
         let key = format!("data&#x2f;{file}|{}|default", s.name);
         assert_eq!(cell(&html, &key, "mean"), format::time(s.composed.mean_ns));
-        assert_eq!(cell(&html, &key, "median"), format::time(s.composed.median_ns));
+        assert_eq!(
+            cell(&html, &key, "median"),
+            format::time(s.composed.median_ns)
+        );
         assert_eq!(cell(&html, &key, "p95"), format::time(s.composed.p95_ns));
         assert_eq!(cell(&html, &key, "p99"), format::time(s.composed.p99_ns));
         assert_eq!(cell(&html, &key, "ops"), format::count(s.ops_per_sec));
-        assert_eq!(cell(&html, &key, "wire"), format::bytes(s.wire_bytes.unwrap()));
+        assert_eq!(
+            cell(&html, &key, "wire"),
+            format::bytes(s.wire_bytes.unwrap())
+        );
         seen += 1;
     }
     assert_eq!(seen, 2);
     // The raw workload: one row per stack, none repeated.
-    let raw = html.split("<table class=\"raw\">").nth(1).unwrap().split("</table>").next().unwrap();
+    let raw = html
+        .split("<table class=\"raw\">")
+        .nth(1)
+        .unwrap()
+        .split("</table>")
+        .next()
+        .unwrap();
     assert_eq!(raw.matches("<tr><td>").count(), 4, "{raw}");
     assert!(html.contains("class=\"delta slower\"") || html.contains("class=\"delta faster\""));
     assert!(html.contains("class=\"delta baseline\""));
@@ -77,7 +112,10 @@ fn shares_sum_to_100_and_the_page_keeps_the_identity() {
     let broken = format!("{}9{}", &html[..at], &html[at..]);
     std::fs::write(&index, broken).unwrap();
     let problems = verify::check_site(&site).unwrap();
-    assert!(problems.iter().any(|p| p.contains("phases add up to")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("phases add up to")),
+        "{problems:?}"
+    );
 }
 
 #[test]
@@ -111,7 +149,10 @@ fn missing_optional_sections_render() {
             p["cycles"] = serde_json::Value::Null;
             p["steal_pct"] = serde_json::Value::Null;
         }
-        v["suites"].as_array_mut().unwrap().retain(|s| s["name"] != "X25519");
+        v["suites"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|s| s["name"] != "X25519");
     });
     let site = render(&[sparse], "site-sparse");
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();
@@ -127,7 +168,13 @@ fn several_hosts_get_a_row_each() {
     });
     let site = render(&[measured().to_path_buf(), arm], "site-hosts");
     let html = std::fs::read_to_string(site.join("index.html")).unwrap();
-    let card = html.split("id=\"X25519MLKEM768\"").nth(1).unwrap().split("</section>").next().unwrap();
+    let card = html
+        .split("id=\"X25519MLKEM768\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
     assert_eq!(card.matches("class=\"headline\"").count(), 2);
     assert!(card.contains("graviton"));
     assert!(html.contains("aarch64 · x86_64"));
@@ -141,6 +188,14 @@ fn a_failed_render_leaves_the_old_site() {
     let site = render(&[measured().to_path_buf()], "site-keep");
     let bad = tmp("bad.json");
     std::fs::write(&bad, "{\"schema_version\": 7}").unwrap();
-    assert!(render::render(&[bad], &site, &render::Options { source_url: None, baseline: None }).is_err());
+    assert!(render::render(
+        &[bad],
+        &site,
+        &render::Options {
+            source_url: None,
+            baseline: None
+        }
+    )
+    .is_err());
     assert!(site.join("index.html").exists());
 }

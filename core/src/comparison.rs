@@ -87,17 +87,29 @@ fn log_se(ci: Option<(f64, f64)>) -> Option<f64> {
 }
 
 /// 95% interval of B / A from the two medians and their stored intervals.
-pub fn ratio_interval(a_median: f64, a_ci: Option<(f64, f64)>, b_median: f64, b_ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
+pub fn ratio_interval(
+    a_median: f64,
+    a_ci: Option<(f64, f64)>,
+    b_median: f64,
+    b_ci: Option<(f64, f64)>,
+) -> Option<(f64, f64)> {
     let se = (log_se(a_ci)?.powi(2) + log_se(b_ci)?.powi(2)).sqrt();
     let r = b_median / a_median;
-    r.is_finite().then(|| (r * (-1.96 * se).exp(), r * (1.96 * se).exp()))
+    r.is_finite()
+        .then(|| (r * (-1.96 * se).exp(), r * (1.96 * se).exp()))
 }
 
 /// The between-run noise for one figure: the given threshold, or twice the combined relative spread
 /// of the process-sample medians when both runs have them (`run --samples K`), whichever is larger.
 fn noise_floor(a: &Results, b: &Results, name: &str, threshold_pct: f64) -> f64 {
     let rsd = |r: &Results| {
-        r.process_samples.as_ref().and_then(|ps| ps.phases.iter().chain(&ps.suites).find(|s| s.name == name).map(|s| s.rsd_pct))
+        r.process_samples.as_ref().and_then(|ps| {
+            ps.phases
+                .iter()
+                .chain(&ps.suites)
+                .find(|s| s.name == name)
+                .map(|s| s.rsd_pct)
+        })
     };
     match (rsd(a), rsd(b)) {
         (Some(x), Some(y)) => threshold_pct.max(2.0 * (x * x + y * y).sqrt()),
@@ -118,7 +130,15 @@ pub const INSTRUCTION_FLOOR_PCT: f64 = 0.5;
 /// where the run has them.
 type Counted = (Option<f64>, Option<f64>, Option<f64>, Option<f64>);
 
-fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<(f64, f64)>, floor: f64, ins: Counted) -> Row {
+fn row(
+    kind: &str,
+    name: String,
+    a_median_ns: f64,
+    b_median_ns: f64,
+    ci: Option<(f64, f64)>,
+    floor: f64,
+    ins: Counted,
+) -> Row {
     if let (Some(ai), Some(bi)) = (ins.0, ins.1) {
         // Counts repeat exactly where a call's work does not depend on its input: the interval is
         // the ratio itself. Where it does (a rejection loop), the per-call counts give each mean an
@@ -126,7 +146,9 @@ fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<
         let ratio = bi / ai;
         let around = |m: f64, h: Option<f64>| h.map(|h| ((m - h).max(f64::MIN_POSITIVE), m + h));
         let ci = match (around(ai, ins.2), around(bi, ins.3)) {
-            (Some(a), Some(b)) => ratio_interval(ai, Some(a), bi, Some(b)).unwrap_or((ratio, ratio)),
+            (Some(a), Some(b)) => {
+                ratio_interval(ai, Some(a), bi, Some(b)).unwrap_or((ratio, ratio))
+            }
             _ => (ratio, ratio),
         };
         return Row {
@@ -163,14 +185,34 @@ fn row(kind: &str, name: String, a_median_ns: f64, b_median_ns: f64, ci: Option<
 pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
     let (ha, hb) = (&a.run.host, &b.run.host);
     let mut caveats = Vec::new();
-    let other_machine = if !ha.fingerprint.is_empty() && !hb.fingerprint.is_empty() { ha.fingerprint != hb.fingerprint } else { ha.hostname != hb.hostname };
-    if other_machine || ha.cpu_model != hb.cpu_model || ha.arch != hb.arch || ha.microarchitecture != hb.microarchitecture {
-        caveats.push(format!("different hosts ({} vs {}): differences include the machine", ha.label(), hb.label()));
+    let other_machine = if !ha.fingerprint.is_empty() && !hb.fingerprint.is_empty() {
+        ha.fingerprint != hb.fingerprint
+    } else {
+        ha.hostname != hb.hostname
+    };
+    if other_machine
+        || ha.cpu_model != hb.cpu_model
+        || ha.arch != hb.arch
+        || ha.microarchitecture != hb.microarchitecture
+    {
+        caveats.push(format!(
+            "different hosts ({} vs {}): differences include the machine",
+            ha.label(),
+            hb.label()
+        ));
     }
-    if a.run.tool_commit != b.run.tool_commit || a.run.liboqs_version != b.run.liboqs_version || a.run.openssl_version != b.run.openssl_version {
+    if a.run.tool_commit != b.run.tool_commit
+        || a.run.liboqs_version != b.run.liboqs_version
+        || a.run.openssl_version != b.run.openssl_version
+    {
         caveats.push(format!(
             "different tool or library versions ({} / liboqs {} / {} vs {} / liboqs {} / {})",
-            a.run.tool_commit, a.run.liboqs_version, a.run.openssl_version, b.run.tool_commit, b.run.liboqs_version, b.run.openssl_version
+            a.run.tool_commit,
+            a.run.liboqs_version,
+            a.run.openssl_version,
+            b.run.tool_commit,
+            b.run.liboqs_version,
+            b.run.openssl_version
         ));
     }
     caveats
@@ -179,36 +221,101 @@ pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
 pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     let mut rows = Vec::new();
     for pa in &a.phases {
-        let Some(pb) = b.phase_form(&pa.backend, &pa.algorithm, pa.operation, pa.form) else { continue };
-        let ci = ratio_interval(pa.stats.median_ns, pa.median_ci95_ns, pb.stats.median_ns, pb.median_ci95_ns);
+        let Some(pb) = b.phase_form(&pa.backend, &pa.algorithm, pa.operation, pa.form) else {
+            continue;
+        };
+        let ci = ratio_interval(
+            pa.stats.median_ns,
+            pa.median_ci95_ns,
+            pb.stats.median_ns,
+            pb.median_ci95_ns,
+        );
         let name = pa.name();
         let floor = noise_floor(a, b, &name, threshold_pct);
         let ir = |p: &crate::results::Phase| p.instructions.as_ref().and_then(|i| i.ir());
-        let half = |p: &crate::results::Phase| crate::compose::phase_instructions_half95(p).map(|(_, h)| h);
-        rows.push(row("phase", name, pa.stats.median_ns, pb.stats.median_ns, ci, floor, (ir(pa), ir(pb), half(pa), half(pb))));
+        let half = |p: &crate::results::Phase| {
+            crate::compose::phase_instructions_half95(p).map(|(_, h)| h)
+        };
+        rows.push(row(
+            "phase",
+            name,
+            pa.stats.median_ns,
+            pb.stats.median_ns,
+            ci,
+            floor,
+            (ir(pa), ir(pb), half(pa), half(pb)),
+        ));
     }
     for sa in &a.suites {
-        let Some(sb) = b.suite(&sa.name, &sa.stack) else { continue };
-        let ci = ratio_interval(sa.composed.median_ns, sa.composed.median_ci95_ns, sb.composed.median_ns, sb.composed.median_ci95_ns);
+        let Some(sb) = b.suite(&sa.name, &sa.stack) else {
+            continue;
+        };
+        let ci = ratio_interval(
+            sa.composed.median_ns,
+            sa.composed.median_ci95_ns,
+            sb.composed.median_ns,
+            sb.composed.median_ci95_ns,
+        );
         let name = format!("{} [{}]", sa.name, sa.stack);
         let floor = noise_floor(a, b, &name, threshold_pct);
-        let half = |s: &crate::results::SuiteResult, r: &Results| crate::compose::instructions_half95(&s.phases, &r.phases);
-        rows.push(row("suite", name, sa.composed.median_ns, sb.composed.median_ns, ci, floor, (sa.instructions, sb.instructions, half(sa, a), half(sb, b))));
+        let half = |s: &crate::results::SuiteResult, r: &Results| {
+            crate::compose::instructions_half95(&s.phases, &r.phases)
+        };
+        rows.push(row(
+            "suite",
+            name,
+            sa.composed.median_ns,
+            sb.composed.median_ns,
+            ci,
+            floor,
+            (sa.instructions, sb.instructions, half(sa, a), half(sb, b)),
+        ));
     }
     if let (Some(ha), Some(hb)) = (&a.handshakes, &b.handshakes) {
         for sa in &ha.scenarios {
-            let same = |x: &&crate::results::Scenario| x.protocol == sa.protocol && x.suite == sa.suite && x.stack == sa.stack && x.instrumented == sa.instrumented;
-            let Some(sb) = hb.scenarios.iter().find(same) else { continue };
-            let ci = ratio_interval(sa.median_ns, sample_interval(&sa.sample_medians_ns), sb.median_ns, sample_interval(&sb.sample_medians_ns));
-            let name = format!("{} {} on {}{}", sa.protocol, sa.suite, sa.stack.name(), if sa.instrumented { " (in situ)" } else { "" });
+            let same = |x: &&crate::results::Scenario| {
+                x.protocol == sa.protocol
+                    && x.suite == sa.suite
+                    && x.stack == sa.stack
+                    && x.instrumented == sa.instrumented
+            };
+            let Some(sb) = hb.scenarios.iter().find(same) else {
+                continue;
+            };
+            let ci = ratio_interval(
+                sa.median_ns,
+                sample_interval(&sa.sample_medians_ns),
+                sb.median_ns,
+                sample_interval(&sb.sample_medians_ns),
+            );
+            let name = format!(
+                "{} {} on {}{}",
+                sa.protocol,
+                sa.suite,
+                sa.stack.name(),
+                if sa.instrumented { " (in situ)" } else { "" }
+            );
             // Handshake medians drift between runs about as much as between a run's own samples
             // (back to back here: 755 and 885 us for the same scenario): a change smaller than
             // either run's sample-to-sample spread is not called.
             let floor = threshold_pct.max(sa.rsd_pct).max(sb.rsd_pct);
-            rows.push(row("handshake", name, sa.median_ns, sb.median_ns, ci, floor, (None, None, None, None)));
+            rows.push(row(
+                "handshake",
+                name,
+                sa.median_ns,
+                sb.median_ns,
+                ci,
+                floor,
+                (None, None, None, None),
+            ));
         }
     }
-    Comparison { a: a.label(), b: b.label(), caveats: caveats(a, b), rows }
+    Comparison {
+        a: a.label(),
+        b: b.label(),
+        caveats: caveats(a, b),
+        rows,
+    }
 }
 
 /// A real handshake scenario's 95% interval from its independent samples' medians: the t-interval
@@ -233,11 +340,27 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
         Format::Json => s = serde_json::to_string_pretty(c)? + "\n",
         Format::Md | Format::Table => {
             let md = fmt == Format::Md;
-            writeln!(s, "A: {}{}B: {}\n", c.a, if md { "  \n" } else { "\n" }, c.b)?;
+            writeln!(
+                s,
+                "A: {}{}B: {}\n",
+                c.a,
+                if md { "  \n" } else { "\n" },
+                c.b
+            )?;
             for cv in &c.caveats {
                 writeln!(s, "{}{cv}\n", if md { "> Note: " } else { "note: " })?;
             }
-            let head = ["", "name", "A median", "B median", "B / A of", "B / A", "95% interval", "noise floor", "verdict"];
+            let head = [
+                "",
+                "name",
+                "A median",
+                "B median",
+                "B / A of",
+                "B / A",
+                "95% interval",
+                "noise floor",
+                "verdict",
+            ];
             let cells = |r: &Row| {
                 vec![
                     r.kind.clone(),
@@ -252,7 +375,11 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
                 ]
             };
             if md {
-                writeln!(s, "| {} |\n|---|---|---:|---:|---|---:|---|---:|---|", head.join(" | "))?;
+                writeln!(
+                    s,
+                    "| {} |\n|---|---|---:|---:|---|---:|---|---:|---|",
+                    head.join(" | ")
+                )?;
                 for r in &c.rows {
                     writeln!(s, "| {} |", cells(r).join(" | "))?;
                 }
@@ -268,7 +395,9 @@ pub fn render(c: &Comparison, fmt: Format) -> Result<String> {
 /// Spread of each delta vs baseline over runs, in percentage points (max - min): how well the
 /// within-run comparison holds when the whole machine drifts between runs.
 pub fn delta_spread(runs: &[Results]) -> Vec<(String, f64)> {
-    let Some(first) = runs.first() else { return Vec::new() };
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
     first
         .suites
         .iter()
@@ -276,11 +405,19 @@ pub fn delta_spread(runs: &[Results]) -> Vec<(String, f64)> {
         .filter_map(|s| {
             let d: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| r.suites.iter().find(|x| x.name == s.name && x.stack == s.stack))
+                .filter_map(|r| {
+                    r.suites
+                        .iter()
+                        .find(|x| x.name == s.name && x.stack == s.stack)
+                })
                 .filter_map(|x| x.delta_vs_baseline_pct)
                 .collect();
             (d.len() == runs.len()).then(|| {
-                let (lo, hi) = d.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
+                let (lo, hi) = d
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                        (l.min(*x), h.max(*x))
+                    });
                 (format!("{} [{}]", s.name, s.stack), hi - lo)
             })
         })
@@ -290,8 +427,13 @@ pub fn delta_spread(runs: &[Results]) -> Vec<(String, f64)> {
 /// The same spread for the calibrated composed medians (composed median x the run's calibration
 /// factor), where every run has a calibration.
 pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
-    let factors: Option<Vec<f64>> = runs.iter().map(|r| r.run.calibration.as_ref().map(|c| c.factor)).collect();
-    let Some(factors) = factors else { return Vec::new() };
+    let factors: Option<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.run.calibration.as_ref().map(|c| c.factor))
+        .collect();
+    let Some(factors) = factors else {
+        return Vec::new();
+    };
     let scaled: Vec<Results> = runs
         .iter()
         .zip(&factors)
@@ -308,19 +450,32 @@ pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
 
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.
 pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
-    let Some(first) = runs.first() else { return Vec::new() };
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
     first
         .suites
         .iter()
         .filter_map(|s| {
             let m: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| r.suites.iter().find(|x| x.name == s.name && x.stack == s.stack))
+                .filter_map(|r| {
+                    r.suites
+                        .iter()
+                        .find(|x| x.name == s.name && x.stack == s.stack)
+                })
                 .map(|x| x.composed.median_ns)
                 .collect();
             (m.len() == runs.len()).then(|| {
-                let (lo, hi) = m.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
-                (format!("{} [{}]", s.name, s.stack), (hi - lo) / stats::median(&m) * 100.0)
+                let (lo, hi) = m
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                        (l.min(*x), h.max(*x))
+                    });
+                (
+                    format!("{} [{}]", s.name, s.stack),
+                    (hi - lo) / stats::median(&m) * 100.0,
+                )
             })
         })
         .collect()
@@ -343,41 +498,97 @@ mod tests {
 
     #[test]
     fn verdicts_follow_the_interval_and_the_floor() {
-        assert_eq!(Verdict::judge(Some((0.80, 0.95)), 0.88, 2.0), Verdict::Faster);
-        assert_eq!(Verdict::judge(Some((1.02, 1.10)), 1.06, 2.0), Verdict::Slower);
-        assert_eq!(Verdict::judge(Some((0.97, 1.03)), 1.0, 2.0), Verdict::NoChange);
+        assert_eq!(
+            Verdict::judge(Some((0.80, 0.95)), 0.88, 2.0),
+            Verdict::Faster
+        );
+        assert_eq!(
+            Verdict::judge(Some((1.02, 1.10)), 1.06, 2.0),
+            Verdict::Slower
+        );
+        assert_eq!(
+            Verdict::judge(Some((0.97, 1.03)), 1.0, 2.0),
+            Verdict::NoChange
+        );
         // A tight interval around a 1% change is still within the between-run floor.
-        assert_eq!(Verdict::judge(Some((1.008, 1.012)), 1.01, 2.0), Verdict::NoChange);
-        assert_eq!(Verdict::judge(Some((1.008, 1.012)), 1.01, 0.5), Verdict::Slower);
+        assert_eq!(
+            Verdict::judge(Some((1.008, 1.012)), 1.01, 2.0),
+            Verdict::NoChange
+        );
+        assert_eq!(
+            Verdict::judge(Some((1.008, 1.012)), 1.01, 0.5),
+            Verdict::Slower
+        );
         assert_eq!(Verdict::judge(None, 2.0, 2.0), Verdict::NoChange);
     }
 
     #[test]
     fn instruction_rows_use_the_per_call_spread() {
         // Exact counts on both sides: a 1% change beyond the 0.5% floor is real.
-        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1010.0), Some(0.0), Some(0.0)));
-        assert_eq!((r.statistic.as_str(), r.ratio_ci95, r.verdict), ("instructions", Some((1.01, 1.01)), Verdict::Slower));
+        let r = row(
+            "phase",
+            "x".into(),
+            1.0,
+            1.0,
+            None,
+            5.0,
+            (Some(1000.0), Some(1010.0), Some(0.0), Some(0.0)),
+        );
+        assert_eq!(
+            (r.statistic.as_str(), r.ratio_ci95, r.verdict),
+            ("instructions", Some((1.01, 1.01)), Verdict::Slower)
+        );
         // A rejection loop: means 1,000 and 1,100, each +-100 (95%): ratio 1.1 with an interval that
         // holds 1, so no change is called.
-        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1100.0), Some(100.0), Some(100.0)));
+        let r = row(
+            "phase",
+            "x".into(),
+            1.0,
+            1.0,
+            None,
+            5.0,
+            (Some(1000.0), Some(1100.0), Some(100.0), Some(100.0)),
+        );
         let (lo, hi) = r.ratio_ci95.unwrap();
-        assert!(lo < 1.0 && hi > 1.1 && (r.ratio - 1.1).abs() < 1e-12, "{lo} {hi}");
+        assert!(
+            lo < 1.0 && hi > 1.1 && (r.ratio - 1.1).abs() < 1e-12,
+            "{lo} {hi}"
+        );
         assert_eq!(r.verdict, Verdict::NoChange);
         // Without per-call counts (older files) the counts are taken as exact.
-        let r = row("phase", "x".into(), 1.0, 1.0, None, 5.0, (Some(1000.0), Some(1100.0), None, Some(100.0)));
-        assert_eq!((r.ratio_ci95, r.verdict), (Some((1.1, 1.1)), Verdict::Slower));
+        let r = row(
+            "phase",
+            "x".into(),
+            1.0,
+            1.0,
+            None,
+            5.0,
+            (Some(1000.0), Some(1100.0), None, Some(100.0)),
+        );
+        assert_eq!(
+            (r.ratio_ci95, r.verdict),
+            (Some((1.1, 1.1)), Verdict::Slower)
+        );
     }
 
     #[test]
     fn ratio_interval_combines_the_two_intervals() {
         // Two exact figures: the interval collapses on the ratio.
-        assert_eq!(ratio_interval(10.0, Some((10.0, 10.0)), 20.0, Some((20.0, 20.0))), Some((2.0, 2.0)));
+        assert_eq!(
+            ratio_interval(10.0, Some((10.0, 10.0)), 20.0, Some((20.0, 20.0))),
+            Some((2.0, 2.0))
+        );
         // A has ln(high/low) = 2 x 1.96 x 0.1 (se 0.1), B is exact: the ratio 2 spreads by e^(+-0.196).
         let w = (2.0f64 * 1.96 * 0.1).exp();
-        let (lo, hi) = ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0))).unwrap();
-        assert!((lo - 2.0 * (-0.196f64).exp()).abs() < 1e-9 && (hi - 2.0 * 0.196f64.exp()).abs() < 1e-9, "{lo} {hi}");
+        let (lo, hi) =
+            ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0))).unwrap();
+        assert!(
+            (lo - 2.0 * (-0.196f64).exp()).abs() < 1e-9 && (hi - 2.0 * 0.196f64.exp()).abs() < 1e-9,
+            "{lo} {hi}"
+        );
         // Two equal se: sqrt(2) wider. No interval stored: none.
-        let (lo2, _) = ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0 * w))).unwrap();
+        let (lo2, _) =
+            ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0 * w))).unwrap();
         assert!((lo2 - 2.0 * (-0.196 * 2f64.sqrt()).exp()).abs() < 1e-9);
         assert_eq!(ratio_interval(1.0, None, 1.0, Some((1.0, 1.0))), None);
     }

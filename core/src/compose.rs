@@ -24,10 +24,20 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
                 .iter()
                 .find(|q| p.is(q))
                 .map(|q| (q, p.count))
-                .ok_or_else(|| anyhow!("no measured phase {} {} {}", p.backend, p.algorithm, p.operation))
+                .ok_or_else(|| {
+                    anyhow!(
+                        "no measured phase {} {} {}",
+                        p.backend,
+                        p.algorithm,
+                        p.operation
+                    )
+                })
         })
         .collect::<Result<_>>()?;
-    let mean_ns = found.iter().map(|(q, c)| f64::from(*c) * q.stats.mean_ns).sum();
+    let mean_ns = found
+        .iter()
+        .map(|(q, c)| f64::from(*c) * q.stats.mean_ns)
+        .sum();
     let draws = resample(&found, RESAMPLES, SEED);
     let sorted = stats::sorted(&draws);
     Ok(Composed {
@@ -45,7 +55,16 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
 
 /// Composed instructions: sum of count x instructions per call, if every phase was counted.
 pub fn instructions(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
-    parts.iter().map(|p| phases.iter().find(|q| p.is(q)).and_then(|q| q.instructions.as_ref()?.ir()).map(|ir| f64::from(p.count) * ir)).sum()
+    parts
+        .iter()
+        .map(|p| {
+            phases
+                .iter()
+                .find(|q| p.is(q))
+                .and_then(|q| q.instructions.as_ref()?.ir())
+                .map(|ir| f64::from(p.count) * ir)
+        })
+        .sum()
 }
 
 /// Instructions per call of a phase and its 95% half-width from the per-call counts (`None`
@@ -61,7 +80,13 @@ pub fn phase_instructions_half95(p: &Phase) -> Option<(f64, f64)> {
 pub fn instructions_half95(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
     let sq: Option<f64> = parts
         .iter()
-        .map(|p| phases.iter().find(|q| p.is(q)).and_then(phase_instructions_half95).map(|(_, h)| (f64::from(p.count) * h).powi(2)))
+        .map(|p| {
+            phases
+                .iter()
+                .find(|q| p.is(q))
+                .and_then(phase_instructions_half95)
+                .map(|(_, h)| (f64::from(p.count) * h).powi(2))
+        })
         .sum();
     sq.map(f64::sqrt)
 }
@@ -95,10 +120,24 @@ pub const CI_DRAWS: usize = 1000;
 /// resampled with replacement once (shared by all suites, so a suite and its baseline move
 /// together), then `CI_DRAWS` handshakes are drawn from the resampled phases. Each world has its
 /// own seed, so the result does not depend on how many threads share the work.
-pub fn bootstrap_medians(suites: &[SuiteResult], phases: &[Phase], worlds: usize, draws_per_world: usize) -> Vec<Vec<f64>> {
-    let index: Vec<Vec<(usize, u32)>> =
-        suites.iter().map(|s| s.phases.iter().filter_map(|sp| phases.iter().position(|q| sp.is(q)).map(|i| (i, sp.count))).collect()).collect();
-    let used: Vec<bool> = (0..phases.len()).map(|i| index.iter().flatten().any(|(pi, _)| *pi == i)).collect();
+pub fn bootstrap_medians(
+    suites: &[SuiteResult],
+    phases: &[Phase],
+    worlds: usize,
+    draws_per_world: usize,
+) -> Vec<Vec<f64>> {
+    let index: Vec<Vec<(usize, u32)>> = suites
+        .iter()
+        .map(|s| {
+            s.phases
+                .iter()
+                .filter_map(|sp| phases.iter().position(|q| sp.is(q)).map(|i| (i, sp.count)))
+                .collect()
+        })
+        .collect();
+    let used: Vec<bool> = (0..phases.len())
+        .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
+        .collect();
     let world_medians = |b: usize, world: &mut Vec<Vec<u64>>, draws: &mut Vec<f64>| -> Vec<f64> {
         let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
         for ((w, p), u) in world.iter_mut().zip(phases).zip(&used) {
@@ -127,41 +166,61 @@ pub fn bootstrap_medians(suites: &[SuiteResult], phases: &[Phase], worlds: usize
             })
             .collect()
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
     let per_world: Vec<Vec<f64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let f = &world_medians;
                 scope.spawn(move || {
-                    let mut world: Vec<Vec<u64>> = phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
+                    let mut world: Vec<Vec<u64>> =
+                        phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
                     let mut draws = vec![0.0; draws_per_world];
-                    (t..worlds).step_by(threads).map(|b| (b, f(b, &mut world, &mut draws))).collect::<Vec<_>>()
+                    (t..worlds)
+                        .step_by(threads)
+                        .map(|b| (b, f(b, &mut world, &mut draws)))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
-        let mut all: Vec<(usize, Vec<f64>)> = handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect();
+        let mut all: Vec<(usize, Vec<f64>)> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect();
         all.sort_by_key(|(b, _)| *b);
         all.into_iter().map(|(_, m)| m).collect()
     });
-    (0..suites.len()).map(|si| per_world.iter().map(|w| w[si]).collect()).collect()
+    (0..suites.len())
+        .map(|si| per_world.iter().map(|w| w[si]).collect())
+        .collect()
 }
 
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
-pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
-    let (w, d) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS), |s| (s.composed.ci_worlds, s.composed.ci_draws));
+pub fn intervals(
+    suites: &[SuiteResult],
+    phases: &[Phase],
+) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
+    let (w, d) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS), |s| {
+        (s.composed.ci_worlds, s.composed.ci_draws)
+    });
     let worlds = bootstrap_medians(suites, phases, w, d);
     suites
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let base = s
-                .baseline
-                .as_ref()
-                .filter(|b| **b != s.name)
-                .and_then(|b| suites.iter().position(|x| &x.name == b && x.stack == s.stack));
+            let base = s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
+                suites
+                    .iter()
+                    .position(|x| &x.name == b && x.stack == s.stack)
+            });
             let delta = base.and_then(|j| {
-                let d: Vec<f64> = worlds[i].iter().zip(&worlds[j]).map(|(a, b)| delta_pct(*a, *b)).collect();
+                let d: Vec<f64> = worlds[i]
+                    .iter()
+                    .zip(&worlds[j])
+                    .map(|(a, b)| delta_pct(*a, *b))
+                    .collect();
                 stats::interval95(&d)
             });
             (stats::interval95(&worlds[i]), delta)
@@ -177,7 +236,10 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Option<(f64, 
 pub fn server_share(op: Operation) -> f64 {
     match op {
         Operation::KemEncaps | Operation::SigSign => 1.0,
-        Operation::KemKeygen | Operation::KemDecaps | Operation::SigVerify | Operation::SigKeygen => 0.0,
+        Operation::KemKeygen
+        | Operation::KemDecaps
+        | Operation::SigVerify
+        | Operation::SigKeygen => 0.0,
         _ => 0.5,
     }
 }
@@ -231,22 +293,42 @@ mod tests {
 
     #[test]
     fn composed_mean_is_count_times_phase_means() {
-        let phases = [phase(Operation::DhKeygen, &[10, 20, 30]), phase(Operation::DhDerive, &[100, 100, 100])];
+        let phases = [
+            phase(Operation::DhKeygen, &[10, 20, 30]),
+            phase(Operation::DhDerive, &[100, 100, 100]),
+        ];
         let parts = [
-            SuitePhase { backend: "b".into(), algorithm: "X25519".into(), operation: Operation::DhKeygen, count: 2 },
-            SuitePhase { backend: "b".into(), algorithm: "X25519".into(), operation: Operation::DhDerive, count: 2 },
+            SuitePhase {
+                backend: "b".into(),
+                algorithm: "X25519".into(),
+                operation: Operation::DhKeygen,
+                count: 2,
+            },
+            SuitePhase {
+                backend: "b".into(),
+                algorithm: "X25519".into(),
+                operation: Operation::DhDerive,
+                count: 2,
+            },
         ];
         let c = compose(&parts, &phases).unwrap();
         assert_eq!(c.mean_ns, 2.0 * 20.0 + 2.0 * 100.0);
         // Every draw is two keygen samples (20..60) plus 200: the percentiles lie in 220..=260.
-        assert!((220.0..=260.0).contains(&c.median_ns) && c.p99_ns <= 260.0 && c.p95_ns >= c.median_ns);
+        assert!(
+            (220.0..=260.0).contains(&c.median_ns) && c.p99_ns <= 260.0 && c.p95_ns >= c.median_ns
+        );
         // Deterministic: the same seed gives the same figures.
         assert_eq!(compose(&parts, &phases).unwrap().median_ns, c.median_ns);
     }
 
     #[test]
     fn a_missing_phase_is_an_error() {
-        let parts = [SuitePhase { backend: "x".into(), algorithm: "X25519".into(), operation: Operation::DhKeygen, count: 1 }];
+        let parts = [SuitePhase {
+            backend: "x".into(),
+            algorithm: "X25519".into(),
+            operation: Operation::DhKeygen,
+            count: 1,
+        }];
         assert!(compose(&parts, &[]).is_err());
     }
 

@@ -35,7 +35,12 @@ impl PerCall {
     /// call of several phases, which ones ("ML-KEM-768 + X25519 (openssl: kem.keygen + dh.keygen)").
     pub fn implementation(&self) -> String {
         if self.parts.len() > 1 {
-            format!("{} ({}: {})", self.algorithm, self.backend, self.parts.join(" + "))
+            format!(
+                "{} ({}: {})",
+                self.algorithm,
+                self.backend,
+                self.parts.join(" + ")
+            )
         } else {
             format!("{} ({})", self.algorithm, self.backend)
         }
@@ -49,7 +54,9 @@ impl PerCall {
 fn operation(label: &str, stack: RealStack) -> Option<Operation> {
     match label {
         "sig.verify.cert" => (stack == RealStack::Rustls).then_some(Operation::SigVerify),
-        l if l.starts_with("kem.") || l.starts_with("dh.") || l.starts_with("sig.") => Operation::from_name(l),
+        l if l.starts_with("kem.") || l.starts_with("dh.") || l.starts_with("sig.") => {
+            Operation::from_name(l)
+        }
         _ => None,
     }
 }
@@ -83,10 +90,18 @@ pub fn per_call_values(i: &InSitu, k: usize) -> Vec<f64> {
 pub fn per_call_values_with(i: &InSitu, k: usize, with: Option<usize>) -> Vec<f64> {
     type Side = fn(&InSituConnection) -> &Vec<u64>;
     type Calls = fn(&InSitu) -> &Vec<f64>;
-    let sides: [(Calls, Side); 2] = [(|i| &i.client_calls, |c| &c.client), (|i| &i.server_calls, |c| &c.server)];
+    let sides: [(Calls, Side); 2] = [
+        (|i| &i.client_calls, |c| &c.client),
+        (|i| &i.server_calls, |c| &c.server),
+    ];
     let mut out = Vec::new();
     for (calls_of, side) in sides {
-        let Some(&calls) = calls_of(i).get(k).filter(|&&n| n >= 1.0 && n.fract() == 0.0) else { continue };
+        let Some(&calls) = calls_of(i)
+            .get(k)
+            .filter(|&&n| n >= 1.0 && n.fract() == 0.0)
+        else {
+            continue;
+        };
         let with = match with.map(|w| (w, calls_of(i).get(w).copied().unwrap_or(0.0))) {
             Some((w, n)) if n == calls => Some(w),
             Some((_, n)) if n != 0.0 => continue,
@@ -104,25 +119,55 @@ pub fn per_call_values_with(i: &InSitu, k: usize, with: Option<usize>) -> Vec<f6
 /// The per-call rows of one instrumented scenario, against the phases its stack's suites are
 /// composed from (the full-handshake suite of its group where there is one, else the group's).
 pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
-    let Some(i) = &s.insitu else { return Vec::new() };
+    let Some(i) = &s.insitu else {
+        return Vec::new();
+    };
     let full = format!("{} full handshake", s.suite);
-    let suite = r.suite(&full, &s.composed_stack).or_else(|| r.suite(&s.suite, &s.composed_stack));
-    let Some(suite) = suite else { return Vec::new() };
+    let suite = r
+        .suite(&full, &s.composed_stack)
+        .or_else(|| r.suite(&s.suite, &s.composed_stack));
+    let Some(suite) = suite else {
+        return Vec::new();
+    };
     let openssl = s.stack == RealStack::OpenSsl;
     // OpenSSL times setting the peer's share apart; the phases count it in the encapsulation (or,
     // for an ECDH group, the derive), so it is added there.
-    let called = |k: usize| i.client_calls.get(k).into_iter().chain(i.server_calls.get(k)).any(|&n| n > 0.0);
-    let import = i.labels.iter().position(|l| l == "kx.import").filter(|&k| openssl && called(k));
+    let called = |k: usize| {
+        i.client_calls
+            .get(k)
+            .into_iter()
+            .chain(i.server_calls.get(k))
+            .any(|&n| n > 0.0)
+    };
+    let import = i
+        .labels
+        .iter()
+        .position(|l| l == "kx.import")
+        .filter(|&k| openssl && called(k));
     let mut rows = Vec::new();
     for (k, label) in i.labels.iter().enumerate() {
-        let (ops, with): (Vec<Operation>, Option<usize>) = match (operation(label, s.stack), kx_parts(label)) {
-            (Some(op), _) => (vec![op], import.filter(|_| op == Operation::DhDerive)),
-            (None, Some(parts)) if openssl => (parts.to_vec(), import.filter(|_| label == "kx.encaps")),
-            _ => continue,
+        let (ops, with): (Vec<Operation>, Option<usize>) =
+            match (operation(label, s.stack), kx_parts(label)) {
+                (Some(op), _) => (vec![op], import.filter(|_| op == Operation::DhDerive)),
+                (None, Some(parts)) if openssl => {
+                    (parts.to_vec(), import.filter(|_| label == "kx.encaps"))
+                }
+                _ => continue,
+            };
+        let phases: Vec<_> = ops
+            .iter()
+            .filter_map(|&op| suite.phases.iter().find(|p| p.operation == op))
+            .collect();
+        let medians: Option<Vec<f64>> = phases
+            .iter()
+            .map(|sp| {
+                r.phase(&sp.backend, &sp.algorithm, sp.operation)
+                    .map(|p| p.stats.median_ns)
+            })
+            .collect();
+        let (Some(first), Some(medians)) = (phases.first(), medians) else {
+            continue;
         };
-        let phases: Vec<_> = ops.iter().filter_map(|&op| suite.phases.iter().find(|p| p.operation == op)).collect();
-        let medians: Option<Vec<f64>> = phases.iter().map(|sp| r.phase(&sp.backend, &sp.algorithm, sp.operation).map(|p| p.stats.median_ns)).collect();
-        let (Some(first), Some(medians)) = (phases.first(), medians) else { continue };
         let loop_ns: f64 = medians.iter().sum();
         let values = per_call_values_with(i, k, with);
         if values.is_empty() || loop_ns <= 0.0 {
@@ -135,13 +180,24 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             }
         }
         rows.push(PerCall {
-            label: if with.is_some() { format!("kx.import + {label}") } else { label.clone() },
+            label: if with.is_some() {
+                format!("kx.import + {label}")
+            } else {
+                label.clone()
+            },
             algorithm: algorithms.join(" + "),
             backend: first.backend.clone(),
             insitu_ns: stats::median(&values),
             values: values.len(),
             loop_ns,
-            parts: if phases.len() > 1 { phases.iter().map(|p| p.operation.name().to_string()).collect() } else { Vec::new() },
+            parts: if phases.len() > 1 {
+                phases
+                    .iter()
+                    .map(|p| p.operation.name().to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            },
         });
     }
     rows
@@ -152,9 +208,23 @@ mod tests {
     use super::*;
 
     fn insitu() -> InSitu {
-        let labels = vec!["kem.keygen".to_string(), "hash.update".to_string(), "sig.verify.cert".to_string()];
-        let conn = |a: u64, b: u64, c: u64| InSituConnection { total_ns: 1000, client: vec![a, b, c], server: vec![0, b, 0], remainder_ns: 0 };
-        InSitu::from_connections(labels, vec![conn(10, 70, 30), conn(14, 77, 31), conn(12, 7, 29)], (vec![1.0, 7.0, 1.0], vec![0.0, 3.5, 0.0]), (0.0, 0.0))
+        let labels = vec![
+            "kem.keygen".to_string(),
+            "hash.update".to_string(),
+            "sig.verify.cert".to_string(),
+        ];
+        let conn = |a: u64, b: u64, c: u64| InSituConnection {
+            total_ns: 1000,
+            client: vec![a, b, c],
+            server: vec![0, b, 0],
+            remainder_ns: 0,
+        };
+        InSitu::from_connections(
+            labels,
+            vec![conn(10, 70, 30), conn(14, 77, 31), conn(12, 7, 29)],
+            (vec![1.0, 7.0, 1.0], vec![0.0, 3.5, 0.0]),
+            (0.0, 0.0),
+        )
     }
 
     #[test]
@@ -177,28 +247,77 @@ mod tests {
         assert!(per_call_values_with(&i, 1, Some(0)).is_empty());
         // An added label with no calls on a side adds nothing there.
         let labels = vec!["kx.encaps".to_string(), "kx.import".to_string()];
-        let conn = |e: u64, m: u64| InSituConnection { total_ns: 1000, client: vec![0, 0], server: vec![e, m], remainder_ns: 0 };
-        let j = InSitu::from_connections(labels, vec![conn(100, 20), conn(110, 30)], (vec![0.0, 0.0], vec![1.0, 1.0]), (0.0, 0.0));
+        let conn = |e: u64, m: u64| InSituConnection {
+            total_ns: 1000,
+            client: vec![0, 0],
+            server: vec![e, m],
+            remainder_ns: 0,
+        };
+        let j = InSitu::from_connections(
+            labels,
+            vec![conn(100, 20), conn(110, 30)],
+            (vec![0.0, 0.0], vec![1.0, 1.0]),
+            (0.0, 0.0),
+        );
         assert_eq!(per_call_values_with(&j, 0, Some(1)), vec![120.0, 140.0]);
         assert_eq!(per_call_values_with(&j, 0, None), vec![100.0, 110.0]);
     }
 
     #[test]
     fn openssl_key_shares_are_the_phases_they_do() {
-        assert_eq!(kx_parts("kx.keygen"), Some(&[Operation::KemKeygen, Operation::DhKeygen][..]));
-        assert_eq!(kx_parts("kx.encaps"), Some(&[Operation::KemEncaps, Operation::DhKeygen, Operation::DhDerive][..]));
-        assert_eq!(kx_parts("kx.decaps"), Some(&[Operation::KemDecaps, Operation::DhDerive][..]));
-        assert_eq!(kx_parts("kx.import"), None, "added to the call the phases count it in");
-        let row = |parts: Vec<String>| PerCall { label: "kx.encaps".into(), algorithm: "ML-KEM-768 + X25519".into(), backend: "openssl".into(), insitu_ns: 2.0, values: 1, loop_ns: 1.0, parts };
-        assert_eq!(row(vec!["kem.encaps".into(), "dh.keygen".into()]).implementation(), "ML-KEM-768 + X25519 (openssl: kem.encaps + dh.keygen)");
-        assert_eq!(row(Vec::new()).implementation(), "ML-KEM-768 + X25519 (openssl)");
+        assert_eq!(
+            kx_parts("kx.keygen"),
+            Some(&[Operation::KemKeygen, Operation::DhKeygen][..])
+        );
+        assert_eq!(
+            kx_parts("kx.encaps"),
+            Some(
+                &[
+                    Operation::KemEncaps,
+                    Operation::DhKeygen,
+                    Operation::DhDerive
+                ][..]
+            )
+        );
+        assert_eq!(
+            kx_parts("kx.decaps"),
+            Some(&[Operation::KemDecaps, Operation::DhDerive][..])
+        );
+        assert_eq!(
+            kx_parts("kx.import"),
+            None,
+            "added to the call the phases count it in"
+        );
+        let row = |parts: Vec<String>| PerCall {
+            label: "kx.encaps".into(),
+            algorithm: "ML-KEM-768 + X25519".into(),
+            backend: "openssl".into(),
+            insitu_ns: 2.0,
+            values: 1,
+            loop_ns: 1.0,
+            parts,
+        };
+        assert_eq!(
+            row(vec!["kem.encaps".into(), "dh.keygen".into()]).implementation(),
+            "ML-KEM-768 + X25519 (openssl: kem.encaps + dh.keygen)"
+        );
+        assert_eq!(
+            row(Vec::new()).implementation(),
+            "ML-KEM-768 + X25519 (openssl)"
+        );
     }
 
     #[test]
     fn labels_map_to_their_phase_operation() {
-        assert_eq!(operation("sig.verify.cert", RealStack::Rustls), Some(Operation::SigVerify));
+        assert_eq!(
+            operation("sig.verify.cert", RealStack::Rustls),
+            Some(Operation::SigVerify)
+        );
         assert_eq!(operation("sig.verify.cert", RealStack::OpenSsl), None);
-        assert_eq!(operation("kem.decaps", RealStack::OpenSsl), Some(Operation::KemDecaps));
+        assert_eq!(
+            operation("kem.decaps", RealStack::OpenSsl),
+            Some(Operation::KemDecaps)
+        );
         assert_eq!(operation("kx.keygen", RealStack::OpenSsl), None);
         assert_eq!(operation("hash.update", RealStack::Rustls), None);
         assert_eq!(operation("kdf.expand", RealStack::Rustls), None);

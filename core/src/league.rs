@@ -53,13 +53,30 @@ pub struct League {
 }
 
 /// The phase that stands for a backend's (algorithm, operation): primitive form if there is one.
-fn like_for_like<'a>(phases: &'a [Phase], backend: &str, algorithm: &str, op: Operation) -> Option<&'a Phase> {
-    let find = |form: Form| phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form);
+fn like_for_like<'a>(
+    phases: &'a [Phase],
+    backend: &str,
+    algorithm: &str,
+    op: Operation,
+) -> Option<&'a Phase> {
+    let find = |form: Form| {
+        phases.iter().find(|p| {
+            p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form
+        })
+    };
     find(Form::Primitive).or_else(|| find(Form::Handshake))
 }
 
-pub fn best_published(refs: &[Reference], algorithm: &str, op: Operation, here: &str) -> Option<Published> {
-    let candidates: Vec<&Reference> = refs.iter().filter(|r| r.primitive == algorithm && r.operation == op.name() && !r.experimental).collect();
+pub fn best_published(
+    refs: &[Reference],
+    algorithm: &str,
+    op: Operation,
+    here: &str,
+) -> Option<Published> {
+    let candidates: Vec<&Reference> = refs
+        .iter()
+        .filter(|r| r.primitive == algorithm && r.operation == op.name() && !r.experimental)
+        .collect();
     let lowest = |same: bool| {
         candidates
             .iter()
@@ -82,26 +99,45 @@ pub fn best_published(refs: &[Reference], algorithm: &str, op: Operation, here: 
 pub fn league(all: &[Phase], here: &str, refs: &[Reference]) -> Vec<League> {
     let mut keys: Vec<(String, Operation)> = Vec::new();
     for p in all {
-        if !keys.iter().any(|(a, o)| *a == p.algorithm && *o == p.operation) {
+        if !keys
+            .iter()
+            .any(|(a, o)| *a == p.algorithm && *o == p.operation)
+        {
             keys.push((p.algorithm.clone(), p.operation));
         }
     }
-    let rank = |a: &str| crate::algorithm::all().iter().position(|x| x.name == a).unwrap_or(usize::MAX);
+    let rank = |a: &str| {
+        crate::algorithm::all()
+            .iter()
+            .position(|x| x.name == a)
+            .unwrap_or(usize::MAX)
+    };
     keys.sort_by(|(a1, o1), (a2, o2)| (rank(a1), o1).cmp(&(rank(a2), o2)));
     let mut out: Vec<League> = Vec::new();
     for (algorithm, op) in keys {
         let mut backends: Vec<&str> = Vec::new();
-        for p in all.iter().filter(|p| p.algorithm == algorithm && p.operation == op) {
+        for p in all
+            .iter()
+            .filter(|p| p.algorithm == algorithm && p.operation == op)
+        {
             if !backends.contains(&p.backend.as_str()) {
                 backends.push(&p.backend);
             }
         }
-        let phases: Vec<&Phase> = backends.iter().filter_map(|b| like_for_like(all, b, &algorithm, op)).collect();
+        let phases: Vec<&Phase> = backends
+            .iter()
+            .filter_map(|b| like_for_like(all, b, &algorithm, op))
+            .collect();
         let published = best_published(refs, &algorithm, op, here);
         if phases.len() < 2 && published.is_none() {
             continue;
         }
-        let Some(fastest) = phases.iter().min_by(|a, b| a.stats.median_ns.total_cmp(&b.stats.median_ns)) else { continue };
+        let Some(fastest) = phases
+            .iter()
+            .min_by(|a, b| a.stats.median_ns.total_cmp(&b.stats.median_ns))
+        else {
+            continue;
+        };
         let mut entries: Vec<Entry> = phases
             .iter()
             .map(|p| Entry {
@@ -122,10 +158,17 @@ pub fn league(all: &[Phase], here: &str, refs: &[Reference]) -> Vec<League> {
             })
             .collect();
         entries.sort_by(|a, b| a.median_ns.total_cmp(&b.median_ns));
-        let row = Operation_ { operation: op, entries, published };
+        let row = Operation_ {
+            operation: op,
+            entries,
+            published,
+        };
         match out.iter_mut().find(|l| l.algorithm == algorithm) {
             Some(l) => l.operations.push(row),
-            None => out.push(League { algorithm, operations: vec![row] }),
+            None => out.push(League {
+                algorithm,
+                operations: vec![row],
+            }),
         }
     }
     out
@@ -133,7 +176,9 @@ pub fn league(all: &[Phase], here: &str, refs: &[Reference]) -> Vec<League> {
 
 /// The league tables against the compiled-in references.
 pub fn league_builtin(r: &Results) -> Vec<League> {
-    let refs = references::builtin().map(|(refs, _)| refs).unwrap_or_default();
+    let refs = references::builtin()
+        .map(|(refs, _)| refs)
+        .unwrap_or_default();
     league(&r.phases, &r.run.host.microarchitecture, &refs)
 }
 
@@ -148,21 +193,52 @@ pub fn render_text(r: &Results, leagues: &[League]) -> String {
         s += &format!("\n{}\n", l.algorithm);
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::NOTHING);
-        t.set_header(vec!["operation", "backend", "median", "cycles", "× fastest", "× published"]);
+        t.set_header(vec![
+            "operation",
+            "backend",
+            "median",
+            "cycles",
+            "× fastest",
+            "× published",
+        ]);
         let mut notes = Vec::new();
         for o in &l.operations {
             for (i, e) in o.entries.iter().enumerate() {
                 t.add_row(vec![
-                    if i == 0 { o.operation.name().to_string() } else { String::new() },
-                    format!("{}{}", e.backend, if e.form == Form::Primitive { " (primitive)" } else { "" }),
+                    if i == 0 {
+                        o.operation.name().to_string()
+                    } else {
+                        String::new()
+                    },
+                    format!(
+                        "{}{}",
+                        e.backend,
+                        if e.form == Form::Primitive {
+                            " (primitive)"
+                        } else {
+                            ""
+                        }
+                    ),
                     crate::units::time(e.median_ns),
                     e.cycles.map_or("n/a".into(), crate::units::count),
-                    format!("{}{}", crate::units::ratio(e.to_fastest), if e.tied_with_fastest && e.to_fastest > 1.0 { " (tie)" } else { "" }),
+                    format!(
+                        "{}{}",
+                        crate::units::ratio(e.to_fastest),
+                        if e.tied_with_fastest && e.to_fastest > 1.0 {
+                            " (tie)"
+                        } else {
+                            ""
+                        }
+                    ),
                     e.to_published.map_or(String::new(), crate::units::ratio),
                 ]);
             }
             if let Some(p) = &o.published {
-                notes.push(format!("  {} published: {}", o.operation.name(), describe(p)));
+                notes.push(format!(
+                    "  {} published: {}",
+                    o.operation.name(),
+                    describe(p)
+                ));
             }
         }
         s += &t.to_string();
@@ -182,7 +258,11 @@ pub fn describe(p: &Published) -> String {
         crate::units::count(p.cycles),
         p.implementation,
         p.microarchitecture,
-        if p.same_microarchitecture { ", this machine's microarchitecture" } else { ", another microarchitecture: for orientation only" }
+        if p.same_microarchitecture {
+            ", this machine's microarchitecture"
+        } else {
+            ", another microarchitecture: for orientation only"
+        }
     )
 }
 
@@ -210,7 +290,12 @@ mod tests {
     fn the_same_microarchitecture_wins_over_a_lower_figure_elsewhere() {
         let mut experimental = reference("X25519", "dh.derive", 50_000.0, "zen4");
         experimental.experimental = true;
-        let refs = [reference("X25519", "dh.derive", 70_000.0, "zen3"), reference("X25519", "dh.derive", 90_000.0, "zen4"), reference("X25519", "dh.derive", 80_000.0, "zen4"), experimental];
+        let refs = [
+            reference("X25519", "dh.derive", 70_000.0, "zen3"),
+            reference("X25519", "dh.derive", 90_000.0, "zen4"),
+            reference("X25519", "dh.derive", 80_000.0, "zen4"),
+            experimental,
+        ];
         let p = best_published(&refs, "X25519", Operation::DhDerive, "zen4").unwrap();
         assert_eq!(p.cycles, 80_000.0);
         assert!(p.same_microarchitecture);
@@ -221,7 +306,11 @@ mod tests {
     }
 
     fn phase(backend: &str, form: Form, median: f64, ci: (f64, f64), cycles: f64) -> Phase {
-        let form = if form == Form::Primitive { r#""form": "primitive","# } else { "" };
+        let form = if form == Form::Primitive {
+            r#""form": "primitive","#
+        } else {
+            ""
+        };
         serde_json::from_str(&format!(
             r#"{{"backend": "{backend}", "algorithm": "ML-KEM-768", "operation": "kem.encaps", {form}
             "stats": {{"mean_ns": {median}, "median_ns": {median}, "p95_ns": {median}, "p99_ns": {median}, "stdev_ns": 0, "min_ns": {median}, "max_ns": {median}, "iterations": 1}},
@@ -235,10 +324,34 @@ mod tests {
     #[test]
     fn ratios_use_the_primitive_form_and_intervals_decide_ties() {
         let phases = vec![
-            phase("a", Form::Handshake, 30_000.0, (29_000.0, 31_000.0), 78_000.0),
-            phase("a", Form::Primitive, 20_000.0, (19_500.0, 20_500.0), 52_000.0),
-            phase("b", Form::Handshake, 20_400.0, (20_300.0, 20_600.0), 53_000.0),
-            phase("c", Form::Handshake, 40_000.0, (39_000.0, 41_000.0), 104_000.0),
+            phase(
+                "a",
+                Form::Handshake,
+                30_000.0,
+                (29_000.0, 31_000.0),
+                78_000.0,
+            ),
+            phase(
+                "a",
+                Form::Primitive,
+                20_000.0,
+                (19_500.0, 20_500.0),
+                52_000.0,
+            ),
+            phase(
+                "b",
+                Form::Handshake,
+                20_400.0,
+                (20_300.0, 20_600.0),
+                53_000.0,
+            ),
+            phase(
+                "c",
+                Form::Handshake,
+                40_000.0,
+                (39_000.0, 41_000.0),
+                104_000.0,
+            ),
         ];
         let refs = [reference("ML-KEM-768", "kem.encaps", 26_000.0, "zen4")];
         let l = league(&phases, "zen4", &refs);
@@ -249,7 +362,10 @@ mod tests {
         assert_eq!(o.entries[0].form, Form::Primitive);
         assert_eq!(o.entries[0].to_fastest, 1.0);
         assert!((o.entries[1].to_fastest - 1.02).abs() < 1e-12);
-        assert!(o.entries[1].tied_with_fastest, "20.3-20.6 overlaps 19.5-20.5");
+        assert!(
+            o.entries[1].tied_with_fastest,
+            "20.3-20.6 overlaps 19.5-20.5"
+        );
         assert!((o.entries[2].to_fastest - 2.0).abs() < 1e-12);
         assert!(!o.entries[2].tied_with_fastest);
         assert!((o.entries[0].to_published.unwrap() - 2.0).abs() < 1e-12);

@@ -8,11 +8,30 @@ use crate::stats;
 /// over the scenario's plain loopback median: the mean difference with its t-interval, and the
 /// median difference with its bootstrap interval. `None` with fewer than two blocks or series out
 /// of step.
-pub fn summarise(per_block: usize, plain_ns: Vec<f64>, wrapped_ns: Vec<f64>, timed_ns: Vec<f64>, median_ns: f64) -> Option<PairedOverhead> {
-    if timed_ns.len() != plain_ns.len() || !(wrapped_ns.is_empty() || wrapped_ns.len() == plain_ns.len()) {
+pub fn summarise(
+    per_block: usize,
+    plain_ns: Vec<f64>,
+    wrapped_ns: Vec<f64>,
+    timed_ns: Vec<f64>,
+    median_ns: f64,
+) -> Option<PairedOverhead> {
+    if timed_ns.len() != plain_ns.len()
+        || !(wrapped_ns.is_empty() || wrapped_ns.len() == plain_ns.len())
+    {
         return None;
     }
-    let mut p = PairedOverhead { per_block, plain_ns, wrapped_ns, timed_ns, delta_ns: 0.0, delta_half95_ns: 0.0, pct: 0.0, pct_hi95: 0.0, wrapper_ns: None, median: None };
+    let mut p = PairedOverhead {
+        per_block,
+        plain_ns,
+        wrapped_ns,
+        timed_ns,
+        delta_ns: 0.0,
+        delta_half95_ns: 0.0,
+        pct: 0.0,
+        pct_hi95: 0.0,
+        wrapper_ns: None,
+        median: None,
+    };
     let (timers, wrapper) = p.differences();
     let (d, half) = stats::mean_half95(&timers)?;
     (p.delta_ns, p.delta_half95_ns) = (d, half);
@@ -37,7 +56,14 @@ mod tests {
     fn mean_and_median_of_the_block_differences() {
         // Differences timed - plain: 2, 4, 3, 103 (one stalled block); wrapped - plain: 1, 1, 2, 0.
         let plain = vec![100.0, 100.0, 100.0, 100.0];
-        let p = summarise(4, plain, vec![101.0, 101.0, 102.0, 100.0], vec![102.0, 104.0, 103.0, 203.0], 1000.0).unwrap();
+        let p = summarise(
+            4,
+            plain,
+            vec![101.0, 101.0, 102.0, 100.0],
+            vec![102.0, 104.0, 103.0, 203.0],
+            1000.0,
+        )
+        .unwrap();
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         assert_eq!(p.delta_ns, 28.0);
         assert!(close(p.pct, 2.8));
@@ -49,8 +75,21 @@ mod tests {
         assert!(m.lo95_ns <= 3.5 && m.hi95_ns >= 3.5);
         assert_eq!(m.wrapper_ns, Some(1.0));
         // OpenSSL: no wrapped series.
-        assert!(summarise(4, vec![1.0, 2.0], Vec::new(), vec![2.0, 3.0], 10.0).unwrap().median.unwrap().wrapper_ns.is_none());
-        assert!(summarise(4, vec![1.0, 2.0], Vec::new(), vec![2.0], 10.0).is_none(), "out of step");
-        assert!(summarise(4, vec![1.0], Vec::new(), vec![2.0], 10.0).is_none(), "one block");
+        assert!(
+            summarise(4, vec![1.0, 2.0], Vec::new(), vec![2.0, 3.0], 10.0)
+                .unwrap()
+                .median
+                .unwrap()
+                .wrapper_ns
+                .is_none()
+        );
+        assert!(
+            summarise(4, vec![1.0, 2.0], Vec::new(), vec![2.0], 10.0).is_none(),
+            "out of step"
+        );
+        assert!(
+            summarise(4, vec![1.0], Vec::new(), vec![2.0], 10.0).is_none(),
+            "one block"
+        );
     }
 }

@@ -48,24 +48,34 @@ struct File {
 }
 
 pub fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
     parse(&text, &path.display().to_string())
 }
 
 /// The references this pqprof was built with (references/cycles.toml, compiled in): what the
 /// league tables set every phase against, whatever directory the site is rendered from.
 pub fn builtin() -> Result<(Vec<Reference>, Vec<Throughput>)> {
-    parse(include_str!("../../references/cycles.toml"), "references/cycles.toml")
+    parse(
+        include_str!("../../references/cycles.toml"),
+        "references/cycles.toml",
+    )
 }
 
 fn parse(text: &str, name: &str) -> Result<(Vec<Reference>, Vec<Throughput>)> {
     let f: File = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(0, |s| text[..s.start].lines().count().max(1));
+        let line = e
+            .span()
+            .map_or(0, |s| text[..s.start].lines().count().max(1));
         anyhow::anyhow!("{name}:{line}: {}", e.message())
     })?;
     for r in &f.reference {
         if Operation::from_name(&r.operation).is_none() {
-            anyhow::bail!("{name}: reference for {} has unknown operation {}", r.primitive, r.operation);
+            anyhow::bail!(
+                "{name}: reference for {} has unknown operation {}",
+                r.primitive,
+                r.operation
+            );
         }
     }
     Ok((f.reference, f.throughput_reference))
@@ -77,8 +87,14 @@ pub fn reference_rows(r: &Results, path: &Path) -> Result<Vec<ReferenceRow>> {
     let here = r.run.host.microarchitecture.as_str();
     let mut rows = Vec::new();
     for rf in &refs {
-        let Some(op) = Operation::from_name(&rf.operation) else { continue };
-        for p in r.phases.iter().filter(|p| p.algorithm == rf.primitive && p.operation == op) {
+        let Some(op) = Operation::from_name(&rf.operation) else {
+            continue;
+        };
+        for p in r
+            .phases
+            .iter()
+            .filter(|p| p.algorithm == rf.primitive && p.operation == op)
+        {
             let Some(c) = &p.cycles else { continue };
             rows.push(ReferenceRow {
                 algorithm: rf.primitive.clone(),
@@ -100,12 +116,18 @@ pub fn reference_rows(r: &Results, path: &Path) -> Result<Vec<ReferenceRow>> {
     }
     let payload = r.suites.iter().find_map(|s| s.payload_bytes);
     for t in &throughput {
-        let Some(op) = Operation::from_name(&t.operation) else { continue };
+        let Some(op) = Operation::from_name(&t.operation) else {
+            continue;
+        };
         // Cycles per byte depend on the message size: only the size pqprof measured compares.
         if Some(t.message_bytes) != payload {
             continue;
         }
-        for p in r.phases.iter().filter(|p| p.algorithm == t.primitive && p.operation == op) {
+        for p in r
+            .phases
+            .iter()
+            .filter(|p| p.algorithm == t.primitive && p.operation == op)
+        {
             let Some(c) = &p.cycles else { continue };
             let per_byte = c.median / t.message_bytes as f64;
             rows.push(ReferenceRow {
@@ -147,7 +169,8 @@ pub struct Seed000 {
 }
 
 pub fn seed000() -> Result<Seed000> {
-    toml::from_str(include_str!("../../references/seed000.toml")).map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
+    toml::from_str(include_str!("../../references/seed000.toml"))
+        .map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
 }
 
 /// One of Paquin, Stebila & Tamvada's published points (references/paquin.toml, compiled in):
@@ -169,16 +192,30 @@ struct PaquinFile {
 }
 
 pub fn paquin() -> Result<Vec<PaquinPoint>> {
-    let f: PaquinFile = toml::from_str(include_str!("../../references/paquin.toml")).map_err(|e| anyhow::anyhow!("references/paquin.toml: {}", e.message()))?;
+    let f: PaquinFile = toml::from_str(include_str!("../../references/paquin.toml"))
+        .map_err(|e| anyhow::anyhow!("references/paquin.toml: {}", e.message()))?;
     Ok(f.point)
 }
 
 /// Their point nearest an RTT (within 10%) at exactly this loss rate.
-pub fn paquin_nearest<'a>(points: &'a [PaquinPoint], kex: &str, rtt_ms: f64, loss_pct: f64) -> Option<&'a PaquinPoint> {
+pub fn paquin_nearest<'a>(
+    points: &'a [PaquinPoint],
+    kex: &str,
+    rtt_ms: f64,
+    loss_pct: f64,
+) -> Option<&'a PaquinPoint> {
     points
         .iter()
-        .filter(|p| p.kex == kex && (p.loss_pct - loss_pct).abs() < 1e-9 && (p.rtt_ms - rtt_ms).abs() <= rtt_ms * 0.1)
-        .min_by(|a, b| (a.rtt_ms - rtt_ms).abs().total_cmp(&(b.rtt_ms - rtt_ms).abs()))
+        .filter(|p| {
+            p.kex == kex
+                && (p.loss_pct - loss_pct).abs() < 1e-9
+                && (p.rtt_ms - rtt_ms).abs() <= rtt_ms * 0.1
+        })
+        .min_by(|a, b| {
+            (a.rtt_ms - rtt_ms)
+                .abs()
+                .total_cmp(&(b.rtt_ms - rtt_ms).abs())
+        })
 }
 
 #[cfg(test)]
@@ -195,13 +232,22 @@ mod tests {
 
     #[test]
     fn committed_references_load_and_carry_sources() {
-        let (refs, tp) = super::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../references/cycles.toml")).unwrap();
+        let (refs, tp) = super::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../references/cycles.toml"),
+        )
+        .unwrap();
         assert!(refs.len() >= 10);
         for r in refs.iter().chain([].iter()) {
-            assert!(r.source.starts_with("https://"), "{}: no source", r.implementation);
+            assert!(
+                r.source.starts_with("https://"),
+                "{}: no source",
+                r.implementation
+            );
             assert!(r.cycles > 0.0 && !r.machine.is_empty() && !r.source_date.is_empty());
         }
-        assert!(tp.iter().all(|t| t.cycles_per_byte > 0.0 && t.source.starts_with("https://")));
+        assert!(tp
+            .iter()
+            .all(|t| t.cycles_per_byte > 0.0 && t.source.starts_with("https://")));
         let seed = super::seed000().unwrap();
         assert_eq!((seed.tls_classical_ms, seed.tls_hybrid_ms), (0.789, 1.049));
         assert!(seed.source.contains("32970330873"));

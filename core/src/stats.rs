@@ -87,7 +87,10 @@ pub fn median_in_place(xs: &mut [f64]) -> f64 {
     if n % 2 == 1 {
         return hi;
     }
-    let lo = xs[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = xs[..n / 2]
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
     (lo + hi) / 2.0
 }
 
@@ -153,8 +156,23 @@ pub struct SampleFigures {
 impl SampleFigures {
     /// The figures of a phase with no samples (it failed before its first timed call).
     pub fn empty() -> SampleFigures {
-        let summary = Summary { mean_ns: 0.0, median_ns: 0.0, p95_ns: 0.0, p99_ns: 0.0, stdev_ns: 0.0, min_ns: 0.0, max_ns: 0.0, iterations: 0 };
-        SampleFigures { summary, median_ci95: None, rsd_pct: 0.0, outliers: Outliers::default(), ops_per_sec: 0.0 }
+        let summary = Summary {
+            mean_ns: 0.0,
+            median_ns: 0.0,
+            p95_ns: 0.0,
+            p99_ns: 0.0,
+            stdev_ns: 0.0,
+            min_ns: 0.0,
+            max_ns: 0.0,
+            iterations: 0,
+        };
+        SampleFigures {
+            summary,
+            median_ci95: None,
+            rsd_pct: 0.0,
+            outliers: Outliers::default(),
+            ops_per_sec: 0.0,
+        }
     }
 }
 
@@ -202,15 +220,19 @@ pub fn rsd_pct(xs: &[f64]) -> f64 {
 
 /// The median of each consecutive group of `per` samples (the last group may be short).
 pub fn chunk_medians(samples_ns: &[u64], per: usize) -> Vec<f64> {
-    samples_ns.chunks(per.max(1)).map(|c| median(&c.iter().map(|&x| x as f64).collect::<Vec<_>>())).collect()
+    samples_ns
+        .chunks(per.max(1))
+        .map(|c| median(&c.iter().map(|&x| x as f64).collect::<Vec<_>>()))
+        .collect()
 }
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (standard tables, e.g.
 /// NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2); the normal 1.96 beyond 30.
 pub fn t95(df: usize) -> f64 {
     const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-        2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -221,7 +243,12 @@ pub fn t95(df: usize) -> f64 {
 
 /// The mean and its 95% t-interval half-width (`None` with fewer than two values).
 pub fn mean_half95(xs: &[f64]) -> Option<(f64, f64)> {
-    (xs.len() >= 2).then(|| (mean(xs), t95(xs.len() - 1) * stdev(xs) / (xs.len() as f64).sqrt()))
+    (xs.len() >= 2).then(|| {
+        (
+            mean(xs),
+            t95(xs.len() - 1) * stdev(xs) / (xs.len() as f64).sqrt(),
+        )
+    })
 }
 
 /// Ours against theirs, paired in time: each of their runs sits between two of ours
@@ -232,7 +259,11 @@ pub fn paired_ratio(ours: &[f64], theirs: &[f64]) -> Option<(f64, Option<(f64, f
     if theirs.is_empty() || ours.len() != theirs.len() + 1 {
         return None;
     }
-    let logs: Vec<f64> = theirs.iter().enumerate().map(|(i, t)| ((ours[i] + ours[i + 1]) / 2.0 / t).ln()).collect();
+    let logs: Vec<f64> = theirs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((ours[i] + ours[i + 1]) / 2.0 / t).ln())
+        .collect();
     if logs.iter().any(|x| !x.is_finite()) {
         return None;
     }
@@ -300,7 +331,10 @@ mod tests {
     fn degenerate_inputs() {
         assert!(summarize(&[]).is_none());
         let one = summarize(&[7.0]).unwrap();
-        assert_eq!((one.mean_ns, one.median_ns, one.p99_ns, one.stdev_ns), (7.0, 7.0, 7.0, 0.0));
+        assert_eq!(
+            (one.mean_ns, one.median_ns, one.p99_ns, one.stdev_ns),
+            (7.0, 7.0, 7.0, 0.0)
+        );
         let flat = summarize(&[3.0; 10]).unwrap();
         assert_eq!((flat.stdev_ns, flat.p95_ns), (0.0, 3.0));
         assert!(mean(&[]).is_nan());
@@ -326,7 +360,10 @@ mod tests {
     fn bootstrap_interval_brackets_the_median_and_is_deterministic() {
         let xs: Vec<f64> = (1..=101).map(f64::from).collect();
         let (lo, hi) = median_ci95(&xs, 500, 1).unwrap();
-        assert!(lo <= 51.0 && 51.0 <= hi && lo >= 40.0 && hi <= 62.0, "{lo} {hi}");
+        assert!(
+            lo <= 51.0 && 51.0 <= hi && lo >= 40.0 && hi <= 62.0,
+            "{lo} {hi}"
+        );
         assert_eq!(median_ci95(&xs, 500, 1), Some((lo, hi)));
         // Constant data: the interval collapses; one sample: no interval.
         assert_eq!(median_ci95(&[5.0; 20], 100, 1), Some((5.0, 5.0)));
@@ -371,7 +408,10 @@ mod tests {
         assert!(close(r, ((a + b) / 2.0).exp()));
         let half = 12.706 * ((a - b).abs() / 2f64.sqrt()) / 2f64.sqrt();
         let (lo, hi) = ci.unwrap();
-        assert!((lo - ((a + b) / 2.0 - half).exp()).abs() < 1e-6 && (hi - ((a + b) / 2.0 + half).exp()).abs() < 1e-6);
+        assert!(
+            (lo - ((a + b) / 2.0 - half).exp()).abs() < 1e-6
+                && (hi - ((a + b) / 2.0 + half).exp()).abs() < 1e-6
+        );
         assert!(paired_ratio(&[1.0], &[1.0]).is_none());
         assert_eq!(paired_ratio(&[1.0, 1.0], &[2.0]).unwrap().1, None);
         assert_eq!((t95(1), t95(4), t95(100)), (12.706, 2.776, 1.96));

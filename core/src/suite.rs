@@ -75,7 +75,12 @@ impl Suite {
         }
         let mut seen: Vec<&str> = Vec::new();
         let (mut client, mut server) = (0, 0);
-        for p in self.phases.iter().filter(|p| matches!(p.operation.kind(), algorithm::Kind::Kem | algorithm::Kind::Dh)) {
+        for p in self.phases.iter().filter(|p| {
+            matches!(
+                p.operation.kind(),
+                algorithm::Kind::Kem | algorithm::Kind::Dh
+            )
+        }) {
             if seen.contains(&p.algorithm.as_str()) {
                 continue;
             }
@@ -161,7 +166,10 @@ pub fn load(path: &Path, backends: &[&str]) -> Result<Vec<Suite>, SuiteError> {
 }
 
 fn io(file: &Path, source: std::io::Error) -> SuiteError {
-    SuiteError::Io { file: file.to_path_buf(), source }
+    SuiteError::Io {
+        file: file.to_path_buf(),
+        source,
+    }
 }
 
 fn invalid(at: Location, message: String) -> SuiteError {
@@ -179,21 +187,32 @@ pub fn parse(file: &Path, text: &str, backends: &[&str]) -> Result<Vec<Suite>, S
     let kind = TrackKind::from_name(def.kind.get_ref()).ok_or_else(|| {
         invalid(
             at(def.kind.span().start),
-            format!("unknown kind \"{}\"; valid kinds: {}", def.kind.get_ref(), TrackKind::NAMES.join(", ")),
+            format!(
+                "unknown kind \"{}\"; valid kinds: {}",
+                def.kind.get_ref(),
+                TrackKind::NAMES.join(", ")
+            ),
         )
     })?;
     if let Some(m) = &def.message {
         if !MESSAGES.contains(&m.get_ref().as_str()) {
             return Err(invalid(
                 at(m.span().start),
-                format!("unknown message \"{}\"; valid messages: {}", m.get_ref(), MESSAGES.join(", ")),
+                format!(
+                    "unknown message \"{}\"; valid messages: {}",
+                    m.get_ref(),
+                    MESSAGES.join(", ")
+                ),
             ));
         }
     }
     let workload = match kind {
         TrackKind::Record => Workload {
             payload_bytes: def.payload_bytes.filter(|&n| n > 0).ok_or_else(|| {
-                invalid(at(def.kind.span().start), "a record track needs payload_bytes > 0".into())
+                invalid(
+                    at(def.kind.span().start),
+                    "a record track needs payload_bytes > 0".into(),
+                )
             })?,
             aad_bytes: def.aad_bytes.unwrap_or(0),
         },
@@ -207,20 +226,37 @@ pub fn parse(file: &Path, text: &str, backends: &[&str]) -> Result<Vec<Suite>, S
     for s in &def.suite {
         let mut phases: Vec<PhaseSpec> = Vec::new();
         if s.phases.get_ref().is_empty() {
-            return Err(invalid(at(s.phases.span().start), format!("suite \"{}\" has no phases", s.name.get_ref())));
+            return Err(invalid(
+                at(s.phases.span().start),
+                format!("suite \"{}\" has no phases", s.name.get_ref()),
+            ));
         }
         for p in s.phases.get_ref() {
             let phase = phase(p, kind, &at)?;
-            if phases.iter().any(|q| q.operation == phase.operation && q.algorithm == phase.algorithm) {
+            if phases
+                .iter()
+                .any(|q| q.operation == phase.operation && q.algorithm == phase.algorithm)
+            {
                 return Err(invalid(
                     phase.at,
-                    format!("{} {} appears twice in suite \"{}\": raise its count instead", phase.algorithm, phase.operation, s.name.get_ref()),
+                    format!(
+                        "{} {} appears twice in suite \"{}\": raise its count instead",
+                        phase.algorithm,
+                        phase.operation,
+                        s.name.get_ref()
+                    ),
                 ));
             }
             phases.push(phase);
         }
         if phases.iter().all(|p| p.count == 0) {
-            return Err(invalid(at(s.phases.span().start), format!("suite \"{}\": every phase has count 0, so nothing is composed", s.name.get_ref())));
+            return Err(invalid(
+                at(s.phases.span().start),
+                format!(
+                    "suite \"{}\": every phase has count 0, so nothing is composed",
+                    s.name.get_ref()
+                ),
+            ));
         }
         let allowed = match &s.backends {
             None => None,
@@ -230,7 +266,11 @@ pub fn parse(file: &Path, text: &str, backends: &[&str]) -> Result<Vec<Suite>, S
                     if !backends.contains(&b.get_ref().as_str()) {
                         return Err(invalid(
                             at(b.span().start),
-                            format!("unknown backend \"{}\"; valid backends: {}", b.get_ref(), backends.join(", ")),
+                            format!(
+                                "unknown backend \"{}\"; valid backends: {}",
+                                b.get_ref(),
+                                backends.join(", ")
+                            ),
                         ));
                     }
                     names.push(b.get_ref().clone());
@@ -255,47 +295,83 @@ pub fn parse(file: &Path, text: &str, backends: &[&str]) -> Result<Vec<Suite>, S
             let names: Vec<&str> = suites.iter().map(|s| s.name.as_str()).collect();
             return Err(invalid(
                 at(b.span().start),
-                format!("baseline \"{}\" is not a suite of this file; suites here: {}", b.get_ref(), names.join(", ")),
+                format!(
+                    "baseline \"{}\" is not a suite of this file; suites here: {}",
+                    b.get_ref(),
+                    names.join(", ")
+                ),
             ));
         }
     }
     Ok(suites)
 }
 
-fn phase(p: &PhaseDef, kind: TrackKind, at: &dyn Fn(usize) -> Location) -> Result<PhaseSpec, SuiteError> {
+fn phase(
+    p: &PhaseDef,
+    kind: TrackKind,
+    at: &dyn Fn(usize) -> Location,
+) -> Result<PhaseSpec, SuiteError> {
     let op_name = p.operation.get_ref();
     let operation = Operation::from_name(op_name).ok_or_else(|| {
         let valid: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
-        invalid(at(p.operation.span().start), format!("unknown operation \"{op_name}\"; valid operations: {}", valid.join(", ")))
+        invalid(
+            at(p.operation.span().start),
+            format!(
+                "unknown operation \"{op_name}\"; valid operations: {}",
+                valid.join(", ")
+            ),
+        )
     })?;
     let alg_name = p.algorithm.get_ref();
     let alg = algorithm::find(alg_name).ok_or_else(|| {
         invalid(
             at(p.algorithm.span().start),
-            format!("unknown algorithm \"{alg_name}\"; valid algorithms: {}", algorithm::names().join(", ")),
+            format!(
+                "unknown algorithm \"{alg_name}\"; valid algorithms: {}",
+                algorithm::names().join(", ")
+            ),
         )
     })?;
     if operation.kind() != alg.kind {
         return Err(invalid(
             at(p.operation.span().start),
-            format!("operation {operation} does not apply to {alg_name}, which is a {:?} algorithm", alg.kind).to_lowercase(),
+            format!(
+                "operation {operation} does not apply to {alg_name}, which is a {:?} algorithm",
+                alg.kind
+            )
+            .to_lowercase(),
         ));
     }
     if !kind.allows(alg.kind) {
-        return Err(invalid(at(p.operation.span().start), format!("operation {operation} does not belong in a {kind:?} track").to_lowercase()));
+        return Err(invalid(
+            at(p.operation.span().start),
+            format!("operation {operation} does not belong in a {kind:?} track").to_lowercase(),
+        ));
     }
     let count = *p.count.get_ref();
     if !(0..=MAX_COUNT).contains(&count) {
-        return Err(invalid(at(p.count.span().start), format!("count {count} is out of range 0..={MAX_COUNT}")));
+        return Err(invalid(
+            at(p.count.span().start),
+            format!("count {count} is out of range 0..={MAX_COUNT}"),
+        ));
     }
-    Ok(PhaseSpec { operation, algorithm: alg_name.clone(), count: count as u32, at: at(p.operation.span().start) })
+    Ok(PhaseSpec {
+        operation,
+        algorithm: alg_name.clone(),
+        count: count as u32,
+        at: at(p.operation.span().start),
+    })
 }
 
 /// Phases are measured once per run and shared, so two files must not ask for different inputs.
 fn check_workloads(suites: &[Suite]) -> Result<(), SuiteError> {
     for (i, a) in suites.iter().enumerate() {
         for b in &suites[i + 1..] {
-            let shares_phase = a.phases.iter().any(|p| b.phases.iter().any(|q| q.algorithm == p.algorithm && q.operation == p.operation));
+            let shares_phase = a.phases.iter().any(|p| {
+                b.phases
+                    .iter()
+                    .any(|q| q.algorithm == p.algorithm && q.operation == p.operation)
+            });
             if shares_phase && a.workload != b.workload {
                 return Err(invalid(
                     b.at.clone(),
@@ -316,7 +392,11 @@ fn locate(file: &Path, text: &str, offset: usize) -> Location {
     let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    Location { file: file.to_path_buf(), line, column }
+    Location {
+        file: file.to_path_buf(),
+        line,
+        column,
+    }
 }
 
 #[cfg(test)]
@@ -326,7 +406,9 @@ mod tests {
     const BACKENDS: [&str; 3] = ["liboqs", "rustcrypto", "openssl"];
 
     fn err(text: &str) -> String {
-        parse(Path::new("t.toml"), text, &BACKENDS).unwrap_err().to_string()
+        parse(Path::new("t.toml"), text, &BACKENDS)
+            .unwrap_err()
+            .to_string()
     }
 
     const GOOD: &str = r#"
@@ -344,7 +426,11 @@ phases = [
 
     #[test]
     fn committed_suites_load_with_the_published_wire_sizes() {
-        let suites = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites"), &BACKENDS).unwrap();
+        let suites = load(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites"),
+            &BACKENDS,
+        )
+        .unwrap();
         let wire = |n: &str| suites.iter().find(|s| s.name == n).unwrap().wire_bytes();
         assert_eq!(wire("X25519"), Some(64));
         assert_eq!(wire("X25519MLKEM768"), Some(2336));
@@ -352,8 +438,18 @@ phases = [
         assert_eq!(wire("MLKEM768"), Some(2272));
         assert_eq!(wire("mlkem768x25519-sha256"), Some(2336));
         assert_eq!(wire("ML-DSA-65"), None);
-        assert_eq!(suites.iter().filter(|s| s.kind == TrackKind::Signature).count(), 8);
-        assert_eq!(wire("X25519MLKEM768 full handshake"), Some(2336), "key shares only");
+        assert_eq!(
+            suites
+                .iter()
+                .filter(|s| s.kind == TrackKind::Signature)
+                .count(),
+            8
+        );
+        assert_eq!(
+            wire("X25519MLKEM768 full handshake"),
+            Some(2336),
+            "key shares only"
+        );
     }
 
     #[test]
@@ -371,38 +467,62 @@ phases = [
 
     #[test]
     fn unknown_algorithm_lists_valid_names() {
-        let e = err(&GOOD.replace("algorithm = \"X25519\", count = 2 },\n  { operation = \"dh.derive\"", "algorithm = \"X25518\", count = 2 },\n  { operation = \"dh.derive\""));
+        let e = err(&GOOD.replace(
+            "algorithm = \"X25519\", count = 2 },\n  { operation = \"dh.derive\"",
+            "algorithm = \"X25518\", count = 2 },\n  { operation = \"dh.derive\"",
+        ));
         assert!(e.starts_with("t.toml:9:"), "{e}");
-        assert!(e.contains("unknown algorithm \"X25518\"") && e.contains("ML-KEM-768"), "{e}");
+        assert!(
+            e.contains("unknown algorithm \"X25518\"") && e.contains("ML-KEM-768"),
+            "{e}"
+        );
     }
 
     #[test]
     fn unknown_operation_lists_valid_names() {
         let e = err(&GOOD.replace("dh.derive", "dh.agree"));
-        assert!(e.starts_with("t.toml:10:") && e.contains("valid operations: kem.keygen"), "{e}");
+        assert!(
+            e.starts_with("t.toml:10:") && e.contains("valid operations: kem.keygen"),
+            "{e}"
+        );
     }
 
     #[test]
     fn unknown_backend_lists_valid_names() {
         let e = err(&GOOD.replace("phases = [", "backends = [\"boringssl\"]\nphases = ["));
-        assert!(e.contains("unknown backend \"boringssl\"; valid backends: liboqs, rustcrypto, openssl"), "{e}");
+        assert!(
+            e.contains(
+                "unknown backend \"boringssl\"; valid backends: liboqs, rustcrypto, openssl"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
     fn wrong_kind_count_and_baseline_are_rejected() {
-        assert!(err(&GOOD.replace("\"dh.derive\", algorithm = \"X25519\"", "\"kem.decaps\", algorithm = \"X25519\"")).contains("does not apply"));
+        assert!(err(&GOOD.replace(
+            "\"dh.derive\", algorithm = \"X25519\"",
+            "\"kem.decaps\", algorithm = \"X25519\""
+        ))
+        .contains("does not apply"));
         assert!(err(&GOOD.replace("count = 2 },\n]", "count = 999 },\n]")).contains("out of range"));
-        assert!(err(&GOOD.replace("baseline = \"X25519\"", "baseline = \"X448\"")).contains("not a suite of this file"));
+        assert!(
+            err(&GOOD.replace("baseline = \"X25519\"", "baseline = \"X448\""))
+                .contains("not a suite of this file")
+        );
         assert!(err(&GOOD.replace("kind = \"kex\"", "kind = \"kx\"")).contains("valid kinds: kex"));
         assert!(err(&GOOD.replace("dh.derive", "dh.keygen")).contains("appears twice"));
-        assert!(err(&GOOD.replace("kind = \"kex\"", "kind = \"signature\"")).contains("does not belong"));
+        assert!(err(&GOOD.replace("kind = \"kex\"", "kind = \"signature\""))
+            .contains("does not belong"));
         assert!(err(&GOOD.replace("count = 2", "count = 0")).contains("nothing is composed"));
         assert!(err(&GOOD.replace("protocol", "protocl")).contains("unknown field"));
     }
 
     #[test]
     fn a_missing_file_is_an_io_error_naming_it() {
-        let e = load(Path::new("no/such.toml"), &BACKENDS).unwrap_err().to_string();
+        let e = load(Path::new("no/such.toml"), &BACKENDS)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("no/such.toml: cannot read"), "{e}");
     }
 }

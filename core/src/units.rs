@@ -67,7 +67,9 @@ pub fn signed_time(ns: f64) -> String {
 pub fn text_table(head: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
     use comfy_table::{presets::NOTHING, CellAlignment, ContentArrangement, Table};
     let mut t = Table::new();
-    t.load_preset(NOTHING).set_content_arrangement(ContentArrangement::Disabled).set_header(head.to_vec());
+    t.load_preset(NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(head.to_vec());
     for r in rows {
         t.add_row(r.clone());
     }
@@ -108,7 +110,14 @@ mod tests {
 
     #[test]
     fn text_tables_align_columns() {
-        let t = text_table(&["name", "value"], &[vec!["a".into(), "1".into()], vec!["long name".into(), "1,000".into()]], &[1]);
+        let t = text_table(
+            &["name", "value"],
+            &[
+                vec!["a".into(), "1".into()],
+                vec!["long name".into(), "1,000".into()],
+            ],
+            &[1],
+        );
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3);
         // Right-aligned: the values end in the same column.

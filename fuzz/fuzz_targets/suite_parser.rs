@@ -6,7 +6,11 @@ use pqprof_core::suite;
 use std::path::Path;
 
 fuzz_target!(|text: &str| {
-    match suite::parse(Path::new("fuzz.toml"), text, &["liboqs", "rustcrypto", "openssl"]) {
+    match suite::parse(
+        Path::new("fuzz.toml"),
+        text,
+        &["liboqs", "rustcrypto", "openssl"],
+    ) {
         Ok(suites) => {
             for s in &suites {
                 let _ = s.wire_shares();

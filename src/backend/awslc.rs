@@ -12,8 +12,8 @@
 use super::{loaded, loaded_mut, Aead, Backend, Dh, Hash, Kdf, Kem, Loaded, Mac, Sig};
 use crate::algorithm::Operation;
 use anyhow::{anyhow, Result};
-use aws_lc_rs::{aead, agreement, digest, hkdf, hmac, kem, signature};
 use aws_lc_rs::signature::KeyPair as _;
+use aws_lc_rs::{aead, agreement, digest, hkdf, hmac, kem, signature};
 
 pub struct AwsLc;
 
@@ -66,7 +66,10 @@ impl Backend for AwsLc {
     }
 
     fn version(&self) -> String {
-        format!("aws-lc {} (aws-lc-rs 1.19, as rustls 0.23 and russh use it)", aws_lc_rs::awslc_version())
+        format!(
+            "aws-lc {} (aws-lc-rs 1.19, as rustls 0.23 and russh use it)",
+            aws_lc_rs::awslc_version()
+        )
     }
 
     fn build(&self) -> String {
@@ -168,18 +171,28 @@ struct AwsDk {
 impl Kem for AwsKem {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
         let dk = kem::DecapsulationKey::generate(self.0).map_err(err)?;
-        let ek = dk.encapsulation_key().map_err(err)?.key_bytes().map_err(err)?.as_ref().to_vec();
+        let ek = dk
+            .encapsulation_key()
+            .map_err(err)?
+            .key_bytes()
+            .map_err(err)?
+            .as_ref()
+            .to_vec();
         Ok((ek, Box::new(AwsDk { dk })))
     }
 
     fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-        let ek = kem::EncapsulationKey::new(self.0, ek).map_err(|e| anyhow!("aws-lc: encapsulation key rejected: {e}"))?;
+        let ek = kem::EncapsulationKey::new(self.0, ek)
+            .map_err(|e| anyhow!("aws-lc: encapsulation key rejected: {e}"))?;
         let (ct, ss) = ek.encapsulate().map_err(err)?;
         Ok((ct.as_ref().to_vec(), ss.as_ref().to_vec()))
     }
 
     fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
-        let ss = loaded::<AwsDk>(dk)?.dk.decapsulate(kem::Ciphertext::from(ct)).map_err(err)?;
+        let ss = loaded::<AwsDk>(dk)?
+            .dk
+            .decapsulate(kem::Ciphertext::from(ct))
+            .map_err(err)?;
         Ok(ss.as_ref().to_vec())
     }
 }
@@ -195,7 +208,12 @@ impl Dh for AwsDh {
 
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
         let sk = loaded::<agreement::PrivateKey>(secret)?;
-        agreement::agree(sk, agreement::UnparsedPublicKey::new(self.0, peer), anyhow!("aws-lc: agreement failed"), |z| Ok(z.to_vec()))
+        agreement::agree(
+            sk,
+            agreement::UnparsedPublicKey::new(self.0, peer),
+            anyhow!("aws-lc: agreement failed"),
+            |z| Ok(z.to_vec()),
+        )
     }
 }
 
@@ -203,7 +221,8 @@ struct Ecdsa;
 
 impl Sig for Ecdsa {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let kp = signature::EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING).map_err(err)?;
+        let kp = signature::EcdsaKeyPair::generate(&signature::ECDSA_P256_SHA256_ASN1_SIGNING)
+            .map_err(err)?;
         Ok((kp.public_key().as_ref().to_vec(), Box::new(kp)))
     }
 
@@ -213,11 +232,18 @@ impl Sig for Ecdsa {
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         let rng = aws_lc_rs::rand::SystemRandom::new();
-        Ok(loaded::<signature::EcdsaKeyPair>(sk)?.sign(&rng, msg).map_err(err)?.as_ref().to_vec())
+        Ok(loaded::<signature::EcdsaKeyPair>(sk)?
+            .sign(&rng, msg)
+            .map_err(err)?
+            .as_ref()
+            .to_vec())
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        let pk = signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_ASN1, loaded::<Vec<u8>>(pk)?.as_slice());
+        let pk = signature::UnparsedPublicKey::new(
+            &signature::ECDSA_P256_SHA256_ASN1,
+            loaded::<Vec<u8>>(pk)?.as_slice(),
+        );
         Ok(pk.verify(msg, sig).is_ok())
     }
 }
@@ -235,15 +261,26 @@ impl Sig for Ed25519 {
     }
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
-        Ok(loaded::<signature::Ed25519KeyPair>(sk)?.sign(msg).as_ref().to_vec())
+        Ok(loaded::<signature::Ed25519KeyPair>(sk)?
+            .sign(msg)
+            .as_ref()
+            .to_vec())
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        Ok(signature::UnparsedPublicKey::new(&signature::ED25519, loaded::<Vec<u8>>(pk)?.as_slice()).verify(msg, sig).is_ok())
+        Ok(signature::UnparsedPublicKey::new(
+            &signature::ED25519,
+            loaded::<Vec<u8>>(pk)?.as_slice(),
+        )
+        .verify(msg, sig)
+        .is_ok())
     }
 }
 
-struct MlDsa(&'static signature::PqdsaSigningAlgorithm, &'static signature::PqdsaVerificationAlgorithm);
+struct MlDsa(
+    &'static signature::PqdsaSigningAlgorithm,
+    &'static signature::PqdsaVerificationAlgorithm,
+);
 
 impl Sig for MlDsa {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
@@ -257,13 +294,19 @@ impl Sig for MlDsa {
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         let mut out = vec![0u8; self.0.signature_len()];
-        let n = loaded::<signature::PqdsaKeyPair>(sk)?.sign(msg, &mut out).map_err(err)?;
+        let n = loaded::<signature::PqdsaKeyPair>(sk)?
+            .sign(msg, &mut out)
+            .map_err(err)?;
         out.truncate(n);
         Ok(out)
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        Ok(signature::UnparsedPublicKey::new(self.1, loaded::<Vec<u8>>(pk)?.as_slice()).verify(msg, sig).is_ok())
+        Ok(
+            signature::UnparsedPublicKey::new(self.1, loaded::<Vec<u8>>(pk)?.as_slice())
+                .verify(msg, sig)
+                .is_ok(),
+        )
     }
 }
 
@@ -277,13 +320,19 @@ impl Aead for AesGcm {
 
     fn seal(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16]> {
         let nonce = aead::Nonce::try_assume_unique_for_key(nonce).map_err(err)?;
-        let tag = loaded::<aead::LessSafeKey>(key)?.seal_in_place_separate_tag(nonce, aead::Aad::from(aad), buf).map_err(err)?;
-        tag.as_ref().try_into().map_err(|_| anyhow!("aws-lc: tag is not 16 bytes"))
+        let tag = loaded::<aead::LessSafeKey>(key)?
+            .seal_in_place_separate_tag(nonce, aead::Aad::from(aad), buf)
+            .map_err(err)?;
+        tag.as_ref()
+            .try_into()
+            .map_err(|_| anyhow!("aws-lc: tag is not 16 bytes"))
     }
 
     fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], record: &mut [u8]) -> Result<()> {
         let nonce = aead::Nonce::try_assume_unique_for_key(nonce).map_err(err)?;
-        loaded::<aead::LessSafeKey>(key)?.open_in_place(nonce, aead::Aad::from(aad), record).map_err(|_| anyhow!("AES-GCM tag mismatch"))?;
+        loaded::<aead::LessSafeKey>(key)?
+            .open_in_place(nonce, aead::Aad::from(aad), record)
+            .map_err(|_| anyhow!("AES-GCM tag mismatch"))?;
         Ok(())
     }
 }
@@ -306,7 +355,9 @@ impl Kdf for Hkdf {
 
     fn expand(&self, prk: &Loaded, info: &[u8], len: usize) -> Result<Vec<u8>> {
         let info = [info];
-        let okm = loaded::<hkdf::Prk>(prk)?.expand(&info, Len(len)).map_err(err)?;
+        let okm = loaded::<hkdf::Prk>(prk)?
+            .expand(&info, Len(len))
+            .map_err(err)?;
         let mut out = vec![0u8; len];
         okm.fill(&mut out).map_err(err)?;
         Ok(out)
@@ -317,7 +368,9 @@ struct Hmac(hmac::Algorithm);
 
 impl Mac for Hmac {
     fn compute(&self, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
-        Ok(hmac::sign(&hmac::Key::new(self.0, key), msg).as_ref().to_vec())
+        Ok(hmac::sign(&hmac::Key::new(self.0, key), msg)
+            .as_ref()
+            .to_vec())
     }
 }
 
@@ -334,6 +387,10 @@ impl Hash for Sha {
     }
 
     fn finish_copy(&self, ctx: &Loaded) -> Result<Vec<u8>> {
-        Ok(loaded::<digest::Context>(ctx)?.clone().finish().as_ref().to_vec())
+        Ok(loaded::<digest::Context>(ctx)?
+            .clone()
+            .finish()
+            .as_ref()
+            .to_vec())
     }
 }

@@ -20,7 +20,8 @@ fn check(ret: std::os::raw::c_int) -> Result<(), ErrorStack> {
 pub fn keygen_ctx(name: &CStr) -> Result<PkeyCtx<()>, ErrorStack> {
     // SAFETY: the pointer is checked before use; PkeyCtx owns and frees the context.
     unsafe {
-        let ctx = openssl_sys::EVP_PKEY_CTX_new_from_name(ptr::null_mut(), name.as_ptr(), ptr::null());
+        let ctx =
+            openssl_sys::EVP_PKEY_CTX_new_from_name(ptr::null_mut(), name.as_ptr(), ptr::null());
         if ctx.is_null() {
             return Err(ErrorStack::get());
         }
@@ -50,7 +51,13 @@ pub fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
 pub fn public_from_raw(name: &CStr, raw: &[u8]) -> Result<PKey<Public>, ErrorStack> {
     // SAFETY: `raw` is valid for its length; a non-null result is an owned EVP_PKEY.
     unsafe {
-        let key = openssl_sys::EVP_PKEY_new_raw_public_key_ex(ptr::null_mut(), name.as_ptr(), ptr::null(), raw.as_ptr(), raw.len());
+        let key = openssl_sys::EVP_PKEY_new_raw_public_key_ex(
+            ptr::null_mut(),
+            name.as_ptr(),
+            ptr::null(),
+            raw.as_ptr(),
+            raw.len(),
+        );
         if key.is_null() {
             return Err(ErrorStack::get());
         }
@@ -70,10 +77,23 @@ impl Encapsulator {
         let ctx = PkeyCtx::new(key)?;
         // SAFETY: with null output buffers the call only reports the output lengths.
         unsafe {
-            check(openssl_sys::EVP_PKEY_encapsulate_init(ctx.as_ptr(), ptr::null()))?;
+            check(openssl_sys::EVP_PKEY_encapsulate_init(
+                ctx.as_ptr(),
+                ptr::null(),
+            ))?;
             let (mut ct_len, mut ss_len) = (0, 0);
-            check(openssl_sys::EVP_PKEY_encapsulate(ctx.as_ptr(), ptr::null_mut(), &mut ct_len, ptr::null_mut(), &mut ss_len))?;
-            Ok(Encapsulator { ctx, ct_len, ss_len })
+            check(openssl_sys::EVP_PKEY_encapsulate(
+                ctx.as_ptr(),
+                ptr::null_mut(),
+                &mut ct_len,
+                ptr::null_mut(),
+                &mut ss_len,
+            ))?;
+            Ok(Encapsulator {
+                ctx,
+                ct_len,
+                ss_len,
+            })
         }
     }
 
@@ -83,7 +103,13 @@ impl Encapsulator {
         let (mut ct_len, mut ss_len) = (self.ct_len, self.ss_len);
         // SAFETY: the buffers have the lengths the context reported.
         unsafe {
-            check(openssl_sys::EVP_PKEY_encapsulate(self.ctx.as_ptr(), ct.as_mut_ptr(), &mut ct_len, ss.as_mut_ptr(), &mut ss_len))?;
+            check(openssl_sys::EVP_PKEY_encapsulate(
+                self.ctx.as_ptr(),
+                ct.as_mut_ptr(),
+                &mut ct_len,
+                ss.as_mut_ptr(),
+                &mut ss_len,
+            ))?;
         }
         ct.truncate(ct_len);
         ss.truncate(ss_len);
@@ -106,7 +132,12 @@ impl Decapsulator {
     pub fn new(key: &PKey<Private>) -> Result<Decapsulator, ErrorStack> {
         let ctx = PkeyCtx::new(key)?;
         // SAFETY: the context is live.
-        unsafe { check(openssl_sys::EVP_PKEY_decapsulate_init(ctx.as_ptr(), ptr::null()))? };
+        unsafe {
+            check(openssl_sys::EVP_PKEY_decapsulate_init(
+                ctx.as_ptr(),
+                ptr::null(),
+            ))?
+        };
         Ok(Decapsulator { ctx })
     }
 
@@ -115,9 +146,21 @@ impl Decapsulator {
         // valid for its length.
         unsafe {
             let mut ss_len = 0;
-            check(openssl_sys::EVP_PKEY_decapsulate(self.ctx.as_ptr(), ptr::null_mut(), &mut ss_len, ct.as_ptr(), ct.len()))?;
+            check(openssl_sys::EVP_PKEY_decapsulate(
+                self.ctx.as_ptr(),
+                ptr::null_mut(),
+                &mut ss_len,
+                ct.as_ptr(),
+                ct.len(),
+            ))?;
             let mut ss = vec![0u8; ss_len];
-            check(openssl_sys::EVP_PKEY_decapsulate(self.ctx.as_ptr(), ss.as_mut_ptr(), &mut ss_len, ct.as_ptr(), ct.len()))?;
+            check(openssl_sys::EVP_PKEY_decapsulate(
+                self.ctx.as_ptr(),
+                ss.as_mut_ptr(),
+                &mut ss_len,
+                ct.as_ptr(),
+                ct.len(),
+            ))?;
             ss.truncate(ss_len);
             Ok(ss)
         }
@@ -138,7 +181,14 @@ const EXTRACT_ONLY: std::os::raw::c_int = 1;
 const EXPAND_ONLY: std::os::raw::c_int = 2;
 
 impl Hkdf {
-    fn derive(&self, mode: std::os::raw::c_int, key: &[u8], salt: Option<&[u8]>, info: Option<&[u8]>, len: usize) -> Result<Vec<u8>, ErrorStack> {
+    fn derive(
+        &self,
+        mode: std::os::raw::c_int,
+        key: &[u8],
+        salt: Option<&[u8]>,
+        info: Option<&[u8]>,
+        len: usize,
+    ) -> Result<Vec<u8>, ErrorStack> {
         use openssl_sys::{OSSL_PARAM_construct_end, OSSL_PARAM_construct_octet_string};
         let mut mode = mode;
         let mut out = vec![0u8; len];
@@ -158,13 +208,25 @@ impl Hkdf {
             let mut params = vec![
                 OSSL_PARAM_construct_int(c"mode".as_ptr(), &mut mode),
                 OSSL_PARAM_construct_utf8_string(c"digest".as_ptr(), self.0.as_ptr() as *mut _, 0),
-                OSSL_PARAM_construct_octet_string(c"key".as_ptr(), key.as_ptr() as *mut _, key.len()),
+                OSSL_PARAM_construct_octet_string(
+                    c"key".as_ptr(),
+                    key.as_ptr() as *mut _,
+                    key.len(),
+                ),
             ];
             if let Some(s) = salt {
-                params.push(OSSL_PARAM_construct_octet_string(c"salt".as_ptr(), s.as_ptr() as *mut _, s.len()));
+                params.push(OSSL_PARAM_construct_octet_string(
+                    c"salt".as_ptr(),
+                    s.as_ptr() as *mut _,
+                    s.len(),
+                ));
             }
             if let Some(i) = info {
-                params.push(OSSL_PARAM_construct_octet_string(c"info".as_ptr(), i.as_ptr() as *mut _, i.len()));
+                params.push(OSSL_PARAM_construct_octet_string(
+                    c"info".as_ptr(),
+                    i.as_ptr() as *mut _,
+                    i.len(),
+                ));
             }
             params.push(OSSL_PARAM_construct_end());
             let r = openssl_sys::EVP_KDF_derive(ctx, out.as_mut_ptr(), len, params.as_ptr());
@@ -178,18 +240,42 @@ impl Hkdf {
 impl crate::backend::Kdf for Hkdf {
     fn extract(&self, salt: &[u8], ikm: &[u8]) -> anyhow::Result<crate::backend::Loaded> {
         let len = if self.0 == c"SHA384" { 48 } else { 32 };
-        Ok(Box::new(self.derive(EXTRACT_ONLY, ikm, Some(salt), None, len)?))
+        Ok(Box::new(self.derive(
+            EXTRACT_ONLY,
+            ikm,
+            Some(salt),
+            None,
+            len,
+        )?))
     }
 
-    fn expand(&self, prk: &crate::backend::Loaded, info: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
-        Ok(self.derive(EXPAND_ONLY, crate::backend::loaded::<Vec<u8>>(prk)?, None, Some(info), len)?)
+    fn expand(
+        &self,
+        prk: &crate::backend::Loaded,
+        info: &[u8],
+        len: usize,
+    ) -> anyhow::Result<Vec<u8>> {
+        Ok(self.derive(
+            EXPAND_ONLY,
+            crate::backend::loaded::<Vec<u8>>(prk)?,
+            None,
+            Some(info),
+            len,
+        )?)
     }
 }
 
 extern "C" {
     // OpenSSL 3 params.h; not in openssl-sys 0.9.118.
-    fn OSSL_PARAM_construct_int(key: *const std::os::raw::c_char, buf: *mut std::os::raw::c_int) -> openssl_sys::OSSL_PARAM;
-    fn OSSL_PARAM_construct_utf8_string(key: *const std::os::raw::c_char, buf: *mut std::os::raw::c_char, bsize: usize) -> openssl_sys::OSSL_PARAM;
+    fn OSSL_PARAM_construct_int(
+        key: *const std::os::raw::c_char,
+        buf: *mut std::os::raw::c_int,
+    ) -> openssl_sys::OSSL_PARAM;
+    fn OSSL_PARAM_construct_utf8_string(
+        key: *const std::os::raw::c_char,
+        buf: *mut std::os::raw::c_char,
+        bsize: usize,
+    ) -> openssl_sys::OSSL_PARAM;
     // OpenSSL 3: crypto/evp/mac_lib.c; libssl's Finished uses it (ssl/tls13_enc.c, tls13_final_finish_mac).
     fn EVP_Q_mac(
         libctx: *mut openssl_sys::OSSL_LIB_CTX,
@@ -216,7 +302,20 @@ impl crate::backend::Mac for Hmac {
         let mut n = 0usize;
         // SAFETY: the buffers are valid for their lengths; `out` has room for any SHA-2 HMAC.
         let r = unsafe {
-            EVP_Q_mac(ptr::null_mut(), c"HMAC".as_ptr(), ptr::null(), self.0.as_ptr(), ptr::null(), key.as_ptr().cast(), key.len(), msg.as_ptr(), msg.len(), out.as_mut_ptr(), out.len(), &mut n)
+            EVP_Q_mac(
+                ptr::null_mut(),
+                c"HMAC".as_ptr(),
+                ptr::null(),
+                self.0.as_ptr(),
+                ptr::null(),
+                key.as_ptr().cast(),
+                key.len(),
+                msg.as_ptr(),
+                msg.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut n,
+            )
         };
         if r.is_null() {
             return Err(ErrorStack::get().into());

@@ -49,7 +49,10 @@ impl Backend for Libcrux {
     }
 
     fn version(&self) -> String {
-        format!("libcrux-ml-kem 0.0.11 (formally verified; {} on this CPU)", dispatch())
+        format!(
+            "libcrux-ml-kem 0.0.11 (formally verified; {} on this CPU)",
+            dispatch()
+        )
     }
 
     fn build(&self) -> String {
@@ -74,7 +77,8 @@ impl Backend for Libcrux {
     }
 
     fn setup(&self, algorithm: &str, op: Operation) -> Option<&'static str> {
-        (algorithm.starts_with("ML-KEM") && op == Operation::KemEncaps).then_some("validating the encapsulation key (validate_public_key)")
+        (algorithm.starts_with("ML-KEM") && op == Operation::KemEncaps)
+            .then_some("validating the encapsulation key (validate_public_key)")
     }
 
     fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
@@ -93,7 +97,14 @@ macro_rules! libcrux_kem {
 
         impl $name {
             fn parse(ek: &[u8]) -> Result<libcrux_ml_kem::$module::$pk> {
-                let bytes: [u8; $pk_len] = ek.try_into().map_err(|_| anyhow!(concat!($label, " encapsulation key must be ", $pk_len, " bytes")))?;
+                let bytes: [u8; $pk_len] = ek.try_into().map_err(|_| {
+                    anyhow!(concat!(
+                        $label,
+                        " encapsulation key must be ",
+                        $pk_len,
+                        " bytes"
+                    ))
+                })?;
                 Ok(libcrux_ml_kem::$module::$pk::from(bytes))
             }
         }
@@ -130,15 +141,46 @@ macro_rules! libcrux_kem {
             }
 
             fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
-                let bytes: [u8; $ct_len] = ct.try_into().map_err(|_| anyhow!(concat!($label, " ciphertext must be ", $ct_len, " bytes")))?;
+                let bytes: [u8; $ct_len] = ct.try_into().map_err(|_| {
+                    anyhow!(concat!($label, " ciphertext must be ", $ct_len, " bytes"))
+                })?;
                 let ct = libcrux_ml_kem::$module::$ct::from(bytes);
                 let kp = loaded::<libcrux_ml_kem::$module::$kp>(dk)?;
-                Ok(libcrux_ml_kem::$module::decapsulate(kp.private_key(), &ct).as_ref().to_vec())
+                Ok(libcrux_ml_kem::$module::decapsulate(kp.private_key(), &ct)
+                    .as_ref()
+                    .to_vec())
             }
         }
     };
 }
 
-libcrux_kem!(MlKem512, mlkem512, MlKem512PublicKey, MlKem512Ciphertext, MlKem512KeyPair, 800, 768, "ML-KEM-512");
-libcrux_kem!(MlKem768, mlkem768, MlKem768PublicKey, MlKem768Ciphertext, MlKem768KeyPair, 1184, 1088, "ML-KEM-768");
-libcrux_kem!(MlKem1024, mlkem1024, MlKem1024PublicKey, MlKem1024Ciphertext, MlKem1024KeyPair, 1568, 1568, "ML-KEM-1024");
+libcrux_kem!(
+    MlKem512,
+    mlkem512,
+    MlKem512PublicKey,
+    MlKem512Ciphertext,
+    MlKem512KeyPair,
+    800,
+    768,
+    "ML-KEM-512"
+);
+libcrux_kem!(
+    MlKem768,
+    mlkem768,
+    MlKem768PublicKey,
+    MlKem768Ciphertext,
+    MlKem768KeyPair,
+    1184,
+    1088,
+    "ML-KEM-768"
+);
+libcrux_kem!(
+    MlKem1024,
+    mlkem1024,
+    MlKem1024PublicKey,
+    MlKem1024Ciphertext,
+    MlKem1024KeyPair,
+    1568,
+    1568,
+    "ML-KEM-1024"
+);

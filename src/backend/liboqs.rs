@@ -62,7 +62,11 @@ impl Backend for Liboqs {
         use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
         // SAFETY: a query of liboqs's CPU-feature cache, filled by OQS_init.
         let has = |e: OQS_CPU_EXT| unsafe { OQS_CPU_has_extension(e) } == 1;
-        let path = if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) { "AVX2" } else { "portable C" };
+        let path = if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) {
+            "AVX2"
+        } else {
+            "portable C"
+        };
         format!(
             "OQS_DIST_BUILD (every CPU path compiled in, chosen at run time); liboqs reports AVX2 {}, AVX-512 {}: ML-KEM (mlkem-native) and ML-DSA run their {path} code",
             if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) { "yes" } else { "no" },
@@ -79,7 +83,9 @@ impl Backend for Liboqs {
 
     fn includes(&self, op: Operation) -> &'static str {
         match op {
-            Operation::KemEncaps => "OQS_KEM_encaps on the encapsulation key bytes, output buffers allocated",
+            Operation::KemEncaps => {
+                "OQS_KEM_encaps on the encapsulation key bytes, output buffers allocated"
+            }
             Operation::SigVerify => "OQS_SIG_verify on the public key bytes",
             _ => "one liboqs call on raw key bytes, output buffers allocated",
         }
@@ -99,7 +105,9 @@ impl Backend for Liboqs {
 /// The version string liboqs reports about itself.
 pub fn liboqs_version() -> String {
     // SAFETY: OQS_version returns a pointer to a static NUL-terminated string.
-    unsafe { std::ffi::CStr::from_ptr(oqs::ffi::common::OQS_version()) }.to_string_lossy().into_owned()
+    unsafe { std::ffi::CStr::from_ptr(oqs::ffi::common::OQS_version()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 struct OqsKem(kem::Kem);
@@ -111,14 +119,20 @@ impl Kem for OqsKem {
     }
 
     fn encaps(&self, ek: &[u8]) -> Result<(Vec<u8>, Vec<u8>)> {
-        let pk = self.0.public_key_from_bytes(ek).ok_or_else(|| anyhow!("encapsulation key has the wrong length"))?;
+        let pk = self
+            .0
+            .public_key_from_bytes(ek)
+            .ok_or_else(|| anyhow!("encapsulation key has the wrong length"))?;
         let (ct, ss) = self.0.encapsulate(pk)?;
         Ok((ct.into_vec(), ss.into_vec()))
     }
 
     fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
         let sk = loaded::<kem::SecretKey>(dk)?;
-        let ct = self.0.ciphertext_from_bytes(ct).ok_or_else(|| anyhow!("ciphertext has the wrong length"))?;
+        let ct = self
+            .0
+            .ciphertext_from_bytes(ct)
+            .ok_or_else(|| anyhow!("ciphertext has the wrong length"))?;
         Ok(self.0.decapsulate(sk, ct)?.into_vec())
     }
 }
@@ -132,7 +146,9 @@ impl Sig for OqsSig {
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
-        self.0.public_key_from_bytes(pk).ok_or_else(|| anyhow!("public key has the wrong length"))?;
+        self.0
+            .public_key_from_bytes(pk)
+            .ok_or_else(|| anyhow!("public key has the wrong length"))?;
         Ok(Box::new(pk.to_vec()))
     }
 
@@ -141,8 +157,13 @@ impl Sig for OqsSig {
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        let pk = self.0.public_key_from_bytes(loaded::<Vec<u8>>(pk)?).ok_or_else(|| anyhow!("public key has the wrong length"))?;
-        let Some(sig) = self.0.signature_from_bytes(sig) else { return Ok(false) };
+        let pk = self
+            .0
+            .public_key_from_bytes(loaded::<Vec<u8>>(pk)?)
+            .ok_or_else(|| anyhow!("public key has the wrong length"))?;
+        let Some(sig) = self.0.signature_from_bytes(sig) else {
+            return Ok(false);
+        };
         Ok(self.0.verify(msg, sig, pk).is_ok())
     }
 }

@@ -168,7 +168,13 @@ pub trait Backend: Send + Sync {
 
 /// Every backend, in the order the site shows them.
 pub fn all() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(liboqs::Liboqs::new()), Box::new(rustcrypto::RustCrypto), Box::new(openssl::OpenSsl), Box::new(awslc::AwsLc::new()), Box::new(libcrux::Libcrux)]
+    vec![
+        Box::new(liboqs::Liboqs::new()),
+        Box::new(rustcrypto::RustCrypto),
+        Box::new(openssl::OpenSsl),
+        Box::new(awslc::AwsLc::new()),
+        Box::new(libcrux::Libcrux),
+    ]
 }
 
 pub const NAMES: [&str; 5] = ["liboqs", "rustcrypto", "openssl", "awslc", "libcrux"];
@@ -183,7 +189,10 @@ pub fn deterministic_randomness(seed: u64) {
 
 /// A received record split into its ciphertext and its 16-byte tag.
 pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
-    let n = record.len().checked_sub(16).ok_or_else(|| anyhow::anyhow!("a record shorter than its tag"))?;
+    let n = record
+        .len()
+        .checked_sub(16)
+        .ok_or_else(|| anyhow::anyhow!("a record shorter than its tag"))?;
     let (ct, tag) = record.split_at_mut(n);
     Ok((ct, tag.try_into().map_err(|_| anyhow::anyhow!("tag"))?))
 }
@@ -191,9 +200,11 @@ pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
 /// Downcasts a [`Loaded`] key to the type its backend stored; a mismatch means a key was handed to
 /// the wrong backend, which is a bug in the caller, reported as an error rather than a panic.
 pub fn loaded<T: 'static>(key: &Loaded) -> Result<&T> {
-    key.downcast_ref::<T>().ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
+    key.downcast_ref::<T>()
+        .ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
 }
 
 pub fn loaded_mut<T: 'static>(key: &mut Loaded) -> Result<&mut T> {
-    key.downcast_mut::<T>().ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
+    key.downcast_mut::<T>()
+        .ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
 }

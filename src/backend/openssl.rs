@@ -97,26 +97,34 @@ impl Backend for OpenSsl {
 
     fn kem(&self, algorithm: &str) -> Option<Box<dyn Kem>> {
         let name = provider_name(algorithm)?;
-        algorithm.starts_with("ML-KEM").then(|| Box::new(PqKey(name)) as Box<dyn Kem>)
+        algorithm
+            .starts_with("ML-KEM")
+            .then(|| Box::new(PqKey(name)) as Box<dyn Kem>)
     }
 
     fn dh(&self, algorithm: &str) -> Option<Box<dyn Dh>> {
         match algorithm {
             "X25519" => Some(Box::new(X25519)),
-            "P-256" => EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).ok().map(|g| Box::new(P256(g)) as Box<dyn Dh>),
+            "P-256" => EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)
+                .ok()
+                .map(|g| Box::new(P256(g)) as Box<dyn Dh>),
             _ => None,
         }
     }
 
     fn sig(&self, algorithm: &str) -> Option<Box<dyn Sig>> {
         if algorithm == "ECDSA-P256" {
-            return EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).ok().map(|g| Box::new(Ecdsa(g)) as Box<dyn Sig>);
+            return EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)
+                .ok()
+                .map(|g| Box::new(Ecdsa(g)) as Box<dyn Sig>);
         }
         if algorithm == "Ed25519" {
             return Some(Box::new(Ed25519));
         }
         let name = provider_name(algorithm)?;
-        algorithm.contains("DSA").then(|| Box::new(PqKey(name)) as Box<dyn Sig>)
+        algorithm
+            .contains("DSA")
+            .then(|| Box::new(PqKey(name)) as Box<dyn Sig>)
     }
 
     fn aead(&self, algorithm: &str) -> Option<Box<dyn Aead>> {
@@ -172,7 +180,11 @@ impl Kem for PqKey {
     }
 
     fn keygen_state(&self) -> Option<Result<Loaded>> {
-        Some(evp::keygen_ctx(self.0).map(|c| Box::new(c) as Loaded).map_err(Into::into))
+        Some(
+            evp::keygen_ctx(self.0)
+                .map(|c| Box::new(c) as Loaded)
+                .map_err(Into::into),
+        )
     }
 
     fn keygen_with(&self, state: &mut Loaded) -> Result<Loaded> {
@@ -184,7 +196,9 @@ impl Kem for PqKey {
     }
 
     fn import_ek(&self, ek: &[u8]) -> Option<Result<Loaded>> {
-        let e = (|| Ok(Box::new(evp::Encapsulator::new(&evp::public_from_raw(self.0, ek)?)?) as Loaded))();
+        let e = (|| {
+            Ok(Box::new(evp::Encapsulator::new(&evp::public_from_raw(self.0, ek)?)?) as Loaded)
+        })();
         Some(e)
     }
 
@@ -193,7 +207,9 @@ impl Kem for PqKey {
     }
 
     fn decaps_state(&self, dk: &Loaded) -> Option<Result<Loaded>> {
-        Some((|| Ok(Box::new(evp::Decapsulator::new(loaded::<PKey<Private>>(dk)?)?) as Loaded))())
+        Some((|| {
+            Ok(Box::new(evp::Decapsulator::new(loaded::<PKey<Private>>(dk)?)?) as Loaded)
+        })())
     }
 
     fn decaps_with(&self, state: &mut Loaded, ct: &[u8]) -> Result<Vec<u8>> {
@@ -255,7 +271,12 @@ impl Dh for X25519 {
     }
 
     fn import_peer(&self, secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
-        Some((|| derive_ctx(loaded::<PKey<Private>>(secret)?, &PKey::public_key_from_raw_bytes(peer, Id::X25519)?))())
+        Some((|| {
+            derive_ctx(
+                loaded::<PKey<Private>>(secret)?,
+                &PKey::public_key_from_raw_bytes(peer, Id::X25519)?,
+            )
+        })())
     }
 
     fn derive_imported(&self, _secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
@@ -269,7 +290,9 @@ impl Dh for P256 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
         let ec = EcKey::generate(&self.0)?;
         let mut ctx = BigNumContext::new()?;
-        let share = ec.public_key().to_bytes(&self.0, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
+        let share =
+            ec.public_key()
+                .to_bytes(&self.0, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
         Ok((share, Box::new(PKey::from_ec_key(ec)?)))
     }
 
@@ -278,7 +301,9 @@ impl Dh for P256 {
     }
 
     fn import_peer(&self, secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
-        Some((|| derive_ctx(loaded::<PKey<Private>>(secret)?, &self.peer_key(peer)?))())
+        Some((|| {
+            derive_ctx(loaded::<PKey<Private>>(secret)?, &self.peer_key(peer)?)
+        })())
     }
 
     fn derive_imported(&self, _secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
@@ -333,7 +358,8 @@ impl Aead for AesGcm {
         let n = buf.len();
         ctx.cipher_update_inplace(buf, n)?;
         ctx.set_tag(tag)?;
-        ctx.cipher_final(&mut []).map_err(|_| anyhow!("AES-GCM tag mismatch"))?;
+        ctx.cipher_final(&mut [])
+            .map_err(|_| anyhow!("AES-GCM tag mismatch"))?;
         Ok(())
     }
 }
@@ -346,18 +372,25 @@ impl Sig for Ecdsa {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
         let ec = EcKey::generate(&self.0)?;
         let mut ctx = BigNumContext::new()?;
-        let pk = ec.public_key().to_bytes(&self.0, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
+        let pk = ec
+            .public_key()
+            .to_bytes(&self.0, PointConversionForm::UNCOMPRESSED, &mut ctx)?;
         Ok((pk, Box::new(PKey::from_ec_key(ec)?)))
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
         let mut ctx = BigNumContext::new()?;
         let point = EcPoint::from_bytes(&self.0, pk, &mut ctx)?;
-        Ok(Box::new(PKey::from_ec_key(EcKey::from_public_key(&self.0, &point)?)?))
+        Ok(Box::new(PKey::from_ec_key(EcKey::from_public_key(
+            &self.0, &point,
+        )?)?))
     }
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
-        Ok(Signer::new(MessageDigest::sha256(), loaded::<PKey<Private>>(sk)?)?.sign_oneshot_to_vec(msg)?)
+        Ok(
+            Signer::new(MessageDigest::sha256(), loaded::<PKey<Private>>(sk)?)?
+                .sign_oneshot_to_vec(msg)?,
+        )
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {

@@ -73,18 +73,28 @@ impl Backend for RustCrypto {
 
     fn includes(&self, op: Operation) -> &'static str {
         match op {
-            Operation::KemEncaps => "parsing the encapsulation key (EncapsulationKey::new_from_slice), then encapsulate",
+            Operation::KemEncaps => {
+                "parsing the encapsulation key (EncapsulationKey::new_from_slice), then encapsulate"
+            }
             Operation::DhDerive => "parsing the peer's public key, then the scalar multiplication",
-            Operation::SigVerify => "decoding the signature, then verify with an already decoded public key",
-            Operation::AeadEncrypt | Operation::AeadDecrypt => "in-place seal/open with a cipher keyed beforehand",
+            Operation::SigVerify => {
+                "decoding the signature, then verify with an already decoded public key"
+            }
+            Operation::AeadEncrypt | Operation::AeadDecrypt => {
+                "in-place seal/open with a cipher keyed beforehand"
+            }
             _ => "one library call on keys already in memory",
         }
     }
 
     fn setup(&self, algorithm: &str, op: Operation) -> Option<&'static str> {
         match (algorithm, op) {
-            (a, Operation::KemEncaps) if a.starts_with("ML-KEM") => Some("parsing the encapsulation key (EncapsulationKey::new_from_slice)"),
-            ("P-256", Operation::DhDerive) => Some("parsing and validating the peer's point (PublicKey::from_sec1_bytes)"),
+            (a, Operation::KemEncaps) if a.starts_with("ML-KEM") => {
+                Some("parsing the encapsulation key (EncapsulationKey::new_from_slice)")
+            }
+            ("P-256", Operation::DhDerive) => {
+                Some("parsing and validating the peer's point (PublicKey::from_sec1_bytes)")
+            }
             _ => None,
         }
     }
@@ -156,7 +166,8 @@ macro_rules! ml_kem {
 
         impl $name {
             fn parse(ek: &[u8]) -> Result<ml_kem::EncapsulationKey<$params>> {
-                ml_kem::EncapsulationKey::<$params>::new_from_slice(ek).map_err(|_| anyhow!(concat!("invalid ", $label, " encapsulation key")))
+                ml_kem::EncapsulationKey::<$params>::new_from_slice(ek)
+                    .map_err(|_| anyhow!(concat!("invalid ", $label, " encapsulation key")))
             }
         }
 
@@ -177,12 +188,17 @@ macro_rules! ml_kem {
             }
 
             fn encaps_imported(&self, ek: &mut Loaded) -> Result<(Vec<u8>, Vec<u8>)> {
-                let (ct, ss) = with_rng(|r| loaded::<ml_kem::EncapsulationKey<$params>>(ek).map(|k| k.encapsulate_with_rng(r)))?;
+                let (ct, ss) = with_rng(|r| {
+                    loaded::<ml_kem::EncapsulationKey<$params>>(ek)
+                        .map(|k| k.encapsulate_with_rng(r))
+                })?;
                 Ok((ct.to_vec(), ss.to_vec()))
             }
 
             fn decaps(&self, dk: &Loaded, ct: &[u8]) -> Result<Vec<u8>> {
-                let ss = loaded::<ml_kem::DecapsulationKey<$params>>(dk)?.decapsulate_slice(ct).map_err(|_| anyhow!("ciphertext has the wrong length"))?;
+                let ss = loaded::<ml_kem::DecapsulationKey<$params>>(dk)?
+                    .decapsulate_slice(ct)
+                    .map_err(|_| anyhow!("ciphertext has the wrong length"))?;
                 Ok(ss.to_vec())
             }
         }
@@ -203,7 +219,9 @@ impl Dh for X25519 {
     }
 
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
-        let peer: [u8; 32] = peer.try_into().map_err(|_| anyhow!("X25519 share must be 32 bytes"))?;
+        let peer: [u8; 32] = peer
+            .try_into()
+            .map_err(|_| anyhow!("X25519 share must be 32 bytes"))?;
         let ss = loaded::<x25519_dalek::ReusableSecret>(secret)?.diffie_hellman(&peer.into());
         // RFC 8446 section 7.4.2: an all-zero X25519 secret must be rejected.
         if !ss.was_contributory() {
@@ -222,17 +240,23 @@ impl Dh for P256 {
     }
 
     fn derive(&self, secret: &Loaded, peer: &[u8]) -> Result<Vec<u8>> {
-        let peer = p256::PublicKey::from_sec1_bytes(peer).map_err(|_| anyhow!("invalid P-256 point"))?;
+        let peer =
+            p256::PublicKey::from_sec1_bytes(peer).map_err(|_| anyhow!("invalid P-256 point"))?;
         let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?.diffie_hellman(&peer);
         Ok(ss.raw_secret_bytes().to_vec())
     }
 
     fn import_peer(&self, _secret: &Loaded, peer: &[u8]) -> Option<Result<Loaded>> {
-        Some(p256::PublicKey::from_sec1_bytes(peer).map(|k| Box::new(k) as Loaded).map_err(|_| anyhow!("invalid P-256 point")))
+        Some(
+            p256::PublicKey::from_sec1_bytes(peer)
+                .map(|k| Box::new(k) as Loaded)
+                .map_err(|_| anyhow!("invalid P-256 point")),
+        )
     }
 
     fn derive_imported(&self, secret: &Loaded, peer: &mut Loaded) -> Result<Vec<u8>> {
-        let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?.diffie_hellman(loaded::<p256::PublicKey>(peer)?);
+        let ss = loaded::<p256::ecdh::EphemeralSecret>(secret)?
+            .diffie_hellman(loaded::<p256::PublicKey>(peer)?);
         Ok(ss.raw_secret_bytes().to_vec())
     }
 }
@@ -248,19 +272,25 @@ impl<P: ml_dsa::MlDsaParams + Send + 'static> Sig for MlDsa<P> {
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
-        let enc = ml_dsa::EncodedVerifyingKey::<P>::try_from(pk).map_err(|_| anyhow!("ML-DSA public key has the wrong length"))?;
+        let enc = ml_dsa::EncodedVerifyingKey::<P>::try_from(pk)
+            .map_err(|_| anyhow!("ML-DSA public key has the wrong length"))?;
         Ok(Box::new(ml_dsa::VerifyingKey::<P>::decode(&enc)))
     }
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         let sk = loaded::<ml_dsa::SigningKey<P>>(sk)?;
-        let sig = with_rng(|r| sk.expanded_key().sign_randomized(msg, &[], r)).map_err(|e| anyhow!("ML-DSA sign: {e}"))?;
+        let sig = with_rng(|r| sk.expanded_key().sign_randomized(msg, &[], r))
+            .map_err(|e| anyhow!("ML-DSA sign: {e}"))?;
         Ok(sig.encode().to_vec())
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        let Ok(enc) = ml_dsa::EncodedSignature::<P>::try_from(sig) else { return Ok(false) };
-        let Some(sig) = ml_dsa::Signature::<P>::decode(&enc) else { return Ok(false) };
+        let Ok(enc) = ml_dsa::EncodedSignature::<P>::try_from(sig) else {
+            return Ok(false);
+        };
+        let Some(sig) = ml_dsa::Signature::<P>::decode(&enc) else {
+            return Ok(false);
+        };
         Ok(loaded::<ml_dsa::VerifyingKey<P>>(pk)?.verify_with_context(msg, &[], &sig))
     }
 }
@@ -275,7 +305,8 @@ impl<P: slh_dsa::ParameterSet + Send + 'static> Sig for SlhDsa<P> {
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
-        let vk = slh_dsa::VerifyingKey::<P>::try_from(pk).map_err(|_| anyhow!("invalid SLH-DSA public key"))?;
+        let vk = slh_dsa::VerifyingKey::<P>::try_from(pk)
+            .map_err(|_| anyhow!("invalid SLH-DSA public key"))?;
         Ok(Box::new(vk))
     }
 
@@ -290,8 +321,12 @@ impl<P: slh_dsa::ParameterSet + Send + 'static> Sig for SlhDsa<P> {
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        let Ok(sig) = slh_dsa::Signature::<P>::try_from(sig) else { return Ok(false) };
-        Ok(loaded::<slh_dsa::VerifyingKey<P>>(pk)?.try_verify_with_context(msg, &[], &sig).is_ok())
+        let Ok(sig) = slh_dsa::Signature::<P>::try_from(sig) else {
+            return Ok(false);
+        };
+        Ok(loaded::<slh_dsa::VerifyingKey<P>>(pk)?
+            .try_verify_with_context(msg, &[], &sig)
+            .is_ok())
     }
 }
 
@@ -299,18 +334,24 @@ struct AesGcm;
 
 impl Aead for AesGcm {
     fn load_key(&self, key: &[u8]) -> Result<Loaded> {
-        Ok(Box::new(Aes256Gcm::new_from_slice(key).map_err(|_| anyhow!("AES-256 key must be 32 bytes"))?))
+        Ok(Box::new(
+            Aes256Gcm::new_from_slice(key).map_err(|_| anyhow!("AES-256 key must be 32 bytes"))?,
+        ))
     }
 
     fn seal(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; 16]> {
-        let nonce = aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
-        let tag = loaded_mut::<Aes256Gcm>(key)?.encrypt_inout_detached(&nonce, aad, buf.into()).map_err(|_| anyhow!("AES-GCM seal failed"))?;
+        let nonce =
+            aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
+        let tag = loaded_mut::<Aes256Gcm>(key)?
+            .encrypt_inout_detached(&nonce, aad, buf.into())
+            .map_err(|_| anyhow!("AES-GCM seal failed"))?;
         Ok(tag.into())
     }
 
     fn open(&self, key: &mut Loaded, nonce: &[u8], aad: &[u8], record: &mut [u8]) -> Result<()> {
         let (buf, tag) = super::split_tag(record)?;
-        let nonce = aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
+        let nonce =
+            aes_gcm::Nonce::try_from(nonce).map_err(|_| anyhow!("nonce must be 12 bytes"))?;
         let tag: [u8; 16] = *tag;
         loaded_mut::<Aes256Gcm>(key)?
             .decrypt_inout_detached(&nonce, aad, buf.into(), &tag.into())
@@ -327,20 +368,29 @@ impl Sig for EcdsaP256 {
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
-        Ok(Box::new(p256::ecdsa::VerifyingKey::from_sec1_bytes(pk).map_err(|_| anyhow!("invalid P-256 public key"))?))
+        Ok(Box::new(
+            p256::ecdsa::VerifyingKey::from_sec1_bytes(pk)
+                .map_err(|_| anyhow!("invalid P-256 public key"))?,
+        ))
     }
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         use p256::ecdsa::signature::Signer;
         // RFC 6979 deterministic nonces: ECDSA in p256 needs no randomness.
-        let sig: p256::ecdsa::Signature = loaded::<p256::ecdsa::SigningKey>(sk)?.try_sign(msg).map_err(|e| anyhow!("ECDSA sign: {e}"))?;
+        let sig: p256::ecdsa::Signature = loaded::<p256::ecdsa::SigningKey>(sk)?
+            .try_sign(msg)
+            .map_err(|e| anyhow!("ECDSA sign: {e}"))?;
         Ok(sig.to_der().as_bytes().to_vec())
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
         use p256::ecdsa::signature::Verifier;
-        let Ok(sig) = p256::ecdsa::Signature::from_der(sig) else { return Ok(false) };
-        Ok(loaded::<p256::ecdsa::VerifyingKey>(pk)?.verify(msg, &sig).is_ok())
+        let Ok(sig) = p256::ecdsa::Signature::from_der(sig) else {
+            return Ok(false);
+        };
+        Ok(loaded::<p256::ecdsa::VerifyingKey>(pk)?
+            .verify(msg, &sig)
+            .is_ok())
     }
 }
 
@@ -353,18 +403,30 @@ impl Sig for Ed25519 {
     }
 
     fn load_public(&self, pk: &[u8]) -> Result<Loaded> {
-        let pk: [u8; 32] = pk.try_into().map_err(|_| anyhow!("Ed25519 public key must be 32 bytes"))?;
-        Ok(Box::new(ed25519_dalek::VerifyingKey::from_bytes(&pk).map_err(|_| anyhow!("invalid Ed25519 public key"))?))
+        let pk: [u8; 32] = pk
+            .try_into()
+            .map_err(|_| anyhow!("Ed25519 public key must be 32 bytes"))?;
+        Ok(Box::new(
+            ed25519_dalek::VerifyingKey::from_bytes(&pk)
+                .map_err(|_| anyhow!("invalid Ed25519 public key"))?,
+        ))
     }
 
     fn sign(&self, sk: &Loaded, msg: &[u8]) -> Result<Vec<u8>> {
         use ed25519_dalek::Signer;
-        Ok(loaded::<ed25519_dalek::SigningKey>(sk)?.sign(msg).to_bytes().to_vec())
+        Ok(loaded::<ed25519_dalek::SigningKey>(sk)?
+            .sign(msg)
+            .to_bytes()
+            .to_vec())
     }
 
     fn verify(&self, pk: &Loaded, msg: &[u8], sig: &[u8]) -> Result<bool> {
-        let Ok(sig) = ed25519_dalek::Signature::from_slice(sig) else { return Ok(false) };
-        Ok(loaded::<ed25519_dalek::VerifyingKey>(pk)?.verify_strict(msg, &sig).is_ok())
+        let Ok(sig) = ed25519_dalek::Signature::from_slice(sig) else {
+            return Ok(false);
+        };
+        Ok(loaded::<ed25519_dalek::VerifyingKey>(pk)?
+            .verify_strict(msg, &sig)
+            .is_ok())
     }
 }
 
@@ -381,7 +443,9 @@ where
 
     fn expand(&self, prk: &Loaded, info: &[u8], len: usize) -> Result<Vec<u8>> {
         let mut out = vec![0u8; len];
-        loaded::<hkdf::Hkdf<D>>(prk)?.expand(info, &mut out).map_err(|e| anyhow!("HKDF-Expand: {e}"))?;
+        loaded::<hkdf::Hkdf<D>>(prk)?
+            .expand(info, &mut out)
+            .map_err(|e| anyhow!("HKDF-Expand: {e}"))?;
         Ok(out)
     }
 }
@@ -394,7 +458,11 @@ where
 {
     fn compute(&self, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
         use hmac::{KeyInit, Mac as _};
-        Ok(hmac::Hmac::<D>::new_from_slice(key)?.chain_update(msg).finalize().into_bytes().to_vec())
+        Ok(hmac::Hmac::<D>::new_from_slice(key)?
+            .chain_update(msg)
+            .finalize()
+            .into_bytes()
+            .to_vec())
     }
 }
 

@@ -10,7 +10,9 @@ pub mod server;
 use crate::handshake::inmem;
 use crate::handshake::server::Server;
 use crate::handshake::tls;
-use crate::results::{Capacity, InMemory, LoadStep, Memory, MemoryStep, PerConnection, RealStack, Results, Sockets};
+use crate::results::{
+    Capacity, InMemory, LoadStep, Memory, MemoryStep, PerConnection, RealStack, Results, Sockets,
+};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
@@ -37,16 +39,26 @@ pub struct Options {
 
 impl Options {
     pub fn default_for(quick: bool) -> Options {
-        let groups = ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"].map(String::from).to_vec();
+        let groups = ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"]
+            .map(String::from)
+            .to_vec();
         Options {
             stacks: vec![RealStack::Rustls, RealStack::OpenSsl],
             groups,
             in_memory_ms: if quick { 300 } else { 2000 },
             rounds: if quick { 3 } else { 10 },
-            concurrency: if quick { vec![1, 16] } else { vec![1, 4, 16, 64] },
+            concurrency: if quick {
+                vec![1, 16]
+            } else {
+                vec![1, 4, 16, 64]
+            },
             step_ms: if quick { 500 } else { 2000 },
             socket_groups: ["X25519", "X25519MLKEM768"].map(String::from).to_vec(),
-            connections: if quick { vec![100, 1000] } else { vec![100, 1000, 10_000] },
+            connections: if quick {
+                vec![100, 1000]
+            } else {
+                vec![100, 1000, 10_000]
+            },
         }
     }
 }
@@ -80,16 +92,25 @@ impl Drop for Files {
 
 /// Raises the soft open-file limit to the hard one (and the hard one where root may); -> (before, after).
 pub fn raise_fd_limit(want: u64) -> (u64, u64) {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: `r` is a valid out-pointer.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
         return (0, 0);
     }
     let before = r.rlim_cur;
-    let target = libc::rlimit { rlim_cur: want.max(r.rlim_cur), rlim_max: want.max(r.rlim_max) };
+    let target = libc::rlimit {
+        rlim_cur: want.max(r.rlim_cur),
+        rlim_max: want.max(r.rlim_max),
+    };
     // SAFETY: a valid rlimit; failure leaves the limit as it was.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &target) } != 0 {
-        let soft = libc::rlimit { rlim_cur: r.rlim_max.min(want.max(r.rlim_cur)), rlim_max: r.rlim_max };
+        let soft = libc::rlimit {
+            rlim_cur: r.rlim_max.min(want.max(r.rlim_cur)),
+            rlim_max: r.rlim_max,
+        };
         // SAFETY: as above.
         unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &soft) };
     }
@@ -115,19 +136,37 @@ fn kernel_tcp_pages() -> u64 {
         .find(|l| l.starts_with("TCP:"))
         .and_then(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            w.iter().position(|x| *x == "mem").and_then(|i| w.get(i + 1)).and_then(|v| v.parse().ok())
+            w.iter()
+                .position(|x| *x == "mem")
+                .and_then(|i| w.get(i + 1))
+                .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
 }
 
-fn start_server(stack: RealStack, group: &str, files: &Files, threads: usize, hold: bool, core: Option<usize>) -> Result<Server> {
+fn start_server(
+    stack: RealStack,
+    group: &str,
+    files: &Files,
+    threads: usize,
+    hold: bool,
+    core: Option<usize>,
+) -> Result<Server> {
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["capacity-server", "--stack", stack.name(), "--group", group, "--threads", &threads.to_string()])
-        .arg("--cert")
-        .arg(&files.cert)
-        .arg("--key")
-        .arg(&files.key)
-        .args(hold.then_some("--hold"));
+    cmd.args([
+        "capacity-server",
+        "--stack",
+        stack.name(),
+        "--group",
+        group,
+        "--threads",
+        &threads.to_string(),
+    ])
+    .arg("--cert")
+    .arg(&files.cert)
+    .arg("--key")
+    .arg(&files.key)
+    .args(hold.then_some("--hold"));
     if let Some(c) = core {
         cmd.args(["--core", &c.to_string()]);
     }
@@ -151,7 +190,8 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
     // are listed before pinning: afterwards this thread's affinity mask holds only one.
-    let all_cores: Vec<usize> = core_affinity::get_core_ids().map_or_else(Vec::new, |v| v.into_iter().map(|c| c.id).collect());
+    let all_cores: Vec<usize> = core_affinity::get_core_ids()
+        .map_or_else(Vec::new, |v| v.into_iter().map(|c| c.id).collect());
     let server_core = crate::measure::pin();
     let load_core = all_cores.iter().copied().find(|c| Some(*c) != server_core);
     if load_core.is_none() {
@@ -170,9 +210,19 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             let client = Arc::new(tls::Client::new(stack, group, &id, false)?);
             let mut steps = Vec::new();
             for &c in &opts.concurrency {
-                steps.push(load_step(&mut srv, &client, c, Duration::from_millis(opts.step_ms), load_core)?);
+                steps.push(load_step(
+                    &mut srv,
+                    &client,
+                    c,
+                    Duration::from_millis(opts.step_ms),
+                    load_core,
+                )?);
             }
-            let limited: Vec<String> = steps.iter().filter(|s| s.load_limited).map(|s| s.concurrency.to_string()).collect();
+            let limited: Vec<String> = steps
+                .iter()
+                .filter(|s| s.load_limited)
+                .map(|s| s.concurrency.to_string())
+                .collect();
             if !limited.is_empty() {
                 notes.push(format!(
                     "{} {group}: at {} in flight the load generator's core was busier than the server's, so throughput there is the generator's limit (a TLS client does more work per handshake than the server: it verifies the certificate); server CPU per handshake still holds",
@@ -180,7 +230,12 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     limited.join(", ")
                 ));
             }
-            sockets.push(Sockets { stack, group: group.clone(), server_threads: threads, steps });
+            sockets.push(Sockets {
+                stack,
+                group: group.clone(),
+                server_threads: threads,
+                steps,
+            });
         }
     }
 
@@ -189,8 +244,19 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     for &stack in &opts.stacks {
         for group in &opts.socket_groups {
             crate::interrupt::check()?;
-            progress(&format!("capacity: {} {group}, memory of held connections", stack.name()));
-            memory.push(hold(stack, group, &files, &id, &opts.connections, fd_limit, server_core)?);
+            progress(&format!(
+                "capacity: {} {group}, memory of held connections",
+                stack.name()
+            ));
+            memory.push(hold(
+                stack,
+                group,
+                &files,
+                &id,
+                &opts.connections,
+                fd_limit,
+                server_core,
+            )?);
         }
     }
     for m in &memory {
@@ -198,10 +264,28 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             notes.push(format!("{} {}: {why}", m.stack.name(), m.group));
         }
     }
-    Ok(Capacity { date_utc, wall_seconds: start.elapsed().as_secs_f64(), cores, server_core, load_core, fd_limit_before, fd_limit, in_memory, sockets, memory, notes })
+    Ok(Capacity {
+        date_utc,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        cores,
+        server_core,
+        load_core,
+        fd_limit_before,
+        fd_limit,
+        in_memory,
+        sockets,
+        memory,
+        notes,
+    })
 }
 
-fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<Vec<InMemory>> {
+fn in_memory(
+    opts: &Options,
+    cores: usize,
+    results: &Results,
+    id: &tls::Identity,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<InMemory>> {
     struct Cell {
         stack: RealStack,
         group: String,
@@ -214,16 +298,32 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
     for &stack in &opts.stacks {
         for group in &opts.groups {
             let pair = inmem::Pair::new(stack, group, id, false)?;
-            pair.handshake(true).with_context(|| format!("{} {group} in memory", stack.name()))?;
+            pair.handshake(true)
+                .with_context(|| format!("{} {group} in memory", stack.name()))?;
             // Warm-up decides how many handshakes a round takes.
-            let warm: Vec<inmem::Sample> = (0..20).map(|_| pair.handshake(false)).collect::<Result<_>>()?;
+            let warm: Vec<inmem::Sample> = (0..20)
+                .map(|_| pair.handshake(false))
+                .collect::<Result<_>>()?;
             let mean = warm.iter().map(|s| s.wall_ns as f64).sum::<f64>() / warm.len() as f64;
-            let per_round = ((opts.in_memory_ms as f64 * 1e6 / opts.rounds.max(1) as f64 / mean).round() as usize).max(5);
-            cells.push(Cell { stack, group: group.clone(), pair, per_round, samples: Vec::new(), failures: 0 });
+            let per_round = ((opts.in_memory_ms as f64 * 1e6 / opts.rounds.max(1) as f64 / mean)
+                .round() as usize)
+                .max(5);
+            cells.push(Cell {
+                stack,
+                group: group.clone(),
+                pair,
+                per_round,
+                samples: Vec::new(),
+                failures: 0,
+            });
         }
     }
     for round in 0..opts.rounds.max(1) {
-        progress(&format!("capacity: in-memory handshakes, round {}/{}", round + 1, opts.rounds.max(1)));
+        progress(&format!(
+            "capacity: in-memory handshakes, round {}/{}",
+            round + 1,
+            opts.rounds.max(1)
+        ));
         for c in &mut cells {
             crate::interrupt::check()?;
             for _ in 0..c.per_round {
@@ -237,10 +337,24 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
     let mut out: Vec<InMemory> = Vec::new();
     for c in &cells {
         let col = |f: fn(&inmem::Sample) -> u64| c.samples.iter().map(f).collect::<Vec<u64>>();
-        let (client_ns, server_ns, wall_ns) = (col(|s| s.client_ns), col(|s| s.server_ns), col(|s| s.wall_ns));
-        let summary = |v: &[u64]| stats::figures(v).map(|f| f.summary).ok_or_else(|| anyhow!("{} {}: no in-memory handshake succeeded", c.stack.name(), c.group));
-        let (rate, rate_ci) = crate::check::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
-        let (server_rate, _) = crate::check::capacity::rate_per_s(&server_ns).ok_or_else(|| anyhow!("no samples"))?;
+        let (client_ns, server_ns, wall_ns) = (
+            col(|s| s.client_ns),
+            col(|s| s.server_ns),
+            col(|s| s.wall_ns),
+        );
+        let summary = |v: &[u64]| {
+            stats::figures(v).map(|f| f.summary).ok_or_else(|| {
+                anyhow!(
+                    "{} {}: no in-memory handshake succeeded",
+                    c.stack.name(),
+                    c.group
+                )
+            })
+        };
+        let (rate, rate_ci) =
+            crate::check::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
+        let (server_rate, _) =
+            crate::check::capacity::rate_per_s(&server_ns).ok_or_else(|| anyhow!("no samples"))?;
         let xs = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
         out.push(InMemory {
             stack: c.stack,
@@ -248,8 +362,16 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
             client: summary(&client_ns)?,
             server: summary(&server_ns)?,
             wall: summary(&wall_ns)?,
-            server_median_ci95_ns: stats::median_ci95(&xs(&server_ns), stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-            wall_median_ci95_ns: stats::median_ci95(&xs(&wall_ns), stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
+            server_median_ci95_ns: stats::median_ci95(
+                &xs(&server_ns),
+                stats::BOOTSTRAP_RESAMPLES,
+                stats::BOOTSTRAP_SEED,
+            ),
+            wall_median_ci95_ns: stats::median_ci95(
+                &xs(&wall_ns),
+                stats::BOOTSTRAP_RESAMPLES,
+                stats::BOOTSTRAP_SEED,
+            ),
             handshakes_per_s: rate,
             handshakes_per_s_ci95: rate_ci,
             server_per_core_s: server_rate,
@@ -266,7 +388,12 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
     }
     // Each group against the classical one of the same stack.
     for i in 0..out.len() {
-        let Some(b) = out.iter().position(|b| b.stack == out[i].stack && b.group == BASELINE) else { continue };
+        let Some(b) = out
+            .iter()
+            .position(|b| b.stack == out[i].stack && b.group == BASELINE)
+        else {
+            continue;
+        };
         if i == b {
             continue;
         }
@@ -275,7 +402,8 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
         m.baseline = Some(BASELINE.into());
         m.vs_baseline = Some(m.server_per_core_s / rate);
         m.server_delta_ns = Some(m.server.median_ns - median);
-        m.composed_server_delta_ns = crate::check::capacity::composed_server_delta(results, m.stack, &m.group, BASELINE);
+        m.composed_server_delta_ns =
+            crate::check::capacity::composed_server_delta(results, m.stack, &m.group, BASELINE);
     }
     Ok(out)
 }
@@ -284,14 +412,31 @@ fn in_memory(opts: &Options, cores: usize, results: &Results, id: &tls::Identity
 /// load connections a second would otherwise use up the ephemeral ports.
 fn no_linger(s: &std::net::TcpStream) {
     use std::os::fd::AsRawFd;
-    let l = libc::linger { l_onoff: 1, l_linger: 0 };
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
     // SAFETY: a valid socket and a valid linger struct of the size given.
-    unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l as *const _ as *const libc::c_void, std::mem::size_of::<libc::linger>() as libc::socklen_t) };
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &l as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
 }
 
 /// One load step: `concurrency` threads on the load core, each making connection after connection
 /// (connect, handshake, 32-byte echo, close) until the step's time is up.
-fn load_step(srv: &mut Server, client: &Arc<tls::Client>, concurrency: usize, length: Duration, load_core: Option<usize>) -> Result<LoadStep> {
+fn load_step(
+    srv: &mut Server,
+    client: &Arc<tls::Client>,
+    concurrency: usize,
+    length: Duration,
+    load_core: Option<usize>,
+) -> Result<LoadStep> {
     let addr: SocketAddr = srv.addr;
     let stop = Arc::new(AtomicBool::new(false));
     let failed = Arc::new(AtomicU64::new(0));
@@ -301,7 +446,12 @@ fn load_step(srv: &mut Server, client: &Arc<tls::Client>, concurrency: usize, le
     let t0 = Instant::now();
     let handles: Vec<_> = (0..concurrency)
         .map(|_| {
-            let (stop, failed, latencies, client) = (stop.clone(), failed.clone(), latencies.clone(), client.clone());
+            let (stop, failed, latencies, client) = (
+                stop.clone(),
+                failed.clone(),
+                latencies.clone(),
+                client.clone(),
+            );
             std::thread::spawn(move || {
                 if let Some(c) = load_core {
                     core_affinity::set_for_current(core_affinity::CoreId { id: c });
@@ -338,10 +488,17 @@ fn load_step(srv: &mut Server, client: &Arc<tls::Client>, concurrency: usize, le
     let latency_ns = std::mem::take(&mut *latencies.lock().map_err(|_| anyhow!("poisoned"))?);
     let completed = latency_ns.len() as u64;
     let sorted = stats::sorted(&latency_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
-    let pct = |p: f64| if sorted.is_empty() { 0.0 } else { stats::percentile_sorted(&sorted, p) };
+    let pct = |p: f64| {
+        if sorted.is_empty() {
+            0.0
+        } else {
+            stats::percentile_sorted(&sorted, p)
+        }
+    };
     let server_cpu_ns = after.cpu_ns - before.cpu_ns;
     let wall = duration.as_nanos() as f64;
-    let (server_busy_pct, client_busy_pct) = (server_cpu_ns / wall * 100.0, client_cpu / wall * 100.0);
+    let (server_busy_pct, client_busy_pct) =
+        (server_cpu_ns / wall * 100.0, client_cpu / wall * 100.0);
     Ok(LoadStep {
         concurrency,
         duration_ns: wall,
@@ -353,7 +510,11 @@ fn load_step(srv: &mut Server, client: &Arc<tls::Client>, concurrency: usize, le
         latency_ns,
         handshakes_per_s: completed as f64 / duration.as_secs_f64(),
         server_cpu_ns,
-        server_cpu_per_handshake_ns: if completed > 0 { server_cpu_ns / completed as f64 } else { 0.0 },
+        server_cpu_per_handshake_ns: if completed > 0 {
+            server_cpu_ns / completed as f64
+        } else {
+            0.0
+        },
         server_busy_pct,
         client_busy_pct,
         load_limited: client_busy_pct > 90.0 && client_busy_pct > server_busy_pct,
@@ -380,11 +541,24 @@ fn steps_within(steps: &[usize], fd_limit: u64) -> (Vec<usize>, Option<String>) 
     if room > 0 {
         wanted.push(room);
     }
-    (wanted, Some(format!("{max} connections asked for; {room} fit within the open-file limit of {fd_limit}")))
+    (
+        wanted,
+        Some(format!(
+            "{max} connections asked for; {room} fit within the open-file limit of {fd_limit}"
+        )),
+    )
 }
 
 /// Opens connections one after another and keeps them, measuring the server at each step.
-fn hold(stack: RealStack, group: &str, files: &Files, id: &tls::Identity, steps: &[usize], fd_limit: u64, core: Option<usize>) -> Result<Memory> {
+fn hold(
+    stack: RealStack,
+    group: &str,
+    files: &Files,
+    id: &tls::Identity,
+    steps: &[usize],
+    fd_limit: u64,
+    core: Option<usize>,
+) -> Result<Memory> {
     let mut srv = start_server(stack, group, files, 1, true, core)?;
     let client = tls::Client::new(stack, group, id, false)?;
     let (wanted, limited_by) = steps_within(steps, fd_limit);
@@ -393,7 +567,17 @@ fn hold(stack: RealStack, group: &str, files: &Files, id: &tls::Identity, steps:
         // Let the kernel settle what the last connections queued.
         std::thread::sleep(Duration::from_millis(50));
         let m = mem(srv, k)?;
-        Ok((MemoryStep { connections: m.held, heap_rust_bytes: m.heap_rust_bytes, heap_c_bytes: m.heap_c_bytes, rss_bytes: m.rss_bytes, kernel_tcp_pages: kernel_tcp_pages(), kernel_slab_bytes: kernel_slab_bytes() }, m))
+        Ok((
+            MemoryStep {
+                connections: m.held,
+                heap_rust_bytes: m.heap_rust_bytes,
+                heap_c_bytes: m.heap_c_bytes,
+                rss_bytes: m.rss_bytes,
+                kernel_tcp_pages: kernel_tcp_pages(),
+                kernel_slab_bytes: kernel_slab_bytes(),
+            },
+            m,
+        ))
     };
     let (zero, _) = snapshot(&mut srv, 0)?;
     let mut steps_out = vec![zero];
@@ -408,20 +592,32 @@ fn hold(stack: RealStack, group: &str, files: &Files, id: &tls::Identity, steps:
                 Err(e) => {
                     failures += 1;
                     if failures > 10 && failures * 10 > open.len() {
-                        bail!("{} {group}: {failures} of {} connections failed, the last: {e:#}", stack.name(), open.len() + failures);
+                        bail!(
+                            "{} {group}: {failures} of {} connections failed, the last: {e:#}",
+                            stack.name(),
+                            open.len() + failures
+                        );
                     }
                 }
             }
         }
         let (step, answer) = snapshot(&mut srv, open.len() + failures)?;
         if step.connections != open.len() {
-            bail!("{} {group}: the server holds {} connections, the client {}", stack.name(), step.connections, open.len());
+            bail!(
+                "{} {group}: the server holds {} connections, the client {}",
+                stack.name(),
+                step.connections,
+                open.len()
+            );
         }
         steps_out.push(step);
         last_answer = Some(answer);
     }
     let answer = last_answer.ok_or_else(|| anyhow!("no memory steps"))?;
-    let (first, last) = (&steps_out[0], steps_out.last().ok_or_else(|| anyhow!("no steps"))?);
+    let (first, last) = (
+        &steps_out[0],
+        steps_out.last().ok_or_else(|| anyhow!("no steps"))?,
+    );
     let k = last.connections as f64;
     let heap_rust = (last.heap_rust_bytes - first.heap_rust_bytes) as f64 / k;
     let heap_c = (last.heap_c_bytes - first.heap_c_bytes) as f64 / k;
@@ -431,7 +627,8 @@ fn hold(stack: RealStack, group: &str, files: &Files, id: &tls::Identity, steps:
         heap_rust_bytes: heap_rust,
         heap_c_bytes: heap_c,
         rss_bytes: (last.rss_bytes as f64 - first.rss_bytes as f64) / k,
-        kernel_bytes: (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * page as f64 / k,
+        kernel_bytes: (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * page as f64
+            / k,
         kernel_slab_bytes: (last.kernel_slab_bytes as f64 - first.kernel_slab_bytes as f64) / k,
         page_bytes: page,
     };
@@ -462,32 +659,68 @@ pub fn table(c: &Capacity) -> String {
         t
     };
     let mut s = String::from("In memory (client and server in one thread, one core):\n");
-    let mut t = new(vec!["stack", "group", "handshakes/s", "95% interval", "server CPU", "client CPU", "server/core-s", "vs X25519", "server Δ", "composed server Δ", "servers for 10k/s"]);
+    let mut t = new(vec![
+        "stack",
+        "group",
+        "handshakes/s",
+        "95% interval",
+        "server CPU",
+        "client CPU",
+        "server/core-s",
+        "vs X25519",
+        "server Δ",
+        "composed server Δ",
+        "servers for 10k/s",
+    ]);
     for m in &c.in_memory {
         t.add_row(vec![
             m.stack.name().to_string(),
             m.group.clone(),
             count(m.handshakes_per_s),
-            m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| format!("{} – {}", count(a), count(b))),
+            m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| {
+                format!("{} – {}", count(a), count(b))
+            }),
             time(m.server.median_ns),
             time(m.client.median_ns),
             count(m.server_per_core_s),
             m.vs_baseline.map_or(String::new(), crate::units::ratio),
-            m.server_delta_ns.map_or(String::new(), crate::units::signed_time),
-            m.composed_server_delta_ns.map_or(String::new(), crate::units::signed_time),
+            m.server_delta_ns
+                .map_or(String::new(), crate::units::signed_time),
+            m.composed_server_delta_ns
+                .map_or(String::new(), crate::units::signed_time),
             format!("{:.2}", m.servers_for_10k),
         ]);
     }
     s += &t.to_string();
     s += "\n\nOver loopback sockets (server pinned to one core, load from another):\n";
-    let mut t = new(vec!["stack", "group", "in flight", "handshakes/s", "p50", "p90", "p99", "server CPU/handshake", "server busy", "load busy", "failed"]);
+    let mut t = new(vec![
+        "stack",
+        "group",
+        "in flight",
+        "handshakes/s",
+        "p50",
+        "p90",
+        "p99",
+        "server CPU/handshake",
+        "server busy",
+        "load busy",
+        "failed",
+    ]);
     for so in &c.sockets {
         for st in &so.steps {
             t.add_row(vec![
                 so.stack.name().to_string(),
                 so.group.clone(),
                 st.concurrency.to_string(),
-                format!("{}{}", count(st.handshakes_per_s), if st.load_limited { " (load-limited)" } else { "" }),
+                format!(
+                    "{}{}",
+                    count(st.handshakes_per_s),
+                    if st.load_limited {
+                        " (load-limited)"
+                    } else {
+                        ""
+                    }
+                ),
                 time(st.p50_ns),
                 time(st.p90_ns),
                 time(st.p99_ns),
@@ -499,8 +732,22 @@ pub fn table(c: &Capacity) -> String {
         }
     }
     s += &t.to_string();
-    s += &format!("\n\nMemory per held connection (open-file limit {} -> {}):\n", c.fd_limit_before, c.fd_limit);
-    let mut t = new(vec!["stack", "group", "connections", "server heap", "of which C", "server RSS", "kernel buffers", "kernel slab", "handshake peak", "retained"]);
+    s += &format!(
+        "\n\nMemory per held connection (open-file limit {} -> {}):\n",
+        c.fd_limit_before, c.fd_limit
+    );
+    let mut t = new(vec![
+        "stack",
+        "group",
+        "connections",
+        "server heap",
+        "of which C",
+        "server RSS",
+        "kernel buffers",
+        "kernel slab",
+        "handshake peak",
+        "retained",
+    ]);
     for m in &c.memory {
         let p = &m.per_connection;
         t.add_row(vec![
@@ -530,10 +777,15 @@ mod tests {
 
     #[test]
     fn memory_steps_are_cut_at_the_open_file_limit_and_say_so() {
-        assert_eq!(steps_within(&[1000, 100, 10_000], 1 << 20), (vec![100, 1000, 10_000], None));
+        assert_eq!(
+            steps_within(&[1000, 100, 10_000], 1 << 20),
+            (vec![100, 1000, 10_000], None)
+        );
         let (steps, why) = steps_within(&[100, 1000, 10_000], 1280);
         assert_eq!(steps, vec![100, 1000, 1024]);
-        assert!(why.unwrap().contains("10000 connections asked for; 1024 fit within the open-file limit of 1280"));
+        assert!(why
+            .unwrap()
+            .contains("10000 connections asked for; 1024 fit within the open-file limit of 1280"));
         assert_eq!(steps_within(&[100], 100).0, Vec::<usize>::new());
     }
 }

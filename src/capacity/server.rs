@@ -47,7 +47,14 @@ struct Held {
 
 /// Resident set of this process, bytes (/proc/self/statm, second field, in pages).
 pub fn rss_bytes() -> u64 {
-    let pages = std::fs::read_to_string("/proc/self/statm").ok().and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok())).unwrap_or(0);
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
     pages * page_bytes()
 }
 
@@ -61,12 +68,24 @@ pub fn page_bytes() -> u64 {
     }
 }
 
-pub fn server_main(stack: RealStack, group: &str, cert: &Path, key: &Path, threads: usize, hold: bool, core: Option<usize>) -> Result<()> {
+pub fn server_main(
+    stack: RealStack,
+    group: &str,
+    cert: &Path,
+    key: &Path,
+    threads: usize,
+    hold: bool,
+    core: Option<usize>,
+) -> Result<()> {
     if let Some(c) = core {
         // Before any thread starts: every thread this process makes inherits the core.
         core_affinity::set_for_current(core_affinity::CoreId { id: c });
     }
-    let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
+    let id = tls::Identity {
+        cert_der: std::fs::read(cert)?,
+        cert_pem: String::new(),
+        key_pem: std::fs::read_to_string(key)?,
+    };
     let acceptor = Arc::new(tls::acceptor(stack, group, &id, false)?);
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
     println!("port {}", listener.local_addr()?.port());
@@ -75,7 +94,10 @@ pub fn server_main(stack: RealStack, group: &str, cert: &Path, key: &Path, threa
     let failed: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
     // Room for every connection a run holds, taken before the first measurement so the list's
     // growth is not counted as memory per connection.
-    let held: Arc<Mutex<Held>> = Arc::new(Mutex::new(Held { connections: Vec::with_capacity(if hold { 20_000 } else { 0 }), ..Held::default() }));
+    let held: Arc<Mutex<Held>> = Arc::new(Mutex::new(Held {
+        connections: Vec::with_capacity(if hold { 20_000 } else { 0 }),
+        ..Held::default()
+    }));
     if hold {
         let (acceptor, held) = (acceptor.clone(), held.clone());
         std::thread::spawn(move || {
@@ -130,13 +152,24 @@ pub fn server_main(stack: RealStack, group: &str, cert: &Path, key: &Path, threa
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let mut words = line.split_whitespace();
-        let (cmd, n) = (words.next().unwrap_or(""), words.next().and_then(|w| w.parse::<u64>().ok()).unwrap_or(0));
+        let (cmd, n) = (
+            words.next().unwrap_or(""),
+            words
+                .next()
+                .and_then(|w| w.parse::<u64>().ok())
+                .unwrap_or(0),
+        );
         let answer = match cmd {
-            "cpu" => serde_json::to_string(&CpuAnswer { served: served.load(Relaxed), failed: failed.load(Relaxed), cpu_ns: alloc::process_cpu_ns() })?,
+            "cpu" => serde_json::to_string(&CpuAnswer {
+                served: served.load(Relaxed),
+                failed: failed.load(Relaxed),
+                cpu_ns: alloc::process_cpu_ns(),
+            })?,
             "mem" => {
                 // The client knows how many it opened; the last may still be finishing here.
                 let t0 = std::time::Instant::now();
-                while served.load(Relaxed) + failed.load(Relaxed) < n && t0.elapsed() < tls::TIMEOUT {
+                while served.load(Relaxed) + failed.load(Relaxed) < n && t0.elapsed() < tls::TIMEOUT
+                {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 let h = held.lock().map_err(|_| anyhow!("poisoned"))?;
@@ -152,7 +185,8 @@ pub fn server_main(stack: RealStack, group: &str, cert: &Path, key: &Path, threa
                 })?
             }
             "release" => {
-                let conns = std::mem::take(&mut held.lock().map_err(|_| anyhow!("poisoned"))?.connections);
+                let conns =
+                    std::mem::take(&mut held.lock().map_err(|_| anyhow!("poisoned"))?.connections);
                 for c in conns {
                     c.close();
                 }

@@ -51,10 +51,30 @@ fn note(tool: &str, op: Operation) -> &'static str {
 
 /// pqprof's own figures over about `duration`: (mean cycles where counted, else mean nanoseconds;
 /// whether it counted cycles; median nanoseconds).
-fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, form: Form, duration: Duration, timer: &Timer, overhead_ns: f64, core: Option<usize>) -> Result<(f64, bool, f64)> {
-    let w = Workload { payload_bytes: 16384, aad_bytes: 5 };
+fn ours(
+    b: &dyn Backend,
+    alg: &'static algorithm::Algorithm,
+    op: Operation,
+    form: Form,
+    duration: Duration,
+    timer: &Timer,
+    overhead_ns: f64,
+    core: Option<usize>,
+) -> Result<(f64, bool, f64)> {
+    let w = Workload {
+        payload_bytes: 16384,
+        aad_bytes: 5,
+    };
     let mut slot = Slot::new(case::build(b, alg, op, &w, form)?);
-    let per_sample = measure::warm_up(&mut slot, &Settings { warmup_ms: 50, ..Settings::default() }, timer, overhead_ns)?;
+    let per_sample = measure::warm_up(
+        &mut slot,
+        &Settings {
+            warmup_ms: 50,
+            ..Settings::default()
+        },
+        timer,
+        overhead_ns,
+    )?;
     let n = ((duration.as_nanos() as f64 / per_sample.max(1.0)) as usize).clamp(3, 200_000);
     slot.target = n;
     measure::run_chunk(&mut slot, n, timer, core)?;
@@ -62,16 +82,37 @@ fn ours(b: &dyn Backend, alg: &'static algorithm::Algorithm, op: Operation, form
     Ok(if slot.raw.cycles.is_empty() {
         (stats::mean(&ns), false, stats::median(&ns))
     } else {
-        (stats::mean(&slot.raw.cycles.iter().map(|&x| x as f64).collect::<Vec<_>>()), true, stats::median(&ns))
+        (
+            stats::mean(
+                &slot
+                    .raw
+                    .cycles
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect::<Vec<_>>(),
+            ),
+            true,
+            stats::median(&ns),
+        )
     })
 }
 
 fn output(cmd: &mut Command) -> Result<(String, String)> {
     crate::interrupt::check()?;
-    let out = crate::interrupt::die_with_parent(cmd).output().with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
-    let (o, e) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    let out = crate::interrupt::die_with_parent(cmd)
+        .output()
+        .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     if !out.status.success() {
-        bail!("{:?} failed ({}): {}", cmd.get_program(), out.status, e.lines().last().unwrap_or(""));
+        bail!(
+            "{:?} failed ({}): {}",
+            cmd.get_program(),
+            out.status,
+            e.lines().last().unwrap_or("")
+        );
     }
     Ok((o, e))
 }
@@ -93,8 +134,16 @@ struct Pair {
 
 /// pqprof's rounds in the statistic compared (where the tool counted nanoseconds only, pqprof's
 /// cycles become nanoseconds too), the ratio with its 95% interval, and the verdict.
-fn judged(p: &Pair, timer: &Timer, tolerance_pct: f64) -> (Vec<f64>, (f64, Option<(f64, f64)>), Agreement) {
-    let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() { p.ours.clone() } else { p.ours.iter().map(|c| timer.ns(*c as u64)).collect() };
+fn judged(
+    p: &Pair,
+    timer: &Timer,
+    tolerance_pct: f64,
+) -> (Vec<f64>, (f64, Option<(f64, f64)>), Agreement) {
+    let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() {
+        p.ours.clone()
+    } else {
+        p.ours.iter().map(|c| timer.ns(*c as u64)).collect()
+    };
     let (ratio, ci) = stats::paired_ratio(&ours, &p.theirs).unwrap_or((f64::NAN, None));
     let verdict = Agreement::judge(ci, tolerance_pct);
     (ours, (ratio, ci), verdict)
@@ -112,7 +161,9 @@ struct Group {
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
     let start = Instant::now();
     let exe = std::env::current_exe()?;
-    let profile = exe.parent().ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+    let profile = exe
+        .parent()
+        .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
     // Pinned before the tools start: children inherit this core.
     let core = measure::pin();
     let timer = Timer::detect(Duration::from_millis(200));
@@ -123,22 +174,48 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
     let secs = opts.duration_s.to_string();
 
     let mut groups = Vec::new();
-    let kem_ops = [Operation::KemKeygen, Operation::KemEncaps, Operation::KemDecaps];
+    let kem_ops = [
+        Operation::KemKeygen,
+        Operation::KemEncaps,
+        Operation::KemDecaps,
+    ];
     groups.push(Group {
         tool: "liboqs speed_kem",
         backend: "liboqs",
         bin: tools.speed_kem.clone(),
-        cmd: vec!["--duration".into(), secs.clone(), liboqs.native_name("ML-KEM-768").unwrap_or("ML-KEM-768").into()],
-        phases: kem_ops.iter().map(|o| ("ML-KEM-768".to_string(), *o)).collect(),
+        cmd: vec![
+            "--duration".into(),
+            secs.clone(),
+            liboqs
+                .native_name("ML-KEM-768")
+                .unwrap_or("ML-KEM-768")
+                .into(),
+        ],
+        phases: kem_ops
+            .iter()
+            .map(|o| ("ML-KEM-768".to_string(), *o))
+            .collect(),
     });
-    for a in algorithm::all().iter().filter(|a| a.kind == algorithm::Kind::Sig) {
-        let Some(native) = liboqs.native_name(&a.name) else { continue };
+    for a in algorithm::all()
+        .iter()
+        .filter(|a| a.kind == algorithm::Kind::Sig)
+    {
+        let Some(native) = liboqs.native_name(&a.name) else {
+            continue;
+        };
         groups.push(Group {
             tool: "liboqs speed_sig",
             backend: "liboqs",
             bin: tools.speed_sig.clone(),
             cmd: vec!["--duration".into(), secs.clone(), native.into()],
-            phases: [Operation::SigKeygen, Operation::SigSign, Operation::SigVerify].iter().map(|o| (a.name.clone(), *o)).collect(),
+            phases: [
+                Operation::SigKeygen,
+                Operation::SigSign,
+                Operation::SigVerify,
+            ]
+            .iter()
+            .map(|o| (a.name.clone(), *o))
+            .collect(),
         });
     }
     if let Some(app) = &tools.openssl {
@@ -146,21 +223,57 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
             tool: "openssl speed",
             backend: "openssl",
             bin: app.clone(),
-            cmd: ["speed", "-mr", "-elapsed", "-seconds", &secs].iter().chain(args).map(|s| s.to_string()).collect(),
-            phases: phases.into_iter().map(|(a, o)| (a.to_string(), o)).collect(),
+            cmd: ["speed", "-mr", "-elapsed", "-seconds", &secs]
+                .iter()
+                .chain(args)
+                .map(|s| s.to_string())
+                .collect(),
+            phases: phases
+                .into_iter()
+                .map(|(a, o)| (a.to_string(), o))
+                .collect(),
         };
-        groups.push(speed(&["ecdhx25519", "ecdhp256"], vec![("X25519", Operation::DhDerive), ("P-256", Operation::DhDerive)]));
-        groups.push(speed(&["ML-KEM-768"], kem_ops.iter().map(|o| ("ML-KEM-768", *o)).collect()));
+        groups.push(speed(
+            &["ecdhx25519", "ecdhp256"],
+            vec![
+                ("X25519", Operation::DhDerive),
+                ("P-256", Operation::DhDerive),
+            ],
+        ));
+        groups.push(speed(
+            &["ML-KEM-768"],
+            kem_ops.iter().map(|o| ("ML-KEM-768", *o)).collect(),
+        ));
         for a in ["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"] {
-            groups.push(speed(&[a], [Operation::SigKeygen, Operation::SigSign, Operation::SigVerify].iter().map(|o| (a, *o)).collect()));
+            groups.push(speed(
+                &[a],
+                [
+                    Operation::SigKeygen,
+                    Operation::SigSign,
+                    Operation::SigVerify,
+                ]
+                .iter()
+                .map(|o| (a, *o))
+                .collect(),
+            ));
         }
-        groups.push(speed(&["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"], vec![("AES-256-GCM", Operation::AeadEncrypt)]));
+        groups.push(speed(
+            &["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"],
+            vec![("AES-256-GCM", Operation::AeadEncrypt)],
+        ));
     }
 
     if !opts.only.is_empty() {
-        groups.retain(|g| g.phases.iter().any(|(a, _)| opts.only.iter().any(|o| o.eq_ignore_ascii_case(a))));
+        groups.retain(|g| {
+            g.phases
+                .iter()
+                .any(|(a, _)| opts.only.iter().any(|o| o.eq_ignore_ascii_case(a)))
+        });
         if groups.is_empty() {
-            bail!("--only {}: no tool run measures these algorithms", opts.only.join(", "));
+            bail!(
+                "--only {}: no tool run measures these algorithms",
+                opts.only.join(", ")
+            );
         }
     }
 
@@ -168,28 +281,60 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
     let (min_rounds, max_rounds) = (opts.rounds.max(2), opts.max_rounds.max(opts.rounds.max(2)));
     let mut pairs: Vec<Pair> = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
-        let be: &dyn Backend = if g.backend == "liboqs" { &liboqs } else { &openssl };
+        let be: &dyn Backend = if g.backend == "liboqs" {
+            &liboqs
+        } else {
+            &openssl
+        };
         let first = pairs.len();
         for (alg_name, op) in &g.phases {
             // The primitive form where this backend's handshake form does setup the tool does once;
             // signatures always (the tools sign one fixed message).
-            let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig { Form::Primitive } else { Form::Handshake };
-            pairs.push(Pair { tool: g.tool, backend: g.backend, algorithm: alg_name.clone(), op: *op, form, ours: Vec::new(), ours_median_ns: Vec::new(), theirs: Vec::new(), cycles: true, group: gi });
+            let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig {
+                Form::Primitive
+            } else {
+                Form::Handshake
+            };
+            pairs.push(Pair {
+                tool: g.tool,
+                backend: g.backend,
+                algorithm: alg_name.clone(),
+                op: *op,
+                form,
+                ours: Vec::new(),
+                ours_median_ns: Vec::new(),
+                theirs: Vec::new(),
+                cycles: true,
+                group: gi,
+            });
         }
         // ours, theirs, ours, ..., ours: every tool run between two of pqprof's, at least
         // `min_rounds` of them, and more while a phase of this run is undecided.
         let mut k = 0;
         loop {
-            progress(&format!("{}/{} {} {}: round {} (at least {min_rounds}, at most {max_rounds})", gi + 1, groups.len(), g.tool, g.cmd.last().map_or("", String::as_str), k + 1));
+            progress(&format!(
+                "{}/{} {} {}: round {} (at least {min_rounds}, at most {max_rounds})",
+                gi + 1,
+                groups.len(),
+                g.tool,
+                g.cmd.last().map_or("", String::as_str),
+                k + 1
+            ));
             for p in &mut pairs[first..] {
                 crate::interrupt::check()?;
-                let alg = algorithm::find(&p.algorithm).ok_or_else(|| anyhow!("unknown {}", p.algorithm))?;
-                let (v, cycles, median) = ours(be, alg, p.op, p.form, d, &timer, overhead_ns, core)?;
+                let alg = algorithm::find(&p.algorithm)
+                    .ok_or_else(|| anyhow!("unknown {}", p.algorithm))?;
+                let (v, cycles, median) =
+                    ours(be, alg, p.op, p.form, d, &timer, overhead_ns, core)?;
                 p.ours.push(v);
                 p.ours_median_ns.push(median);
                 p.cycles &= cycles;
             }
-            let verdicts: Vec<Agreement> = pairs[first..].iter().filter(|p| !p.theirs.is_empty()).map(|p| judged(p, &timer, opts.tolerance_pct).2).collect();
+            let verdicts: Vec<Agreement> = pairs[first..]
+                .iter()
+                .filter(|p| !p.theirs.is_empty())
+                .map(|p| judged(p, &timer, opts.tolerance_pct).2)
+                .collect();
             if !should_continue(&verdicts, k, min_rounds, max_rounds) {
                 break;
             }
@@ -197,7 +342,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
             let (out, err) = output(Command::new(&g.bin).args(&g.cmd))?;
             if g.tool.starts_with("liboqs") {
                 for row in liboqs_speed::parse(&out)? {
-                    let Some(p) = pairs[first..].iter_mut().find(|p| liboqs_speed::op_name(p.op) == Some(row.operation.as_str())) else { continue };
+                    let Some(p) = pairs[first..]
+                        .iter_mut()
+                        .find(|p| liboqs_speed::op_name(p.op) == Some(row.operation.as_str()))
+                    else {
+                        continue;
+                    };
                     match (p.cycles, row.mean_cycles) {
                         (true, Some(c)) => p.theirs.push(c),
                         _ => {
@@ -208,7 +358,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 }
             } else {
                 for row in openssl_speed::parse(&err)? {
-                    let Some(p) = pairs[first..].iter_mut().find(|p| p.algorithm == row.algorithm && p.op == row.operation) else { continue };
+                    let Some(p) = pairs[first..]
+                        .iter_mut()
+                        .find(|p| p.algorithm == row.algorithm && p.op == row.operation)
+                    else {
+                        continue;
+                    };
                     // openssl speed reports counts per second: nanoseconds only.
                     p.cycles = false;
                     p.theirs.push(row.mean_ns());
@@ -228,7 +383,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 backend: p.backend.into(),
                 algorithm: p.algorithm,
                 operation: p.op,
-                statistic: if p.cycles { "mean TSC cycles" } else { "mean ns" }.into(),
+                statistic: if p.cycles {
+                    "mean TSC cycles"
+                } else {
+                    "mean ns"
+                }
+                .into(),
                 pqprof: stats::mean(&ours),
                 pqprof_median_ns: stats::median(&p.ours_median_ns),
                 tool_value: stats::mean(&p.theirs),
@@ -259,7 +419,17 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
 /// The verdict table as text.
 pub fn table(c: &Crosscheck) -> String {
     use crate::units::text_table;
-    let head = ["tool", "backend", "algorithm", "operation", "statistic", "pqprof", "tool", "diff (95% interval)", "verdict"];
+    let head = [
+        "tool",
+        "backend",
+        "algorithm",
+        "operation",
+        "statistic",
+        "pqprof",
+        "tool",
+        "diff (95% interval)",
+        "verdict",
+    ];
     let rows: Vec<Vec<String>> = c
         .rows
         .iter()
@@ -268,11 +438,24 @@ pub fn table(c: &Crosscheck) -> String {
                 r.tool.clone(),
                 r.backend.clone(),
                 r.algorithm.clone(),
-                format!("{}{}", r.operation.name(), if r.form == Form::Primitive { " (primitive)" } else { "" }),
+                format!(
+                    "{}{}",
+                    r.operation.name(),
+                    if r.form == Form::Primitive {
+                        " (primitive)"
+                    } else {
+                        ""
+                    }
+                ),
                 r.statistic.clone(),
                 format!("{:.0}", r.pqprof),
                 format!("{:.0}", r.tool_value),
-                format!("{:+.1}%{}", r.diff_pct, r.diff_ci95_pct.map_or(String::new(), |(lo, hi)| format!(" ({lo:+.1} to {hi:+.1})"))),
+                format!(
+                    "{:+.1}%{}",
+                    r.diff_pct,
+                    r.diff_ci95_pct
+                        .map_or(String::new(), |(lo, hi)| format!(" ({lo:+.1} to {hi:+.1})"))
+                ),
                 match r.verdict {
                     Some(Agreement::Agree) => "agree".to_string(),
                     Some(v) => format!("{}: {}", v.text().to_uppercase(), r.note),
@@ -295,11 +478,33 @@ pub fn table(c: &Crosscheck) -> String {
                 format!("{:.2}", r.pqprof_cycles),
                 format!("{:.2}", r.reference_cycles),
                 format!("{:.2}x", r.ratio),
-                format!("{} on {}{}", r.implementation, r.machine, if r.comparable { "" } else { ", other microarchitecture" }),
+                format!(
+                    "{} on {}{}",
+                    r.implementation,
+                    r.machine,
+                    if r.comparable {
+                        ""
+                    } else {
+                        ", other microarchitecture"
+                    }
+                ),
                 r.source.clone(),
             ]
         })
         .collect();
-    s += &text_table(&["algorithm", "operation", "backend", "pqprof", "reference", "ratio", "implementation", "source"], &rows, &[3, 4, 5]);
+    s += &text_table(
+        &[
+            "algorithm",
+            "operation",
+            "backend",
+            "pqprof",
+            "reference",
+            "ratio",
+            "implementation",
+            "source",
+        ],
+        &rows,
+        &[3, 4, 5],
+    );
     s + "\n"
 }

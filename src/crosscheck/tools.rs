@@ -12,12 +12,27 @@ const LIBOQS_ALGS: &str = "KEM_ml_kem_768;SIG_ml_dsa_44;SIG_ml_dsa_65;SIG_ml_dsa
 
 /// The Configure options openssl-src 300.5.x passes (its src/lib.rs, default features).
 const OPENSSL_OPTIONS: [&str; 15] = [
-    "no-shared", "no-module", "no-tests", "no-comp", "no-zlib", "no-zlib-dynamic", "--libdir=lib", "no-legacy", "no-ssl3",
-    "no-md2", "no-rc5", "no-weak-ssl-ciphers", "no-camellia", "no-idea", "no-seed",
+    "no-shared",
+    "no-module",
+    "no-tests",
+    "no-comp",
+    "no-zlib",
+    "no-zlib-dynamic",
+    "--libdir=lib",
+    "no-legacy",
+    "no-ssl3",
+    "no-md2",
+    "no-rc5",
+    "no-weak-ssl-ciphers",
+    "no-camellia",
+    "no-idea",
+    "no-seed",
 ];
 
 fn run(cmd: &mut Command, what: &str, log: &Path) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    let out = cmd
+        .output()
+        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
     std::fs::write(log, [&out.stdout[..], &out.stderr[..]].concat())?;
     if !out.status.success() {
         bail!("{what} failed ({}); see {}", out.status, log.display());
@@ -33,7 +48,10 @@ pub fn package_dir(name: &str) -> Result<PathBuf> {
         .output()
         .context("cargo metadata: is cargo installed?")?;
     if !out.status.success() {
-        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let manifest = v["packages"]
@@ -41,19 +59,27 @@ pub fn package_dir(name: &str) -> Result<PathBuf> {
         .and_then(|ps| ps.iter().find(|p| p["name"] == name))
         .and_then(|p| p["manifest_path"].as_str())
         .ok_or_else(|| anyhow!("{name} is not a dependency"))?;
-    Ok(Path::new(manifest).parent().ok_or_else(|| anyhow!("manifest without folder"))?.to_path_buf())
+    Ok(Path::new(manifest)
+        .parent()
+        .ok_or_else(|| anyhow!("manifest without folder"))?
+        .to_path_buf())
 }
 
 /// The OpenSSL that openssl-sys built and linked (its install folder under target/).
 pub fn vendored_openssl(profile_dir: &Path) -> Result<PathBuf> {
     let build = profile_dir.join("build");
-    for entry in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))? {
+    for entry in std::fs::read_dir(&build)
+        .with_context(|| format!("{}: no build folder", build.display()))?
+    {
         let p = entry?.path().join("out/openssl-build/install");
         if p.join("lib/libcrypto.a").exists() {
             return Ok(p);
         }
     }
-    bail!("no vendored OpenSSL under {}: build pqprof first (cargo build --release)", build.display())
+    bail!(
+        "no vendored OpenSSL under {}: build pqprof first (cargo build --release)",
+        build.display()
+    )
 }
 
 pub struct Tools {
@@ -64,10 +90,16 @@ pub struct Tools {
 
 /// Builds (or reuses) the tools. `profile_dir` is target/release.
 pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) -> Result<Tools> {
-    let work = profile_dir.parent().unwrap_or(profile_dir).join("crosscheck");
+    let work = profile_dir
+        .parent()
+        .unwrap_or(profile_dir)
+        .join("crosscheck");
     std::fs::create_dir_all(&work)?;
     let oqs_build = work.join("liboqs");
-    let (speed_kem, speed_sig) = (oqs_build.join("tests/speed_kem"), oqs_build.join("tests/speed_sig"));
+    let (speed_kem, speed_sig) = (
+        oqs_build.join("tests/speed_kem"),
+        oqs_build.join("tests/speed_sig"),
+    );
     let c_flags = vendored_liboqs_flags(profile_dir)?;
     let stamp = work.join("liboqs-flags.txt");
     let same_flags = std::fs::read_to_string(&stamp).is_ok_and(|s| s == c_flags);
@@ -82,7 +114,12 @@ pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) 
                 .arg(&src)
                 .arg("-B")
                 .arg(&oqs_build)
-                .args(["-DCMAKE_BUILD_TYPE=Release", "-DOQS_DIST_BUILD=ON", "-DOQS_BUILD_ONLY_LIB=OFF", "-DOQS_USE_OPENSSL=ON"])
+                .args([
+                    "-DCMAKE_BUILD_TYPE=Release",
+                    "-DOQS_DIST_BUILD=ON",
+                    "-DOQS_BUILD_ONLY_LIB=OFF",
+                    "-DOQS_USE_OPENSSL=ON",
+                ])
                 .arg(format!("-DCMAKE_C_FLAGS={c_flags}"))
                 .arg(format!("-DOPENSSL_ROOT_DIR={}", root.display()))
                 .arg("-DOPENSSL_USE_STATIC_LIBS=TRUE")
@@ -91,7 +128,13 @@ pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) 
             &work.join("liboqs-configure.log"),
         )?;
         run(
-            Command::new("cmake").arg("--build").arg(&oqs_build).args(["--target", "speed_kem", "speed_sig", "-j", "2"]),
+            Command::new("cmake").arg("--build").arg(&oqs_build).args([
+                "--target",
+                "speed_kem",
+                "speed_sig",
+                "-j",
+                "2",
+            ]),
             "building speed_kem / speed_sig",
             &work.join("liboqs-build.log"),
         )?;
@@ -99,25 +142,54 @@ pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) 
     }
     let lib = vendored_liboqs(profile_dir)?;
     for tool in ["speed_kem", "speed_sig"] {
-        relink(&oqs_build, tool, &lib, &work.join(format!("{tool}-link.log")))?;
+        relink(
+            &oqs_build,
+            tool,
+            &lib,
+            &work.join(format!("{tool}-link.log")),
+        )?;
     }
-    let openssl = if with_openssl { Some(build_openssl(&work, &vendored_openssl_flags(profile_dir)?, log)?) } else { None };
-    Ok(Tools { speed_kem, speed_sig, openssl })
+    let openssl = if with_openssl {
+        Some(build_openssl(
+            &work,
+            &vendored_openssl_flags(profile_dir)?,
+            log,
+        )?)
+    } else {
+        None
+    };
+    Ok(Tools {
+        speed_kem,
+        speed_sig,
+        openssl,
+    })
 }
 
 /// The liboqs.a oqs-sys built, which pqprof links: the newest under `build/oqs-sys-*/out/`.
 fn vendored_liboqs(profile_dir: &Path) -> Result<PathBuf> {
-    build_files(profile_dir, "oqs-sys-", &["out/lib/liboqs.a", "out/lib64/liboqs.a"])?
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("no liboqs.a under {}/build/oqs-sys-*/out: build pqprof first (cargo build --release)", profile_dir.display()))
+    build_files(
+        profile_dir,
+        "oqs-sys-",
+        &["out/lib/liboqs.a", "out/lib64/liboqs.a"],
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| {
+        anyhow!(
+            "no liboqs.a under {}/build/oqs-sys-*/out: build pqprof first (cargo build --release)",
+            profile_dir.display()
+        )
+    })
 }
 
 /// Every file `build/<prefix>*/<rel>` that exists, for each `rel`, newest first.
 fn build_files(profile_dir: &Path, prefix: &str, rels: &[&str]) -> Result<Vec<PathBuf>> {
     let build = profile_dir.join("build");
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
-    for e in std::fs::read_dir(&build).with_context(|| format!("{}: no build folder", build.display()))?.flatten() {
+    for e in std::fs::read_dir(&build)
+        .with_context(|| format!("{}: no build folder", build.display()))?
+        .flatten()
+    {
         if !e.file_name().to_string_lossy().starts_with(prefix) {
             continue;
         }
@@ -138,14 +210,26 @@ fn build_files(profile_dir: &Path, prefix: &str, rels: &[&str]) -> Result<Vec<Pa
 /// keygen) with the same instructions, its AVX2 Keccak code placed 16 bytes apart mod 64.
 fn relink(oqs_build: &Path, tool: &str, lib: &Path, log: &Path) -> Result<()> {
     let link_txt = oqs_build.join(format!("tests/CMakeFiles/{tool}.dir/link.txt"));
-    let line = std::fs::read_to_string(&link_txt).with_context(|| format!("{}: CMake's link line for {tool}", link_txt.display()))?;
+    let line = std::fs::read_to_string(&link_txt)
+        .with_context(|| format!("{}: CMake's link line for {tool}", link_txt.display()))?;
     let own = " ../lib/liboqs.a ";
     if !line.contains(own) {
-        bail!("{}: no `{}` to replace on {tool}'s link line", link_txt.display(), own.trim());
+        bail!(
+            "{}: no `{}` to replace on {tool}'s link line",
+            link_txt.display(),
+            own.trim()
+        );
     }
     let quoted = format!("'{}'", lib.display().to_string().replace('\'', "'\\''"));
     let line = line.trim().replacen(own, &format!(" {quoted} "), 1);
-    run(Command::new("sh").arg("-c").arg(&line).current_dir(oqs_build.join("tests")), &format!("linking {tool} with pqprof's liboqs.a"), log)
+    run(
+        Command::new("sh")
+            .arg("-c")
+            .arg(&line)
+            .current_dir(oqs_build.join("tests")),
+        &format!("linking {tool} with pqprof's liboqs.a"),
+        log,
+    )
 }
 
 /// The C flags oqs-sys gave liboqs's CMake when it built the liboqs pqprof links (cmake-rs passes
@@ -153,7 +237,9 @@ fn relink(oqs_build: &Path, tool: &str, lib: &Path, log: &Path) -> Result<()> {
 /// build output, so speed_kem / speed_sig run the library compiled as pqprof's is. Built with
 /// CMake's defaults alone, speed_sig ran SLH-DSA-SHAKE-128f 4-6% slower than pqprof on Zen 4.
 pub fn vendored_liboqs_flags(profile_dir: &Path) -> Result<String> {
-    let out = newest_build_output(profile_dir, "oqs-sys-", |l| l.starts_with("running") && l.contains("\"cmake\""))?;
+    let out = newest_build_output(profile_dir, "oqs-sys-", |l| {
+        l.starts_with("running") && l.contains("\"cmake\"")
+    })?;
     out.split('"')
         .find_map(|a| a.strip_prefix("-DCMAKE_C_FLAGS="))
         .map(str::to_string)
@@ -162,7 +248,11 @@ pub fn vendored_liboqs_flags(profile_dir: &Path) -> Result<String> {
 
 /// The newest build-script output (stdout or stderr) of the package `prefix`* with a line `wanted`
 /// accepts: that line.
-fn newest_build_output(profile_dir: &Path, prefix: &str, wanted: impl Fn(&str) -> bool) -> Result<String> {
+fn newest_build_output(
+    profile_dir: &Path,
+    prefix: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<String> {
     // openssl-src prints its commands to stdout, cmake-rs to stderr.
     build_files(profile_dir, prefix, &["output", "stderr"])?
         .iter()
@@ -176,10 +266,24 @@ fn newest_build_output(profile_dir: &Path, prefix: &str, wanted: impl Fn(&str) -
 /// -O3, and OpenSSL's C ML-KEM then runs up to 1.7x faster in `openssl speed` than in the -O2
 /// library pqprof measures: a build difference, not a measuring one.
 pub fn vendored_openssl_flags(profile_dir: &Path) -> Result<Vec<String>> {
-    let line = newest_build_output(profile_dir, "openssl-sys-", |l| l.starts_with("running") && l.contains("\"./Configure\""))?;
-    let args: Vec<String> = line.split('"').skip(1).step_by(2).map(str::to_string).collect();
-    let t = args.iter().position(|a| a.starts_with("linux-")).ok_or_else(|| anyhow!("openssl-sys's Configure line names no linux target"))?;
-    Ok(args[t + 1..].iter().filter(|a| a.starts_with('-') && !a.starts_with("--")).cloned().collect())
+    let line = newest_build_output(profile_dir, "openssl-sys-", |l| {
+        l.starts_with("running") && l.contains("\"./Configure\"")
+    })?;
+    let args: Vec<String> = line
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    let t = args
+        .iter()
+        .position(|a| a.starts_with("linux-"))
+        .ok_or_else(|| anyhow!("openssl-sys's Configure line names no linux target"))?;
+    Ok(args[t + 1..]
+        .iter()
+        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
+        .cloned()
+        .collect())
 }
 
 fn build_openssl(work: &Path, flags: &[String], log: &mut dyn FnMut(&str)) -> Result<PathBuf> {
@@ -193,19 +297,40 @@ fn build_openssl(work: &Path, flags: &[String], log: &mut dyn FnMut(&str)) -> Re
     log(&format!("building the openssl app from the openssl-src tree with the library's flags ({}; once, about 5 minutes)", flags.join(" ")));
     let src = package_dir("openssl-src")?.join("openssl");
     let _ = std::fs::remove_dir_all(&tree);
-    run(Command::new("cp").arg("-r").arg(&src).arg(&tree), "copying the OpenSSL sources", &work.join("openssl-copy.log"))?;
+    run(
+        Command::new("cp").arg("-r").arg(&src).arg(&tree),
+        "copying the OpenSSL sources",
+        &work.join("openssl-copy.log"),
+    )?;
     let target = match std::env::consts::ARCH {
         "x86_64" => "linux-x86_64",
         "aarch64" => "linux-aarch64",
         other => bail!("no OpenSSL Configure target known for {other}"),
     };
     run(
-        Command::new("perl").arg("./Configure").arg(target).args(OPENSSL_OPTIONS).args(flags).current_dir(&tree),
+        Command::new("perl")
+            .arg("./Configure")
+            .arg(target)
+            .args(OPENSSL_OPTIONS)
+            .args(flags)
+            .current_dir(&tree),
         "OpenSSL Configure",
         &work.join("openssl-configure.log"),
     )?;
-    run(Command::new("make").args(["-j2", "build_generated"]).current_dir(&tree), "make build_generated", &work.join("openssl-generated.log"))?;
-    run(Command::new("make").args(["-j2", "apps/openssl"]).current_dir(&tree), "make apps/openssl", &work.join("openssl-app.log"))?;
+    run(
+        Command::new("make")
+            .args(["-j2", "build_generated"])
+            .current_dir(&tree),
+        "make build_generated",
+        &work.join("openssl-generated.log"),
+    )?;
+    run(
+        Command::new("make")
+            .args(["-j2", "apps/openssl"])
+            .current_dir(&tree),
+        "make apps/openssl",
+        &work.join("openssl-app.log"),
+    )?;
     std::fs::write(&stamp, flags.join(" "))?;
     Ok(app)
 }

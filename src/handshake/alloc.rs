@@ -64,8 +64,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-type MallocFn = unsafe extern "C" fn(usize, *const std::ffi::c_char, std::ffi::c_int) -> *mut std::ffi::c_void;
-type ReallocFn = unsafe extern "C" fn(*mut std::ffi::c_void, usize, *const std::ffi::c_char, std::ffi::c_int) -> *mut std::ffi::c_void;
+type MallocFn =
+    unsafe extern "C" fn(usize, *const std::ffi::c_char, std::ffi::c_int) -> *mut std::ffi::c_void;
+type ReallocFn = unsafe extern "C" fn(
+    *mut std::ffi::c_void,
+    usize,
+    *const std::ffi::c_char,
+    std::ffi::c_int,
+) -> *mut std::ffi::c_void;
 type FreeFn = unsafe extern "C" fn(*mut std::ffi::c_void, *const std::ffi::c_char, std::ffi::c_int);
 
 extern "C" {
@@ -73,7 +79,11 @@ extern "C" {
     fn CRYPTO_set_mem_functions(m: MallocFn, r: ReallocFn, f: FreeFn) -> std::ffi::c_int;
 }
 
-unsafe extern "C" fn c_malloc(n: usize, _: *const std::ffi::c_char, _: std::ffi::c_int) -> *mut std::ffi::c_void {
+unsafe extern "C" fn c_malloc(
+    n: usize,
+    _: *const std::ffi::c_char,
+    _: std::ffi::c_int,
+) -> *mut std::ffi::c_void {
     if ENABLED.load(Relaxed) {
         C_ALLOCS.fetch_add(1, Relaxed);
         C_BYTES.fetch_add(n as u64, Relaxed);
@@ -88,7 +98,12 @@ unsafe extern "C" fn c_malloc(n: usize, _: *const std::ffi::c_char, _: std::ffi:
     }
 }
 
-unsafe extern "C" fn c_realloc(p: *mut std::ffi::c_void, n: usize, _: *const std::ffi::c_char, _: std::ffi::c_int) -> *mut std::ffi::c_void {
+unsafe extern "C" fn c_realloc(
+    p: *mut std::ffi::c_void,
+    n: usize,
+    _: *const std::ffi::c_char,
+    _: std::ffi::c_int,
+) -> *mut std::ffi::c_void {
     if ENABLED.load(Relaxed) {
         C_ALLOCS.fetch_add(1, Relaxed);
         C_BYTES.fetch_add(n as u64, Relaxed);
@@ -96,7 +111,11 @@ unsafe extern "C" fn c_realloc(p: *mut std::ffi::c_void, n: usize, _: *const std
     // SAFETY: `p` is null or came from c_malloc / c_realloc.
     unsafe {
         let live = LIVE.load(Relaxed);
-        let before = if live && !p.is_null() { libc::malloc_usable_size(p) as i64 } else { 0 };
+        let before = if live && !p.is_null() {
+            libc::malloc_usable_size(p) as i64
+        } else {
+            0
+        };
         let q = libc::realloc(p, n);
         if live && !q.is_null() {
             live_add(&C_LIVE, libc::malloc_usable_size(q) as i64 - before);
@@ -105,7 +124,11 @@ unsafe extern "C" fn c_realloc(p: *mut std::ffi::c_void, n: usize, _: *const std
     }
 }
 
-unsafe extern "C" fn c_free(p: *mut std::ffi::c_void, _: *const std::ffi::c_char, _: std::ffi::c_int) {
+unsafe extern "C" fn c_free(
+    p: *mut std::ffi::c_void,
+    _: *const std::ffi::c_char,
+    _: std::ffi::c_int,
+) {
     // SAFETY: `p` is null or came from c_malloc / c_realloc.
     unsafe {
         if LIVE.load(Relaxed) && !p.is_null() {
@@ -155,11 +178,19 @@ pub fn enable(on: bool) {
 
 /// The running totals of the counters.
 pub fn counters() -> AllocCounters {
-    AllocCounters { rust_allocs: RUST_ALLOCS.load(Relaxed), rust_bytes: RUST_BYTES.load(Relaxed), c_allocs: C_ALLOCS.load(Relaxed), c_bytes: C_BYTES.load(Relaxed) }
+    AllocCounters {
+        rust_allocs: RUST_ALLOCS.load(Relaxed),
+        rust_bytes: RUST_BYTES.load(Relaxed),
+        c_allocs: C_ALLOCS.load(Relaxed),
+        c_bytes: C_BYTES.load(Relaxed),
+    }
 }
 
 fn clock(id: libc::clockid_t) -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid out-pointer.
     unsafe { libc::clock_gettime(id, &mut ts) };
     ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64

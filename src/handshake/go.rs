@@ -56,7 +56,9 @@ struct RunReport {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2).filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()).collect()
+    (0..s.len() / 2)
+        .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect()
 }
 
 impl Client {
@@ -72,7 +74,9 @@ impl Client {
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("cannot start {}", bin.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("Go client pipes") };
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            bail!("Go client pipes")
+        };
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -82,15 +86,26 @@ impl Client {
                 }
             }
         });
-        Ok(Client { child, stdin, lines })
+        Ok(Client {
+            child,
+            stdin,
+            lines,
+        })
     }
 
     fn ask(&mut self, cmd: &str, timeout: Duration) -> Result<String> {
-        writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush()).map_err(|e| anyhow!("cannot talk to the Go client ({e})"))?;
+        writeln!(self.stdin, "{cmd}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| anyhow!("cannot talk to the Go client ({e})"))?;
         let line = match self.lines.recv_timeout(timeout) {
             Ok(l) => l,
-            Err(RecvTimeoutError::Timeout) => bail!("the Go client did not answer {cmd:?} within {} s", timeout.as_secs()),
-            Err(RecvTimeoutError::Disconnected) => bail!("the Go client exited ({:?})", self.child.try_wait()?),
+            Err(RecvTimeoutError::Timeout) => bail!(
+                "the Go client did not answer {cmd:?} within {} s",
+                timeout.as_secs()
+            ),
+            Err(RecvTimeoutError::Disconnected) => {
+                bail!("the Go client exited ({:?})", self.child.try_wait()?)
+            }
         };
         if let Ok(e) = serde_json::from_str::<std::collections::HashMap<String, String>>(&line) {
             if let Some(err) = e.get("error") {
@@ -102,7 +117,8 @@ impl Client {
 
     /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
     pub fn evidence(&mut self) -> Result<One> {
-        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", Duration::from_secs(10))?).context("Go client evidence")?;
+        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", Duration::from_secs(10))?)
+            .context("Go client evidence")?;
         let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
         let ev = Evidence {
             version: e.version,
@@ -110,17 +126,33 @@ impl Client {
             cipher: e.cipher,
             cert_key: e.cert_key,
             resumed: e.resumed,
-            client_share: key_shares(&sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied()),
-            server_share: key_shares(&received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied()),
+            client_share: key_shares(&sent)
+                .and_then(|(m, s)| (m == 1).then_some(s))
+                .and_then(|s| s.first().copied()),
+            server_share: key_shares(&received)
+                .and_then(|(m, s)| (m == 2).then_some(s))
+                .and_then(|s| s.first().copied()),
         };
-        Ok(One { total_ns: 0.0, ready_ns: 0.0, sent: 0, received: 0, cpu_ns: 0.0, mem: AllocCounters::default(), evidence: Some(ev), insitu: None, go_allocs: 0.0, go_bytes: 0.0 })
+        Ok(One {
+            total_ns: 0.0,
+            ready_ns: 0.0,
+            sent: 0,
+            received: 0,
+            cpu_ns: 0.0,
+            mem: AllocCounters::default(),
+            evidence: Some(ev),
+            insitu: None,
+            go_allocs: 0.0,
+            go_bytes: 0.0,
+        })
     }
 
     /// `n` connections one after another; the client process's CPU and Go allocations are shared
     /// out evenly among them (the peer counts them per batch).
     pub fn run(&mut self, n: usize) -> Result<Vec<One>> {
         let budget = Duration::from_secs(10 + n as u64 / 10);
-        let r: RunReport = serde_json::from_str(&self.ask(&format!("run {n}"), budget)?).context("Go client run")?;
+        let r: RunReport = serde_json::from_str(&self.ask(&format!("run {n}"), budget)?)
+            .context("Go client run")?;
         let k = r.connections.len().max(1) as f64;
         Ok(r.connections
             .into_iter()

@@ -32,14 +32,22 @@ impl Pair {
     /// `wrapped`: rustls with the timing provider (OpenSSL's calls are always routed through the
     /// wrappers; for both, nothing is timed unless the recorder is armed).
     pub fn new(stack: RealStack, group: &str, id: &Identity, wrapped: bool) -> Result<Pair> {
-        Ok(Pair { client: tls::Client::new(stack, group, id, wrapped)?, server: tls::acceptor(stack, group, id, wrapped)?, group: group.to_string() })
+        Ok(Pair {
+            client: tls::Client::new(stack, group, id, wrapped)?,
+            server: tls::acceptor(stack, group, id, wrapped)?,
+            group: group.to_string(),
+        })
     }
 
     /// One full handshake; with `check`, the negotiated group is verified.
     pub fn handshake(&self, check: bool) -> Result<Sample> {
         match (&self.client.kind, &self.server) {
-            (ClientKind::Rustls(c), tls::Acceptor::Rustls(s)) => rustls_handshake(c, s, check.then_some(self.group.as_str())),
-            (ClientKind::OpenSsl(c), tls::Acceptor::OpenSsl(s)) => openssl_handshake(c, s, check.then_some(self.group.as_str())),
+            (ClientKind::Rustls(c), tls::Acceptor::Rustls(s)) => {
+                rustls_handshake(c, s, check.then_some(self.group.as_str()))
+            }
+            (ClientKind::OpenSsl(c), tls::Acceptor::OpenSsl(s)) => {
+                openssl_handshake(c, s, check.then_some(self.group.as_str()))
+            }
             _ => bail!("client and server of different stacks"),
         }
     }
@@ -61,18 +69,25 @@ fn norm(s: &str) -> String {
 fn feed<D>(conn: &mut rustls::ConnectionCommon<D>, mut buf: &[u8]) -> Result<()> {
     while !buf.is_empty() {
         conn.read_tls(&mut buf)?;
-        conn.process_new_packets().map_err(|e| anyhow!("rustls: {e}"))?;
+        conn.process_new_packets()
+            .map_err(|e| anyhow!("rustls: {e}"))?;
     }
     Ok(())
 }
 
-fn rustls_handshake(ccfg: &Arc<rustls::ClientConfig>, scfg: &Arc<rustls::ServerConfig>, check: Option<&str>) -> Result<Sample> {
+fn rustls_handshake(
+    ccfg: &Arc<rustls::ClientConfig>,
+    scfg: &Arc<rustls::ServerConfig>,
+    check: Option<&str>,
+) -> Result<Sample> {
     let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
     let mut to_server = Vec::with_capacity(8192);
     let mut to_client = Vec::with_capacity(16384);
     let start = Instant::now();
     // Making the client connection makes its key share: client time.
-    let mut client = timed(&mut tc, || rustls::ClientConnection::new(ccfg.clone(), "localhost".try_into().expect("a valid name")))?;
+    let mut client = timed(&mut tc, || {
+        rustls::ClientConnection::new(ccfg.clone(), "localhost".try_into().expect("a valid name"))
+    })?;
     let mut server = timed(&mut ts, || rustls::ServerConnection::new(scfg.clone()))?;
     for _ in 0..16 {
         to_server.clear();
@@ -91,13 +106,27 @@ fn rustls_handshake(ccfg: &Arc<rustls::ClientConfig>, scfg: &Arc<rustls::ServerC
             Ok(())
         })?;
         timed(&mut tc, || feed(&mut client, &to_client))?;
-        if !client.is_handshaking() && !server.is_handshaking() && !client.wants_write() && !server.wants_write() {
+        if !client.is_handshaking()
+            && !server.is_handshaking()
+            && !client.wants_write()
+            && !server.wants_write()
+        {
             let wall = start.elapsed();
             if let Some(g) = check {
-                let got = client.negotiated_key_exchange_group().map(|x| format!("{:?}", x.name())).unwrap_or_default();
-                ensure!(norm(&got) == norm(g), "rustls negotiated {got}, expected {g}");
+                let got = client
+                    .negotiated_key_exchange_group()
+                    .map(|x| format!("{:?}", x.name()))
+                    .unwrap_or_default();
+                ensure!(
+                    norm(&got) == norm(g),
+                    "rustls negotiated {got}, expected {g}"
+                );
             }
-            return Ok(Sample { client_ns: tc.as_nanos() as u64, server_ns: ts.as_nanos() as u64, wall_ns: wall.as_nanos() as u64 });
+            return Ok(Sample {
+                client_ns: tc.as_nanos() as u64,
+                server_ns: ts.as_nanos() as u64,
+                wall_ns: wall.as_nanos() as u64,
+            });
         }
     }
     bail!("rustls: the in-memory handshake did not finish in 16 flights")
@@ -141,16 +170,34 @@ extern "C" {
     fn SSL_get0_group_name(s: *mut openssl_sys::SSL) -> *const std::ffi::c_char;
 }
 
-fn openssl_handshake(connector: &openssl::ssl::SslConnector, acceptor: &openssl::ssl::SslAcceptor, check: Option<&str>) -> Result<Sample> {
+fn openssl_handshake(
+    connector: &openssl::ssl::SslConnector,
+    acceptor: &openssl::ssl::SslAcceptor,
+    check: Option<&str>,
+) -> Result<Sample> {
     use openssl::ssl::{ErrorCode, Ssl, SslStream};
     let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
     let (a, b): (Queue, Queue) = (Rc::default(), Rc::default());
     let start = Instant::now();
     let mut client = timed(&mut tc, || -> Result<_> {
         let ssl = connector.configure()?.into_ssl("localhost")?;
-        Ok(SslStream::new(ssl, MemStream { rx: b.clone(), tx: a.clone() })?)
+        Ok(SslStream::new(
+            ssl,
+            MemStream {
+                rx: b.clone(),
+                tx: a.clone(),
+            },
+        )?)
     })?;
-    let mut server = timed(&mut ts, || -> Result<_> { Ok(SslStream::new(Ssl::new(acceptor.context())?, MemStream { rx: a.clone(), tx: b.clone() })?) })?;
+    let mut server = timed(&mut ts, || -> Result<_> {
+        Ok(SslStream::new(
+            Ssl::new(acceptor.context())?,
+            MemStream {
+                rx: a.clone(),
+                tx: b.clone(),
+            },
+        )?)
+    })?;
     let (mut client_done, mut server_done) = (false, false);
     let pending = |r: Result<(), openssl::ssl::Error>| -> Result<bool> {
         match r {
@@ -173,12 +220,23 @@ fn openssl_handshake(connector: &openssl::ssl::SslConnector, acceptor: &openssl:
                 // SAFETY: the SSL is live; the result is NULL or a static string.
                 let got = unsafe {
                     let p = SSL_get0_group_name(client.ssl().as_ptr());
-                    if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+                    if p.is_null() {
+                        String::new()
+                    } else {
+                        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+                    }
                 };
-                ensure!(norm(&got) == norm(g), "OpenSSL negotiated {got}, expected {g}");
+                ensure!(
+                    norm(&got) == norm(g),
+                    "OpenSSL negotiated {got}, expected {g}"
+                );
                 ensure!(!client.ssl().session_reused(), "OpenSSL resumed a session");
             }
-            return Ok(Sample { client_ns: tc.as_nanos() as u64, server_ns: ts.as_nanos() as u64, wall_ns: wall.as_nanos() as u64 });
+            return Ok(Sample {
+                client_ns: tc.as_nanos() as u64,
+                server_ns: ts.as_nanos() as u64,
+                wall_ns: wall.as_nanos() as u64,
+            });
         }
     }
     bail!("OpenSSL: the in-memory handshake did not finish in 16 flights")
@@ -196,7 +254,13 @@ pub struct PairedBlocks {
 /// thread, the order of the variants turning every block (`block_order`) so drift within a block
 /// falls on every variant alike. The armed handshakes are
 /// timed from `arm` to `take`, as a loopback connection's are.
-pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize, per_block: usize) -> Result<PairedBlocks> {
+pub fn paired_blocks(
+    stack: RealStack,
+    group: &str,
+    id: &Identity,
+    blocks: usize,
+    per_block: usize,
+) -> Result<PairedBlocks> {
     let plain = Pair::new(stack, group, id, false)?;
     // OpenSSL has one configuration: its wrapped calls are the plain ones, unarmed.
     let wrapped = match stack {
@@ -229,8 +293,16 @@ pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize
         block(&plain, false)?;
         block(wrapped_or_plain, true)?;
     }
-    let mut out = PairedBlocks { plain: Vec::new(), wrapped: Vec::new(), timed: Vec::new() };
-    let variants: &[u8] = if wrapped.is_some() { &[0, 1, 2] } else { &[0, 2] };
+    let mut out = PairedBlocks {
+        plain: Vec::new(),
+        wrapped: Vec::new(),
+        timed: Vec::new(),
+    };
+    let variants: &[u8] = if wrapped.is_some() {
+        &[0, 1, 2]
+    } else {
+        &[0, 2]
+    };
     for b in 0..blocks {
         for i in block_order(b, variants.len()) {
             match variants[i] {
@@ -248,7 +320,14 @@ pub fn paired_blocks(stack: RealStack, group: &str, id: &Identity, blocks: usize
 /// equally often and never itself. Reversing one order each block would put the middle one of
 /// three always just after a switch, and never twice in a row as the first and last ones are.
 pub fn block_order(b: usize, n: usize) -> Vec<usize> {
-    const THREE: [[usize; 3]; 6] = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0], [1, 0, 2], [0, 2, 1]];
+    const THREE: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+        [1, 0, 2],
+        [0, 2, 1],
+    ];
     match n {
         3 => THREE[b % 6].to_vec(),
         _ if b % 2 == 0 => (0..n).collect(),
@@ -268,10 +347,18 @@ mod tests {
             for v in 0..n {
                 for place in 0..n {
                     let times = orders.iter().filter(|o| o[place] == v).count();
-                    assert_eq!(times, cycle / n, "variant {v} at place {place} of {orders:?}");
+                    assert_eq!(
+                        times,
+                        cycle / n,
+                        "variant {v} at place {place} of {orders:?}"
+                    );
                 }
             }
-            assert!(orders.iter().all(|o| { let mut s = o.clone(); s.sort(); s == (0..n).collect::<Vec<_>>() }));
+            assert!(orders.iter().all(|o| {
+                let mut s = o.clone();
+                s.sort();
+                s == (0..n).collect::<Vec<_>>()
+            }));
             // Run back to back, cycle after cycle: with three, every variant follows every other
             // equally often and never itself; with two, each runs twice in a row equally often.
             let run: Vec<usize> = orders.concat();
@@ -282,11 +369,19 @@ mod tests {
             if n == 3 {
                 for a in 0..n {
                     for b in 0..n {
-                        assert_eq!(follows[a][b], if a == b { 0 } else { 3 }, "{a} then {b} in {run:?}");
+                        assert_eq!(
+                            follows[a][b],
+                            if a == b { 0 } else { 3 },
+                            "{a} then {b} in {run:?}"
+                        );
                     }
                 }
             } else {
-                assert_eq!((follows[0][0], follows[1][1], follows[0][1], follows[1][0]), (1, 1, 1, 1), "{run:?}");
+                assert_eq!(
+                    (follows[0][0], follows[1][1], follows[0][1], follows[1][0]),
+                    (1, 1, 1, 1),
+                    "{run:?}"
+                );
             }
         }
     }

@@ -132,7 +132,11 @@ pub fn take() -> Record {
         if r.armed.replace(false) {
             ARMED_THREADS.fetch_sub(1, Ordering::Relaxed);
         }
-        Record { ns: std::array::from_fn(|i| t.ns(r.ticks[i].get()).round() as u64), calls: std::array::from_fn(|i| r.calls[i].get()), hashed_bytes: r.hashed.get() }
+        Record {
+            ns: std::array::from_fn(|i| t.ns(r.ticks[i].get()).round() as u64),
+            calls: std::array::from_fn(|i| r.calls[i].get()),
+            hashed_bytes: r.hashed.get(),
+        }
     })
 }
 
@@ -218,18 +222,27 @@ fn add_hashed(n: usize) {
 /// rustls's aws-lc-rs provider with every crypto call timed.
 pub mod rustls_timed {
     use super::*;
-    use rustls::crypto::cipher::{
-        AeadKey, InboundOpaqueMessage, InboundPlainMessage, Iv, MessageDecrypter, MessageEncrypter, OutboundOpaqueMessage, OutboundPlainMessage,
-        Tls13AeadAlgorithm, UnsupportedOperationError,
-    };
-    use rustls::crypto::tls13::{Hkdf, HkdfExpander, OkmBlock, OutputLengthError};
-    use rustls::crypto::{hash, hmac, ActiveKeyExchange, CompletedKeyExchange, CryptoProvider, KeyProvider, SharedSecret, SupportedKxGroup, WebPkiSupportedAlgorithms};
-    use rustls::ffdhe_groups::FfdheGroup;
-    use rustls::pki_types::{AlgorithmIdentifier, FipsStatus, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer};
-    use rustls::sign::{Signer, SigningKey};
-    use rustls::{CipherSuiteCommon, ConnectionTrafficSecrets, Error, NamedGroup, ProtocolVersion, SignatureAlgorithm, SignatureScheme, SupportedCipherSuite, Tls13CipherSuite};
     use aws_lc_rs::hkdf::KeyType as _;
     use aws_lc_rs::{digest, hkdf as awshkdf, hmac as awshmac};
+    use rustls::crypto::cipher::{
+        AeadKey, InboundOpaqueMessage, InboundPlainMessage, Iv, MessageDecrypter, MessageEncrypter,
+        OutboundOpaqueMessage, OutboundPlainMessage, Tls13AeadAlgorithm, UnsupportedOperationError,
+    };
+    use rustls::crypto::tls13::{Hkdf, HkdfExpander, OkmBlock, OutputLengthError};
+    use rustls::crypto::{
+        hash, hmac, ActiveKeyExchange, CompletedKeyExchange, CryptoProvider, KeyProvider,
+        SharedSecret, SupportedKxGroup, WebPkiSupportedAlgorithms,
+    };
+    use rustls::ffdhe_groups::FfdheGroup;
+    use rustls::pki_types::{
+        AlgorithmIdentifier, FipsStatus, InvalidSignature, PrivateKeyDer,
+        SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer,
+    };
+    use rustls::sign::{Signer, SigningKey};
+    use rustls::{
+        CipherSuiteCommon, ConnectionTrafficSecrets, Error, NamedGroup, ProtocolVersion,
+        SignatureAlgorithm, SignatureScheme, SupportedCipherSuite, Tls13CipherSuite,
+    };
     use std::sync::Arc;
 
     fn leak<T>(t: T) -> &'static T {
@@ -246,7 +259,9 @@ pub mod rustls_timed {
     impl SupportedKxGroup for Single {
         fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
             let kem = self.kem;
-            let inner = timed(if kem { KEM_KEYGEN } else { DH_KEYGEN }, || self.inner.start())?;
+            let inner = timed(if kem { KEM_KEYGEN } else { DH_KEYGEN }, || {
+                self.inner.start()
+            })?;
             Ok(Box::new(SingleActive { inner, kem }))
         }
         fn start_and_complete(&self, peer: &[u8]) -> Result<CompletedKeyExchange, Error> {
@@ -258,7 +273,11 @@ pub mod rustls_timed {
             let kx = timed(DH_KEYGEN, || self.inner.start())?;
             let (group, pub_key) = (kx.group(), kx.pub_key().to_vec());
             let secret = timed(DH_DERIVE, || kx.complete(peer))?;
-            Ok(CompletedKeyExchange { group, pub_key, secret })
+            Ok(CompletedKeyExchange {
+                group,
+                pub_key,
+                secret,
+            })
         }
         fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
             self.inner.ffdhe_group()
@@ -335,7 +354,14 @@ pub mod rustls_timed {
             let cl = self.classical.start()?;
             let pq = self.pq.start()?;
             let pub_key = self.join(pq.pub_key(), cl.pub_key());
-            Ok(Box::new(HybridActive { cl, pq, pub_key, group: self.name, ct_len: self.ct_len, pq_first: self.pq_first }))
+            Ok(Box::new(HybridActive {
+                cl,
+                pq,
+                pub_key,
+                group: self.name,
+                ct_len: self.ct_len,
+                pq_first: self.pq_first,
+            }))
         }
         fn start_and_complete(&self, client_share: &[u8]) -> Result<CompletedKeyExchange, Error> {
             let (pq_share, cl_share) = self.split(client_share, self.ek_len)?;
@@ -344,7 +370,9 @@ pub mod rustls_timed {
             Ok(CompletedKeyExchange {
                 group: self.name,
                 pub_key: self.join(&pq.pub_key, &cl.pub_key),
-                secret: SharedSecret::from(self.join(pq.secret.secret_bytes(), cl.secret.secret_bytes())),
+                secret: SharedSecret::from(
+                    self.join(pq.secret.secret_bytes(), cl.secret.secret_bytes()),
+                ),
             })
         }
         fn ffdhe_group(&self) -> Option<FfdheGroup<'static>> {
@@ -371,12 +399,20 @@ pub mod rustls_timed {
         fn complete(self: Box<Self>, peer: &[u8]) -> Result<SharedSecret, Error> {
             let bad = || Error::from(rustls::PeerMisbehaved::InvalidKeyShare);
             let cl_len = peer.len().checked_sub(self.ct_len).ok_or_else(bad)?;
-            let (pq_share, cl_share) = if self.pq_first { (&peer[..self.ct_len], &peer[self.ct_len..]) } else { (&peer[cl_len..], &peer[..cl_len]) };
+            let (pq_share, cl_share) = if self.pq_first {
+                (&peer[..self.ct_len], &peer[self.ct_len..])
+            } else {
+                (&peer[cl_len..], &peer[..cl_len])
+            };
             let pq_first = self.pq_first;
             let cl = self.cl.complete(cl_share)?;
             let pq = self.pq.complete(pq_share)?;
             let (a, b) = (pq.secret_bytes(), cl.secret_bytes());
-            Ok(SharedSecret::from(if pq_first { [a, b].concat() } else { [b, a].concat() }))
+            Ok(SharedSecret::from(if pq_first {
+                [a, b].concat()
+            } else {
+                [b, a].concat()
+            }))
         }
         fn hybrid_component(&self) -> Option<(NamedGroup, &[u8])> {
             Some((self.cl.group(), self.cl.pub_key()))
@@ -459,8 +495,14 @@ pub mod rustls_timed {
         fn extract(&self, salt: Option<&[u8]>, secret: Option<&[u8]>) -> Box<dyn HkdfExpander> {
             let zeroes = [0u8; OkmBlock::MAX_LEN];
             let n = self.hkdf.len();
-            let prk = timed(KDF_EXTRACT, || awshkdf::Salt::new(self.hkdf, salt.unwrap_or(&zeroes[..n])).extract(secret.unwrap_or(&zeroes[..n])));
-            Box::new(TimedExpander { alg: self.hkdf, prk })
+            let prk = timed(KDF_EXTRACT, || {
+                awshkdf::Salt::new(self.hkdf, salt.unwrap_or(&zeroes[..n]))
+                    .extract(secret.unwrap_or(&zeroes[..n]))
+            });
+            Box::new(TimedExpander {
+                alg: self.hkdf,
+                prk,
+            })
         }
     }
 
@@ -473,10 +515,17 @@ pub mod rustls_timed {
         }
         fn expander_for_okm(&self, okm: &OkmBlock) -> Box<dyn HkdfExpander> {
             // Only a copy of the key (aws-lc-rs 1.19 `Prk::new_less_safe`): no crypto, not timed.
-            Box::new(TimedExpander { alg: self.hkdf, prk: awshkdf::Prk::new_less_safe(self.hkdf, okm.as_ref()) })
+            Box::new(TimedExpander {
+                alg: self.hkdf,
+                prk: awshkdf::Prk::new_less_safe(self.hkdf, okm.as_ref()),
+            })
         }
         fn hmac_sign(&self, key: &OkmBlock, message: &[u8]) -> hmac::Tag {
-            timed(MAC_COMPUTE, || hmac::Tag::new(awshmac::sign(&awshmac::Key::new(self.hmac, key.as_ref()), message).as_ref()))
+            timed(MAC_COMPUTE, || {
+                hmac::Tag::new(
+                    awshmac::sign(&awshmac::Key::new(self.hmac, key.as_ref()), message).as_ref(),
+                )
+            })
         }
         fn fips(&self) -> bool {
             aws_lc_rs::try_fips_mode().is_ok()
@@ -499,7 +548,12 @@ pub mod rustls_timed {
 
     impl TimedExpander {
         fn fill(&self, info: &[&[u8]], out: &mut [u8]) -> Result<(), OutputLengthError> {
-            timed(KDF_EXPAND, || self.prk.expand(info, Len(out.len())).and_then(|okm| okm.fill(out)).map_err(|_| OutputLengthError))
+            timed(KDF_EXPAND, || {
+                self.prk
+                    .expand(info, Len(out.len()))
+                    .and_then(|okm| okm.fill(out))
+                    .map_err(|_| OutputLengthError)
+            })
         }
     }
 
@@ -511,7 +565,8 @@ pub mod rustls_timed {
             let mut buf = [0u8; OkmBlock::MAX_LEN];
             let out = &mut buf[..self.alg.len()];
             // rustls unwraps here too: a hash-length output is always within HKDF's limit.
-            self.fill(info, out).expect("HKDF output of one hash length");
+            self.fill(info, out)
+                .expect("HKDF output of one hash length");
             OkmBlock::new(out)
         }
         fn hash_len(&self) -> usize {
@@ -531,7 +586,11 @@ pub mod rustls_timed {
         fn key_len(&self) -> usize {
             self.0.key_len()
         }
-        fn extract_keys(&self, key: AeadKey, iv: Iv) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
+        fn extract_keys(
+            &self,
+            key: AeadKey,
+            iv: Iv,
+        ) -> Result<ConnectionTrafficSecrets, UnsupportedOperationError> {
             self.0.extract_keys(key, iv)
         }
         fn fips(&self) -> bool {
@@ -542,7 +601,11 @@ pub mod rustls_timed {
     struct TimedEnc(Box<dyn MessageEncrypter>);
 
     impl MessageEncrypter for TimedEnc {
-        fn encrypt(&mut self, msg: OutboundPlainMessage<'_>, seq: u64) -> Result<OutboundOpaqueMessage, Error> {
+        fn encrypt(
+            &mut self,
+            msg: OutboundPlainMessage<'_>,
+            seq: u64,
+        ) -> Result<OutboundOpaqueMessage, Error> {
             timed(AEAD_SEAL, || self.0.encrypt(msg, seq))
         }
         fn encrypted_payload_len(&self, n: usize) -> usize {
@@ -553,7 +616,11 @@ pub mod rustls_timed {
     struct TimedDec(Box<dyn MessageDecrypter>);
 
     impl MessageDecrypter for TimedDec {
-        fn decrypt<'a>(&mut self, msg: InboundOpaqueMessage<'a>, seq: u64) -> Result<InboundPlainMessage<'a>, Error> {
+        fn decrypt<'a>(
+            &mut self,
+            msg: InboundOpaqueMessage<'a>,
+            seq: u64,
+        ) -> Result<InboundPlainMessage<'a>, Error> {
             timed(AEAD_OPEN, || self.0.decrypt(msg, seq))
         }
     }
@@ -562,7 +629,10 @@ pub mod rustls_timed {
     struct TimedKeyProvider(&'static dyn KeyProvider);
 
     impl KeyProvider for TimedKeyProvider {
-        fn load_private_key(&self, key_der: PrivateKeyDer<'static>) -> Result<Arc<dyn SigningKey>, Error> {
+        fn load_private_key(
+            &self,
+            key_der: PrivateKeyDer<'static>,
+        ) -> Result<Arc<dyn SigningKey>, Error> {
             Ok(Arc::new(TimedSigningKey(self.0.load_private_key(key_der)?)))
         }
         fn fips(&self) -> bool {
@@ -575,7 +645,9 @@ pub mod rustls_timed {
 
     impl SigningKey for TimedSigningKey {
         fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn Signer>> {
-            self.0.choose_scheme(offered).map(|s| Box::new(TimedSigner(s)) as Box<dyn Signer>)
+            self.0
+                .choose_scheme(offered)
+                .map(|s| Box::new(TimedSigner(s)) as Box<dyn Signer>)
         }
         fn public_key(&self) -> Option<SubjectPublicKeyInfoDer<'_>> {
             self.0.public_key()
@@ -608,7 +680,12 @@ pub mod rustls_timed {
     }
 
     impl SignatureVerificationAlgorithm for TimedVerify {
-        fn verify_signature(&self, pk: &[u8], msg: &[u8], sig: &[u8]) -> Result<(), InvalidSignature> {
+        fn verify_signature(
+            &self,
+            pk: &[u8],
+            msg: &[u8],
+            sig: &[u8],
+        ) -> Result<(), InvalidSignature> {
             timed(self.label, || self.inner.verify_signature(pk, msg, sig))
         }
         fn public_key_alg_id(&self) -> AlgorithmIdentifier {
@@ -628,7 +705,16 @@ pub mod rustls_timed {
     /// webpki checks certificate signatures with `all` and a TLS 1.3 CertificateVerify with the
     /// first entry of `mapping` for its scheme (rustls 0.23 `webpki/verify.rs`): two labels.
     fn timed_algs(base: WebPkiSupportedAlgorithms) -> WebPkiSupportedAlgorithms {
-        let wrap = |a: &'static dyn SignatureVerificationAlgorithm, l: usize| -> &'static dyn SignatureVerificationAlgorithm { leak(TimedVerify { inner: a, label: l, public_key_alg_id: a.public_key_alg_id(), signature_alg_id: a.signature_alg_id() }) };
+        let wrap = |a: &'static dyn SignatureVerificationAlgorithm,
+                    l: usize|
+         -> &'static dyn SignatureVerificationAlgorithm {
+            leak(TimedVerify {
+                inner: a,
+                label: l,
+                public_key_alg_id: a.public_key_alg_id(),
+                signature_alg_id: a.signature_alg_id(),
+            })
+        };
         let all: Vec<_> = base.all.iter().map(|a| wrap(*a, SIG_VERIFY_CERT)).collect();
         let mapping: Vec<_> = base
             .mapping
@@ -638,19 +724,30 @@ pub mod rustls_timed {
                 (*scheme, &*Box::leak(v.into_boxed_slice()))
             })
             .collect();
-        WebPkiSupportedAlgorithms { all: Box::leak(all.into_boxed_slice()), mapping: Box::leak(mapping.into_boxed_slice()) }
+        WebPkiSupportedAlgorithms {
+            all: Box::leak(all.into_boxed_slice()),
+            mapping: Box::leak(mapping.into_boxed_slice()),
+        }
     }
 
     fn timed_suite(base: SupportedCipherSuite) -> Option<SupportedCipherSuite> {
         let s: &'static Tls13CipherSuite = base.tls13()?;
         let id = s.common.hash_provider.algorithm();
         let (alg, hkdf, mac) = match id {
-            hash::HashAlgorithm::SHA256 => (&digest::SHA256, awshkdf::HKDF_SHA256, awshmac::HMAC_SHA256),
-            hash::HashAlgorithm::SHA384 => (&digest::SHA384, awshkdf::HKDF_SHA384, awshmac::HMAC_SHA384),
+            hash::HashAlgorithm::SHA256 => {
+                (&digest::SHA256, awshkdf::HKDF_SHA256, awshmac::HMAC_SHA256)
+            }
+            hash::HashAlgorithm::SHA384 => {
+                (&digest::SHA384, awshkdf::HKDF_SHA384, awshmac::HMAC_SHA384)
+            }
             _ => return None,
         };
         Some(SupportedCipherSuite::Tls13(leak(Tls13CipherSuite {
-            common: CipherSuiteCommon { suite: s.common.suite, hash_provider: leak(TimedHash { alg, id }), confidentiality_limit: s.common.confidentiality_limit },
+            common: CipherSuiteCommon {
+                suite: s.common.suite,
+                hash_provider: leak(TimedHash { alg, id }),
+                confidentiality_limit: s.common.confidentiality_limit,
+            },
             hkdf_provider: leak(TimedHkdf { hkdf, hmac: mac }),
             aead_alg: leak(TimedAead(s.aead_alg)),
             quic: s.quic,
@@ -663,13 +760,22 @@ pub mod rustls_timed {
         let single = |g: &'static dyn SupportedKxGroup, kem: bool| leak(Single { inner: g, kem });
         // ML-KEM-768 sizes: encapsulation key 1,184 B, ciphertext 1,088 B (FIPS 203, Table 3).
         let hybrid = |name, classical, pq_first| -> &'static dyn SupportedKxGroup {
-            leak(Hybrid { name, classical: single(classical, false), pq: single(kx_group::MLKEM768, true), pq_first, ek_len: 1184, ct_len: 1088 })
+            leak(Hybrid {
+                name,
+                classical: single(classical, false),
+                pq: single(kx_group::MLKEM768, true),
+                pq_first,
+                ek_len: 1184,
+                ct_len: 1088,
+            })
         };
         Some(match name {
             "X25519" => single(kx_group::X25519, false),
             "MLKEM768" => single(kx_group::MLKEM768, true),
             "X25519MLKEM768" => hybrid(NamedGroup::X25519MLKEM768, kx_group::X25519, true),
-            "SecP256r1MLKEM768" => hybrid(NamedGroup::secp256r1MLKEM768, kx_group::SECP256R1, false),
+            "SecP256r1MLKEM768" => {
+                hybrid(NamedGroup::secp256r1MLKEM768, kx_group::SECP256R1, false)
+            }
             _ => return None,
         })
     }
@@ -677,9 +783,14 @@ pub mod rustls_timed {
     /// aws-lc-rs's default provider with one key-exchange group and every call timed.
     pub fn provider(group_name: &str) -> anyhow::Result<Arc<CryptoProvider>> {
         let base = rustls::crypto::aws_lc_rs::default_provider();
-        let kx = group(group_name).ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {group_name}"))?;
+        let kx = group(group_name)
+            .ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {group_name}"))?;
         Ok(Arc::new(CryptoProvider {
-            cipher_suites: base.cipher_suites.iter().filter_map(|s| timed_suite(*s)).collect(),
+            cipher_suites: base
+                .cipher_suites
+                .iter()
+                .filter_map(|s| timed_suite(*s))
+                .collect(),
             kx_groups: vec![kx],
             signature_verification_algorithms: timed_algs(base.signature_verification_algorithms),
             secure_random: base.secure_random,
@@ -695,10 +806,16 @@ pub mod rustls_timed {
         #[test]
         fn same_outputs_as_rustls() {
             let base = rustls::crypto::aws_lc_rs::default_provider();
-            let suites: Vec<_> = base.cipher_suites.iter().filter_map(|s| s.tls13()).collect();
+            let suites: Vec<_> = base
+                .cipher_suites
+                .iter()
+                .filter_map(|s| s.tls13())
+                .collect();
             assert!(suites.len() >= 2, "a SHA-256 and a SHA-384 suite");
             for s in suites {
-                let t = timed_suite(SupportedCipherSuite::Tls13(s)).and_then(|t| t.tls13()).expect("every TLS 1.3 suite is timed");
+                let t = timed_suite(SupportedCipherSuite::Tls13(s))
+                    .and_then(|t| t.tls13())
+                    .expect("every TLS 1.3 suite is timed");
                 let (h0, h1) = (s.common.hash_provider, t.common.hash_provider);
                 assert_eq!(h0.algorithm(), h1.algorithm());
                 assert_eq!(h0.hash(b"abc").as_ref(), h1.hash(b"abc").as_ref());
@@ -714,23 +831,51 @@ pub mod rustls_timed {
                 let (k0, k1) = (s.hkdf_provider, t.hkdf_provider);
                 let secret = [7u8; 48];
                 let pairs = [
-                    (k0.extract_from_zero_ikm(None), k1.extract_from_zero_ikm(None)),
-                    (k0.extract_from_zero_ikm(Some(b"salt")), k1.extract_from_zero_ikm(Some(b"salt"))),
-                    (k0.extract_from_secret(Some(b"salt"), &secret), k1.extract_from_secret(Some(b"salt"), &secret)),
-                    (k0.extract_from_secret(None, &secret), k1.extract_from_secret(None, &secret)),
+                    (
+                        k0.extract_from_zero_ikm(None),
+                        k1.extract_from_zero_ikm(None),
+                    ),
+                    (
+                        k0.extract_from_zero_ikm(Some(b"salt")),
+                        k1.extract_from_zero_ikm(Some(b"salt")),
+                    ),
+                    (
+                        k0.extract_from_secret(Some(b"salt"), &secret),
+                        k1.extract_from_secret(Some(b"salt"), &secret),
+                    ),
+                    (
+                        k0.extract_from_secret(None, &secret),
+                        k1.extract_from_secret(None, &secret),
+                    ),
                 ];
                 for (e0, e1) in pairs {
                     assert_eq!(e0.hash_len(), e1.hash_len());
                     let b0 = e0.expand_block(&[b"tls13 ", b"derived"]);
-                    assert_eq!(b0.as_ref(), e1.expand_block(&[b"tls13 ", b"derived"]).as_ref());
+                    assert_eq!(
+                        b0.as_ref(),
+                        e1.expand_block(&[b"tls13 ", b"derived"]).as_ref()
+                    );
                     let (mut o0, mut o1) = ([0u8; 44], [0u8; 44]);
-                    assert!(e0.expand_slice(&[b"key"], &mut o0).is_ok() && e1.expand_slice(&[b"key"], &mut o1).is_ok());
+                    assert!(
+                        e0.expand_slice(&[b"key"], &mut o0).is_ok()
+                            && e1.expand_slice(&[b"key"], &mut o1).is_ok()
+                    );
                     assert_eq!(o0, o1);
                     let (mut big0, mut big1) = (vec![0u8; 255 * 64], vec![0u8; 255 * 64]);
-                    assert_eq!(e0.expand_slice(&[], &mut big0).is_err(), e1.expand_slice(&[], &mut big1).is_err(), "the same output limit");
+                    assert_eq!(
+                        e0.expand_slice(&[], &mut big0).is_err(),
+                        e1.expand_slice(&[], &mut big1).is_err(),
+                        "the same output limit"
+                    );
                     let (x0, x1) = (k0.expander_for_okm(&b0), k1.expander_for_okm(&b0));
-                    assert_eq!(x0.expand_block(&[b"iv"]).as_ref(), x1.expand_block(&[b"iv"]).as_ref());
-                    assert_eq!(k0.hmac_sign(&b0, b"finished").as_ref(), k1.hmac_sign(&b0, b"finished").as_ref());
+                    assert_eq!(
+                        x0.expand_block(&[b"iv"]).as_ref(),
+                        x1.expand_block(&[b"iv"]).as_ref()
+                    );
+                    assert_eq!(
+                        k0.hmac_sign(&b0, b"finished").as_ref(),
+                        k1.hmac_sign(&b0, b"finished").as_ref()
+                    );
                 }
             }
         }
@@ -753,19 +898,29 @@ mod tests {
             v.push(take());
         }
         assert_eq!(v.as_ptr(), at, "no reallocation within the room made");
-        assert!(v.iter().all(|r| r.calls[KDF_EXPAND] == 1 && r.calls.iter().sum::<u32>() == 1));
+        assert!(v
+            .iter()
+            .all(|r| r.calls[KDF_EXPAND] == 1 && r.calls.iter().sum::<u32>() == 1));
     }
 
     #[test]
     fn only_armed_outer_calls_count() {
         assert_eq!(timed(SIG_SIGN, || 7), 7);
-        assert!(take().ns.iter().all(|n| *n == 0), "not armed: nothing counted");
+        assert!(
+            take().ns.iter().all(|n| *n == 0),
+            "not armed: nothing counted"
+        );
         arm();
-        timed(SIG_VERIFY_CERT, || timed(SIG_VERIFY, || std::hint::black_box(1)));
+        timed(SIG_VERIFY_CERT, || {
+            timed(SIG_VERIFY, || std::hint::black_box(1))
+        });
         timed(KDF_EXPAND, || ());
         let r = take();
         assert_eq!(r.calls[SIG_VERIFY_CERT], 1);
-        assert_eq!(r.calls[SIG_VERIFY], 0, "a call inside a timed call is part of it");
+        assert_eq!(
+            r.calls[SIG_VERIFY], 0,
+            "a call inside a timed call is part of it"
+        );
         assert_eq!(r.calls[KDF_EXPAND], 1);
         assert!(!armed());
     }

@@ -13,7 +13,10 @@ pub mod ssh;
 pub mod tls;
 pub mod wire;
 
-use crate::results::{AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake, RealStack, Results, Scenario};
+use crate::results::{
+    AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake, RealStack,
+    Results, Scenario,
+};
 use crate::stats;
 use crate::suite::{self, TrackKind};
 use anyhow::{anyhow, ensure, Context, Result};
@@ -97,7 +100,13 @@ struct Running {
 
 impl Running {
     fn name(&self) -> String {
-        format!("{} {} on {}{}", self.protocol, self.suite, self.stack.name(), if self.instrumented { " (in situ)" } else { "" })
+        format!(
+            "{} {} on {}{}",
+            self.protocol,
+            self.suite,
+            self.stack.name(),
+            if self.instrumented { " (in situ)" } else { "" }
+        )
     }
 }
 
@@ -126,20 +135,48 @@ pub fn composed_stack(stack: RealStack) -> &'static str {
 
 fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
     let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
-    ensure!(norm(&ev.group) == norm(&r.suite), "negotiated {:?}, expected {}", ev.group, r.suite);
-    ensure!(!ev.resumed, "the first connection was resumed, not a full handshake");
+    ensure!(
+        norm(&ev.group) == norm(&r.suite),
+        "negotiated {:?}, expected {}",
+        ev.group,
+        r.suite
+    );
+    ensure!(
+        !ev.resumed,
+        "the first connection was resumed, not a full handshake"
+    );
     if r.protocol == "tls13" {
-        ensure!(ev.version.contains("1.3") || ev.version.contains("1_3"), "negotiated {}, not TLS 1.3", ev.version);
-        ensure!(ev.cert_key == "ECDSA P-256", "server certificate key is {}", ev.cert_key);
+        ensure!(
+            ev.version.contains("1.3") || ev.version.contains("1_3"),
+            "negotiated {}, not TLS 1.3",
+            ev.version
+        );
+        ensure!(
+            ev.cert_key == "ECDSA P-256",
+            "server certificate key is {}",
+            ev.cert_key
+        );
         if let Some((c, s)) = r.declared {
-            ensure!(ev.client_share.map(|x| x.1) == Some(c), "ClientHello key_share {:?}, the suite declares {c} bytes", ev.client_share);
-            ensure!(ev.server_share.map(|x| x.1) == Some(s), "ServerHello key_share {:?}, the suite declares {s} bytes", ev.server_share);
+            ensure!(
+                ev.client_share.map(|x| x.1) == Some(c),
+                "ClientHello key_share {:?}, the suite declares {c} bytes",
+                ev.client_share
+            );
+            ensure!(
+                ev.server_share.map(|x| x.1) == Some(s),
+                "ServerHello key_share {:?}, the suite declares {s} bytes",
+                ev.server_share
+            );
         }
     }
     Ok(())
 }
 
-pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) -> Result<Handshakes> {
+pub fn run(
+    opts: &Options,
+    results: &Results,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Handshakes> {
     let start = Instant::now();
     alloc::enable(true);
     let suites = suite::load(&opts.suites, &crate::backend::NAMES)?;
@@ -154,7 +191,11 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let mut notes = Vec::new();
     let wanted = |s: RealStack| opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == s.name());
     // Go's crypto/tls through the Go peer, where it is built and has the group.
-    let go_peer = if wanted(RealStack::Go) { crate::go::binary().and_then(|b| crate::go::version(&b).map(|v| (b, v))) } else { Err(anyhow!("not asked for")) };
+    let go_peer = if wanted(RealStack::Go) {
+        crate::go::binary().and_then(|b| crate::go::version(&b).map(|v| (b, v)))
+    } else {
+        Err(anyhow!("not asked for"))
+    };
     if let (Err(e), true) = (&go_peer, wanted(RealStack::Go)) {
         notes.push(format!("Go stack not measured: {e:#}"));
     }
@@ -162,7 +203,12 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
         // rustls and OpenSSL: a plain scenario and an instrumented one; russh and Go have no hook.
         let mut variants: Vec<(RealStack, bool)> = match s.protocol.as_str() {
-            "tls13" => vec![(RealStack::Rustls, false), (RealStack::Rustls, true), (RealStack::OpenSsl, false), (RealStack::OpenSsl, true)],
+            "tls13" => vec![
+                (RealStack::Rustls, false),
+                (RealStack::Rustls, true),
+                (RealStack::OpenSsl, false),
+                (RealStack::OpenSsl, true),
+            ],
             "ssh" => vec![(RealStack::Russh, false)],
             _ => Vec::new(),
         };
@@ -170,7 +216,10 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             if s.protocol == "tls13" && v.groups.contains(&s.name) {
                 variants.push((RealStack::Go, false));
             } else if s.protocol == "tls13" {
-                notes.push(format!("Go {} does not negotiate {}: no Go row for it", v.go_version, s.name));
+                notes.push(format!(
+                    "Go {} does not negotiate {}: no Go row for it",
+                    v.go_version, s.name
+                ));
             }
         }
         variants.retain(|(s, _)| wanted(*s));
@@ -181,7 +230,9 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     _ => Server::start(&s.protocol, stack, &s.name, &cert, &key, instrumented)?,
                 };
                 let client = match (&go_peer, stack) {
-                    (Ok((bin, _)), RealStack::Go) => Client::Go(go::Client::start(bin, &s.name, server.addr, &cert)?),
+                    (Ok((bin, _)), RealStack::Go) => {
+                        Client::Go(go::Client::start(bin, &s.name, server.addr, &cert)?)
+                    }
                     _ if s.protocol == "ssh" => Client::Ssh(ssh::Client::new(&s.name)?),
                     _ => Client::Tls(tls::Client::new(stack, &s.name, &id, instrumented)?),
                 };
@@ -208,7 +259,13 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             })();
             match setup {
                 Ok(r) => running.push(r),
-                Err(e) => failures.push(format!("{} {} on {}{}: {e:#}", s.protocol, s.name, stack.name(), if instrumented { " (in situ)" } else { "" })),
+                Err(e) => failures.push(format!(
+                    "{} {} on {}{}: {e:#}",
+                    s.protocol,
+                    s.name,
+                    stack.name(),
+                    if instrumented { " (in situ)" } else { "" }
+                )),
             }
         }
     }
@@ -230,9 +287,17 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     }
                     r.ones.extend(ones);
                 }
-                Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => return Err(e),
+                Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => {
+                    return Err(e)
+                }
                 Err(e) => {
-                    let exited = r.server.child.try_wait().ok().flatten().map_or(String::new(), |s| format!(" (the server exited: {s})"));
+                    let exited = r
+                        .server
+                        .child
+                        .try_wait()
+                        .ok()
+                        .flatten()
+                        .map_or(String::new(), |s| format!(" (the server exited: {s})"));
                     failures.push(format!("{}: {e:#}{exited}", r.name()));
                     r.failed = true;
                 }
@@ -243,10 +308,15 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let mut scenarios = Vec::new();
     for r in running.iter_mut().filter(|r| !r.failed) {
         let made = r.ones.len();
-        let ss = match r.server.command(&format!("stats {made}")).and_then(|l| serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))) {
+        let ss = match r.server.command(&format!("stats {made}")).and_then(|l| {
+            serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))
+        }) {
             Ok(ss) => ss,
             Err(e) => {
-                failures.push(format!("{}: the server's figures are lost: {e:#}", r.name()));
+                failures.push(format!(
+                    "{}: the server's figures are lost: {e:#}",
+                    r.name()
+                ));
                 continue;
             }
         };
@@ -258,7 +328,10 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     drop(running); // kills and reaps every server and client
     let _ = std::fs::remove_dir_all(&dir);
     // Measured after the scenarios, on the client's core, so it does not disturb them.
-    let call_cost_ns = scenarios.iter().any(|s| s.instrumented).then(insitu::call_cost_ns);
+    let call_cost_ns = scenarios
+        .iter()
+        .any(|s| s.instrumented)
+        .then(insitu::call_cost_ns);
     fill_baselines(&mut scenarios, &suites, results, call_cost_ns);
     paired::measure(&mut scenarios, &id, progress)?;
     Ok(Handshakes {
@@ -283,14 +356,21 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
     ensure!(!total.is_empty(), "no connection was measured");
     let count = r.ones.len() as f64;
     let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
-    let mem = r.ones.iter().fold(AllocCounters::default(), |a, o| AllocCounters {
-        rust_allocs: a.rust_allocs + o.mem.rust_allocs,
-        rust_bytes: a.rust_bytes + o.mem.rust_bytes,
-        c_allocs: a.c_allocs + o.mem.c_allocs,
-        c_bytes: a.c_bytes + o.mem.c_bytes,
-    });
+    let mem = r
+        .ones
+        .iter()
+        .fold(AllocCounters::default(), |a, o| AllocCounters {
+            rust_allocs: a.rust_allocs + o.mem.rust_allocs,
+            rust_bytes: a.rust_bytes + o.mem.rust_bytes,
+            c_allocs: a.c_allocs + o.mem.c_allocs,
+            c_bytes: a.c_bytes + o.mem.c_bytes,
+        });
     let sorted = stats::sorted(&total);
-    let insitu = if r.instrumented { Some(in_situ(r, &ss)?) } else { None };
+    let insitu = if r.instrumented {
+        Some(in_situ(r, &ss)?)
+    } else {
+        None
+    };
     Ok(Scenario {
         protocol: r.protocol.clone(),
         suite: r.suite.clone(),
@@ -306,8 +386,16 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         declared_wire_bytes: r.declared.map(|(c, s)| c + s),
         client_cpu_ns: sum(&|o| o.cpu_ns),
         server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
-        client_mem: PerHandshake { go_allocs: sum(&|o| o.go_allocs), go_bytes: sum(&|o| o.go_bytes), ..mem.per(count) },
-        server_mem: PerHandshake { go_allocs: ss.go_mallocs as f64 / ss.served.max(1) as f64, go_bytes: ss.go_alloc_bytes as f64 / ss.served.max(1) as f64, ..ss.mem.per(ss.served as f64) },
+        client_mem: PerHandshake {
+            go_allocs: sum(&|o| o.go_allocs),
+            go_bytes: sum(&|o| o.go_bytes),
+            ..mem.per(count)
+        },
+        server_mem: PerHandshake {
+            go_allocs: ss.go_mallocs as f64 / ss.served.max(1) as f64,
+            go_bytes: ss.go_alloc_bytes as f64 / ss.served.max(1) as f64,
+            ..ss.mem.per(ss.served as f64)
+        },
         vs_baseline_ratio: None,
         measured_delta_ns: None,
         composed_delta_ns: None,
@@ -324,13 +412,21 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
 /// Pairs the client's records with the server's, connection by connection (the server serves one
 /// connection at a time, in the order the client makes them).
 fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
-    ensure!(ss.insitu.len() == r.ones.len(), "the server recorded {} connections, the client {}", ss.insitu.len(), r.ones.len());
+    ensure!(
+        ss.insitu.len() == r.ones.len(),
+        "the server recorded {} connections, the client {}",
+        ss.insitu.len(),
+        r.ones.len()
+    );
     let labels: Vec<String> = insitu::LABELS.iter().map(|l| l.to_string()).collect();
     let mut connections = Vec::new();
     let (mut cc, mut sc) = (vec![0.0; labels.len()], vec![0.0; labels.len()]);
     let (mut ch, mut sh) = (0.0, 0.0);
     for (one, server) in r.ones.iter().zip(&ss.insitu).step_by(INSITU_SHARE) {
-        let client = one.insitu.clone().ok_or_else(|| anyhow!("a connection without its in-situ record"))?;
+        let client = one
+            .insitu
+            .clone()
+            .ok_or_else(|| anyhow!("a connection without its in-situ record"))?;
         let total_ns = one.total_ns.round() as u64;
         let crypto: u64 = client.ns.iter().chain(&server.ns).sum();
         for i in 0..labels.len() {
@@ -339,33 +435,70 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
         }
         ch += client.hashed_bytes as f64;
         sh += server.hashed_bytes as f64;
-        connections.push(InSituConnection { total_ns, client: client.ns.to_vec(), server: server.ns.to_vec(), remainder_ns: total_ns as i64 - crypto as i64 });
+        connections.push(InSituConnection {
+            total_ns,
+            client: client.ns.to_vec(),
+            server: server.ns.to_vec(),
+            remainder_ns: total_ns as i64 - crypto as i64,
+        });
     }
     let n = connections.len().max(1) as f64;
     let mean = |v: Vec<f64>| v.into_iter().map(|x| x / n).collect();
-    Ok(InSitu::from_connections(labels, connections, (mean(cc), mean(sc)), (ch / n, sh / n)))
+    Ok(InSitu::from_connections(
+        labels,
+        connections,
+        (mean(cc), mean(sc)),
+        (ch / n, sh / n),
+    ))
 }
 
-fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: &Results, call_cost_ns: Option<f64>) {
+fn fill_baselines(
+    scenarios: &mut [Scenario],
+    suites: &[suite::Suite],
+    results: &Results,
+    call_cost_ns: Option<f64>,
+) {
     let key = |s: &Scenario| (s.suite.clone(), s.stack, s.instrumented);
     type Snap = ((String, RealStack, bool), f64, Option<(f64, f64, f64)>);
-    let snapshot: Vec<Snap> =
-        scenarios.iter().map(|s| (key(s), s.median_ns, s.insitu.as_ref().map(|i| (i.crypto_ns, i.remainder_ns, i.calls_per_handshake())))).collect();
+    let snapshot: Vec<Snap> = scenarios
+        .iter()
+        .map(|s| {
+            (
+                key(s),
+                s.median_ns,
+                s.insitu
+                    .as_ref()
+                    .map(|i| (i.crypto_ns, i.remainder_ns, i.calls_per_handshake())),
+            )
+        })
+        .collect();
     for s in scenarios.iter_mut() {
         // The timers' cost: the instrumented median against the plain one, and calls x cost per call.
         if !s.instrumented {
-            if let Some((_, m, i)) = snapshot.iter().find(|(k, _, _)| *k == (s.suite.clone(), s.stack, true)) {
+            if let Some((_, m, i)) = snapshot
+                .iter()
+                .find(|(k, _, _)| *k == (s.suite.clone(), s.stack, true))
+            {
                 s.insitu_overhead_pct = Some((m / s.median_ns - 1.0) * 100.0);
                 if let (Some((_, _, calls)), Some(cost)) = (i, call_cost_ns) {
                     s.insitu_overhead_est_pct = Some(calls * cost / s.median_ns * 100.0);
                 }
             }
         }
-        let Some(base) = suites.iter().find(|x| x.name == s.suite).and_then(|x| x.baseline.clone()) else { continue };
+        let Some(base) = suites
+            .iter()
+            .find(|x| x.name == s.suite)
+            .and_then(|x| x.baseline.clone())
+        else {
+            continue;
+        };
         if base == s.suite {
             continue;
         }
-        if let Some((_, m, base_insitu)) = snapshot.iter().find(|(k, _, _)| *k == (base.clone(), s.stack, s.instrumented)) {
+        if let Some((_, m, base_insitu)) = snapshot
+            .iter()
+            .find(|(k, _, _)| *k == (base.clone(), s.stack, s.instrumented))
+        {
             s.vs_baseline_ratio = Some(s.median_ns / m);
             s.measured_delta_ns = Some(s.median_ns - m);
             if let (Some(i), Some((bc, br, _))) = (s.insitu.as_mut(), base_insitu) {
@@ -373,7 +506,11 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
                 i.remainder_delta_ns = Some(i.remainder_ns - br);
             }
         }
-        let composed = |n: &str| results.suite(n, composed_stack(s.stack)).map(|x| x.composed.median_ns);
+        let composed = |n: &str| {
+            results
+                .suite(n, composed_stack(s.stack))
+                .map(|x| x.composed.median_ns)
+        };
         if let (Some(a), Some(b)) = (composed(&s.suite), composed(&base)) {
             s.composed_delta_ns = Some(a - b);
         }
@@ -383,21 +520,44 @@ fn fill_baselines(scenarios: &mut [Scenario], suites: &[suite::Suite], results: 
 /// The scenario table as text; `results` holds the phases the in-situ calls are set beside.
 pub fn table(h: &Handshakes, results: &Results) -> String {
     use crate::units::{count, ratio, text_table, time};
-    let head = ["proto", "suite", "stack", "median", "RSD", "p95", "vs base", "bytes c>s / s>c", "client CPU", "server CPU", "client allocs / B", "server allocs / B"];
+    let head = [
+        "proto",
+        "suite",
+        "stack",
+        "median",
+        "RSD",
+        "p95",
+        "vs base",
+        "bytes c>s / s>c",
+        "client CPU",
+        "server CPU",
+        "client allocs / B",
+        "server allocs / B",
+    ];
     let rows: Vec<Vec<String>> = h
         .scenarios
         .iter()
         .map(|sc| {
-            let mem = |m: &crate::results::PerHandshake| format!("{} / {}", count(m.allocs()), count(m.bytes()));
+            let mem = |m: &crate::results::PerHandshake| {
+                format!("{} / {}", count(m.allocs()), count(m.bytes()))
+            };
             vec![
                 sc.protocol.clone(),
                 sc.suite.clone(),
-                format!("{}{}", sc.stack.name(), if sc.instrumented { " (in situ)" } else { "" }),
+                format!(
+                    "{}{}",
+                    sc.stack.name(),
+                    if sc.instrumented { " (in situ)" } else { "" }
+                ),
                 time(sc.median_ns),
                 format!("{:.1}%", sc.rsd_pct),
                 time(sc.p95_ns),
                 sc.vs_baseline_ratio.map_or("base".into(), ratio),
-                format!("{} / {}", count(sc.client_to_server_bytes), count(sc.server_to_client_bytes)),
+                format!(
+                    "{} / {}",
+                    count(sc.client_to_server_bytes),
+                    count(sc.server_to_client_bytes)
+                ),
                 time(sc.client_cpu_ns),
                 time(sc.server_cpu_ns),
                 mem(&sc.client_mem),
@@ -412,7 +572,11 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .iter()
         .filter(|p| !p.instrumented && p.measured_delta_ns.is_some())
         .map(|p| {
-            let i = h.scenarios.iter().find(|x| x.instrumented && x.suite == p.suite && x.stack == p.stack).and_then(|x| x.insitu.as_ref());
+            let i = h
+                .scenarios
+                .iter()
+                .find(|x| x.instrumented && x.suite == p.suite && x.stack == p.stack)
+                .and_then(|x| x.insitu.as_ref());
             let t = |x: Option<f64>| x.map_or("–".into(), crate::units::signed_time);
             vec![
                 p.suite.clone(),
@@ -426,7 +590,18 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .collect();
     if !rows.is_empty() {
         s += "\nAgainst the baseline group, per connection:\n";
-        s += &text_table(&["suite", "stack", "measured Δ", "in-situ crypto Δ", "remainder Δ", "composed Δ (stack)"], &rows, &[2, 3, 4, 5]);
+        s += &text_table(
+            &[
+                "suite",
+                "stack",
+                "measured Δ",
+                "in-situ crypto Δ",
+                "remainder Δ",
+                "composed Δ (stack)",
+            ],
+            &rows,
+            &[2, 3, 4, 5],
+        );
         s += "\n";
     }
     // Each key-exchange and signature call, in situ against the phase loop.
@@ -435,14 +610,36 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .iter()
         .filter(|p| p.instrumented)
         .flat_map(|p| {
-            crate::incontext::per_call(results, p).into_iter().map(move |c| {
-                vec![p.suite.clone(), p.stack.name().into(), c.label.clone(), c.implementation(), time(c.insitu_ns), time(c.loop_ns), ratio(c.ratio())]
-            })
+            crate::incontext::per_call(results, p)
+                .into_iter()
+                .map(move |c| {
+                    vec![
+                        p.suite.clone(),
+                        p.stack.name().into(),
+                        c.label.clone(),
+                        c.implementation(),
+                        time(c.insitu_ns),
+                        time(c.loop_ns),
+                        ratio(c.ratio()),
+                    ]
+                })
         })
         .collect();
     if !rows.is_empty() {
         s += "\nPer call, in situ (median, both sides) against the phase loop (median):\n";
-        s += &text_table(&["suite", "stack", "call", "algorithm (backend)", "in situ", "phase loop", "ratio"], &rows, &[4, 5, 6]);
+        s += &text_table(
+            &[
+                "suite",
+                "stack",
+                "call",
+                "algorithm (backend)",
+                "in situ",
+                "phase loop",
+                "ratio",
+            ],
+            &rows,
+            &[4, 5, 6],
+        );
         s += "\n";
     }
     // The timers' cost three ways; the paired one is the measurement, the others its cross-checks.
@@ -455,11 +652,32 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
             let signed = crate::units::signed_time;
             // The median of the block differences where stored (the headline), else the mean.
             let paired = |o: &crate::results::PairedOverhead| match &o.median {
-                Some(m) => format!("{} ({} to {}) = {:+.2}% (≤ {:+.2}%)", signed(m.delta_ns), signed(m.lo95_ns), signed(m.hi95_ns), m.pct, m.pct_hi95),
-                None => format!("mean {} ± {} = {:+.2}% (≤ {:+.2}%)", signed(o.delta_ns), time(o.delta_half95_ns), o.pct, o.pct_hi95),
+                Some(m) => format!(
+                    "{} ({} to {}) = {:+.2}% (≤ {:+.2}%)",
+                    signed(m.delta_ns),
+                    signed(m.lo95_ns),
+                    signed(m.hi95_ns),
+                    m.pct,
+                    m.pct_hi95
+                ),
+                None => format!(
+                    "mean {} ± {} = {:+.2}% (≤ {:+.2}%)",
+                    signed(o.delta_ns),
+                    time(o.delta_half95_ns),
+                    o.pct,
+                    o.pct_hi95
+                ),
             };
-            let mean = |o: &crate::results::PairedOverhead| format!("{} ± {}", signed(o.delta_ns), time(o.delta_half95_ns));
-            let wrapper = |o: &crate::results::PairedOverhead| o.median.as_ref().and_then(|m| m.wrapper_ns).or(o.wrapper_ns).map_or("–".into(), signed);
+            let mean = |o: &crate::results::PairedOverhead| {
+                format!("{} ± {}", signed(o.delta_ns), time(o.delta_half95_ns))
+            };
+            let wrapper = |o: &crate::results::PairedOverhead| {
+                o.median
+                    .as_ref()
+                    .and_then(|m| m.wrapper_ns)
+                    .or(o.wrapper_ns)
+                    .map_or("–".into(), signed)
+            };
             let lo = p.insitu_overhead_paired_loopback.as_ref();
             vec![
                 p.suite.clone(),
@@ -476,7 +694,21 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         .collect();
     if !rows.is_empty() {
         s += "\nIn-situ timers' cost, over the plain loopback median (paired: the median of the block differences, its 95% interval and upper end; on loopback also their mean ± 95% half-width):\n";
-        s += &text_table(&["suite", "stack", "two medians", "calls × cost", "paired in memory", "provider alone", "paired on loopback", "loopback mean", "provider alone"], &rows, &[2, 3, 4, 5, 6, 7, 8]);
+        s += &text_table(
+            &[
+                "suite",
+                "stack",
+                "two medians",
+                "calls × cost",
+                "paired in memory",
+                "provider alone",
+                "paired on loopback",
+                "loopback mean",
+                "provider alone",
+            ],
+            &rows,
+            &[2, 3, 4, 5, 6, 7, 8],
+        );
         s += "\n";
     }
     for f in &h.failures {

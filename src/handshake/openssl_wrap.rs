@@ -14,14 +14,47 @@ type Ctx = *mut c_void;
 
 extern "C" {
     fn __real_EVP_PKEY_keygen(ctx: Ctx, ppkey: *mut Ctx) -> c_int;
-    fn __real_EVP_PKEY_set1_encoded_public_key(pkey: Ctx, pub_: *const c_uchar, publen: usize) -> c_int;
-    fn __real_EVP_PKEY_encapsulate(ctx: Ctx, wrapped: *mut c_uchar, wrappedlen: *mut usize, gen: *mut c_uchar, genlen: *mut usize) -> c_int;
-    fn __real_EVP_PKEY_decapsulate(ctx: Ctx, out: *mut c_uchar, outlen: *mut usize, wrapped: *const c_uchar, wrappedlen: usize) -> c_int;
+    fn __real_EVP_PKEY_set1_encoded_public_key(
+        pkey: Ctx,
+        pub_: *const c_uchar,
+        publen: usize,
+    ) -> c_int;
+    fn __real_EVP_PKEY_encapsulate(
+        ctx: Ctx,
+        wrapped: *mut c_uchar,
+        wrappedlen: *mut usize,
+        gen: *mut c_uchar,
+        genlen: *mut usize,
+    ) -> c_int;
+    fn __real_EVP_PKEY_decapsulate(
+        ctx: Ctx,
+        out: *mut c_uchar,
+        outlen: *mut usize,
+        wrapped: *const c_uchar,
+        wrappedlen: usize,
+    ) -> c_int;
     fn __real_EVP_PKEY_derive(ctx: Ctx, key: *mut c_uchar, keylen: *mut usize) -> c_int;
-    fn __real_EVP_DigestSign(ctx: Ctx, sig: *mut c_uchar, siglen: *mut usize, tbs: *const c_uchar, tbslen: usize) -> c_int;
-    fn __real_EVP_DigestVerify(ctx: Ctx, sig: *const c_uchar, siglen: usize, tbs: *const c_uchar, tbslen: usize) -> c_int;
+    fn __real_EVP_DigestSign(
+        ctx: Ctx,
+        sig: *mut c_uchar,
+        siglen: *mut usize,
+        tbs: *const c_uchar,
+        tbslen: usize,
+    ) -> c_int;
+    fn __real_EVP_DigestVerify(
+        ctx: Ctx,
+        sig: *const c_uchar,
+        siglen: usize,
+        tbs: *const c_uchar,
+        tbslen: usize,
+    ) -> c_int;
     fn __real_X509_verify_cert(ctx: Ctx) -> c_int;
-    fn __real_EVP_KDF_derive(ctx: Ctx, key: *mut c_uchar, keylen: usize, params: *const c_void) -> c_int;
+    fn __real_EVP_KDF_derive(
+        ctx: Ctx,
+        key: *mut c_uchar,
+        keylen: usize,
+        params: *const c_void,
+    ) -> c_int;
     fn __real_EVP_Q_mac(
         libctx: Ctx,
         name: *const c_char,
@@ -38,8 +71,21 @@ extern "C" {
     ) -> *mut c_uchar;
     fn __real_EVP_DigestUpdate(ctx: Ctx, d: *const c_void, cnt: usize) -> c_int;
     fn __real_EVP_DigestFinal_ex(ctx: Ctx, md: *mut c_uchar, s: *mut u32) -> c_int;
-    fn __real_EVP_CipherInit_ex(ctx: Ctx, cipher: *const c_void, engine: Ctx, key: *const c_uchar, iv: *const c_uchar, enc: c_int) -> c_int;
-    fn __real_EVP_CipherUpdate(ctx: Ctx, out: *mut c_uchar, outl: *mut c_int, inp: *const c_uchar, inl: c_int) -> c_int;
+    fn __real_EVP_CipherInit_ex(
+        ctx: Ctx,
+        cipher: *const c_void,
+        engine: Ctx,
+        key: *const c_uchar,
+        iv: *const c_uchar,
+        enc: c_int,
+    ) -> c_int;
+    fn __real_EVP_CipherUpdate(
+        ctx: Ctx,
+        out: *mut c_uchar,
+        outl: *mut c_int,
+        inp: *const c_uchar,
+        inl: c_int,
+    ) -> c_int;
     fn __real_EVP_CipherFinal_ex(ctx: Ctx, out: *mut c_uchar, outl: *mut c_int) -> c_int;
     fn EVP_CIPHER_CTX_is_encrypting(ctx: *const c_void) -> c_int;
     fn EVP_CIPHER_CTX_get0_cipher(ctx: *const c_void) -> *const c_void;
@@ -59,7 +105,11 @@ unsafe fn record_label(ctx: Ctx) -> Option<usize> {
     if cipher.is_null() || unsafe { EVP_CIPHER_get_mode(cipher) } != GCM_MODE {
         return None;
     }
-    Some(if unsafe { EVP_CIPHER_CTX_is_encrypting(ctx) } == 1 { insitu::AEAD_SEAL } else { insitu::AEAD_OPEN })
+    Some(if unsafe { EVP_CIPHER_CTX_is_encrypting(ctx) } == 1 {
+        insitu::AEAD_SEAL
+    } else {
+        insitu::AEAD_OPEN
+    })
 }
 
 // SAFETY (every wrapper): the arguments are passed unchanged to the real function, whose contract
@@ -67,60 +117,115 @@ unsafe fn record_label(ctx: Ctx) -> Option<usize> {
 
 #[no_mangle]
 pub unsafe extern "C" fn __wrap_EVP_PKEY_keygen(ctx: Ctx, ppkey: *mut Ctx) -> c_int {
-    timed(insitu::KX_KEYGEN, || unsafe { __real_EVP_PKEY_keygen(ctx, ppkey) })
+    timed(insitu::KX_KEYGEN, || unsafe {
+        __real_EVP_PKEY_keygen(ctx, ppkey)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_PKEY_set1_encoded_public_key(pkey: Ctx, pub_: *const c_uchar, publen: usize) -> c_int {
-    timed(insitu::KX_IMPORT, || unsafe { __real_EVP_PKEY_set1_encoded_public_key(pkey, pub_, publen) })
+pub unsafe extern "C" fn __wrap_EVP_PKEY_set1_encoded_public_key(
+    pkey: Ctx,
+    pub_: *const c_uchar,
+    publen: usize,
+) -> c_int {
+    timed(insitu::KX_IMPORT, || unsafe {
+        __real_EVP_PKEY_set1_encoded_public_key(pkey, pub_, publen)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_PKEY_encapsulate(ctx: Ctx, wrapped: *mut c_uchar, wrappedlen: *mut usize, gen: *mut c_uchar, genlen: *mut usize) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_PKEY_encapsulate(
+    ctx: Ctx,
+    wrapped: *mut c_uchar,
+    wrappedlen: *mut usize,
+    gen: *mut c_uchar,
+    genlen: *mut usize,
+) -> c_int {
     // A call with no output buffer only asks for the lengths.
     if wrapped.is_null() {
         return unsafe { __real_EVP_PKEY_encapsulate(ctx, wrapped, wrappedlen, gen, genlen) };
     }
-    timed(insitu::KX_ENCAPS, || unsafe { __real_EVP_PKEY_encapsulate(ctx, wrapped, wrappedlen, gen, genlen) })
+    timed(insitu::KX_ENCAPS, || unsafe {
+        __real_EVP_PKEY_encapsulate(ctx, wrapped, wrappedlen, gen, genlen)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_PKEY_decapsulate(ctx: Ctx, out: *mut c_uchar, outlen: *mut usize, wrapped: *const c_uchar, wrappedlen: usize) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_PKEY_decapsulate(
+    ctx: Ctx,
+    out: *mut c_uchar,
+    outlen: *mut usize,
+    wrapped: *const c_uchar,
+    wrappedlen: usize,
+) -> c_int {
     if out.is_null() {
         return unsafe { __real_EVP_PKEY_decapsulate(ctx, out, outlen, wrapped, wrappedlen) };
     }
-    timed(insitu::KX_DECAPS, || unsafe { __real_EVP_PKEY_decapsulate(ctx, out, outlen, wrapped, wrappedlen) })
+    timed(insitu::KX_DECAPS, || unsafe {
+        __real_EVP_PKEY_decapsulate(ctx, out, outlen, wrapped, wrappedlen)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_PKEY_derive(ctx: Ctx, key: *mut c_uchar, keylen: *mut usize) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_PKEY_derive(
+    ctx: Ctx,
+    key: *mut c_uchar,
+    keylen: *mut usize,
+) -> c_int {
     if key.is_null() {
         return unsafe { __real_EVP_PKEY_derive(ctx, key, keylen) };
     }
-    timed(insitu::DH_DERIVE, || unsafe { __real_EVP_PKEY_derive(ctx, key, keylen) })
+    timed(insitu::DH_DERIVE, || unsafe {
+        __real_EVP_PKEY_derive(ctx, key, keylen)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_DigestSign(ctx: Ctx, sig: *mut c_uchar, siglen: *mut usize, tbs: *const c_uchar, tbslen: usize) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_DigestSign(
+    ctx: Ctx,
+    sig: *mut c_uchar,
+    siglen: *mut usize,
+    tbs: *const c_uchar,
+    tbslen: usize,
+) -> c_int {
     if sig.is_null() {
         return unsafe { __real_EVP_DigestSign(ctx, sig, siglen, tbs, tbslen) };
     }
-    timed(insitu::SIG_SIGN, || unsafe { __real_EVP_DigestSign(ctx, sig, siglen, tbs, tbslen) })
+    timed(insitu::SIG_SIGN, || unsafe {
+        __real_EVP_DigestSign(ctx, sig, siglen, tbs, tbslen)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_DigestVerify(ctx: Ctx, sig: *const c_uchar, siglen: usize, tbs: *const c_uchar, tbslen: usize) -> c_int {
-    timed(insitu::SIG_VERIFY, || unsafe { __real_EVP_DigestVerify(ctx, sig, siglen, tbs, tbslen) })
+pub unsafe extern "C" fn __wrap_EVP_DigestVerify(
+    ctx: Ctx,
+    sig: *const c_uchar,
+    siglen: usize,
+    tbs: *const c_uchar,
+    tbslen: usize,
+) -> c_int {
+    timed(insitu::SIG_VERIFY, || unsafe {
+        __real_EVP_DigestVerify(ctx, sig, siglen, tbs, tbslen)
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __wrap_X509_verify_cert(ctx: Ctx) -> c_int {
-    timed(insitu::SIG_VERIFY_CERT, || unsafe { __real_X509_verify_cert(ctx) })
+    timed(insitu::SIG_VERIFY_CERT, || unsafe {
+        __real_X509_verify_cert(ctx)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_KDF_derive(ctx: Ctx, key: *mut c_uchar, keylen: usize, params: *const c_void) -> c_int {
-    timed(insitu::KDF_DERIVE, || unsafe { __real_EVP_KDF_derive(ctx, key, keylen, params) })
+pub unsafe extern "C" fn __wrap_EVP_KDF_derive(
+    ctx: Ctx,
+    key: *mut c_uchar,
+    keylen: usize,
+    params: *const c_void,
+) -> c_int {
+    timed(insitu::KDF_DERIVE, || unsafe {
+        __real_EVP_KDF_derive(ctx, key, keylen, params)
+    })
 }
 
 #[no_mangle]
@@ -138,40 +243,75 @@ pub unsafe extern "C" fn __wrap_EVP_Q_mac(
     outsize: usize,
     outlen: *mut usize,
 ) -> *mut c_uchar {
-    timed(insitu::MAC_COMPUTE, || unsafe { __real_EVP_Q_mac(libctx, name, propq, subalg, params, key, keylen, data, datalen, out, outsize, outlen) })
+    timed(insitu::MAC_COMPUTE, || unsafe {
+        __real_EVP_Q_mac(
+            libctx, name, propq, subalg, params, key, keylen, data, datalen, out, outsize, outlen,
+        )
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __wrap_EVP_DigestUpdate(ctx: Ctx, d: *const c_void, cnt: usize) -> c_int {
-    timed(insitu::HASH_UPDATE, || unsafe { __real_EVP_DigestUpdate(ctx, d, cnt) })
+    timed(insitu::HASH_UPDATE, || unsafe {
+        __real_EVP_DigestUpdate(ctx, d, cnt)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_DigestFinal_ex(ctx: Ctx, md: *mut c_uchar, s: *mut u32) -> c_int {
-    timed(insitu::HASH_FINISH, || unsafe { __real_EVP_DigestFinal_ex(ctx, md, s) })
+pub unsafe extern "C" fn __wrap_EVP_DigestFinal_ex(
+    ctx: Ctx,
+    md: *mut c_uchar,
+    s: *mut u32,
+) -> c_int {
+    timed(insitu::HASH_FINISH, || unsafe {
+        __real_EVP_DigestFinal_ex(ctx, md, s)
+    })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_CipherInit_ex(ctx: Ctx, cipher: *const c_void, engine: Ctx, key: *const c_uchar, iv: *const c_uchar, enc: c_int) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_CipherInit_ex(
+    ctx: Ctx,
+    cipher: *const c_void,
+    engine: Ctx,
+    key: *const c_uchar,
+    iv: *const c_uchar,
+    enc: c_int,
+) -> c_int {
     if !key.is_null() && armed() {
-        return timed(insitu::AEAD_KEY, || unsafe { __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc) });
+        return timed(insitu::AEAD_KEY, || unsafe {
+            __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc)
+        });
     }
     match unsafe { record_label(ctx) } {
-        Some(l) => timed(l, || unsafe { __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc) }),
+        Some(l) => timed(l, || unsafe {
+            __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc)
+        }),
         None => unsafe { __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc) },
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_CipherUpdate(ctx: Ctx, out: *mut c_uchar, outl: *mut c_int, inp: *const c_uchar, inl: c_int) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_CipherUpdate(
+    ctx: Ctx,
+    out: *mut c_uchar,
+    outl: *mut c_int,
+    inp: *const c_uchar,
+    inl: c_int,
+) -> c_int {
     match unsafe { record_label(ctx) } {
-        Some(l) => timed(l, || unsafe { __real_EVP_CipherUpdate(ctx, out, outl, inp, inl) }),
+        Some(l) => timed(l, || unsafe {
+            __real_EVP_CipherUpdate(ctx, out, outl, inp, inl)
+        }),
         None => unsafe { __real_EVP_CipherUpdate(ctx, out, outl, inp, inl) },
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn __wrap_EVP_CipherFinal_ex(ctx: Ctx, out: *mut c_uchar, outl: *mut c_int) -> c_int {
+pub unsafe extern "C" fn __wrap_EVP_CipherFinal_ex(
+    ctx: Ctx,
+    out: *mut c_uchar,
+    outl: *mut c_int,
+) -> c_int {
     match unsafe { record_label(ctx) } {
         Some(l) => timed(l, || unsafe { __real_EVP_CipherFinal_ex(ctx, out, outl) }),
         None => unsafe { __real_EVP_CipherFinal_ex(ctx, out, outl) },

@@ -32,7 +32,13 @@ const LOOPBACK_PER_BLOCK: usize = 4;
 /// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
 /// in the scenarios) against server threads of this process: plain, the timing provider unarmed
 /// (rustls only) and the timing provider armed, as `inmem::PairedBlocks`.
-fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: usize, per_block: usize) -> Result<inmem::PairedBlocks> {
+fn loopback_blocks(
+    stack: RealStack,
+    group: &str,
+    id: &tls::Identity,
+    blocks: usize,
+    per_block: usize,
+) -> Result<inmem::PairedBlocks> {
     let variants: &[(bool, bool)] = match stack {
         // (timing provider, armed)
         RealStack::Rustls => &[(false, false), (true, false), (true, true)],
@@ -44,10 +50,20 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
         let addr = listener.local_addr()?;
         let acceptor = tls::acceptor(stack, group, id, wrapped)?;
         let served = Arc::new(AtomicU64::new(0));
-        let sink = Arc::new(super::insitu::sink(if armed { (blocks + 2) * per_block } else { 0 }));
+        let sink = Arc::new(super::insitu::sink(if armed {
+            (blocks + 2) * per_block
+        } else {
+            0
+        }));
         // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
-        std::thread::spawn(move || tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false));
-        let client = if wrapped && !armed { tls::Client::wrapped_unarmed(stack, group, id)? } else { tls::Client::new(stack, group, id, armed)? };
+        std::thread::spawn(move || {
+            tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false)
+        });
+        let client = if wrapped && !armed {
+            tls::Client::wrapped_unarmed(stack, group, id)?
+        } else {
+            tls::Client::new(stack, group, id, armed)?
+        };
         targets.push((client, addr));
     }
     let block = |v: usize| -> Result<f64> {
@@ -70,9 +86,17 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
         }
     }
     let timed = series.pop().unwrap_or_default();
-    let wrapped = if series.len() == 2 { series.pop().unwrap_or_default() } else { Vec::new() };
+    let wrapped = if series.len() == 2 {
+        series.pop().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let plain = series.pop().unwrap_or_default();
-    Ok(inmem::PairedBlocks { plain, wrapped, timed })
+    Ok(inmem::PairedBlocks {
+        plain,
+        wrapped,
+        timed,
+    })
 }
 
 /// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
@@ -82,7 +106,11 @@ fn loopback_blocks(stack: RealStack, group: &str, id: &tls::Identity, blocks: us
 /// servers in this process both sides would write them on every allocation, a cross-core transfer
 /// the scenarios (each server in a process of its own) never pay. On the Zen 4 VM turning it off
 /// moved the paired loopback figures by less than their noise.
-pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
+pub fn measure(
+    scenarios: &mut [Scenario],
+    id: &tls::Identity,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
     super::alloc::enable(false);
     let out = measure_all(scenarios, id, progress);
     super::alloc::enable(true);
@@ -90,13 +118,31 @@ pub fn measure(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dy
 }
 
 /// `overhead::summarise`, an error where there are too few blocks.
-fn summarise(per_block: usize, plain: Vec<f64>, wrapped: Vec<f64>, timed: Vec<f64>, median_ns: f64) -> Result<PairedOverhead> {
-    crate::overhead::summarise(per_block, plain, wrapped, timed, median_ns).ok_or_else(|| anyhow!("fewer than two paired blocks"))
+fn summarise(
+    per_block: usize,
+    plain: Vec<f64>,
+    wrapped: Vec<f64>,
+    timed: Vec<f64>,
+    median_ns: f64,
+) -> Result<PairedOverhead> {
+    crate::overhead::summarise(per_block, plain, wrapped, timed, median_ns)
+        .ok_or_else(|| anyhow!("fewer than two paired blocks"))
 }
 
-fn measure_all(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dyn FnMut(&str)) -> Result<()> {
-    for s in scenarios.iter_mut().filter(|s| !s.instrumented && s.insitu_overhead_pct.is_some()) {
-        progress(&format!("in-situ timers' cost, paired in memory and on loopback: {} on {}", s.suite, s.stack.name()));
+fn measure_all(
+    scenarios: &mut [Scenario],
+    id: &tls::Identity,
+    progress: &mut dyn FnMut(&str),
+) -> Result<()> {
+    for s in scenarios
+        .iter_mut()
+        .filter(|s| !s.instrumented && s.insitu_overhead_pct.is_some())
+    {
+        progress(&format!(
+            "in-situ timers' cost, paired in memory and on loopback: {} on {}",
+            s.suite,
+            s.stack.name()
+        ));
         let (stack, group) = (s.stack, s.suite.clone());
         let b = std::thread::scope(|scope| {
             scope
@@ -107,9 +153,21 @@ fn measure_all(scenarios: &mut [Scenario], id: &tls::Identity, progress: &mut dy
                 .join()
                 .map_err(|_| anyhow!("the paired overhead thread panicked"))?
         })?;
-        s.insitu_overhead_paired = Some(summarise(PER_BLOCK, b.plain, b.wrapped, b.timed, s.median_ns)?);
+        s.insitu_overhead_paired = Some(summarise(
+            PER_BLOCK,
+            b.plain,
+            b.wrapped,
+            b.timed,
+            s.median_ns,
+        )?);
         let l = loopback_blocks(stack, &group, id, LOOPBACK_BLOCKS, LOOPBACK_PER_BLOCK)?;
-        s.insitu_overhead_paired_loopback = Some(summarise(LOOPBACK_PER_BLOCK, l.plain, l.wrapped, l.timed, s.median_ns)?);
+        s.insitu_overhead_paired_loopback = Some(summarise(
+            LOOPBACK_PER_BLOCK,
+            l.plain,
+            l.wrapped,
+            l.timed,
+            s.median_ns,
+        )?);
     }
     Ok(())
 }

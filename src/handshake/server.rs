@@ -60,21 +60,40 @@ pub struct ServerStats {
 }
 
 impl Server {
-    pub fn start(protocol: &str, stack: RealStack, suite: &str, cert: &Path, key: &Path, instrumented: bool) -> Result<Server> {
+    pub fn start(
+        protocol: &str,
+        stack: RealStack,
+        suite: &str,
+        cert: &Path,
+        key: &Path,
+        instrumented: bool,
+    ) -> Result<Server> {
         let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.args(["handshake-server", "--protocol", protocol, "--stack", stack.name(), "--group", suite])
-            .arg("--cert")
-            .arg(cert)
-            .arg("--key")
-            .arg(key)
-            .args(instrumented.then_some("--insitu"));
+        cmd.args([
+            "handshake-server",
+            "--protocol",
+            protocol,
+            "--stack",
+            stack.name(),
+            "--group",
+            suite,
+        ])
+        .arg("--cert")
+        .arg(cert)
+        .arg("--key")
+        .arg(key)
+        .args(instrumented.then_some("--insitu"));
         Self::spawn(cmd)
     }
 
     /// The Go peer's server (peers/go `serve`): the same port line and control lines.
     pub fn start_go(bin: &Path, group: &str, cert: &Path, key: &Path) -> Result<Server> {
         let mut cmd = Command::new(bin);
-        cmd.args(["serve", "--group", group]).arg("--cert").arg(cert).arg("--key").arg(key);
+        cmd.args(["serve", "--group", group])
+            .arg("--cert")
+            .arg(cert)
+            .arg("--key")
+            .arg(key);
         Self::spawn(cmd)
     }
 
@@ -86,11 +105,26 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .context("cannot start the handshake server")?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else { bail!("server pipes") };
-        let mut server = Server { child, stdin, lines: read_lines(stdout), addr: SocketAddr::from(([127, 0, 0, 1], 0)) };
-        let line = server.line().context("the server did not report its port")?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            bail!("server pipes")
+        };
+        let mut server = Server {
+            child,
+            stdin,
+            lines: read_lines(stdout),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let line = server
+            .line()
+            .context("the server did not report its port")?;
         // "port N" from a server; "ready" from a child that listens on no port (netem-router).
-        let port: u16 = if line == "ready" { 0 } else { line.strip_prefix("port ").and_then(|p| p.trim().parse().ok()).ok_or_else(|| anyhow!("server said {line:?}"))? };
+        let port: u16 = if line == "ready" {
+            0
+        } else {
+            line.strip_prefix("port ")
+                .and_then(|p| p.trim().parse().ok())
+                .ok_or_else(|| anyhow!("server said {line:?}"))?
+        };
         server.addr.set_port(port);
         Ok(server)
     }
@@ -99,15 +133,22 @@ impl Server {
         // A dead server closes the pipe and a hung one says nothing: both are errors, not hangs.
         match self.lines.recv_timeout(ANSWER) {
             Ok(line) => Ok(line.trim().to_string()),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!("the server did not answer within {} s", ANSWER.as_secs()),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("the server exited ({:?})", self.child.try_wait()?),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                bail!("the server did not answer within {} s", ANSWER.as_secs())
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the server exited ({:?})", self.child.try_wait()?)
+            }
         }
     }
 
     pub fn command(&mut self, cmd: &str) -> Result<String> {
         let sent = writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush());
         if let Err(e) = sent {
-            bail!("cannot talk to the server ({e}); it exited: {:?}", self.child.try_wait()?);
+            bail!(
+                "cannot talk to the server ({e}); it exited: {:?}",
+                self.child.try_wait()?
+            );
         }
         self.line()
     }
@@ -123,32 +164,56 @@ pub struct Listen {
 
 impl Default for Listen {
     fn default() -> Listen {
-        Listen { bind: std::net::IpAddr::from([127, 0, 0, 1]), concurrent: false }
+        Listen {
+            bind: std::net::IpAddr::from([127, 0, 0, 1]),
+            concurrent: false,
+        }
     }
 }
 
-pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, key: &Path, instrumented: bool, listen: Listen) -> Result<()> {
+pub fn server_main(
+    protocol: &str,
+    stack: RealStack,
+    group: &str,
+    cert: &Path,
+    key: &Path,
+    instrumented: bool,
+    listen: Listen,
+) -> Result<()> {
     alloc::enable(true);
     // Room for `pqprof handshake`'s default 20 x 100 connections and more; past it the vector grows.
-    let records: &'static Mutex<Vec<insitu::Record>> = Box::leak(Box::new(insitu::sink(if instrumented { 4096 } else { 0 })));
+    let records: &'static Mutex<Vec<insitu::Record>> =
+        Box::leak(Box::new(insitu::sink(if instrumented { 4096 } else { 0 })));
     let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
-    let listener = std::net::TcpListener::bind((listen.bind, 0)).with_context(|| format!("cannot bind a port on {}", listen.bind))?;
+    let listener = std::net::TcpListener::bind((listen.bind, 0))
+        .with_context(|| format!("cannot bind a port on {}", listen.bind))?;
     let concurrent = listen.concurrent;
     println!("port {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
-    let id = tls::Identity { cert_der: std::fs::read(cert)?, cert_pem: String::new(), key_pem: std::fs::read_to_string(key)? };
+    let id = tls::Identity {
+        cert_der: std::fs::read(cert)?,
+        cert_pem: String::new(),
+        key_pem: std::fs::read_to_string(key)?,
+    };
     let (proto, group) = (protocol.to_string(), group.to_string());
     let served_ref: &'static std::sync::atomic::AtomicU64 = served;
     std::thread::spawn(move || {
         let sink = instrumented.then_some(records);
-        let r = if proto == "ssh" { ssh::serve(&group, listener, served_ref, concurrent) } else { tls::serve(stack, &group, &id, listener, served_ref, sink, concurrent) };
+        let r = if proto == "ssh" {
+            ssh::serve(&group, listener, served_ref, concurrent)
+        } else {
+            tls::serve(stack, &group, &id, listener, served_ref, sink, concurrent)
+        };
         if let Err(e) = r {
             eprintln!("server: {e:#}");
             std::process::exit(2);
         }
     });
     // For the robustness test: a server that dies mid-run (PQPROF_SERVER_DIES_AFTER=N connections).
-    if let Some(n) = std::env::var("PQPROF_SERVER_DIES_AFTER").ok().and_then(|v| v.parse::<u64>().ok()) {
+    if let Some(n) = std::env::var("PQPROF_SERVER_DIES_AFTER")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
         std::thread::spawn(move || loop {
             if served_ref.load(std::sync::atomic::Ordering::Relaxed) >= n {
                 std::process::exit(3);
@@ -161,18 +226,30 @@ pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, k
     // (the client knows how many it made; the server may still be closing the last one).
     let wait_for = |n: u64, since: u64| {
         let t0 = std::time::Instant::now();
-        while served.load(std::sync::atomic::Ordering::Relaxed) - since < n && t0.elapsed() < std::time::Duration::from_secs(5) {
+        while served.load(std::sync::atomic::Ordering::Relaxed) - since < n
+            && t0.elapsed() < std::time::Duration::from_secs(5)
+        {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     };
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let mut words = line.split_whitespace();
-        let (cmd, n) = (words.next().unwrap_or(""), words.next().and_then(|w| w.parse::<u64>().ok()).unwrap_or(0));
+        let (cmd, n) = (
+            words.next().unwrap_or(""),
+            words
+                .next()
+                .and_then(|w| w.parse::<u64>().ok())
+                .unwrap_or(0),
+        );
         match cmd {
             "reset" => {
                 wait_for(n, served0);
-                (mem0, cpu0, served0) = (alloc::counters(), alloc::process_cpu_ns(), served.load(std::sync::atomic::Ordering::Relaxed));
+                (mem0, cpu0, served0) = (
+                    alloc::counters(),
+                    alloc::process_cpu_ns(),
+                    served.load(std::sync::atomic::Ordering::Relaxed),
+                );
                 records.lock().map_err(|_| anyhow!("poisoned"))?.clear();
                 println!("ok");
             }
@@ -194,4 +271,3 @@ pub fn server_main(protocol: &str, stack: RealStack, group: &str, cert: &Path, k
     }
     Ok(())
 }
-

@@ -25,7 +25,10 @@ pub fn kex_name(method: &str) -> Result<russh::kex::Name> {
 }
 
 fn preferred(method: &str) -> Result<Preferred> {
-    Ok(Preferred { kex: Cow::Owned(vec![kex_name(method)?]), ..Preferred::default() })
+    Ok(Preferred {
+        kex: Cow::Owned(vec![kex_name(method)?]),
+        ..Preferred::default()
+    })
 }
 
 /// Counts bytes and keeps the first flight of each direction, for a tokio stream.
@@ -35,7 +38,11 @@ struct Counted<S> {
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &r {
@@ -50,7 +57,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
 }
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = &r {
             if let Ok(mut w) = self.wire.lock() {
@@ -63,7 +74,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_flush(cx)
     }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
@@ -73,7 +87,10 @@ struct ClientHandler;
 impl client::Handler for ClientHandler {
     type Error = russh::Error;
 
-    async fn check_server_key(&mut self, _key: &russh::keys::PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+    async fn check_server_key(
+        &mut self,
+        _key: &russh::keys::PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
         // A fresh host key per run; host key checking is not what is measured.
         Ok(true)
     }
@@ -86,9 +103,19 @@ pub struct Client {
 
 impl Client {
     pub fn new(method: &str) -> Result<Client> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let config = client::Config { preferred: preferred(method)?, nodelay: true, inactivity_timeout: Some(super::tls::io_timeout()), ..Default::default() };
-        Ok(Client { rt, config: Arc::new(config) })
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let config = client::Config {
+            preferred: preferred(method)?,
+            nodelay: true,
+            inactivity_timeout: Some(super::tls::io_timeout()),
+            ..Default::default()
+        };
+        Ok(Client {
+            rt,
+            config: Arc::new(config),
+        })
     }
 
     pub fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
@@ -97,17 +124,30 @@ impl Client {
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
         let t0 = Instant::now();
         let (kex, _auth) = self.rt.block_on(async {
-            let tcp = tokio::time::timeout(super::tls::io_timeout(), tokio::net::TcpStream::connect(addr)).await.context("connect timed out")??;
+            let tcp = tokio::time::timeout(
+                super::tls::io_timeout(),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+            .context("connect timed out")??;
             tcp.set_nodelay(true)?;
-            let stream = Counted { inner: tcp, wire: wire.clone() };
-            let mut handle = tokio::time::timeout(super::tls::io_timeout(), client::connect_stream(self.config.clone(), stream, ClientHandler))
-                .await
-                .context("SSH key exchange timed out")??;
+            let stream = Counted {
+                inner: tcp,
+                wire: wire.clone(),
+            };
+            let mut handle = tokio::time::timeout(
+                super::tls::io_timeout(),
+                client::connect_stream(self.config.clone(), stream, ClientHandler),
+            )
+            .await
+            .context("SSH key exchange timed out")??;
             let kex = t0.elapsed();
             let auth = handle.authenticate_none("pqprof").await?;
             ensure!(auth.success(), "the server refused none authentication");
             let authed = t0.elapsed();
-            handle.disconnect(russh::Disconnect::ByApplication, "", "en").await?;
+            handle
+                .disconnect(russh::Disconnect::ByApplication, "", "en")
+                .await?;
             Ok::<_, anyhow::Error>((kex, authed))
         })?;
         let total = t0.elapsed();
@@ -117,7 +157,11 @@ impl Client {
             let theirs = crate::parse::ssh::kexinit_methods(&w.first_received).unwrap_or_default();
             Evidence {
                 version: "SSH-2.0".into(),
-                group: ours.iter().find(|m| theirs.contains(m)).cloned().unwrap_or_default(),
+                group: ours
+                    .iter()
+                    .find(|m| theirs.contains(m))
+                    .cloned()
+                    .unwrap_or_default(),
                 cipher: String::new(),
                 cert_key: "Ed25519 host key".into(),
                 resumed: false,
@@ -152,8 +196,15 @@ impl server::Handler for ServerHandler {
 
 /// The server side, in its own process: one session at a time until killed.
 /// With `concurrent`, each session runs as its own task (`pqprof network`).
-pub fn serve(method: &str, listener: std::net::TcpListener, served: &'static AtomicU64, concurrent: bool) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+pub fn serve(
+    method: &str,
+    listener: std::net::TcpListener,
+    served: &'static AtomicU64,
+    concurrent: bool,
+) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).map_err(|e| anyhow!("getrandom: {e}"))?;
     let key = russh::keys::PrivateKey::from(Ed25519Keypair::from_seed(&seed));

@@ -36,7 +36,11 @@ pub struct Identity {
 pub fn identity() -> Result<Identity> {
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
     let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])?.self_signed(&key)?;
-    Ok(Identity { cert_der: cert.der().to_vec(), cert_pem: cert.pem(), key_pem: key.serialize_pem() })
+    Ok(Identity {
+        cert_der: cert.der().to_vec(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
 }
 
 /// DER of the prime256v1 OID inside an ecPublicKey SPKI: how the certificate's key type is checked.
@@ -80,7 +84,8 @@ pub(crate) fn openssl_tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str
 }
 
 fn tcp(addr: SocketAddr) -> Result<TcpStream> {
-    let s = TcpStream::connect_timeout(&addr, io_timeout()).with_context(|| format!("connect to {addr}"))?;
+    let s = TcpStream::connect_timeout(&addr, io_timeout())
+        .with_context(|| format!("connect to {addr}"))?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(io_timeout()))?;
     s.set_write_timeout(Some(io_timeout()))?;
@@ -114,10 +119,11 @@ impl Client {
             RealStack::Rustls => {
                 let mut roots = rustls::RootCertStore::empty();
                 roots.add(id.cert_der.clone().into())?;
-                let mut cfg = rustls::ClientConfig::builder_with_provider(provider(group, instrumented)?)
-                    .with_protocol_versions(&[&rustls::version::TLS13])?
-                    .with_root_certificates(roots)
-                    .with_no_client_auth();
+                let mut cfg =
+                    rustls::ClientConfig::builder_with_provider(provider(group, instrumented)?)
+                        .with_protocol_versions(&[&rustls::version::TLS13])?
+                        .with_root_certificates(roots)
+                        .with_no_client_auth();
                 cfg.resumption = rustls::client::Resumption::disabled();
                 ClientKind::Rustls(Arc::new(cfg))
             }
@@ -125,7 +131,8 @@ impl Client {
                 use openssl::ssl::{SslConnector, SslMethod};
                 let mut b = SslConnector::builder(SslMethod::tls_client())?;
                 openssl_tls13(&mut b, group)?;
-                b.cert_store_mut().add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
+                b.cert_store_mut()
+                    .add_cert(openssl::x509::X509::from_der(&id.cert_der)?)?;
                 ClientKind::OpenSsl(b.build())
             }
             RealStack::Russh => bail!("russh is an SSH stack"),
@@ -137,7 +144,10 @@ impl Client {
     /// A client with the timing provider (rustls) that never arms the recorder: the provider's own
     /// cost, without timers.
     pub fn wrapped_unarmed(stack: RealStack, group: &str, id: &Identity) -> Result<Client> {
-        Ok(Client { instrumented: false, ..Client::new(stack, group, id, true)? })
+        Ok(Client {
+            instrumented: false,
+            ..Client::new(stack, group, id, true)?
+        })
     }
 
     /// One connection: connect, handshake, echo 32 bytes, close. Evidence only when asked.
@@ -154,8 +164,12 @@ impl Client {
         let (hs, sock, ev) = r?;
         let mut ev = ev;
         if let Some(e) = ev.as_mut() {
-            e.client_share = key_shares(&sock.first_sent).and_then(|(m, s)| (m == 1).then_some(s)).and_then(|s| s.first().copied());
-            e.server_share = key_shares(&sock.first_received).and_then(|(m, s)| (m == 2).then_some(s)).and_then(|s| s.first().copied());
+            e.client_share = key_shares(&sock.first_sent)
+                .and_then(|(m, s)| (m == 1).then_some(s))
+                .and_then(|s| s.first().copied());
+            e.server_share = key_shares(&sock.first_received)
+                .and_then(|(m, s)| (m == 2).then_some(s))
+                .and_then(|s| s.first().copied());
         }
         Ok(One {
             total_ns: total.as_nanos() as f64,
@@ -185,7 +199,10 @@ impl Client {
                 Ok(hs.as_nanos() as f64)
             }
             ClientKind::OpenSsl(connector) => {
-                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                let mut tls = connector
+                    .configure()?
+                    .connect("localhost", sock)
+                    .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
                 let hs = t0.elapsed();
                 echo(&mut tls)?;
                 let _ = tls.shutdown();
@@ -205,7 +222,10 @@ impl Client {
                 Open::Rustls(tls)
             }
             ClientKind::OpenSsl(connector) => {
-                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                let mut tls = connector
+                    .configure()?
+                    .connect("localhost", sock)
+                    .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
                 echo(&mut tls)?;
                 Open::OpenSsl(tls)
             }
@@ -213,7 +233,12 @@ impl Client {
     }
 
     /// Connect, handshake, echo, close: -> (time to handshake done, bytes, evidence).
-    fn exchange(&self, addr: SocketAddr, evidence: bool, t0: Instant) -> Result<(Duration, Counted<()>, Option<Evidence>)> {
+    fn exchange(
+        &self,
+        addr: SocketAddr,
+        evidence: bool,
+        t0: Instant,
+    ) -> Result<(Duration, Counted<()>, Option<Evidence>)> {
         let sock = Counted::new(tcp(addr)?);
         Ok(match &self.kind {
             ClientKind::Rustls(cfg) => {
@@ -221,17 +246,40 @@ impl Client {
                 echo(&mut tls)?;
                 rustls_close(&mut tls);
                 let ev = evidence.then(|| Evidence {
-                    version: tls.conn.protocol_version().map(|v| format!("{v:?}")).unwrap_or_default(),
-                    group: tls.conn.negotiated_key_exchange_group().map(|g| format!("{:?}", g.name())).unwrap_or_default(),
-                    cipher: tls.conn.negotiated_cipher_suite().map(|c| format!("{:?}", c.suite())).unwrap_or_default(),
-                    cert_key: tls.conn.peer_certificates().and_then(|c| c.first()).map(|c| cert_key_type(c)).unwrap_or_default(),
-                    resumed: !matches!(tls.conn.handshake_kind(), Some(rustls::HandshakeKind::Full)),
+                    version: tls
+                        .conn
+                        .protocol_version()
+                        .map(|v| format!("{v:?}"))
+                        .unwrap_or_default(),
+                    group: tls
+                        .conn
+                        .negotiated_key_exchange_group()
+                        .map(|g| format!("{:?}", g.name()))
+                        .unwrap_or_default(),
+                    cipher: tls
+                        .conn
+                        .negotiated_cipher_suite()
+                        .map(|c| format!("{:?}", c.suite()))
+                        .unwrap_or_default(),
+                    cert_key: tls
+                        .conn
+                        .peer_certificates()
+                        .and_then(|c| c.first())
+                        .map(|c| cert_key_type(c))
+                        .unwrap_or_default(),
+                    resumed: !matches!(
+                        tls.conn.handshake_kind(),
+                        Some(rustls::HandshakeKind::Full)
+                    ),
                     ..Evidence::default()
                 });
                 (hs, tls.sock.summary(), ev)
             }
             ClientKind::OpenSsl(connector) => {
-                let mut tls = connector.configure()?.connect("localhost", sock).map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+                let mut tls = connector
+                    .configure()?
+                    .connect("localhost", sock)
+                    .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
                 let hs = t0.elapsed();
                 echo(&mut tls)?;
                 let ev = evidence.then(|| openssl_evidence(tls.ssl()));
@@ -257,7 +305,9 @@ fn rustls_handshake<S: Read + Write>(
     let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
     let mut tls = rustls::StreamOwned::new(conn, sock);
     while tls.conn.is_handshaking() {
-        tls.conn.complete_io(&mut tls.sock).context("rustls handshake")?;
+        tls.conn
+            .complete_io(&mut tls.sock)
+            .context("rustls handshake")?;
     }
     Ok((t0.elapsed(), tls))
 }
@@ -286,13 +336,24 @@ fn openssl_evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
     // SAFETY: the SSL is live for the call; the result is NULL or a static name string.
     let group = unsafe {
         let p = SSL_get0_group_name(ssl.as_ptr());
-        if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+        if p.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
     };
     Evidence {
         version: ssl.version_str().to_string(),
         group,
-        cipher: ssl.current_cipher().map(|c| c.name().to_string()).unwrap_or_default(),
-        cert_key: ssl.peer_certificate().and_then(|c| c.to_der().ok()).map(|d| cert_key_type(&d)).unwrap_or_default(),
+        cipher: ssl
+            .current_cipher()
+            .map(|c| c.name().to_string())
+            .unwrap_or_default(),
+        cert_key: ssl
+            .peer_certificate()
+            .and_then(|c| c.to_der().ok())
+            .map(|d| cert_key_type(&d))
+            .unwrap_or_default(),
         resumed: ssl.session_reused(),
         ..Evidence::default()
     }
@@ -304,15 +365,21 @@ pub enum Acceptor {
     OpenSsl(openssl::ssl::SslAcceptor),
 }
 
-pub fn acceptor(stack: RealStack, group: &str, id: &Identity, instrumented: bool) -> Result<Acceptor> {
+pub fn acceptor(
+    stack: RealStack,
+    group: &str,
+    id: &Identity,
+    instrumented: bool,
+) -> Result<Acceptor> {
     Ok(match stack {
         RealStack::Rustls => {
             let certs = vec![id.cert_der.clone().into()];
             let key = <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(id.key_pem.as_bytes()).map_err(|e| anyhow!("key: {e}"))?;
-            let mut cfg = rustls::ServerConfig::builder_with_provider(provider(group, instrumented)?)
-                .with_protocol_versions(&[&rustls::version::TLS13])?
-                .with_no_client_auth()
-                .with_single_cert(certs, key)?;
+            let mut cfg =
+                rustls::ServerConfig::builder_with_provider(provider(group, instrumented)?)
+                    .with_protocol_versions(&[&rustls::version::TLS13])?
+                    .with_no_client_auth()
+                    .with_single_cert(certs, key)?;
             cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
             cfg.send_tls13_tickets = 0;
             Acceptor::Rustls(Arc::new(cfg))
@@ -327,7 +394,9 @@ pub fn acceptor(stack: RealStack, group: &str, id: &Identity, instrumented: bool
             b.set_private_key(&key)?;
             Acceptor::OpenSsl(b.build())
         }
-        RealStack::Russh | RealStack::Go => bail!("{} does not run in pqprof's TLS server", stack.name()),
+        RealStack::Russh | RealStack::Go => {
+            bail!("{} does not run in pqprof's TLS server", stack.name())
+        }
     })
 }
 
@@ -367,7 +436,9 @@ pub fn serve_one(acceptor: &Acceptor, stream: TcpStream) -> Result<Served> {
             Served::Rustls(tls)
         }
         Acceptor::OpenSsl(acceptor) => {
-            let mut tls = acceptor.accept(stream).map_err(|e| anyhow!("accept: {e}"))?;
+            let mut tls = acceptor
+                .accept(stream)
+                .map_err(|e| anyhow!("accept: {e}"))?;
             tls.read_exact(&mut buf)?;
             tls.write_all(&buf)?;
             Served::OpenSsl(tls)
@@ -386,7 +457,13 @@ pub fn serve(
     insitu: Option<&std::sync::Mutex<Vec<super::insitu::Record>>>,
     concurrent: bool,
 ) -> Result<()> {
-    serve_with(acceptor(stack, group, id, insitu.is_some())?, listener, served, insitu, concurrent)
+    serve_with(
+        acceptor(stack, group, id, insitu.is_some())?,
+        listener,
+        served,
+        insitu,
+        concurrent,
+    )
 }
 
 /// `serve` with an acceptor made by the caller (the paired overhead measurement serves the timing

@@ -16,18 +16,34 @@ pub struct Counted<S> {
 
 impl<S> Counted<S> {
     pub fn new(inner: S) -> Self {
-        Counted { inner, sent: 0, received: 0, first_sent: Vec::new(), first_received: Vec::new() }
+        Counted {
+            inner,
+            sent: 0,
+            received: 0,
+            first_sent: Vec::new(),
+            first_received: Vec::new(),
+        }
     }
 
     /// The counts and first flights, without the stream (a TLS stream may keep the socket).
     pub fn summary(&self) -> Counted<()> {
-        Counted { inner: (), sent: self.sent, received: self.received, first_sent: self.first_sent.clone(), first_received: self.first_received.clone() }
+        Counted {
+            inner: (),
+            sent: self.sent,
+            received: self.received,
+            first_sent: self.first_sent.clone(),
+            first_received: self.first_received.clone(),
+        }
     }
 }
 
 impl<S> std::fmt::Debug for Counted<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Counted {{ sent: {}, received: {} }}", self.sent, self.received)
+        write!(
+            f,
+            "Counted {{ sent: {}, received: {} }}",
+            self.sent, self.received
+        )
     }
 }
 

@@ -21,9 +21,16 @@ pub const SERVER_ADDR: &str = "10.77.2.1";
 pub const ROUTER_CLIENT_IF: &str = "r-c";
 
 fn run(args: &[&str]) -> Result<String> {
-    let out = Command::new(args[0]).args(&args[1..]).output().with_context(|| format!("cannot run {}", args[0]))?;
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .with_context(|| format!("cannot run {}", args[0]))?;
     if !out.status.success() {
-        bail!("{} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "{} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -35,7 +42,8 @@ fn in_ns(ns: &str, args: &[&str]) -> Result<String> {
 }
 
 fn exists(ns: &str) -> bool {
-    std::path::Path::new("/var/run/netns").join(ns).exists() || std::path::Path::new("/run/netns").join(ns).exists()
+    std::path::Path::new("/var/run/netns").join(ns).exists()
+        || std::path::Path::new("/run/netns").join(ns).exists()
 }
 
 /// Why this machine cannot run the network grid, in one line; None when it can.
@@ -45,7 +53,9 @@ pub fn unavailable() -> Option<String> {
         return Some("needs root (network namespaces, iptables)".into());
     }
     for tool in ["ip", "iptables", "ethtool", "tc"] {
-        if Command::new(tool).arg("-V").output().is_err() && Command::new(tool).arg("--version").output().is_err() {
+        if Command::new(tool).arg("-V").output().is_err()
+            && Command::new(tool).arg("--version").output().is_err()
+        {
             return Some(format!("{tool} is not installed (.ci/deps installs it)"));
         }
     }
@@ -77,7 +87,13 @@ pub fn cleanup() -> Vec<String> {
 }
 
 fn in_pids(ns: &str) -> Vec<i32> {
-    run(&["ip", "netns", "pids", ns]).map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect()).unwrap_or_default()
+    run(&["ip", "netns", "pids", ns])
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The namespaces, set up; torn down on drop.
@@ -90,11 +106,19 @@ pub struct Lab {
 impl Lab {
     pub fn new() -> Result<Lab> {
         let left = cleanup();
-        let mut lab = Lab { congestion_control: String::new(), offloads_off: true, notes: Vec::new() };
+        let mut lab = Lab {
+            congestion_control: String::new(),
+            offloads_off: true,
+            notes: Vec::new(),
+        };
         if !left.is_empty() {
-            lab.notes.push(format!("removed namespaces a killed run left behind: {}", left.join(", ")));
+            lab.notes.push(format!(
+                "removed namespaces a killed run left behind: {}",
+                left.join(", ")
+            ));
         }
-        lab.setup().context("setting up the client, router and server namespaces")?;
+        lab.setup()
+            .context("setting up the client, router and server namespaces")?;
         Ok(lab)
     }
 
@@ -105,28 +129,84 @@ impl Lab {
             // The NFQUEUE rule is IPv4 only: IPv6 would pass undelayed.
             in_ns(ns, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])?;
         }
-        run(&["ip", "link", "add", "c-r", "netns", CLIENT, "type", "veth", "peer", "name", "r-c", "netns", ROUTER])?;
-        run(&["ip", "link", "add", "s-r", "netns", SERVER, "type", "veth", "peer", "name", "r-s", "netns", ROUTER])?;
-        in_ns(CLIENT, &["ip", "addr", "add", &format!("{CLIENT_ADDR}/24"), "dev", "c-r"])?;
+        run(&[
+            "ip", "link", "add", "c-r", "netns", CLIENT, "type", "veth", "peer", "name", "r-c",
+            "netns", ROUTER,
+        ])?;
+        run(&[
+            "ip", "link", "add", "s-r", "netns", SERVER, "type", "veth", "peer", "name", "r-s",
+            "netns", ROUTER,
+        ])?;
+        in_ns(
+            CLIENT,
+            &[
+                "ip",
+                "addr",
+                "add",
+                &format!("{CLIENT_ADDR}/24"),
+                "dev",
+                "c-r",
+            ],
+        )?;
         in_ns(ROUTER, &["ip", "addr", "add", "10.77.1.2/24", "dev", "r-c"])?;
         in_ns(ROUTER, &["ip", "addr", "add", "10.77.2.2/24", "dev", "r-s"])?;
-        in_ns(SERVER, &["ip", "addr", "add", &format!("{SERVER_ADDR}/24"), "dev", "s-r"])?;
-        for (ns, dev) in [(CLIENT, "c-r"), (ROUTER, "r-c"), (ROUTER, "r-s"), (SERVER, "s-r")] {
+        in_ns(
+            SERVER,
+            &[
+                "ip",
+                "addr",
+                "add",
+                &format!("{SERVER_ADDR}/24"),
+                "dev",
+                "s-r",
+            ],
+        )?;
+        for (ns, dev) in [
+            (CLIENT, "c-r"),
+            (ROUTER, "r-c"),
+            (ROUTER, "r-s"),
+            (SERVER, "s-r"),
+        ] {
             // Offloads off, as Paquin et al. did: no super-packets through the queue or tbf.
-            if let Err(e) = in_ns(ns, &["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]) {
+            if let Err(e) = in_ns(
+                ns,
+                &[
+                    "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
+                ],
+            ) {
                 self.offloads_off = false;
-                self.notes.push(format!("offloads stay on for {dev}: {e:#}"));
+                self.notes
+                    .push(format!("offloads stay on for {dev}: {e:#}"));
             }
             in_ns(ns, &["ip", "link", "set", dev, "up"])?;
         }
-        in_ns(CLIENT, &["ip", "route", "add", "default", "via", "10.77.1.2"])?;
-        in_ns(SERVER, &["ip", "route", "add", "default", "via", "10.77.2.2"])?;
+        in_ns(
+            CLIENT,
+            &["ip", "route", "add", "default", "via", "10.77.1.2"],
+        )?;
+        in_ns(
+            SERVER,
+            &["ip", "route", "add", "default", "via", "10.77.2.2"],
+        )?;
         in_ns(ROUTER, &["sysctl", "-qw", "net.ipv4.ip_forward=1"])?;
         for ns in [CLIENT, SERVER] {
             // No cached ssthresh / RTT from earlier connections to the same address.
             in_ns(ns, &["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])?;
         }
-        in_ns(ROUTER, &["iptables", "-w", "-A", "FORWARD", "-j", "NFQUEUE", "--queue-num", "0"]).context("the iptables NFQUEUE target")?;
+        in_ns(
+            ROUTER,
+            &[
+                "iptables",
+                "-w",
+                "-A",
+                "FORWARD",
+                "-j",
+                "NFQUEUE",
+                "--queue-num",
+                "0",
+            ],
+        )
+        .context("the iptables NFQUEUE target")?;
         self.congestion_control = self.cubic()?;
         Ok(())
     }
@@ -134,10 +214,16 @@ impl Lab {
     /// cubic in both endpoints where the kernel has it: a namespace may only pick from the global
     /// allowed list, so cubic is added to it for the two sysctls and the list restored at once.
     fn cubic(&mut self) -> Result<String> {
-        let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
-        let current = in_ns(CLIENT, &["sysctl", "-n", "net.ipv4.tcp_congestion_control"])?.trim().to_string();
+        let available =
+            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                .unwrap_or_default();
+        let current = in_ns(CLIENT, &["sysctl", "-n", "net.ipv4.tcp_congestion_control"])?
+            .trim()
+            .to_string();
         if !available.split_whitespace().any(|c| c == "cubic") {
-            self.notes.push(format!("cubic is not in this kernel; the endpoints use {current}"));
+            self.notes.push(format!(
+                "cubic is not in this kernel; the endpoints use {current}"
+            ));
             return Ok(current);
         }
         let allowed_path = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
@@ -146,9 +232,16 @@ impl Lab {
         if widened {
             std::fs::write(allowed_path, format!("{allowed} cubic"))?;
         }
-        let set = [CLIENT, SERVER].iter().try_for_each(|ns| in_ns(ns, &["sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic"]).map(|_| ()));
+        let set = [CLIENT, SERVER].iter().try_for_each(|ns| {
+            in_ns(
+                ns,
+                &["sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic"],
+            )
+            .map(|_| ())
+        });
         if widened {
-            std::fs::write(allowed_path, &allowed).context("restoring tcp_allowed_congestion_control")?;
+            std::fs::write(allowed_path, &allowed)
+                .context("restoring tcp_allowed_congestion_control")?;
         }
         set?;
         Ok("cubic".into())
@@ -161,7 +254,24 @@ impl Lab {
             if let Some(r) = mbit {
                 // Burst: at least one timer tick's worth at HZ=250, and 16 kB.
                 let burst = ((r * 1e6 / 8.0 / 250.0) as u64).max(16_000);
-                in_ns(ROUTER, &["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", &format!("{r}mbit"), "burst", &burst.to_string(), "latency", "200ms"])?;
+                in_ns(
+                    ROUTER,
+                    &[
+                        "tc",
+                        "qdisc",
+                        "add",
+                        "dev",
+                        dev,
+                        "root",
+                        "tbf",
+                        "rate",
+                        &format!("{r}mbit"),
+                        "burst",
+                        &burst.to_string(),
+                        "latency",
+                        "200ms",
+                    ],
+                )?;
             }
         }
         Ok(())
@@ -183,7 +293,11 @@ impl Drop for Lab {
 
 /// Moves the calling thread into a namespace: its sockets from now on belong there.
 pub fn enter(ns: &str) -> Result<()> {
-    let path = ["/var/run/netns", "/run/netns"].iter().map(|d| std::path::Path::new(d).join(ns)).find(|p| p.exists()).ok_or_else(|| anyhow!("no namespace {ns}"))?;
+    let path = ["/var/run/netns", "/run/netns"]
+        .iter()
+        .map(|d| std::path::Path::new(d).join(ns))
+        .find(|p| p.exists())
+        .ok_or_else(|| anyhow!("no namespace {ns}"))?;
     let f = std::fs::File::open(&path)?;
     use std::os::fd::AsRawFd;
     // SAFETY: a valid namespace file descriptor; CLONE_NEWNET may be set per thread.

@@ -55,7 +55,10 @@ impl Rng {
 }
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -67,13 +70,25 @@ fn find_nfq_fd() -> Result<i32> {
         let mut v: i32 = 0;
         let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
         // SAFETY: valid out-pointers of the sizes given.
-        let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, &mut v as *mut i32 as *mut libc::c_void, &mut len) };
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                name,
+                &mut v as *mut i32 as *mut libc::c_void,
+                &mut len,
+            )
+        };
         (r == 0).then_some(v)
     };
     let mut found = None;
     for e in std::fs::read_dir("/proc/self/fd")? {
-        let Some(fd) = e?.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        if opt(fd, libc::SO_DOMAIN) == Some(libc::AF_NETLINK) && opt(fd, libc::SO_PROTOCOL) == Some(libc::NETLINK_NETFILTER) {
+        let Some(fd) = e?.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if opt(fd, libc::SO_DOMAIN) == Some(libc::AF_NETLINK)
+            && opt(fd, libc::SO_PROTOCOL) == Some(libc::NETLINK_NETFILTER)
+        {
             if found.is_some() {
                 bail!("more than one netfilter netlink socket");
             }
@@ -100,7 +115,9 @@ pub fn classify(ip: &[u8]) -> (bool, bool) {
     }
     let ihl = (ip[0] & 0x0f) as usize * 4;
     let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
-    let Some(tcp) = ip.get(ihl..) else { return (false, false) };
+    let Some(tcp) = ip.get(ihl..) else {
+        return (false, false);
+    };
     if tcp.len() < 14 {
         return (false, false);
     }
@@ -142,7 +159,10 @@ pub fn router_main(client_if: &str) -> Result<()> {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
         let p = libc::sched_param { sched_priority: 50 };
         if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-            eprintln!("netem-router: SCHED_FIFO refused ({}); delays will be less exact", std::io::Error::last_os_error());
+            eprintln!(
+                "netem-router: SCHED_FIFO refused ({}); delays will be less exact",
+                std::io::Error::last_os_error()
+            );
         }
     }
     // SAFETY: building a signal set and a signalfd for it.
@@ -166,7 +186,15 @@ pub fn router_main(client_if: &str) -> Result<()> {
     let fd = find_nfq_fd()?;
     let rcvbuf: i32 = 8 << 20;
     // SAFETY: a valid socket and option value.
-    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &rcvbuf as *const i32 as *const libc::c_void, 4) };
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            &rcvbuf as *const i32 as *const libc::c_void,
+            4,
+        )
+    };
     println!("ready");
     std::io::stdout().flush()?;
 
@@ -190,15 +218,30 @@ pub fn router_main(client_if: &str) -> Result<()> {
             let _ = q.verdict(h.msg);
         }
         let mut fds = [
-            libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: sigfd, events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sigfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: 0,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         let ts;
         let tsp = match heap.peek() {
             Some(h) => {
                 let wait = h.0.key.0.saturating_sub(now_ns());
-                ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
+                ts = libc::timespec {
+                    tv_sec: (wait / 1_000_000_000) as libc::time_t,
+                    tv_nsec: (wait % 1_000_000_000) as libc::c_long,
+                };
                 &ts as *const libc::timespec
             }
             None => std::ptr::null(),
@@ -229,8 +272,16 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 let w: Vec<&str> = cmd.split_whitespace().collect();
                 let answer = match w.as_slice() {
                     ["set", d0, d1, l0, l1, seed] => {
-                        match (d0.parse(), d1.parse(), l0.parse::<f64>(), l1.parse::<f64>(), seed.parse()) {
-                            (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s)) if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) => {
+                        match (
+                            d0.parse(),
+                            d1.parse(),
+                            l0.parse::<f64>(),
+                            l1.parse::<f64>(),
+                            seed.parse(),
+                        ) {
+                            (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s))
+                                if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) =>
+                            {
                                 (delay, loss, rng) = ([a, b], [x, y], Rng(s));
                                 c = Counters::default();
                                 queue_dropped0 = kernel_queue_dropped();
@@ -241,7 +292,8 @@ pub fn router_main(client_if: &str) -> Result<()> {
                     }
                     ["stats"] => {
                         c.peak_held = c.peak_held.max(heap.len());
-                        c.kernel_queue_dropped = kernel_queue_dropped().saturating_sub(queue_dropped0);
+                        c.kernel_queue_dropped =
+                            kernel_queue_dropped().saturating_sub(queue_dropped0);
                         serde_json::to_string(&c)?
                     }
                     _ => "\"?\"".to_string(),
@@ -258,7 +310,11 @@ pub fn router_main(client_if: &str) -> Result<()> {
                     Err(_) => break,
                 };
                 let t = now_ns();
-                let d = if msg.get_indev() == client_ifindex { C2S } else { S2C };
+                let d = if msg.get_indev() == client_ifindex {
+                    C2S
+                } else {
+                    S2C
+                };
                 let (data, syn) = classify(msg.get_payload());
                 c.packets[d] += 1;
                 c.bytes[d] += msg.get_original_len() as u64;
@@ -274,7 +330,10 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 let due = (t + delay[d]).max(last_due[d]);
                 last_due[d] = due;
                 seq += 1;
-                heap.push(Reverse(Held { key: (due, seq), msg }));
+                heap.push(Reverse(Held {
+                    key: (due, seq),
+                    msg,
+                }));
             }
             c.peak_held = c.peak_held.max(heap.len());
         }

@@ -6,7 +6,11 @@ use std::process::{Command, Output};
 
 /// Runs the built binary from the repository root.
 pub fn pqprof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pqprof")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_pqprof"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
 }
 
 pub fn stderr(o: &Output) -> String {
@@ -21,11 +25,33 @@ pub fn tmp(group: &str, name: &str) -> PathBuf {
 }
 
 /// pqprof's own backends (the Go peer has its own test, tests/go.rs).
-pub const BUILT_IN: [&str; 10] = ["--backend", "liboqs", "--backend", "rustcrypto", "--backend", "openssl", "--backend", "awslc", "--backend", "libcrux"];
+pub const BUILT_IN: [&str; 10] = [
+    "--backend",
+    "liboqs",
+    "--backend",
+    "rustcrypto",
+    "--backend",
+    "openssl",
+    "--backend",
+    "awslc",
+    "--backend",
+    "libcrux",
+];
 
 /// A short real measurement of tests/data/mini into `out`, with pqprof's own backends.
 pub fn measure_mini(out: &Path, iterations: &str) {
-    let mut args = vec!["run", "--suites", "tests/data/mini", "--iterations", iterations, "--rounds", "2", "--quiet", "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "run",
+        "--suites",
+        "tests/data/mini",
+        "--iterations",
+        iterations,
+        "--rounds",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend(BUILT_IN);
     let o = pqprof(&args);
     assert!(o.status.success(), "run failed: {}", stderr(&o));

@@ -12,12 +12,26 @@ fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[
         problems.push(format!("{name}: no samples"));
         return;
     };
-    differs(problems, format!("{name} mean_ns"), stored.mean_ns, s.mean_ns);
-    differs(problems, format!("{name} median_ns"), stored.median_ns, s.median_ns);
+    differs(
+        problems,
+        format!("{name} mean_ns"),
+        stored.mean_ns,
+        s.mean_ns,
+    );
+    differs(
+        problems,
+        format!("{name} median_ns"),
+        stored.median_ns,
+        s.median_ns,
+    );
     differs(problems, format!("{name} p95_ns"), stored.p95_ns, s.p95_ns);
     differs(problems, format!("{name} p99_ns"), stored.p99_ns, s.p99_ns);
     if stored.iterations != samples.len() {
-        problems.push(format!("{name}: {} iterations stored, {} samples", stored.iterations, samples.len()));
+        problems.push(format!(
+            "{name}: {} iterations stored, {} samples",
+            stored.iterations,
+            samples.len()
+        ));
     }
 }
 
@@ -37,22 +51,59 @@ pub fn rate_per_s(samples_ns: &[u64]) -> Option<(f64, Option<(f64, f64)>)> {
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
-    let Some(c) = &results.capacity else { return problems };
+    let Some(c) = &results.capacity else {
+        return problems;
+    };
     in_memory(&mut problems, c, results);
     for s in &c.sockets {
         for st in &s.steps {
-            let name = format!("capacity sockets {} {} x{}", s.stack.name(), s.group, st.concurrency);
+            let name = format!(
+                "capacity sockets {} {} x{}",
+                s.stack.name(),
+                s.group,
+                st.concurrency
+            );
             if st.latency_ns.len() as u64 != st.completed {
-                problems.push(format!("{name}: {} latencies for {} completed handshakes", st.latency_ns.len(), st.completed));
+                problems.push(format!(
+                    "{name}: {} latencies for {} completed handshakes",
+                    st.latency_ns.len(),
+                    st.completed
+                ));
             }
             if st.completed > 0 {
-                let sorted = stats::sorted(&st.latency_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
-                differs(&mut problems, format!("{name} p50_ns"), st.p50_ns, stats::percentile_sorted(&sorted, 50.0));
-                differs(&mut problems, format!("{name} p90_ns"), st.p90_ns, stats::percentile_sorted(&sorted, 90.0));
-                differs(&mut problems, format!("{name} p99_ns"), st.p99_ns, stats::percentile_sorted(&sorted, 99.0));
-                differs(&mut problems, format!("{name} server_cpu_per_handshake_ns"), st.server_cpu_per_handshake_ns, st.server_cpu_ns / st.completed as f64);
+                let sorted =
+                    stats::sorted(&st.latency_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
+                differs(
+                    &mut problems,
+                    format!("{name} p50_ns"),
+                    st.p50_ns,
+                    stats::percentile_sorted(&sorted, 50.0),
+                );
+                differs(
+                    &mut problems,
+                    format!("{name} p90_ns"),
+                    st.p90_ns,
+                    stats::percentile_sorted(&sorted, 90.0),
+                );
+                differs(
+                    &mut problems,
+                    format!("{name} p99_ns"),
+                    st.p99_ns,
+                    stats::percentile_sorted(&sorted, 99.0),
+                );
+                differs(
+                    &mut problems,
+                    format!("{name} server_cpu_per_handshake_ns"),
+                    st.server_cpu_per_handshake_ns,
+                    st.server_cpu_ns / st.completed as f64,
+                );
             }
-            differs(&mut problems, format!("{name} handshakes_per_s"), st.handshakes_per_s, st.completed as f64 / (st.duration_ns / 1e9));
+            differs(
+                &mut problems,
+                format!("{name} handshakes_per_s"),
+                st.handshakes_per_s,
+                st.completed as f64 / (st.duration_ns / 1e9),
+            );
         }
     }
     for m in &c.memory {
@@ -61,26 +112,77 @@ pub fn check(results: &Results) -> Vec<String> {
             problems.push(format!("{name}: no steps"));
             continue;
         };
-        if first.connections != 0 || last.connections != m.per_connection.connections || last.connections == 0 {
-            problems.push(format!("{name}: steps must run from 0 connections to the per-connection figure's {}", m.per_connection.connections));
+        if first.connections != 0
+            || last.connections != m.per_connection.connections
+            || last.connections == 0
+        {
+            problems.push(format!(
+                "{name}: steps must run from 0 connections to the per-connection figure's {}",
+                m.per_connection.connections
+            ));
             continue;
         }
         let k = last.connections as f64;
         let heap_rust = (last.heap_rust_bytes - first.heap_rust_bytes) as f64 / k;
         let heap_c = (last.heap_c_bytes - first.heap_c_bytes) as f64 / k;
         let pc = &m.per_connection;
-        differs(&mut problems, format!("{name} heap_rust_bytes"), pc.heap_rust_bytes, heap_rust);
-        differs(&mut problems, format!("{name} heap_c_bytes"), pc.heap_c_bytes, heap_c);
-        differs(&mut problems, format!("{name} heap_bytes"), pc.heap_bytes, heap_rust + heap_c);
-        differs(&mut problems, format!("{name} rss_bytes"), pc.rss_bytes, (last.rss_bytes as f64 - first.rss_bytes as f64) / k);
-        differs(&mut problems, format!("{name} kernel_bytes"), pc.kernel_bytes, (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * pc.page_bytes as f64 / k);
-        differs(&mut problems, format!("{name} kernel_slab_bytes"), pc.kernel_slab_bytes, (last.kernel_slab_bytes as f64 - first.kernel_slab_bytes as f64) / k);
+        differs(
+            &mut problems,
+            format!("{name} heap_rust_bytes"),
+            pc.heap_rust_bytes,
+            heap_rust,
+        );
+        differs(
+            &mut problems,
+            format!("{name} heap_c_bytes"),
+            pc.heap_c_bytes,
+            heap_c,
+        );
+        differs(
+            &mut problems,
+            format!("{name} heap_bytes"),
+            pc.heap_bytes,
+            heap_rust + heap_c,
+        );
+        differs(
+            &mut problems,
+            format!("{name} rss_bytes"),
+            pc.rss_bytes,
+            (last.rss_bytes as f64 - first.rss_bytes as f64) / k,
+        );
+        differs(
+            &mut problems,
+            format!("{name} kernel_bytes"),
+            pc.kernel_bytes,
+            (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * pc.page_bytes as f64
+                / k,
+        );
+        differs(
+            &mut problems,
+            format!("{name} kernel_slab_bytes"),
+            pc.kernel_slab_bytes,
+            (last.kernel_slab_bytes as f64 - first.kernel_slab_bytes as f64) / k,
+        );
         let med = |v: &[i64]| stats::median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>());
         if !m.peak_bytes.is_empty() {
-            differs(&mut problems, format!("{name} peak_median_bytes"), m.peak_median_bytes, med(&m.peak_bytes));
-            differs(&mut problems, format!("{name} retained_median_bytes"), m.retained_median_bytes, med(&m.retained_bytes));
+            differs(
+                &mut problems,
+                format!("{name} peak_median_bytes"),
+                m.peak_median_bytes,
+                med(&m.peak_bytes),
+            );
+            differs(
+                &mut problems,
+                format!("{name} retained_median_bytes"),
+                m.retained_median_bytes,
+                med(&m.retained_bytes),
+            );
         }
-        if m.peak_bytes.iter().zip(&m.retained_bytes).any(|(p, r)| p < r) {
+        if m.peak_bytes
+            .iter()
+            .zip(&m.retained_bytes)
+            .any(|(p, r)| p < r)
+        {
             problems.push(format!("{name}: a handshake retained more than its peak"));
         }
     }
@@ -91,34 +193,82 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
     for m in &c.in_memory {
         let name = format!("capacity in-memory {} {}", m.stack.name(), m.group);
         if m.client_ns.len() != m.wall_ns.len() || m.server_ns.len() != m.wall_ns.len() {
-            problems.push(format!("{name}: client, server and wall samples differ in number"));
+            problems.push(format!(
+                "{name}: client, server and wall samples differ in number"
+            ));
             continue;
         }
-        if m.client_ns.iter().zip(&m.server_ns).zip(&m.wall_ns).any(|((c, s), w)| c + s > *w) {
-            problems.push(format!("{name}: a handshake's two sides add up to more than its wall time"));
+        if m.client_ns
+            .iter()
+            .zip(&m.server_ns)
+            .zip(&m.wall_ns)
+            .any(|((c, s), w)| c + s > *w)
+        {
+            problems.push(format!(
+                "{name}: a handshake's two sides add up to more than its wall time"
+            ));
         }
         summary(problems, &format!("{name} client"), &m.client, &m.client_ns);
         summary(problems, &format!("{name} server"), &m.server, &m.server_ns);
         summary(problems, &format!("{name} wall"), &m.wall, &m.wall_ns);
         if let Some((rate, ci)) = rate_per_s(&m.wall_ns) {
-            differs(problems, format!("{name} handshakes_per_s"), m.handshakes_per_s, rate);
+            differs(
+                problems,
+                format!("{name} handshakes_per_s"),
+                m.handshakes_per_s,
+                rate,
+            );
             if let (Some(a), Some(b)) = (m.handshakes_per_s_ci95, ci) {
-                differs(problems, format!("{name} handshakes_per_s_ci95 low"), a.0, b.0);
-                differs(problems, format!("{name} handshakes_per_s_ci95 high"), a.1, b.1);
+                differs(
+                    problems,
+                    format!("{name} handshakes_per_s_ci95 low"),
+                    a.0,
+                    b.0,
+                );
+                differs(
+                    problems,
+                    format!("{name} handshakes_per_s_ci95 high"),
+                    a.1,
+                    b.1,
+                );
             }
         }
         if let Some((rate, _)) = rate_per_s(&m.server_ns) {
-            differs(problems, format!("{name} server_per_core_s"), m.server_per_core_s, rate);
-            differs(problems, format!("{name} servers_for_10k"), m.servers_for_10k, 10_000.0 / (rate * c.cores.max(1) as f64));
+            differs(
+                problems,
+                format!("{name} server_per_core_s"),
+                m.server_per_core_s,
+                rate,
+            );
+            differs(
+                problems,
+                format!("{name} servers_for_10k"),
+                m.servers_for_10k,
+                10_000.0 / (rate * c.cores.max(1) as f64),
+            );
         }
         if let Some(base) = &m.baseline {
-            match c.in_memory.iter().find(|b| b.stack == m.stack && &b.group == base) {
+            match c
+                .in_memory
+                .iter()
+                .find(|b| b.stack == m.stack && &b.group == base)
+            {
                 Some(b) => {
                     if let Some(v) = m.vs_baseline {
-                        differs(problems, format!("{name} vs_baseline"), v, m.server_per_core_s / b.server_per_core_s);
+                        differs(
+                            problems,
+                            format!("{name} vs_baseline"),
+                            v,
+                            m.server_per_core_s / b.server_per_core_s,
+                        );
                     }
                     if let Some(d) = m.server_delta_ns {
-                        differs(problems, format!("{name} server_delta_ns"), d, m.server.median_ns - b.server.median_ns);
+                        differs(
+                            problems,
+                            format!("{name} server_delta_ns"),
+                            d,
+                            m.server.median_ns - b.server.median_ns,
+                        );
                     }
                     if let Some(d) = m.composed_server_delta_ns {
                         match composed_server_delta(results, m.stack, &m.group, base) {
@@ -135,14 +285,25 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
 
 /// Server side of "<group> full handshake" minus that of "<baseline> full handshake", both composed
 /// from the phases of the library the real stack calls.
-pub fn composed_server_delta(results: &Results, stack: crate::results::RealStack, group: &str, baseline: &str) -> Option<f64> {
+pub fn composed_server_delta(
+    results: &Results,
+    stack: crate::results::RealStack,
+    group: &str,
+    baseline: &str,
+) -> Option<f64> {
     let composed_stack = match stack {
         crate::results::RealStack::Rustls => "rustls",
         crate::results::RealStack::OpenSsl => "openssl",
         crate::results::RealStack::Russh => "russh",
         crate::results::RealStack::Go => "go",
     };
-    let full = |g: &str| results.suites.iter().find(|s| s.kind == TrackKind::Full && s.stack == composed_stack && s.name == format!("{g} full handshake"));
+    let full = |g: &str| {
+        results.suites.iter().find(|s| {
+            s.kind == TrackKind::Full
+                && s.stack == composed_stack
+                && s.name == format!("{g} full handshake")
+        })
+    };
     let a = crate::compose::server_side_median_ns(full(group)?, &results.phases)?;
     let b = crate::compose::server_side_median_ns(full(baseline)?, &results.phases)?;
     Some(a - b)

@@ -8,21 +8,49 @@ use std::collections::BTreeMap;
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
-    let Some(c) = &results.crosscheck else { return problems };
+    let Some(c) = &results.crosscheck else {
+        return problems;
+    };
     for r in c.rows.iter().filter(|r| !r.tool_rounds.is_empty()) {
-        let name = format!("crosscheck {} {} {} vs {}", r.backend, r.algorithm, r.operation, r.tool);
+        let name = format!(
+            "crosscheck {} {} {} vs {}",
+            r.backend, r.algorithm, r.operation, r.tool
+        );
         let Some((ratio, ci)) = stats::paired_ratio(&r.pqprof_rounds, &r.tool_rounds) else {
-            problems.push(format!("{name}: {} pqprof rounds around {} tool rounds", r.pqprof_rounds.len(), r.tool_rounds.len()));
+            problems.push(format!(
+                "{name}: {} pqprof rounds around {} tool rounds",
+                r.pqprof_rounds.len(),
+                r.tool_rounds.len()
+            ));
             continue;
         };
-        differs(&mut problems, format!("{name}: diff_pct"), r.diff_pct, (ratio - 1.0) * 100.0);
+        differs(
+            &mut problems,
+            format!("{name}: diff_pct"),
+            r.diff_pct,
+            (ratio - 1.0) * 100.0,
+        );
         if let (Some((lo, hi)), Some((l2, h2))) = (r.diff_ci95_pct, ci) {
-            differs(&mut problems, format!("{name}: diff_ci95_pct low"), lo, (l2 - 1.0) * 100.0);
-            differs(&mut problems, format!("{name}: diff_ci95_pct high"), hi, (h2 - 1.0) * 100.0);
+            differs(
+                &mut problems,
+                format!("{name}: diff_ci95_pct low"),
+                lo,
+                (l2 - 1.0) * 100.0,
+            );
+            differs(
+                &mut problems,
+                format!("{name}: diff_ci95_pct high"),
+                hi,
+                (h2 - 1.0) * 100.0,
+            );
         }
         let verdict = Agreement::judge(ci, c.tolerance_pct);
         if r.verdict != Some(verdict) || r.agree != (verdict == Agreement::Agree) {
-            problems.push(format!("{name}: verdict {:?} but the rounds give {}", r.verdict, verdict.text()));
+            problems.push(format!(
+                "{name}: verdict {:?} but the rounds give {}",
+                r.verdict,
+                verdict.text()
+            ));
         }
     }
     if let Some(max) = c.max_rounds {
@@ -33,31 +61,56 @@ pub fn check(results: &Results) -> Vec<String> {
 
 /// Replays the adaptive rule: each tool run stopped at the first round count from `min` on where
 /// every phase it reports was decided, or at `max`, and its phases all have that many rounds.
-fn stopping_rule(rows: &[CrosscheckRow], min: usize, max: usize, tolerance_pct: f64) -> Vec<String> {
+fn stopping_rule(
+    rows: &[CrosscheckRow],
+    min: usize,
+    max: usize,
+    tolerance_pct: f64,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let mut groups: BTreeMap<usize, Vec<&CrosscheckRow>> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.tool_rounds.is_empty()) {
         match r.group {
             Some(g) => groups.entry(g).or_default().push(r),
-            None => problems.push(format!("crosscheck {} {} vs {}: no tool run index (adaptive rounds need one)", r.algorithm, r.operation, r.tool)),
+            None => problems.push(format!(
+                "crosscheck {} {} vs {}: no tool run index (adaptive rounds need one)",
+                r.algorithm, r.operation, r.tool
+            )),
         }
     }
     for (g, rs) in groups {
         let n = rs[0].tool_rounds.len();
-        if rs.iter().any(|r| r.tool_rounds.len() != n || r.pqprof_rounds.len() != n + 1) {
-            problems.push(format!("crosscheck tool run {g}: its phases have different round counts"));
+        if rs
+            .iter()
+            .any(|r| r.tool_rounds.len() != n || r.pqprof_rounds.len() != n + 1)
+        {
+            problems.push(format!(
+                "crosscheck tool run {g}: its phases have different round counts"
+            ));
             continue;
         }
         if n < min || n > max {
-            problems.push(format!("crosscheck tool run {g}: {n} rounds, outside {min}..={max}"));
+            problems.push(format!(
+                "crosscheck tool run {g}: {n} rounds, outside {min}..={max}"
+            ));
             continue;
         }
         let verdicts = |k: usize| -> Vec<Agreement> {
-            rs.iter().map(|r| Agreement::judge(stats::paired_ratio(&r.pqprof_rounds[..=k], &r.tool_rounds[..k]).and_then(|x| x.1), tolerance_pct)).collect()
+            rs.iter()
+                .map(|r| {
+                    Agreement::judge(
+                        stats::paired_ratio(&r.pqprof_rounds[..=k], &r.tool_rounds[..k])
+                            .and_then(|x| x.1),
+                        tolerance_pct,
+                    )
+                })
+                .collect()
         };
         // Every round count before n must have asked for another round, and n must not.
         if let Some(k) = (1..n).find(|&k| !should_continue(&verdicts(k), k, min, max)) {
-            problems.push(format!("crosscheck tool run {g}: every phase was decided after {k} rounds, yet it ran {n}"));
+            problems.push(format!(
+                "crosscheck tool run {g}: every phase was decided after {k} rounds, yet it ran {n}"
+            ));
         }
         if should_continue(&verdicts(n), n, min, max) {
             problems.push(format!("crosscheck tool run {g}: stopped after {n} rounds with a phase undecided and {max} allowed"));
@@ -105,16 +158,31 @@ mod tests {
         assert_eq!(stopping_rule(&[row(0, &[1.0; 3])], 2, 10, 5.0).len(), 1);
         // Undecided at the cap is allowed; past the cap, or rows of one run out of step, are not.
         assert!(stopping_rule(&[row(0, &noisy[..4])], 2, 4, 5.0).is_empty());
-        assert_eq!(stopping_rule(&[row(0, &[1.0; 2]), row(0, &[1.0; 3])], 2, 10, 5.0).len(), 1);
-        assert_eq!(stopping_rule(&[row(1, &[1.0; 2]), row(2, &[1.0; 2])], 2, 10, 5.0).len(), 0);
+        assert_eq!(
+            stopping_rule(&[row(0, &[1.0; 2]), row(0, &[1.0; 3])], 2, 10, 5.0).len(),
+            1
+        );
+        assert_eq!(
+            stopping_rule(&[row(1, &[1.0; 2]), row(2, &[1.0; 2])], 2, 10, 5.0).len(),
+            0
+        );
     }
 
     #[test]
     fn verdicts_need_the_whole_interval() {
         assert_eq!(Agreement::judge(Some((0.97, 1.04)), 5.0), Agreement::Agree);
-        assert_eq!(Agreement::judge(Some((1.06, 1.20)), 5.0), Agreement::Disagree);
-        assert_eq!(Agreement::judge(Some((0.80, 0.94)), 5.0), Agreement::Disagree);
-        assert_eq!(Agreement::judge(Some((1.02, 1.09)), 5.0), Agreement::Undecided);
+        assert_eq!(
+            Agreement::judge(Some((1.06, 1.20)), 5.0),
+            Agreement::Disagree
+        );
+        assert_eq!(
+            Agreement::judge(Some((0.80, 0.94)), 5.0),
+            Agreement::Disagree
+        );
+        assert_eq!(
+            Agreement::judge(Some((1.02, 1.09)), 5.0),
+            Agreement::Undecided
+        );
         assert_eq!(Agreement::judge(None, 5.0), Agreement::Undecided);
     }
 }

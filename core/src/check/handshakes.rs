@@ -9,28 +9,65 @@ use crate::stats;
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
-    let Some(h) = &results.handshakes else { return problems };
-    let find = |suite: &str, s: &Scenario, instrumented: bool| h.scenarios.iter().find(|x| x.suite == suite && x.stack == s.stack && x.instrumented == instrumented);
+    let Some(h) = &results.handshakes else {
+        return problems;
+    };
+    let find = |suite: &str, s: &Scenario, instrumented: bool| {
+        h.scenarios
+            .iter()
+            .find(|x| x.suite == suite && x.stack == s.stack && x.instrumented == instrumented)
+    };
     for s in &h.scenarios {
-        let name = format!("handshake {} {} [{}{}]", s.protocol, s.suite, s.stack.name(), if s.instrumented { ", in situ" } else { "" });
+        let name = format!(
+            "handshake {} {} [{}{}]",
+            s.protocol,
+            s.suite,
+            s.stack.name(),
+            if s.instrumented { ", in situ" } else { "" }
+        );
         if s.sample_medians_ns.is_empty() {
             problems.push(format!("{name}: no sample medians"));
             continue;
         }
-        differs(&mut problems, format!("{name}: rsd_pct"), s.rsd_pct, stats::rsd_pct(&s.sample_medians_ns));
+        differs(
+            &mut problems,
+            format!("{name}: rsd_pct"),
+            s.rsd_pct,
+            stats::rsd_pct(&s.sample_medians_ns),
+        );
         if let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) {
             let base = s.median_ns - delta;
-            differs(&mut problems, format!("{name}: vs_baseline_ratio"), ratio, s.median_ns / base);
+            differs(
+                &mut problems,
+                format!("{name}: vs_baseline_ratio"),
+                ratio,
+                s.median_ns / base,
+            );
         }
         if let Some(o) = s.insitu_overhead_pct {
             match find(&s.suite, s, true) {
-                Some(i) => differs(&mut problems, format!("{name}: insitu_overhead_pct"), o, (i.median_ns / s.median_ns - 1.0) * 100.0),
-                None => problems.push(format!("{name}: an overhead without its instrumented scenario")),
+                Some(i) => differs(
+                    &mut problems,
+                    format!("{name}: insitu_overhead_pct"),
+                    o,
+                    (i.median_ns / s.median_ns - 1.0) * 100.0,
+                ),
+                None => problems.push(format!(
+                    "{name}: an overhead without its instrumented scenario"
+                )),
             }
         }
-        for (what, p) in [("in memory", &s.insitu_overhead_paired), ("on loopback", &s.insitu_overhead_paired_loopback)] {
+        for (what, p) in [
+            ("in memory", &s.insitu_overhead_paired),
+            ("on loopback", &s.insitu_overhead_paired_loopback),
+        ] {
             if let Some(p) = p {
-                paired(&mut problems, &format!("{name}: paired overhead {what}"), p, s.median_ns);
+                paired(
+                    &mut problems,
+                    &format!("{name}: paired overhead {what}"),
+                    p,
+                    s.median_ns,
+                );
             }
         }
         if let Some(o) = s.insitu_overhead_est_pct {
@@ -46,16 +83,32 @@ pub fn check(results: &Results) -> Vec<String> {
     // Deltas of the in-situ parts against the baseline group's instrumented scenario.
     for s in h.scenarios.iter().filter(|s| s.instrumented) {
         let Some(i) = &s.insitu else { continue };
-        let name = format!("handshake {} {} [{}, in situ]", s.protocol, s.suite, s.stack.name());
+        let name = format!(
+            "handshake {} {} [{}, in situ]",
+            s.protocol,
+            s.suite,
+            s.stack.name()
+        );
         if let (Some(cd), Some(delta)) = (i.crypto_delta_ns, s.measured_delta_ns) {
             let base_median = s.median_ns - delta;
             let same = |b: &Scenario| stats::agrees(b.median_ns, base_median, super::TOLERANCE_PCT);
-            match h.scenarios.iter().find(|b| b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some()) {
+            match h
+                .scenarios
+                .iter()
+                .find(|b| b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some())
+            {
                 Some(b) => {
                     let bi = b.insitu.as_ref().map_or(0.0, |x| x.crypto_ns);
-                    differs(&mut problems, format!("{name}: crypto_delta_ns"), cd, i.crypto_ns - bi);
+                    differs(
+                        &mut problems,
+                        format!("{name}: crypto_delta_ns"),
+                        cd,
+                        i.crypto_ns - bi,
+                    );
                 }
-                None => problems.push(format!("{name}: its baseline's instrumented scenario is missing")),
+                None => problems.push(format!(
+                    "{name}: its baseline's instrumented scenario is missing"
+                )),
             }
         }
     }
@@ -70,10 +123,19 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
     }
     for (k, c) in i.connections.iter().enumerate() {
         if c.client.len() != n || c.server.len() != n {
-            problems.push(format!("{name}: connection {k} has {} / {} figures for {n} labels", c.client.len(), c.server.len()));
+            problems.push(format!(
+                "{name}: connection {k} has {} / {} figures for {n} labels",
+                c.client.len(),
+                c.server.len()
+            ));
             continue;
         }
-        let crypto: i128 = c.client.iter().chain(&c.server).map(|&x| i128::from(x)).sum();
+        let crypto: i128 = c
+            .client
+            .iter()
+            .chain(&c.server)
+            .map(|&x| i128::from(x))
+            .sum();
         if i128::from(c.total_ns) != crypto + i128::from(c.remainder_ns) {
             problems.push(format!(
                 "{name}: connection {k}: total {} ns is not its crypto calls ({crypto} ns) plus its remainder ({} ns)",
@@ -87,20 +149,73 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
     let m = i.connections.len() as f64;
     for l in 0..n {
         let label = &i.labels[l];
-        differs(&mut problems, format!("{name}: client_ns[{label}]"), i.client_ns[l], i.connections.iter().map(|c| c.client[l] as f64).sum::<f64>() / m);
-        differs(&mut problems, format!("{name}: server_ns[{label}]"), i.server_ns[l], i.connections.iter().map(|c| c.server[l] as f64).sum::<f64>() / m);
+        differs(
+            &mut problems,
+            format!("{name}: client_ns[{label}]"),
+            i.client_ns[l],
+            i.connections
+                .iter()
+                .map(|c| c.client[l] as f64)
+                .sum::<f64>()
+                / m,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: server_ns[{label}]"),
+            i.server_ns[l],
+            i.connections
+                .iter()
+                .map(|c| c.server[l] as f64)
+                .sum::<f64>()
+                / m,
+        );
     }
-    differs(&mut problems, format!("{name}: total_ns"), i.total_ns, i.connections.iter().map(|c| c.total_ns as f64).sum::<f64>() / m);
-    differs(&mut problems, format!("{name}: remainder_ns"), i.remainder_ns, i.connections.iter().map(|c| c.remainder_ns as f64).sum::<f64>() / m);
-    differs(&mut problems, format!("{name}: crypto_ns (sum of the labels)"), i.crypto_ns, i.client_ns.iter().chain(&i.server_ns).sum());
-    differs(&mut problems, format!("{name}: identity total = crypto + remainder"), i.total_ns, i.crypto_ns + i.remainder_ns);
+    differs(
+        &mut problems,
+        format!("{name}: total_ns"),
+        i.total_ns,
+        i.connections.iter().map(|c| c.total_ns as f64).sum::<f64>() / m,
+    );
+    differs(
+        &mut problems,
+        format!("{name}: remainder_ns"),
+        i.remainder_ns,
+        i.connections
+            .iter()
+            .map(|c| c.remainder_ns as f64)
+            .sum::<f64>()
+            / m,
+    );
+    differs(
+        &mut problems,
+        format!("{name}: crypto_ns (sum of the labels)"),
+        i.crypto_ns,
+        i.client_ns.iter().chain(&i.server_ns).sum(),
+    );
+    differs(
+        &mut problems,
+        format!("{name}: identity total = crypto + remainder"),
+        i.total_ns,
+        i.crypto_ns + i.remainder_ns,
+    );
     problems
 }
 
 /// A paired timer-cost measurement recomputed from its block medians.
 fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns: f64) {
-    let Some(r) = crate::overhead::summarise(p.per_block, p.plain_ns.clone(), p.wrapped_ns.clone(), p.timed_ns.clone(), median_ns) else {
-        problems.push(format!("{name}: {} plain, {} wrapped and {} timed blocks", p.plain_ns.len(), p.wrapped_ns.len(), p.timed_ns.len()));
+    let Some(r) = crate::overhead::summarise(
+        p.per_block,
+        p.plain_ns.clone(),
+        p.wrapped_ns.clone(),
+        p.timed_ns.clone(),
+        median_ns,
+    ) else {
+        problems.push(format!(
+            "{name}: {} plain, {} wrapped and {} timed blocks",
+            p.plain_ns.len(),
+            p.wrapped_ns.len(),
+            p.timed_ns.len()
+        ));
         return;
     };
     let mut fields = vec![
@@ -128,7 +243,9 @@ fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns:
         match (stored, recomputed) {
             (Some(a), Some(b)) => differs(problems, format!("{name} {field}"), a, b),
             (None, None) => {}
-            _ => problems.push(format!("{name}: {field} without its blocks, or blocks without it")),
+            _ => problems.push(format!(
+                "{name}: {field} without its blocks, or blocks without it"
+            )),
         }
     }
 }

@@ -15,7 +15,9 @@ pub const TOLERANCE_PCT: f64 = 0.002;
 /// Adds a problem when a stored figure and its recomputation differ by more than the tolerance.
 pub(crate) fn differs(problems: &mut Vec<String>, what: String, stored: f64, recomputed: f64) {
     if !crate::stats::agrees(stored, recomputed, TOLERANCE_PCT) {
-        problems.push(format!("{what}: stored {stored} but the raw data give {recomputed}"));
+        problems.push(format!(
+            "{what}: stored {stored} but the raw data give {recomputed}"
+        ));
     }
 }
 
@@ -29,13 +31,32 @@ pub fn check(results: &Results) -> Vec<String> {
     if let Some(c) = &results.run.calibration {
         let rounds = crate::stats::chunk_medians(&c.samples_ns, c.per_round);
         let all: Vec<f64> = c.samples_ns.iter().map(|&x| x as f64).collect();
-        differs(&mut problems, "calibration median_ns".into(), c.median_ns, crate::stats::median(&all));
-        differs(&mut problems, "calibration factor".into(), c.factor, c.pinned_ns / c.median_ns);
+        differs(
+            &mut problems,
+            "calibration median_ns".into(),
+            c.median_ns,
+            crate::stats::median(&all),
+        );
+        differs(
+            &mut problems,
+            "calibration factor".into(),
+            c.factor,
+            c.pinned_ns / c.median_ns,
+        );
         if rounds.len() != c.round_medians_ns.len() {
-            problems.push(format!("calibration: {} round medians stored, the samples make {}", c.round_medians_ns.len(), rounds.len()));
+            problems.push(format!(
+                "calibration: {} round medians stored, the samples make {}",
+                c.round_medians_ns.len(),
+                rounds.len()
+            ));
         } else {
             for (k, (a, b)) in c.round_medians_ns.iter().zip(&rounds).enumerate() {
-                differs(&mut problems, format!("calibration round_medians_ns[{k}]"), *a, *b);
+                differs(
+                    &mut problems,
+                    format!("calibration round_medians_ns[{k}]"),
+                    *a,
+                    *b,
+                );
             }
         }
     }
@@ -44,13 +65,27 @@ pub fn check(results: &Results) -> Vec<String> {
             let name = format!("go raw {}", r.name);
             let medians = crate::stats::chunk_medians(&r.samples_ns, r.per_sample);
             if medians.len() != r.sample_medians_ns.len() {
-                problems.push(format!("{name}: {} sample medians stored, the samples make {}", r.sample_medians_ns.len(), medians.len()));
+                problems.push(format!(
+                    "{name}: {} sample medians stored, the samples make {}",
+                    r.sample_medians_ns.len(),
+                    medians.len()
+                ));
                 continue;
             }
             for (k, (a, b)) in r.sample_medians_ns.iter().zip(&medians).enumerate() {
-                differs(&mut problems, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
+                differs(
+                    &mut problems,
+                    format!("{name}: sample_medians_ns[{k}]"),
+                    *a,
+                    *b,
+                );
             }
-            differs(&mut problems, format!("{name}: median_ns"), r.median_ns, crate::stats::median(&medians));
+            differs(
+                &mut problems,
+                format!("{name}: median_ns"),
+                r.median_ns,
+                crate::stats::median(&medians),
+            );
         }
     }
     problems

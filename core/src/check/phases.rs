@@ -10,8 +10,20 @@ pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
     // A count no suite file allows would make the resampling below run for hours: refuse it first.
     for s in &results.suites {
-        for p in s.phases.iter().filter(|p| i64::from(p.count) > suite::MAX_COUNT) {
-            problems.push(format!("suite {} [{}]: {} {} count {} is out of range 0..={}", s.name, s.stack, p.algorithm, p.operation, p.count, suite::MAX_COUNT));
+        for p in s
+            .phases
+            .iter()
+            .filter(|p| i64::from(p.count) > suite::MAX_COUNT)
+        {
+            problems.push(format!(
+                "suite {} [{}]: {} {} count {} is out of range 0..={}",
+                s.name,
+                s.stack,
+                p.algorithm,
+                p.operation,
+                p.count,
+                suite::MAX_COUNT
+            ));
         }
     }
     if !problems.is_empty() {
@@ -21,37 +33,116 @@ pub fn check(results: &Results) -> Vec<String> {
     for p in &results.phases {
         let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);
         let Some(f) = stats::figures(&p.samples_ns) else {
-            differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, 0.0);
+            differs(
+                &mut problems,
+                format!("{name}: iterations"),
+                p.stats.iterations as f64,
+                0.0,
+            );
             continue;
         };
         let s = &f.summary;
-        differs(&mut problems, format!("{name}: mean_ns"), p.stats.mean_ns, s.mean_ns);
-        differs(&mut problems, format!("{name}: median_ns"), p.stats.median_ns, s.median_ns);
-        differs(&mut problems, format!("{name}: p95_ns"), p.stats.p95_ns, s.p95_ns);
-        differs(&mut problems, format!("{name}: p99_ns"), p.stats.p99_ns, s.p99_ns);
-        differs(&mut problems, format!("{name}: stdev_ns"), p.stats.stdev_ns, s.stdev_ns);
-        differs(&mut problems, format!("{name}: min_ns"), p.stats.min_ns, s.min_ns);
-        differs(&mut problems, format!("{name}: max_ns"), p.stats.max_ns, s.max_ns);
-        differs(&mut problems, format!("{name}: iterations"), p.stats.iterations as f64, s.iterations as f64);
-        differs(&mut problems, format!("{name}: ops_per_sec"), p.ops_per_sec, f.ops_per_sec);
-        differs(&mut problems, format!("{name}: rsd_pct"), p.rsd_pct, f.rsd_pct);
+        differs(
+            &mut problems,
+            format!("{name}: mean_ns"),
+            p.stats.mean_ns,
+            s.mean_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: median_ns"),
+            p.stats.median_ns,
+            s.median_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: p95_ns"),
+            p.stats.p95_ns,
+            s.p95_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: p99_ns"),
+            p.stats.p99_ns,
+            s.p99_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: stdev_ns"),
+            p.stats.stdev_ns,
+            s.stdev_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: min_ns"),
+            p.stats.min_ns,
+            s.min_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: max_ns"),
+            p.stats.max_ns,
+            s.max_ns,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: iterations"),
+            p.stats.iterations as f64,
+            s.iterations as f64,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: ops_per_sec"),
+            p.ops_per_sec,
+            f.ops_per_sec,
+        );
+        differs(
+            &mut problems,
+            format!("{name}: rsd_pct"),
+            p.rsd_pct,
+            f.rsd_pct,
+        );
         if p.outliers != f.outliers {
-            problems.push(format!("{name}: outliers: stored {:?} but the samples give {:?}", p.outliers, f.outliers));
+            problems.push(format!(
+                "{name}: outliers: stored {:?} but the samples give {:?}",
+                p.outliers, f.outliers
+            ));
         }
         if let (Some((lo, hi)), Some((l2, h2))) = (p.median_ci95_ns, f.median_ci95) {
             differs(&mut problems, format!("{name}: median_ci95_ns low"), lo, l2);
-            differs(&mut problems, format!("{name}: median_ci95_ns high"), hi, h2);
+            differs(
+                &mut problems,
+                format!("{name}: median_ci95_ns high"),
+                hi,
+                h2,
+            );
         }
         if let Some(ins) = &p.instructions {
             for (k, e) in ins.events.iter().enumerate() {
-                let recomputed = ins.totals.get(k).map_or(f64::NAN, |t| *t as f64 / ins.calls.max(1) as f64);
-                differs(&mut problems, format!("{name}: instructions per call [{e}]"), ins.per_call.get(k).copied().unwrap_or(f64::NAN), recomputed);
+                let recomputed = ins
+                    .totals
+                    .get(k)
+                    .map_or(f64::NAN, |t| *t as f64 / ins.calls.max(1) as f64);
+                differs(
+                    &mut problems,
+                    format!("{name}: instructions per call [{e}]"),
+                    ins.per_call.get(k).copied().unwrap_or(f64::NAN),
+                    recomputed,
+                );
             }
             // The per-call counts are the calls, and add up to the total.
             if !ins.ir_calls.is_empty() {
-                let total = ins.events.iter().position(|e| e == "Ir").and_then(|k| ins.totals.get(k).copied());
+                let total = ins
+                    .events
+                    .iter()
+                    .position(|e| e == "Ir")
+                    .and_then(|k| ins.totals.get(k).copied());
                 if ins.ir_calls.len() != ins.calls {
-                    problems.push(format!("{name}: {} per-call instruction counts for {} calls", ins.ir_calls.len(), ins.calls));
+                    problems.push(format!(
+                        "{name}: {} per-call instruction counts for {} calls",
+                        ins.ir_calls.len(),
+                        ins.calls
+                    ));
                 } else if total != Some(ins.ir_calls.iter().sum()) {
                     problems.push(format!("{name}: the per-call instruction counts add up to {}, the total is {total:?}", ins.ir_calls.iter().sum::<u64>()));
                 }
@@ -77,26 +168,68 @@ pub fn check(results: &Results) -> Vec<String> {
             problems.push(format!("{name}: a phase it lists is not in phases[]"));
             continue;
         }
-        differs(&mut problems, format!("{name}: composed mean_ns (identity: sum of count x phase mean)"), s.composed.mean_ns, sum);
+        differs(
+            &mut problems,
+            format!("{name}: composed mean_ns (identity: sum of count x phase mean)"),
+            s.composed.mean_ns,
+            sum,
+        );
         if let Some(ins) = s.instructions {
             match compose::instructions(&s.phases, &fresh) {
-                Some(c) => differs(&mut problems, format!("{name}: instructions (sum of count x instructions per call)"), ins, c),
-                None => problems.push(format!("{name}: instructions stored but a phase was not counted")),
+                Some(c) => differs(
+                    &mut problems,
+                    format!("{name}: instructions (sum of count x instructions per call)"),
+                    ins,
+                    c,
+                ),
+                None => problems.push(format!(
+                    "{name}: instructions stored but a phase was not counted"
+                )),
             }
         }
         match compose::compose(&s.phases, &fresh) {
             Ok(c) => {
-                differs(&mut problems, format!("{name}: composed median_ns"), s.composed.median_ns, c.median_ns);
-                differs(&mut problems, format!("{name}: composed p95_ns"), s.composed.p95_ns, c.p95_ns);
-                differs(&mut problems, format!("{name}: composed p99_ns"), s.composed.p99_ns, c.p99_ns);
-                differs(&mut problems, format!("{name}: ops_per_sec"), s.ops_per_sec, stats::ops_per_sec(sum));
-                differs(&mut problems, format!("{name}: tail"), s.tail, c.p99_ns / c.median_ns);
+                differs(
+                    &mut problems,
+                    format!("{name}: composed median_ns"),
+                    s.composed.median_ns,
+                    c.median_ns,
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: composed p95_ns"),
+                    s.composed.p95_ns,
+                    c.p95_ns,
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: composed p99_ns"),
+                    s.composed.p99_ns,
+                    c.p99_ns,
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: ops_per_sec"),
+                    s.ops_per_sec,
+                    stats::ops_per_sec(sum),
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: tail"),
+                    s.tail,
+                    c.p99_ns / c.median_ns,
+                );
             }
             Err(e) => problems.push(format!("{name}: {e}")),
         }
         if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
             match results.suite(base, &s.stack) {
-                Some(b) => differs(&mut problems, format!("{name}: delta_vs_baseline_pct"), d, delta_pct(s.composed.median_ns, b.composed.median_ns)),
+                Some(b) => differs(
+                    &mut problems,
+                    format!("{name}: delta_vs_baseline_pct"),
+                    d,
+                    delta_pct(s.composed.median_ns, b.composed.median_ns),
+                ),
                 None => problems.push(format!("{name}: baseline {base} is not in this stack")),
             }
         }
@@ -107,22 +240,61 @@ pub fn check(results: &Results) -> Vec<String> {
         let prim = results.phase_form(&c.backend, &c.algorithm, c.operation, Form::Primitive);
         match (hs, prim) {
             (Some(h), Some(p)) => {
-                differs(&mut problems, format!("{name}: handshake_median_ns"), c.handshake_median_ns, h.stats.median_ns);
-                differs(&mut problems, format!("{name}: primitive_median_ns"), c.primitive_median_ns, p.stats.median_ns);
-                differs(&mut problems, format!("{name}: setup_ns (handshake - primitive)"), c.setup_ns, c.handshake_median_ns - c.primitive_median_ns);
+                differs(
+                    &mut problems,
+                    format!("{name}: handshake_median_ns"),
+                    c.handshake_median_ns,
+                    h.stats.median_ns,
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: primitive_median_ns"),
+                    c.primitive_median_ns,
+                    p.stats.median_ns,
+                );
+                differs(
+                    &mut problems,
+                    format!("{name}: setup_ns (handshake - primitive)"),
+                    c.setup_ns,
+                    c.handshake_median_ns - c.primitive_median_ns,
+                );
             }
             _ => problems.push(format!("{name}: both forms must be in phases[]")),
         }
     }
-    for (s, (ci, dci)) in results.suites.iter().zip(compose::intervals(&results.suites, &fresh)) {
+    for (s, (ci, dci)) in results
+        .suites
+        .iter()
+        .zip(compose::intervals(&results.suites, &fresh))
+    {
         let name = format!("suite {} [{}]", s.name, s.stack);
         if let (Some(stored), Some(ci)) = (s.composed.median_ci95_ns, ci) {
-            differs(&mut problems, format!("{name}: composed median_ci95_ns low"), stored.0, ci.0);
-            differs(&mut problems, format!("{name}: composed median_ci95_ns high"), stored.1, ci.1);
+            differs(
+                &mut problems,
+                format!("{name}: composed median_ci95_ns low"),
+                stored.0,
+                ci.0,
+            );
+            differs(
+                &mut problems,
+                format!("{name}: composed median_ci95_ns high"),
+                stored.1,
+                ci.1,
+            );
         }
         if let (Some(stored), Some(ci)) = (s.delta_ci95_pct, dci) {
-            differs(&mut problems, format!("{name}: delta_ci95_pct low"), stored.0, ci.0);
-            differs(&mut problems, format!("{name}: delta_ci95_pct high"), stored.1, ci.1);
+            differs(
+                &mut problems,
+                format!("{name}: delta_ci95_pct low"),
+                stored.0,
+                ci.0,
+            );
+            differs(
+                &mut problems,
+                format!("{name}: delta_ci95_pct high"),
+                stored.1,
+                ci.1,
+            );
         }
     }
     problems

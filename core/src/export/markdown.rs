@@ -1,8 +1,8 @@
 //! A Markdown table with human units.
 
 use super::{lines, Exporter};
-use crate::units as format;
 use crate::results::Results;
+use crate::units as format;
 use anyhow::Result;
 
 pub struct Markdown;
@@ -23,8 +23,13 @@ impl Exporter for Markdown {
                 format::time(l.median),
                 format::time(l.p95),
                 format::time(l.p99),
-                l.iterations.map_or(String::new(), |n| format::count(n as f64)),
-                l.ci.map_or(String::new(), |(a, b)| format!("{} – {}", format::time(a), format::time(b)))
+                l.iterations
+                    .map_or(String::new(), |n| format::count(n as f64)),
+                l.ci.map_or(String::new(), |(a, b)| format!(
+                    "{} – {}",
+                    format::time(a),
+                    format::time(b)
+                ))
             );
         }
         Ok(out.into_bytes())

@@ -37,7 +37,18 @@ pub struct Line {
     pub ci: Option<(f64, f64)>,
 }
 
-pub const HEADER: [&str; 10] = ["kind", "name", "stack_or_backend", "mean_ns", "median_ns", "p95_ns", "p99_ns", "iterations", "median_ci95_low_ns", "median_ci95_high_ns"];
+pub const HEADER: [&str; 10] = [
+    "kind",
+    "name",
+    "stack_or_backend",
+    "mean_ns",
+    "median_ns",
+    "p95_ns",
+    "p99_ns",
+    "iterations",
+    "median_ci95_low_ns",
+    "median_ci95_high_ns",
+];
 
 pub fn lines(r: &Results) -> Vec<Line> {
     let phases = r.phases.iter().map(|p| Line {

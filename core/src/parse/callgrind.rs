@@ -10,7 +10,10 @@ pub fn totals(text: &str) -> Result<(Vec<String>, Vec<u64>)> {
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("events:") {
             events = Some(rest.split_whitespace().map(str::to_string).collect());
-        } else if let Some(rest) = line.strip_prefix("totals:").or_else(|| line.strip_prefix("summary:")) {
+        } else if let Some(rest) = line
+            .strip_prefix("totals:")
+            .or_else(|| line.strip_prefix("summary:"))
+        {
             let v: Result<Vec<u64>, _> = rest.split_whitespace().map(str::parse).collect();
             match v {
                 Ok(v) => totals = Some(v),

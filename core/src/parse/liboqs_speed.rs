@@ -39,8 +39,14 @@ pub fn parse(text: &str) -> Result<Vec<Row>> {
             algorithm = Some(cells[0].to_string());
             continue;
         }
-        let Some(alg) = &algorithm else { bail!("operation row before any algorithm row: {line}") };
-        let num = |i: usize| cells[i].parse::<f64>().map_err(|_| anyhow::anyhow!("not a number in column {}: {line}", i + 1));
+        let Some(alg) = &algorithm else {
+            bail!("operation row before any algorithm row: {line}")
+        };
+        let num = |i: usize| {
+            cells[i]
+                .parse::<f64>()
+                .map_err(|_| anyhow::anyhow!("not a number in column {}: {line}", i + 1))
+        };
         rows.push(Row {
             algorithm: alg.clone(),
             operation: cells[0].to_string(),
@@ -79,8 +85,14 @@ mod tests {
         // Recorded from liboqs PR #2041 (Xeon Gold 6338), liboqs 0.12.1-dev, same format as 0.13.
         let rows = parse(include_str!("../../../tests/data/crosscheck/speed_kem.txt")).unwrap();
         assert_eq!(rows.len(), 5);
-        let kg = rows.iter().find(|r| r.algorithm == "ML-KEM-768" && r.operation == "keygen").unwrap();
-        assert_eq!((kg.iterations, kg.mean_us, kg.mean_cycles), (154496, 19.418, Some(38764.0)));
+        let kg = rows
+            .iter()
+            .find(|r| r.algorithm == "ML-KEM-768" && r.operation == "keygen")
+            .unwrap();
+        assert_eq!(
+            (kg.iterations, kg.mean_us, kg.mean_cycles),
+            (154496, 19.418, Some(38764.0))
+        );
         assert_eq!(rows[2].operation, "decaps");
         assert_eq!(rows[2].stdev_us, 0.515);
     }

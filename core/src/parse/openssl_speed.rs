@@ -24,7 +24,9 @@ impl Row {
 pub fn parse(stderr: &str) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for line in stderr.lines().map(str::trim) {
-        let Some(rest) = line.strip_prefix('+') else { continue };
+        let Some(rest) = line.strip_prefix('+') else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split(':').collect();
         if fields.len() < 4 {
             continue;
@@ -46,10 +48,17 @@ pub fn parse(stderr: &str) -> Result<Vec<Row>> {
             "R18" => (fields[2].to_string(), Operation::SigKeygen),
             "R19" => (fields[2].to_string(), Operation::SigSign),
             "R20" => (fields[2].to_string(), Operation::SigVerify),
-            "R" if fields[2].eq_ignore_ascii_case("AES-256-GCM") => ("AES-256-GCM".to_string(), Operation::AeadEncrypt),
+            "R" if fields[2].eq_ignore_ascii_case("AES-256-GCM") => {
+                ("AES-256-GCM".to_string(), Operation::AeadEncrypt)
+            }
             _ => continue,
         };
-        rows.push(Row { algorithm, operation, count, seconds });
+        rows.push(Row {
+            algorithm,
+            operation,
+            count,
+            seconds,
+        });
     }
     if rows.is_empty() {
         bail!("no +R result lines in the output of openssl speed -mr");
@@ -72,10 +81,16 @@ mod tests {
         assert_eq!(rows.len(), 9);
         assert_eq!(rows[0].algorithm, "X25519");
         assert!((rows[0].mean_ns() - 1e9 / 41000.0).abs() < 1e-6);
-        assert_eq!((rows[1].algorithm.as_str(), rows[1].operation), ("P-256", Operation::DhDerive));
+        assert_eq!(
+            (rows[1].algorithm.as_str(), rows[1].operation),
+            ("P-256", Operation::DhDerive)
+        );
         assert_eq!(rows[2].operation, Operation::KemKeygen);
         assert_eq!(rows[6].operation, Operation::SigSign);
-        assert_eq!((rows[8].algorithm.as_str(), rows[8].operation), ("AES-256-GCM", Operation::AeadEncrypt));
+        assert_eq!(
+            (rows[8].algorithm.as_str(), rows[8].operation),
+            ("AES-256-GCM", Operation::AeadEncrypt)
+        );
         assert!(parse("Doing nothing\n").is_err());
     }
 }

@@ -28,7 +28,10 @@ mod tests {
         flight.extend_from_slice(&((payload.len() + 1) as u32).to_be_bytes());
         flight.push(0);
         flight.extend_from_slice(&payload);
-        assert_eq!(super::kexinit_methods(&flight).unwrap(), vec!["mlkem768x25519-sha256", "ext-info-c"]);
+        assert_eq!(
+            super::kexinit_methods(&flight).unwrap(),
+            vec!["mlkem768x25519-sha256", "ext-info-c"]
+        );
         assert_eq!(super::kexinit_methods(b"SSH-2.0-x\r\n"), None);
     }
 }

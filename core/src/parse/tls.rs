@@ -19,10 +19,12 @@ impl<'a> Cursor<'a> {
         self.take(1).map(|b| b[0] as usize)
     }
     fn u16(&mut self) -> Option<usize> {
-        self.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
+        self.take(2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
     }
     fn u24(&mut self) -> Option<usize> {
-        self.take(3).map(|b| (b[0] as usize) << 16 | (b[1] as usize) << 8 | b[2] as usize)
+        self.take(3)
+            .map(|b| (b[0] as usize) << 16 | (b[1] as usize) << 8 | b[2] as usize)
     }
 }
 
@@ -125,14 +127,20 @@ mod tests {
         ext.extend_from_slice(&((ks.len() + 2) as u16).to_be_bytes());
         ext.extend_from_slice(&(ks.len() as u16).to_be_bytes());
         ext.extend_from_slice(&ks);
-        assert_eq!(key_shares(&record(&hello(1, &ext))), Some((1, vec![(0x11EC, 1216)])));
+        assert_eq!(
+            key_shares(&record(&hello(1, &ext))),
+            Some((1, vec![(0x11EC, 1216)]))
+        );
         // ServerHello: one share of 1,120 bytes.
         let mut ext = vec![0, 0x33];
         ext.extend_from_slice(&(4u16 + 1120).to_be_bytes());
         ext.extend_from_slice(&[0x11, 0xEC]);
         ext.extend_from_slice(&1120u16.to_be_bytes());
         ext.extend(std::iter::repeat_n(1u8, 1120));
-        assert_eq!(key_shares(&record(&hello(2, &ext))), Some((2, vec![(0x11EC, 1120)])));
+        assert_eq!(
+            key_shares(&record(&hello(2, &ext))),
+            Some((2, vec![(0x11EC, 1120)]))
+        );
         // A ServerHello announcing more share bytes than it carries is refused (fuzz/tls_key_share
         // crash-4fd5bd47): group 0x2d00, length 7,424, 32 bytes present.
         let crash = include_bytes!("../../../fuzz/regressions/tls_key_share-crash-4fd5bd47");

@@ -73,7 +73,9 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                     stack: m.stack.name().into(),
                     group: m.group.clone(),
                     rate: count(m.handshakes_per_s),
-                    interval: m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| format!("{} – {}", count(a), count(b))),
+                    interval: m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| {
+                        format!("{} – {}", count(a), count(b))
+                    }),
                     server: time(m.server.median_ns),
                     client: time(m.client.median_ns),
                     per_core: count(m.server_per_core_s),
@@ -85,7 +87,9 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                     },
                     servers: format!("{:.2}", m.servers_for_10k),
                     delta: m.server_delta_ns.map_or(String::new(), signed_time),
-                    composed: m.composed_server_delta_ns.map_or(String::new(), signed_time),
+                    composed: m
+                        .composed_server_delta_ns
+                        .map_or(String::new(), signed_time),
                     explained: match (m.server_delta_ns, m.composed_server_delta_ns) {
                         (Some(d), Some(c)) if d.abs() > 0.0 => format!("{:.0}%", c / d * 100.0),
                         _ => String::new(),
@@ -100,7 +104,15 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                         stack: s.stack.name().into(),
                         group: s.group.clone(),
                         concurrency: st.concurrency,
-                        rate: format!("{}{}", count(st.handshakes_per_s), if st.load_limited { " (load-limited)" } else { "" }),
+                        rate: format!(
+                            "{}{}",
+                            count(st.handshakes_per_s),
+                            if st.load_limited {
+                                " (load-limited)"
+                            } else {
+                                ""
+                            }
+                        ),
                         p50: time(st.p50_ns),
                         p99: time(st.p99_ns),
                         cpu: time(st.server_cpu_per_handshake_ns),
@@ -129,7 +141,11 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                 date: c.date_utc.clone(),
                 wall: format!("{:.0} s", c.wall_seconds),
                 cores: c.cores,
-                fd_limit: format!("{} (was {})", count(c.fd_limit as f64), count(c.fd_limit_before as f64)),
+                fd_limit: format!(
+                    "{} (was {})",
+                    count(c.fd_limit as f64),
+                    count(c.fd_limit_before as f64)
+                ),
                 lines,
                 steps,
                 memory,

@@ -67,12 +67,30 @@ fn leagues(runs: &[Run]) -> Vec<LeagueRun> {
                                 .operations
                                 .iter()
                                 .map(|o| {
-                                    o.entries.iter().find(|e| &e.backend == b).map_or_else(LeagueCell::default, |e| LeagueCell {
-                                        median: crate::units::time(e.median_ns),
-                                        to_fastest: format!("{}{}", crate::units::ratio(e.to_fastest), if e.tied_with_fastest && e.to_fastest > 1.0 { " tie" } else { "" }),
-                                        to_published: e.to_published.map_or(String::new(), crate::units::ratio),
-                                        class: if e.to_fastest == 1.0 || e.tied_with_fastest { "faster" } else { "" }.into(),
-                                    })
+                                    o.entries.iter().find(|e| &e.backend == b).map_or_else(
+                                        LeagueCell::default,
+                                        |e| LeagueCell {
+                                            median: crate::units::time(e.median_ns),
+                                            to_fastest: format!(
+                                                "{}{}",
+                                                crate::units::ratio(e.to_fastest),
+                                                if e.tied_with_fastest && e.to_fastest > 1.0 {
+                                                    " tie"
+                                                } else {
+                                                    ""
+                                                }
+                                            ),
+                                            to_published: e
+                                                .to_published
+                                                .map_or(String::new(), crate::units::ratio),
+                                            class: if e.to_fastest == 1.0 || e.tied_with_fastest {
+                                                "faster"
+                                            } else {
+                                                ""
+                                            }
+                                            .into(),
+                                        },
+                                    )
                                 })
                                 .collect();
                             (b.clone(), cells)
@@ -80,14 +98,37 @@ fn leagues(runs: &[Run]) -> Vec<LeagueRun> {
                         .collect();
                     LeagueTable {
                         algorithm: l.algorithm.clone(),
-                        operations: l.operations.iter().map(|o| o.operation.name().to_string()).collect(),
+                        operations: l
+                            .operations
+                            .iter()
+                            .map(|o| o.operation.name().to_string())
+                            .collect(),
                         rows,
-                        published: l.operations.iter().map(|o| o.published.as_ref().map_or(String::new(), crate::league::describe)).collect(),
-                        published_sources: l.operations.iter().map(|o| o.published.as_ref().map_or(String::new(), |p| p.source.clone())).collect(),
+                        published: l
+                            .operations
+                            .iter()
+                            .map(|o| {
+                                o.published
+                                    .as_ref()
+                                    .map_or(String::new(), crate::league::describe)
+                            })
+                            .collect(),
+                        published_sources: l
+                            .operations
+                            .iter()
+                            .map(|o| {
+                                o.published
+                                    .as_ref()
+                                    .map_or(String::new(), |p| p.source.clone())
+                            })
+                            .collect(),
                     }
                 })
                 .collect();
-            LeagueRun { label: run.label.clone(), tables }
+            LeagueRun {
+                label: run.label.clone(),
+                tables,
+            }
         })
         .collect()
 }
@@ -215,7 +256,11 @@ pub struct DiffRow {
 
 /// Run `b` against the baseline run `a`.
 fn diff(a: &Run, b: &Run) -> Diff {
-    let c = crate::comparison::compare(&a.results, &b.results, crate::comparison::DEFAULT_NOISE_FLOOR_PCT);
+    let c = crate::comparison::compare(
+        &a.results,
+        &b.results,
+        crate::comparison::DEFAULT_NOISE_FLOOR_PCT,
+    );
     let rows = c
         .rows
         .iter()
@@ -224,8 +269,18 @@ fn diff(a: &Run, b: &Run) -> Diff {
             name: r.name.clone(),
             a: crate::units::time(r.a_median_ns),
             b: crate::units::time(r.b_median_ns),
-            ratio: format!("{:.3}{}", r.ratio, if r.statistic == "instructions" { " (instructions)" } else { "" }),
-            ci: r.ratio_ci95.map_or("n/a".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}")),
+            ratio: format!(
+                "{:.3}{}",
+                r.ratio,
+                if r.statistic == "instructions" {
+                    " (instructions)"
+                } else {
+                    ""
+                }
+            ),
+            ci: r
+                .ratio_ci95
+                .map_or("n/a".into(), |(lo, hi)| format!("{lo:.3} – {hi:.3}")),
             verdict: r.verdict.text().into(),
             class: match r.verdict {
                 crate::comparison::Verdict::Faster => "faster",
@@ -235,7 +290,12 @@ fn diff(a: &Run, b: &Run) -> Diff {
             .into(),
         })
         .collect();
-    Diff { a: a.label.clone(), b: b.label.clone(), caveats: c.caveats, rows }
+    Diff {
+        a: a.label.clone(),
+        b: b.label.clone(),
+        caveats: c.caveats,
+        rows,
+    }
 }
 
 #[derive(Serialize)]
@@ -258,25 +318,47 @@ fn union(runs: &[Run], names: impl Fn(&Run) -> Vec<String>) -> Vec<String> {
 }
 
 fn legend(names: &[String]) -> Vec<(String, String)> {
-    names.iter().enumerate().map(|(i, n)| (n.clone(), svg::PALETTE[i % svg::PALETTE.len()].to_string())).collect()
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), svg::PALETTE[i % svg::PALETTE.len()].to_string()))
+        .collect()
 }
 
 pub fn build(runs: &[Run], baseline: usize) -> Body {
     let several_hosts = runs.len() > 1;
-    let backends = union(runs, |r| r.results.backends.iter().map(|b| b.name.clone()).collect());
-    let stacks = union(runs, |r| r.results.stacks.iter().map(|s| s.name.clone()).collect());
-    let who = |run: &Run, what: &str| if several_hosts { format!("{what} · {}", run.label) } else { what.to_string() };
+    let backends = union(runs, |r| {
+        r.results.backends.iter().map(|b| b.name.clone()).collect()
+    });
+    let stacks = union(runs, |r| {
+        r.results.stacks.iter().map(|s| s.name.clone()).collect()
+    });
+    let who = |run: &Run, what: &str| {
+        if several_hosts {
+            format!("{what} · {}", run.label)
+        } else {
+            what.to_string()
+        }
+    };
 
     let mut ops: Vec<(String, crate::algorithm::Operation)> = Vec::new();
     for run in runs {
         for p in &run.results.phases {
-            if !ops.iter().any(|(a, o)| *a == p.algorithm && *o == p.operation) {
+            if !ops
+                .iter()
+                .any(|(a, o)| *a == p.algorithm && *o == p.operation)
+            {
                 ops.push((p.algorithm.clone(), p.operation));
             }
         }
     }
     // Grouped by algorithm (in the registry's order), then by operation.
-    let rank = |a: &str| crate::algorithm::all().iter().position(|x| x.name == a).unwrap_or(usize::MAX);
+    let rank = |a: &str| {
+        crate::algorithm::all()
+            .iter()
+            .position(|x| x.name == a)
+            .unwrap_or(usize::MAX)
+    };
     ops.sort_by(|(a1, o1), (a2, o2)| (rank(a1), o1).cmp(&(rank(a2), o2)));
     let operations = ops
         .iter()
@@ -295,13 +377,26 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
                 }
             }
             let title = format!("{alg} {op}");
-            Chart { svg: Value::from_safe_string(svg::bars(&title, "median per operation", &bars, &backends)), title }
+            Chart {
+                svg: Value::from_safe_string(svg::bars(
+                    &title,
+                    "median per operation",
+                    &bars,
+                    &backends,
+                )),
+                title,
+            }
         })
         .collect();
 
     let mut names: Vec<String> = Vec::new();
     for run in runs {
-        for s in run.results.suites.iter().filter(|s| s.kind != TrackKind::Record) {
+        for s in run
+            .results
+            .suites
+            .iter()
+            .filter(|s| s.kind != TrackKind::Record)
+        {
             if !names.contains(&s.name) {
                 names.push(s.name.clone());
             }
@@ -313,21 +408,45 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
             let mut bars = Vec::new();
             for run in runs {
                 for stack in &stacks {
-                    if let Some(s) = run.results.suites.iter().find(|s| &s.name == name && &s.stack == stack) {
+                    if let Some(s) = run
+                        .results
+                        .suites
+                        .iter()
+                        .find(|s| &s.name == name && &s.stack == stack)
+                    {
                         bars.push(Bar {
                             label: who(run, stack),
                             value_ns: s.composed.median_ns,
                             key: stack.clone(),
-                            note: s.delta_vs_baseline_pct.map_or(String::new(), |d| format!(" ({} vs {})", crate::units::delta(d), s.baseline.as_deref().unwrap_or(""))),
+                            note: s.delta_vs_baseline_pct.map_or(String::new(), |d| {
+                                format!(
+                                    " ({} vs {})",
+                                    crate::units::delta(d),
+                                    s.baseline.as_deref().unwrap_or("")
+                                )
+                            }),
                         });
                     }
                 }
             }
-            Chart { svg: Value::from_safe_string(svg::bars(name, "composed median per handshake", &bars, &stacks)), title: name.clone() }
+            Chart {
+                svg: Value::from_safe_string(svg::bars(
+                    name,
+                    "composed median per handshake",
+                    &bars,
+                    &stacks,
+                )),
+                title: name.clone(),
+            }
         })
         .collect();
     let base = &runs[baseline];
-    let diffs = runs.iter().enumerate().filter(|(i, _)| *i != baseline).map(|(_, r)| diff(base, r)).collect();
+    let diffs = runs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != baseline)
+        .map(|(_, r)| diff(base, r))
+        .collect();
     Body {
         operations,
         suites,

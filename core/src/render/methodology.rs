@@ -45,7 +45,9 @@ fn by_algorithm(covers: &[String]) -> Vec<String> {
             None => out.push((alg.to_string(), vec![op.to_string()])),
         }
     }
-    out.into_iter().map(|(a, ops)| format!("{a}: {}", ops.join(", "))).collect()
+    out.into_iter()
+        .map(|(a, ops)| format!("{a}: {}", ops.join(", ")))
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -122,9 +124,19 @@ pub fn build(runs: &[Run]) -> Body {
                     _ => "not used (no invariant TSC)".into(),
                 },
                 overhead_ns: format!("{:.1} ns", r.timer.overhead_ns),
-                overhead_cycles: r.timer.overhead_cycles.map_or("not counted".into(), |c| format!("{c:.0} cycles")),
-                randomness: if r.timer.randomness.is_empty() { "not recorded (before schema 2: RustCrypto drew from getrandom on every call)".into() } else { r.timer.randomness.clone() },
-                pinned_core: r.pinned_core.map_or("not pinned".into(), |c| format!("core {c}")),
+                overhead_cycles: r
+                    .timer
+                    .overhead_cycles
+                    .map_or("not counted".into(), |c| format!("{c:.0} cycles")),
+                randomness: if r.timer.randomness.is_empty() {
+                    "not recorded (before schema 2: RustCrypto drew from getrandom on every call)"
+                        .into()
+                } else {
+                    r.timer.randomness.clone()
+                },
+                pinned_core: r
+                    .pinned_core
+                    .map_or("not pinned".into(), |c| format!("core {c}")),
                 rustc: r.rustc_version.clone(),
                 profile: r.build_profile.clone(),
                 wall: format!("{:.0} s", r.wall_seconds),
@@ -149,12 +161,17 @@ pub fn build(runs: &[Run]) -> Body {
                         timed: p.timed_ms.map_or("–".into(), |ms| format!("{ms:.0} ms")),
                         use_pct: use_pct.map_or("–".into(), |u| format!("{u:.0}%")),
                         // A floor phase is over its budget by design (the minimum samples).
-                        over: p.iterations_reason != crate::results::Reason::Floor && use_pct.is_some_and(|u| u > 120.0),
+                        over: p.iterations_reason != crate::results::Reason::Floor
+                            && use_pct.is_some_and(|u| u > 120.0),
                         run_delay: p.run_delay_pct.map_or("–".into(), |d| format!("{d:.2}%")),
                     }
                 })
                 .collect();
-            Budget { host: run.label.clone(), budget_ms, rows }
+            Budget {
+                host: run.label.clone(),
+                budget_ms,
+                rows,
+            }
         })
         .collect();
     let components = runs
@@ -171,18 +188,41 @@ pub fn build(runs: &[Run]) -> Body {
             })
         })
         .collect();
-    let worlds = runs
-        .first()
-        .and_then(|r| r.results.suites.first())
-        .map_or(format!("{} bootstrap worlds × {} draws", compose::CI_RESAMPLES, compose::CI_DRAWS), |s| {
-            format!("{} bootstrap worlds × {} draws", crate::units::count(s.composed.ci_worlds as f64), crate::units::count(s.composed.ci_draws as f64))
-        });
+    let worlds = runs.first().and_then(|r| r.results.suites.first()).map_or(
+        format!(
+            "{} bootstrap worlds × {} draws",
+            compose::CI_RESAMPLES,
+            compose::CI_DRAWS
+        ),
+        |s| {
+            format!(
+                "{} bootstrap worlds × {} draws",
+                crate::units::count(s.composed.ci_worlds as f64),
+                crate::units::count(s.composed.ci_draws as f64)
+            )
+        },
+    );
     let mut includes: Vec<Include> = Vec::new();
     for run in runs {
         for p in &run.results.phases {
-            let op = format!("{}{}", p.operation.name(), if p.form == crate::results::Form::Primitive { " (primitive)" } else { "" });
-            if !includes.iter().any(|i| i.backend == p.backend && i.operation == op) {
-                includes.push(Include { backend: p.backend.clone(), operation: op, includes: p.includes.clone() });
+            let op = format!(
+                "{}{}",
+                p.operation.name(),
+                if p.form == crate::results::Form::Primitive {
+                    " (primitive)"
+                } else {
+                    ""
+                }
+            );
+            if !includes
+                .iter()
+                .any(|i| i.backend == p.backend && i.operation == op)
+            {
+                includes.push(Include {
+                    backend: p.backend.clone(),
+                    operation: op,
+                    includes: p.includes.clone(),
+                });
             }
         }
     }
@@ -203,7 +243,11 @@ pub fn build(runs: &[Run]) -> Body {
             add("key", a.key);
             add("nonce", a.nonce);
             add("tag", a.tag);
-            AlgorithmRow { name: a.name.clone(), sizes: sizes.join(", "), source: a.source.clone() }
+            AlgorithmRow {
+                name: a.name.clone(),
+                sizes: sizes.join(", "),
+                source: a.source.clone(),
+            }
         })
         .collect();
     let mut names = Vec::new();
@@ -214,15 +258,32 @@ pub fn build(runs: &[Run]) -> Body {
             }
         }
     }
-    let newest = runs.iter().max_by(|a, b| a.results.run.date_utc.cmp(&b.results.run.date_utc));
+    let newest = runs
+        .iter()
+        .max_by(|a, b| a.results.run.date_utc.cmp(&b.results.run.date_utc));
     let backends = newest.map_or_else(Vec::new, |run| {
         run.results
             .backends
             .iter()
-            .map(|b| BackendRow { name: b.name.clone(), version: b.version.clone(), build: if b.build.is_empty() { "not recorded (schema 1)".into() } else { b.build.clone() }, covers: by_algorithm(&b.covers) })
+            .map(|b| BackendRow {
+                name: b.name.clone(),
+                version: b.version.clone(),
+                build: if b.build.is_empty() {
+                    "not recorded (schema 1)".into()
+                } else {
+                    b.build.clone()
+                },
+                covers: by_algorithm(&b.covers),
+            })
             .collect()
     });
-    let stacks = newest.map_or_else(Vec::new, |run| run.results.stacks.iter().map(|s| (s.name.clone(), s.description.clone())).collect());
+    let stacks = newest.map_or_else(Vec::new, |run| {
+        run.results
+            .stacks
+            .iter()
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect()
+    });
     Body {
         backends,
         stacks,
@@ -244,7 +305,19 @@ pub fn build(runs: &[Run]) -> Body {
 mod tests {
     #[test]
     fn coverage_is_grouped_by_algorithm_in_order() {
-        let c = ["ML-KEM-768 kem.keygen", "ML-KEM-768 kem.encaps", "X25519 dh.derive", "ML-KEM-768 kem.decaps"].map(String::from);
-        assert_eq!(super::by_algorithm(&c), ["ML-KEM-768: kem.keygen, kem.encaps, kem.decaps", "X25519: dh.derive"]);
+        let c = [
+            "ML-KEM-768 kem.keygen",
+            "ML-KEM-768 kem.encaps",
+            "X25519 dh.derive",
+            "ML-KEM-768 kem.decaps",
+        ]
+        .map(String::from);
+        assert_eq!(
+            super::by_algorithm(&c),
+            [
+                "ML-KEM-768: kem.keygen, kem.encaps, kem.decaps",
+                "X25519: dh.derive"
+            ]
+        );
     }
 }

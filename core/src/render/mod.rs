@@ -36,7 +36,10 @@ const TEMPLATES: [(&str, &str); 4] = [
     ("base.html", include_str!("../../templates/base.html")),
     ("index.html", include_str!("../../templates/index.html")),
     ("compare.html", include_str!("../../templates/compare.html")),
-    ("methodology.html", include_str!("../../templates/methodology.html")),
+    (
+        "methodology.html",
+        include_str!("../../templates/methodology.html"),
+    ),
 ];
 
 pub fn environment() -> Result<Environment<'static>> {
@@ -70,10 +73,17 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
     RunLine {
         label: run.label.clone(),
         host: r.host.hostname.clone(),
-        microarchitecture: if r.host.microarchitecture.is_empty() { "unknown".into() } else { r.host.microarchitecture.clone() },
+        microarchitecture: if r.host.microarchitecture.is_empty() {
+            "unknown".into()
+        } else {
+            r.host.microarchitecture.clone()
+        },
         date: r.date_utc.clone(),
         commit: r.tool_commit.clone(),
-        commit_url: opts.source_url.as_ref().map(|u| u.replace("{commit}", r.tool_commit.trim_end_matches("-dirty"))),
+        commit_url: opts
+            .source_url
+            .as_ref()
+            .map(|u| u.replace("{commit}", r.tool_commit.trim_end_matches("-dirty"))),
         cpu: r.host.cpu_model.clone(),
         arch: r.host.arch.clone(),
         cores: r.host.cores,
@@ -92,11 +102,26 @@ pub struct Page<T: Serialize> {
     pub body: T,
 }
 
-fn page<T: Serialize>(runs: &[Run], opts: &Options, title: &str, name: &'static str, body: T) -> Page<T> {
-    let mut arches: Vec<String> = runs.iter().map(|r| r.results.run.host.arch.clone()).collect();
+fn page<T: Serialize>(
+    runs: &[Run],
+    opts: &Options,
+    title: &str,
+    name: &'static str,
+    body: T,
+) -> Page<T> {
+    let mut arches: Vec<String> = runs
+        .iter()
+        .map(|r| r.results.run.host.arch.clone())
+        .collect();
     arches.sort();
     arches.dedup();
-    Page { title: title.into(), page: name, runs: runs.iter().map(|r| run_line(r, opts)).collect(), architectures: arches.join(" · "), body }
+    Page {
+        title: title.into(),
+        page: name,
+        runs: runs.iter().map(|r| run_line(r, opts)).collect(),
+        architectures: arches.join(" · "),
+        body,
+    }
 }
 
 /// Loads results files and gives each a unique label.
@@ -107,9 +132,16 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
     let mut runs: Vec<Run> = Vec::new();
     for f in files {
         let results = results::read(f)?;
-        let name = f.file_name().ok_or_else(|| anyhow!("{}: not a file", f.display()))?.to_string_lossy().into_owned();
+        let name = f
+            .file_name()
+            .ok_or_else(|| anyhow!("{}: not a file", f.display()))?
+            .to_string_lossy()
+            .into_owned();
         if runs.iter().any(|r| r.json_href == format!("data/{name}")) {
-            bail!("{}: two results files with the same name; the site keeps one copy of each", f.display());
+            bail!(
+                "{}: two results files with the same name; the site keeps one copy of each",
+                f.display()
+            );
         }
         let mut label = results.label();
         // The same machine at the same second (a copy, or a test): still two rows, told apart.
@@ -117,13 +149,24 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
         if same > 0 {
             label = format!("{label} ({name})");
         }
-        runs.push(Run { results, label, json_href: format!("data/{name}") });
+        runs.push(Run {
+            results,
+            label,
+            json_href: format!("data/{name}"),
+        });
     }
     // Runs built against different OpenSSL releases (`make openssl4`): the version names the row.
     let first = runs[0].results.run.openssl_version.clone();
     if runs.iter().any(|r| r.results.run.openssl_version != first) {
         for r in &mut runs {
-            let short = r.results.run.openssl_version.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+            let short = r
+                .results
+                .run
+                .openssl_version
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
             r.label = format!("{} · {short}", r.label);
         }
     }
@@ -135,9 +178,16 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
 pub fn render(files: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let runs = load(files)?;
     let env = environment()?;
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
-    let name = out.file_name().ok_or_else(|| anyhow!("{}: not a folder name", out.display()))?.to_string_lossy().into_owned();
+    let name = out
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a folder name", out.display()))?
+        .to_string_lossy()
+        .into_owned();
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let built = build(&env, &runs, files, &tmp, opts);
@@ -158,27 +208,74 @@ pub fn render(files: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
 /// the oldest run by its recorded date.
 fn baseline_index(runs: &[Run], files: &[PathBuf], chosen: Option<&Path>) -> Result<usize> {
     if let Some(b) = chosen {
-        let want = std::fs::canonicalize(b).with_context(|| format!("--baseline {}: cannot read", b.display()))?;
+        let want = std::fs::canonicalize(b)
+            .with_context(|| format!("--baseline {}: cannot read", b.display()))?;
         return files
             .iter()
             .position(|f| std::fs::canonicalize(f).is_ok_and(|c| c == want))
-            .ok_or_else(|| anyhow!("--baseline {}: not one of the results files being rendered", b.display()));
+            .ok_or_else(|| {
+                anyhow!(
+                    "--baseline {}: not one of the results files being rendered",
+                    b.display()
+                )
+            });
     }
-    Ok((0..runs.len()).min_by(|&i, &j| runs[i].results.run.date_utc.cmp(&runs[j].results.run.date_utc)).unwrap_or(0))
+    Ok((0..runs.len())
+        .min_by(|&i, &j| {
+            runs[i]
+                .results
+                .run
+                .date_utc
+                .cmp(&runs[j].results.run.date_utc)
+        })
+        .unwrap_or(0))
 }
 
-fn build(env: &Environment, runs: &[Run], files: &[PathBuf], dir: &Path, opts: &Options) -> Result<()> {
+fn build(
+    env: &Environment,
+    runs: &[Run],
+    files: &[PathBuf],
+    dir: &Path,
+    opts: &Options,
+) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
     for (run, file) in runs.iter().zip(files) {
-        std::fs::copy(file, dir.join(&run.json_href)).with_context(|| format!("{}: cannot copy", file.display()))?;
+        std::fs::copy(file, dir.join(&run.json_href))
+            .with_context(|| format!("{}: cannot copy", file.display()))?;
     }
-    let write = |name: &str, html: String| std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"));
-    write("index.html", env.get_template("index.html")?.render(page(runs, opts, "Overview", "index", overview::build(runs)))?)?;
+    let write = |name: &str, html: String| {
+        std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"))
+    };
+    write(
+        "index.html",
+        env.get_template("index.html")?.render(page(
+            runs,
+            opts,
+            "Overview",
+            "index",
+            overview::build(runs),
+        ))?,
+    )?;
     let baseline = baseline_index(runs, files, opts.baseline.as_deref())?;
-    write("compare.html", env.get_template("compare.html")?.render(page(runs, opts, "Compare", "compare", compare::build(runs, baseline)))?)?;
+    write(
+        "compare.html",
+        env.get_template("compare.html")?.render(page(
+            runs,
+            opts,
+            "Compare",
+            "compare",
+            compare::build(runs, baseline),
+        ))?,
+    )?;
     write(
         "methodology.html",
-        env.get_template("methodology.html")?.render(page(runs, opts, "Methodology", "methodology", methodology::build(runs)))?,
+        env.get_template("methodology.html")?.render(page(
+            runs,
+            opts,
+            "Methodology",
+            "methodology",
+            methodology::build(runs),
+        ))?,
     )?;
     Ok(())
 }

@@ -42,7 +42,11 @@ pub struct Row {
 }
 
 fn median(c: &Cell, n: &Network) -> Option<f64> {
-    n.percentiles.iter().position(|&p| p == 50.0).and_then(|i| c.ready_ms.get(i)).copied()
+    n.percentiles
+        .iter()
+        .position(|&p| p == 50.0)
+        .and_then(|i| c.ready_ms.get(i))
+        .copied()
 }
 
 /// Hybrid median minus its classical baseline's, per loss rate, for one stack at one RTT.
@@ -51,8 +55,17 @@ fn deltas(n: &Network, rtt: f64, stack: &str, protocol: &str) -> Vec<(f64, f64)>
         .iter()
         .filter(|p| p.rtt_ms == rtt)
         .filter_map(|p| {
-            let hybrid = p.cells.iter().find(|c| c.stack.name() == stack && c.protocol == protocol && c.baseline.is_some() && (c.group.contains("X25519") || c.group.contains("x25519")))?;
-            let base = p.cells.iter().find(|c| c.stack.name() == stack && c.protocol == protocol && Some(&c.group) == hybrid.baseline.as_ref())?;
+            let hybrid = p.cells.iter().find(|c| {
+                c.stack.name() == stack
+                    && c.protocol == protocol
+                    && c.baseline.is_some()
+                    && (c.group.contains("X25519") || c.group.contains("x25519"))
+            })?;
+            let base = p.cells.iter().find(|c| {
+                c.stack.name() == stack
+                    && c.protocol == protocol
+                    && Some(&c.group) == hybrid.baseline.as_ref()
+            })?;
             Some((p.loss_pct, median(hybrid, n)? - median(base, n)?))
         })
         .collect()

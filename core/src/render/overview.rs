@@ -1,11 +1,11 @@
 //! The overview page's context: a card per suite, a row per host, the phases behind each figure.
 
-use crate::units as format;
 use super::svg::{self, Segment};
 use super::Run;
 use crate::algorithm::Operation;
 use crate::results::{PerHandshake, Phase, Results, SuiteResult, SuiteResult as Suite};
 use crate::suite::TrackKind;
+use crate::units as format;
 use minijinja::Value;
 use serde::Serialize;
 
@@ -130,7 +130,9 @@ pub struct HandshakeRow {
 }
 
 fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
-    let Some(h) = &r.handshakes else { return Vec::new() };
+    let Some(h) = &r.handshakes else {
+        return Vec::new();
+    };
     h.scenarios
         .iter()
         .filter(|s| s.suite == suite && !s.instrumented)
@@ -190,8 +192,13 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
 
 /// The in-situ views of the real handshakes of the kex group a full-handshake suite is about.
 fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
-    let Some(h) = &r.handshakes else { return Vec::new() };
-    let group = full.name.trim_end_matches(" full handshake").trim_end_matches(" full key exchange");
+    let Some(h) = &r.handshakes else {
+        return Vec::new();
+    };
+    let group = full
+        .name
+        .trim_end_matches(" full handshake")
+        .trim_end_matches(" full key exchange");
     h.scenarios
         .iter()
         .filter(|s| s.suite == group && s.instrumented)
@@ -201,29 +208,53 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
             let mut rows = Vec::new();
             for (k, label) in i.labels.iter().enumerate() {
                 let both = i.client_ns[k] + i.server_ns[k];
-                let calls = i.client_calls.get(k).copied().unwrap_or(0.0) + i.server_calls.get(k).copied().unwrap_or(0.0);
+                let calls = i.client_calls.get(k).copied().unwrap_or(0.0)
+                    + i.server_calls.get(k).copied().unwrap_or(0.0);
                 if both <= 0.0 && calls <= 0.0 {
                     continue;
                 }
-                segments.push(svg::Segment { label: label.clone(), value_ns: both, share_pct: both / i.total_ns * 100.0 });
+                segments.push(svg::Segment {
+                    label: label.clone(),
+                    value_ns: both,
+                    share_pct: both / i.total_ns * 100.0,
+                });
                 rows.push(InSituRow {
                     label: label.clone(),
                     client: format::time(i.client_ns[k]),
                     server: format::time(i.server_ns[k]),
-                    calls: format!("{:.1} + {:.1}", i.client_calls.get(k).copied().unwrap_or(0.0), i.server_calls.get(k).copied().unwrap_or(0.0)),
+                    calls: format!(
+                        "{:.1} + {:.1}",
+                        i.client_calls.get(k).copied().unwrap_or(0.0),
+                        i.server_calls.get(k).copied().unwrap_or(0.0)
+                    ),
                 });
             }
-            segments.push(svg::Segment { label: "remainder: I/O, system calls, protocol logic, scheduling".into(), value_ns: i.remainder_ns, share_pct: i.remainder_ns / i.total_ns * 100.0 });
-            let composed = r.suite(&full.name, &s.composed_stack).map(|c| c.composed.mean_ns);
+            segments.push(svg::Segment {
+                label: "remainder: I/O, system calls, protocol logic, scheduling".into(),
+                value_ns: i.remainder_ns,
+                share_pct: i.remainder_ns / i.total_ns * 100.0,
+            });
+            let composed = r
+                .suite(&full.name, &s.composed_stack)
+                .map(|c| c.composed.mean_ns);
             Some(InSituView {
                 stack: s.stack.name().into(),
                 total: format::time(i.total_ns),
                 crypto: format::time(i.crypto_ns),
                 remainder: format::time(i.remainder_ns),
-                bar: Value::from_safe_string(svg::stacked_bar(&format!("{} {} handshake, timed in situ", s.stack.name(), s.suite), &segments)),
+                bar: Value::from_safe_string(svg::stacked_bar(
+                    &format!("{} {} handshake, timed in situ", s.stack.name(), s.suite),
+                    &segments,
+                )),
                 rows,
                 explained: composed.map_or(String::new(), |c| {
-                    format!("composed from {}'s phases: {} of crypto, {:.0}% of the {} timed in situ", s.composed_stack, format::time(c), c / i.crypto_ns * 100.0, format::time(i.crypto_ns))
+                    format!(
+                        "composed from {}'s phases: {} of crypto, {:.0}% of the {} timed in situ",
+                        s.composed_stack,
+                        format::time(c),
+                        c / i.crypto_ns * 100.0,
+                        format::time(i.crypto_ns)
+                    )
                 }),
                 connections: i.connections.len(),
                 per_call: crate::incontext::per_call(r, s)
@@ -290,17 +321,44 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
             }
         }
         for stack in stacks {
-            let (proto, classical, hybrid) = if stack == crate::results::RealStack::Russh { ("SSH", "curve25519-sha256", "mlkem768x25519-sha256") } else { ("TLS 1.3", "X25519", "X25519MLKEM768") };
-            let find = |suite: &str| h.scenarios.iter().find(|s| s.stack == stack && !s.instrumented && s.suite == suite);
-            let (Some(c), Some(y)) = (find(classical), find(hybrid)) else { continue };
+            let (proto, classical, hybrid) = if stack == crate::results::RealStack::Russh {
+                ("SSH", "curve25519-sha256", "mlkem768x25519-sha256")
+            } else {
+                ("TLS 1.3", "X25519", "X25519MLKEM768")
+            };
+            let find = |suite: &str| {
+                h.scenarios
+                    .iter()
+                    .find(|s| s.stack == stack && !s.instrumented && s.suite == suite)
+            };
+            let (Some(c), Some(y)) = (find(classical), find(hybrid)) else {
+                continue;
+            };
             // Raw round trips: Go's are timed in Go as the seed did; the others are composed from the
             // library the stack runs.
-            let go_raw = |prefix: &str| r.go.as_ref().and_then(|g| g.raw.iter().find(|x| x.name.starts_with(prefix))).map(|x| x.median_ns);
-            let composed = |prefix: &str| r.suites.iter().find(|s| s.kind == TrackKind::Raw && s.stack == c.composed_stack && s.name.starts_with(prefix)).map(|s| s.composed.median_ns);
+            let go_raw = |prefix: &str| {
+                r.go.as_ref()
+                    .and_then(|g| g.raw.iter().find(|x| x.name.starts_with(prefix)))
+                    .map(|x| x.median_ns)
+            };
+            let composed = |prefix: &str| {
+                r.suites
+                    .iter()
+                    .find(|s| {
+                        s.kind == TrackKind::Raw
+                            && s.stack == c.composed_stack
+                            && s.name.starts_with(prefix)
+                    })
+                    .map(|s| s.composed.median_ns)
+            };
             let (mlkem, ecdh, how) = if stack == crate::results::RealStack::Go {
                 (go_raw("ML-KEM"), go_raw("P-256"), "timed in Go".to_string())
             } else {
-                (composed("ML-KEM"), composed("P-256"), format!("composed ({})", c.composed_stack))
+                (
+                    composed("ML-KEM"),
+                    composed("P-256"),
+                    format!("composed ({})", c.composed_stack),
+                )
             };
             let t = |x: Option<f64>| x.map_or("–".into(), format::time);
             rows.push(SeedRow {
@@ -316,7 +374,11 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
                     (Some(a), Some(b)) => format::ratio(a / b),
                     _ => "–".into(),
                 },
-                raw_how: if stack == crate::results::RealStack::Russh { "–".into() } else { how },
+                raw_how: if stack == crate::results::RealStack::Russh {
+                    "–".into()
+                } else {
+                    how
+                },
                 allocs: format!(
                     "{} B / {} → {} B / {}",
                     format::count(c.client_mem.bytes()),
@@ -331,7 +393,9 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
 }
 
 fn seed_reference() -> (Option<SeedRow>, String) {
-    let Ok(s) = crate::references::seed000() else { return (None, String::new()) };
+    let Ok(s) = crate::references::seed000() else {
+        return (None, String::new());
+    };
     let row = SeedRow {
         host: format!("seed 000: {}", s.machine),
         stack: format!("go ({})", s.runtime),
@@ -368,17 +432,35 @@ pub fn build(runs: &[Run]) -> Body {
     for (kind, protocol, title) in [
         (TrackKind::Kex, "tls13", "TLS 1.3 key exchange"),
         (TrackKind::Kex, "ssh", "SSH key exchange"),
-        (TrackKind::Full, "tls13", "TLS 1.3 full handshake: every cryptographic phase"),
-        (TrackKind::Full, "ssh", "SSH key exchange with host authentication: every cryptographic phase"),
+        (
+            TrackKind::Full,
+            "tls13",
+            "TLS 1.3 full handshake: every cryptographic phase",
+        ),
+        (
+            TrackKind::Full,
+            "ssh",
+            "SSH key exchange with host authentication: every cryptographic phase",
+        ),
     ] {
         let cards = cards(runs, |s| s.kind == kind && s.protocol == protocol);
         if !cards.is_empty() {
-            sections.push(Section { title: title.into(), cards });
+            sections.push(Section {
+                title: title.into(),
+                cards,
+            });
         }
     }
     let failures = runs
         .iter()
-        .flat_map(|r| r.results.failures.iter().map(move |f| format!("{}: {} {} {}: {}", r.label, f.backend, f.algorithm, f.operation, f.error)))
+        .flat_map(|r| {
+            r.results.failures.iter().map(move |f| {
+                format!(
+                    "{}: {} {} {}: {}",
+                    r.label, f.backend, f.algorithm, f.operation, f.error
+                )
+            })
+        })
         .collect();
     let (seed_reference, seed_source) = seed_reference();
     Body {
@@ -390,7 +472,15 @@ pub fn build(runs: &[Run]) -> Body {
         seed_reference,
         seed_source,
         failures,
-        warnings: runs.iter().flat_map(|r| r.results.warnings.iter().map(move |w| format!("{}: {w}", r.label))).collect(),
+        warnings: runs
+            .iter()
+            .flat_map(|r| {
+                r.results
+                    .warnings
+                    .iter()
+                    .map(move |w| format!("{}: {w}", r.label))
+            })
+            .collect(),
         capacity: super::capacity::build(runs),
         network: super::network::build(runs),
     }
@@ -399,7 +489,9 @@ pub fn build(runs: &[Run]) -> Body {
 /// The suite shown for a run: the default stack, else the first stack that composed it.
 pub fn shown<'a>(r: &'a Results, name: &str) -> Option<&'a Suite> {
     let all = || r.suites.iter().filter(|s| s.name == name);
-    all().find(|s| s.stack == "default").or_else(|| all().next())
+    all()
+        .find(|s| s.stack == "default")
+        .or_else(|| all().next())
 }
 
 fn cards(runs: &[Run], pick: impl Fn(&Suite) -> bool) -> Vec<Card> {
@@ -416,19 +508,34 @@ fn cards(runs: &[Run], pick: impl Fn(&Suite) -> bool) -> Vec<Card> {
         .map(|name| {
             let first = runs.iter().find_map(|r| shown(&r.results, name));
             let subtitle = match first {
-                Some(s) if s.baseline.as_deref() == Some(name.as_str()) => "classical baseline".to_string(),
-                Some(Suite { baseline: Some(b), .. }) => format!("vs {b}"),
-                Some(s) if s.kind == TrackKind::Record => s.payload_bytes.map_or(String::new(), |p| format!("{} payload", format::bytes(p))),
+                Some(s) if s.baseline.as_deref() == Some(name.as_str()) => {
+                    "classical baseline".to_string()
+                }
+                Some(Suite {
+                    baseline: Some(b), ..
+                }) => format!("vs {b}"),
+                Some(s) if s.kind == TrackKind::Record => s
+                    .payload_bytes
+                    .map_or(String::new(), |p| format!("{} payload", format::bytes(p))),
                 Some(s) => s.family.clone().unwrap_or_default(),
                 None => String::new(),
             };
             let rows = runs.iter().map(|run| row(run, name)).collect();
-            Card { name: name.clone(), subtitle, rows }
+            Card {
+                name: name.clone(),
+                subtitle,
+                rows,
+            }
         })
         .collect()
 }
 
-fn phase_of<'a>(r: &'a Results, backend: &str, algorithm: &str, op: Operation) -> Option<&'a Phase> {
+fn phase_of<'a>(
+    r: &'a Results,
+    backend: &str,
+    algorithm: &str,
+    op: Operation,
+) -> Option<&'a Phase> {
     r.phase(backend, algorithm, op)
 }
 
@@ -480,7 +587,9 @@ fn row(run: &Run, name: &str) -> Row {
     let mut steal: f64 = 0.0;
     let mut notes = Vec::new();
     for sp in &s.phases {
-        let Some(p) = phase_of(r, &sp.backend, &sp.algorithm, sp.operation) else { continue };
+        let Some(p) = phase_of(r, &sp.backend, &sp.algorithm, sp.operation) else {
+            continue;
+        };
         let contribution = f64::from(sp.count) * p.stats.mean_ns;
         let share = contribution / s.composed.mean_ns * 100.0;
         let label = if several && sp.operation.kind() != crate::algorithm::Kind::Kem {
@@ -489,11 +598,21 @@ fn row(run: &Run, name: &str) -> Row {
             sp.operation.label().to_string()
         };
         steal = steal.max(p.steal_pct.unwrap_or(0.0));
-        if sp.backend == "liboqs" && sp.algorithm.starts_with("SLH-DSA") && !notes.iter().any(|n: &String| n.contains("SPHINCS")) {
-            notes.push("liboqs 0.13 runs SPHINCS+ (round 3.1) under this name, not FIPS 205 SLH-DSA".to_string());
+        if sp.backend == "liboqs"
+            && sp.algorithm.starts_with("SLH-DSA")
+            && !notes.iter().any(|n: &String| n.contains("SPHINCS"))
+        {
+            notes.push(
+                "liboqs 0.13 runs SPHINCS+ (round 3.1) under this name, not FIPS 205 SLH-DSA"
+                    .to_string(),
+            );
         }
         if sp.count > 0 {
-            segments.push(Segment { label: label.clone(), value_ns: contribution, share_pct: share });
+            segments.push(Segment {
+                label: label.clone(),
+                value_ns: contribution,
+                share_pct: share,
+            });
         }
         phases.push(PhaseRow {
             label,
@@ -511,7 +630,11 @@ fn row(run: &Run, name: &str) -> Row {
             min: format::time(p.stats.min_ns),
             max: format::time(p.stats.max_ns),
             iterations: format::count(p.stats.iterations as f64),
-            instructions: p.instructions.as_ref().and_then(|i| i.ir()).map_or("–".into(), format::count),
+            instructions: p
+                .instructions
+                .as_ref()
+                .and_then(|i| i.ir())
+                .map_or("–".into(), format::count),
         });
     }
     // The same change counted in instructions (run --counter instructions), beside the wall-time one.
@@ -521,11 +644,19 @@ fn row(run: &Run, name: &str) -> Row {
             .iter()
             .find(|x| &x.name == b && x.stack == s.stack)
             .and_then(|x| x.instructions)
-            .map_or(String::new(), |base| format!("{} in instructions", format::delta((mine / base - 1.0) * 100.0))),
+            .map_or(String::new(), |base| {
+                format!(
+                    "{} in instructions",
+                    format::delta((mine / base - 1.0) * 100.0)
+                )
+            }),
         _ => String::new(),
     };
     let (delta, delta_class) = match (s.delta_vs_baseline_pct, &s.baseline) {
-        (Some(d), _) => (format::delta(d), if d > 0.0 { "slower" } else { "faster" }.to_string()),
+        (Some(d), _) => (
+            format::delta(d),
+            if d > 0.0 { "slower" } else { "faster" }.to_string(),
+        ),
         (None, Some(b)) if b == &s.name => ("baseline".into(), "baseline".into()),
         _ => (String::new(), String::new()),
     };
@@ -535,7 +666,11 @@ fn row(run: &Run, name: &str) -> Row {
         b.dedup();
         b
     };
-    let dispatch = if backends.contains(&"liboqs") && r.run.liboqs_dist_build { "liboqs OQS_DIST_BUILD dispatch · " } else { "" };
+    let dispatch = if backends.contains(&"liboqs") && r.run.liboqs_dist_build {
+        "liboqs OQS_DIST_BUILD dispatch · "
+    } else {
+        ""
+    };
     let samples = r.run_spread(&format!("{} [{}]", s.name, s.stack));
     let env = format!(
         "{dispatch}stack {} ({}) · {} {} · CPU extensions {} · CPU steal {:.2}%{samples} · run {}",
@@ -543,7 +678,11 @@ fn row(run: &Run, name: &str) -> Row {
         backends.join(" + "),
         r.run.host.cpu_model,
         r.run.host.arch,
-        if r.run.host.cpu_extensions.is_empty() { "none listed".to_string() } else { r.run.host.cpu_extensions.join(" ") },
+        if r.run.host.cpu_extensions.is_empty() {
+            "none listed".to_string()
+        } else {
+            r.run.host.cpu_extensions.join(" ")
+        },
         steal,
         r.run.tool_commit
     );
@@ -559,28 +698,46 @@ fn row(run: &Run, name: &str) -> Row {
         tail: format::ratio(s.tail),
         ops: format::count(s.ops_per_sec),
         wire: s.wire_bytes.map(format::bytes).unwrap_or_default(),
-        median_ci: s.composed.median_ci95_ns.map_or(String::new(), |(a, b)| format!("{} – {}", format::time(a), format::time(b))),
+        median_ci: s.composed.median_ci95_ns.map_or(String::new(), |(a, b)| {
+            format!("{} – {}", format::time(a), format::time(b))
+        }),
         delta,
-        delta_ci: s.delta_ci95_pct.map_or(String::new(), |(a, b)| format!("{} to {}", format::delta(a), format::delta(b))),
+        delta_ci: s.delta_ci95_pct.map_or(String::new(), |(a, b)| {
+            format!("{} to {}", format::delta(a), format::delta(b))
+        }),
         delta_class,
         instructions_delta,
-        instructions: s.instructions.map_or(String::new(), |i| format!("{} instructions", format::count(i))),
+        instructions: s.instructions.map_or(String::new(), |i| {
+            format!("{} instructions", format::count(i))
+        }),
         public_key: s.public_key_bytes.map(format::bytes).unwrap_or_default(),
         signature: s.signature_bytes.map(format::bytes).unwrap_or_default(),
         family: s.family.clone().unwrap_or_default(),
-        bar: Value::from_safe_string(svg::stacked_bar(&format!("{} phases on {}", s.name, run.label), &segments)),
+        bar: Value::from_safe_string(svg::stacked_bar(
+            &format!("{} phases on {}", s.name, run.label),
+            &segments,
+        )),
         phases,
         env,
         note: notes.join("; "),
         handshakes: handshake_rows(r, &s.name),
-        insitu: if s.kind == TrackKind::Full { insitu_views(r, s) } else { Vec::new() },
+        insitu: if s.kind == TrackKind::Full {
+            insitu_views(r, s)
+        } else {
+            Vec::new()
+        },
     }
 }
 
 fn raw_rows(runs: &[Run]) -> Vec<RawRow> {
     let mut rows = Vec::new();
     for run in runs {
-        let raw: Vec<&Suite> = run.results.suites.iter().filter(|s| s.kind == TrackKind::Raw).collect();
+        let raw: Vec<&Suite> = run
+            .results
+            .suites
+            .iter()
+            .filter(|s| s.kind == TrackKind::Raw)
+            .collect();
         let mut stacks: Vec<&str> = Vec::new();
         for s in &raw {
             if !stacks.contains(&s.stack.as_str()) {
@@ -588,7 +745,10 @@ fn raw_rows(runs: &[Run]) -> Vec<RawRow> {
             }
         }
         for stack in stacks {
-            let find = |prefix: &str| raw.iter().find(|s| s.stack == stack && s.name.starts_with(prefix));
+            let find = |prefix: &str| {
+                raw.iter()
+                    .find(|s| s.stack == stack && s.name.starts_with(prefix))
+            };
             if let (Some(k), Some(e)) = (find("ML-KEM"), find("P-256")) {
                 rows.push(RawRow {
                     host: run.label.clone(),

@@ -10,7 +10,11 @@ use std::path::Path;
 
 fn attr(chunk: &str, name: &str) -> Vec<String> {
     let pat = format!("{name}=\"");
-    chunk.split(&pat).skip(1).filter_map(|s| s.split('"').next().map(unescape)).collect()
+    chunk
+        .split(&pat)
+        .skip(1)
+        .filter_map(|s| s.split('"').next().map(unescape))
+        .collect()
 }
 
 /// Undoes the HTML escaping minijinja applies to attribute values.
@@ -27,7 +31,8 @@ pub fn unescape(s: &str) -> String {
 /// Problems found in `dir/index.html`; empty means the page keeps the identity.
 pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     let index = dir.join("index.html");
-    let html = std::fs::read_to_string(&index).with_context(|| format!("{}: cannot read", index.display()))?;
+    let html = std::fs::read_to_string(&index)
+        .with_context(|| format!("{}: cannot read", index.display()))?;
     let mut problems = broken_links(dir)?;
     let rows: Vec<&str> = html.split("<tbody class=\"phases\"").skip(1).collect();
     if rows.is_empty() {
@@ -35,26 +40,44 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     }
     for chunk in rows {
         let chunk = chunk.split("</tbody>").next().unwrap_or("");
-        let key = attr(chunk, "data-key").into_iter().next().unwrap_or_default();
-        let composed: f64 = attr(chunk, "data-composed-ns").first().and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
-        let contributions: Vec<f64> = attr(chunk, "data-contribution-ns").iter().filter_map(|v| v.parse().ok()).collect();
-        let shares: f64 = attr(chunk, "data-share-pct").iter().filter_map(|v| v.parse::<f64>().ok()).sum();
+        let key = attr(chunk, "data-key")
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let composed: f64 = attr(chunk, "data-composed-ns")
+            .first()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN);
+        let contributions: Vec<f64> = attr(chunk, "data-contribution-ns")
+            .iter()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        let shares: f64 = attr(chunk, "data-share-pct")
+            .iter()
+            .filter_map(|v| v.parse::<f64>().ok())
+            .sum();
         let sum: f64 = contributions.iter().sum();
         if !agrees(composed, sum, TOLERANCE_PCT) {
-            problems.push(format!("{key}: composed {composed} on the page, phases add up to {sum}"));
+            problems.push(format!(
+                "{key}: composed {composed} on the page, phases add up to {sum}"
+            ));
         }
         if (shares - 100.0).abs() > 0.01 {
             problems.push(format!("{key}: phase shares add up to {shares}%"));
         }
         let mut parts = key.splitn(3, '|');
-        let (Some(file), Some(name), Some(stack)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(file), Some(name), Some(stack)) = (parts.next(), parts.next(), parts.next())
+        else {
             problems.push(format!("row without a data-key: {key:?}"));
             continue;
         };
         let r = results::read(&dir.join(file))?;
         match r.suites.iter().find(|s| s.name == name && s.stack == stack) {
             Some(s) if agrees(s.composed.mean_ns, composed, TOLERANCE_PCT) => {}
-            Some(s) => problems.push(format!("{key}: page says {composed}, JSON says {}", s.composed.mean_ns)),
+            Some(s) => problems.push(format!(
+                "{key}: page says {composed}, JSON says {}",
+                s.composed.mean_ns
+            )),
             None => problems.push(format!("{key}: not in {file}")),
         }
     }
@@ -65,14 +88,17 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     for page in ["index.html", "compare.html", "methodology.html"] {
-        let html = std::fs::read_to_string(dir.join(page)).with_context(|| format!("{}: cannot read {page}", dir.display()))?;
+        let html = std::fs::read_to_string(dir.join(page))
+            .with_context(|| format!("{}: cannot read {page}", dir.display()))?;
         for target in attr(&html, "href").into_iter().chain(attr(&html, "src")) {
             let local = target.split('#').next().unwrap_or("");
             if local.is_empty() || local.contains("://") || local.starts_with("mailto:") {
                 continue;
             }
             if !dir.join(local).exists() {
-                problems.push(format!("{page}: link to {target}, which is not in the site"));
+                problems.push(format!(
+                    "{page}: link to {target}, which is not in the site"
+                ));
             }
         }
     }

@@ -15,7 +15,12 @@ pub enum RealStack {
 }
 
 impl RealStack {
-    pub const ALL: [RealStack; 4] = [RealStack::Rustls, RealStack::OpenSsl, RealStack::Russh, RealStack::Go];
+    pub const ALL: [RealStack; 4] = [
+        RealStack::Rustls,
+        RealStack::OpenSsl,
+        RealStack::Russh,
+        RealStack::Go,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -153,11 +158,15 @@ pub struct PairedMedian {
     pub wrapper_ns: Option<f64>,
 }
 
-
 impl PairedOverhead {
     /// (timed - plain, wrapped - plain) per block.
     pub fn differences(&self) -> (Vec<f64>, Vec<f64>) {
-        let d = |a: &[f64]| a.iter().zip(&self.plain_ns).map(|(x, p)| x - p).collect::<Vec<f64>>();
+        let d = |a: &[f64]| {
+            a.iter()
+                .zip(&self.plain_ns)
+                .map(|(x, p)| x - p)
+                .collect::<Vec<f64>>()
+        };
         (d(&self.timed_ns), d(&self.wrapped_ns))
     }
 }
@@ -207,15 +216,32 @@ impl InSitu {
     }
 
     /// Builds the aggregates from the connections (what `check` recomputes).
-    pub fn from_connections(labels: Vec<String>, connections: Vec<InSituConnection>, calls: (Vec<f64>, Vec<f64>), hashed: (f64, f64)) -> InSitu {
+    pub fn from_connections(
+        labels: Vec<String>,
+        connections: Vec<InSituConnection>,
+        calls: (Vec<f64>, Vec<f64>),
+        hashed: (f64, f64),
+    ) -> InSitu {
         let n = connections.len().max(1) as f64;
         let mean_of = |f: &dyn Fn(&InSituConnection) -> Vec<u64>| -> Vec<f64> {
-            (0..labels.len()).map(|i| connections.iter().map(|c| f(c).get(i).copied().unwrap_or(0) as f64).sum::<f64>() / n).collect()
+            (0..labels.len())
+                .map(|i| {
+                    connections
+                        .iter()
+                        .map(|c| f(c).get(i).copied().unwrap_or(0) as f64)
+                        .sum::<f64>()
+                        / n
+                })
+                .collect()
         };
         let client_ns = mean_of(&|c| c.client.clone());
         let server_ns = mean_of(&|c| c.server.clone());
         let total_ns = connections.iter().map(|c| c.total_ns as f64).sum::<f64>() / n;
-        let remainder_ns = connections.iter().map(|c| c.remainder_ns as f64).sum::<f64>() / n;
+        let remainder_ns = connections
+            .iter()
+            .map(|c| c.remainder_ns as f64)
+            .sum::<f64>()
+            / n;
         InSitu {
             crypto_ns: client_ns.iter().chain(&server_ns).sum(),
             labels,
@@ -283,6 +309,12 @@ impl AllocCounters {
 
     pub fn per(self, n: f64) -> PerHandshake {
         let n = n.max(1.0);
-        PerHandshake { rust_allocs: self.rust_allocs as f64 / n, rust_bytes: self.rust_bytes as f64 / n, c_allocs: self.c_allocs as f64 / n, c_bytes: self.c_bytes as f64 / n, ..Default::default() }
+        PerHandshake {
+            rust_allocs: self.rust_allocs as f64 / n,
+            rust_bytes: self.rust_bytes as f64 / n,
+            c_allocs: self.c_allocs as f64 / n,
+            c_bytes: self.c_bytes as f64 / n,
+            ..Default::default()
+        }
     }
 }

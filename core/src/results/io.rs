@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// Reads a results file, refusing other schema versions with a message that says what to do.
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
     parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
@@ -29,10 +30,21 @@ pub fn parse(text: &str) -> Result<Results> {
 }
 
 fn temporary(path: &Path) -> Result<(PathBuf, PathBuf)> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
-    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
-    let name = path.file_name().ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     Ok((dir, tmp))
 }
 
@@ -91,7 +103,8 @@ pub fn update(path: &Path, results: &Results) -> Result<()> {
 
 /// Fails now, with one line, if `dir` cannot take a results file (not after minutes of measuring).
 pub fn check_writable(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the results folder", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{}: cannot create the results folder", dir.display()))?;
     let probe = dir.join(format!(".pqprof-probe-{}", std::process::id()));
     let r = std::fs::write(&probe, b"");
     let _ = std::fs::remove_file(&probe);
@@ -121,9 +134,21 @@ mod tests {
 
     #[test]
     fn versions_are_checked_before_the_shape() {
-        assert!(parse("{\"schema_version\": 99}").unwrap_err().to_string().contains("schema_version 99, but this pqprof reads schema_version 1 or 2"));
-        assert!(parse("{}").unwrap_err().to_string().contains("no schema_version"));
-        assert!(parse("{\"schema_version\": 2, \"run\": 3}").unwrap_err().to_string().contains("does not match schema 2"));
-        assert!(parse("nope").unwrap_err().to_string().contains("not valid JSON"));
+        assert!(parse("{\"schema_version\": 99}")
+            .unwrap_err()
+            .to_string()
+            .contains("schema_version 99, but this pqprof reads schema_version 1 or 2"));
+        assert!(parse("{}")
+            .unwrap_err()
+            .to_string()
+            .contains("no schema_version"));
+        assert!(parse("{\"schema_version\": 2, \"run\": 3}")
+            .unwrap_err()
+            .to_string()
+            .contains("does not match schema 2"));
+        assert!(parse("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("not valid JSON"));
     }
 }

@@ -75,12 +75,19 @@ pub struct Results {
 impl Results {
     /// " · N process samples, RSD x%" for a phase or suite name, if the run has process samples.
     pub fn run_spread(&self, name: &str) -> String {
-        let Some(ps) = &self.process_samples else { return String::new() };
+        let Some(ps) = &self.process_samples else {
+            return String::new();
+        };
         ps.phases
             .iter()
             .chain(&ps.suites)
             .find(|s| s.name == name)
-            .map_or(String::new(), |s| format!(" · {} process samples, median RSD {:.2}%", ps.count, s.rsd_pct))
+            .map_or(String::new(), |s| {
+                format!(
+                    " · {} process samples, median RSD {:.2}%",
+                    ps.count, s.rsd_pct
+                )
+            })
     }
 
     /// The handshake form of a phase (what suites compose).
@@ -88,12 +95,22 @@ impl Results {
         self.phase_form(backend, algorithm, op, Form::Handshake)
     }
 
-    pub fn phase_form(&self, backend: &str, algorithm: &str, op: Operation, form: Form) -> Option<&Phase> {
-        self.phases.iter().find(|p| p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form)
+    pub fn phase_form(
+        &self,
+        backend: &str,
+        algorithm: &str,
+        op: Operation,
+        form: Form,
+    ) -> Option<&Phase> {
+        self.phases.iter().find(|p| {
+            p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form
+        })
     }
 
     pub fn suite(&self, name: &str, stack: &str) -> Option<&SuiteResult> {
-        self.suites.iter().find(|s| s.name == name && s.stack == stack)
+        self.suites
+            .iter()
+            .find(|s| s.name == name && s.stack == stack)
     }
 
     /// How a site or comparison names this run: host, CPU, microarchitecture and time.

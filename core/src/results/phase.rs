@@ -182,7 +182,9 @@ pub enum Reason {
 }
 
 /// Which form of an operation a phase times.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Form {
     /// As a TLS / SSH stack calls it once per handshake: peer keys imported from bytes, contexts
@@ -266,14 +268,33 @@ pub struct Instructions {
 }
 
 impl Instructions {
-    pub fn new(events: Vec<String>, totals: Vec<u64>, calls: usize, cpu: String, ir_calls: Vec<u64>) -> Instructions {
-        let per_call = totals.iter().map(|t| *t as f64 / calls.max(1) as f64).collect();
-        Instructions { events, totals, calls, per_call, cpu, ir_calls }
+    pub fn new(
+        events: Vec<String>,
+        totals: Vec<u64>,
+        calls: usize,
+        cpu: String,
+        ir_calls: Vec<u64>,
+    ) -> Instructions {
+        let per_call = totals
+            .iter()
+            .map(|t| *t as f64 / calls.max(1) as f64)
+            .collect();
+        Instructions {
+            events,
+            totals,
+            calls,
+            per_call,
+            cpu,
+            ir_calls,
+        }
     }
 
     /// Instructions per call (callgrind's Ir).
     pub fn ir(&self) -> Option<f64> {
-        self.events.iter().position(|e| e == "Ir").and_then(|i| self.per_call.get(i).copied())
+        self.events
+            .iter()
+            .position(|e| e == "Ir")
+            .and_then(|i| self.per_call.get(i).copied())
     }
 }
 
@@ -284,8 +305,15 @@ fn one() -> usize {
 impl Phase {
     /// "backend algorithm operation", with " (primitive)" for the primitive form.
     pub fn name(&self) -> String {
-        let form = if self.form == Form::Primitive { " (primitive)" } else { "" };
-        format!("{} {} {}{form}", self.backend, self.algorithm, self.operation)
+        let form = if self.form == Form::Primitive {
+            " (primitive)"
+        } else {
+            ""
+        };
+        format!(
+            "{} {} {}{form}",
+            self.backend, self.algorithm, self.operation
+        )
     }
 }
 

@@ -75,7 +75,11 @@ pub struct Host {
 impl Host {
     /// "vm · AMD EPYC (zen5) · a1b2c3": how a site or a comparison names the machine.
     pub fn label(&self) -> String {
-        let arch = if self.microarchitecture.is_empty() { self.arch.clone() } else { self.microarchitecture.clone() };
+        let arch = if self.microarchitecture.is_empty() {
+            self.arch.clone()
+        } else {
+            self.microarchitecture.clone()
+        };
         let mut s = format!("{} · {} ({arch})", self.hostname, self.cpu_model);
         if !self.fingerprint.is_empty() {
             s += &format!(" · {}", self.fingerprint);
@@ -120,7 +124,14 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { default_iterations: 1000, min_iterations: 10, budget_ms: 2000, rounds: 10, warmup_ms: 100, forced: None }
+        Settings {
+            default_iterations: 1000,
+            min_iterations: 10,
+            budget_ms: 2000,
+            rounds: 10,
+            warmup_ms: 100,
+            forced: None,
+        }
     }
 }
 

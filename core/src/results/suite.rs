@@ -51,7 +51,10 @@ pub struct SuitePhase {
 impl SuitePhase {
     /// The measured phase this part of a suite is composed from: its handshake form.
     pub fn is(&self, p: &super::Phase) -> bool {
-        p.form == super::Form::Handshake && p.backend == self.backend && p.algorithm == self.algorithm && p.operation == self.operation
+        p.form == super::Form::Handshake
+            && p.backend == self.backend
+            && p.algorithm == self.algorithm
+            && p.operation == self.operation
     }
 }
 
