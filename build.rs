@@ -8,9 +8,11 @@ fn output(cmd: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// The libcrypto symbols `src/handshake/openssl_wrap.rs` wraps: every `fn __wrap_NAME` in it.
+const WRAPPERS: &str = "src/insitu/openssl_wrap.rs";
+
+/// The libcrypto symbols `src/insitu/openssl_wrap.rs` wraps: every `fn __wrap_NAME` in it.
 fn wrapped() -> Vec<String> {
-    let src = std::fs::read_to_string("src/handshake/openssl_wrap.rs").unwrap_or_default();
+    let src = std::fs::read_to_string(WRAPPERS).unwrap_or_default();
     src.lines()
         .filter_map(|l| {
             l.trim_start()
@@ -35,12 +37,18 @@ fn main() {
         "cargo:rustc-env=PQPROF_RUSTC={}",
         output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".into())
     );
-    // In-situ timing inside libssl (src/handshake/openssl_wrap.rs): the linker routes these libcrypto
+    // In-situ timing inside libssl (src/insitu/openssl_wrap.rs): the linker routes these libcrypto
     // calls through timing wrappers.
-    for sym in wrapped() {
+    let wrapped = wrapped();
+    // A moved or renamed file would silently leave libssl untimed: refuse to build instead.
+    assert!(
+        !wrapped.is_empty(),
+        "build.rs: no `pub unsafe extern \"C\" fn __wrap_NAME` in {WRAPPERS}"
+    );
+    for sym in wrapped {
         println!("cargo:rustc-link-arg=-Wl,--wrap={sym}");
     }
-    println!("cargo:rerun-if-changed=src/handshake/openssl_wrap.rs");
+    println!("cargo:rerun-if-changed={WRAPPERS}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
 }

@@ -5,18 +5,21 @@
 //! a loopback handshake leaves the core in (sockets, wake-ups, the other side), not the call.
 //! Usage: cargo run --release --example insitu_inmem [GROUP] [N]
 
-use pqprof::handshake::{inmem, insitu, tls};
-use pqprof::results::RealStack;
+use pqprof::insitu::{self, CallLabel};
+use pqprof::stack::{rustls::Rustls, Config, Identity, TlsStack};
 
 fn main() -> anyhow::Result<()> {
     let a: Vec<String> = std::env::args().collect();
     let group = a.get(1).map_or("X25519MLKEM768", String::as_str);
     let n: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
     pqprof::measure::pin();
-    let id = tls::identity()?;
-    let pair = inmem::Pair::new(RealStack::Rustls, group, &id, true)?;
+    let id = Identity::new()?;
+    let pair = Rustls.pair(Config {
+        wrapped: true,
+        ..Config::plain(group, &id)
+    })?;
     pair.handshake(true)?;
-    let mut per: Vec<Vec<f64>> = vec![Vec::new(); insitu::LABELS.len()];
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); CallLabel::COUNT];
     for _ in 0..n {
         insitu::arm();
         pair.handshake(false)?;
@@ -29,7 +32,7 @@ fn main() -> anyhow::Result<()> {
     }
     println!("rustls {group}, {n} in-memory handshakes, both sides; median per call:");
     for (l, v) in per.iter().enumerate() {
-        let name = insitu::LABELS[l];
+        let name = CallLabel::ALL[l].name();
         if v.is_empty() || !["kem.", "dh."].iter().any(|p| name.starts_with(p)) {
             continue;
         }

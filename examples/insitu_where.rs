@@ -15,8 +15,8 @@
 //! slow as `sleep`, the cost is not a clock that ramps up after idling.
 //! Usage: cargo run --release --example insitu_where [GROUP] [ROUNDS]
 
-use pqprof::handshake::{inmem, insitu, tls};
-use pqprof::results::RealStack;
+use pqprof::insitu::{self, CallLabel};
+use pqprof::stack::{self, rustls::Rustls, Config, Identity, TlsStack};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::AtomicU64;
@@ -62,24 +62,31 @@ fn main() -> anyhow::Result<()> {
     let core = pqprof::measure::pin();
     let other =
         core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
-    let id = tls::identity()?;
-    let pair = inmem::Pair::new(RealStack::Rustls, &group, &id, true)?;
+    let id = Identity::new()?;
+    let pair = Rustls.pair(Config {
+        wrapped: true,
+        ..Config::plain(&group, &id)
+    })?;
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let acceptor = tls::acceptor(RealStack::Rustls, &group, &id, false)?;
+    let acceptor = Rustls.acceptor(Config::plain(&group, &id))?;
     std::thread::spawn(move || {
         if let Some(c) = other {
             core_affinity::set_for_current(c);
         }
-        tls::serve_with(acceptor, listener, &AtomicU64::new(0), None, false)
+        stack::tls::serve_with(acceptor, listener, &AtomicU64::new(0), None, false)
     });
-    let client = tls::Client::new(RealStack::Rustls, &group, &id, false)?;
+    let client = Rustls.client(Config::plain(&group, &id))?;
     let mut echo = echo_server(other)?;
     pair.handshake(true)?;
     client.connect(addr, false)?;
     let idx: Vec<usize> = LABELS
         .iter()
-        .map(|l| insitu::label(l).ok_or_else(|| anyhow::anyhow!("no label {l}")))
+        .map(|l| {
+            CallLabel::from_name(l)
+                .map(|c| c as usize)
+                .ok_or_else(|| anyhow::anyhow!("no label {l}"))
+        })
         .collect::<Result<_, _>>()?;
     // [mode][label][position] -> per-call times.
     let mut t = vec![vec![vec![Vec::new(); RUN]; LABELS.len()]; MODES.len()];

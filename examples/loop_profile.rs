@@ -7,26 +7,28 @@
 //! instruction profile (`valgrind --tool=callgrind --separate-threads=yes`).
 //! Usage: cargo run --release --example loop_profile [GROUP] [N | one VARIANT N]
 
-use pqprof::handshake::tls;
-use pqprof::results::RealStack;
+use pqprof::stack::{self, Config, Identity, TlsStack};
 use pqprof::stats;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicU64;
 
 fn server(
     group: &str,
-    id: &tls::Identity,
+    id: &Identity,
     wrapped: bool,
     armed: bool,
     room: usize,
 ) -> anyhow::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let acceptor = tls::acceptor(RealStack::Rustls, group, id, wrapped)?;
+    let acceptor = stack::rustls::Rustls.acceptor(Config {
+        wrapped,
+        ..Config::plain(group, id)
+    })?;
     // Room made up front, as `pqprof handshake`'s servers do: a growing vector costs handshakes.
-    let sink = pqprof::handshake::insitu::sink(if armed { room } else { 0 });
+    let sink = pqprof::insitu::sink(if armed { room } else { 0 });
     std::thread::spawn(move || {
-        tls::serve_with(
+        stack::tls::serve_with(
             acceptor,
             listener,
             &AtomicU64::new(0),
@@ -41,6 +43,7 @@ fn server(
 fn usage() -> (f64, f64, i64) {
     // SAFETY: an all-zero rusage is valid, and getrusage only writes it.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable rusage for this call.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
     let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
     (us(u.ru_utime), us(u.ru_stime), u.ru_minflt)
@@ -49,11 +52,15 @@ fn usage() -> (f64, f64, i64) {
 fn main() -> anyhow::Result<()> {
     let a: Vec<String> = std::env::args().collect();
     let group = a.get(1).map_or("X25519", String::as_str).to_string();
-    let id = tls::identity()?;
+    let id = Identity::new()?;
+    let rustls = stack::rustls::Rustls;
     let clients = [
-        tls::Client::new(RealStack::Rustls, &group, &id, false)?,
-        tls::Client::wrapped_unarmed(RealStack::Rustls, &group, &id)?,
-        tls::Client::new(RealStack::Rustls, &group, &id, true)?,
+        rustls.client(Config::plain(&group, &id))?,
+        rustls.client(Config {
+            wrapped: true,
+            ..Config::plain(&group, &id)
+        })?,
+        rustls.client(Config::timed(&group, &id))?,
     ];
     if a.get(2).is_some_and(|s| s == "one") {
         let v = usize::from(a.get(3).is_some_and(|s| s == "wrapped"));
@@ -73,7 +80,7 @@ fn main() -> anyhow::Result<()> {
     let mut sum = [(0.0, 0.0, 0i64, 0.0); 3];
     let mut medians = [Vec::new(), Vec::new(), Vec::new()];
     for b in 0..n / 16 {
-        for v in pqprof::handshake::inmem::block_order(b, clients.len()) {
+        for v in pqprof::handshake::block_order(b, clients.len()) {
             let u0 = usage();
             let mut wall = 0.0;
             let mut block = Vec::new();

@@ -119,8 +119,8 @@ pub enum Command {
         /// Replace a handshakes section the results file already has.
         #[arg(long)]
         force: bool,
-        /// Only these stacks (repeatable): rustls, openssl, russh, go.
-        #[arg(long = "stack", value_parser = ["rustls", "openssl", "russh", "go"])]
+        /// Only these stacks (repeatable; default every stack).
+        #[arg(long = "stack", value_parser = stacks(|_| true))]
         stacks: Vec<String>,
     },
     /// Server capacity: in-memory handshakes per core, throughput and latency under load over
@@ -135,8 +135,8 @@ pub enum Command {
         /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
         #[arg(long)]
         quick: bool,
-        /// Only these stacks (repeatable): rustls, openssl.
-        #[arg(long = "stack", value_parser = ["rustls", "openssl"])]
+        /// Only these stacks (repeatable; default every stack with a capacity measurement).
+        #[arg(long = "stack", value_parser = stacks(|f| f.capacity))]
         stacks: Vec<String>,
         /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
         #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -171,8 +171,8 @@ pub enum Command {
         /// Every TLS group, not only X25519 and X25519MLKEM768.
         #[arg(long)]
         all_groups: bool,
-        /// Only these stacks (repeatable): rustls, openssl, russh.
-        #[arg(long = "stack", value_parser = ["rustls", "openssl", "russh"])]
+        /// Only these stacks (repeatable; default every stack that runs through the emulated network).
+        #[arg(long = "stack", value_parser = stacks(|f| f.network))]
         stacks: Vec<String>,
         /// Only remove namespaces a killed run left behind, then exit.
         #[arg(long)]
@@ -205,8 +205,6 @@ pub enum Command {
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]
     HandshakeServer {
-        #[arg(long)]
-        protocol: String,
         #[arg(long)]
         stack: String,
         #[arg(long)]
@@ -270,6 +268,11 @@ pub enum Command {
     },
 }
 
+/// The registered stacks with a feature, as `--stack` values.
+fn stacks(with: fn(&crate::stack::Features) -> bool) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(crate::stack::names(with))
+}
+
 fn compare_format(s: &str) -> Result<crate::comparison::Format, String> {
     use crate::comparison::Format;
     match s {
@@ -309,8 +312,8 @@ pub struct RunArgs {
     /// Rounds each phase's iterations are split into, run in turn with every other phase.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: u32,
-    /// Measure only these backends (repeatable): liboqs, rustcrypto, openssl.
-    #[arg(long = "backend", value_parser = ["liboqs", "rustcrypto", "openssl", "awslc", "libcrux", "go"])]
+    /// Measure only these backends (repeatable; default every backend and the Go peer).
+    #[arg(long = "backend", value_parser = clap::builder::PossibleValuesParser::new(crate::backend::cli_names()))]
     pub backends: Vec<String>,
     /// Independent process samples: run the measurement in K child processes (phase order rotated
     /// between them) and report per-sample medians, their median and their spread.

@@ -6,7 +6,7 @@ use crate::cli::{Command, RunArgs};
 use crate::measure::Settings;
 use crate::results::{Agreement, Results};
 use crate::{check, render, results, run, suite};
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, ensure, Result};
 use std::path::{Path, PathBuf};
 
 pub fn execute(command: Command) -> Result<()> {
@@ -93,7 +93,7 @@ pub fn execute(command: Command) -> Result<()> {
                 openssl: !no_openssl,
             };
             let c = crate::crosscheck::run(&opts, &mut |m| eprintln!("crosscheck: {m}"))?;
-            print!("{}", crate::crosscheck::table(&c));
+            print!("{}", crate::tables::crosscheck::table(&c));
             let count = |v: Agreement| c.rows.iter().filter(|r| r.verdict == Some(v)).count();
             let (agree, undecided, disagree) = (
                 count(Agreement::Agree),
@@ -135,7 +135,7 @@ pub fn execute(command: Command) -> Result<()> {
                 stacks,
             };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
-            print!("{}", crate::handshake::table(&h, &r));
+            print!("{}", crate::tables::handshake::table(&h, &r));
             println!(
                 "\n{} scenarios, {} failed; {:.0} s; written to {}",
                 h.scenarios.len(),
@@ -172,14 +172,14 @@ pub fn execute(command: Command) -> Result<()> {
             if !stacks.is_empty() {
                 opts.stacks = stacks
                     .iter()
-                    .filter_map(|s| crate::results::RealStack::from_name(s))
-                    .collect();
+                    .map(|s| crate::stack::find(s))
+                    .collect::<Result<_>>()?;
             }
             if !connections.is_empty() {
                 opts.connections = connections.iter().map(|&c| c as usize).collect();
             }
             let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
-            print!("{}", crate::capacity::table(&c));
+            print!("{}", crate::tables::capacity::table(&c));
             println!(
                 "\ncapacity: {:.0} s; written to {}",
                 c.wall_seconds,
@@ -249,7 +249,7 @@ pub fn execute(command: Command) -> Result<()> {
                 }
                 Err(e) => return Err(e),
             };
-            print!("{}", crate::network::table(&n));
+            print!("{}", crate::tables::network::table(&n));
             println!(
                 "\nnetwork: {:.0} s; written to {}",
                 n.wall_seconds,
@@ -268,12 +268,10 @@ pub fn execute(command: Command) -> Result<()> {
             hold,
             core,
         } => {
-            let stack = crate::results::RealStack::from_name(&stack)
-                .with_context(|| format!("unknown stack {stack}"))?;
+            let stack = crate::stack::find(&stack)?;
             crate::capacity::server::server_main(stack, &group, &cert, &key, threads, hold, core)
         }
         Command::HandshakeServer {
-            protocol,
             stack,
             group,
             cert,
@@ -283,17 +281,15 @@ pub fn execute(command: Command) -> Result<()> {
             concurrent,
             timeout_s,
         } => {
-            let stack = crate::results::RealStack::from_name(&stack)
-                .with_context(|| format!("unknown stack {stack}"))?;
-            crate::handshake::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
-            crate::handshake::server_main(
-                &protocol,
+            let stack = crate::stack::find(&stack)?;
+            crate::stack::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
+            crate::stack::child::server_main(
                 stack,
                 &group,
                 &cert,
                 &key,
                 insitu,
-                crate::handshake::server::Listen { bind, concurrent },
+                crate::stack::child::Listen { bind, concurrent },
             )
         }
         Command::Render {
@@ -352,7 +348,8 @@ pub fn execute(command: Command) -> Result<()> {
         Command::ResultsPath => {
             println!(
                 "{}",
-                crate::host::results_path(&crate::host::describe(), &run::utc_now()).display()
+                crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
+                    .display()
             );
             Ok(())
         }
@@ -395,10 +392,9 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         forced: args.iterations.map(|n| n as usize),
         ..Settings::default()
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| crate::host::results_path(&crate::host::describe(), &run::utc_now()));
+    let out = args.out.clone().unwrap_or_else(|| {
+        crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
+    });
     // Before minutes of measuring: the folder must take a file, and the file must be new.
     results::check_writable(
         out.parent()
@@ -409,7 +405,15 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
     }
     let results = if args.samples > 1 {
-        crate::samples::run_samples(&args)?
+        crate::samples::run_samples(&crate::samples::Options {
+            samples: args.samples as usize,
+            suites: args.suites.clone(),
+            budget_ms: args.budget_ms,
+            rounds: args.rounds,
+            iterations: args.iterations,
+            backends: args.backends.clone(),
+            quiet: args.quiet,
+        })?
     } else {
         let opts = run::Options {
             suites: args.suites.clone(),
@@ -422,9 +426,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         run::run(&opts)?
     };
     results::create(&out, &results, args.force)?;
-    for w in &results.warnings {
-        eprintln!("warning: {w}");
-    }
+    eprint!("{}", crate::tables::warnings(&results.warnings, 3));
     for f in &results.failures {
         eprintln!(
             "warning: {} {} {} was not measured: {}",
@@ -456,7 +458,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
 }
 
 fn list(suites_path: &Path) -> Result<()> {
-    let suites = suite::load(suites_path, &backend::NAMES)?;
+    let suites = suite::load(suites_path, &backend::names())?;
     println!("Suites ({}):", suites_path.display());
     for s in &suites {
         let phases: Vec<String> = s

@@ -14,8 +14,7 @@
 //! is kept (one callgrind dump per call), so `compare` gives such a phase an interval.
 
 use crate::backend;
-use crate::plan::PhaseKey;
-use crate::results::{CounterRun, Form, Instructions, Phase};
+use crate::results::{CounterRun, Form, Instructions, Phase, PhaseId};
 use crate::suite::Workload;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -131,11 +130,11 @@ pub fn valgrind() -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Counts every phase (two children at a time per core: counts do not depend on load) and adds
+/// Counts every phase (one child per core at a time: counts do not depend on load) and adds
 /// the figures to the phases. Returns what was run and what was left out.
 pub fn count(
     phases: &mut [Phase],
-    workloads: &[(PhaseKey, Workload)],
+    workloads: &[(PhaseId, Workload)],
     progress: &mut dyn FnMut(&str),
 ) -> Result<CounterRun> {
     let started = std::time::Instant::now();
@@ -162,11 +161,10 @@ pub fn count(
             ));
             continue;
         };
+        let id = p.id();
         let w = workloads
             .iter()
-            .find(|(k, _)| {
-                k.backend == p.backend && k.algorithm == p.algorithm && k.operation == p.operation
-            })
+            .find(|(k, _)| *k == id)
             .map(|(_, w)| *w)
             .unwrap_or_default();
         jobs.push((i, calls, w));

@@ -3,7 +3,7 @@
 //! `phases` measures crypto/mlkem, crypto/ecdh, crypto/ecdsa and crypto/cipher in pqprof's phase
 //! discipline and returns every sample; `serve` and `client` are its TLS 1.3 server and client.
 
-use crate::results::{Form, GoPeer, Phase, RawRoundTrip, Reason, Settings};
+use crate::results::{GoPeer, Phase, PhaseId, RawRoundTrip, Reason, Settings};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
@@ -132,36 +132,32 @@ pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
             .ok_or_else(|| anyhow!("Go peer: unknown operation {}", g.operation))?;
         crate::algorithm::find(&g.algorithm)
             .ok_or_else(|| anyhow!("Go peer: unknown algorithm {}", g.algorithm))?;
-        let f = stats::figures(&g.samples_ns)
-            .ok_or_else(|| anyhow!("Go peer: {} {} has no samples", g.algorithm, g.operation))?;
-        phases.push(Phase {
-            backend: "go".into(),
-            algorithm: g.algorithm,
-            operation,
-            form: Form::Handshake,
-            ops_per_sec: f.ops_per_sec,
-            steal_pct: None,
-            iterations_reason: if settings.forced.is_some() {
-                Reason::Forced
-            } else if g.samples_ns.len() < target {
-                Reason::Budget
-            } else {
-                Reason::Default
+        if g.samples_ns.is_empty() {
+            bail!("Go peer: {} {} has no samples", g.algorithm, g.operation);
+        }
+        let reason = if settings.forced.is_some() {
+            Reason::Forced
+        } else if g.samples_ns.len() < target {
+            Reason::Budget
+        } else {
+            Reason::Default
+        };
+        let timed_ms = g.samples_ns.iter().sum::<u64>() as f64 / 1e6;
+        phases.push(crate::figures::measured_phase(
+            PhaseId::handshake("go", &g.algorithm, operation),
+            g.samples_ns,
+            crate::figures::Measured {
+                iterations_reason: reason,
+                warmup: g.warmup,
+                verified: g.verified,
+                includes: format!("Go: {}", g.includes),
+                steal_pct: None,
+                run_delay_pct: None,
+                timed_ms: Some(timed_ms),
+                cycles: None,
+                batch: 1,
             },
-            warmup: g.warmup,
-            verified: g.verified,
-            includes: format!("Go: {}", g.includes),
-            median_ci95_ns: f.median_ci95,
-            rsd_pct: f.rsd_pct,
-            outliers: f.outliers,
-            timed_ms: Some(g.samples_ns.iter().sum::<u64>() as f64 / 1e6),
-            samples_ns: g.samples_ns,
-            stats: f.summary,
-            cycles: None,
-            batch: 1,
-            run_delay_pct: None,
-            instructions: None,
-        });
+        ));
     }
     let raw = p
         .raw

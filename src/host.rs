@@ -120,8 +120,38 @@ pub fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str 
     }
 }
 
+/// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").
+pub fn utc_now() -> String {
+    format_utc(time::OffsetDateTime::now_utc())
+}
+
+pub fn format_utc(t: time::OffsetDateTime) -> String {
+    let t = t
+        .to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .unwrap_or(t);
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
+}
+
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "host".into())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn utc_dates() {
+        let at = |s: i64| super::format_utc(time::OffsetDateTime::from_unix_timestamp(s).unwrap());
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_796_009_162), "2026-11-30T03:26:02Z");
+    }
+
     #[test]
     fn amd_families() {
         assert_eq!(super::microarchitecture("AuthenticAMD", 26, 2), "zen5");
@@ -145,12 +175,4 @@ mod tests {
         assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:02Z"));
         assert_eq!(super::fingerprint(&["a", "vm"]).len(), 6);
     }
-}
-
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "host".into())
 }

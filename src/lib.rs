@@ -5,10 +5,11 @@
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
 pub use pqprof_core::{
-    algorithm, check, comparison, compose, export, incontext, league, netmodel, overhead, parse,
-    references, render, results, stats, suite, units,
+    algorithm, check, comparison, compose, export, figures, incontext, league, netmodel, overhead,
+    parse, references, render, results, stats, suite, tables, units,
 };
 
+pub mod alloc;
 pub mod backend;
 pub mod capacity;
 pub mod case;
@@ -19,9 +20,11 @@ pub mod crosscheck;
 pub mod go;
 pub mod handshake;
 pub mod host;
+pub mod insitu;
 pub mod interrupt;
 pub mod measure;
 pub mod network;
 pub mod plan;
 pub mod run;
 pub mod samples;
+pub mod stack;

@@ -1,17 +1,17 @@
 //! pqprof's entry point: parse the command line, run the command, report errors.
 
 use clap::Parser;
-use pqprof::{cli, commands, handshake, interrupt};
+use pqprof::{alloc, cli, commands, interrupt};
 
 /// Counts allocations only while a handshake command has turned counting on.
 #[global_allocator]
-static ALLOCATOR: handshake::alloc::Counting = handshake::alloc::Counting;
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 fn main() {
     let cli = cli::Cli::parse();
     if matches!(cli.command, cli::Command::CapacityServer { .. }) {
         // Every allocation and free of its life, so live bytes are exact.
-        handshake::alloc::track_live();
+        alloc::track_live();
     }
     if matches!(
         cli.command,
@@ -20,7 +20,7 @@ fn main() {
             | cli::Command::CapacityServer { .. }
     ) {
         // Before OpenSSL allocates anything, so its C allocations can be counted.
-        if !handshake::alloc::hook_openssl() {
+        if !alloc::hook_openssl() {
             eprintln!(
                 "warning: OpenSSL had already allocated; its C allocations will not be counted"
             );

@@ -142,12 +142,18 @@ impl Timer {
     }
 }
 
+/// Whether the fenced TSC reads below can be used: the TSC is invariant (CPUID 0x80000007 EDX bit
+/// 8; Intel SDM vol. 3B 18.17.1, AMD APM vol. 3 E.4.5) and RDTSCP, which closes every region, exists
+/// (CPUID 0x80000001 EDX bit 27; Intel SDM vol. 2A CPUID, AMD APM vol. 3 E.4.2). They are separate
+/// bits: a hypervisor can hide either.
 #[cfg(target_arch = "x86_64")]
 fn tsc_invariant() -> bool {
-    // CPUID 0x80000007 EDX bit 8: invariant TSC (Intel SDM vol. 3B 18.17.1; AMD APM vol. 3, E.4.5).
     use std::arch::x86_64::__cpuid;
-    // The extended leaf is checked to exist before it is read.
-    __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
+    // The extended leaves are checked to exist before they are read.
+    let max = __cpuid(0x8000_0000).eax;
+    let rdtscp = max >= 0x8000_0001 && __cpuid(0x8000_0001).edx & (1 << 27) != 0;
+    let invariant = max >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
+    rdtscp && invariant
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -180,7 +186,7 @@ fn tsc_begin() -> u64 {
 fn tsc_end() -> u64 {
     use std::arch::x86_64::{__rdtscp, _mm_lfence};
     let mut aux = 0u32;
-    // SAFETY: RDTSCP is present wherever the TSC is invariant (checked before this is used);
+    // SAFETY: `Timer::detect` uses the TSC only where CPUID reports RDTSCP (`tsc_invariant`);
     // `aux` is a valid out-pointer.
     unsafe {
         let t = __rdtscp(&mut aux);

@@ -1,10 +1,10 @@
 //! Which (backend, operation, algorithm) to time: every suite is composed for each stack whose
 //! backends cover all its phases, and each distinct phase is measured once and shared.
 
-use crate::algorithm::{self, Operation};
+use crate::algorithm;
 use crate::backend::Backend;
-use crate::results::Form;
 pub use crate::results::Stack;
+use crate::results::{Form, PhaseId};
 use crate::suite::{Suite, Workload};
 use anyhow::{bail, Result};
 
@@ -17,87 +17,30 @@ pub fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
 }
 
 /// The stacks, default first: liboqs for post-quantum and OpenSSL for classical and AES, as on the
-/// seed site; then the libraries the real handshakes run, each under the name of the stack that
-/// calls it, so each real handshake sits beside a composition from exactly its code: `openssl`
-/// (libssl calls libcrypto), `rustls` (its default provider is aws-lc through aws-lc-rs), `russh`
-/// (0.65 computes its key exchange with RustCrypto's ml-kem and curve25519-dalek, under x25519-dalek
-/// here: russh src/kex/hybrid_mlkem.rs and curve25519.rs); and RustCrypto alone for the rest.
+/// seed site; then one per real stack (`stack::all`), made of exactly the libraries it calls, so
+/// each real handshake sits beside a composition from its own code; and RustCrypto alone.
 pub fn stacks() -> Vec<Stack> {
-    let s = |name: &str, description: &str, pq: &str, classical: &str, protocols: &[&str]| Stack {
-        name: name.into(),
-        description: description.into(),
-        post_quantum: pq.into(),
-        classical: classical.into(),
-        protocols: protocols.iter().map(|p| p.to_string()).collect(),
-    };
-    vec![
-        s(
-            "default",
-            "liboqs for post-quantum, OpenSSL for classical and AES",
-            "liboqs",
-            "openssl",
-            &[],
-        ),
-        s(
-            "openssl",
-            "OpenSSL 3.5 for everything, as libssl calls it",
-            "openssl",
-            "openssl",
-            &[],
-        ),
-        s(
-            "rustls",
-            "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it",
-            "awslc",
-            "awslc",
-            &["tls13", "raw"],
-        ),
-        s(
-            "russh",
-            "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it",
-            "rustcrypto",
-            "rustcrypto",
-            &["ssh"],
-        ),
-        s(
-            "rustcrypto",
-            "RustCrypto for everything",
-            "rustcrypto",
-            "rustcrypto",
-            &["tls13", "raw"],
-        ),
-        s(
-            "go",
-            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer",
-            "go",
-            "go",
-            &["tls13", "raw"],
-        ),
-    ]
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PhaseKey {
-    pub backend: String,
-    pub operation: Operation,
-    pub algorithm: String,
-    pub form: Form,
-}
-
-impl PhaseKey {
-    pub fn name(&self) -> String {
-        format!(
-            "{} {} {}{}",
-            self.backend,
-            self.algorithm,
-            self.operation,
-            if self.form == Form::Primitive {
-                " (primitive)"
-            } else {
-                ""
-            }
-        )
+    let mut v = vec![Stack::new(
+        "default",
+        "liboqs for post-quantum, OpenSSL for classical and AES",
+        "liboqs",
+        "openssl",
+        &[],
+    )];
+    for s in crate::stack::all() {
+        let c = s.composition();
+        if !v.iter().any(|x| x.name == c.name) {
+            v.push(c);
+        }
     }
+    v.push(Stack::new(
+        "rustcrypto",
+        "RustCrypto for everything",
+        "rustcrypto",
+        "rustcrypto",
+        &["tls13", "raw"],
+    ));
+    v
 }
 
 #[derive(Debug, Clone)]
@@ -110,14 +53,14 @@ pub struct Composition {
 
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub phases: Vec<(PhaseKey, Workload)>,
+    pub phases: Vec<(PhaseId, Workload)>,
     pub compositions: Vec<Composition>,
 }
 
 /// Builds the plan; a suite that no stack can compose is an error naming the phase and its place.
 pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -> Result<Plan> {
     let find = |name: &str| backends.iter().find(|b| b.name() == name);
-    let mut phases: Vec<(PhaseKey, Workload)> = Vec::new();
+    let mut phases: Vec<(PhaseId, Workload)> = Vec::new();
     let mut compositions = Vec::new();
     for (i, suite) in suites.iter().enumerate() {
         let mut composed_any = false;
@@ -136,12 +79,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
             }
             composed_any = true;
             for (p, b) in suite.phases.iter().zip(&chosen) {
-                let key = PhaseKey {
-                    backend: b.clone(),
-                    operation: p.operation,
-                    algorithm: p.algorithm.clone(),
-                    form: Form::Handshake,
-                };
+                let key = PhaseId::handshake(b, &p.algorithm, p.operation);
                 if !phases.iter().any(|(k, _)| *k == key) {
                     phases.push((key, suite.workload));
                 }
@@ -155,7 +93,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
         if !composed_any {
             let stack_names: Vec<&str> = stacks.iter().map(|s| s.name.as_str()).collect();
             for p in &suite.phases {
-                let allowed = |b: &&Box<dyn Backend>| {
+                let allowed = |b: &dyn Backend| {
                     suite
                         .backends
                         .as_ref()
@@ -163,8 +101,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
                 };
                 let supported = backends
                     .iter()
-                    .filter(allowed)
-                    .any(|b| b.supports(&p.algorithm, p.operation));
+                    .any(|b| allowed(b.as_ref()) && b.supports(&p.algorithm, p.operation));
                 if !supported {
                     let scope = match &suite.backends {
                         Some(list) => format!(
@@ -192,7 +129,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
     }
     // Extra phases a backend supports but no stack uses (for the compare page): every backend's
     // version of every phase in the suites, so each operation is seen across libraries.
-    let wanted: Vec<(PhaseKey, Workload)> = suites
+    let wanted: Vec<(PhaseId, Workload)> = suites
         .iter()
         .flat_map(|s| s.phases.iter().map(move |p| (p, s)))
         .flat_map(|(p, s)| {
@@ -206,12 +143,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
                 })
                 .map(move |b| {
                     (
-                        PhaseKey {
-                            backend: b.name().into(),
-                            operation: p.operation,
-                            algorithm: p.algorithm.clone(),
-                            form: Form::Handshake,
-                        },
+                        PhaseId::handshake(b.name(), &p.algorithm, p.operation),
                         s.workload,
                     )
                 })
@@ -223,20 +155,12 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
         }
     }
     // The primitive form beside every handshake form that does setup the primitive does once.
-    let primitives: Vec<(PhaseKey, Workload)> = phases
+    let primitives: Vec<(PhaseId, Workload)> = phases
         .iter()
         .filter(|(k, _)| {
             find(&k.backend).is_some_and(|b| b.setup(&k.algorithm, k.operation).is_some())
         })
-        .map(|(k, w)| {
-            (
-                PhaseKey {
-                    form: Form::Primitive,
-                    ..k.clone()
-                },
-                *w,
-            )
-        })
+        .map(|(k, w)| (k.with_form(Form::Primitive), *w))
         .collect();
     phases.extend(primitives);
     phases.sort_by(|a, b| a.0.cmp(&b.0));
@@ -267,15 +191,16 @@ pub fn composable(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithm::Operation;
     use crate::backend;
     use std::path::Path;
 
     #[test]
     fn each_phase_is_measured_once_and_the_default_stack_covers_every_suite() {
-        let suites = crate::suite::load(Path::new("suites"), &backend::NAMES).unwrap();
+        let suites = crate::suite::load(Path::new("suites"), &backend::names()).unwrap();
         let backends = backend::all();
         let p = plan(&suites, &backends, &stacks()).unwrap();
-        let mut keys: Vec<&PhaseKey> = p.phases.iter().map(|(k, _)| k).collect();
+        let mut keys: Vec<&PhaseId> = p.phases.iter().map(|(k, _)| k).collect();
         let n = keys.len();
         keys.dedup();
         assert_eq!(keys.len(), n);
@@ -308,7 +233,7 @@ mod tests {
 
     #[test]
     fn chosen_backends_keep_only_the_suites_they_compose() {
-        let suites = crate::suite::load(Path::new("suites"), &backend::NAMES).unwrap();
+        let suites = crate::suite::load(Path::new("suites"), &backend::names()).unwrap();
         let openssl: Vec<Box<dyn Backend>> = backend::all()
             .into_iter()
             .filter(|b| b.name() == "openssl")
@@ -322,7 +247,7 @@ mod tests {
     #[test]
     fn a_phase_no_backend_supports_is_a_clear_error() {
         let text = "protocol = \"t\"\nkind = \"kex\"\n[[suite]]\nname = \"x\"\nbackends = [\"liboqs\"]\nphases = [\n  { operation = \"dh.keygen\", algorithm = \"X25519\", count = 1 },\n]\n";
-        let suites = crate::suite::parse(Path::new("t.toml"), text, &backend::NAMES).unwrap();
+        let suites = crate::suite::parse(Path::new("t.toml"), text, &backend::names()).unwrap();
         let e = plan(&suites, &backend::all(), &stacks())
             .unwrap_err()
             .to_string();

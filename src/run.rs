@@ -4,10 +4,10 @@ use crate::algorithm::{self, Kind, Operation};
 use crate::backend::{self, Backend};
 use crate::compose;
 use crate::measure::{self, Settings, Slot};
-use crate::plan::{self, PhaseKey};
+use crate::plan;
 use crate::results::{
-    self, BackendInfo, Component, Composed, Cycles, Failure, Form, Phase, Results, Run, SuitePhase,
-    SuiteResult, Timer,
+    self, BackendInfo, Composed, Cycles, Failure, Form, Phase, PhaseId, Results, Run, SuitePhase,
+    SuiteResult, Timer, Warning,
 };
 use crate::stats;
 use crate::suite::{self, Suite, TrackKind};
@@ -34,7 +34,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         .into_iter()
         .filter(|b| opts.backends.is_empty() || opts.backends.iter().any(|n| n == b.name()))
         .collect();
-    let suites = suite::load(&opts.suites, &backend::NAMES)?;
+    let suites = suite::load(&opts.suites, &backend::names())?;
     let stacks = plan::stacks();
     // Only the Go peer asked for: it composes what it can from its own phases, so nothing to leave out.
     let (suites, skipped) = if opts.backends.is_empty() || backends.is_empty() {
@@ -72,7 +72,7 @@ pub fn run(opts: &Options) -> Result<Results> {
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
-    let mut slots: Vec<(PhaseKey, Slot)> = Vec::new();
+    let mut slots: Vec<(PhaseId, Slot)> = Vec::new();
     for (key, workload) in &plan.phases {
         let Some(alg) = algorithm::find(&key.algorithm) else {
             continue;
@@ -91,7 +91,7 @@ pub fn run(opts: &Options) -> Result<Results> {
             Ok(per_sample) => {
                 (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample)
             }
-            Err(e) => slot.error = Some(e.context(key.name())),
+            Err(e) => slot.error = Some(e.context(key.to_string())),
         }
     }
 
@@ -119,7 +119,7 @@ pub fn run(opts: &Options) -> Result<Results> {
             }
             crate::interrupt::check()?;
             let chunk = measure::chunk_size(slot.target, rounds, r);
-            bar.set_message(key.name());
+            bar.set_message(key.to_string());
             if let Err(e) = measure::run_chunk(slot, chunk, &clock, core) {
                 slot.error = Some(e);
             }
@@ -156,7 +156,10 @@ pub fn run(opts: &Options) -> Result<Results> {
             }
             Err(e) => {
                 crate::interrupt::check()?;
-                notes.push(format!("Go stack not measured: {e:#}"));
+                notes.push(Warning::NotMeasured {
+                    what: "the Go stack".into(),
+                    reason: format!("{e:#}"),
+                });
                 None
             }
         }
@@ -174,21 +177,23 @@ pub fn run(opts: &Options) -> Result<Results> {
         None
     };
     let suites_out = compose_all(&suites, &plan, &phases);
-    let components = components(&phases, &backends);
-    let mut warnings = warnings(&phases, &opts.settings);
+    let components = crate::figures::components(&phases, |id| {
+        let b = backends.iter().find(|b| b.name() == id.backend)?;
+        b.setup(&id.algorithm, id.operation).map(String::from)
+    });
+    let mut warnings = crate::figures::warnings::phase_warnings(&phases, &opts.settings);
     if !skipped.is_empty() {
-        warnings.push(format!(
-            "suites left out because the backends chosen ({}) cannot compose them: {}",
-            opts.backends.join(", "),
-            skipped.join(", ")
-        ));
+        warnings.push(Warning::SuitesLeftOut {
+            backends: opts.backends.clone(),
+            suites: skipped,
+        });
     }
     warnings.extend(notes);
 
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
         run: Run {
-            date_utc: utc_now(),
+            date_utc: crate::host::utc_now(),
             tool_commit: env!("PQPROF_COMMIT").into(),
             host,
             liboqs_version: backend::liboqs::liboqs_version(),
@@ -228,73 +233,8 @@ pub fn run(opts: &Options) -> Result<Results> {
     })
 }
 
-/// RSD above this, percent, earns a warning.
-pub const RSD_WARN_PCT: f64 = 10.0;
-/// CPU steal above this, percent.
-pub const STEAL_WARN_PCT: f64 = 1.0;
-/// Severe outliers above this share of samples, percent.
-pub const OUTLIER_WARN_PCT: f64 = 2.0;
-
-/// Run-queue wait above this share of a phase's timed wall time, percent.
-pub const RUN_DELAY_WARN_PCT: f64 = 1.0;
-/// A budget-limited phase whose timed calls overran its budget by more than this, percent.
-pub const BUDGET_OVERRUN_PCT: f64 = 20.0;
-
-/// What in a run deserves caution, each with what to do about it.
-pub fn warnings(phases: &[Phase], settings: &Settings) -> Vec<String> {
-    let mut w = Vec::new();
-    for p in phases {
-        let name = p.name();
-        if p.rsd_pct > RSD_WARN_PCT {
-            let why = if p.operation == Operation::SigSign && p.algorithm.starts_with("ML-DSA") {
-                " (ML-DSA signing varies by design: its rejection loop runs a random number of times; read the median)"
-            } else {
-                ": the machine was noisy or the call varies; read the median and its interval, or re-run with --samples 5"
-            };
-            w.push(format!(
-                "{name}: relative standard deviation {:.1}%{why}",
-                p.rsd_pct
-            ));
-        }
-        if let Some(steal) = p.steal_pct.filter(|s| *s > STEAL_WARN_PCT) {
-            w.push(format!("{name}: {steal:.1}% CPU steal while it ran: the hypervisor gave this core to someone else; re-run when the host is quieter"));
-        }
-        if let Some(d) = p.run_delay_pct.filter(|d| *d > RUN_DELAY_WARN_PCT) {
-            w.push(format!("{name}: the measuring thread waited for its core {d:.1}% of the time (schedstat run delay): another task ran on the pinned core; re-run with less else running"));
-        }
-        let severe = p.outliers.low_severe + p.outliers.high_severe;
-        if p.stats.iterations > 0
-            && severe as f64 * 100.0 / p.stats.iterations as f64 > OUTLIER_WARN_PCT
-        {
-            w.push(format!(
-                "{name}: {severe} of {} samples are severe outliers (beyond 3 IQR); they are kept: the mean and p99 include them, the median barely moves",
-                p.stats.iterations
-            ));
-        }
-        if let (Some(ms), crate::results::Reason::Budget) = (p.timed_ms, p.iterations_reason) {
-            let over = (ms / settings.budget_ms as f64 - 1.0) * 100.0;
-            if over > BUDGET_OVERRUN_PCT {
-                w.push(format!("{name}: its timed calls took {ms:.0} ms against a budget of {} ms (+{over:.0}%): the warm-up underestimated the call; the figures stand, the run took longer", settings.budget_ms));
-            }
-        }
-    }
-    w
-}
-
-fn failure(key: &PhaseKey, e: &anyhow::Error) -> Failure {
-    Failure {
-        backend: key.backend.clone(),
-        algorithm: key.algorithm.clone(),
-        operation: key.operation,
-        error: format!(
-            "{}{e:#}",
-            if key.form == Form::Primitive {
-                "primitive form: "
-            } else {
-                ""
-            }
-        ),
-    }
+fn failure(key: &PhaseId, e: &anyhow::Error) -> Failure {
+    Failure::new(key, format!("{e:#}"))
 }
 
 fn progress_bar(total: u64, show: bool) -> ProgressBar {
@@ -313,8 +253,7 @@ fn progress_bar(total: u64, show: bool) -> ProgressBar {
     bar
 }
 
-fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
-    let f = stats::figures(&slot.raw.samples_ns).unwrap_or_else(stats::SampleFigures::empty);
+fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
     let cycles = (!slot.raw.cycles.is_empty()).then(|| {
         let c: Vec<f64> = slot.raw.cycles.iter().map(|&x| x as f64).collect();
         Cycles {
@@ -330,30 +269,23 @@ fn phase(key: &PhaseKey, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
         (_, None) => String::new(),
     };
-    Phase {
-        backend: key.backend.clone(),
-        algorithm: key.algorithm.clone(),
-        operation: key.operation,
-        form: key.form,
-        ops_per_sec: f.ops_per_sec,
-        stats: f.summary,
-        steal_pct: (slot.raw.jiffies > 0)
-            .then(|| slot.raw.steal as f64 * 100.0 / slot.raw.jiffies as f64),
-        iterations_reason: slot.reason,
-        warmup: slot.raw.warmup,
-        verified: slot.raw.verified,
-        includes,
-        median_ci95_ns: f.median_ci95,
-        rsd_pct: f.rsd_pct,
-        outliers: f.outliers,
-        samples_ns: slot.raw.samples_ns,
-        cycles,
-        batch: slot.batch,
-        run_delay_pct: (slot.raw.wall_ns > 0)
-            .then(|| slot.raw.run_delay_ns as f64 * 100.0 / slot.raw.wall_ns as f64),
-        timed_ms: Some(slot.raw.timed_ns / 1e6),
-        instructions: None,
-    }
+    let raw = slot.raw;
+    crate::figures::measured_phase(
+        key.clone(),
+        raw.samples_ns,
+        crate::figures::Measured {
+            iterations_reason: slot.reason,
+            warmup: raw.warmup,
+            verified: raw.verified,
+            includes,
+            steal_pct: (raw.jiffies > 0).then(|| raw.steal as f64 * 100.0 / raw.jiffies as f64),
+            run_delay_pct: (raw.wall_ns > 0)
+                .then(|| raw.run_delay_ns as f64 * 100.0 / raw.wall_ns as f64),
+            timed_ms: Some(raw.timed_ns / 1e6),
+            cycles,
+            batch: slot.batch,
+        },
+    )
 }
 
 /// What the primitive form leaves out, from the backend's description of the handshake form's setup.
@@ -369,32 +301,8 @@ fn primitive_includes(b: &dyn Backend, algorithm: &str, op: Operation) -> String
 }
 
 /// The setup each handshake-form phase adds to its primitive form, where both were measured.
-fn components(phases: &[Phase], backends: &[Box<dyn Backend>]) -> Vec<Component> {
-    phases
-        .iter()
-        .filter(|p| p.form == Form::Primitive)
-        .filter_map(|prim| {
-            let hs = phases.iter().find(|q| {
-                q.form == Form::Handshake
-                    && q.backend == prim.backend
-                    && q.algorithm == prim.algorithm
-                    && q.operation == prim.operation
-            })?;
-            let be = backends.iter().find(|b| b.name() == prim.backend)?;
-            Some(Component {
-                backend: prim.backend.clone(),
-                algorithm: prim.algorithm.clone(),
-                operation: prim.operation,
-                name: be.setup(&prim.algorithm, prim.operation)?.to_string(),
-                handshake_median_ns: hs.stats.median_ns,
-                primitive_median_ns: prim.stats.median_ns,
-                setup_ns: hs.stats.median_ns - prim.stats.median_ns,
-            })
-        })
-        .collect()
-}
-
-/// Reference samples per round: about 0.5 ms of SHA-256.
+/// Reference samples per round: 100 SHA-256 calls of 4 KiB, about 0.24 ms on the machine the
+/// reference is pinned to (2,364 ns each).
 pub const CALIBRATION_PER_ROUND: usize = 100;
 /// The reference workload's median on this project's baseline machine: the committed run
 /// results/vm-20261130T143648Z-a2ce70.json (AMD EPYC, Zen 4, 2.6 GHz TSC), `run.calibration.median_ns`.
@@ -402,24 +310,12 @@ pub const CALIBRATION_PER_ROUND: usize = 100;
 pub const CALIBRATION_PINNED_NS: f64 = 2_364.0;
 
 pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
-    let rounds = stats::chunk_medians(&samples_ns, CALIBRATION_PER_ROUND);
-    let all: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    let median_ns = stats::median(&all);
-    let (lo, hi) = rounds
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
-            (l.min(*x), h.max(*x))
-        });
-    results::Calibration {
-        workload: crate::case::Reference::DESCRIPTION.into(),
-        per_round: CALIBRATION_PER_ROUND,
+    crate::figures::calibration(
+        crate::case::Reference::DESCRIPTION,
         samples_ns,
-        drift_pct: (hi - lo) / median_ns * 100.0,
-        round_medians_ns: rounds,
-        median_ns,
-        pinned_ns: CALIBRATION_PINNED_NS,
-        factor: CALIBRATION_PINNED_NS / median_ns,
-    }
+        CALIBRATION_PER_ROUND,
+        CALIBRATION_PINNED_NS,
+    )
 }
 
 /// The randomness policy every backend follows (see each backend's file).
@@ -585,30 +481,5 @@ fn backend_info(b: &dyn Backend) -> BackendInfo {
         names,
         build: b.build(),
         covers,
-    }
-}
-
-/// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").
-pub fn utc_now() -> String {
-    format_utc(time::OffsetDateTime::now_utc())
-}
-
-pub fn format_utc(t: time::OffsetDateTime) -> String {
-    let t = t
-        .to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .unwrap_or(t);
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| t.unix_timestamp().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        let at = |s: i64| super::format_utc(time::OffsetDateTime::from_unix_timestamp(s).unwrap());
-        assert_eq!(at(0), "1970-01-01T00:00:00Z");
-        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(at(1_796_009_162), "2026-11-30T03:26:02Z");
     }
 }

@@ -2,15 +2,25 @@
 //! after another, each starting its round-robin at a different phase; their samples are pooled into
 //! one results file (so the identity still holds) and each sample's median is kept beside it.
 
-use crate::cli::RunArgs;
-use crate::results::{self, Phase, ProcessSamples, Results, SampleSpread};
+use crate::results::{self, Phase, ProcessSamples, Results, SampleSpread, Warning};
 use crate::{backend, compose, plan, run, stats, suite};
 use anyhow::{bail, Context, Result};
 use std::process::Command;
 
-pub fn run_samples(args: &RunArgs) -> Result<Results> {
-    let k = args.samples as usize;
-    let suites = suite::load(&args.suites, &backend::NAMES)?;
+/// What `run --samples K` passes on to each child.
+pub struct Options {
+    pub samples: usize,
+    pub suites: std::path::PathBuf,
+    pub budget_ms: u64,
+    pub rounds: u32,
+    pub iterations: Option<u32>,
+    pub backends: Vec<String>,
+    pub quiet: bool,
+}
+
+pub fn run_samples(args: &Options) -> Result<Results> {
+    let k = args.samples;
+    let suites = suite::load(&args.suites, &backend::names())?;
     let n = plan::plan(&suites, &backend::all(), &plan::stacks())?
         .phases
         .len()
@@ -92,10 +102,7 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let mut phases: Vec<Phase> = Vec::new();
     let mut phase_spreads = Vec::new();
     for p in &first.phases {
-        let same: Vec<&Phase> = runs
-            .iter()
-            .filter_map(|r| r.phase_form(&p.backend, &p.algorithm, p.operation, p.form))
-            .collect();
+        let same: Vec<&Phase> = runs.iter().filter_map(|r| r.phase(&p.id())).collect();
         if same.len() != count {
             continue; // failed in some sample: listed under that sample's failures
         }
@@ -103,9 +110,9 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             .iter()
             .flat_map(|q| q.samples_ns.iter().copied())
             .collect();
-        let Some(f) = stats::figures(&samples) else {
+        if samples.is_empty() {
             continue;
-        };
+        }
         let cycles = same
             .iter()
             .map(|q| q.cycles.clone())
@@ -120,15 +127,10 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             p.name(),
             same.iter().map(|q| q.stats.median_ns).collect(),
         ));
-        phases.push(Phase {
-            ops_per_sec: f.ops_per_sec,
+        let mut pooled = Phase {
             steal_pct: (!steal.is_empty()).then(|| stats::mean(&steal)),
             warmup: same.iter().map(|q| q.warmup).sum(),
             verified: same.iter().map(|q| q.verified).sum(),
-            median_ci95_ns: f.median_ci95,
-            rsd_pct: f.rsd_pct,
-            outliers: f.outliers,
-            stats: f.summary,
             samples_ns: samples,
             cycles,
             run_delay_pct: (!delay.is_empty()).then(|| stats::mean(&delay)),
@@ -136,7 +138,9 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             // Each sample chose its batch from its own warm-up; a sample is the mean of the largest.
             batch: same.iter().map(|q| q.batch).max().unwrap_or(1),
             ..p.clone()
-        });
+        };
+        crate::figures::set_sample_figures(&mut pooled);
+        phases.push(pooled);
     }
     let mut suites = Vec::new();
     let mut suite_spreads = Vec::new();
@@ -167,42 +171,31 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let mut out = first;
     out.run.wall_seconds = runs.iter().map(|r| r.run.wall_seconds).sum();
     out.failures = runs.iter().flat_map(|r| r.failures.clone()).collect();
-    out.warnings = run::warnings(&phases, &out.run.iterations_policy);
-    for sp in phase_spreads.iter().chain(&suite_spreads) {
-        if sp.rsd_pct > run::RSD_WARN_PCT / 2.0 {
-            out.warnings.push(format!(
-                "{}: medians differ by {:.1}% RSD between process samples: this figure does not hold from run to run here; compare runs with `pqprof compare`, not by eye",
-                sp.name, sp.rsd_pct
-            ));
+    // The phases' warnings again, from the pooled phases; every other warning a child raised
+    // (a stack not measured, suites left out) is kept, once.
+    let mut warnings =
+        crate::figures::warnings::phase_warnings(&phases, &out.run.iterations_policy);
+    for w in runs.iter().flat_map(|r| &r.warnings) {
+        if !crate::figures::warnings::is_phase_warning(w) && !warnings.contains(w) {
+            warnings.push(w.clone());
         }
     }
+    for sp in phase_spreads.iter().chain(&suite_spreads) {
+        if sp.rsd_pct > crate::figures::warnings::PROCESS_SPREAD_WARN_PCT {
+            warnings.push(Warning::ProcessSpread {
+                name: sp.name.clone(),
+                rsd_pct: sp.rsd_pct,
+            });
+        }
+    }
+    out.warnings = warnings;
     // The setup components again, from the pooled phases.
-    out.components = first_components
-        .into_iter()
-        .filter_map(|c| {
-            let median = |form| {
-                phases
-                    .iter()
-                    .find(|p| {
-                        p.form == form
-                            && p.backend == c.backend
-                            && p.algorithm == c.algorithm
-                            && p.operation == c.operation
-                    })
-                    .map(|p| p.stats.median_ns)
-            };
-            let (h, p) = (
-                median(results::Form::Handshake)?,
-                median(results::Form::Primitive)?,
-            );
-            Some(results::Component {
-                handshake_median_ns: h,
-                primitive_median_ns: p,
-                setup_ns: h - p,
-                ..c
-            })
-        })
-        .collect();
+    out.components = crate::figures::components(&phases, |id| {
+        first_components
+            .iter()
+            .find(|c| c.id() == *id)
+            .map(|c| c.name.clone())
+    });
     out.phases = phases;
     out.suites = suites;
     out.process_samples = Some(ProcessSamples {
@@ -211,4 +204,48 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
         suites: suite_spreads,
     });
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A committed results file, as a child's output.
+    fn child() -> Results {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .max()
+            .expect("a committed results file");
+        results::read(&file).unwrap()
+    }
+
+    #[test]
+    fn a_warning_raised_in_a_child_survives_the_pooling() {
+        let go = Warning::NotMeasured {
+            what: "the Go stack".into(),
+            reason: "no Go peer".into(),
+        };
+        let left_out = Warning::SuitesLeftOut {
+            backends: vec!["liboqs".into()],
+            suites: vec!["X25519".into()],
+        };
+        let mut runs = vec![child(), child(), child()];
+        for r in &mut runs {
+            r.warnings.push(go.clone());
+        }
+        runs[1].warnings.push(left_out.clone());
+        let pooled = aggregate(runs).unwrap();
+        let count = |w: &Warning| pooled.warnings.iter().filter(|x| *x == w).count();
+        assert_eq!(count(&go), 1, "raised in every child, kept once");
+        assert_eq!(count(&left_out), 1, "raised in one child, kept");
+        // The phases' own warnings are derived again from the pooled phases, not copied.
+        let derived =
+            crate::figures::warnings::phase_warnings(&pooled.phases, &pooled.run.iterations_policy);
+        for w in pooled.warnings.iter().filter(|w| w.phase().is_some()) {
+            assert!(derived.contains(w), "{w}");
+        }
+    }
 }

@@ -148,7 +148,8 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
 
 #[test]
 fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
-    let id = pqprof::handshake::tls::identity().unwrap();
+    use pqprof::stack::{Config, Identity, TlsStack};
+    let id = Identity::new().unwrap();
     let (cert, key) = (
         common::tmp("cap", "cert.der"),
         common::tmp("cap", "key.pem"),
@@ -201,13 +202,9 @@ fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
     );
     assert_eq!(answer["served"], 0);
     // The server still serves after it.
-    let client = pqprof::handshake::tls::Client::new(
-        pqprof::results::RealStack::Rustls,
-        "X25519",
-        &id,
-        false,
-    )
-    .unwrap();
+    let client = pqprof::stack::rustls::Rustls
+        .client(Config::plain("X25519", &id))
+        .unwrap();
     client
         .connect_with(([127, 0, 0, 1], port).into(), |_| ())
         .unwrap();

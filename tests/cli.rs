@@ -24,7 +24,7 @@ fn a_fresh_run_passes_check_and_composes_every_stack() {
     let o = pqprof(&["check", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(out);
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     let suites = v["suites"].as_array().unwrap();
     // X25519, the hybrid and the two raw round trips, each in the default, openssl, rustls and
     // rustcrypto stacks (russh composes SSH only).
@@ -119,7 +119,8 @@ fn an_edited_sample_fails_check() {
 #[test]
 fn an_impossible_count_fails_check_at_once() {
     // Found while fuzzing the results reader: a huge count would make the resampling run for hours.
-    let t0 = std::time::Instant::now();
+    // The count is refused before anything is resampled: it is the only problem reported, not the
+    // composed figures it would have made wrong.
     let (ok, err) = tampered("count.json", |v| {
         v["suites"][0]["phases"][0]["count"] = 4_000_000_000u64.into()
     });
@@ -127,7 +128,7 @@ fn an_impossible_count_fails_check_at_once() {
         !ok && err.contains("count 4000000000 is out of range 0..=256"),
         "{err}"
     );
-    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!err.contains("composed"), "{err}");
 }
 
 #[test]
@@ -135,7 +136,7 @@ fn another_schema_version_is_refused_clearly() {
     let (ok, err) = tampered("v99.json", |v| v["schema_version"] = 99.into());
     assert!(!ok);
     assert!(
-        err.contains("schema_version 99, but this pqprof reads schema_version 1 or 2"),
+        err.contains("schema_version 99, but this pqprof reads schema_version 1, 2 or 3"),
         "{err}"
     );
 }

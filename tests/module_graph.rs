@@ -1,5 +1,7 @@
-//! The module graph of both crates has no cycles, and the results schema imports nothing else of
-//! the tool. Read from the sources: every `crate::NAME` a file mentions (in `use` lines, grouped
+//! The module graph of both crates has no cycles and every edge runs with the flow
+//! (ARCHITECTURE.md): the results schema imports nothing else of the tool, core never names the
+//! measuring crate, producers never reach into `check` or the pages, lower layers never import
+//! upper ones. Read from the sources: every `crate::NAME` a file mentions (in `use` lines, grouped
 //! `use crate::{a, b}` lists or paths) is an edge from the file's top-level module to NAME.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,6 +107,229 @@ fn topo(g: &BTreeMap<String, BTreeSet<String>>) -> Result<Vec<String>, Vec<Strin
         order.extend(ready);
     }
     Ok(order)
+}
+
+/// Edges that run against the flow: (module, modules it must never import).
+const CORE_RULES: &[(&str, &[&str])] = &[
+    // What producers and `check` both compute lives below `check`, so producers need not reach it.
+    (
+        "figures",
+        &[
+            "check",
+            "render",
+            "export",
+            "tables",
+            "comparison",
+            "league",
+        ],
+    ),
+    // `check` recomputes; it never formats pages or tables.
+    (
+        "check",
+        &["render", "export", "tables", "comparison", "league"],
+    ),
+    (
+        "compose",
+        &[
+            "check",
+            "render",
+            "export",
+            "tables",
+            "comparison",
+            "league",
+            "figures",
+        ],
+    ),
+    (
+        "stats",
+        &[
+            "check",
+            "render",
+            "compose",
+            "figures",
+            "suite",
+            "algorithm",
+        ],
+    ),
+    ("units", &["check", "render", "results", "stats"]),
+    ("tables", &["render", "check"]),
+    ("export", &["render", "check", "tables"]),
+];
+
+/// In the measuring crate: the producers, the lower layers and what each must not import.
+const PRODUCERS: &[&str] = &[
+    "run",
+    "samples",
+    "counter",
+    "handshake",
+    "capacity",
+    "network",
+    "crosscheck",
+    "go",
+];
+/// Downstream of results: a producer never reaches into these (it calls core's `figures`).
+const READERS: &[&str] = &["check", "render", "export", "comparison", "league"];
+const TOOL_RULES: &[(&str, &[&str])] = &[
+    (
+        "backend",
+        &[
+            "stack",
+            "handshake",
+            "capacity",
+            "network",
+            "run",
+            "samples",
+            "plan",
+            "case",
+        ],
+    ),
+    (
+        "case",
+        &[
+            "stack",
+            "handshake",
+            "capacity",
+            "network",
+            "run",
+            "samples",
+            "plan",
+        ],
+    ),
+    (
+        "measure",
+        &[
+            "stack",
+            "handshake",
+            "capacity",
+            "network",
+            "run",
+            "samples",
+            "plan",
+        ],
+    ),
+    (
+        "insitu",
+        &[
+            "stack",
+            "handshake",
+            "capacity",
+            "network",
+            "run",
+            "backend",
+        ],
+    ),
+    (
+        "alloc",
+        &["stack", "handshake", "capacity", "network", "run", "insitu"],
+    ),
+    (
+        "host",
+        &[
+            "stack",
+            "handshake",
+            "capacity",
+            "network",
+            "run",
+            "samples",
+        ],
+    ),
+    (
+        "stack",
+        &["handshake", "capacity", "network", "run", "samples", "plan"],
+    ),
+    (
+        "plan",
+        &["run", "samples", "handshake", "capacity", "network"],
+    ),
+];
+
+/// Every edge of `g` that a rule forbids: "from -> to".
+fn violations(g: &BTreeMap<String, BTreeSet<String>>, rules: &[(&str, &[&str])]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, forbidden) in rules {
+        for to in g.get(*from).into_iter().flatten() {
+            if forbidden.contains(&to.as_str()) {
+                out.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    out
+}
+
+/// The measuring crate's rules: the table above, and every producer kept off the readers and the
+/// command line (only `commands` reads `cli`).
+fn tool_violations(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut rules: Vec<(&str, &[&str])> = TOOL_RULES.to_vec();
+    let off_limits: Vec<&str> = READERS.iter().copied().chain(["cli", "commands"]).collect();
+    let off: &'static [&'static str] = Box::leak(off_limits.into_boxed_slice());
+    rules.extend(PRODUCERS.iter().map(|p| (*p, off)));
+    let mut v = violations(g, &rules);
+    for (from, to) in g {
+        if from != "commands" && (to.contains("cli") || to.contains("commands")) {
+            v.push(format!("{from} -> cli/commands"));
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Files of `src` that name the measuring crate (`pqprof::`), which core must never do.
+fn names_the_tool(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+            code.contains("pqprof::") || code.contains("use pqprof")
+        })
+        .map(|f| f.display().to_string())
+        .collect()
+}
+
+#[test]
+fn every_edge_runs_with_the_flow() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let core = graph(&root.join("core/src"));
+    assert_eq!(violations(&core, CORE_RULES), Vec::<String>::new());
+    assert_eq!(names_the_tool(&root.join("core/src")), Vec::<String>::new());
+    let tool = graph(&root.join("src"));
+    assert_eq!(tool_violations(&tool), Vec::<String>::new());
+}
+
+#[test]
+fn a_seeded_wrong_edge_is_found() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // A producer that reaches into check, as capacity once did for its rates.
+    let mut tool = graph(&root.join("src"));
+    let seeded = crate_refs("use crate::check::capacity::rate_per_s;\nlet x = 1;");
+    tool.get_mut("capacity").unwrap().extend(seeded);
+    assert_eq!(
+        tool_violations(&tool),
+        vec!["capacity -> check".to_string()]
+    );
+    // A stack that reads the handshake command's internals.
+    let mut tool = graph(&root.join("src"));
+    tool.get_mut("stack").unwrap().insert("handshake".into());
+    assert_eq!(
+        tool_violations(&tool),
+        vec!["stack -> handshake".to_string()]
+    );
+    // In core: figures importing check.
+    let mut core = graph(&root.join("core/src"));
+    core.get_mut("figures").unwrap().insert("check".into());
+    assert_eq!(
+        violations(&core, CORE_RULES),
+        vec!["figures -> check".to_string()]
+    );
+    // And a core file naming the measuring crate.
+    let dir = std::env::temp_dir().join(format!("pqprof-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.rs"), "use pqprof::stack;\n").unwrap();
+    assert_eq!(names_the_tool(&dir).len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

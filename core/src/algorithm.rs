@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 pub use crate::results::{Kind, Operation};
 
-/// One row of `src/algorithms.toml`. Sizes are in bytes; a size that does not apply is absent.
+/// One row of `core/src/algorithms.toml`. Sizes are in bytes; a size that does not apply is absent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Algorithm {
@@ -58,13 +58,13 @@ struct Registry {
     algorithm: Vec<Algorithm>,
 }
 
-/// Every algorithm pqprof knows, in the order of `src/algorithms.toml`.
+/// Every algorithm pqprof knows, in the order of `core/src/algorithms.toml`.
 pub fn all() -> &'static [Algorithm] {
     static ALL: OnceLock<Vec<Algorithm>> = OnceLock::new();
     ALL.get_or_init(|| {
         // The file is compiled in and covered by a test, so a parse failure is a build defect.
         toml::from_str::<Registry>(include_str!("algorithms.toml"))
-            .expect("src/algorithms.toml is valid (tested)")
+            .expect("core/src/algorithms.toml is valid (tested)")
             .algorithm
     })
 }

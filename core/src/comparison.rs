@@ -221,7 +221,7 @@ pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
 pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     let mut rows = Vec::new();
     for pa in &a.phases {
-        let Some(pb) = b.phase_form(&pa.backend, &pa.algorithm, pa.operation, pa.form) else {
+        let Some(pb) = b.phase(&pa.id()) else {
             continue;
         };
         let ci = ratio_interval(
@@ -325,8 +325,7 @@ pub fn sample_interval(sample_medians: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let logs: Vec<f64> = sample_medians.iter().map(|x| x.ln()).collect();
-    let half = stats::t95(logs.len() - 1) * stats::stdev(&logs) / (logs.len() as f64).sqrt();
-    let m = stats::mean(&logs);
+    let (m, half) = stats::mean_half95(&logs)?;
     Some(((m - half).exp(), (m + half).exp()))
 }
 

@@ -20,18 +20,9 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
     let found: Vec<(&Phase, u32)> = parts
         .iter()
         .map(|p| {
-            phases
-                .iter()
-                .find(|q| p.is(q))
+            crate::results::find_phase(phases, &p.id())
                 .map(|q| (q, p.count))
-                .ok_or_else(|| {
-                    anyhow!(
-                        "no measured phase {} {} {}",
-                        p.backend,
-                        p.algorithm,
-                        p.operation
-                    )
-                })
+                .ok_or_else(|| anyhow!("no measured phase {}", p.id()))
         })
         .collect::<Result<_>>()?;
     let mean_ns = found
@@ -58,9 +49,7 @@ pub fn instructions(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
     parts
         .iter()
         .map(|p| {
-            phases
-                .iter()
-                .find(|q| p.is(q))
+            crate::results::find_phase(phases, &p.id())
                 .and_then(|q| q.instructions.as_ref()?.ir())
                 .map(|ir| f64::from(p.count) * ir)
         })
@@ -81,9 +70,7 @@ pub fn instructions_half95(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64
     let sq: Option<f64> = parts
         .iter()
         .map(|p| {
-            phases
-                .iter()
-                .find(|q| p.is(q))
+            crate::results::find_phase(phases, &p.id())
                 .and_then(phase_instructions_half95)
                 .map(|(_, h)| (f64::from(p.count) * h).powi(2))
         })
@@ -131,7 +118,10 @@ pub fn bootstrap_medians(
         .map(|s| {
             s.phases
                 .iter()
-                .filter_map(|sp| phases.iter().position(|q| sp.is(q)).map(|i| (i, sp.count)))
+                .filter_map(|sp| {
+                    let id = sp.id();
+                    phases.iter().position(|q| q.is(&id)).map(|i| (i, sp.count))
+                })
                 .collect()
         })
         .collect();
@@ -196,12 +186,12 @@ pub fn bootstrap_medians(
         .collect()
 }
 
+/// A 95% interval (low, high), where there is one.
+pub type Interval = Option<(f64, f64)>;
+
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
-pub fn intervals(
-    suites: &[SuiteResult],
-    phases: &[Phase],
-) -> Vec<(Option<(f64, f64)>, Option<(f64, f64)>)> {
+pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Interval)> {
     let (w, d) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS), |s| {
         (s.composed.ci_worlds, s.composed.ci_draws)
     });
@@ -249,7 +239,7 @@ pub fn server_share(op: Operation) -> f64 {
 pub fn server_side_median_ns(suite: &SuiteResult, phases: &[Phase]) -> Option<f64> {
     let mut total = 0.0;
     for part in &suite.phases {
-        let p = phases.iter().find(|p| part.is(p))?;
+        let p = crate::results::find_phase(phases, &part.id())?;
         total += part.count as f64 * server_share(part.operation) * p.stats.median_ns;
     }
     Some(total)

@@ -5,7 +5,9 @@
 //! the phase that makes it. Everything here is recomputed from stored data: the in-situ connections'
 //! per-label times and the phases' summaries.
 
-use crate::results::{InSitu, InSituConnection, Operation, RealStack, Results, Scenario};
+use crate::results::{
+    CallLabel, CallPhases, InSitu, InSituConnection, Kind, Operation, Results, Scenario,
+};
 use crate::stats;
 
 /// One kind of call: its in-situ median per call against the phase loop's median.
@@ -47,34 +49,43 @@ impl PerCall {
     }
 }
 
-/// The operation an in-situ label is one call of, for the labels that have a phase of their own.
-/// `sig.verify.cert` is one signature check in rustls (webpki checks the certificate's signature)
-/// but OpenSSL's whole `X509_verify_cert`, which checks no signature for a trusted self-signed
-/// certificate; OpenSSL's `kx.*` calls are a whole key share, several phases (`kx_parts`).
-fn operation(label: &str, stack: RealStack) -> Option<Operation> {
-    match label {
-        "sig.verify.cert" => (stack == RealStack::Rustls).then_some(Operation::SigVerify),
-        l if l.starts_with("kem.") || l.starts_with("dh.") || l.starts_with("sig.") => {
-            Operation::from_name(l)
-        }
-        _ => None,
-    }
-}
-
-/// The phases one of OpenSSL's key-share calls does in one provider call (OpenSSL 3.5.5's hybrid
-/// TLS groups, `providers/implementations/keymgmt/mlx_kmgmt.c` `mlx_kem_gen` and
-/// `providers/implementations/kem/mlx_kem.c`): a hybrid key share makes both keys;
-/// encapsulating to a hybrid share also makes an ECDH key and derives; decapsulating also derives.
-/// Only the operations a suite has count, so for ML-KEM alone each is the one KEM phase and for
-/// X25519 `kx.keygen` is the ECDH key share.
-fn kx_parts(label: &str) -> Option<&'static [Operation]> {
+/// What each label of a file before schema 3 stood for, which its stack did not store: the
+/// labels `kem.*`, `dh.*` and `sig.*` are their phase; `sig.verify.cert` is one signature check in
+/// rustls (webpki) but OpenSSL's whole `X509_verify_cert`, which checked no signature for the
+/// trusted self-signed certificate those files used; OpenSSL's `kx.*` calls are a whole key share
+/// (OpenSSL 3.5.5 `providers/implementations/keymgmt/mlx_kmgmt.c` `mlx_kem_gen` and
+/// `providers/implementations/kem/mlx_kem.c`), with `kx.import` added to the encapsulation and
+/// the derive.
+pub fn legacy_call_phases(stack: &str, labels: &[String]) -> Vec<CallPhases> {
     use Operation::*;
-    match label {
-        "kx.keygen" => Some(&[KemKeygen, DhKeygen]),
-        "kx.encaps" => Some(&[KemEncaps, DhKeygen, DhDerive]),
-        "kx.decaps" => Some(&[KemDecaps, DhDerive]),
-        _ => None,
-    }
+    let openssl = stack == "openssl";
+    labels
+        .iter()
+        .filter_map(|l| {
+            let label = CallLabel::from_name(l)?;
+            let (operations, with) = match label {
+                CallLabel::SigVerifyCert if openssl => return None,
+                CallLabel::SigVerifyCert => (vec![SigVerify], None),
+                CallLabel::DhDerive if openssl => (vec![DhDerive], Some(CallLabel::KxImport)),
+                CallLabel::KxKeygen if openssl => (vec![KemKeygen, DhKeygen], None),
+                CallLabel::KxEncaps if openssl => (
+                    vec![KemEncaps, DhKeygen, DhDerive],
+                    Some(CallLabel::KxImport),
+                ),
+                CallLabel::KxDecaps if openssl => (vec![KemDecaps, DhDerive], None),
+                _ => (
+                    vec![Operation::from_name(l)
+                        .filter(|op| matches!(op.kind(), Kind::Kem | Kind::Dh | Kind::Sig))?],
+                    None,
+                ),
+            };
+            Some(CallPhases {
+                label: l.clone(),
+                operations,
+                with: with.map(|w| w.name().to_string()),
+            })
+        })
+        .collect()
 }
 
 /// Per-call times of label `k` in each connection, both sides: a side's time over its calls per
@@ -129,9 +140,12 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
     let Some(suite) = suite else {
         return Vec::new();
     };
-    let openssl = s.stack == RealStack::OpenSsl;
-    // OpenSSL times setting the peer's share apart; the phases count it in the encapsulation (or,
-    // for an ECDH group, the derive), so it is added there.
+    let calls = if i.call_phases.is_empty() {
+        legacy_call_phases(s.stack.name(), &i.labels)
+    } else {
+        i.call_phases.clone()
+    };
+    // A label added to another (OpenSSL's `kx.import`) counts only where a side calls it.
     let called = |k: usize| {
         i.client_calls
             .get(k)
@@ -139,31 +153,22 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             .chain(i.server_calls.get(k))
             .any(|&n| n > 0.0)
     };
-    let import = i
-        .labels
-        .iter()
-        .position(|l| l == "kx.import")
-        .filter(|&k| openssl && called(k));
+    let position = |name: &str| i.labels.iter().position(|l| l == name);
     let mut rows = Vec::new();
-    for (k, label) in i.labels.iter().enumerate() {
-        let (ops, with): (Vec<Operation>, Option<usize>) =
-            match (operation(label, s.stack), kx_parts(label)) {
-                (Some(op), _) => (vec![op], import.filter(|_| op == Operation::DhDerive)),
-                (None, Some(parts)) if openssl => {
-                    (parts.to_vec(), import.filter(|_| label == "kx.encaps"))
-                }
-                _ => continue,
-            };
+    for c in &calls {
+        let Some(k) = position(&c.label) else {
+            continue;
+        };
+        let label = &c.label;
+        let with = c.with.as_deref().and_then(position).filter(|&w| called(w));
+        let ops = &c.operations;
         let phases: Vec<_> = ops
             .iter()
             .filter_map(|&op| suite.phases.iter().find(|p| p.operation == op))
             .collect();
         let medians: Option<Vec<f64>> = phases
             .iter()
-            .map(|sp| {
-                r.phase(&sp.backend, &sp.algorithm, sp.operation)
-                    .map(|p| p.stats.median_ns)
-            })
+            .map(|sp| r.phase(&sp.id()).map(|p| p.stats.median_ns))
             .collect();
         let (Some(first), Some(medians)) = (phases.first(), medians) else {
             continue;
@@ -180,10 +185,9 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             }
         }
         rows.push(PerCall {
-            label: if with.is_some() {
-                format!("kx.import + {label}")
-            } else {
-                label.clone()
+            label: match (&c.with, with) {
+                (Some(w), Some(_)) => format!("{w} + {label}"),
+                _ => label.clone(),
             },
             algorithm: algorithms.join(" + "),
             backend: first.backend.clone(),
@@ -263,28 +267,36 @@ mod tests {
         assert_eq!(per_call_values_with(&j, 0, None), vec![100.0, 110.0]);
     }
 
+    /// The operations and the added label of one label in a legacy mapping.
+    fn legacy(stack: &str, label: &str) -> Option<(Vec<Operation>, Option<String>)> {
+        legacy_call_phases(stack, &CallLabel::names())
+            .into_iter()
+            .find(|c| c.label == label)
+            .map(|c| (c.operations, c.with))
+    }
+
     #[test]
     fn openssl_key_shares_are_the_phases_they_do() {
+        use Operation::*;
+        let import = Some("kx.import".to_string());
         assert_eq!(
-            kx_parts("kx.keygen"),
-            Some(&[Operation::KemKeygen, Operation::DhKeygen][..])
+            legacy("openssl", "kx.keygen"),
+            Some((vec![KemKeygen, DhKeygen], None))
         );
         assert_eq!(
-            kx_parts("kx.encaps"),
-            Some(
-                &[
-                    Operation::KemEncaps,
-                    Operation::DhKeygen,
-                    Operation::DhDerive
-                ][..]
-            )
+            legacy("openssl", "kx.encaps"),
+            Some((vec![KemEncaps, DhKeygen, DhDerive], import.clone()))
         );
         assert_eq!(
-            kx_parts("kx.decaps"),
-            Some(&[Operation::KemDecaps, Operation::DhDerive][..])
+            legacy("openssl", "kx.decaps"),
+            Some((vec![KemDecaps, DhDerive], None))
         );
         assert_eq!(
-            kx_parts("kx.import"),
+            legacy("openssl", "dh.derive"),
+            Some((vec![DhDerive], import))
+        );
+        assert_eq!(
+            legacy("openssl", "kx.import"),
             None,
             "added to the call the phases count it in"
         );
@@ -309,17 +321,19 @@ mod tests {
 
     #[test]
     fn labels_map_to_their_phase_operation() {
+        use Operation::*;
         assert_eq!(
-            operation("sig.verify.cert", RealStack::Rustls),
-            Some(Operation::SigVerify)
+            legacy("rustls", "sig.verify.cert"),
+            Some((vec![SigVerify], None))
         );
-        assert_eq!(operation("sig.verify.cert", RealStack::OpenSsl), None);
+        assert_eq!(legacy("openssl", "sig.verify.cert"), None);
         assert_eq!(
-            operation("kem.decaps", RealStack::OpenSsl),
-            Some(Operation::KemDecaps)
+            legacy("openssl", "kem.decaps"),
+            Some((vec![KemDecaps], None))
         );
-        assert_eq!(operation("kx.keygen", RealStack::OpenSsl), None);
-        assert_eq!(operation("hash.update", RealStack::Rustls), None);
-        assert_eq!(operation("kdf.expand", RealStack::Rustls), None);
+        assert_eq!(legacy("rustls", "kx.keygen"), None);
+        assert_eq!(legacy("rustls", "hash.update"), None);
+        assert_eq!(legacy("rustls", "kdf.expand"), None);
+        assert_eq!(legacy("rustls", "dh.derive"), Some((vec![DhDerive], None)));
     }
 }

@@ -9,7 +9,7 @@
 //! microarchitecture.
 
 use crate::references::{self, Reference};
-use crate::results::{Form, Operation, Phase, Results};
+use crate::results::{Form, Operation, Phase, PhaseId, Results};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -59,11 +59,8 @@ fn like_for_like<'a>(
     algorithm: &str,
     op: Operation,
 ) -> Option<&'a Phase> {
-    let find = |form: Form| {
-        phases.iter().find(|p| {
-            p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form
-        })
-    };
+    let find =
+        |form| crate::results::find_phase(phases, &PhaseId::new(backend, algorithm, op, form));
     find(Form::Primitive).or_else(|| find(Form::Handshake))
 }
 

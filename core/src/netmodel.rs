@@ -13,56 +13,66 @@
 //!
 //! It predicts the mean: loss moves the tail, not the median, until p is large.
 
-/// Initial RTO (RFC 6298 section 2.1), milliseconds.
-pub const INITIAL_RTO_MS: f64 = 1000.0;
-/// Linux's minimum RTO (include/net/tcp.h TCP_RTO_MIN = HZ / 5), milliseconds.
-pub const MIN_RTO_MS: f64 = 200.0;
+/// Initial RTO (RFC 6298 section 2.1), nanoseconds (1 s).
+pub const INITIAL_RTO_NS: f64 = 1e9;
+/// Linux's minimum RTO (include/net/tcp.h TCP_RTO_MIN = HZ / 5), nanoseconds (200 ms).
+pub const MIN_RTO_NS: f64 = 200e6;
 
 #[allow(clippy::too_many_arguments)]
-pub fn expected_ms(
-    zero_ms: f64,
+pub fn expected_ns(
+    zero_ns: f64,
     round_trips: f64,
-    rtt_ms: f64,
-    base_rtt_ms: f64,
+    rtt_ns: f64,
+    base_rtt_ns: f64,
     loss: f64,
     data_packets: [f64; 2],
     bytes: [f64; 2],
     rate_mbit: Option<f64>,
 ) -> f64 {
-    let serialization = rate_mbit.map_or(0.0, |r| (bytes[0] + bytes[1]) * 8.0 / (r * 1e6) * 1e3);
+    let serialization = rate_mbit.map_or(0.0, |r| (bytes[0] + bytes[1]) * 8.0 / (r * 1e6) * 1e9);
     let retransmission =
-        loss * (2.0 * INITIAL_RTO_MS + (data_packets[0] + data_packets[1]) * (rtt_ms + MIN_RTO_MS));
-    zero_ms + round_trips * (rtt_ms - base_rtt_ms).max(0.0) + serialization + retransmission
+        loss * (2.0 * INITIAL_RTO_NS + (data_packets[0] + data_packets[1]) * (rtt_ns + MIN_RTO_NS));
+    zero_ns + round_trips * (rtt_ns - base_rtt_ns).max(0.0) + serialization + retransmission
 }
 
 #[cfg(test)]
 mod tests {
+    const MS: f64 = 1e6;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-3
+    }
+
     #[test]
     fn the_model_adds_round_trips_serialization_and_expected_timeouts() {
-        // No loss, no rate: zero + 2 x (78.7 - 0.2).
-        assert!(
-            (super::expected_ms(1.5, 2.0, 78.7, 0.2, 0.0, [5.0, 6.0], [2000.0, 4000.0], None)
-                - 158.5)
-                .abs()
-                < 1e-9
-        );
-        // 10 Mbit/s: 6000 bytes = 48,000 bits = 4.8 ms more.
-        assert!(
-            (super::expected_ms(
-                1.5,
+        let bytes = [2000.0, 4000.0];
+        let model = |rate| {
+            super::expected_ns(
+                1.5 * MS,
                 2.0,
-                78.7,
-                0.2,
+                78.7 * MS,
+                0.2 * MS,
                 0.0,
                 [5.0, 6.0],
-                [2000.0, 4000.0],
-                Some(10.0)
-            ) - 163.3)
-                .abs()
-                < 1e-9
-        );
+                bytes,
+                rate,
+            )
+        };
+        // No loss, no rate: zero + 2 x (78.7 - 0.2).
+        assert!(close(model(None), 158.5 * MS));
+        // 10 Mbit/s: 6000 bytes = 48,000 bits = 4.8 ms more.
+        assert!(close(model(Some(10.0)), 163.3 * MS));
         // 10% loss at RTT 5.6: 0.1 x (2000 + 11 x 205.6) = 426.16 ms more.
-        let e = super::expected_ms(1.0, 2.0, 5.6, 0.1, 0.1, [5.0, 6.0], [0.0, 0.0], None);
-        assert!((e - (1.0 + 11.0 + 426.16)).abs() < 1e-9, "{e}");
+        let e = super::expected_ns(
+            1.0 * MS,
+            2.0,
+            5.6 * MS,
+            0.1 * MS,
+            0.1,
+            [5.0, 6.0],
+            [0.0; 2],
+            None,
+        );
+        assert!(close(e, (1.0 + 11.0 + 426.16) * MS), "{e}");
     }
 }

@@ -267,12 +267,8 @@ pub fn paired_ratio(ours: &[f64], theirs: &[f64]) -> Option<(f64, Option<(f64, f
     if logs.iter().any(|x| !x.is_finite()) {
         return None;
     }
-    let m = mean(&logs);
-    let ci = (logs.len() >= 2).then(|| {
-        let half = t95(logs.len() - 1) * stdev(&logs) / (logs.len() as f64).sqrt();
-        ((m - half).exp(), (m + half).exp())
-    });
-    Some((m.exp(), ci))
+    let ci = mean_half95(&logs).map(|(m, half)| ((m - half).exp(), (m + half).exp()));
+    Some((mean(&logs).exp(), ci))
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny deterministic generator, so resampled figures are
@@ -291,7 +287,7 @@ impl SplitMix64 {
 
     /// Uniform index in 0..n (n > 0), by Lemire's multiply-shift (bias below 2^-32 for our n).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }
 

@@ -132,6 +132,15 @@ const MESSAGES: [&str; 1] = ["tls13-certificate-verify"];
 /// The most times one phase may occur in a handshake (also enforced on results files by `check`).
 pub const MAX_COUNT: i64 = 256;
 
+/// How a page names a protocol of the suite files ("tls13" -> "TLS 1.3", "ssh" -> "SSH").
+pub fn protocol_label(protocol: &str) -> String {
+    match protocol {
+        "tls13" => "TLS 1.3".into(),
+        "ssh" => "SSH".into(),
+        other => other.to_string(),
+    }
+}
+
 /// Loads one file or every `*.toml` in a folder (sorted by name). `backends` are the valid names.
 pub fn load(path: &Path, backends: &[&str]) -> Result<Vec<Suite>, SuiteError> {
     let files = if path.is_dir() {

@@ -17,6 +17,14 @@ pub fn time(ns: f64) -> String {
     }
 }
 
+/// A round-trip time as a grid names it, in milliseconds with no trailing zeros: "5.6 ms",
+/// "78.7 ms", "0 ms".
+pub fn rtt(ns: f64) -> String {
+    let ms = format!("{:.3}", ns / 1e6);
+    let ms = ms.trim_end_matches('0').trim_end_matches('.');
+    format!("{ms} ms")
+}
+
 /// An integer with thousands separators: 11998 -> "11,998".
 pub fn count(n: f64) -> String {
     if !n.is_finite() {
@@ -92,6 +100,14 @@ mod tests {
         assert_eq!(time(9_570_000.0), "9.57 ms");
         assert_eq!(time(1_412_000_000.0), "1.412 s");
         assert_eq!(time(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn rtts_as_the_grid_names_them() {
+        assert_eq!(rtt(5_600_000.0), "5.6 ms");
+        assert_eq!(rtt(78_700_000.0), "78.7 ms");
+        assert_eq!(rtt(0.0), "0 ms");
+        assert_eq!(rtt(195_700_000.0), "195.7 ms");
     }
 
     #[test]

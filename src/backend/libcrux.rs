@@ -15,6 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
 
+#[derive(Default)]
 pub struct Libcrux;
 
 thread_local! {

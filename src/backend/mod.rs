@@ -1,16 +1,12 @@
-//! Backends: one file each, behind four small byte-level traits.
+//! Backends: one file each, behind seven small byte-level traits (Kem, Dh, Sig, Kdf, Mac, Hash, Aead)
+//! and one `Backend` trait that hands them out, registered in one list (`all`).
 //!
 //! A backend hands out a primitive per algorithm. Keys that stay with their owner (a KEM's
 //! decapsulation key, a DH or signing secret, an AEAD key, a verifier's public key) are loaded once,
 //! outside any timed region, into an opaque [`Loaded`] value; what crosses the wire is bytes. This
 //! is what fixes what each phase includes (see `case.rs` and the methodology page).
 
-pub mod awslc;
 mod evp;
-pub mod libcrux;
-pub mod liboqs;
-pub mod openssl;
-pub mod rustcrypto;
 
 use crate::algorithm::{Kind, Operation};
 use anyhow::Result;
@@ -166,18 +162,38 @@ pub trait Backend: Send + Sync {
     }
 }
 
-/// Every backend, in the order the site shows them.
-pub fn all() -> Vec<Box<dyn Backend>> {
-    vec![
-        Box::new(liboqs::Liboqs::new()),
-        Box::new(rustcrypto::RustCrypto),
-        Box::new(openssl::OpenSsl),
-        Box::new(awslc::AwsLc::new()),
-        Box::new(libcrux::Libcrux),
-    ]
+/// The registry: each backend's module and type, in the order the site shows them. A new backend
+/// is its file and one entry here; `all`, `names` and the CLI's `--backend` values follow.
+macro_rules! registry {
+    ($($module:ident :: $backend:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every backend, in the registry's order.
+        pub fn all() -> Vec<Box<dyn Backend>> {
+            vec![$(Box::new($module::$backend::default())),*]
+        }
+    };
 }
 
-pub const NAMES: [&str; 5] = ["liboqs", "rustcrypto", "openssl", "awslc", "libcrux"];
+registry!(
+    liboqs::Liboqs,
+    rustcrypto::RustCrypto,
+    openssl::OpenSsl,
+    awslc::AwsLc,
+    libcrux::Libcrux,
+);
+
+/// The backends' names, in `all`'s order (what suite files may name in `backends`).
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|b| b.name()).collect()
+}
+
+/// What `run --backend` takes: every backend, and the Go peer, which measures its own phases.
+pub fn cli_names() -> Vec<&'static str> {
+    let mut v = names();
+    v.push(crate::results::GoPeer::STACK);
+    v
+}
 
 /// Seeds the generators that can be seeded (RustCrypto's, liboqs's), for instruction counting.
 /// OpenSSL's and aws-lc's DRBGs cannot be, and keep drawing from the operating system's seed.

@@ -20,6 +20,7 @@ use openssl::pkey_ctx::PkeyCtx;
 use openssl::sign::{Signer, Verifier};
 use std::ffi::CStr;
 
+#[derive(Default)]
 pub struct OpenSsl;
 
 /// OpenSSL's names for the provider algorithms.

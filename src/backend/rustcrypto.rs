@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
+#[derive(Default)]
 pub struct RustCrypto;
 
 thread_local! {
@@ -213,7 +214,7 @@ struct X25519;
 
 impl Dh for X25519 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = with_rng(|r| x25519_dalek::ReusableSecret::random_from_rng(r));
+        let sk = with_rng(x25519_dalek::ReusableSecret::random_from_rng);
         let pk = x25519_dalek::PublicKey::from(&sk);
         Ok((pk.as_bytes().to_vec(), Box::new(sk)))
     }
@@ -235,7 +236,7 @@ struct P256;
 
 impl Dh for P256 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = with_rng(|r| p256::ecdh::EphemeralSecret::generate_from_rng(r));
+        let sk = with_rng(p256::ecdh::EphemeralSecret::generate_from_rng);
         Ok((sk.public_key().to_sec1_bytes().into_vec(), Box::new(sk)))
     }
 
@@ -266,7 +267,7 @@ struct MlDsa<P>(PhantomData<P>);
 impl<P: ml_dsa::MlDsaParams + Send + 'static> Sig for MlDsa<P> {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
         use ml_dsa::Generate;
-        let sk = with_rng(|r| ml_dsa::SigningKey::<P>::generate_from_rng(r));
+        let sk = with_rng(ml_dsa::SigningKey::<P>::generate_from_rng);
         let pk = sk.expanded_key().verifying_key().encode().to_vec();
         Ok((pk, Box::new(sk)))
     }
@@ -363,7 +364,7 @@ struct EcdsaP256;
 
 impl Sig for EcdsaP256 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = with_rng(|r| p256::ecdsa::SigningKey::generate_from_rng(r));
+        let sk = with_rng(p256::ecdsa::SigningKey::generate_from_rng);
         Ok((sk.verifying_key().to_sec1_bytes().to_vec(), Box::new(sk)))
     }
 
@@ -398,7 +399,7 @@ struct Ed25519;
 
 impl Sig for Ed25519 {
     fn keygen(&self) -> Result<(Vec<u8>, Loaded)> {
-        let sk = with_rng(|r| ed25519_dalek::SigningKey::generate(r));
+        let sk = with_rng(ed25519_dalek::SigningKey::generate);
         Ok((sk.verifying_key().to_bytes().to_vec(), Box::new(sk)))
     }
 

@@ -7,23 +7,22 @@
 
 pub mod server;
 
-use crate::handshake::inmem;
-use crate::handshake::server::Server;
-use crate::handshake::tls;
 use crate::results::{
-    Capacity, InMemory, LoadStep, Memory, MemoryStep, PerConnection, RealStack, Results, Sockets,
+    Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets, Warning,
 };
+use crate::stack::child::Server;
+use crate::stack::{self, Config, Identity, Pair, Sample, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub struct Options {
-    pub stacks: Vec<RealStack>,
+    pub stacks: Vec<&'static dyn TlsStack>,
     pub groups: Vec<String>,
     /// In memory: timed handshakes per stack and group, spread over `rounds` interleaved rounds.
     pub in_memory_ms: u64,
@@ -43,7 +42,11 @@ impl Options {
             .map(String::from)
             .to_vec();
         Options {
-            stacks: vec![RealStack::Rustls, RealStack::OpenSsl],
+            stacks: stack::all()
+                .iter()
+                .copied()
+                .filter(|s| s.features().capacity)
+                .collect(),
             groups,
             in_memory_ms: if quick { 300 } else { 2000 },
             rounds: if quick { 3 } else { 10 },
@@ -66,29 +69,7 @@ impl Options {
 /// The classical group each group is set against.
 const BASELINE: &str = "X25519";
 
-/// Cert and key files for the server children, removed on drop.
-struct Files {
-    dir: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-}
-
-impl Files {
-    fn new(id: &tls::Identity) -> Result<Files> {
-        let dir = std::env::temp_dir().join(format!("pqprof-capacity-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let (cert, key) = (dir.join("cert.der"), dir.join("key.pem"));
-        std::fs::write(&cert, &id.cert_der)?;
-        std::fs::write(&key, &id.key_pem)?;
-        Ok(Files { dir, cert, key })
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+type Files = stack::identity::Files;
 
 /// Raises the soft open-file limit to the hard one (and the hard one where root may); -> (before, after).
 pub fn raise_fd_limit(want: u64) -> (u64, u64) {
@@ -145,7 +126,7 @@ fn kernel_tcp_pages() -> u64 {
 }
 
 fn start_server(
-    stack: RealStack,
+    stack: &dyn TlsStack,
     group: &str,
     files: &Files,
     threads: usize,
@@ -180,12 +161,12 @@ fn cpu(server: &mut Server) -> Result<server::CpuAnswer> {
 
 pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) -> Result<Capacity> {
     let start = Instant::now();
-    let date_utc = crate::run::utc_now();
+    let date_utc = crate::host::utc_now();
     let cores = core_affinity::get_core_ids().map_or(1, |v| v.len().max(1));
     let largest = opts.connections.iter().copied().max().unwrap_or(0) as u64;
     let (fd_limit_before, fd_limit) = raise_fd_limit(2 * largest + 1024);
-    let id = tls::identity()?;
-    let files = Files::new(&id)?;
+    let id = Identity::new()?;
+    let files = Files::write(&id, "capacity")?;
     let mut notes = Vec::new();
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
@@ -195,7 +176,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let server_core = crate::measure::pin();
     let load_core = all_cores.iter().copied().find(|c| Some(*c) != server_core);
     if load_core.is_none() {
-        notes.push("one core only: the socket load generator shares the server's core".into());
+        notes.push(Warning::OneCore);
     }
     let in_memory = in_memory(opts, cores, results, &id, progress)?;
 
@@ -207,7 +188,8 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             progress(&format!("capacity: {} {group} over sockets", stack.name()));
             let threads = opts.concurrency.iter().copied().max().unwrap_or(1);
             let mut srv = start_server(stack, group, &files, threads, false, server_core)?;
-            let client = Arc::new(tls::Client::new(stack, group, &id, false)?);
+            let client: Arc<dyn stack::Client> =
+                Arc::from(stack.client(Config::plain(group, &id))?);
             let mut steps = Vec::new();
             for &c in &opts.concurrency {
                 steps.push(load_step(
@@ -218,20 +200,19 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
                     load_core,
                 )?);
             }
-            let limited: Vec<String> = steps
+            let limited: Vec<usize> = steps
                 .iter()
                 .filter(|s| s.load_limited)
-                .map(|s| s.concurrency.to_string())
+                .map(|s| s.concurrency)
                 .collect();
             if !limited.is_empty() {
-                notes.push(format!(
-                    "{} {group}: at {} in flight the load generator's core was busier than the server's, so throughput there is the generator's limit (a TLS client does more work per handshake than the server: it verifies the certificate); server CPU per handshake still holds",
-                    stack.name(),
-                    limited.join(", ")
-                ));
+                notes.push(Warning::LoadLimited {
+                    cell: format!("{} {group}", stack.name()),
+                    concurrency: limited,
+                });
             }
             sockets.push(Sockets {
-                stack,
+                stack: RealStack::new(stack.name()),
                 group: group.clone(),
                 server_threads: threads,
                 steps,
@@ -261,7 +242,10 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     }
     for m in &memory {
         if let Some(why) = &m.limited_by {
-            notes.push(format!("{} {}: {why}", m.stack.name(), m.group));
+            notes.push(Warning::MemoryLimited {
+                cell: format!("{} {}", m.stack.name(), m.group),
+                why: why.clone(),
+            });
         }
     }
     Ok(Capacity {
@@ -283,25 +267,25 @@ fn in_memory(
     opts: &Options,
     cores: usize,
     results: &Results,
-    id: &tls::Identity,
+    id: &Identity,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<InMemory>> {
     struct Cell {
-        stack: RealStack,
+        stack: &'static dyn TlsStack,
         group: String,
-        pair: inmem::Pair,
+        pair: Box<dyn Pair>,
         per_round: usize,
-        samples: Vec<inmem::Sample>,
+        samples: Vec<Sample>,
         failures: usize,
     }
     let mut cells = Vec::new();
     for &stack in &opts.stacks {
         for group in &opts.groups {
-            let pair = inmem::Pair::new(stack, group, id, false)?;
+            let pair = stack.pair(Config::plain(group, id))?;
             pair.handshake(true)
                 .with_context(|| format!("{} {group} in memory", stack.name()))?;
             // Warm-up decides how many handshakes a round takes.
-            let warm: Vec<inmem::Sample> = (0..20)
+            let warm: Vec<Sample> = (0..20)
                 .map(|_| pair.handshake(false))
                 .collect::<Result<_>>()?;
             let mean = warm.iter().map(|s| s.wall_ns as f64).sum::<f64>() / warm.len() as f64;
@@ -336,7 +320,7 @@ fn in_memory(
     }
     let mut out: Vec<InMemory> = Vec::new();
     for c in &cells {
-        let col = |f: fn(&inmem::Sample) -> u64| c.samples.iter().map(f).collect::<Vec<u64>>();
+        let col = |f: fn(&Sample) -> u64| c.samples.iter().map(f).collect::<Vec<u64>>();
         let (client_ns, server_ns, wall_ns) = (
             col(|s| s.client_ns),
             col(|s| s.server_ns),
@@ -352,12 +336,13 @@ fn in_memory(
             })
         };
         let (rate, rate_ci) =
-            crate::check::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
-        let (server_rate, _) =
-            crate::check::capacity::rate_per_s(&server_ns).ok_or_else(|| anyhow!("no samples"))?;
+            crate::figures::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
+        let (server_rate, _) = crate::figures::capacity::rate_per_s(&server_ns)
+            .ok_or_else(|| anyhow!("no samples"))?;
         let xs = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
         out.push(InMemory {
-            stack: c.stack,
+            stack: RealStack::new(c.stack.name()),
+            composed_stack: c.stack.composed_stack(),
             group: c.group.clone(),
             client: summary(&client_ns)?,
             server: summary(&server_ns)?,
@@ -402,8 +387,12 @@ fn in_memory(
         m.baseline = Some(BASELINE.into());
         m.vs_baseline = Some(m.server_per_core_s / rate);
         m.server_delta_ns = Some(m.server.median_ns - median);
-        m.composed_server_delta_ns =
-            crate::check::capacity::composed_server_delta(results, m.stack, &m.group, BASELINE);
+        m.composed_server_delta_ns = crate::figures::capacity::composed_server_delta(
+            results,
+            &m.composed_stack(),
+            &m.group,
+            BASELINE,
+        );
     }
     Ok(out)
 }
@@ -432,7 +421,7 @@ fn no_linger(s: &std::net::TcpStream) {
 /// (connect, handshake, 32-byte echo, close) until the step's time is up.
 fn load_step(
     srv: &mut Server,
-    client: &Arc<tls::Client>,
+    client: &Arc<dyn stack::Client>,
     concurrency: usize,
     length: Duration,
     load_core: Option<usize>,
@@ -442,7 +431,7 @@ fn load_step(
     let failed = Arc::new(AtomicU64::new(0));
     let latencies: Arc<Mutex<Vec<u64>>> = Arc::default();
     let before = cpu(srv)?;
-    let client_cpu0 = crate::handshake::alloc::process_cpu_ns();
+    let client_cpu0 = crate::alloc::process_cpu_ns();
     let t0 = Instant::now();
     let handles: Vec<_> = (0..concurrency)
         .map(|_| {
@@ -482,7 +471,7 @@ fn load_step(
         let _ = h.join();
     }
     let duration = t0.elapsed();
-    let client_cpu = crate::handshake::alloc::process_cpu_ns() - client_cpu0;
+    let client_cpu = crate::alloc::process_cpu_ns() - client_cpu0;
     crate::interrupt::check()?;
     let after = cpu(srv)?;
     let latency_ns = std::mem::take(&mut *latencies.lock().map_err(|_| anyhow!("poisoned"))?);
@@ -551,16 +540,16 @@ fn steps_within(steps: &[usize], fd_limit: u64) -> (Vec<usize>, Option<String>) 
 
 /// Opens connections one after another and keeps them, measuring the server at each step.
 fn hold(
-    stack: RealStack,
+    stack: &dyn TlsStack,
     group: &str,
     files: &Files,
-    id: &tls::Identity,
+    id: &Identity,
     steps: &[usize],
     fd_limit: u64,
     core: Option<usize>,
 ) -> Result<Memory> {
     let mut srv = start_server(stack, group, files, 1, true, core)?;
-    let client = tls::Client::new(stack, group, id, false)?;
+    let client = stack.client(Config::plain(group, id))?;
     let (wanted, limited_by) = steps_within(steps, fd_limit);
     let page = server::page_bytes();
     let snapshot = |srv: &mut Server, k: usize| -> Result<(MemoryStep, server::MemAnswer)> {
@@ -581,7 +570,7 @@ fn hold(
     };
     let (zero, _) = snapshot(&mut srv, 0)?;
     let mut steps_out = vec![zero];
-    let mut open: Vec<tls::Open> = Vec::new();
+    let mut open: Vec<Box<dyn Send>> = Vec::new();
     let mut failures = 0;
     let mut last_answer = None;
     for &k in &wanted {
@@ -618,25 +607,12 @@ fn hold(
         &steps_out[0],
         steps_out.last().ok_or_else(|| anyhow!("no steps"))?,
     );
-    let k = last.connections as f64;
-    let heap_rust = (last.heap_rust_bytes - first.heap_rust_bytes) as f64 / k;
-    let heap_c = (last.heap_c_bytes - first.heap_c_bytes) as f64 / k;
-    let per_connection = PerConnection {
-        connections: last.connections,
-        heap_bytes: heap_rust + heap_c,
-        heap_rust_bytes: heap_rust,
-        heap_c_bytes: heap_c,
-        rss_bytes: (last.rss_bytes as f64 - first.rss_bytes as f64) / k,
-        kernel_bytes: (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * page as f64
-            / k,
-        kernel_slab_bytes: (last.kernel_slab_bytes as f64 - first.kernel_slab_bytes as f64) / k,
-        page_bytes: page,
-    };
+    let per_connection = crate::figures::capacity::per_connection(first, last, page);
     let _ = srv.command("release");
     drop(open);
     let med = |v: &[i64]| stats::median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>());
     Ok(Memory {
-        stack,
+        stack: RealStack::new(stack.name()),
         group: group.into(),
         peak_median_bytes: med(&answer.peak_bytes),
         retained_median_bytes: med(&answer.retained_bytes),
@@ -647,128 +623,6 @@ fn hold(
         failures,
         limited_by,
     })
-}
-
-/// The section as text: one table per measurement.
-pub fn table(c: &Capacity) -> String {
-    use crate::units::{count, time};
-    let new = |header: Vec<&str>| {
-        let mut t = comfy_table::Table::new();
-        t.load_preset(comfy_table::presets::NOTHING);
-        t.set_header(header);
-        t
-    };
-    let mut s = String::from("In memory (client and server in one thread, one core):\n");
-    let mut t = new(vec![
-        "stack",
-        "group",
-        "handshakes/s",
-        "95% interval",
-        "server CPU",
-        "client CPU",
-        "server/core-s",
-        "vs X25519",
-        "server Δ",
-        "composed server Δ",
-        "servers for 10k/s",
-    ]);
-    for m in &c.in_memory {
-        t.add_row(vec![
-            m.stack.name().to_string(),
-            m.group.clone(),
-            count(m.handshakes_per_s),
-            m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| {
-                format!("{} – {}", count(a), count(b))
-            }),
-            time(m.server.median_ns),
-            time(m.client.median_ns),
-            count(m.server_per_core_s),
-            m.vs_baseline.map_or(String::new(), crate::units::ratio),
-            m.server_delta_ns
-                .map_or(String::new(), crate::units::signed_time),
-            m.composed_server_delta_ns
-                .map_or(String::new(), crate::units::signed_time),
-            format!("{:.2}", m.servers_for_10k),
-        ]);
-    }
-    s += &t.to_string();
-    s += "\n\nOver loopback sockets (server pinned to one core, load from another):\n";
-    let mut t = new(vec![
-        "stack",
-        "group",
-        "in flight",
-        "handshakes/s",
-        "p50",
-        "p90",
-        "p99",
-        "server CPU/handshake",
-        "server busy",
-        "load busy",
-        "failed",
-    ]);
-    for so in &c.sockets {
-        for st in &so.steps {
-            t.add_row(vec![
-                so.stack.name().to_string(),
-                so.group.clone(),
-                st.concurrency.to_string(),
-                format!(
-                    "{}{}",
-                    count(st.handshakes_per_s),
-                    if st.load_limited {
-                        " (load-limited)"
-                    } else {
-                        ""
-                    }
-                ),
-                time(st.p50_ns),
-                time(st.p90_ns),
-                time(st.p99_ns),
-                time(st.server_cpu_per_handshake_ns),
-                format!("{:.0}%", st.server_busy_pct),
-                format!("{:.0}%", st.client_busy_pct),
-                st.failed.to_string(),
-            ]);
-        }
-    }
-    s += &t.to_string();
-    s += &format!(
-        "\n\nMemory per held connection (open-file limit {} -> {}):\n",
-        c.fd_limit_before, c.fd_limit
-    );
-    let mut t = new(vec![
-        "stack",
-        "group",
-        "connections",
-        "server heap",
-        "of which C",
-        "server RSS",
-        "kernel buffers",
-        "kernel slab",
-        "handshake peak",
-        "retained",
-    ]);
-    for m in &c.memory {
-        let p = &m.per_connection;
-        t.add_row(vec![
-            m.stack.name().to_string(),
-            m.group.clone(),
-            count(p.connections as f64),
-            format!("{} B", count(p.heap_bytes)),
-            format!("{} B", count(p.heap_c_bytes)),
-            format!("{} B", count(p.rss_bytes)),
-            format!("{} B", count(p.kernel_bytes)),
-            format!("{} B", count(p.kernel_slab_bytes)),
-            format!("{} B", count(m.peak_median_bytes)),
-            format!("{} B", count(m.retained_median_bytes)),
-        ]);
-    }
-    s += &t.to_string();
-    s.push('\n');
-    for n in &c.notes {
-        s += &format!("note: {n}\n");
-    }
-    s
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 //! Control lines on stdin, one JSON answer each on stdout: `cpu`, `mem N` (after N connections
 //! were served or failed), `release` (close every held connection).
 
-use crate::handshake::{alloc, tls};
-use crate::results::RealStack;
+use crate::alloc;
+use crate::stack::{tls, Config, Identity, Served, TlsStack};
 use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -40,7 +40,7 @@ pub struct MemAnswer {
 
 #[derive(Default)]
 struct Held {
-    connections: Vec<tls::Served>,
+    connections: Vec<Box<dyn Served>>,
     peak: Vec<i64>,
     retained: Vec<i64>,
 }
@@ -69,7 +69,7 @@ pub fn page_bytes() -> u64 {
 }
 
 pub fn server_main(
-    stack: RealStack,
+    stack: &dyn TlsStack,
     group: &str,
     cert: &Path,
     key: &Path,
@@ -81,12 +81,9 @@ pub fn server_main(
         // Before any thread starts: every thread this process makes inherits the core.
         core_affinity::set_for_current(core_affinity::CoreId { id: c });
     }
-    let id = tls::Identity {
-        cert_der: std::fs::read(cert)?,
-        cert_pem: String::new(),
-        key_pem: std::fs::read_to_string(key)?,
-    };
-    let acceptor = Arc::new(tls::acceptor(stack, group, &id, false)?);
+    let id = Identity::read(cert, key)?;
+    let acceptor: Arc<dyn crate::stack::Acceptor> =
+        Arc::from(stack.acceptor(Config::plain(group, &id))?);
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
     println!("port {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
@@ -107,7 +104,7 @@ pub fn server_main(
                     continue;
                 };
                 let start = alloc::reset_peak();
-                match tls::serve_one(&acceptor, stream) {
+                match acceptor.serve_one(stream) {
                     Ok(conn) => {
                         // Another thread's allocation can land between its add and its max, or
                         // between reset_peak's read and store: the mark is at least what is live now.
@@ -137,7 +134,7 @@ pub fn server_main(
                     failed.fetch_add(1, Relaxed);
                     continue;
                 };
-                match tls::serve_one(&acceptor, stream) {
+                match acceptor.serve_one(stream) {
                     Ok(conn) => {
                         conn.close();
                         served.fetch_add(1, Relaxed);

@@ -49,6 +49,14 @@ fn note(tool: &str, op: Operation) -> &'static str {
     }
 }
 
+/// The timed loop's clock: the timer, its own cost, the pinned core.
+#[derive(Clone, Copy)]
+struct Clock<'a> {
+    timer: &'a Timer,
+    overhead_ns: f64,
+    core: Option<usize>,
+}
+
 /// pqprof's own figures over about `duration`: (mean cycles where counted, else mean nanoseconds;
 /// whether it counted cycles; median nanoseconds).
 fn ours(
@@ -57,10 +65,13 @@ fn ours(
     op: Operation,
     form: Form,
     duration: Duration,
-    timer: &Timer,
-    overhead_ns: f64,
-    core: Option<usize>,
+    clock: Clock,
 ) -> Result<(f64, bool, f64)> {
+    let Clock {
+        timer,
+        overhead_ns,
+        core,
+    } = clock;
     let w = Workload {
         payload_bytes: 16384,
         aad_bytes: 5,
@@ -132,13 +143,12 @@ struct Pair {
     group: usize,
 }
 
+/// A geometric-mean ratio and its 95% interval (`stats::paired_ratio`).
+type Ratio = (f64, Option<(f64, f64)>);
+
 /// pqprof's rounds in the statistic compared (where the tool counted nanoseconds only, pqprof's
 /// cycles become nanoseconds too), the ratio with its 95% interval, and the verdict.
-fn judged(
-    p: &Pair,
-    timer: &Timer,
-    tolerance_pct: f64,
-) -> (Vec<f64>, (f64, Option<(f64, f64)>), Agreement) {
+fn judged(p: &Pair, timer: &Timer, tolerance_pct: f64) -> (Vec<f64>, Ratio, Agreement) {
     let ours: Vec<f64> = if p.cycles || !timer.counts_cycles() {
         p.ours.clone()
     } else {
@@ -324,8 +334,18 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
                 crate::interrupt::check()?;
                 let alg = algorithm::find(&p.algorithm)
                     .ok_or_else(|| anyhow!("unknown {}", p.algorithm))?;
-                let (v, cycles, median) =
-                    ours(be, alg, p.op, p.form, d, &timer, overhead_ns, core)?;
+                let (v, cycles, median) = ours(
+                    be,
+                    alg,
+                    p.op,
+                    p.form,
+                    d,
+                    Clock {
+                        timer: &timer,
+                        overhead_ns,
+                        core,
+                    },
+                )?;
                 p.ours.push(v);
                 p.ours_median_ns.push(median);
                 p.cycles &= cycles;
@@ -405,7 +425,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         .collect();
     let results = crate::results::read(&opts.results)?;
     Ok(Crosscheck {
-        date_utc: crate::run::utc_now(),
+        date_utc: crate::host::utc_now(),
         wall_seconds: start.elapsed().as_secs_f64(),
         tolerance_pct: opts.tolerance_pct,
         duration_s: opts.duration_s,
@@ -414,97 +434,4 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         rows,
         references: references::reference_rows(&results, &opts.references)?,
     })
-}
-
-/// The verdict table as text.
-pub fn table(c: &Crosscheck) -> String {
-    use crate::units::text_table;
-    let head = [
-        "tool",
-        "backend",
-        "algorithm",
-        "operation",
-        "statistic",
-        "pqprof",
-        "tool",
-        "diff (95% interval)",
-        "verdict",
-    ];
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.tool.clone(),
-                r.backend.clone(),
-                r.algorithm.clone(),
-                format!(
-                    "{}{}",
-                    r.operation.name(),
-                    if r.form == Form::Primitive {
-                        " (primitive)"
-                    } else {
-                        ""
-                    }
-                ),
-                r.statistic.clone(),
-                format!("{:.0}", r.pqprof),
-                format!("{:.0}", r.tool_value),
-                format!(
-                    "{:+.1}%{}",
-                    r.diff_pct,
-                    r.diff_ci95_pct
-                        .map_or(String::new(), |(lo, hi)| format!(" ({lo:+.1} to {hi:+.1})"))
-                ),
-                match r.verdict {
-                    Some(Agreement::Agree) => "agree".to_string(),
-                    Some(v) => format!("{}: {}", v.text().to_uppercase(), r.note),
-                    None if r.agree => "agree".to_string(),
-                    None => format!("DISAGREE: {}", r.note),
-                },
-            ]
-        })
-        .collect();
-    let mut s = text_table(&head, &rows, &[5, 6, 7]) + "\n";
-    s += "\nPublished references (pqprof median TSC cycles / reference; like-for-like only on the same microarchitecture):\n";
-    let rows: Vec<Vec<String>> = c
-        .references
-        .iter()
-        .map(|r| {
-            vec![
-                r.algorithm.clone(),
-                r.operation.name().into(),
-                r.backend.clone(),
-                format!("{:.2}", r.pqprof_cycles),
-                format!("{:.2}", r.reference_cycles),
-                format!("{:.2}x", r.ratio),
-                format!(
-                    "{} on {}{}",
-                    r.implementation,
-                    r.machine,
-                    if r.comparable {
-                        ""
-                    } else {
-                        ", other microarchitecture"
-                    }
-                ),
-                r.source.clone(),
-            ]
-        })
-        .collect();
-    s += &text_table(
-        &[
-            "algorithm",
-            "operation",
-            "backend",
-            "pqprof",
-            "reference",
-            "ratio",
-            "implementation",
-            "source",
-        ],
-        &rows,
-        &[3, 4, 5],
-    );
-    s + "\n"
 }

@@ -7,16 +7,15 @@
 //! cannot resolve this: they run in different server processes, and two identical configurations
 //! differed there by up to 3.5% (an A/A run on the Zen 4 VM).
 
-use super::{inmem, tls};
-use crate::results::{PairedOverhead, RealStack, Scenario};
+use crate::results::{PairedOverhead, Scenario};
+use crate::stack::{self, Config, Identity, Pair, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, Result};
 use std::net::TcpListener;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::time::Instant;
 
-/// Blocks and handshakes per block in memory: 60 x 16 per variant takes about 2 s per scenario;
-/// on the shared Zen 4 VM 40 blocks gave 95% intervals of +-0.1 to +-2%.
+/// Blocks and handshakes per block in memory: 60 x 16 per variant, about 2 s per scenario.
 const BLOCKS: usize = 60;
 const PER_BLOCK: usize = 16;
 
@@ -33,38 +32,39 @@ const LOOPBACK_PER_BLOCK: usize = 4;
 /// in the scenarios) against server threads of this process: plain, the timing provider unarmed
 /// (rustls only) and the timing provider armed, as `inmem::PairedBlocks`.
 fn loopback_blocks(
-    stack: RealStack,
+    stack: &dyn TlsStack,
     group: &str,
-    id: &tls::Identity,
+    id: &Identity,
     blocks: usize,
     per_block: usize,
-) -> Result<inmem::PairedBlocks> {
-    let variants: &[(bool, bool)] = match stack {
-        // (timing provider, armed)
-        RealStack::Rustls => &[(false, false), (true, false), (true, true)],
-        _ => &[(false, false), (true, true)],
+) -> Result<PairedBlocks> {
+    // (wrapped, armed): the wrapper unarmed only where it is a configuration of its own.
+    let variants: &[(bool, bool)] = if stack.features().unarmed_wrapper {
+        &[(false, false), (true, false), (true, true)]
+    } else {
+        &[(false, false), (true, true)]
     };
     let mut targets = Vec::new();
     for &(wrapped, armed) in variants {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
-        let acceptor = tls::acceptor(stack, group, id, wrapped)?;
-        let served = Arc::new(AtomicU64::new(0));
-        let sink = Arc::new(super::insitu::sink(if armed {
+        let c = Config {
+            wrapped,
+            armed,
+            ..Config::plain(group, id)
+        };
+        let acceptor = stack.acceptor(c)?;
+        let served = std::sync::Arc::new(AtomicU64::new(0));
+        let sink = std::sync::Arc::new(crate::insitu::sink(if armed {
             (blocks + 2) * per_block
         } else {
             0
         }));
         // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
         std::thread::spawn(move || {
-            tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false)
+            stack::tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false)
         });
-        let client = if wrapped && !armed {
-            tls::Client::wrapped_unarmed(stack, group, id)?
-        } else {
-            tls::Client::new(stack, group, id, armed)?
-        };
-        targets.push((client, addr));
+        targets.push((stack.client(c)?, addr));
     }
     let block = |v: usize| -> Result<f64> {
         let mut ns = Vec::with_capacity(per_block);
@@ -81,7 +81,7 @@ fn loopback_blocks(
     }
     let mut series = vec![Vec::new(); targets.len()];
     for b in 0..blocks {
-        for v in inmem::block_order(b, targets.len()) {
+        for v in super::block_order(b, targets.len()) {
             series[v].push(block(v)?);
         }
     }
@@ -92,7 +92,7 @@ fn loopback_blocks(
         Vec::new()
     };
     let plain = series.pop().unwrap_or_default();
-    Ok(inmem::PairedBlocks {
+    Ok(PairedBlocks {
         plain,
         wrapped,
         timed,
@@ -108,12 +108,12 @@ fn loopback_blocks(
 /// moved the paired loopback figures by less than their noise.
 pub fn measure(
     scenarios: &mut [Scenario],
-    id: &tls::Identity,
+    id: &Identity,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    super::alloc::enable(false);
+    crate::alloc::enable(false);
     let out = measure_all(scenarios, id, progress);
-    super::alloc::enable(true);
+    crate::alloc::enable(true);
     out
 }
 
@@ -131,7 +131,7 @@ fn summarise(
 
 fn measure_all(
     scenarios: &mut [Scenario],
-    id: &tls::Identity,
+    id: &Identity,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
     for s in scenarios
@@ -143,12 +143,12 @@ fn measure_all(
             s.suite,
             s.stack.name()
         ));
-        let (stack, group) = (s.stack, s.suite.clone());
+        let (stack, group) = (stack::find(s.stack.name())?, s.suite.clone());
         let b = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
                     crate::measure::pin();
-                    inmem::paired_blocks(stack, &group, id, BLOCKS, PER_BLOCK)
+                    paired_blocks(stack, &group, id, BLOCKS, PER_BLOCK)
                 })
                 .join()
                 .map_err(|_| anyhow!("the paired overhead thread panicked"))?
@@ -170,4 +170,151 @@ fn measure_all(
         )?);
     }
     Ok(())
+}
+
+/// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
+/// (rustls only: OpenSSL's calls always pass the wrappers) and the wrapped one armed.
+pub struct PairedBlocks {
+    pub plain: Vec<f64>,
+    pub wrapped: Vec<f64>,
+    pub timed: Vec<f64>,
+}
+
+/// The in-situ timers' cost, paired: `blocks` blocks of `per_block` handshakes per variant on this
+/// thread, the order of the variants turning every block (`block_order`) so drift within a block
+/// falls on every variant alike. The armed handshakes are
+/// timed from `arm` to `take`, as a loopback connection's are.
+pub fn paired_blocks(
+    stack: &dyn TlsStack,
+    group: &str,
+    id: &Identity,
+    blocks: usize,
+    per_block: usize,
+) -> Result<PairedBlocks> {
+    let plain = stack.pair(Config::plain(group, id))?;
+    // A stack without a separate unarmed wrapper (OpenSSL) has one configuration: its wrapped
+    // calls are the plain ones, unarmed.
+    let wrapped = if stack.features().unarmed_wrapper {
+        Some(stack.pair(Config {
+            wrapped: true,
+            ..Config::plain(group, id)
+        })?)
+    } else {
+        None
+    };
+    plain.handshake(true)?;
+    let plain = plain.as_ref();
+    let wrapped_or_plain = wrapped.as_deref().unwrap_or(plain);
+    wrapped_or_plain.handshake(true)?;
+    let block = |pair: &dyn Pair, armed: bool| -> Result<f64> {
+        let mut ns = Vec::with_capacity(per_block);
+        for _ in 0..per_block {
+            crate::interrupt::check()?;
+            if armed {
+                crate::insitu::arm();
+            }
+            let t = Instant::now();
+            let r = pair.handshake(false);
+            let e = t.elapsed();
+            if armed {
+                crate::insitu::take();
+            }
+            r?;
+            ns.push(e.as_nanos() as f64);
+        }
+        Ok(crate::stats::median(&ns))
+    };
+    // Warm every variant before the first block.
+    for _ in 0..2 {
+        block(plain, false)?;
+        block(wrapped_or_plain, true)?;
+    }
+    let mut out = PairedBlocks {
+        plain: Vec::new(),
+        wrapped: Vec::new(),
+        timed: Vec::new(),
+    };
+    let variants: &[u8] = if wrapped.is_some() {
+        &[0, 1, 2]
+    } else {
+        &[0, 2]
+    };
+    for b in 0..blocks {
+        for i in block_order(b, variants.len()) {
+            match variants[i] {
+                0 => out.plain.push(block(plain, false)?),
+                1 => out.wrapped.push(block(wrapped_or_plain, false)?),
+                _ => out.timed.push(block(wrapped_or_plain, true)?),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The order of `n` (2 or 3) variants in block `b`: every permutation in turn, so that over each
+/// full cycle every variant takes every place equally often and (for three) follows every other
+/// equally often and never itself. Reversing one order each block would put the middle one of
+/// three always just after a switch, and never twice in a row as the first and last ones are.
+pub fn block_order(b: usize, n: usize) -> Vec<usize> {
+    const THREE: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+        [1, 0, 2],
+        [0, 2, 1],
+    ];
+    match n {
+        3 => THREE[b % 6].to_vec(),
+        _ if b % 2 == 0 => (0..n).collect(),
+        _ => (0..n).rev().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_order;
+
+    #[test]
+    fn every_variant_takes_every_place_equally_often() {
+        for n in [2, 3] {
+            let cycle = if n == 3 { 6 } else { 2 };
+            let orders: Vec<Vec<usize>> = (0..cycle).map(|b| block_order(b, n)).collect();
+            for v in 0..n {
+                for place in 0..n {
+                    let times = orders.iter().filter(|o| o[place] == v).count();
+                    assert_eq!(
+                        times,
+                        cycle / n,
+                        "variant {v} at place {place} of {orders:?}"
+                    );
+                }
+            }
+            assert!(orders.iter().all(|o| {
+                let mut s = o.clone();
+                s.sort();
+                s == (0..n).collect::<Vec<_>>()
+            }));
+            // Run back to back, cycle after cycle: with three, every variant follows every other
+            // equally often and never itself; with two, each runs twice in a row equally often.
+            let run: Vec<usize> = orders.concat();
+            let mut follows = vec![vec![0; n]; n];
+            for k in 0..run.len() {
+                follows[run[k]][run[(k + 1) % run.len()]] += 1;
+            }
+            if n == 3 {
+                for (a, row) in follows.iter().enumerate() {
+                    for (b, &f) in row.iter().enumerate() {
+                        assert_eq!(f, if a == b { 0 } else { 3 }, "{a} then {b} in {run:?}");
+                    }
+                }
+            } else {
+                assert_eq!(
+                    (follows[0][0], follows[1][1], follows[0][1], follows[1][0]),
+                    (1, 1, 1, 1),
+                    "{run:?}"
+                );
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@
 //! own OUTPUT path count against its TCP small-queue budget (a 20 ms delay there made a 200 kB echo
 //! take 727 ms against 107 ms on the router; issue #10).
 
+use crate::results::Warning;
 use anyhow::{anyhow, bail, Context, Result};
 use std::process::Command;
 
@@ -100,7 +101,7 @@ fn in_pids(ns: &str) -> Vec<i32> {
 pub struct Lab {
     pub congestion_control: String,
     pub offloads_off: bool,
-    pub notes: Vec<String>,
+    pub notes: Vec<Warning>,
 }
 
 impl Lab {
@@ -112,10 +113,8 @@ impl Lab {
             notes: Vec::new(),
         };
         if !left.is_empty() {
-            lab.notes.push(format!(
-                "removed namespaces a killed run left behind: {}",
-                left.join(", ")
-            ));
+            lab.notes
+                .push(Warning::LeftoverNamespaces { removed: left });
         }
         lab.setup()
             .context("setting up the client, router and server namespaces")?;
@@ -175,8 +174,10 @@ impl Lab {
                 ],
             ) {
                 self.offloads_off = false;
-                self.notes
-                    .push(format!("offloads stay on for {dev}: {e:#}"));
+                self.notes.push(Warning::OffloadsOn {
+                    device: dev.into(),
+                    error: format!("{e:#}"),
+                });
             }
             in_ns(ns, &["ip", "link", "set", dev, "up"])?;
         }
@@ -221,9 +222,9 @@ impl Lab {
             .trim()
             .to_string();
         if !available.split_whitespace().any(|c| c == "cubic") {
-            self.notes.push(format!(
-                "cubic is not in this kernel; the endpoints use {current}"
-            ));
+            self.notes.push(Warning::NoCubic {
+                used: current.clone(),
+            });
             return Ok(current);
         }
         let allowed_path = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
@@ -279,9 +280,16 @@ impl Lab {
 
     /// A command that runs inside a namespace.
     pub fn command(ns: &str, program: &std::path::Path) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", ns]).arg(program);
+        let (ip, args) = Lab::wrap(ns);
+        let mut c = Command::new(ip);
+        c.args(args).arg(program);
         c
+    }
+
+    /// The command line that runs a program in namespace `ns`: the program, then the arguments
+    /// to put before the one to run.
+    pub fn wrap(ns: &str) -> (std::path::PathBuf, Vec<String>) {
+        ("ip".into(), vec!["netns".into(), "exec".into(), ns.into()])
     }
 }
 

@@ -9,10 +9,10 @@
 pub mod lab;
 pub mod router;
 
-use crate::check::network::{percentiles_ms, tolerance_ms};
-use crate::handshake::server::Server;
-use crate::handshake::{ssh, tls};
-use crate::results::{Cell, Link, Model, Network, Point, RealStack};
+use crate::figures::network::{loss_pct, mean_ns, percentiles_ns, tolerance_ns};
+use crate::results::{Cell, Link, Model, Network, Point, RealStack, Warning};
+use crate::stack::child::{Server, Start};
+use crate::stack::{self, tls, Config, Identity, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use lab::Lab;
@@ -75,44 +75,39 @@ pub struct Options {
     pub stacks: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Scenario {
-    protocol: &'static str,
-    stack: RealStack,
+    stack: &'static dyn TlsStack,
     group: String,
     baseline: Option<String>,
-    /// Round trips before the client completes: TCP connect + TLS 1.3's one; SSH's version and
-    /// KEXINIT exchange before its key exchange.
-    round_trips: f64,
+}
+
+/// The groups of each protocol the grid runs: its classical baseline first, then the hybrid
+/// (and with `all_groups` the other TLS groups).
+fn groups(protocol: &str, all_groups: bool) -> Vec<&'static str> {
+    match protocol {
+        "tls13" if all_groups => vec!["X25519", "X25519MLKEM768", "MLKEM768", "SecP256r1MLKEM768"],
+        "tls13" => vec!["X25519", "X25519MLKEM768"],
+        "ssh" => vec!["curve25519-sha256", "mlkem768x25519-sha256"],
+        _ => Vec::new(),
+    }
 }
 
 fn scenarios(opts: &Options) -> Vec<Scenario> {
-    let mut tls_groups = vec!["X25519", "X25519MLKEM768"];
-    if opts.all_groups {
-        tls_groups.extend(["MLKEM768", "SecP256r1MLKEM768"]);
-    }
     let mut out = Vec::new();
-    for stack in [RealStack::Rustls, RealStack::OpenSsl] {
-        for g in &tls_groups {
+    for &stack in stack::all().iter().filter(|s| s.features().network) {
+        if !(opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == stack.name())) {
+            continue;
+        }
+        let groups = groups(stack.protocol(), opts.all_groups);
+        for g in &groups {
             out.push(Scenario {
-                protocol: "tls13",
                 stack,
                 group: g.to_string(),
-                baseline: (*g != "X25519").then(|| "X25519".into()),
-                round_trips: 2.0,
+                baseline: (*g != groups[0]).then(|| groups[0].to_string()),
             });
         }
     }
-    for g in ["curve25519-sha256", "mlkem768x25519-sha256"] {
-        out.push(Scenario {
-            protocol: "ssh",
-            stack: RealStack::Russh,
-            group: g.into(),
-            baseline: (g != "curve25519-sha256").then(|| "curve25519-sha256".into()),
-            round_trips: 3.0,
-        });
-    }
-    out.retain(|s| opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == s.stack.name()));
     out
 }
 
@@ -127,12 +122,13 @@ pub fn in_flight(parallel: usize, rtt_ms: f64) -> usize {
 struct Router(Server);
 
 impl Router {
-    fn set(&mut self, delay_ms: [f64; 2], loss: f64, seed: u64) -> Result<()> {
-        let ns = |ms: f64| (ms.max(0.0) * 1e6).round() as u64;
+    /// Each direction's delay (nanoseconds), the loss probability, the seed of the drops.
+    fn set(&mut self, delay_ns: [f64; 2], loss: f64, seed: u64) -> Result<()> {
+        let ns = |x: f64| x.max(0.0).round() as u64;
         let a = self.0.command(&format!(
             "set {} {} {loss} {loss} {seed}",
-            ns(delay_ms[0]),
-            ns(delay_ms[1])
+            ns(delay_ns[0]),
+            ns(delay_ns[1])
         ))?;
         if a != "\"ok\"" {
             bail!("the emulator refused the setting: {a}");
@@ -227,31 +223,17 @@ fn probe_link(addr: SocketAddr) -> Result<Vec<u64>> {
     Ok(v)
 }
 
-fn start_server(s: &Scenario, files: &(std::path::PathBuf, std::path::PathBuf)) -> Result<Server> {
-    let exe = std::env::current_exe()?;
-    let mut cmd = Lab::command(lab::SERVER, &exe);
-    cmd.args([
-        "handshake-server",
-        "--protocol",
-        s.protocol,
-        "--stack",
-        s.stack.name(),
-        "--group",
-        &s.group,
-        "--bind",
-        lab::SERVER_ADDR,
-        "--concurrent",
-        "--timeout-s",
-    ])
-    .arg(TIMEOUT.as_secs().to_string())
-    .arg("--cert")
-    .arg(&files.0)
-    .arg("--key")
-    .arg(&files.1);
-    let mut server =
-        Server::spawn(cmd).with_context(|| format!("{} server for {}", s.stack.name(), s.group))?;
-    server.addr.set_ip(lab::SERVER_ADDR.parse()?);
-    Ok(server)
+fn start_server(s: &Scenario, files: &stack::identity::Files) -> Result<Server> {
+    let (program, args) = Lab::wrap(lab::SERVER);
+    s.stack.start_server(&Start {
+        group: &s.group,
+        files,
+        instrumented: false,
+        wrap: Some((&program, args)),
+        bind: Some(lab::SERVER_ADDR.parse()?),
+        concurrent: true,
+        timeout_s: Some(TIMEOUT.as_secs()),
+    })
 }
 
 fn server_cpu_ns(server: &mut Server) -> Result<f64> {
@@ -270,7 +252,7 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
 /// biased towards fast ones.
 fn handshakes(
     s: &Scenario,
-    id: &tls::Identity,
+    id: &Identity,
     addr: SocketAddr,
     n: usize,
     parallel: usize,
@@ -286,14 +268,7 @@ fn handshakes(
             let (done, failed, next) = (done.clone(), failed.clone(), next.clone());
             handles.push(scope.spawn(move || -> Result<()> {
                 lab::enter(lab::CLIENT)?;
-                enum C {
-                    Tls(tls::Client),
-                    Ssh(ssh::Client),
-                }
-                let c = match s.protocol {
-                    "ssh" => C::Ssh(ssh::Client::new(&s.group)?),
-                    _ => C::Tls(tls::Client::new(s.stack, &s.group, id, false)?),
-                };
+                let c = s.stack.client(Config::plain(&s.group, id))?;
                 loop {
                     let k = next.fetch_add(1, Relaxed);
                     if k >= n
@@ -302,11 +277,7 @@ fn handshakes(
                     {
                         break;
                     }
-                    let one = match &c {
-                        C::Tls(c) => c.connect(addr, false),
-                        C::Ssh(c) => c.connect(addr, false),
-                    };
-                    match one {
+                    match c.connect(addr, false) {
                         Ok(o) => done
                             .lock()
                             .map_err(|_| anyhow!("poisoned"))?
@@ -346,24 +317,17 @@ fn cell(
     let echo: Vec<u64> = times.iter().map(|t| t.1).collect();
     let n = (ready.len() + failed).max(1) as f64;
     let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
-    let loss = |d: usize| {
-        if c.packets[d] > 0 {
-            c.dropped[d] as f64 / c.packets[d] as f64 * 100.0
-        } else {
-            0.0
-        }
-    };
     Cell {
-        protocol: s.protocol.into(),
-        stack: s.stack,
+        protocol: s.stack.protocol().into(),
+        stack: RealStack::new(s.stack.name()),
         group: s.group.clone(),
         baseline: s.baseline.clone(),
-        ready_ms: percentiles_ms(&ready, &PERCENTILES),
-        echo_ms: percentiles_ms(&echo, &PERCENTILES),
-        ready_mean_ms: if ready.is_empty() {
+        ready_percentiles_ns: percentiles_ns(&ready, &PERCENTILES),
+        echo_percentiles_ns: percentiles_ns(&echo, &PERCENTILES),
+        ready_mean_ns: if ready.is_empty() {
             0.0
         } else {
-            stats::mean(&ready.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>())
+            mean_ns(&ready)
         },
         ready_ns: ready,
         echo_ns: echo,
@@ -374,7 +338,10 @@ fn cell(
         dropped: c.dropped,
         packets_per_handshake: per(c.packets),
         bytes_per_handshake: per(c.bytes),
-        observed_loss_pct: [loss(0), loss(1)],
+        observed_loss_pct: [
+            loss_pct(c.dropped[0], c.packets[0]),
+            loss_pct(c.dropped[1], c.packets[1]),
+        ],
         client_busy_pct: client_cpu / wall * 100.0,
         server_busy_pct: server_cpu / wall * 100.0,
         model,
@@ -386,11 +353,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         bail!(Unavailable(why));
     }
     let start = Instant::now();
-    let date_utc = crate::run::utc_now();
+    let date_utc = crate::host::utc_now();
     tls::set_io_timeout(TIMEOUT);
     let lab = Lab::new()?;
     lab.rate(opts.rate_mbit)?;
     let mut notes = lab.notes.clone();
+    let congestion_control = lab.congestion_control.clone();
     let exe = std::env::current_exe()?;
     let mut cmd = Lab::command(lab::ROUTER, &exe);
     cmd.args(["netem-router", "--client-if", lab::ROUTER_CLIENT_IF]);
@@ -401,15 +369,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     // Through the router with no delay: the path's own RTT, taken off the delays below.
     let base = probe_link(probe.addr)
         .context("TCP connect through the router (is the NFQUEUE target there?)")?;
-    let base_rtt_ms = stats::median(&base.iter().map(|&x| x as f64 / 1e6).collect::<Vec<_>>());
-    let offset_ms = base_rtt_ms / 2.0;
+    let base_rtt_ns = stats::median(&base.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    let offset_ns = base_rtt_ns / 2.0;
 
-    let id = tls::identity()?;
-    let dir = std::env::temp_dir().join(format!("pqprof-net-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let files = (dir.join("cert.der"), dir.join("key.pem"));
-    std::fs::write(&files.0, &id.cert_der)?;
-    std::fs::write(&files.1, &id.key_pem)?;
+    let id = Identity::new()?;
+    let files = stack::identity::Files::write(&id, "net")?;
     let scenarios = scenarios(opts);
     let result = (|| -> Result<Vec<Point>> {
         let mut servers: Vec<Server> = scenarios
@@ -424,39 +388,40 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 grid.push((r, l));
             }
         }
-        for (k, &(rtt, loss_pct)) in grid.iter().enumerate() {
+        for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
             crate::interrupt::check()?;
             progress(&format!(
-                "network: point {}/{}: RTT {rtt} ms, loss {loss_pct}%",
+                "network: point {}/{}: RTT {rtt_ms} ms, loss {loss}%",
                 k + 1,
                 grid.len()
             ));
-            let one_way = (rtt / 2.0 - offset_ms).max(0.0);
+            let rtt = rtt_ms * 1e6;
+            let one_way = (rtt / 2.0 - offset_ns).max(0.0);
             router.set([one_way, one_way], 0.0, 1)?;
             let connect_ns = probe_link(probe.addr)?;
-            let median = stats::median(
-                &connect_ns
-                    .iter()
-                    .map(|&x| x as f64 / 1e6)
-                    .collect::<Vec<_>>(),
-            );
-            let tolerance = tolerance_ms(rtt);
+            let median = stats::median(&connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
+            let tolerance = tolerance_ns(rtt);
             let link = Link {
                 valid: (median - rtt).abs() <= tolerance,
-                rtt_median_ms: median,
-                tolerance_ms: tolerance,
+                rtt_median_ns: median,
+                tolerance_ns: tolerance,
                 connect_ns,
             };
             if !link.valid {
-                notes.push(format!("RTT {rtt} ms, loss {loss_pct}%: measured RTT {median:.3} ms is outside ±{tolerance:.2} ms; the point is marked invalid"));
+                notes.push(Warning::InvalidPoint {
+                    rtt_ms,
+                    loss_pct: loss,
+                    measured_ms: median / 1e6,
+                    tolerance_ms: tolerance / 1e6,
+                });
             }
             let mut cells = Vec::new();
             for (s, server) in scenarios.iter().zip(servers.iter_mut()) {
                 crate::interrupt::check()?;
                 let seed = 0x5eed ^ (k as u64) << 8;
-                router.set([one_way, one_way], loss_pct / 100.0, seed)?;
+                router.set([one_way, one_way], loss / 100.0, seed)?;
                 let (cpu0, scpu0, t0) = (
-                    crate::handshake::alloc::process_cpu_ns(),
+                    crate::alloc::process_cpu_ns(),
                     server_cpu_ns(server)?,
                     Instant::now(),
                 );
@@ -477,24 +442,29 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 )?;
                 let wall = t0.elapsed().as_nanos() as f64;
                 let (client_cpu, server_cpu) = (
-                    crate::handshake::alloc::process_cpu_ns() - cpu0,
+                    crate::alloc::process_cpu_ns() - cpu0,
                     server_cpu_ns(server)? - scpu0,
                 );
                 let counters = router.stats()?;
                 if counters.kernel_queue_dropped > 0 {
-                    notes.push(format!("RTT {rtt} ms, loss {loss_pct}%, {} {}: the kernel dropped {} packets at a full queue", s.stack.name(), s.group, counters.kernel_queue_dropped));
+                    notes.push(Warning::QueueDrops {
+                        rtt_ms,
+                        loss_pct: loss,
+                        cell: format!("{} {}", s.stack.name(), s.group),
+                        dropped: counters.kernel_queue_dropped,
+                    });
                 }
                 let zero = points.first().and_then(|p| {
                     p.cells
                         .iter()
-                        .find(|c| c.stack == s.stack && c.group == s.group)
+                        .find(|c| c.stack.name() == s.stack.name() && c.group == s.group)
                 });
                 let model = match zero {
-                    Some(z) => model_for(s, z, rtt, base_rtt_ms, loss_pct, opts.rate_mbit),
+                    Some(z) => model_for(s, z, rtt, base_rtt_ns, loss, opts.rate_mbit),
                     None => {
                         let n = (times.len() + failed).max(1) as f64;
-                        let zero_ms =
-                            percentiles_ms(&times.iter().map(|t| t.0).collect::<Vec<_>>(), &[50.0])
+                        let zero_ns =
+                            percentiles_ns(&times.iter().map(|t| t.0).collect::<Vec<_>>(), &[50.0])
                                 [0];
                         let data = [
                             counters.data_packets[0] as f64 / n,
@@ -502,15 +472,15 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         ];
                         let bytes = [counters.bytes[0] as f64 / n, counters.bytes[1] as f64 / n];
                         Model {
-                            zero_ms,
-                            round_trips: s.round_trips,
+                            zero_ns,
+                            round_trips: s.stack.round_trips(),
                             data_packets: data,
                             bytes,
-                            expected_ms: crate::netmodel::expected_ms(
-                                zero_ms,
-                                s.round_trips,
+                            expected_ns: crate::netmodel::expected_ns(
+                                zero_ns,
+                                s.stack.round_trips(),
                                 rtt,
-                                base_rtt_ms,
+                                base_rtt_ns,
                                 0.0,
                                 data,
                                 bytes,
@@ -523,26 +493,26 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                     s, &times, failed, &counters, wall, client_cpu, server_cpu, model,
                 );
                 if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
-                    notes.push(format!(
-                        "RTT {rtt} ms, loss {loss_pct}%, {} {}: client {:.0}% / server {:.0}% of a core busy: compute may be part of the latency",
-                        s.stack.name(),
-                        s.group,
-                        c.client_busy_pct,
-                        c.server_busy_pct
-                    ));
+                    notes.push(Warning::BusyEndpoint {
+                        rtt_ms,
+                        loss_pct: loss,
+                        cell: format!("{} {}", s.stack.name(), s.group),
+                        client_pct: c.client_busy_pct,
+                        server_pct: c.server_busy_pct,
+                    });
                 }
                 cells.push(c);
             }
             points.push(Point {
-                rtt_ms: rtt,
-                loss_pct,
+                rtt_ns: rtt,
+                loss_pct: loss,
                 link,
                 cells,
             });
         }
         Ok(points)
     })();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(files);
     drop(probe);
     drop(router);
     drop(lab);
@@ -552,11 +522,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         wall_seconds: start.elapsed().as_secs_f64(),
         emulator: "nfqueue: pqprof netem-router (user-space delay and loss on NFQUEUE in the router namespace's FORWARD chain; SCHED_FIFO)".into(),
         grid: opts.grid.name.clone(),
-        congestion_control: String::new(),
+        congestion_control,
         offloads_off: true,
         rate_mbit: opts.rate_mbit,
-        base_rtt_ms,
-        offset_ms,
+        base_rtt_ns,
+        offset_ns,
         parallel: opts.parallel,
         per_point: opts.per_point,
         cell_budget_s: if opts.cell_budget == Duration::MAX { 0.0 } else { opts.cell_budget.as_secs_f64() },
@@ -564,33 +534,18 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         points,
         notes,
     })
-    .map(|mut n| {
-        n.congestion_control = cc_of(&n.notes);
-        n
-    })
-}
-
-/// What Lab chose, from its note when it could not pick cubic; else cubic.
-fn cc_of(notes: &[String]) -> String {
-    notes
-        .iter()
-        .find_map(|n| {
-            n.strip_prefix("cubic is not in this kernel; the endpoints use ")
-                .map(String::from)
-        })
-        .unwrap_or_else(|| "cubic".into())
 }
 
 fn model_for(
     s: &Scenario,
     zero: &Cell,
     rtt: f64,
-    base_rtt_ms: f64,
+    base_rtt_ns: f64,
     loss_pct: f64,
     rate: Option<f64>,
 ) -> Model {
-    let zero_ms = zero
-        .ready_ms
+    let zero_ns = zero
+        .ready_percentiles_ns
         .get(PERCENTILES.iter().position(|&p| p == 50.0).unwrap_or(2))
         .copied()
         .unwrap_or(0.0);
@@ -601,15 +556,15 @@ fn model_for(
     ];
     let bytes = zero.bytes_per_handshake;
     Model {
-        zero_ms,
-        round_trips: s.round_trips,
+        zero_ns,
+        round_trips: s.stack.round_trips(),
         data_packets: data,
         bytes,
-        expected_ms: crate::netmodel::expected_ms(
-            zero_ms,
-            s.round_trips,
+        expected_ns: crate::netmodel::expected_ns(
+            zero_ns,
+            s.stack.round_trips(),
             rtt,
-            base_rtt_ms,
+            base_rtt_ns,
             loss_pct / 100.0,
             data,
             bytes,
@@ -622,76 +577,6 @@ fn model_for(
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Unavailable(pub String);
-
-/// The section as text: per point and scenario, the median and p95 and packets each way.
-pub fn table(n: &Network) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
-    t.set_header(vec![
-        "RTT",
-        "loss",
-        "link RTT",
-        "stack",
-        "group",
-        "p50",
-        "p95",
-        "mean",
-        "model",
-        "packets c→s / s→c",
-        "lost c→s / s→c",
-        "failed",
-    ]);
-    for p in &n.points {
-        for (i, c) in p.cells.iter().enumerate() {
-            t.add_row(vec![
-                if i == 0 {
-                    format!("{} ms", p.rtt_ms)
-                } else {
-                    String::new()
-                },
-                if i == 0 {
-                    format!("{}%", p.loss_pct)
-                } else {
-                    String::new()
-                },
-                if i == 0 {
-                    format!(
-                        "{:.2} ms{}",
-                        p.link.rtt_median_ms,
-                        if p.link.valid { "" } else { " INVALID" }
-                    )
-                } else {
-                    String::new()
-                },
-                c.stack.name().to_string(),
-                c.group.clone(),
-                format!("{:.1} ms", c.ready_ms.get(2).copied().unwrap_or(0.0)),
-                format!("{:.1} ms", c.ready_ms.get(6).copied().unwrap_or(0.0)),
-                format!("{:.1} ms", c.ready_mean_ms),
-                format!("{:.1} ms", c.model.expected_ms),
-                format!(
-                    "{:.1} / {:.1}",
-                    c.packets_per_handshake[0], c.packets_per_handshake[1]
-                ),
-                format!(
-                    "{:.1}% / {:.1}%",
-                    c.observed_loss_pct[0], c.observed_loss_pct[1]
-                ),
-                c.failed.to_string(),
-            ]);
-        }
-    }
-    let mut s = format!(
-        "Network grid {} ({}; base RTT {:.3} ms, congestion control {}):\n",
-        n.grid, n.emulator, n.base_rtt_ms, n.congestion_control
-    );
-    s += &t.to_string();
-    s.push('\n');
-    for note in &n.notes {
-        s += &format!("note: {note}\n");
-    }
-    s
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 //! from the phases.
 
 use super::differs;
-use crate::results::{Capacity, Results, Summary, TrackKind};
+use crate::results::{Capacity, Results, Summary};
 use crate::stats;
 
 fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[u64]) {
@@ -33,20 +33,6 @@ fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[
             samples.len()
         ));
     }
-}
-
-/// 1e9 / mean, and its interval from the t-interval of the mean.
-pub fn rate_per_s(samples_ns: &[u64]) -> Option<(f64, Option<(f64, f64)>)> {
-    let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    let m = stats::mean(&xs);
-    let ci = (xs.len() > 1).then(|| {
-        let half = stats::t95(xs.len() - 1) * stats::stdev(&xs) / (xs.len() as f64).sqrt();
-        (1e9 / (m + half), 1e9 / (m - half).max(f64::MIN_POSITIVE))
-    });
-    Some((1e9 / m, ci))
 }
 
 pub fn check(results: &Results) -> Vec<String> {
@@ -122,47 +108,22 @@ pub fn check(results: &Results) -> Vec<String> {
             ));
             continue;
         }
-        let k = last.connections as f64;
-        let heap_rust = (last.heap_rust_bytes - first.heap_rust_bytes) as f64 / k;
-        let heap_c = (last.heap_c_bytes - first.heap_c_bytes) as f64 / k;
         let pc = &m.per_connection;
-        differs(
-            &mut problems,
-            format!("{name} heap_rust_bytes"),
-            pc.heap_rust_bytes,
-            heap_rust,
-        );
-        differs(
-            &mut problems,
-            format!("{name} heap_c_bytes"),
-            pc.heap_c_bytes,
-            heap_c,
-        );
-        differs(
-            &mut problems,
-            format!("{name} heap_bytes"),
-            pc.heap_bytes,
-            heap_rust + heap_c,
-        );
-        differs(
-            &mut problems,
-            format!("{name} rss_bytes"),
-            pc.rss_bytes,
-            (last.rss_bytes as f64 - first.rss_bytes as f64) / k,
-        );
-        differs(
-            &mut problems,
-            format!("{name} kernel_bytes"),
-            pc.kernel_bytes,
-            (last.kernel_tcp_pages as f64 - first.kernel_tcp_pages as f64) * pc.page_bytes as f64
-                / k,
-        );
-        differs(
-            &mut problems,
-            format!("{name} kernel_slab_bytes"),
-            pc.kernel_slab_bytes,
-            (last.kernel_slab_bytes as f64 - first.kernel_slab_bytes as f64) / k,
-        );
+        let fresh = crate::figures::capacity::per_connection(first, last, pc.page_bytes);
+        for (field, stored, recomputed) in [
+            ("heap_rust_bytes", pc.heap_rust_bytes, fresh.heap_rust_bytes),
+            ("heap_c_bytes", pc.heap_c_bytes, fresh.heap_c_bytes),
+            ("heap_bytes", pc.heap_bytes, fresh.heap_bytes),
+            ("rss_bytes", pc.rss_bytes, fresh.rss_bytes),
+            ("kernel_bytes", pc.kernel_bytes, fresh.kernel_bytes),
+            (
+                "kernel_slab_bytes",
+                pc.kernel_slab_bytes,
+                fresh.kernel_slab_bytes,
+            ),
+        ] {
+            differs(&mut problems, format!("{name} {field}"), stored, recomputed);
+        }
         let med = |v: &[i64]| stats::median(&v.iter().map(|&x| x as f64).collect::<Vec<_>>());
         if !m.peak_bytes.is_empty() {
             differs(
@@ -211,7 +172,7 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
         summary(problems, &format!("{name} client"), &m.client, &m.client_ns);
         summary(problems, &format!("{name} server"), &m.server, &m.server_ns);
         summary(problems, &format!("{name} wall"), &m.wall, &m.wall_ns);
-        if let Some((rate, ci)) = rate_per_s(&m.wall_ns) {
+        if let Some((rate, ci)) = crate::figures::capacity::rate_per_s(&m.wall_ns) {
             differs(
                 problems,
                 format!("{name} handshakes_per_s"),
@@ -233,7 +194,7 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
                 );
             }
         }
-        if let Some((rate, _)) = rate_per_s(&m.server_ns) {
+        if let Some((rate, _)) = crate::figures::capacity::rate_per_s(&m.server_ns) {
             differs(
                 problems,
                 format!("{name} server_per_core_s"),
@@ -271,7 +232,7 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
                         );
                     }
                     if let Some(d) = m.composed_server_delta_ns {
-                        match composed_server_delta(results, m.stack, &m.group, base) {
+                        match crate::figures::capacity::composed_server_delta(results, &m.composed_stack(), &m.group, base) {
                             Some(x) => differs(problems, format!("{name} composed_server_delta_ns"), d, x),
                             None => problems.push(format!("{name}: a composed server-side difference without its full-handshake suites")),
                         }
@@ -281,30 +242,4 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
             }
         }
     }
-}
-
-/// Server side of "<group> full handshake" minus that of "<baseline> full handshake", both composed
-/// from the phases of the library the real stack calls.
-pub fn composed_server_delta(
-    results: &Results,
-    stack: crate::results::RealStack,
-    group: &str,
-    baseline: &str,
-) -> Option<f64> {
-    let composed_stack = match stack {
-        crate::results::RealStack::Rustls => "rustls",
-        crate::results::RealStack::OpenSsl => "openssl",
-        crate::results::RealStack::Russh => "russh",
-        crate::results::RealStack::Go => "go",
-    };
-    let full = |g: &str| {
-        results.suites.iter().find(|s| {
-            s.kind == TrackKind::Full
-                && s.stack == composed_stack
-                && s.name == format!("{g} full handshake")
-        })
-    };
-    let a = crate::compose::server_side_median_ns(full(group)?, &results.phases)?;
-    let b = crate::compose::server_side_median_ns(full(baseline)?, &results.phases)?;
-    Some(a - b)
 }

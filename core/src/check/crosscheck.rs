@@ -12,10 +12,7 @@ pub fn check(results: &Results) -> Vec<String> {
         return problems;
     };
     for r in c.rows.iter().filter(|r| !r.tool_rounds.is_empty()) {
-        let name = format!(
-            "crosscheck {} {} {} vs {}",
-            r.backend, r.algorithm, r.operation, r.tool
-        );
+        let name = format!("crosscheck {} vs {}", r.id(), r.tool);
         let Some((ratio, ci)) = stats::paired_ratio(&r.pqprof_rounds, &r.tool_rounds) else {
             problems.push(format!(
                 "{name}: {} pqprof rounds around {} tool rounds",

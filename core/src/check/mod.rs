@@ -29,28 +29,43 @@ pub fn check(results: &Results) -> Vec<String> {
     problems.extend(capacity::check(results));
     problems.extend(network::check(results));
     if let Some(c) = &results.run.calibration {
-        let rounds = crate::stats::chunk_medians(&c.samples_ns, c.per_round);
-        let all: Vec<f64> = c.samples_ns.iter().map(|&x| x as f64).collect();
+        let fresh = crate::figures::calibration(
+            &c.workload,
+            c.samples_ns.clone(),
+            c.per_round,
+            c.pinned_ns,
+        );
         differs(
             &mut problems,
             "calibration median_ns".into(),
             c.median_ns,
-            crate::stats::median(&all),
+            fresh.median_ns,
         );
         differs(
             &mut problems,
             "calibration factor".into(),
             c.factor,
-            c.pinned_ns / c.median_ns,
+            fresh.factor,
         );
-        if rounds.len() != c.round_medians_ns.len() {
+        differs(
+            &mut problems,
+            "calibration drift_pct".into(),
+            c.drift_pct,
+            fresh.drift_pct,
+        );
+        if fresh.round_medians_ns.len() != c.round_medians_ns.len() {
             problems.push(format!(
                 "calibration: {} round medians stored, the samples make {}",
                 c.round_medians_ns.len(),
-                rounds.len()
+                fresh.round_medians_ns.len()
             ));
         } else {
-            for (k, (a, b)) in c.round_medians_ns.iter().zip(&rounds).enumerate() {
+            for (k, (a, b)) in c
+                .round_medians_ns
+                .iter()
+                .zip(&fresh.round_medians_ns)
+                .enumerate()
+            {
                 differs(
                     &mut problems,
                     format!("calibration round_medians_ns[{k}]"),

@@ -3,33 +3,10 @@
 //! validity from its connect times, and the model from its inputs.
 
 use super::differs;
+use crate::figures::network::{handshakes, loss_pct, mean_ns, percentiles_ns, tolerance_ns};
 use crate::results::Results;
 use crate::stats;
-
-/// The value at each percentile of a set of nanosecond samples, milliseconds.
-pub fn percentiles_ms(samples_ns: &[u64], percentiles: &[f64]) -> Vec<f64> {
-    let sorted = stats::sorted(
-        &samples_ns
-            .iter()
-            .map(|&x| x as f64 / 1e6)
-            .collect::<Vec<_>>(),
-    );
-    percentiles
-        .iter()
-        .map(|&p| {
-            if sorted.is_empty() {
-                0.0
-            } else {
-                stats::percentile_sorted(&sorted, p)
-            }
-        })
-        .collect()
-}
-
-/// max(0.3 ms, 3% of the target RTT) (issue #10).
-pub fn tolerance_ms(rtt_ms: f64) -> f64 {
-    (rtt_ms * 0.03).max(0.3)
-}
+use crate::units::{rtt, time};
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
@@ -37,31 +14,32 @@ pub fn check(results: &Results) -> Vec<String> {
         return problems;
     };
     for point in &n.points {
-        let at = format!("network RTT {} ms loss {}%", point.rtt_ms, point.loss_pct);
+        let at = format!("network RTT {} loss {}%", rtt(point.rtt_ns), point.loss_pct);
         let l = &point.link;
         if l.connect_ns.is_empty() {
             problems.push(format!("{at}: no connect times"));
         } else {
-            let median = stats::median(
-                &l.connect_ns
-                    .iter()
-                    .map(|&x| x as f64 / 1e6)
-                    .collect::<Vec<_>>(),
-            );
+            let median = stats::median(&l.connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
             differs(
                 &mut problems,
-                format!("{at} link rtt_median_ms"),
-                l.rtt_median_ms,
+                format!("{at} link rtt_median_ns"),
+                l.rtt_median_ns,
                 median,
             );
+            let tolerance = tolerance_ns(point.rtt_ns);
             differs(
                 &mut problems,
-                format!("{at} link tolerance_ms"),
-                l.tolerance_ms,
-                tolerance_ms(point.rtt_ms),
+                format!("{at} link tolerance_ns"),
+                l.tolerance_ns,
+                tolerance,
             );
-            if l.valid != ((median - point.rtt_ms).abs() <= l.tolerance_ms) {
-                problems.push(format!("{at}: marked {} but its measured RTT {median:.3} ms against {} ms says otherwise", if l.valid { "valid" } else { "invalid" }, point.rtt_ms));
+            if l.valid != ((median - point.rtt_ns).abs() <= l.tolerance_ns) {
+                problems.push(format!(
+                    "{at}: marked {} but its measured RTT {} against {} says otherwise",
+                    if l.valid { "valid" } else { "invalid" },
+                    time(median),
+                    rtt(point.rtt_ns)
+                ));
             }
         }
         for c in &point.cells {
@@ -77,74 +55,64 @@ pub fn check(results: &Results) -> Vec<String> {
             if c.ready_ns.iter().zip(&c.echo_ns).any(|(r, e)| r > e) {
                 problems.push(format!("{name}: a handshake completed after its echo"));
             }
-            for (k, (a, b)) in c
-                .ready_ms
-                .iter()
-                .zip(percentiles_ms(&c.ready_ns, &n.percentiles))
-                .enumerate()
-            {
-                differs(&mut problems, format!("{name} ready_ms[{k}]"), *a, b);
-            }
-            for (k, (a, b)) in c
-                .echo_ms
-                .iter()
-                .zip(percentiles_ms(&c.echo_ns, &n.percentiles))
-                .enumerate()
-            {
-                differs(&mut problems, format!("{name} echo_ms[{k}]"), *a, b);
-            }
-            if c.ready_ms.len() != n.percentiles.len() || c.echo_ms.len() != n.percentiles.len() {
+            let levels = n.percentiles.len();
+            if c.ready_percentiles_ns.len() != levels || c.echo_percentiles_ns.len() != levels {
                 problems.push(format!(
-                    "{name}: percentiles stored for {} of {} levels",
-                    c.ready_ms.len(),
-                    n.percentiles.len()
+                    "{name}: percentiles stored for {} / {} of {levels} levels",
+                    c.ready_percentiles_ns.len(),
+                    c.echo_percentiles_ns.len(),
                 ));
             }
+            for (field, stored, samples) in [
+                ("ready_percentiles_ns", &c.ready_percentiles_ns, &c.ready_ns),
+                ("echo_percentiles_ns", &c.echo_percentiles_ns, &c.echo_ns),
+            ] {
+                let fresh = percentiles_ns(samples, &n.percentiles);
+                for (k, (a, b)) in stored.iter().zip(fresh).enumerate() {
+                    differs(&mut problems, format!("{name} {field}[{k}]"), *a, b);
+                }
+            }
             if !c.ready_ns.is_empty() {
+                let mean = mean_ns(&c.ready_ns);
                 differs(
                     &mut problems,
-                    format!("{name} ready_mean_ms"),
-                    c.ready_mean_ms,
-                    stats::mean(
-                        &c.ready_ns
-                            .iter()
-                            .map(|&x| x as f64 / 1e6)
-                            .collect::<Vec<_>>(),
-                    ),
+                    format!("{name} ready_mean_ns"),
+                    c.ready_mean_ns,
+                    mean,
                 );
             }
-            let handshakes = (c.ready_ns.len() + c.failed).max(1) as f64;
+            let n_hs = handshakes(c);
             for d in 0..2 {
+                let per = |x: u64| x as f64 / n_hs;
+                let field = |f: &str| format!("{name} {f}[{d}]");
+                let packets = c.packets_per_handshake[d];
                 differs(
                     &mut problems,
-                    format!("{name} packets_per_handshake[{d}]"),
-                    c.packets_per_handshake[d],
-                    c.packets[d] as f64 / handshakes,
+                    field("packets_per_handshake"),
+                    packets,
+                    per(c.packets[d]),
                 );
+                let bytes = c.bytes_per_handshake[d];
                 differs(
                     &mut problems,
-                    format!("{name} bytes_per_handshake[{d}]"),
-                    c.bytes_per_handshake[d],
-                    c.bytes[d] as f64 / handshakes,
+                    field("bytes_per_handshake"),
+                    bytes,
+                    per(c.bytes[d]),
                 );
-                let loss = if c.packets[d] > 0 {
-                    c.dropped[d] as f64 / c.packets[d] as f64 * 100.0
-                } else {
-                    0.0
-                };
+                let loss = loss_pct(c.dropped[d], c.packets[d]);
                 differs(
                     &mut problems,
-                    format!("{name} observed_loss_pct[{d}]"),
+                    field("observed_loss_pct"),
                     c.observed_loss_pct[d],
                     loss,
                 );
             }
             let m = &c.model;
-            let expected = crate::netmodel::expected_ms(
-                m.zero_ms,
+            let expected = crate::netmodel::expected_ns(
+                m.zero_ns,
                 m.round_trips,
-                point.rtt_ms,
-                n.base_rtt_ms,
+                point.rtt_ns,
+                n.base_rtt_ns,
                 point.loss_pct / 100.0,
                 m.data_packets,
                 m.bytes,
@@ -152,8 +120,8 @@ pub fn check(results: &Results) -> Vec<String> {
             );
             differs(
                 &mut problems,
-                format!("{name} model expected_ms"),
-                m.expected_ms,
+                format!("{name} model expected_ns"),
+                m.expected_ns,
                 expected,
             );
         }

@@ -16,11 +16,10 @@ pub fn check(results: &Results) -> Vec<String> {
             .filter(|p| i64::from(p.count) > suite::MAX_COUNT)
         {
             problems.push(format!(
-                "suite {} [{}]: {} {} count {} is out of range 0..={}",
+                "suite {} [{}]: {} count {} is out of range 0..={}",
                 s.name,
                 s.stack,
-                p.algorithm,
-                p.operation,
+                p.id(),
                 p.count,
                 suite::MAX_COUNT
             ));
@@ -31,7 +30,7 @@ pub fn check(results: &Results) -> Vec<String> {
     }
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
-        let name = format!("phase {} {} {}", p.backend, p.algorithm, p.operation);
+        let name = format!("phase {}", p.id());
         let Some(f) = stats::figures(&p.samples_ns) else {
             differs(
                 &mut problems,
@@ -158,9 +157,7 @@ pub fn check(results: &Results) -> Vec<String> {
             .phases
             .iter()
             .map(|sp| {
-                fresh
-                    .iter()
-                    .find(|q| sp.is(q))
+                crate::results::find_phase(&fresh, &sp.id())
                     .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
             })
             .sum();
@@ -235,9 +232,9 @@ pub fn check(results: &Results) -> Vec<String> {
         }
     }
     for c in &results.components {
-        let name = format!("component {} {} {}", c.backend, c.algorithm, c.operation);
-        let hs = results.phase_form(&c.backend, &c.algorithm, c.operation, Form::Handshake);
-        let prim = results.phase_form(&c.backend, &c.algorithm, c.operation, Form::Primitive);
+        let name = format!("component {}", c.id());
+        let hs = results.phase(&c.id());
+        let prim = results.phase(&c.id().with_form(Form::Primitive));
         match (hs, prim) {
             (Some(h), Some(p)) => {
                 differs(

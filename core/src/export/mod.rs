@@ -53,7 +53,7 @@ pub const HEADER: [&str; 10] = [
 pub fn lines(r: &Results) -> Vec<Line> {
     let phases = r.phases.iter().map(|p| Line {
         kind: "phase",
-        name: format!("{} {}", p.algorithm, p.operation),
+        name: p.id().short(),
         stack_or_backend: p.backend.clone(),
         mean: p.stats.mean_ns,
         median: p.stats.median_ns,
@@ -74,4 +74,52 @@ pub fn lines(r: &Results) -> Vec<Line> {
         ci: s.composed.median_ci95_ns,
     });
     phases.chain(suites).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Every committed results file (results/ and results/archive/).
+    fn committed() -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let mut files = Vec::new();
+        for dir in [root.clone(), root.join("archive")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            files.extend(
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "json")),
+            );
+        }
+        files
+    }
+
+    #[test]
+    fn no_two_rows_of_an_export_share_a_key() {
+        let files = committed();
+        assert!(!files.is_empty(), "no committed results to export");
+        for f in files {
+            let r = crate::results::read(&f).unwrap();
+            let mut keys = BTreeSet::new();
+            for l in lines(&r) {
+                let key = (l.kind, l.name.clone(), l.stack_or_backend.clone());
+                assert!(
+                    keys.insert(key.clone()),
+                    "{}: two rows {key:?}",
+                    f.display()
+                );
+            }
+            // Both forms of a phase are there, told apart by name.
+            if r.phases
+                .iter()
+                .any(|p| p.form == crate::results::Form::Primitive)
+            {
+                assert!(keys.iter().any(|(_, n, _)| n.ends_with(" (primitive)")));
+            }
+        }
+    }
 }

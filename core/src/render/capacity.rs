@@ -149,7 +149,7 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                 lines,
                 steps,
                 memory,
-                notes: c.notes.clone(),
+                notes: c.notes.iter().map(|w| w.to_string()).collect(),
             })
         })
         .collect()

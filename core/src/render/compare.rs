@@ -2,6 +2,7 @@
 
 use super::svg::{self, Bar};
 use super::Run;
+use crate::results::PhaseId;
 use crate::suite::TrackKind;
 use minijinja::Value;
 use serde::Serialize;
@@ -366,7 +367,7 @@ pub fn build(runs: &[Run], baseline: usize) -> Body {
             let mut bars = Vec::new();
             for run in runs {
                 for b in &backends {
-                    if let Some(p) = run.results.phase(b, alg, *op) {
+                    if let Some(p) = run.results.phase(&PhaseId::handshake(b, alg, *op)) {
                         bars.push(Bar {
                             label: who(run, b),
                             value_ns: p.stats.median_ns,

@@ -179,7 +179,7 @@ pub fn build(runs: &[Run]) -> Body {
         .flat_map(|run| {
             run.results.components.iter().map(move |c| ComponentRow {
                 host: run.label.clone(),
-                phase: format!("{} {} {}", c.backend, c.algorithm, c.operation),
+                phase: c.id().to_string(),
                 handshake: crate::units::time(c.handshake_median_ns),
                 primitive: crate::units::time(c.primitive_median_ns),
                 setup: crate::units::signed_time(c.setup_ns),

@@ -33,12 +33,15 @@ pub struct Options {
 }
 
 const TEMPLATES: [(&str, &str); 4] = [
-    ("base.html", include_str!("../../templates/base.html")),
-    ("index.html", include_str!("../../templates/index.html")),
-    ("compare.html", include_str!("../../templates/compare.html")),
+    ("base.html", include_str!("../../../templates/base.html")),
+    ("index.html", include_str!("../../../templates/index.html")),
+    (
+        "compare.html",
+        include_str!("../../../templates/compare.html"),
+    ),
     (
         "methodology.html",
-        include_str!("../../templates/methodology.html"),
+        include_str!("../../../templates/methodology.html"),
     ),
 ];
 

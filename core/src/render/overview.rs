@@ -20,7 +20,7 @@ pub struct Body {
     pub seed_reference: Option<SeedRow>,
     pub seed_source: String,
     pub failures: Vec<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<RunWarnings>,
     /// `pqprof capacity` sections, one per run that has one.
     pub capacity: Vec<super::capacity::View>,
     /// `pqprof network` sections, one per run that has one.
@@ -314,26 +314,36 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
     for run in runs {
         let r = &run.results;
         let Some(h) = &r.handshakes else { continue };
-        let mut stacks: Vec<crate::results::RealStack> = Vec::new();
+        let mut stacks: Vec<&crate::results::RealStack> = Vec::new();
         for s in h.scenarios.iter().filter(|s| !s.instrumented) {
-            if !stacks.contains(&s.stack) {
-                stacks.push(s.stack);
+            if !stacks.contains(&&s.stack) {
+                stacks.push(&s.stack);
             }
         }
         for stack in stacks {
-            let (proto, classical, hybrid) = if stack == crate::results::RealStack::Russh {
-                ("SSH", "curve25519-sha256", "mlkem768x25519-sha256")
-            } else {
-                ("TLS 1.3", "X25519", "X25519MLKEM768")
-            };
-            let find = |suite: &str| {
+            let plain = || {
                 h.scenarios
                     .iter()
-                    .find(|s| s.stack == stack && !s.instrumented && s.suite == suite)
+                    .filter(|s| &s.stack == stack && !s.instrumented)
             };
-            let (Some(c), Some(y)) = (find(classical), find(hybrid)) else {
+            // Seed 000's pair: the hybrid of ML-KEM-768 and X25519 against its classical baseline.
+            let hybrid = |name: &str| {
+                let n = name.to_ascii_lowercase();
+                n.contains("mlkem768") && n.contains("x25519")
+            };
+            let Some(y) = plain().find(|s| hybrid(&s.suite) && s.measured_delta_ns.is_some())
+            else {
                 continue;
             };
+            let Some(c) = plain().find(|s| {
+                s.protocol == y.protocol
+                    && s.vs_baseline_ratio.is_none()
+                    && y.measured_delta_ns
+                        .is_some_and(|d| crate::stats::agrees(s.median_ns, y.median_ns - d, 1e-6))
+            }) else {
+                continue;
+            };
+            let proto = crate::suite::protocol_label(&y.protocol);
             // Raw round trips: Go's are timed in Go as the seed did; the others are composed from the
             // library the stack runs.
             let go_raw = |prefix: &str| {
@@ -351,20 +361,21 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
                     })
                     .map(|s| s.composed.median_ns)
             };
-            let (mlkem, ecdh, how) = if stack == crate::results::RealStack::Go {
-                (go_raw("ML-KEM"), go_raw("P-256"), "timed in Go".to_string())
-            } else {
-                (
-                    composed("ML-KEM"),
-                    composed("P-256"),
-                    format!("composed ({})", c.composed_stack),
-                )
-            };
+            let (mlkem, ecdh, how) =
+                if r.go.is_some() && stack.name() == crate::results::GoPeer::STACK {
+                    (go_raw("ML-KEM"), go_raw("P-256"), "timed in Go".to_string())
+                } else {
+                    (
+                        composed("ML-KEM"),
+                        composed("P-256"),
+                        format!("composed ({})", c.composed_stack),
+                    )
+                };
             let t = |x: Option<f64>| x.map_or("–".into(), format::time);
             rows.push(SeedRow {
                 host: run.label.clone(),
                 stack: stack.name().into(),
-                protocol: proto.into(),
+                protocol: proto,
                 classical: format::time(c.median_ns),
                 hybrid: format::time(y.median_ns),
                 ratio: format::ratio(y.median_ns / c.median_ns),
@@ -374,10 +385,10 @@ fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
                     (Some(a), Some(b)) => format::ratio(a / b),
                     _ => "–".into(),
                 },
-                raw_how: if stack == crate::results::RealStack::Russh {
-                    "–".into()
-                } else {
+                raw_how: if mlkem.is_some() || ecdh.is_some() {
                     how
+                } else {
+                    "–".into()
                 },
                 allocs: format!(
                     "{} B / {} → {} B / {}",
@@ -427,6 +438,14 @@ pub struct RawRow {
     pub ratio: String,
 }
 
+/// One run's warnings, grouped by kind (each kind's heaviest few first).
+#[derive(Serialize)]
+pub struct RunWarnings {
+    pub host: String,
+    pub count: usize,
+    pub groups: Vec<crate::results::WarningGroup>,
+}
+
 pub fn build(runs: &[Run]) -> Body {
     let mut sections = Vec::new();
     for (kind, protocol, title) in [
@@ -474,11 +493,11 @@ pub fn build(runs: &[Run]) -> Body {
         failures,
         warnings: runs
             .iter()
-            .flat_map(|r| {
-                r.results
-                    .warnings
-                    .iter()
-                    .map(move |w| format!("{}: {w}", r.label))
+            .filter(|r| !r.results.warnings.is_empty())
+            .map(|r| RunWarnings {
+                host: r.label.clone(),
+                count: r.results.warnings.len(),
+                groups: crate::results::group_warnings(&r.results.warnings, 3),
             })
             .collect(),
         capacity: super::capacity::build(runs),
@@ -536,7 +555,7 @@ fn phase_of<'a>(
     algorithm: &str,
     op: Operation,
 ) -> Option<&'a Phase> {
-    r.phase(backend, algorithm, op)
+    r.phase(&crate::results::PhaseId::handshake(backend, algorithm, op))
 }
 
 fn count_label(count: u32, kind: TrackKind) -> String {

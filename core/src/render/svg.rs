@@ -120,29 +120,6 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar], keys: &[String]) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_are_escaped() {
-        let seg = [Segment {
-            label: "<script>".into(),
-            value_ns: 1.0,
-            share_pct: 100.0,
-        }];
-        let s = stacked_bar("<b>", &seg);
-        assert!(!s.contains("<script>") && s.contains("&lt;script&gt;") && s.contains("&lt;b&gt;"));
-        let b = [Bar {
-            label: "x\"y".into(),
-            value_ns: 2.0,
-            key: "k".into(),
-            note: String::new(),
-        }];
-        assert!(bars("t", "a", &b, &["k".into()]).contains("x&quot;y"));
-    }
-}
-
 pub struct Series {
     pub label: String,
     pub colour: String,
@@ -285,4 +262,27 @@ pub fn lines(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> St
     }
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_escaped() {
+        let seg = [Segment {
+            label: "<script>".into(),
+            value_ns: 1.0,
+            share_pct: 100.0,
+        }];
+        let s = stacked_bar("<b>", &seg);
+        assert!(!s.contains("<script>") && s.contains("&lt;script&gt;") && s.contains("&lt;b&gt;"));
+        let b = [Bar {
+            label: "x\"y".into(),
+            value_ns: 2.0,
+            key: "k".into(),
+            note: String::new(),
+        }];
+        assert!(bars("t", "a", &b, &["k".into()]).contains("x&quot;y"));
+    }
 }

@@ -24,7 +24,7 @@ pub struct Capacity {
     pub memory: Vec<Memory>,
     /// What deserves caution: a load generator that could not keep up, a step cut short.
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<super::Warning>,
 }
 
 /// Full TLS 1.3 handshakes with client and server in one thread on one pinned core, connected by
@@ -32,6 +32,10 @@ pub struct Capacity {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InMemory {
     pub stack: RealStack,
+    /// The composition stack made of the code this stack runs (schema 3; before, the stack's own
+    /// name, which every stack's composition had).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub composed_stack: String,
     pub group: String,
     /// Per handshake, nanoseconds: every client-side call (connection made, records written and
     /// read), every server-side call, and the wall time of the whole handshake (both sides plus
@@ -64,6 +68,17 @@ pub struct InMemory {
     /// encapsulation, half of the symmetric work; see check::capacity), medians.
     pub composed_server_delta_ns: Option<f64>,
     pub failures: usize,
+}
+
+impl InMemory {
+    /// The composition stack its server-side difference is set beside.
+    pub fn composed_stack(&self) -> String {
+        if self.composed_stack.is_empty() {
+            self.stack.name().to_string()
+        } else {
+            self.composed_stack.clone()
+        }
+    }
 }
 
 /// A server pinned to one core, loaded from another core over loopback TCP with a bounded number

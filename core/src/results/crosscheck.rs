@@ -85,11 +85,18 @@ pub struct CrosscheckRow {
     pub group: Option<usize>,
 }
 
+impl CrosscheckRow {
+    /// The phase of pqprof's that was compared.
+    pub fn id(&self) -> super::PhaseId {
+        super::PhaseId::new(&self.backend, &self.algorithm, self.operation, self.form)
+    }
+}
+
 /// The stopping rule of an adaptive cross-check, as a pure function so `check` can replay it: a
 /// tool run goes on while any of its phases is undecided, from `min` rounds up to `max`;
 /// `verdicts_after_k` are its phases' verdicts on their first k rounds.
 pub fn should_continue(verdicts_after_k: &[Agreement], k: usize, min: usize, max: usize) -> bool {
-    k < max && (k < min || verdicts_after_k.iter().any(|v| *v == Agreement::Undecided))
+    k < max && (k < min || verdicts_after_k.contains(&Agreement::Undecided))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

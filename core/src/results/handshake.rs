@@ -2,38 +2,141 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A real client/server library a handshake runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RealStack {
-    Rustls,
-    #[serde(rename = "openssl")]
-    OpenSsl,
-    Russh,
-    /// Go's crypto/tls, through the Go peer (peers/go).
-    Go,
-}
+/// A real client/server library a handshake runs on, by the name its implementation is registered
+/// under ("rustls", "openssl", "russh", "go"). The stacks themselves live in the measuring crate
+/// (`src/stack/`, one file each, one registry); results only name them, so a new stack needs no
+/// change here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RealStack(String);
 
 impl RealStack {
-    pub const ALL: [RealStack; 4] = [
-        RealStack::Rustls,
-        RealStack::OpenSsl,
-        RealStack::Russh,
-        RealStack::Go,
+    pub fn new(name: &str) -> RealStack {
+        RealStack(name.into())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RealStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What an in-situ call was: one label per kind of crypto call a stack's hooks time. A stack
+/// reports the halves of a hybrid group (`kem.*`, `dh.*`) where it sees them apart (rustls) and the
+/// whole key share (`kx.*`) where the library makes it in one call (libssl); HKDF calls it cannot
+/// tell apart are `kdf.derive`. Stored by name (`labels`); a record indexes by `as usize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallLabel {
+    KemKeygen,
+    KemEncaps,
+    KemDecaps,
+    DhKeygen,
+    DhDerive,
+    KxKeygen,
+    KxImport,
+    KxEncaps,
+    KxDecaps,
+    SigSign,
+    SigVerify,
+    SigVerifyCert,
+    KdfExtract,
+    KdfExpand,
+    KdfDerive,
+    MacCompute,
+    HashUpdate,
+    HashFinish,
+    AeadKey,
+    AeadSeal,
+    AeadOpen,
+}
+
+impl CallLabel {
+    pub const COUNT: usize = 21;
+    pub const ALL: [CallLabel; CallLabel::COUNT] = [
+        CallLabel::KemKeygen,
+        CallLabel::KemEncaps,
+        CallLabel::KemDecaps,
+        CallLabel::DhKeygen,
+        CallLabel::DhDerive,
+        CallLabel::KxKeygen,
+        CallLabel::KxImport,
+        CallLabel::KxEncaps,
+        CallLabel::KxDecaps,
+        CallLabel::SigSign,
+        CallLabel::SigVerify,
+        CallLabel::SigVerifyCert,
+        CallLabel::KdfExtract,
+        CallLabel::KdfExpand,
+        CallLabel::KdfDerive,
+        CallLabel::MacCompute,
+        CallLabel::HashUpdate,
+        CallLabel::HashFinish,
+        CallLabel::AeadKey,
+        CallLabel::AeadSeal,
+        CallLabel::AeadOpen,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            RealStack::Rustls => "rustls",
-            RealStack::OpenSsl => "openssl",
-            RealStack::Russh => "russh",
-            RealStack::Go => "go",
+            CallLabel::KemKeygen => "kem.keygen",
+            CallLabel::KemEncaps => "kem.encaps",
+            CallLabel::KemDecaps => "kem.decaps",
+            CallLabel::DhKeygen => "dh.keygen",
+            CallLabel::DhDerive => "dh.derive",
+            CallLabel::KxKeygen => "kx.keygen",
+            CallLabel::KxImport => "kx.import",
+            CallLabel::KxEncaps => "kx.encaps",
+            CallLabel::KxDecaps => "kx.decaps",
+            CallLabel::SigSign => "sig.sign",
+            CallLabel::SigVerify => "sig.verify",
+            CallLabel::SigVerifyCert => "sig.verify.cert",
+            CallLabel::KdfExtract => "kdf.extract",
+            CallLabel::KdfExpand => "kdf.expand",
+            CallLabel::KdfDerive => "kdf.derive",
+            CallLabel::MacCompute => "mac.compute",
+            CallLabel::HashUpdate => "hash.update",
+            CallLabel::HashFinish => "hash.finish",
+            CallLabel::AeadKey => "aead.key",
+            CallLabel::AeadSeal => "aead.seal",
+            CallLabel::AeadOpen => "aead.open",
         }
     }
 
-    pub fn from_name(s: &str) -> Option<RealStack> {
-        RealStack::ALL.into_iter().find(|x| x.name() == s)
+    pub fn from_name(s: &str) -> Option<CallLabel> {
+        CallLabel::ALL.into_iter().find(|l| l.name() == s)
     }
+
+    /// Every label's name, in `ALL`'s order: an in-situ section's `labels`.
+    pub fn names() -> Vec<String> {
+        CallLabel::ALL
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect()
+    }
+}
+
+impl std::fmt::Display for CallLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What one call of a label does in phase terms, as the stack that recorded it declares it
+/// (schema 3): the phase operations the call is (one for a call of one phase, several for
+/// libssl's whole hybrid key share), and the label whose time is added to it where a side makes
+/// both as often (libssl sets the peer's share apart, `kx.import`; the phases count that in the
+/// encapsulation or the derive).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallPhases {
+    pub label: String,
+    pub operations: Vec<super::Operation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,8 +147,9 @@ pub struct Handshakes {
     pub per_sample: usize,
     pub scenarios: Vec<Scenario>,
     pub failures: Vec<String>,
-    /// What is and is not counted, in words.
-    pub notes: Vec<String>,
+    /// What deserves caution (a stack not measured, a group a stack does not negotiate); before
+    /// typed warnings also what is and is not counted, in words.
+    pub notes: Vec<super::Warning>,
     /// What one in-situ timed call costs beyond the call (an armed timer around an empty call,
     /// median of batches, in the client process), nanoseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +283,10 @@ impl PairedOverhead {
 pub struct InSitu {
     /// The order of every per-label vector below.
     pub labels: Vec<String>,
+    /// The labels that stand for phases, and which (schema 3; before, `incontext` knew them per
+    /// stack).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_phases: Vec<CallPhases>,
     pub connections: Vec<InSituConnection>,
     /// Mean nanoseconds per handshake by label, client and server side.
     pub client_ns: Vec<f64>,
@@ -245,6 +353,7 @@ impl InSitu {
         InSitu {
             crypto_ns: client_ns.iter().chain(&server_ns).sum(),
             labels,
+            call_phases: Vec::new(),
             connections,
             client_ns,
             server_ns,

@@ -16,17 +16,32 @@ pub fn read(path: &Path) -> Result<Results> {
 
 /// Parses results JSON (the reader behind `read`, also used by the fuzzer).
 pub fn parse(text: &str) -> Result<Results> {
-    let value: serde_json::Value = serde_json::from_str(text).context("not valid JSON")?;
+    let mut value: serde_json::Value = serde_json::from_str(text).context("not valid JSON")?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     let v = match version {
         Some(v) if READABLE_VERSIONS.iter().any(|r| u64::from(*r) == v) => v,
         Some(v) => bail!(
             "schema_version {v}, but this pqprof reads schema_version {}; re-run the measurement or use the pqprof that wrote it",
-            READABLE_VERSIONS.map(|v| v.to_string()).join(" or ")
+            readable()
         ),
         None => bail!("no schema_version: not a pqprof results file"),
     };
+    if v < 3 {
+        if let Some(n) = value.get_mut("network") {
+            super::network::upgrade_v2(n);
+        }
+    }
     serde_json::from_value(value).map_err(|e| anyhow!("does not match schema {v}: {e}"))
+}
+
+/// "1, 2 or 3".
+fn readable() -> String {
+    let v = READABLE_VERSIONS.map(|v| v.to_string());
+    match v.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 fn temporary(path: &Path) -> Result<(PathBuf, PathBuf)> {
@@ -137,7 +152,7 @@ mod tests {
         assert!(parse("{\"schema_version\": 99}")
             .unwrap_err()
             .to_string()
-            .contains("schema_version 99, but this pqprof reads schema_version 1 or 2"));
+            .contains("schema_version 99, but this pqprof reads schema_version 1, 2 or 3"));
         assert!(parse("{}")
             .unwrap_err()
             .to_string()

@@ -12,6 +12,7 @@ mod phase;
 mod run;
 mod samples;
 mod suite;
+mod warning;
 
 pub use capacity::*;
 pub use crosscheck::*;
@@ -23,16 +24,19 @@ pub use phase::*;
 pub use run::*;
 pub use samples::*;
 pub use suite::*;
+pub use warning::*;
 
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or a required field is added.
 /// 2: `run.host.fingerprint`, phase `form` / `batch` / `run_delay_pct` / `timed_ms`, `components`,
 /// fenced TSC cycles over the same span as the nanoseconds; results files are never overwritten.
-pub const SCHEMA_VERSION: u32 = 2;
-/// Versions this pqprof reads: every field added since 1 has a default, so nothing a user measured
-/// with an older pqprof becomes unreadable.
-pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
+/// 3: the network section in nanoseconds (`network::upgrade_v2` reads schema 2's milliseconds);
+/// warnings and notes typed (`Warning`; a sentence of an older file reads as `Warning::Text`).
+pub const SCHEMA_VERSION: u32 = 3;
+/// Versions this pqprof reads: every field added since 1 has a default and every renamed one an
+/// upgrade, so nothing a user measured with an older pqprof becomes unreadable.
+pub const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {
@@ -48,7 +52,7 @@ pub struct Results {
     pub failures: Vec<Failure>,
     /// What in this run deserves caution, and what to do about it.
     #[serde(default)]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The setup each handshake-form phase adds to its primitive form (schema 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub components: Vec<Component>,
@@ -90,21 +94,9 @@ impl Results {
             })
     }
 
-    /// The handshake form of a phase (what suites compose).
-    pub fn phase(&self, backend: &str, algorithm: &str, op: Operation) -> Option<&Phase> {
-        self.phase_form(backend, algorithm, op, Form::Handshake)
-    }
-
-    pub fn phase_form(
-        &self,
-        backend: &str,
-        algorithm: &str,
-        op: Operation,
-        form: Form,
-    ) -> Option<&Phase> {
-        self.phases.iter().find(|p| {
-            p.backend == backend && p.algorithm == algorithm && p.operation == op && p.form == form
-        })
+    /// The phase `id` names.
+    pub fn phase(&self, id: &PhaseId) -> Option<&Phase> {
+        find_phase(&self.phases, id)
     }
 
     pub fn suite(&self, name: &str, stack: &str) -> Option<&SuiteResult> {

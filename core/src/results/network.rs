@@ -1,6 +1,7 @@
 //! The `network` section (`pqprof network`): real handshakes through a router namespace that
 //! delays and drops packets, on a grid of round-trip times and loss rates, with what the link
-//! really did at each point and a model beside each measurement.
+//! really did at each point and a model beside each measurement. Times in nanoseconds, as in
+//! every other section (files of schema 2 stored milliseconds; `upgrade_v2` converts them on read).
 
 use super::RealStack;
 use serde::{Deserialize, Serialize};
@@ -18,8 +19,8 @@ pub struct Network {
     pub rate_mbit: Option<f64>,
     /// Connect time through the router with no delay, median, and the offset taken off each
     /// direction's delay so the measured RTT is the target (half the base RTT).
-    pub base_rtt_ms: f64,
-    pub offset_ms: f64,
+    pub base_rtt_ns: f64,
+    pub offset_ns: f64,
     /// Handshakes in flight at RTTs up to 5.6 ms (scaled with the RTT up to 40: network::in_flight; the
     /// zero point runs one at a time), and handshakes per scenario and point.
     pub parallel: usize,
@@ -31,12 +32,13 @@ pub struct Network {
     pub percentiles: Vec<f64>,
     pub points: Vec<Point>,
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<super::Warning>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Point {
-    pub rtt_ms: f64,
+    /// The target round-trip time of the point.
+    pub rtt_ns: f64,
     /// Loss probability per packet and direction, percent.
     pub loss_pct: f64,
     pub link: Link,
@@ -48,9 +50,9 @@ pub struct Point {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Link {
     pub connect_ns: Vec<u64>,
-    pub rtt_median_ms: f64,
+    pub rtt_median_ns: f64,
     /// max(0.3 ms, 3% of the target): a point whose measured RTT is further off is invalid.
-    pub tolerance_ms: f64,
+    pub tolerance_ns: f64,
     pub valid: bool,
 }
 
@@ -66,10 +68,10 @@ pub struct Cell {
     pub ready_ns: Vec<u64>,
     pub echo_ns: Vec<u64>,
     pub failed: usize,
-    /// At each of the section's percentiles, milliseconds.
-    pub ready_ms: Vec<f64>,
-    pub echo_ms: Vec<f64>,
-    pub ready_mean_ms: f64,
+    /// At each of the section's percentiles.
+    pub ready_percentiles_ns: Vec<f64>,
+    pub echo_percentiles_ns: Vec<f64>,
+    pub ready_mean_ns: f64,
     /// The router's counters over this cell, per direction [client to server, server to client].
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
@@ -91,11 +93,69 @@ pub struct Cell {
 pub struct Model {
     /// Median connect-to-complete time at no delay and no loss: the compute and the path's own
     /// latency, measured through the same router.
-    pub zero_ms: f64,
+    pub zero_ns: f64,
     /// Round trips before the client completes (TCP connect, then the TLS or SSH exchange).
     pub round_trips: f64,
     /// Data packets each way before completion, from the zero point's router counters.
     pub data_packets: [f64; 2],
     pub bytes: [f64; 2],
-    pub expected_ms: f64,
+    pub expected_ns: f64,
+}
+
+impl Cell {
+    /// The median connect-to-complete time (the 50th of the section's percentiles).
+    pub fn ready_median_ns(&self, n: &Network) -> Option<f64> {
+        self.ready_at(n, 50.0)
+    }
+
+    /// Connect-to-complete at one of the section's percentiles.
+    pub fn ready_at(&self, n: &Network, percentile: f64) -> Option<f64> {
+        n.percentiles
+            .iter()
+            .position(|&p| p == percentile)
+            .and_then(|i| self.ready_percentiles_ns.get(i))
+            .copied()
+    }
+}
+
+/// Schema 2 stored the network section's times in milliseconds under `_ms` names: renamed and
+/// converted to nanoseconds, in place, so an old file reads as the current schema.
+pub(super) fn upgrade_v2(network: &mut serde_json::Value) {
+    use serde_json::Value;
+    fn ms_to_ns(obj: &mut serde_json::Map<String, Value>, from: &str, to: &str) {
+        let Some(v) = obj.remove(from) else { return };
+        let ns = |x: &Value| x.as_f64().map_or(Value::Null, |ms| Value::from(ms * 1e6));
+        let converted = match &v {
+            Value::Array(xs) => Value::Array(xs.iter().map(ns).collect()),
+            x => ns(x),
+        };
+        obj.insert(to.into(), converted);
+    }
+    let Some(n) = network.as_object_mut() else {
+        return;
+    };
+    ms_to_ns(n, "base_rtt_ms", "base_rtt_ns");
+    ms_to_ns(n, "offset_ms", "offset_ns");
+    let Some(points) = n.get_mut("points").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for p in points.iter_mut().filter_map(Value::as_object_mut) {
+        ms_to_ns(p, "rtt_ms", "rtt_ns");
+        if let Some(l) = p.get_mut("link").and_then(Value::as_object_mut) {
+            ms_to_ns(l, "rtt_median_ms", "rtt_median_ns");
+            ms_to_ns(l, "tolerance_ms", "tolerance_ns");
+        }
+        let Some(cells) = p.get_mut("cells").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for c in cells.iter_mut().filter_map(Value::as_object_mut) {
+            ms_to_ns(c, "ready_ms", "ready_percentiles_ns");
+            ms_to_ns(c, "echo_ms", "echo_percentiles_ns");
+            ms_to_ns(c, "ready_mean_ms", "ready_mean_ns");
+            if let Some(m) = c.get_mut("model").and_then(Value::as_object_mut) {
+                ms_to_ns(m, "zero_ms", "zero_ns");
+                ms_to_ns(m, "expected_ms", "expected_ns");
+            }
+        }
+    }
 }

@@ -26,3 +26,8 @@ pub struct RawRoundTrip {
     pub sample_medians_ns: Vec<f64>,
     pub median_ns: f64,
 }
+
+impl GoPeer {
+    /// The stack (and backend) name the Go peer's handshakes and phases are recorded under.
+    pub const STACK: &'static str = "go";
+}

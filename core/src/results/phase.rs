@@ -142,7 +142,7 @@ impl std::fmt::Display for Operation {
 }
 
 /// Summary of one phase's samples, in nanoseconds (means and spreads are not rounded).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub mean_ns: f64,
     pub median_ns: f64,
@@ -199,6 +199,14 @@ pub enum Form {
 impl Form {
     pub fn is_handshake(&self) -> bool {
         *self == Form::Handshake
+    }
+
+    /// What a phase's name carries for its form: nothing for the handshake form.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Form::Handshake => "",
+            Form::Primitive => " (primitive)",
+        }
     }
 }
 
@@ -303,17 +311,80 @@ fn one() -> usize {
 }
 
 impl Phase {
+    /// Which phase this is: every lookup of a phase goes through it.
+    pub fn id(&self) -> PhaseId {
+        PhaseId::new(&self.backend, &self.algorithm, self.operation, self.form)
+    }
+
+    /// Whether this is the phase `id` names (without making an id of its own).
+    pub fn is(&self, id: &PhaseId) -> bool {
+        self.backend == id.backend
+            && self.algorithm == id.algorithm
+            && self.operation == id.operation
+            && self.form == id.form
+    }
+
     /// "backend algorithm operation", with " (primitive)" for the primitive form.
     pub fn name(&self) -> String {
-        let form = if self.form == Form::Primitive {
-            " (primitive)"
-        } else {
-            ""
-        };
+        self.id().to_string()
+    }
+}
+
+/// The phase `id` names among `phases`.
+pub fn find_phase<'a>(phases: &'a [Phase], id: &PhaseId) -> Option<&'a Phase> {
+    phases.iter().find(|p| p.is(id))
+}
+
+/// What makes a measured phase one phase: the library, the algorithm, the operation and the form
+/// (a phase's handshake form and its primitive form are two phases). Ordered by backend, then
+/// operation, algorithm and form: the order in which `run` measures its phases.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PhaseId {
+    pub backend: String,
+    pub operation: Operation,
+    pub algorithm: String,
+    #[serde(default, skip_serializing_if = "Form::is_handshake")]
+    pub form: Form,
+}
+
+impl PhaseId {
+    pub fn new(backend: &str, algorithm: &str, operation: Operation, form: Form) -> PhaseId {
+        PhaseId {
+            backend: backend.into(),
+            operation,
+            algorithm: algorithm.into(),
+            form,
+        }
+    }
+
+    /// The handshake form: what suites compose.
+    pub fn handshake(backend: &str, algorithm: &str, operation: Operation) -> PhaseId {
+        PhaseId::new(backend, algorithm, operation, Form::Handshake)
+    }
+
+    /// The same phase in the other form.
+    pub fn with_form(&self, form: Form) -> PhaseId {
+        PhaseId {
+            form,
+            ..self.clone()
+        }
+    }
+
+    /// "algorithm operation", with " (primitive)" for the primitive form: the phase within one
+    /// backend's rows.
+    pub fn short(&self) -> String {
         format!(
-            "{} {} {}{form}",
-            self.backend, self.algorithm, self.operation
+            "{} {}{}",
+            self.algorithm,
+            self.operation,
+            self.form.suffix()
         )
+    }
+}
+
+impl std::fmt::Display for PhaseId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.backend, self.short())
     }
 }
 
@@ -339,11 +410,38 @@ pub struct Component {
     pub setup_ns: f64,
 }
 
+impl Component {
+    /// The handshake-form phase whose setup this is.
+    pub fn id(&self) -> PhaseId {
+        PhaseId::handshake(&self.backend, &self.algorithm, self.operation)
+    }
+}
+
 /// A phase that could not be measured or failed verification.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Failure {
     pub backend: String,
     pub algorithm: String,
     pub operation: Operation,
+    /// Which form failed (absent: the handshake form; files before 2026-12-01 said "primitive
+    /// form: " in the error instead).
+    #[serde(default, skip_serializing_if = "Form::is_handshake")]
+    pub form: Form,
     pub error: String,
+}
+
+impl Failure {
+    pub fn new(id: &PhaseId, error: String) -> Failure {
+        Failure {
+            backend: id.backend.clone(),
+            algorithm: id.algorithm.clone(),
+            operation: id.operation,
+            form: id.form,
+            error,
+        }
+    }
+
+    pub fn id(&self) -> PhaseId {
+        PhaseId::new(&self.backend, &self.algorithm, self.operation, self.form)
+    }
 }

@@ -163,6 +163,22 @@ pub struct Stack {
 }
 
 impl Stack {
+    pub fn new(
+        name: &str,
+        description: &str,
+        pq: &str,
+        classical: &str,
+        protocols: &[&str],
+    ) -> Stack {
+        Stack {
+            name: name.into(),
+            description: description.into(),
+            post_quantum: pq.into(),
+            classical: classical.into(),
+            protocols: protocols.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
     pub fn composes(&self, protocol: &str) -> bool {
         self.protocols.is_empty() || self.protocols.iter().any(|p| p == protocol)
     }

@@ -50,11 +50,8 @@ pub struct SuitePhase {
 
 impl SuitePhase {
     /// The measured phase this part of a suite is composed from: its handshake form.
-    pub fn is(&self, p: &super::Phase) -> bool {
-        p.form == super::Form::Handshake
-            && p.backend == self.backend
-            && p.algorithm == self.algorithm
-            && p.operation == self.operation
+    pub fn id(&self) -> super::PhaseId {
+        super::PhaseId::handshake(&self.backend, &self.algorithm, self.operation)
     }
 }
 

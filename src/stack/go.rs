@@ -3,7 +3,7 @@
 //! contract, as for the other stacks: a fresh connection per handshake, TLS 1.3, one group, an
 //! ECDSA P-256 certificate, no resumption, a 32-byte echo.
 
-use super::One;
+use super::{child, Availability, Config, One, TlsStack};
 use crate::parse::tls::key_shares;
 use crate::results::{AllocCounters, Evidence};
 use anyhow::{anyhow, bail, Context, Result};
@@ -15,7 +15,108 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-pub struct Client {
+pub struct Go;
+
+impl TlsStack for Go {
+    fn name(&self) -> &'static str {
+        crate::results::GoPeer::STACK
+    }
+
+    fn protocol(&self) -> &'static str {
+        "tls13"
+    }
+
+    fn composition(&self) -> crate::results::Stack {
+        crate::results::Stack::new(
+            "go",
+            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer",
+            "go",
+            "go",
+            &["tls13", "raw"],
+        )
+    }
+
+    fn round_trips(&self) -> f64 {
+        2.0
+    }
+
+    fn availability(&self) -> Result<Availability> {
+        let v = crate::go::version(&crate::go::binary()?)?;
+        Ok(Availability {
+            version: format!("Go {}", v.go_version),
+            groups: Some(v.groups),
+        })
+    }
+
+    /// The peer's `client`, told the server's address by `connect`'s first call.
+    fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
+        Ok(Box::new(Lazy {
+            group: c.group.to_string(),
+            ca: c.identity.cert_der.clone(),
+            started: std::sync::Mutex::new(None),
+        }))
+    }
+
+    /// The peer's `serve`: the same port line and control lines as pqprof's own server.
+    fn start_server(&self, s: &child::Start) -> Result<child::Server> {
+        let mut cmd = Command::new(crate::go::binary()?);
+        cmd.args(["serve", "--group", s.group])
+            .arg("--cert")
+            .arg(&s.files.cert)
+            .arg("--key")
+            .arg(&s.files.key);
+        child::Server::spawn(cmd)
+    }
+}
+
+/// The peer's client process, started on the first connection (it is given the server's address
+/// at start), with the CA's file beside it.
+struct Lazy {
+    group: String,
+    ca: Vec<u8>,
+    started: std::sync::Mutex<Option<(Client, super::identity::Files)>>,
+}
+
+impl Lazy {
+    fn with<R>(&self, addr: SocketAddr, f: impl FnOnce(&mut Client) -> Result<R>) -> Result<R> {
+        let mut g = self.started.lock().map_err(|_| anyhow!("poisoned"))?;
+        if g.is_none() {
+            let files = super::identity::Files::write(
+                &super::Identity {
+                    cert_der: self.ca.clone(),
+                    key_pem: String::new(),
+                },
+                "go-client",
+            )?;
+            let c = Client::start(&crate::go::binary()?, &self.group, addr, &files.cert)?;
+            *g = Some((c, files));
+        }
+        let (c, _) = g
+            .as_mut()
+            .ok_or_else(|| anyhow!("the Go client did not start"))?;
+        f(c)
+    }
+}
+
+impl super::Client for Lazy {
+    /// Go's client reports a connection only in batches (`run N`); one connection alone is the
+    /// unmeasured evidence connection.
+    fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+        if evidence {
+            return self.with(addr, |c| c.evidence());
+        }
+        let mut v = self.connect_many(addr, 1)?;
+        v.pop()
+            .ok_or_else(|| anyhow!("the Go client made no connection"))
+    }
+
+    fn connect_many(&self, addr: SocketAddr, n: usize) -> Result<Vec<One>> {
+        crate::interrupt::check()?;
+        self.with(addr, |c| c.run(n))
+    }
+}
+
+struct Client {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
@@ -62,7 +163,7 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 impl Client {
-    pub fn start(bin: &Path, group: &str, addr: SocketAddr, ca: &Path) -> Result<Client> {
+    fn start(bin: &Path, group: &str, addr: SocketAddr, ca: &Path) -> Result<Client> {
         let mut cmd = Command::new(bin);
         crate::interrupt::die_with_parent(&mut cmd);
         let mut child = cmd
@@ -116,7 +217,7 @@ impl Client {
     }
 
     /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
-    pub fn evidence(&mut self) -> Result<One> {
+    fn evidence(&mut self) -> Result<One> {
         let e: GoEvidence = serde_json::from_str(&self.ask("evidence", Duration::from_secs(10))?)
             .context("Go client evidence")?;
         let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
@@ -149,7 +250,7 @@ impl Client {
 
     /// `n` connections one after another; the client process's CPU and Go allocations are shared
     /// out evenly among them (the peer counts them per batch).
-    pub fn run(&mut self, n: usize) -> Result<Vec<One>> {
+    fn run(&mut self, n: usize) -> Result<Vec<One>> {
         let budget = Duration::from_secs(10 + n as u64 / 10);
         let r: RunReport = serde_json::from_str(&self.ask(&format!("run {n}"), budget)?)
             .context("Go client run")?;

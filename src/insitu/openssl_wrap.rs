@@ -7,7 +7,7 @@
 //! EVP_KDF_derive (`kdf.derive`).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use super::insitu::{self, armed, timed};
+use super::{armed, timed, CallLabel};
 use std::os::raw::{c_char, c_int, c_uchar, c_void};
 
 type Ctx = *mut c_void;
@@ -96,44 +96,59 @@ extern "C" {
 const GCM_MODE: c_int = 0x6;
 
 /// seal or open for a GCM context, `None` for anything else (the DRBG).
-unsafe fn record_label(ctx: Ctx) -> Option<usize> {
+///
+/// # Safety
+/// `ctx` must be a live `EVP_CIPHER_CTX` (as libssl passes to the cipher calls wrapped below).
+unsafe fn record_label(ctx: Ctx) -> Option<CallLabel> {
     if !armed() {
         return None;
     }
     // SAFETY: libssl hands a live EVP_CIPHER_CTX; both accessors only read it.
     let cipher = unsafe { EVP_CIPHER_CTX_get0_cipher(ctx) };
+    // SAFETY: a non-null EVP_CIPHER from the live context; the accessor only reads it.
     if cipher.is_null() || unsafe { EVP_CIPHER_get_mode(cipher) } != GCM_MODE {
         return None;
     }
+    // SAFETY: `ctx` is live (this function's contract); the accessor only reads it.
     Some(if unsafe { EVP_CIPHER_CTX_is_encrypting(ctx) } == 1 {
-        insitu::AEAD_SEAL
+        CallLabel::AeadSeal
     } else {
-        insitu::AEAD_OPEN
+        CallLabel::AeadOpen
     })
 }
 
-// SAFETY (every wrapper): the arguments are passed unchanged to the real function, whose contract
-// the caller (libssl, libcrypto or pqprof) already meets.
+// Every wrapper below has the real function's signature and contract: its caller (libssl,
+// libcrypto or pqprof) meets that contract, and the wrapper passes every argument on unchanged, so
+// each `unsafe` call of `__real_NAME` is sound when the wrapper's own call was. Each block says so
+// for its function; the wrapper adds only the timer, which touches no argument.
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_PKEY_keygen`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_PKEY_keygen(ctx: Ctx, ppkey: *mut Ctx) -> c_int {
-    timed(insitu::KX_KEYGEN, || unsafe {
+    // SAFETY: EVP_PKEY_keygen's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::KxKeygen, || unsafe {
         __real_EVP_PKEY_keygen(ctx, ppkey)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_PKEY_set1_encoded_public_key`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_PKEY_set1_encoded_public_key(
     pkey: Ctx,
     pub_: *const c_uchar,
     publen: usize,
 ) -> c_int {
-    timed(insitu::KX_IMPORT, || unsafe {
+    // SAFETY: EVP_PKEY_set1_encoded_public_key's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::KxImport, || unsafe {
         __real_EVP_PKEY_set1_encoded_public_key(pkey, pub_, publen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_PKEY_encapsulate`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_PKEY_encapsulate(
     ctx: Ctx,
     wrapped: *mut c_uchar,
@@ -143,14 +158,18 @@ pub unsafe extern "C" fn __wrap_EVP_PKEY_encapsulate(
 ) -> c_int {
     // A call with no output buffer only asks for the lengths.
     if wrapped.is_null() {
+        // SAFETY: EVP_PKEY_encapsulate's own arguments, unchanged, under the contract its caller met.
         return unsafe { __real_EVP_PKEY_encapsulate(ctx, wrapped, wrappedlen, gen, genlen) };
     }
-    timed(insitu::KX_ENCAPS, || unsafe {
+    // SAFETY: EVP_PKEY_encapsulate's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::KxEncaps, || unsafe {
         __real_EVP_PKEY_encapsulate(ctx, wrapped, wrappedlen, gen, genlen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_PKEY_decapsulate`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_PKEY_decapsulate(
     ctx: Ctx,
     out: *mut c_uchar,
@@ -159,28 +178,36 @@ pub unsafe extern "C" fn __wrap_EVP_PKEY_decapsulate(
     wrappedlen: usize,
 ) -> c_int {
     if out.is_null() {
+        // SAFETY: EVP_PKEY_decapsulate's own arguments, unchanged, under the contract its caller met.
         return unsafe { __real_EVP_PKEY_decapsulate(ctx, out, outlen, wrapped, wrappedlen) };
     }
-    timed(insitu::KX_DECAPS, || unsafe {
+    // SAFETY: EVP_PKEY_decapsulate's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::KxDecaps, || unsafe {
         __real_EVP_PKEY_decapsulate(ctx, out, outlen, wrapped, wrappedlen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_PKEY_derive`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_PKEY_derive(
     ctx: Ctx,
     key: *mut c_uchar,
     keylen: *mut usize,
 ) -> c_int {
     if key.is_null() {
+        // SAFETY: EVP_PKEY_derive's own arguments, unchanged, under the contract its caller met.
         return unsafe { __real_EVP_PKEY_derive(ctx, key, keylen) };
     }
-    timed(insitu::DH_DERIVE, || unsafe {
+    // SAFETY: EVP_PKEY_derive's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::DhDerive, || unsafe {
         __real_EVP_PKEY_derive(ctx, key, keylen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_DigestSign`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_DigestSign(
     ctx: Ctx,
     sig: *mut c_uchar,
@@ -189,14 +216,18 @@ pub unsafe extern "C" fn __wrap_EVP_DigestSign(
     tbslen: usize,
 ) -> c_int {
     if sig.is_null() {
+        // SAFETY: EVP_DigestSign's own arguments, unchanged, under the contract its caller met.
         return unsafe { __real_EVP_DigestSign(ctx, sig, siglen, tbs, tbslen) };
     }
-    timed(insitu::SIG_SIGN, || unsafe {
+    // SAFETY: EVP_DigestSign's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::SigSign, || unsafe {
         __real_EVP_DigestSign(ctx, sig, siglen, tbs, tbslen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_DigestVerify`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_DigestVerify(
     ctx: Ctx,
     sig: *const c_uchar,
@@ -204,31 +235,40 @@ pub unsafe extern "C" fn __wrap_EVP_DigestVerify(
     tbs: *const c_uchar,
     tbslen: usize,
 ) -> c_int {
-    timed(insitu::SIG_VERIFY, || unsafe {
+    // SAFETY: EVP_DigestVerify's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::SigVerify, || unsafe {
         __real_EVP_DigestVerify(ctx, sig, siglen, tbs, tbslen)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `X509_verify_cert`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_X509_verify_cert(ctx: Ctx) -> c_int {
-    timed(insitu::SIG_VERIFY_CERT, || unsafe {
+    // SAFETY: X509_verify_cert's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::SigVerifyCert, || unsafe {
         __real_X509_verify_cert(ctx)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_KDF_derive`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_KDF_derive(
     ctx: Ctx,
     key: *mut c_uchar,
     keylen: usize,
     params: *const c_void,
 ) -> c_int {
-    timed(insitu::KDF_DERIVE, || unsafe {
+    // SAFETY: EVP_KDF_derive's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::KdfDerive, || unsafe {
         __real_EVP_KDF_derive(ctx, key, keylen, params)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_Q_mac`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_Q_mac(
     libctx: Ctx,
     name: *const c_char,
@@ -243,7 +283,8 @@ pub unsafe extern "C" fn __wrap_EVP_Q_mac(
     outsize: usize,
     outlen: *mut usize,
 ) -> *mut c_uchar {
-    timed(insitu::MAC_COMPUTE, || unsafe {
+    // SAFETY: EVP_Q_mac's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::MacCompute, || unsafe {
         __real_EVP_Q_mac(
             libctx, name, propq, subalg, params, key, keylen, data, datalen, out, outsize, outlen,
         )
@@ -251,24 +292,32 @@ pub unsafe extern "C" fn __wrap_EVP_Q_mac(
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_DigestUpdate`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_DigestUpdate(ctx: Ctx, d: *const c_void, cnt: usize) -> c_int {
-    timed(insitu::HASH_UPDATE, || unsafe {
+    // SAFETY: EVP_DigestUpdate's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::HashUpdate, || unsafe {
         __real_EVP_DigestUpdate(ctx, d, cnt)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_DigestFinal_ex`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_DigestFinal_ex(
     ctx: Ctx,
     md: *mut c_uchar,
     s: *mut u32,
 ) -> c_int {
-    timed(insitu::HASH_FINISH, || unsafe {
+    // SAFETY: EVP_DigestFinal_ex's own arguments, unchanged, under the contract its caller met.
+    timed(CallLabel::HashFinish, || unsafe {
         __real_EVP_DigestFinal_ex(ctx, md, s)
     })
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_CipherInit_ex`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_CipherInit_ex(
     ctx: Ctx,
     cipher: *const c_void,
@@ -278,19 +327,25 @@ pub unsafe extern "C" fn __wrap_EVP_CipherInit_ex(
     enc: c_int,
 ) -> c_int {
     if !key.is_null() && armed() {
-        return timed(insitu::AEAD_KEY, || unsafe {
+        // SAFETY: EVP_CipherInit_ex's own arguments, unchanged, under the contract its caller met.
+        return timed(CallLabel::AeadKey, || unsafe {
             __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc)
         });
     }
+    // SAFETY: `ctx` is the live EVP_CIPHER_CTX the caller passed to EVP_CipherInit_ex.
     match unsafe { record_label(ctx) } {
+        // SAFETY: EVP_CipherInit_ex's own arguments, unchanged, under the contract its caller met.
         Some(l) => timed(l, || unsafe {
             __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc)
         }),
+        // SAFETY: EVP_CipherInit_ex's own arguments, unchanged, under the contract its caller met.
         None => unsafe { __real_EVP_CipherInit_ex(ctx, cipher, engine, key, iv, enc) },
     }
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_CipherUpdate`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_CipherUpdate(
     ctx: Ctx,
     out: *mut c_uchar,
@@ -298,22 +353,30 @@ pub unsafe extern "C" fn __wrap_EVP_CipherUpdate(
     inp: *const c_uchar,
     inl: c_int,
 ) -> c_int {
+    // SAFETY: `ctx` is the live EVP_CIPHER_CTX the caller passed to EVP_CipherUpdate.
     match unsafe { record_label(ctx) } {
+        // SAFETY: EVP_CipherUpdate's own arguments, unchanged, under the contract its caller met.
         Some(l) => timed(l, || unsafe {
             __real_EVP_CipherUpdate(ctx, out, outl, inp, inl)
         }),
+        // SAFETY: EVP_CipherUpdate's own arguments, unchanged, under the contract its caller met.
         None => unsafe { __real_EVP_CipherUpdate(ctx, out, outl, inp, inl) },
     }
 }
 
 #[no_mangle]
+/// # Safety
+/// As `EVP_CipherFinal_ex`'s: the caller's arguments meet its contract (they are passed on unchanged).
 pub unsafe extern "C" fn __wrap_EVP_CipherFinal_ex(
     ctx: Ctx,
     out: *mut c_uchar,
     outl: *mut c_int,
 ) -> c_int {
+    // SAFETY: `ctx` is the live EVP_CIPHER_CTX the caller passed to EVP_CipherFinal_ex.
     match unsafe { record_label(ctx) } {
+        // SAFETY: EVP_CipherFinal_ex's own arguments, unchanged, under the contract its caller met.
         Some(l) => timed(l, || unsafe { __real_EVP_CipherFinal_ex(ctx, out, outl) }),
+        // SAFETY: EVP_CipherFinal_ex's own arguments, unchanged, under the contract its caller met.
         None => unsafe { __real_EVP_CipherFinal_ex(ctx, out, outl) },
     }
 }

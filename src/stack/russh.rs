@@ -2,8 +2,8 @@
 //! Timed: connect and key exchange (until NEWKEYS), then `none` authentication, then disconnect.
 //! The negotiated method is read from the two KEXINIT packets on the wire (RFC 4253 section 7.1).
 
-use super::alloc;
-use super::One;
+use super::{Availability, Config, Features, One, Sink, TlsStack};
+use crate::alloc;
 use crate::results::Evidence;
 use anyhow::{anyhow, ensure, Context, Result};
 use russh::keys::ssh_key::private::Ed25519Keypair;
@@ -15,6 +15,64 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+pub struct Russh;
+
+impl TlsStack for Russh {
+    fn name(&self) -> &'static str {
+        "russh"
+    }
+
+    fn protocol(&self) -> &'static str {
+        "ssh"
+    }
+
+    /// russh 0.65 computes its key exchange with RustCrypto's ml-kem and curve25519-dalek (russh
+    /// src/kex/hybrid_mlkem.rs and curve25519.rs), under x25519-dalek here.
+    fn composition(&self) -> crate::results::Stack {
+        crate::results::Stack::new(
+            "russh",
+            "RustCrypto (ml-kem, curve25519-dalek, ed25519-dalek, sha2), as russh 0.65 calls it",
+            "rustcrypto",
+            "rustcrypto",
+            &["ssh"],
+        )
+    }
+
+    /// TCP connect, then the version and KEXINIT exchange before the key exchange's own.
+    fn round_trips(&self) -> f64 {
+        3.0
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            network: true,
+            ..Features::default()
+        }
+    }
+
+    fn availability(&self) -> Result<Availability> {
+        Ok(Availability {
+            version: "russh 0.65".into(),
+            groups: None,
+        })
+    }
+
+    fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
+        Ok(Box::new(Client::new(c.group)?))
+    }
+
+    fn serve(
+        &self,
+        c: Config,
+        listener: std::net::TcpListener,
+        served: &'static AtomicU64,
+        _sink: Option<&'static Sink>,
+        concurrent: bool,
+    ) -> Result<()> {
+        serve(c.group, listener, served, concurrent)
+    }
+}
 
 pub fn kex_name(method: &str) -> Result<russh::kex::Name> {
     Ok(match method {
@@ -117,8 +175,10 @@ impl Client {
             config: Arc::new(config),
         })
     }
+}
 
-    pub fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
+impl super::Client for Client {
+    fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = alloc::thread_cpu_ns();
         let mem0 = alloc::counters();
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));

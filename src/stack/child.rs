@@ -1,8 +1,10 @@
-//! The server side of `pqprof handshake`: a child process per scenario (pqprof's hidden
-//! `handshake-server` command), and the handle the client side keeps on it.
+//! The server of a scenario in a child process (pqprof's hidden `handshake-server` command, or an
+//! outside program such as the Go peer), and the handle the client side keeps on it: a port line,
+//! then control lines (`reset N`, `stats N`) answered one line each.
 
-use super::{alloc, insitu, ssh, tls};
-use crate::results::{AllocCounters, RealStack};
+use super::{Config, Identity};
+use crate::results::AllocCounters;
+use crate::{alloc, insitu};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -59,42 +61,71 @@ pub struct ServerStats {
     pub insitu: Vec<insitu::Record>,
 }
 
-impl Server {
-    pub fn start(
-        protocol: &str,
-        stack: RealStack,
-        suite: &str,
-        cert: &Path,
-        key: &Path,
-        instrumented: bool,
-    ) -> Result<Server> {
-        let mut cmd = Command::new(std::env::current_exe()?);
-        cmd.args([
-            "handshake-server",
-            "--protocol",
-            protocol,
-            "--stack",
-            stack.name(),
-            "--group",
-            suite,
-        ])
-        .arg("--cert")
-        .arg(cert)
-        .arg("--key")
-        .arg(key)
-        .args(instrumented.then_some("--insitu"));
-        Self::spawn(cmd)
-    }
+/// What a scenario's server is started with.
+pub struct Start<'a> {
+    pub group: &'a str,
+    /// The identity's files (the server reads them; `Identity::read`).
+    pub files: &'a super::identity::Files,
+    /// Time every crypto call of each connection and report it with `stats`.
+    pub instrumented: bool,
+    /// `Some`: this command line instead of this binary's (the network grid starts the server in
+    /// its namespace): the program, and the arguments to put before pqprof's own.
+    pub wrap: Option<(&'a Path, Vec<String>)>,
+    /// Address to listen on, a thread (SSH: a task) per connection, socket timeouts in seconds.
+    pub bind: Option<std::net::IpAddr>,
+    pub concurrent: bool,
+    pub timeout_s: Option<u64>,
+}
 
-    /// The Go peer's server (peers/go `serve`): the same port line and control lines.
-    pub fn start_go(bin: &Path, group: &str, cert: &Path, key: &Path) -> Result<Server> {
-        let mut cmd = Command::new(bin);
-        cmd.args(["serve", "--group", group])
+impl<'a> Start<'a> {
+    pub fn loopback(
+        group: &'a str,
+        files: &'a super::identity::Files,
+        instrumented: bool,
+    ) -> Start<'a> {
+        Start {
+            group,
+            files,
+            instrumented,
+            wrap: None,
+            bind: None,
+            concurrent: false,
+            timeout_s: None,
+        }
+    }
+}
+
+impl Server {
+    /// This binary's `handshake-server` for stack `stack`.
+    pub fn start(stack: &str, s: &Start) -> Result<Server> {
+        let exe = std::env::current_exe()?;
+        let mut cmd = match &s.wrap {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(&exe);
+                c
+            }
+            None => Command::new(&exe),
+        };
+        cmd.args(["handshake-server", "--stack", stack, "--group", s.group])
             .arg("--cert")
-            .arg(cert)
+            .arg(&s.files.cert)
             .arg("--key")
-            .arg(key);
-        Self::spawn(cmd)
+            .arg(&s.files.key)
+            .args(s.instrumented.then_some("--insitu"))
+            .args(s.concurrent.then_some("--concurrent"));
+        if let Some(b) = s.bind {
+            cmd.args(["--bind", &b.to_string()]);
+        }
+        if let Some(t) = s.timeout_s {
+            cmd.args(["--timeout-s", &t.to_string()]);
+        }
+        let mut server =
+            Self::spawn(cmd).with_context(|| format!("{stack} server for {}", s.group))?;
+        if let Some(b) = s.bind {
+            server.addr.set_ip(b);
+        }
+        Ok(server)
     }
 
     pub(crate) fn spawn(mut cmd: Command) -> Result<Server> {
@@ -172,8 +203,7 @@ impl Default for Listen {
 }
 
 pub fn server_main(
-    protocol: &str,
-    stack: RealStack,
+    stack: &'static dyn super::TlsStack,
     group: &str,
     cert: &Path,
     key: &Path,
@@ -190,20 +220,16 @@ pub fn server_main(
     let concurrent = listen.concurrent;
     println!("port {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
-    let id = tls::Identity {
-        cert_der: std::fs::read(cert)?,
-        cert_pem: String::new(),
-        key_pem: std::fs::read_to_string(key)?,
-    };
-    let (proto, group) = (protocol.to_string(), group.to_string());
+    let id = Identity::read(cert, key)?;
+    let group = group.to_string();
     let served_ref: &'static std::sync::atomic::AtomicU64 = served;
     std::thread::spawn(move || {
         let sink = instrumented.then_some(records);
-        let r = if proto == "ssh" {
-            ssh::serve(&group, listener, served_ref, concurrent)
-        } else {
-            tls::serve(stack, &group, &id, listener, served_ref, sink, concurrent)
+        let c = Config {
+            wrapped: instrumented,
+            ..Config::plain(&group, &id)
         };
+        let r = stack.serve(c, listener, served_ref, sink, concurrent);
         if let Err(e) = r {
             eprintln!("server: {e:#}");
             std::process::exit(2);

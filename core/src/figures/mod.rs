@@ -1,0 +1,128 @@
+//! Everything a producer stores and `check` recomputes, computed once: a phase's figures from its
+//! samples, the setup components, the calibration, capacity rates, network percentiles and the
+//! warnings. Producers call these; `check` calls the same functions on the stored raw data.
+
+pub mod capacity;
+pub mod network;
+pub mod warnings;
+
+use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason};
+use crate::stats;
+
+/// What a producer knows of a phase beyond its samples.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub iterations_reason: Reason,
+    pub warmup: usize,
+    pub verified: usize,
+    pub includes: String,
+    pub steal_pct: Option<f64>,
+    pub run_delay_pct: Option<f64>,
+    pub timed_ms: Option<f64>,
+    pub cycles: Option<Cycles>,
+    pub batch: usize,
+}
+
+/// A measured phase: its samples, what was recorded beside them, and every statistic computed
+/// from the samples (`set_sample_figures`).
+pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
+    let mut p = Phase {
+        backend: id.backend,
+        algorithm: id.algorithm,
+        operation: id.operation,
+        form: id.form,
+        stats: Default::default(),
+        ops_per_sec: 0.0,
+        steal_pct: m.steal_pct,
+        iterations_reason: m.iterations_reason,
+        warmup: m.warmup,
+        verified: m.verified,
+        includes: m.includes,
+        samples_ns,
+        cycles: m.cycles,
+        median_ci95_ns: None,
+        rsd_pct: 0.0,
+        outliers: Default::default(),
+        batch: m.batch,
+        run_delay_pct: m.run_delay_pct,
+        timed_ms: m.timed_ms,
+        instructions: None,
+    };
+    set_sample_figures(&mut p);
+    p
+}
+
+/// Sets a phase's statistics from its samples (`samples_ns`): the summary, rate, median interval,
+/// RSD and outliers. `run` does it for a measured phase, `run --samples` for pooled ones, `check`
+/// to compare.
+pub fn set_sample_figures(p: &mut Phase) {
+    let f = stats::figures(&p.samples_ns).unwrap_or_else(stats::SampleFigures::empty);
+    p.stats = f.summary;
+    p.ops_per_sec = f.ops_per_sec;
+    p.median_ci95_ns = f.median_ci95;
+    p.rsd_pct = f.rsd_pct;
+    p.outliers = f.outliers;
+}
+
+/// The setup each handshake-form phase adds to its primitive form, for every primitive phase with
+/// a handshake twin and a description of that setup (`setup`, None: not a setup of its own).
+pub fn components(phases: &[Phase], setup: impl Fn(&PhaseId) -> Option<String>) -> Vec<Component> {
+    phases
+        .iter()
+        .filter(|p| p.form == Form::Primitive)
+        .filter_map(|prim| {
+            let id = prim.id().with_form(Form::Handshake);
+            let hs = crate::results::find_phase(phases, &id)?;
+            Some(Component {
+                backend: id.backend.clone(),
+                algorithm: id.algorithm.clone(),
+                operation: id.operation,
+                name: setup(&id)?,
+                handshake_median_ns: hs.stats.median_ns,
+                primitive_median_ns: prim.stats.median_ns,
+                setup_ns: hs.stats.median_ns - prim.stats.median_ns,
+            })
+        })
+        .collect()
+}
+
+/// The calibration from the reference workload's samples, `per_round` to a round, against the
+/// reference's median on the pinned machine (`pinned_ns`).
+pub fn calibration(
+    workload: &str,
+    samples_ns: Vec<u64>,
+    per_round: usize,
+    pinned_ns: f64,
+) -> Calibration {
+    let rounds = stats::chunk_medians(&samples_ns, per_round);
+    let all: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
+    let median_ns = stats::median(&all);
+    let (lo, hi) = rounds
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+            (l.min(*x), h.max(*x))
+        });
+    Calibration {
+        workload: workload.into(),
+        per_round,
+        samples_ns,
+        drift_pct: (hi - lo) / median_ns * 100.0,
+        round_medians_ns: rounds,
+        median_ns,
+        pinned_ns,
+        factor: pinned_ns / median_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_by_hand() {
+        // Rounds [10, 30] and [20, 40]: medians 20 and 30; all four: median 25.
+        let c = calibration("w", vec![10, 30, 20, 40], 2, 50.0);
+        assert_eq!(c.round_medians_ns, vec![20.0, 30.0]);
+        assert_eq!((c.median_ns, c.factor, c.drift_pct), (25.0, 2.0, 40.0));
+    }
+}

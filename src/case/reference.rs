@@ -1,0 +1,47 @@
+//! The calibration reference workload, timed in every round beside the phases.
+
+use super::Kernel;
+use anyhow::{ensure, Result};
+use std::hint::black_box;
+
+/// The calibration reference: SHA-256 (RustCrypto's sha2) of a fixed 4,096-byte buffer. It does not
+/// depend on any backend under test, and its time moves with the machine, not with the code.
+pub struct Reference {
+    buf: Vec<u8>,
+    expected: Vec<u8>,
+}
+
+impl Reference {
+    pub const DESCRIPTION: &'static str = "SHA-256 (RustCrypto sha2) of a fixed 4,096-byte buffer";
+
+    pub fn new() -> Reference {
+        use sha2::Digest;
+        let buf: Vec<u8> = (0..4096u32)
+            .map(|i| ((i * 2_654_435_761u32) >> 24) as u8)
+            .collect();
+        let expected = sha2::Sha256::digest(&buf).to_vec();
+        Reference { buf, expected }
+    }
+}
+
+impl Default for Reference {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Kernel for Reference {
+    type In = ();
+    type Out = Vec<u8>;
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) -> Vec<u8> {
+        use sha2::Digest;
+        sha2::Sha256::digest(black_box(&self.buf)).to_vec()
+    }
+    fn check(&mut self, _: &(), out: Vec<u8>) -> Result<()> {
+        ensure!(out == self.expected, "the reference digest changed");
+        Ok(())
+    }
+}

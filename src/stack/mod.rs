@@ -1,0 +1,294 @@
+//! The real client/server stacks pqprof runs handshakes on: one file each, behind one trait
+//! (`TlsStack`), registered in one list (`all`). `handshake`, `capacity` and `network`, the CLI's
+//! value lists and the plan read the registry; adding a stack is its file and a line in `all`.
+//!
+//! A stack makes clients (in this process) and servers (a child process: this binary's hidden
+//! `handshake-server` command, which calls the stack's `serve`, or an outside program such as the
+//! Go peer), and, where it can, an in-memory client and server pair (capacity, the paired timer
+//! cost) and in-situ hooks (every crypto call timed where it happens).
+
+pub mod child;
+pub mod identity;
+pub mod tls;
+pub mod wire;
+
+pub use identity::Identity;
+
+use crate::results::{AllocCounters, CallPhases, Evidence};
+use anyhow::{anyhow, bail, Result};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+/// The registry: each stack's module and type, in the order the tables and the site show them. A
+/// new stack is its file and one entry here.
+macro_rules! registry {
+    ($($module:ident :: $stack:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every stack, in the registry's order.
+        pub fn all() -> &'static [&'static dyn TlsStack] {
+            &[$(&$module::$stack),*]
+        }
+    };
+}
+
+registry!(rustls::Rustls, openssl::OpenSsl, russh::Russh, go::Go);
+
+/// The stack registered under `name`.
+pub fn find(name: &str) -> Result<&'static dyn TlsStack> {
+    all()
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            anyhow!(
+                "unknown stack {name:?}: one of {}",
+                names(|_| true).join(", ")
+            )
+        })
+}
+
+/// The names of the stacks with a feature (the CLI's `--stack` values).
+pub fn names(with: impl Fn(&Features) -> bool) -> Vec<&'static str> {
+    all()
+        .iter()
+        .filter(|s| with(&s.features()))
+        .map(|s| s.name())
+        .collect()
+}
+
+/// What a stack can do beyond loopback handshakes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Features {
+    /// Every crypto call timed in situ (an instrumented scenario beside the plain one).
+    pub in_situ: bool,
+    /// In its instrumented form the stack has a wrapper that runs without timing (rustls's timing
+    /// provider unarmed), so the wrapper's own cost is measured apart from the timers'.
+    pub unarmed_wrapper: bool,
+    /// A client and a server in one thread over memory buffers (`Pair`).
+    pub in_memory: bool,
+    /// The capacity measurements (in memory, load steps, held connections).
+    pub capacity: bool,
+    /// Through the emulated network (a server that serves many connections at once).
+    pub network: bool,
+}
+
+/// Whether a stack can run here, and which groups it negotiates.
+#[derive(Debug, Clone)]
+pub struct Availability {
+    /// The library's version, as a row names it.
+    pub version: String,
+    /// `None`: every group of its protocol's suites.
+    pub groups: Option<Vec<String>>,
+}
+
+impl Availability {
+    pub fn negotiates(&self, group: &str) -> bool {
+        self.groups
+            .as_ref()
+            .is_none_or(|g| g.iter().any(|x| x == group))
+    }
+}
+
+/// How a client or a server is configured: one group, the identity, and the in-situ hooks.
+#[derive(Clone, Copy)]
+pub struct Config<'a> {
+    pub group: &'a str,
+    pub identity: &'a Identity,
+    /// The stack's in-situ form (rustls: the timing provider; OpenSSL: always).
+    pub wrapped: bool,
+    /// The client arms the recorder around each connection (a wrapped form unarmed measures the
+    /// wrapper alone).
+    pub armed: bool,
+}
+
+impl<'a> Config<'a> {
+    pub fn plain(group: &'a str, identity: &'a Identity) -> Config<'a> {
+        Config {
+            group,
+            identity,
+            wrapped: false,
+            armed: false,
+        }
+    }
+
+    /// The in-situ form, armed: every crypto call of each connection timed.
+    pub fn timed(group: &'a str, identity: &'a Identity) -> Config<'a> {
+        Config {
+            wrapped: true,
+            armed: true,
+            ..Config::plain(group, identity)
+        }
+    }
+}
+
+/// One connection a client made.
+pub struct One {
+    pub total_ns: f64,
+    /// Until the handshake (TLS) or key exchange (SSH) completed.
+    pub ready_ns: f64,
+    pub sent: u64,
+    pub received: u64,
+    pub cpu_ns: f64,
+    pub mem: AllocCounters,
+    pub evidence: Option<Evidence>,
+    /// The client's in-situ record (instrumented scenarios).
+    pub insitu: Option<crate::insitu::Record>,
+    /// Go's allocations (the Go peer's runtime counters), per connection.
+    pub go_allocs: f64,
+    pub go_bytes: f64,
+}
+
+/// One handshake in memory, nanoseconds: each side's calls and the wall time of the exchange.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub client_ns: u64,
+    pub server_ns: u64,
+    pub wall_ns: u64,
+}
+
+/// Runs one side's part of an in-memory handshake, adding its time to that side's.
+pub fn side<R>(acc: &mut std::time::Duration, f: impl FnOnce() -> R) -> R {
+    let t = std::time::Instant::now();
+    let r = f();
+    *acc += t.elapsed();
+    r
+}
+
+/// A client of one stack and group, ready to make connections.
+pub trait Client: Send + Sync {
+    /// One connection: connect, handshake, echo 32 bytes, close; evidence only when asked.
+    fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One>;
+
+    /// `n` measured connections, one after another.
+    fn connect_many(&self, addr: SocketAddr, n: usize) -> Result<Vec<One>> {
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            crate::interrupt::check()?;
+            v.push(self.connect(addr, false)?);
+        }
+        Ok(v)
+    }
+
+    /// Connect, handshake, echo, close, with `prepare` applied to the socket first: the time from
+    /// connect to handshake complete (capacity's load steps).
+    fn connect_with(&self, _addr: SocketAddr, _prepare: fn(&TcpStream)) -> Result<f64> {
+        bail!("this stack has no load client")
+    }
+
+    /// Connect, handshake, echo, and keep the connection open (memory per connection).
+    fn open(&self, _addr: SocketAddr) -> Result<Box<dyn Send>> {
+        bail!("this stack cannot hold connections")
+    }
+}
+
+/// A server's configuration for one group, in the server's process.
+pub trait Acceptor: Send + Sync {
+    /// One connection: the handshake, then the 32-byte echo; the connection stays open.
+    fn serve_one(&self, stream: TcpStream) -> Result<Box<dyn Served>>;
+}
+
+/// A connection the server has completed, still open.
+pub trait Served: Send {
+    /// close_notify (or its like), then the socket closes.
+    fn close(self: Box<Self>);
+}
+
+/// A client and a server of one stack in one thread, passing records through memory.
+pub trait Pair {
+    /// One full handshake; with `check`, the negotiated group is verified.
+    fn handshake(&self, check: bool) -> Result<Sample>;
+}
+
+/// Where the in-situ records of a server's connections go, one per connection in order.
+pub type Sink = Mutex<Vec<crate::insitu::Record>>;
+
+/// A real TLS 1.3 or SSH stack.
+pub trait TlsStack: Sync {
+    /// The name results and the CLI know it by ("rustls").
+    fn name(&self) -> &'static str;
+    /// The protocol of the suites it runs ("tls13", "ssh").
+    fn protocol(&self) -> &'static str;
+    /// The composition stack (`plan::stacks`) made of the libraries this stack calls, which its
+    /// real handshakes are set beside.
+    fn composition(&self) -> crate::results::Stack;
+
+    /// The composition's name.
+    fn composed_stack(&self) -> String {
+        self.composition().name
+    }
+    /// Round trips before the client completes, TCP connect included (the network model).
+    fn round_trips(&self) -> f64;
+
+    fn features(&self) -> Features {
+        Features::default()
+    }
+
+    /// Whether it runs here (the Go peer needs its binary) and which groups it negotiates.
+    fn availability(&self) -> Result<Availability>;
+
+    /// What each in-situ label of this stack's hooks stands for in phase terms.
+    fn call_phases(&self) -> Vec<CallPhases> {
+        Vec::new()
+    }
+
+    fn client(&self, c: Config) -> Result<Box<dyn Client>>;
+
+    /// A server configuration, in the server's process (stacks served by this binary).
+    fn acceptor(&self, _c: Config) -> Result<Box<dyn Acceptor>> {
+        bail!("{} has no server in this binary", self.name())
+    }
+
+    /// An in-memory pair (`Features::in_memory`).
+    fn pair(&self, _c: Config) -> Result<Box<dyn Pair>> {
+        bail!("{} has no in-memory pair", self.name())
+    }
+
+    /// Starts the server of one scenario: by default this binary's `handshake-server` child.
+    fn start_server(&self, s: &child::Start) -> Result<child::Server> {
+        child::Server::start(self.name(), s)
+    }
+
+    /// The server loop in the `handshake-server` child: serves until the process ends, one
+    /// connection at a time (recording each into `sink` when instrumented) or, with
+    /// `concurrent`, each on its own thread.
+    fn serve(
+        &self,
+        c: Config,
+        listener: TcpListener,
+        served: &'static AtomicU64,
+        sink: Option<&'static Sink>,
+        concurrent: bool,
+    ) -> Result<()> {
+        tls::serve_with(self.acceptor(c)?, listener, served, sink, concurrent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_stack_is_found_by_its_name() {
+        let names = names(|_| true);
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "{names:?}");
+        for n in names {
+            assert_eq!(find(n).unwrap().name(), n);
+        }
+        let e = find("nope")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("one of rustls"), "{e}");
+        // Every stack composes against a stack the plan knows, over its own protocol.
+        let plan = crate::plan::stacks();
+        for s in all() {
+            let c = plan.iter().find(|p| p.name == s.composed_stack());
+            assert!(c.is_some_and(|c| c.composes(s.protocol())), "{}", s.name());
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! OpenSSL 3.5 through the `openssl` crate (libssl over the vendored libcrypto): client, server
+//! and an in-memory pair for one key-exchange group at a time; in situ, libssl's calls into
+//! libcrypto pass the linker wrappers of `insitu::openssl_wrap` (always: the plain and the timed
+//! form are the same code, timed only while the recorder is armed).
+
+use super::tls::{self, echo, echo_back, norm, tcp};
+use super::wire::Counted;
+use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, Served, TlsStack};
+use crate::results::{CallLabel, CallPhases, Evidence, Operation};
+use anyhow::{anyhow, bail, ensure, Result};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+pub struct OpenSsl;
+
+impl TlsStack for OpenSsl {
+    fn name(&self) -> &'static str {
+        "openssl"
+    }
+
+    fn protocol(&self) -> &'static str {
+        "tls13"
+    }
+
+    fn composition(&self) -> crate::results::Stack {
+        crate::results::Stack::new(
+            "openssl",
+            "OpenSSL 3.5 for everything, as libssl calls it",
+            "openssl",
+            "openssl",
+            &[],
+        )
+    }
+
+    fn round_trips(&self) -> f64 {
+        2.0
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            in_situ: true,
+            unarmed_wrapper: false,
+            in_memory: true,
+            capacity: true,
+            network: true,
+        }
+    }
+
+    fn availability(&self) -> Result<Availability> {
+        Ok(Availability {
+            version: openssl::version::version().into(),
+            groups: None,
+        })
+    }
+
+    /// libssl makes a hybrid group's key share, encapsulation and decapsulation in one provider
+    /// call each (OpenSSL 3.5.5 `providers/implementations/keymgmt/mlx_kmgmt.c` `mlx_kem_gen`,
+    /// `providers/implementations/kem/mlx_kem.c`): a hybrid key share makes both keys;
+    /// encapsulating to it also makes an ECDH key and derives; decapsulating also derives. It
+    /// sets the peer's share apart (`kx.import`), which the phases count in the encapsulation or
+    /// the derive. `X509_verify_cert` (`sig.verify.cert`) is the whole chain check, not a phase.
+    fn call_phases(&self) -> Vec<CallPhases> {
+        use Operation::*;
+        let import = Some(CallLabel::KxImport.name().to_string());
+        let row = |l: CallLabel, operations: Vec<Operation>, with: Option<String>| CallPhases {
+            label: l.name().into(),
+            operations,
+            with,
+        };
+        vec![
+            row(CallLabel::KemKeygen, vec![KemKeygen], None),
+            row(CallLabel::KemEncaps, vec![KemEncaps], None),
+            row(CallLabel::KemDecaps, vec![KemDecaps], None),
+            row(CallLabel::DhKeygen, vec![DhKeygen], None),
+            row(CallLabel::DhDerive, vec![DhDerive], import.clone()),
+            row(CallLabel::KxKeygen, vec![KemKeygen, DhKeygen], None),
+            row(
+                CallLabel::KxEncaps,
+                vec![KemEncaps, DhKeygen, DhDerive],
+                import,
+            ),
+            row(CallLabel::KxDecaps, vec![KemDecaps, DhDerive], None),
+            row(CallLabel::SigSign, vec![SigSign], None),
+            row(CallLabel::SigVerify, vec![SigVerify], None),
+        ]
+    }
+
+    fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
+        Ok(Box::new(Client {
+            connector: connector(c)?,
+            armed: c.armed,
+        }))
+    }
+
+    fn acceptor(&self, c: Config) -> Result<Box<dyn Acceptor>> {
+        Ok(Box::new(Server(acceptor(c)?)))
+    }
+
+    fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
+        Ok(Box::new(InMemory {
+            client: connector(c)?,
+            server: acceptor(c)?,
+            group: c.group.to_string(),
+        }))
+    }
+}
+
+/// What client and server contexts share: TLS 1.3 only, one group, no tickets, no session cache.
+pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Result<()> {
+    use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
+    b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
+    b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
+    b.set_groups_list(group)?;
+    b.set_options(SslOptions::NO_TICKET);
+    b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    Ok(())
+}
+
+fn connector(c: Config) -> Result<openssl::ssl::SslConnector> {
+    use openssl::ssl::{SslConnector, SslMethod};
+    let mut b = SslConnector::builder(SslMethod::tls_client())?;
+    tls13(&mut b, c.group)?;
+    b.cert_store_mut()
+        .add_cert(openssl::x509::X509::from_der(&c.identity.cert_der)?)?;
+    Ok(b.build())
+}
+
+fn acceptor(c: Config) -> Result<openssl::ssl::SslAcceptor> {
+    use openssl::ssl::{SslAcceptor, SslMethod};
+    let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
+    tls13(&mut b, c.group)?;
+    let cert = openssl::x509::X509::from_der(&c.identity.cert_der)?;
+    let key = openssl::pkey::PKey::private_key_from_pem(c.identity.key_pem.as_bytes())?;
+    b.set_certificate(&cert)?;
+    b.set_private_key(&key)?;
+    Ok(b.build())
+}
+
+extern "C" {
+    // OpenSSL 3.2+: the negotiated group's name, also for hybrid groups without a NID.
+    fn SSL_get0_group_name(s: *mut openssl_sys::SSL) -> *const std::ffi::c_char;
+}
+
+/// The group a connection negotiated, by OpenSSL's name for it ("" before the handshake).
+fn group_name(ssl: &openssl::ssl::SslRef) -> String {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: `ssl` is a live SSL for the call; the result is NULL or points to a static name
+    // string, which is copied before returning.
+    unsafe {
+        let p = SSL_get0_group_name(ssl.as_ptr());
+        if p.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+}
+
+fn evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
+    Evidence {
+        version: ssl.version_str().to_string(),
+        group: group_name(ssl),
+        cipher: ssl
+            .current_cipher()
+            .map(|c| c.name().to_string())
+            .unwrap_or_default(),
+        cert_key: ssl
+            .peer_certificate()
+            .and_then(|c| c.to_der().ok())
+            .map(|d| super::identity::cert_key_type(&d))
+            .unwrap_or_default(),
+        resumed: ssl.session_reused(),
+        ..Evidence::default()
+    }
+}
+
+struct Client {
+    connector: openssl::ssl::SslConnector,
+    armed: bool,
+}
+
+impl super::Client for Client {
+    fn connect(&self, addr: SocketAddr, want_evidence: bool) -> Result<One> {
+        tls::measure_connection(self.armed, |t0| {
+            let sock = Counted::new(tcp(addr)?);
+            let mut tls = self
+                .connector
+                .configure()?
+                .connect("localhost", sock)
+                .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+            let hs = t0.elapsed();
+            echo(&mut tls)?;
+            let ev = want_evidence.then(|| evidence(tls.ssl()));
+            let _ = tls.shutdown();
+            Ok((hs, tls.get_ref().summary(), ev))
+        })
+    }
+
+    fn connect_with(&self, addr: SocketAddr, prepare: fn(&TcpStream)) -> Result<f64> {
+        let t0 = Instant::now();
+        let sock = tcp(addr)?;
+        prepare(&sock);
+        let mut tls = self
+            .connector
+            .configure()?
+            .connect("localhost", sock)
+            .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+        let hs = t0.elapsed();
+        echo(&mut tls)?;
+        let _ = tls.shutdown();
+        Ok(hs.as_nanos() as f64)
+    }
+
+    fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
+        let mut tls = self
+            .connector
+            .configure()?
+            .connect("localhost", tcp(addr)?)
+            .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+        echo(&mut tls)?;
+        Ok(Box::new(tls))
+    }
+}
+
+struct Server(openssl::ssl::SslAcceptor);
+
+struct Connection(openssl::ssl::SslStream<TcpStream>);
+
+impl Acceptor for Server {
+    fn serve_one(&self, stream: TcpStream) -> Result<Box<dyn Served>> {
+        tls::accepted(&stream);
+        let mut tls = self.0.accept(stream).map_err(|e| anyhow!("accept: {e}"))?;
+        echo_back(&mut tls)?;
+        Ok(Box::new(Connection(tls)))
+    }
+}
+
+impl Served for Connection {
+    fn close(mut self: Box<Self>) {
+        let _ = self.0.shutdown();
+    }
+}
+
+/// Client and server in one thread, with a Rust in-memory stream as each side's BIO.
+struct InMemory {
+    client: openssl::ssl::SslConnector,
+    server: openssl::ssl::SslAcceptor,
+    group: String,
+}
+
+impl Pair for InMemory {
+    fn handshake(&self, check: bool) -> Result<Sample> {
+        handshake_in_memory(
+            &self.client,
+            &self.server,
+            check.then_some(self.group.as_str()),
+        )
+    }
+}
+
+/// One direction of an in-memory connection: what one side wrote and the other has not read.
+type Queue = Rc<RefCell<VecDeque<u8>>>;
+
+/// A stream over two queues; reading an empty queue would block, which OpenSSL turns into
+/// WANT_READ, as with a non-blocking socket.
+struct MemStream {
+    rx: Queue,
+    tx: Queue,
+}
+
+impl Read for MemStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut q = self.rx.borrow_mut();
+        if q.is_empty() {
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let n = q.len().min(buf.len());
+        for (d, s) in buf.iter_mut().zip(q.drain(..n)) {
+            *d = s;
+        }
+        Ok(n)
+    }
+}
+
+impl Write for MemStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tx.borrow_mut().extend(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn handshake_in_memory(
+    connector: &openssl::ssl::SslConnector,
+    acceptor: &openssl::ssl::SslAcceptor,
+    check: Option<&str>,
+) -> Result<Sample> {
+    use openssl::ssl::{ErrorCode, Ssl, SslStream};
+    let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
+    let (a, b): (Queue, Queue) = (Rc::default(), Rc::default());
+    let start = Instant::now();
+    let mut client = side(&mut tc, || -> Result<_> {
+        let ssl = connector.configure()?.into_ssl("localhost")?;
+        Ok(SslStream::new(
+            ssl,
+            MemStream {
+                rx: b.clone(),
+                tx: a.clone(),
+            },
+        )?)
+    })?;
+    let mut server = side(&mut ts, || -> Result<_> {
+        Ok(SslStream::new(
+            Ssl::new(acceptor.context())?,
+            MemStream {
+                rx: a.clone(),
+                tx: b.clone(),
+            },
+        )?)
+    })?;
+    let (mut client_done, mut server_done) = (false, false);
+    let pending = |r: Result<(), openssl::ssl::Error>| -> Result<bool> {
+        match r {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == ErrorCode::WANT_READ => Ok(false),
+            Err(e) => Err(anyhow!("OpenSSL: {e}")),
+        }
+    };
+    for _ in 0..16 {
+        if !client_done {
+            client_done = side(&mut tc, || pending(client.connect()))?;
+        }
+        if !server_done {
+            server_done = side(&mut ts, || pending(server.accept()))?;
+        }
+        if client_done && server_done {
+            let wall = start.elapsed();
+            if let Some(g) = check {
+                let got = group_name(client.ssl());
+                ensure!(
+                    norm(&got) == norm(g),
+                    "OpenSSL negotiated {got}, expected {g}"
+                );
+                ensure!(!client.ssl().session_reused(), "OpenSSL resumed a session");
+            }
+            return Ok(Sample {
+                client_ns: tc.as_nanos() as u64,
+                server_ns: ts.as_nanos() as u64,
+                wall_ns: wall.as_nanos() as u64,
+            });
+        }
+    }
+    bail!("OpenSSL: the in-memory handshake did not finish in 16 flights")
+}

@@ -1,0 +1,331 @@
+//! rustls 0.23 with its default aws-lc-rs provider: client, server and an in-memory pair, for one
+//! key-exchange group at a time; in situ, the timing provider (`insitu::rustls_timed`) in place of
+//! the default one.
+
+use super::tls::{self, echo, echo_back, norm, tcp};
+use super::wire::Counted;
+use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, Served, TlsStack};
+use crate::results::{CallLabel, CallPhases, Evidence, Operation};
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Rustls;
+
+impl TlsStack for Rustls {
+    fn name(&self) -> &'static str {
+        "rustls"
+    }
+
+    fn protocol(&self) -> &'static str {
+        "tls13"
+    }
+
+    fn composition(&self) -> crate::results::Stack {
+        crate::results::Stack::new(
+            "rustls",
+            "aws-lc (aws-lc-rs) for everything, as rustls's default provider calls it",
+            "awslc",
+            "awslc",
+            &["tls13", "raw"],
+        )
+    }
+
+    fn round_trips(&self) -> f64 {
+        2.0
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            in_situ: true,
+            unarmed_wrapper: true,
+            in_memory: true,
+            capacity: true,
+            network: true,
+        }
+    }
+
+    fn availability(&self) -> Result<Availability> {
+        Ok(Availability {
+            version: "rustls 0.23 (aws-lc-rs)".into(),
+            groups: None,
+        })
+    }
+
+    /// The timing provider names the halves of a hybrid (`kem.*`, `dh.*`) and each signature
+    /// check webpki makes of a certificate (`sig.verify.cert`) as the phases are.
+    fn call_phases(&self) -> Vec<CallPhases> {
+        use CallLabel::*;
+        [
+            (KemKeygen, Operation::KemKeygen),
+            (KemEncaps, Operation::KemEncaps),
+            (KemDecaps, Operation::KemDecaps),
+            (DhKeygen, Operation::DhKeygen),
+            (DhDerive, Operation::DhDerive),
+            (SigSign, Operation::SigSign),
+            (SigVerify, Operation::SigVerify),
+            (SigVerifyCert, Operation::SigVerify),
+        ]
+        .into_iter()
+        .map(|(l, op)| CallPhases {
+            label: l.name().into(),
+            operations: vec![op],
+            with: None,
+        })
+        .collect()
+    }
+
+    fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
+        Ok(Box::new(Client {
+            cfg: client_config(c)?,
+            armed: c.armed,
+        }))
+    }
+
+    fn acceptor(&self, c: Config) -> Result<Box<dyn Acceptor>> {
+        Ok(Box::new(Server(server_config(c)?)))
+    }
+
+    fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
+        Ok(Box::new(InMemory {
+            client: client_config(c)?,
+            server: server_config(c)?,
+            group: c.group.to_string(),
+        }))
+    }
+}
+
+fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
+    use rustls::crypto::aws_lc_rs::kx_group;
+    Ok(match name {
+        "X25519" => kx_group::X25519,
+        "X25519MLKEM768" => kx_group::X25519MLKEM768,
+        "SecP256r1MLKEM768" => kx_group::SECP256R1MLKEM768,
+        "MLKEM768" => kx_group::MLKEM768,
+        _ => bail!("rustls: no key-exchange group {name}"),
+    })
+}
+
+/// The provider for one group: aws-lc-rs's default, or with every crypto call timed.
+fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
+    if c.wrapped {
+        return crate::insitu::rustls_timed::provider(c.group);
+    }
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    // One group only: by default the client also sends an X25519 share beside a hybrid one.
+    p.kx_groups = vec![group(c.group)?];
+    Ok(Arc::new(p))
+}
+
+fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(c.identity.cert_der.clone().into())?;
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider(c)?)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.resumption = rustls::client::Resumption::disabled();
+    Ok(Arc::new(cfg))
+}
+
+/// TLS 1.3 only, no tickets, no session cache.
+fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
+    let certs = vec![c.identity.cert_der.clone().into()];
+    let key =
+        <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(
+            c.identity.key_pem.as_bytes(),
+        )
+        .map_err(|e| anyhow!("key: {e}"))?;
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider(c)?)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+    cfg.send_tls13_tickets = 0;
+    Ok(Arc::new(cfg))
+}
+
+struct Client {
+    cfg: Arc<rustls::ClientConfig>,
+    armed: bool,
+}
+
+/// A client handshake over `sock`: the time from `t0` until it is done, and the stream.
+fn handshake<S: Read + Write>(
+    cfg: &Arc<rustls::ClientConfig>,
+    sock: S,
+    t0: Instant,
+) -> Result<(Duration, rustls::StreamOwned<rustls::ClientConnection, S>)> {
+    let conn = rustls::ClientConnection::new(cfg.clone(), "localhost".try_into()?)?;
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    while tls.conn.is_handshaking() {
+        tls.conn
+            .complete_io(&mut tls.sock)
+            .context("rustls handshake")?;
+    }
+    Ok((t0.elapsed(), tls))
+}
+
+fn close<S: Read + Write>(tls: &mut rustls::StreamOwned<rustls::ClientConnection, S>) {
+    tls.conn.send_close_notify();
+    let _ = tls.conn.complete_io(&mut tls.sock);
+}
+
+impl super::Client for Client {
+    fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+        tls::measure_connection(self.armed, |t0| {
+            let sock = Counted::new(tcp(addr)?);
+            let (hs, mut tls) = handshake(&self.cfg, sock, t0)?;
+            echo(&mut tls)?;
+            close(&mut tls);
+            let ev = evidence.then(|| {
+                let c = &tls.conn;
+                Evidence {
+                    version: c
+                        .protocol_version()
+                        .map(|v| format!("{v:?}"))
+                        .unwrap_or_default(),
+                    group: c
+                        .negotiated_key_exchange_group()
+                        .map(|g| format!("{:?}", g.name()))
+                        .unwrap_or_default(),
+                    cipher: c
+                        .negotiated_cipher_suite()
+                        .map(|c| format!("{:?}", c.suite()))
+                        .unwrap_or_default(),
+                    cert_key: c
+                        .peer_certificates()
+                        .and_then(|c| c.first())
+                        .map(|c| super::identity::cert_key_type(c))
+                        .unwrap_or_default(),
+                    resumed: !matches!(c.handshake_kind(), Some(rustls::HandshakeKind::Full)),
+                    ..Evidence::default()
+                }
+            });
+            Ok((hs, tls.sock.summary(), ev))
+        })
+    }
+
+    fn connect_with(&self, addr: SocketAddr, prepare: fn(&TcpStream)) -> Result<f64> {
+        let t0 = Instant::now();
+        let sock = tcp(addr)?;
+        prepare(&sock);
+        let (hs, mut tls) = handshake(&self.cfg, sock, t0)?;
+        echo(&mut tls)?;
+        close(&mut tls);
+        Ok(hs.as_nanos() as f64)
+    }
+
+    fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
+        let conn = rustls::ClientConnection::new(self.cfg.clone(), "localhost".try_into()?)?;
+        let mut tls = Box::new(rustls::StreamOwned::new(conn, tcp(addr)?));
+        echo(&mut tls)?;
+        Ok(tls)
+    }
+}
+
+struct Server(Arc<rustls::ServerConfig>);
+
+struct Connection(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>);
+
+impl Acceptor for Server {
+    fn serve_one(&self, stream: TcpStream) -> Result<Box<dyn Served>> {
+        tls::accepted(&stream);
+        let conn = rustls::ServerConnection::new(self.0.clone())?;
+        let mut tls = Box::new(rustls::StreamOwned::new(conn, stream));
+        echo_back(&mut tls)?;
+        Ok(Box::new(Connection(tls)))
+    }
+}
+
+impl Served for Connection {
+    fn close(mut self: Box<Self>) {
+        self.0.conn.send_close_notify();
+        let _ = self.0.conn.complete_io(&mut self.0.sock);
+    }
+}
+
+/// Client and server in one thread, records passed through buffers (`write_tls` / `read_tls`).
+struct InMemory {
+    client: Arc<rustls::ClientConfig>,
+    server: Arc<rustls::ServerConfig>,
+    group: String,
+}
+
+impl Pair for InMemory {
+    fn handshake(&self, check: bool) -> Result<Sample> {
+        handshake_in_memory(
+            &self.client,
+            &self.server,
+            check.then_some(self.group.as_str()),
+        )
+    }
+}
+
+fn feed<D>(conn: &mut rustls::ConnectionCommon<D>, mut buf: &[u8]) -> Result<()> {
+    while !buf.is_empty() {
+        conn.read_tls(&mut buf)?;
+        conn.process_new_packets()
+            .map_err(|e| anyhow!("rustls: {e}"))?;
+    }
+    Ok(())
+}
+
+fn handshake_in_memory(
+    ccfg: &Arc<rustls::ClientConfig>,
+    scfg: &Arc<rustls::ServerConfig>,
+    check: Option<&str>,
+) -> Result<Sample> {
+    let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
+    let mut to_server = Vec::with_capacity(8192);
+    let mut to_client = Vec::with_capacity(16384);
+    let start = Instant::now();
+    // Making the client connection makes its key share: client time.
+    let mut client = side(&mut tc, || {
+        rustls::ClientConnection::new(ccfg.clone(), "localhost".try_into().expect("a valid name"))
+    })?;
+    let mut server = side(&mut ts, || rustls::ServerConnection::new(scfg.clone()))?;
+    for _ in 0..16 {
+        to_server.clear();
+        side(&mut tc, || -> Result<()> {
+            while client.wants_write() {
+                client.write_tls(&mut to_server)?;
+            }
+            Ok(())
+        })?;
+        side(&mut ts, || feed(&mut server, &to_server))?;
+        to_client.clear();
+        side(&mut ts, || -> Result<()> {
+            while server.wants_write() {
+                server.write_tls(&mut to_client)?;
+            }
+            Ok(())
+        })?;
+        side(&mut tc, || feed(&mut client, &to_client))?;
+        if !client.is_handshaking()
+            && !server.is_handshaking()
+            && !client.wants_write()
+            && !server.wants_write()
+        {
+            let wall = start.elapsed();
+            if let Some(g) = check {
+                let got = client
+                    .negotiated_key_exchange_group()
+                    .map(|x| format!("{:?}", x.name()))
+                    .unwrap_or_default();
+                ensure!(
+                    norm(&got) == norm(g),
+                    "rustls negotiated {got}, expected {g}"
+                );
+            }
+            return Ok(Sample {
+                client_ns: tc.as_nanos() as u64,
+                server_ns: ts.as_nanos() as u64,
+                wall_ns: wall.as_nanos() as u64,
+            });
+        }
+    }
+    bail!("rustls: the in-memory handshake did not finish in 16 flights")
+}

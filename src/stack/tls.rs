@@ -1,0 +1,166 @@
+//! What every TLS stack's client and server share, following seed 000's contract: TLS 1.3 only, one
+//! key-exchange group at a time, resumption off on both sides, a fresh connection per handshake, a
+//! 32-byte payload echoed and checked, then close.
+
+use super::{Acceptor, Sink};
+use anyhow::{anyhow, ensure, Context, Result};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The 32-byte payload each connection echoes (seed 000's contract).
+pub const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
+
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Socket timeouts of this process, milliseconds: TIMEOUT on loopback; `pqprof network` raises it,
+/// since over a lossy path a retransmission backs off past 5 s (1 + 2 + 4 s for three lost SYNs).
+static IO_TIMEOUT_MS: AtomicU64 = AtomicU64::new(5000);
+
+pub fn set_io_timeout(t: Duration) {
+    IO_TIMEOUT_MS.store(t.as_millis() as u64, Relaxed);
+}
+
+pub fn io_timeout() -> Duration {
+    Duration::from_millis(IO_TIMEOUT_MS.load(Relaxed))
+}
+
+/// A client's TCP connection: no Nagle, the process's timeouts.
+pub fn tcp(addr: SocketAddr) -> Result<TcpStream> {
+    let s = TcpStream::connect_timeout(&addr, io_timeout())
+        .with_context(|| format!("connect to {addr}"))?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(io_timeout()))?;
+    s.set_write_timeout(Some(io_timeout()))?;
+    Ok(s)
+}
+
+/// A server's accepted connection, set up as a client's.
+pub fn accepted(stream: &TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(io_timeout()));
+    let _ = stream.set_write_timeout(Some(io_timeout()));
+}
+
+/// The client's side of the echo: the payload out, the same 32 bytes back.
+pub fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
+    s.write_all(&PAYLOAD)?;
+    s.flush()?;
+    let mut back = [0u8; 32];
+    s.read_exact(&mut back).context("reading the echo")?;
+    ensure!(back == PAYLOAD, "the echo differs from the payload");
+    Ok(())
+}
+
+/// The server's side of the echo.
+pub fn echo_back<S: Read + Write>(s: &mut S) -> Result<()> {
+    let mut buf = [0u8; 32];
+    s.read_exact(&mut buf)?;
+    s.write_all(&buf)?;
+    Ok(())
+}
+
+/// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
+/// ("X25519MLKEM768" from rustls's debug name, "X25519MLKEM768" or "x25519_mlkem768" elsewhere).
+pub fn norm(s: &str) -> String {
+    s.to_ascii_lowercase().replace(['_', '-'], "")
+}
+
+/// The server loop of a stack served by this binary: accepts connections one at a time until the
+/// process ends (each a full handshake and its 32 bytes echoed; with `sink`, its in-situ record
+/// kept), or with `concurrent` a thread per connection (`pqprof network`: handshakes in flight at
+/// once over a slow path must not wait for each other at the server).
+pub fn serve_with(
+    acceptor: Box<dyn Acceptor>,
+    listener: TcpListener,
+    served: &AtomicU64,
+    sink: Option<&Sink>,
+    concurrent: bool,
+) -> Result<()> {
+    if concurrent {
+        let acceptor: Arc<dyn Acceptor> = Arc::from(acceptor);
+        std::thread::scope(|scope| {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let acceptor = acceptor.clone();
+                // Failures over a lossy path are the client's to count (it sees them first).
+                scope.spawn(move || {
+                    if let Ok(conn) = acceptor.serve_one(stream) {
+                        conn.close();
+                        served.fetch_add(1, Relaxed);
+                    }
+                });
+            }
+        });
+        return Ok(());
+    }
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        if sink.is_some() {
+            crate::insitu::arm();
+        }
+        let result = acceptor.serve_one(stream).map(|c| c.close());
+        let record = sink.is_some().then(crate::insitu::take);
+        match result {
+            Ok(()) => {
+                // The record goes in before the count, so `stats` never sees a count without it.
+                if let (Some(sink), Some(rec)) = (sink, record) {
+                    sink.lock().map_err(|_| anyhow!("poisoned"))?.push(rec);
+                }
+                served.fetch_add(1, Relaxed);
+            }
+            Err(e) => eprintln!("server: {e:#}"),
+        }
+    }
+    Ok(())
+}
+
+/// What one client connection reports: the time until the handshake was done, the wire's counts
+/// and first flights, and the negotiated parameters when asked.
+pub type Exchange = (
+    Duration,
+    super::wire::Counted<()>,
+    Option<crate::results::Evidence>,
+);
+
+/// Times one client connection made by `exchange` (which connects, handshakes, echoes and closes,
+/// from `t0`): its wall time, the thread's CPU and allocations over it, the in-situ record when
+/// `armed`, and the key shares of the evidence parsed from the first flights.
+pub fn measure_connection(
+    armed: bool,
+    exchange: impl FnOnce(std::time::Instant) -> Result<Exchange>,
+) -> Result<super::One> {
+    use crate::parse::tls::key_shares;
+    let cpu0 = crate::alloc::thread_cpu_ns();
+    let mem0 = crate::alloc::counters();
+    if armed {
+        crate::insitu::arm();
+    }
+    let t0 = std::time::Instant::now();
+    let r = exchange(t0);
+    let total = t0.elapsed();
+    let insitu = armed.then(crate::insitu::take);
+    let (hs, sock, mut ev) = r?;
+    if let Some(e) = ev.as_mut() {
+        e.client_share = key_shares(&sock.first_sent)
+            .and_then(|(m, s)| (m == 1).then_some(s))
+            .and_then(|s| s.first().copied());
+        e.server_share = key_shares(&sock.first_received)
+            .and_then(|(m, s)| (m == 2).then_some(s))
+            .and_then(|s| s.first().copied());
+    }
+    Ok(super::One {
+        total_ns: total.as_nanos() as f64,
+        ready_ns: hs.as_nanos() as f64,
+        sent: sock.sent,
+        received: sock.received,
+        cpu_ns: crate::alloc::thread_cpu_ns() - cpu0,
+        mem: crate::alloc::counters().since(mem0),
+        evidence: ev,
+        insitu,
+        go_allocs: 0.0,
+        go_bytes: 0.0,
+    })
+}
