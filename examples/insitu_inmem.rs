@@ -13,7 +13,7 @@ fn main() -> anyhow::Result<()> {
     let group = a.get(1).map_or("X25519MLKEM768", String::as_str);
     let n: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
     pqprof::measure::pin();
-    let id = Identity::new()?;
+    let id = Identity::baseline()?;
     let pair = Rustls.pair(Config {
         wrapped: true,
         ..Config::plain(group, &id)

@@ -62,7 +62,7 @@ fn main() -> anyhow::Result<()> {
     let core = pqprof::measure::pin();
     let other =
         core_affinity::get_core_ids().and_then(|ids| ids.into_iter().find(|c| Some(c.id) != core));
-    let id = Identity::new()?;
+    let id = Identity::baseline()?;
     let pair = Rustls.pair(Config {
         wrapped: true,
         ..Config::plain(&group, &id)

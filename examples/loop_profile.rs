@@ -52,7 +52,7 @@ fn usage() -> (f64, f64, i64) {
 fn main() -> anyhow::Result<()> {
     let a: Vec<String> = std::env::args().collect();
     let group = a.get(1).map_or("X25519", String::as_str).to_string();
-    let id = Identity::new()?;
+    let id = Identity::baseline()?;
     let rustls = stack::rustls::Rustls;
     let clients = [
         rustls.client(Config::plain(&group, &id))?,

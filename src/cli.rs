@@ -138,6 +138,9 @@ pub enum Command {
         /// Only these stacks (repeatable; default every stack with a capacity measurement).
         #[arg(long = "stack", value_parser = stacks(|f| f.capacity))]
         stacks: Vec<String>,
+        /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
+        #[arg(long, default_value = "suites")]
+        suites: PathBuf,
         /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
         #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         connections: Vec<u32>,
@@ -171,9 +174,15 @@ pub enum Command {
         /// Every TLS group, not only X25519 and X25519MLKEM768.
         #[arg(long)]
         all_groups: bool,
+        /// Every authentication of suites/auth.toml at every point, not only at 0% and 5% loss.
+        #[arg(long)]
+        all_auths: bool,
         /// Only these stacks (repeatable; default every stack that runs through the emulated network).
         #[arg(long = "stack", value_parser = stacks(|f| f.network))]
         stacks: Vec<String>,
+        /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
+        #[arg(long, default_value = "suites")]
+        suites: PathBuf,
         /// Only remove namespaces a killed run left behind, then exit.
         #[arg(long)]
         cleanup: bool,
@@ -191,10 +200,9 @@ pub enum Command {
         stack: String,
         #[arg(long)]
         group: String,
+        /// The identity's folder (chain, key, root; see stack::identity::Files).
         #[arg(long)]
-        cert: PathBuf,
-        #[arg(long)]
-        key: PathBuf,
+        identity: PathBuf,
         #[arg(long, default_value_t = 1)]
         threads: usize,
         #[arg(long)]
@@ -209,10 +217,9 @@ pub enum Command {
         stack: String,
         #[arg(long)]
         group: String,
+        /// The identity's folder (chain, key, root; see stack::identity::Files).
         #[arg(long)]
-        cert: PathBuf,
-        #[arg(long)]
-        key: PathBuf,
+        identity: PathBuf,
         /// Time every crypto call of each connection and report it with `stats`.
         #[arg(long)]
         insitu: bool,

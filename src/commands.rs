@@ -159,6 +159,7 @@ pub fn execute(command: Command) -> Result<()> {
             force,
             quick,
             stacks,
+            suites,
             connections,
         } => {
             let file = file.map_or_else(newest_results, Ok)?;
@@ -168,7 +169,7 @@ pub fn execute(command: Command) -> Result<()> {
                 "capacity",
                 force,
             )?;
-            let mut opts = crate::capacity::Options::default_for(quick);
+            let mut opts = crate::capacity::Options::default_for(quick, &suites)?;
             if !stacks.is_empty() {
                 opts.stacks = stacks
                     .iter()
@@ -177,6 +178,9 @@ pub fn execute(command: Command) -> Result<()> {
             }
             if !connections.is_empty() {
                 opts.connections = connections.iter().map(|&c| c as usize).collect();
+                // The other authentications hold the smallest step.
+                opts.auth_connections =
+                    opts.connections.iter().min().into_iter().copied().collect();
             }
             let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
             print!("{}", crate::tables::capacity::table(&c));
@@ -197,7 +201,9 @@ pub fn execute(command: Command) -> Result<()> {
             parallel,
             rate_mbit,
             all_groups,
+            all_auths,
             stacks,
+            suites,
             cleanup,
         } => {
             if cleanup {
@@ -239,7 +245,12 @@ pub fn execute(command: Command) -> Result<()> {
                 parallel: parallel as usize,
                 rate_mbit,
                 all_groups,
+                all_auths,
                 stacks,
+                auths: {
+                    let kex = crate::suite::load(&suites, &crate::backend::names())?;
+                    crate::handshake::tls_auths(&suites, &kex)?
+                },
             };
             let n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
                 Ok(n) => n,
@@ -262,20 +273,18 @@ pub fn execute(command: Command) -> Result<()> {
         Command::CapacityServer {
             stack,
             group,
-            cert,
-            key,
+            identity,
             threads,
             hold,
             core,
         } => {
             let stack = crate::stack::find(&stack)?;
-            crate::capacity::server::server_main(stack, &group, &cert, &key, threads, hold, core)
+            crate::capacity::server::server_main(stack, &group, &identity, threads, hold, core)
         }
         Command::HandshakeServer {
             stack,
             group,
-            cert,
-            key,
+            identity,
             insitu,
             bind,
             concurrent,
@@ -286,8 +295,7 @@ pub fn execute(command: Command) -> Result<()> {
             crate::stack::child::server_main(
                 stack,
                 &group,
-                &cert,
-                &key,
+                &identity,
                 insitu,
                 crate::stack::child::Listen { bind, concurrent },
             )

@@ -35,7 +35,11 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let c = &v["capacity"];
 
     let inmem = c["in_memory"].as_array().unwrap();
-    assert_eq!(inmem.len(), 8, "rustls and OpenSSL x four groups");
+    assert_eq!(
+        inmem.len(),
+        16,
+        "rustls and OpenSSL x (four groups with ECDSA-P256 + the four pairings of suites/auth.toml's capacity step)"
+    );
     for m in inmem {
         let n = m["wall_ns"].as_array().unwrap().len();
         assert!(n >= 5, "{m}");
@@ -46,10 +50,16 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
             m["server"]["min_ns"].as_f64().unwrap() > 0.0
                 && m["client"]["min_ns"].as_f64().unwrap() > 0.0
         );
-        if m["group"] == "X25519" {
+        // Against the classical group with the baseline authentication, or the same group with
+        // the baseline authentication for a post-quantum certificate.
+        let ecdsa = m["auth"] == "ECDSA-P256";
+        if m["group"] == "X25519" && ecdsa {
             assert!(m["baseline"].is_null());
-        } else {
+        } else if ecdsa {
             assert_eq!(m["baseline"], "X25519");
+        } else {
+            assert_eq!(m["against"]["suite"], m["group"], "{m}");
+            assert_eq!(m["against"]["auth"], "ECDSA-P256", "{m}");
         }
     }
 
@@ -70,7 +80,11 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     }
 
     let memory = c["memory"].as_array().unwrap();
-    assert_eq!(memory.len(), 4);
+    assert_eq!(
+        memory.len(),
+        10,
+        "two stacks x (X25519, X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-44/65/87)"
+    );
     for m in memory {
         let held: Vec<u64> = m["steps"]
             .as_array()
@@ -78,7 +92,12 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
             .iter()
             .map(|s| s["connections"].as_u64().unwrap())
             .collect();
-        assert_eq!(held, [0, 20, 60], "{}", m["group"]);
+        let steps: &[u64] = if m["auth"] == "ECDSA-P256" {
+            &[0, 20, 60]
+        } else {
+            &[0, 20]
+        };
+        assert_eq!(held, steps, "{}", m["group"]);
         // A held TLS connection keeps its buffers and keys: it costs heap and kernel memory.
         assert!(
             m["per_connection"]["heap_bytes"].as_f64().unwrap() > 0.0,
@@ -148,14 +167,9 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
 
 #[test]
 fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
-    use pqprof::stack::{Config, Identity, TlsStack};
-    let id = Identity::new().unwrap();
-    let (cert, key) = (
-        common::tmp("cap", "cert.der"),
-        common::tmp("cap", "key.pem"),
-    );
-    std::fs::write(&cert, &id.cert_der).unwrap();
-    std::fs::write(&key, &id.key_pem).unwrap();
+    use pqprof::stack::{identity::Files, Config, Identity, TlsStack};
+    let id = Identity::baseline().unwrap();
+    let files = Files::write(&id, "cap-test").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
         .args([
             "capacity-server",
@@ -165,10 +179,8 @@ fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
             "X25519",
             "--threads",
             "2",
-            "--cert",
-            cert.to_str().unwrap(),
-            "--key",
-            key.to_str().unwrap(),
+            "--identity",
+            files.dir.to_str().unwrap(),
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -125,7 +125,7 @@ fn an_impossible_count_fails_check_at_once() {
         v["suites"][0]["phases"][0]["count"] = 4_000_000_000u64.into()
     });
     assert!(
-        !ok && err.contains("count 4000000000 is out of range 0..=256"),
+        !ok && err.contains("count 4000000000 is out of range 0..=1024"),
         "{err}"
     );
     assert!(!err.contains("composed"), "{err}");

@@ -102,11 +102,21 @@ fn go_phases_compose_the_go_stack_and_its_handshakes_negotiate_the_suites() {
         .iter()
         .filter(|s| s["stack"] == "go")
         .collect();
-    assert_eq!(go.len(), 2);
+    assert_eq!(
+        go.len(),
+        3,
+        "X25519 and X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-65"
+    );
     for s in go {
         let e = &s["evidence"];
         assert_eq!(e["group"], s["suite"]);
-        assert_eq!(e["cert_key"], "ECDSA P-256");
+        let key = if s["auth"]["name"] == "ML-DSA-65" {
+            "ML-DSA-65"
+        } else {
+            "ECDSA P-256"
+        };
+        assert_eq!(e["cert_key"], key);
+        assert_eq!(e["chain_bytes"], s["auth"]["sent_bytes"]);
         assert_eq!(e["resumed"], false);
         assert!(
             s["client_mem"]["go_allocs"].as_f64().unwrap() > 0.0
@@ -117,7 +127,11 @@ fn go_phases_compose_the_go_stack_and_its_handshakes_negotiate_the_suites() {
             assert_eq!(e["client_share"][1], 1216);
             assert_eq!(e["server_share"][1], 1120);
             assert_eq!(s["composed_stack"], "go");
-            assert!(s["composed_delta_ns"].is_number());
+            // Against X25519 with the same chain: the key exchanges composed from Go's phases
+            // (the test suites have no full handshakes for the ML-DSA row to be set beside).
+            if key == "ECDSA P-256" {
+                assert!(s["composed_delta_ns"].is_number());
+            }
         }
     }
 }

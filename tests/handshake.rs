@@ -39,7 +39,11 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
-    assert_eq!(sc.len(), 8, "two suites x rustls, openssl x plain, in situ");
+    assert_eq!(
+        sc.len(),
+        12,
+        "two groups with ECDSA-P256 and X25519MLKEM768 with ML-DSA-65, x rustls, openssl x plain, in situ"
+    );
     // Each in-situ key-exchange call beside the same phase of the stack's library.
     let stdout = String::from_utf8_lossy(&o.stdout);
     let per_call = stdout
@@ -97,6 +101,13 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
                     "{i}"
                 );
             }
+            // The certificate checks: one per signature of the chain (leaf and intermediate), on
+            // the client, in both stacks (webpki's calls; libssl's X509_verify).
+            assert_eq!(at("client_calls", "sig.verify.cert"), 2.0, "{i}");
+            assert_eq!(at("server_calls", "sig.verify.cert"), 0.0, "{i}");
+        } else if s["auth"]["name"] == "ML-DSA-65" {
+            // The timers' cost is measured paired for the baseline authentication only.
+            assert!(s["insitu_overhead_paired"].is_null(), "{s}");
         } else {
             assert!(s["insitu_overhead_pct"].is_number(), "{s}");
             // Calls x cost per call: positive, and a small share of the handshake, not all of it.
@@ -140,7 +151,29 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             }
         }
         let e = &s["evidence"];
-        assert_eq!(e["cert_key"], "ECDSA P-256");
+        let auth = s["auth"]["name"].as_str().unwrap();
+        let (key, scheme) = if auth == "ML-DSA-65" {
+            ("ML-DSA-65", 0x0905)
+        } else {
+            ("ECDSA P-256", 0x0403)
+        };
+        assert_eq!(
+            (
+                e["cert_key"].as_str().unwrap(),
+                e["scheme"].as_u64().unwrap()
+            ),
+            (key, scheme),
+            "{s}"
+        );
+        // Leaf and intermediate, as made, and the flight that carries them.
+        assert_eq!(e["chain_bytes"], s["auth"]["sent_bytes"], "{s}");
+        let certs: u64 = e["chain_bytes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .sum();
+        assert!(e["server_flight_bytes"].as_u64().unwrap() > certs, "{s}");
         assert_eq!(e["resumed"], false);
         assert!(s["median_ns"].as_f64().unwrap() > 0.0);
         assert!(s["client_to_server_bytes"].as_f64().unwrap() > 0.0);
@@ -161,6 +194,36 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     // The file still passes check and renders with the handshake rows.
     let o = pqprof(&["check", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Evidence that contradicts its scenario fails, the scenario named: the negotiated group
+    // swapped, then the signature scheme.
+    for (field, value, says) in [
+        (
+            "group",
+            serde_json::json!("X25519"),
+            "negotiated \"X25519\"",
+        ),
+        ("scheme", serde_json::json!(0x0904), "scheme 0x0904"),
+    ] {
+        let mut t = v.clone();
+        let scen = t["handshakes"]["scenarios"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["suite"] == "X25519MLKEM768" && s["auth"]["name"] == "ML-DSA-65")
+            .unwrap();
+        scen["evidence"][field] = value;
+        let bad = out.with_extension(format!("{field}.json"));
+        std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+        let o = pqprof(&["check", bad.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success()
+                && err.contains("tls13 X25519MLKEM768 + ML-DSA-65 on")
+                && err.contains("contradicts the scenario")
+                && err.contains(says),
+            "{err}"
+        );
+    }
     // A tampered in-situ figure fails the identity.
     let mut t = v.clone();
     let scen = t["handshakes"]["scenarios"]

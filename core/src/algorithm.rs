@@ -36,6 +36,12 @@ pub struct Algorithm {
     pub output: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<usize>,
+    /// Signatures a TLS 1.3 CertificateVerify can carry: the SignatureScheme code point and its
+    /// IANA name (the name OpenSSL's sigalg lists take).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_scheme: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_scheme_name: Option<String>,
     pub source: String,
 }
 

@@ -133,7 +133,7 @@ pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
     let Some(i) = &s.insitu else {
         return Vec::new();
     };
-    let full = format!("{} full handshake", s.suite);
+    let full = s.full_suite();
     let suite = r
         .suite(&full, &s.composed_stack)
         .or_else(|| r.suite(&s.suite, &s.composed_stack));

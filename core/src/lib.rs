@@ -6,6 +6,7 @@
 //! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
+pub mod auth;
 pub mod check;
 pub mod comparison;
 pub mod compose;

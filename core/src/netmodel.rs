@@ -35,9 +35,38 @@ pub fn expected_ns(
     zero_ns + round_trips * (rtt_ns - base_rtt_ns).max(0.0) + serialization + retransmission
 }
 
+/// Round trips a server's first flight of `bytes` takes beyond its first: slow start (RFC 5681
+/// section 3.1) sends `initcwnd` segments of `mss` bytes, then doubles the window each round trip
+/// as the ACKs come back, so a flight of more than `initcwnd` segments waits a round trip for each
+/// window it overflows (about 14.6 kB at MSS 1,460 and the RFC 6928 window of 10).
+pub fn slow_start_round_trips(bytes: u64, mss: u32, initcwnd: u32) -> u32 {
+    let segments = bytes.div_ceil(u64::from(mss.max(1)));
+    let (mut sent, mut window, mut extra) = (0u64, u64::from(initcwnd.max(1)), 0);
+    loop {
+        sent += window;
+        if sent >= segments {
+            return extra;
+        }
+        window *= 2;
+        extra += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     const MS: f64 = 1e6;
+
+    #[test]
+    fn a_flight_past_the_initial_window_costs_a_round_trip_per_doubling() {
+        use super::slow_start_round_trips as rt;
+        // MSS 1,448 (1,500 less IP, TCP and timestamps), a window of 10.
+        assert_eq!(rt(2_149, 1448, 10), 0, "ECDSA chain: 2 segments");
+        assert_eq!(rt(11_690, 1448, 10), 0, "ML-DSA-44: 9 segments");
+        assert_eq!(rt(15_637, 1448, 10), 1, "ML-DSA-65: 11 segments");
+        assert_eq!(rt(20_893, 1448, 10), 1, "ML-DSA-87: 15 segments");
+        assert_eq!(rt(14_480, 1448, 10), 0, "exactly ten");
+        assert_eq!(rt(44_000, 1448, 10), 2, "31 segments: 10 + 20 + 40");
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-3

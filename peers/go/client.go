@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
@@ -29,11 +27,18 @@ type client struct {
 }
 
 // connection is one connection's figures, as `run` reports them.
+// ServerFlightBytes is what the client had received when Handshake returned:
+// the server's first flight, ServerHello to Finished, with its record headers
+// (and a HelloRetryRequest, if one came). The Go client returns as soon as it
+// has sent its Finished, before the server can answer that, and the echo
+// server sends nothing more until the payload arrives, so the count is that
+// flight and nothing else.
 type connection struct {
-	TotalNs  int64 `json:"total_ns"`
-	ReadyNs  int64 `json:"ready_ns"`
-	Sent     int64 `json:"sent"`
-	Received int64 `json:"received"`
+	TotalNs           int64 `json:"total_ns"`
+	ReadyNs           int64 `json:"ready_ns"`
+	Sent              int64 `json:"sent"`
+	Received          int64 `json:"received"`
+	ServerFlightBytes int64 `json:"server_flight_bytes"`
 }
 
 type runReport struct {
@@ -41,21 +46,28 @@ type runReport struct {
 	usageDelta
 }
 
+// evidence is the answer to `evidence`. Scheme is the TLS 1.3 SignatureScheme
+// code point of the server's CertificateVerify (inferred from the leaf's key,
+// see leafKey); ChainBytes the DER length of each certificate the server sent,
+// leaf first; ServerFlightBytes as in connection.
 type evidence struct {
-	Version          string `json:"version"`
-	Group            string `json:"group"`
-	Cipher           string `json:"cipher"`
-	CertKey          string `json:"cert_key"`
-	Resumed          bool   `json:"resumed"`
-	FirstSentHex     string `json:"first_sent_hex"`
-	FirstReceivedHex string `json:"first_received_hex"`
+	Version           string              `json:"version"`
+	Group             string              `json:"group"`
+	Cipher            string              `json:"cipher"`
+	CertKey           string              `json:"cert_key"`
+	Scheme            tls.SignatureScheme `json:"scheme"`
+	ChainBytes        []int               `json:"chain_bytes"`
+	ServerFlightBytes int64               `json:"server_flight_bytes"`
+	Resumed           bool                `json:"resumed"`
+	FirstSentHex      string              `json:"first_sent_hex"`
+	FirstReceivedHex  string              `json:"first_received_hex"`
 }
 
 func clientCmd(args []string) error {
 	fs := newFlags("client")
 	group := fs.String("group", "", "the only TLS group to offer (X25519, X25519MLKEM768, ...)")
 	addr := fs.String("addr", "", "server address, 127.0.0.1:PORT")
-	caPath := fs.String("ca", "", "DER certificate to trust (the server's self-signed one)")
+	caPath := fs.String("ca", "", "DER certificate to trust: the root of the chain the server sends")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -128,7 +140,7 @@ func (c *client) commands(in io.Reader, out io.Writer) error {
 func (c *client) evidence() (evidence, error) {
 	var ev evidence
 	var cs tls.ConnectionState
-	wire, _, err := c.connect(true, func(tc *tls.Conn) { cs = tc.ConnectionState() })
+	wire, conn, err := c.connect(true, func(tc *tls.Conn) { cs = tc.ConnectionState() })
 	if err != nil {
 		return ev, err
 	}
@@ -139,19 +151,25 @@ func (c *client) evidence() (evidence, error) {
 	if cs.Version != tls.VersionTLS13 {
 		return ev, fmt.Errorf("negotiated %s, not TLS 1.3", tls.VersionName(cs.Version))
 	}
-	ev = evidence{
-		Version:          "TLS 1.3",
-		Group:            id.String(),
-		Cipher:           tls.CipherSuiteName(cs.CipherSuite),
-		CertKey:          "other",
-		Resumed:          cs.DidResume,
-		FirstSentHex:     hex.EncodeToString(wire.firstSent),
-		FirstReceivedHex: hex.EncodeToString(wire.firstReceived),
+	if len(cs.PeerCertificates) == 0 {
+		return ev, errors.New("the server sent no certificate")
 	}
-	if len(cs.PeerCertificates) > 0 {
-		if pub, ok := cs.PeerCertificates[0].PublicKey.(*ecdsa.PublicKey); ok && pub.Curve == elliptic.P256() {
-			ev.CertKey = "ECDSA P-256"
-		}
+	certKey, scheme := leafKey(cs.PeerCertificates[0].PublicKey)
+	chain := make([]int, len(cs.PeerCertificates))
+	for i, c := range cs.PeerCertificates {
+		chain[i] = len(c.Raw)
+	}
+	ev = evidence{
+		Version:           "TLS 1.3",
+		Group:             id.String(),
+		Cipher:            tls.CipherSuiteName(cs.CipherSuite),
+		CertKey:           certKey,
+		Scheme:            scheme,
+		ChainBytes:        chain,
+		ServerFlightBytes: conn.ServerFlightBytes,
+		Resumed:           cs.DidResume,
+		FirstSentHex:      hex.EncodeToString(wire.firstSent),
+		FirstReceivedHex:  hex.EncodeToString(wire.firstReceived),
 	}
 	return ev, nil
 }
@@ -181,7 +199,8 @@ func (c *client) run(n int) (runReport, error) {
 
 // connect runs one connection, timed from before the TCP connect: dial,
 // handshake (ready), echo the payload, close (total). The byte counts are
-// those on the TCP socket. afterHandshake, if set, runs after the ready
+// those on the TCP socket; the server's flight is the received count when the
+// handshake returned. afterHandshake, if set, runs after the ready
 // timestamp is taken, outside the timing that matters for `run`.
 func (c *client) connect(capture bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
 	var conn connection
@@ -199,6 +218,7 @@ func (c *client) connect(capture bool, afterHandshake func(*tls.Conn)) (*countin
 		return nil, conn, fmt.Errorf("handshake: %w", err)
 	}
 	conn.ReadyNs = int64(time.Since(t0))
+	conn.ServerFlightBytes = wire.received
 	if afterHandshake != nil {
 		afterHandshake(tc)
 	}

@@ -133,8 +133,10 @@ func pipeHandshake(cert tls.Certificate, id tls.CurveID) (tls.ConnectionState, [
 	return tc.ConnectionState(), wire.firstReceived, nil
 }
 
-// selfSigned makes an ECDSA P-256 certificate for "localhost", as pqprof's
-// handshake scenarios use, without touching the disk.
+// selfSigned makes a throwaway self-signed ECDSA P-256 certificate for
+// "localhost", without touching the disk, for the in-memory probes above (and
+// the tests). The handshake scenarios themselves serve the authentication
+// chains pqprof writes (serve --cert).
 func selfSigned() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -23,10 +23,14 @@ const usageText = `usage: pqprof-go-peer <subcommand> [flags]
   phases [--iterations N] [--rounds R] [--budget-ms B] [--warmup-ms W]
          [--raw-samples S] [--raw-per-sample K]
                                per-call timings of every phase, and seed 000's raw workload
-  serve --group G --cert CERT.der --key KEY.pem
-                               TLS 1.3 echo server on 127.0.0.1; control lines on stdin
-  client --group G --addr HOST:PORT --ca CERT.der
-                               TLS 1.3 client; commands on stdin: evidence, run N
+  serve --group G --cert CHAIN.pem|CERT.der --key KEY.pem
+                               TLS 1.3 echo server on 127.0.0.1; control lines on stdin.
+                               CHAIN.pem: the certificates sent, leaf first (leaf,
+                               intermediates); or one DER certificate. KEY.pem: the
+                               leaf's PKCS#8 key (ECDSA P-256; ML-DSA-44/65/87 on Go 1.27+)
+  client --group G --addr HOST:PORT --ca ROOT.der
+                               TLS 1.3 client trusting the chain's root (DER); commands
+                               on stdin: evidence, run N
 `
 
 func main() {

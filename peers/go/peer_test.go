@@ -2,17 +2,25 @@ package main
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestThisGoNegotiatesTheHybridGroup(t *testing.T) {
@@ -63,8 +71,8 @@ func TestCountingConnCapsTheCapture(t *testing.T) {
 	}
 }
 
-// writeKeyPair writes a certificate (DER) and its key (PEM PKCS#8) as the
-// harness hands them to serve and client.
+// writeKeyPair writes a certificate (DER) and its key (PEM PKCS#8) in the
+// older form of serve's arguments: one DER certificate, trusted as it is.
 func writeKeyPair(t *testing.T, cert tls.Certificate) (certPath, keyPath string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -102,73 +110,200 @@ func TestLoadCertificateRefusesAForeignKey(t *testing.T) {
 	}
 }
 
+// writeChain makes an authentication chain as pqprof does, keys[0] the root's
+// and the last the leaf's (root -> intermediate -> leaf, or root -> leaf), and
+// writes its files: chain.pem (what the server sends: leaf first, without the
+// root), key.pem (the leaf's PKCS#8 key), root.der (the trust anchor).
+func writeChain(t *testing.T, keys ...crypto.Signer) (chainPath, keyPath, rootPath string) {
+	t.Helper()
+	if len(keys) < 2 {
+		t.Fatal("a chain needs a root and a leaf")
+	}
+	var certs [][]byte // root first
+	var parent *x509.Certificate
+	for i, key := range keys {
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(int64(i + 1)),
+			NotBefore:    time.Now().Add(-time.Hour),
+			NotAfter:     time.Now().Add(24 * time.Hour),
+		}
+		if leaf := i == len(keys)-1; leaf {
+			tmpl.Subject = pkix.Name{CommonName: "localhost"}
+			tmpl.DNSNames = []string{"localhost"}
+			tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		} else {
+			tmpl.Subject = pkix.Name{CommonName: fmt.Sprintf("pqprof test CA %d", i)}
+			tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+			tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+		}
+		signer, issuer := key, tmpl
+		if parent != nil {
+			signer, issuer = keys[i-1], parent
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parent, err = x509.ParseCertificate(der); err != nil {
+			t.Fatal(err)
+		}
+		certs = append(certs, der)
+	}
+	dir := t.TempDir()
+	chainPath, keyPath, rootPath = filepath.Join(dir, "chain.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "root.der")
+	var chainPEM []byte
+	for i := len(certs) - 1; i > 0; i-- {
+		chainPEM = append(chainPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: certs[i]})...)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(keys[len(keys)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
+	for path, data := range map[string][]byte{chainPath: chainPEM, keyPath: keyPEM, rootPath: certs[0]} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return chainPath, keyPath, rootPath
+}
+
+func ecdsaKeys(t *testing.T, n int) []crypto.Signer {
+	t.Helper()
+	keys := make([]crypto.Signer, n)
+	for i := range keys {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// session is one serve and one client in this process, over loopback, set up
+// from the files serve and client are given.
+type session struct {
+	t      *testing.T
+	ln     net.Listener
+	server *server
+	client *client
+}
+
+func newSession(t *testing.T, group, certPath, keyPath, caPath string) *session {
+	t.Helper()
+	id, err := requireGroup(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := loadCertificate(certPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := os.ReadFile(caPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	s := &server{}
+	go s.accept(ln, &tls.Config{
+		MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13,
+		CurvePreferences: []tls.CurveID{id}, Certificates: []tls.Certificate{cert},
+		SessionTicketsDisabled: true,
+	})
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	c := &client{addr: ln.Addr().String(), config: &tls.Config{
+		MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13,
+		CurvePreferences: []tls.CurveID{id}, RootCAs: roots, ServerName: "localhost",
+	}}
+	return &session{t, ln, s, c}
+}
+
+// evidenceAndRun asks the client for evidence and a run of n connections,
+// and checks what every answer must hold whatever the certificate.
+func (s *session) evidenceAndRun(group string, n int) (evidence, runReport) {
+	t := s.t
+	t.Helper()
+	var out bytes.Buffer
+	if err := s.client.commands(strings.NewReader(fmt.Sprintf("evidence\nrun %d\n", n)), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%s: %d answers, want 2: %q", group, len(lines), out.String())
+	}
+	var ev evidence
+	if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Group != group || ev.Version != "TLS 1.3" || ev.Resumed {
+		t.Errorf("evidence %+v", ev)
+	}
+	if sent, _ := hex.DecodeString(ev.FirstSentHex); len(sent) == 0 || sent[0] != recordHandshake {
+		t.Errorf("%s: the first bytes sent are not a ClientHello record", group)
+	}
+	received, _ := hex.DecodeString(ev.FirstReceivedHex)
+	if got, err := serverHelloGroup(received); err != nil || got.String() != group {
+		t.Errorf("%s: the captured ServerHello gives %v, %v", group, got, err)
+	}
+	// The capture holds the server's whole first flight, and the flight holds
+	// the certificates.
+	var chain int64
+	for _, n := range ev.ChainBytes {
+		chain += int64(n)
+	}
+	if len(received) < int(ev.ServerFlightBytes) || ev.ServerFlightBytes <= chain || chain == 0 {
+		t.Errorf("%s: captured %d bytes; server flight %d bytes; chain %v", group, len(received), ev.ServerFlightBytes, ev.ChainBytes)
+	}
+	var run runReport
+	if err := json.Unmarshal([]byte(lines[1]), &run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Connections) != n || run.CPUNs <= 0 || run.GoMallocs == 0 {
+		t.Errorf("%s: run %+v", group, run)
+	}
+	for _, conn := range run.Connections {
+		if conn.ReadyNs <= 0 || conn.TotalNs < conn.ReadyNs || conn.Sent == 0 || conn.Received == 0 {
+			t.Errorf("%s: connection %+v", group, conn)
+		}
+		// Every handshake is full and alike: the evidence's flight, give or
+		// take the few bytes a DER-encoded ECDSA signature varies by (the
+		// ServerHello's sizes are fixed for a group), and then the echo.
+		if d := conn.ServerFlightBytes - ev.ServerFlightBytes; d < -8 || d > 8 || conn.Received <= conn.ServerFlightBytes {
+			t.Errorf("%s: connection %+v, the evidence's flight %d bytes", group, conn, ev.ServerFlightBytes)
+		}
+	}
+	return ev, run
+}
+
 // The server and client of the handshake scenarios, in one process over
-// loopback: evidence, a run, and the server's counters.
+// loopback, with the older form of the certificate (one DER certificate,
+// trusted itself): evidence, a run, and the server's counters.
 func TestServeAndClientEcho(t *testing.T) {
 	cert, err := selfSigned()
 	if err != nil {
 		t.Fatal(err)
 	}
 	certPath, keyPath := writeKeyPair(t, cert)
-	loaded, err := loadCertificate(certPath, keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, group := range []string{"X25519", "X25519MLKEM768"} {
-		id, err := requireGroup(group)
-		if err != nil {
-			t.Fatal(err)
+		s := newSession(t, group, certPath, keyPath, certPath)
+		ev, _ := s.evidenceAndRun(group, 3)
+		if ev.CertKey != "ECDSA P-256" || ev.Scheme != 0x0403 || len(ev.ChainBytes) != 1 || ev.ChainBytes[0] != len(cert.Certificate[0]) {
+			t.Errorf("%s: evidence %+v", group, ev)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &server{}
-		go s.accept(ln, &tls.Config{
-			MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13,
-			CurvePreferences: []tls.CurveID{id}, Certificates: []tls.Certificate{loaded},
-			SessionTicketsDisabled: true,
-		})
-		roots := x509.NewCertPool()
-		roots.AddCert(cert.Leaf)
-		c := &client{addr: ln.Addr().String(), config: &tls.Config{
-			MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13,
-			CurvePreferences: []tls.CurveID{id}, RootCAs: roots, ServerName: "localhost",
-		}}
 
 		var out bytes.Buffer
-		if err := c.commands(strings.NewReader("evidence\nrun 3\n"), &out); err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 2 {
-			t.Fatalf("%s: %d answers, want 2: %q", group, len(lines), out.String())
-		}
-		var ev evidence
-		if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
-			t.Fatal(err)
-		}
-		if ev.Group != group || ev.Version != "TLS 1.3" || ev.CertKey != "ECDSA P-256" || ev.Resumed {
-			t.Errorf("evidence %+v", ev)
-		}
-		if sent, _ := hex.DecodeString(ev.FirstSentHex); len(sent) == 0 || sent[0] != recordHandshake {
-			t.Errorf("%s: the first bytes sent are not a ClientHello record", group)
-		}
-		var run runReport
-		if err := json.Unmarshal([]byte(lines[1]), &run); err != nil {
-			t.Fatal(err)
-		}
-		if len(run.Connections) != 3 || run.CPUNs <= 0 || run.GoMallocs == 0 {
-			t.Errorf("%s: run %+v", group, run)
-		}
-		for _, conn := range run.Connections {
-			if conn.ReadyNs <= 0 || conn.TotalNs < conn.ReadyNs || conn.Sent == 0 || conn.Received == 0 {
-				t.Errorf("%s: connection %+v", group, conn)
-			}
-		}
-
-		out.Reset()
-		if err := s.control(strings.NewReader("stats\nreset\nstats\nhello\n"), &out); err != nil {
+		if err := s.server.control(strings.NewReader("stats\nreset\nstats\nhello\n"), &out); err != nil {
 			t.Fatal(err)
 		}
 		answers := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -181,7 +316,64 @@ func TestServeAndClientEcho(t *testing.T) {
 		if before.Served != 4 || after.Served != 0 {
 			t.Errorf("%s: served %d before reset and %d after, want 4 and 0", group, before.Served, after.Served)
 		}
-		ln.Close()
+	}
+}
+
+// The chain forms, with ECDSA P-256 throughout: root -> intermediate -> leaf
+// (the server sends two certificates) and root -> leaf (one).
+func TestServeAnECDSAChain(t *testing.T) {
+	for _, n := range []int{3, 2} {
+		chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, n)...)
+		s := newSession(t, "X25519MLKEM768", chainPath, keyPath, rootPath)
+		ev, _ := s.evidenceAndRun("X25519MLKEM768", 1)
+		if ev.CertKey != "ECDSA P-256" || ev.Scheme != 0x0403 || len(ev.ChainBytes) != n-1 {
+			t.Errorf("a chain of %d: evidence %+v", n, ev)
+		}
+	}
+}
+
+func TestLoadCertificateRefusesABadChain(t *testing.T) {
+	keys := ecdsaKeys(t, 3)
+	chainPath, keyPath, rootPath := writeChain(t, keys...)
+	chainPEM, err := os.ReadFile(chainPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leafPEM, rest := pem.Decode(chainPEM)
+	intermediatePEM, _ := pem.Decode(rest)
+	root, err := os.ReadFile(rootPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, strangerKey, _ := writeChain(t, ecdsaKeys(t, 2)...)
+	dir := t.TempDir()
+	bad := map[string][]byte{
+		// the intermediate first: its key is not the leaf's
+		"swapped": append(pem.EncodeToMemory(intermediatePEM), pem.EncodeToMemory(leafPEM)...),
+		// the leaf, then the root: the leaf is not signed by the next certificate
+		"skips the intermediate": append(pem.EncodeToMemory(leafPEM), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: root})...),
+		"a key in the chain":     append(pem.EncodeToMemory(leafPEM), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1}})...),
+		"trailing bytes":         append(bytes.Clone(chainPEM), "garbage"...),
+		"no certificate":         []byte("-----BEGIN NOTHING-----\n-----END NOTHING-----\n"),
+	}
+	for name, data := range bad {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".pem")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadCertificate(path, keyPath); err == nil {
+			t.Errorf("%s: the chain was accepted", name)
+		}
+	}
+	if _, err := loadCertificate(chainPath, strangerKey); err == nil {
+		t.Error("a key that is not the leaf's was accepted")
+	}
+	cert, err := loadCertificate(chainPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cert.Certificate) != 2 || !bytes.Equal(cert.Certificate[0], leafPEM.Bytes) || !bytes.Equal(cert.Certificate[1], intermediatePEM.Bytes) {
+		t.Errorf("the served chain is not leaf, intermediate")
 	}
 }
 

@@ -103,20 +103,26 @@ func phasesCmd(args []string) error {
 	return writeJSON(os.Stdout, report)
 }
 
+// phaseMaker sets up one phase.
+type phaseMaker func() (*phase, error)
+
 // allPhases sets up every phase; setup makes the keys and input pools and
-// checks once that a wrong output would be caught.
+// checks once that a wrong output would be caught. The ML-DSA phases are there
+// when this Go has crypto/mldsa (1.27 on).
 func allPhases() ([]*phase, error) {
-	type maker func() (*phase, error)
-	makers := []maker{
+	makers := []phaseMaker{
 		newKEMKeygen, newKEMEncaps, newKEMDecaps,
 		func() (*phase, error) { return newDHKeygen(x25519) },
 		func() (*phase, error) { return newDHDerive(x25519) },
 		func() (*phase, error) { return newDHKeygen(p256) },
 		func() (*phase, error) { return newDHDerive(p256) },
 		newSigSign, newSigVerify,
+	}
+	makers = append(makers, mldsaPhases()...)
+	makers = append(makers,
 		func() (*phase, error) { return newAEAD(true) },
 		func() (*phase, error) { return newAEAD(false) },
-	}
+	)
 	phases := make([]*phase, 0, len(makers))
 	for _, m := range makers {
 		p, err := m()

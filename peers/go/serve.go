@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -33,8 +35,8 @@ type server struct {
 func serveCmd(args []string) error {
 	fs := newFlags("serve")
 	group := fs.String("group", "", "the only TLS group to accept (X25519, X25519MLKEM768, ...)")
-	certPath := fs.String("cert", "", "DER certificate")
-	keyPath := fs.String("key", "", "PEM PKCS#8 ECDSA P-256 private key")
+	certPath := fs.String("cert", "", "the certificates to send: a PEM chain, leaf first (leaf, intermediates), or one DER certificate")
+	keyPath := fs.String("key", "", "PEM PKCS#8 private key of the leaf (ECDSA P-256; ML-DSA-44/65/87 from Go 1.27)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -157,10 +159,13 @@ func (s *server) control(in io.Reader, out io.Writer) error {
 	return lines.Err()
 }
 
-// loadCertificate reads the server's DER certificate and its PEM PKCS#8
-// private key, and checks that they belong together.
+// loadCertificate reads the certificates the server sends and the leaf's PEM
+// PKCS#8 private key, and checks that they belong together. The certificate
+// file is either a PEM chain, leaf first (leaf, then intermediates: what the
+// server sends, without the trust anchor), or one DER certificate, the older
+// form. The whole chain is served.
 func loadCertificate(certPath, keyPath string) (tls.Certificate, error) {
-	der, err := os.ReadFile(certPath)
+	certFile, err := os.ReadFile(certPath)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -168,16 +173,76 @@ func loadCertificate(certPath, keyPath string) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, err
 	}
+	chain, err := readChain(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s: %w", certPath, err)
+	}
 	block, _ := pem.Decode(keyPEM)
 	if block == nil || block.Type != "PRIVATE KEY" {
 		return tls.Certificate{}, fmt.Errorf("%s: no PEM \"PRIVATE KEY\" (PKCS#8) block", keyPath)
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	// X509KeyPair parses both and refuses a key that does not match the
-	// certificate.
+	var certPEM []byte
+	for _, der := range chain {
+		certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	}
+	// X509KeyPair keeps every certificate in order (Certificate[0] the leaf),
+	// parses the key and refuses one that does not match the leaf.
 	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(block))
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("%s, %s: %w", certPath, keyPath, err)
 	}
+	if err := checkChainOrder(cert.Certificate); err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s: %w", certPath, err)
+	}
 	return cert, nil
+}
+
+// readChain returns the DER certificates of a PEM chain (CERTIFICATE blocks
+// only, in file order), or the file itself when it is not PEM (one DER
+// certificate).
+func readChain(file []byte) ([][]byte, error) {
+	if !bytes.HasPrefix(bytes.TrimLeft(file, " \t\r\n"), []byte("-----BEGIN")) {
+		return [][]byte{file}, nil
+	}
+	var chain [][]byte
+	rest := file
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("a PEM %q block in the chain (only CERTIFICATE blocks, leaf first)", block.Type)
+		}
+		chain = append(chain, block.Bytes)
+	}
+	if len(chain) == 0 {
+		return nil, errors.New("no PEM CERTIFICATE block")
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, errors.New("bytes after the last PEM CERTIFICATE block that are not PEM")
+	}
+	return chain, nil
+}
+
+// checkChainOrder makes sure each certificate is signed by the next one, so a
+// chain given in the wrong order (or with a stranger in it) fails here rather
+// than in every client's verification.
+func checkChainOrder(chain [][]byte) error {
+	certs := make([]*x509.Certificate, len(chain))
+	for i, der := range chain {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return fmt.Errorf("certificate %d: %w", i, err)
+		}
+		certs[i] = c
+	}
+	for i := 0; i+1 < len(certs); i++ {
+		if err := certs[i].CheckSignatureFrom(certs[i+1]); err != nil {
+			return fmt.Errorf("certificate %d (%s) is not signed by certificate %d (%s), the next in the chain (leaf first): %w",
+				i, certs[i].Subject, i+1, certs[i+1].Subject, err)
+		}
+	}
+	return nil
 }

@@ -10,8 +10,10 @@ import (
 
 // captureLimit is how many of the first bytes each way the evidence keeps:
 // enough for a ClientHello with an ML-KEM key share (about 1.4 kB) and the
-// server's first flight.
-const captureLimit = 8192
+// server's whole first flight, ServerHello to Finished, which with an ML-DSA-87
+// leaf and intermediate (two 2,592-byte keys, three 4,627-byte signatures) is
+// about 21 kB.
+const captureLimit = 32 << 10
 
 // countingConn counts the bytes crossing a TCP socket, below TLS, so that a
 // handshake's wire cost includes record headers, alerts and close_notify. With

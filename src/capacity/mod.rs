@@ -7,8 +7,9 @@
 
 pub mod server;
 
+use crate::auth::Step;
 use crate::results::{
-    Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets, Warning,
+    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets, Warning,
 };
 use crate::stack::child::Server;
 use crate::stack::{self, Config, Identity, Pair, Sample, TlsStack};
@@ -34,14 +35,22 @@ pub struct Options {
     pub socket_groups: Vec<String>,
     /// Memory: connections held at each step.
     pub connections: Vec<usize>,
+    /// The authentications (suites/auth.toml): the in-memory measurement takes every group with
+    /// every authentication its pairings name for this step; sockets take the baseline only.
+    pub auths: crate::auth::Auths,
+    /// Memory of the other authentications' held connections: fewer steps (the handshake's peak,
+    /// what a chain adds while it is sent, is the figure there).
+    pub auth_connections: Vec<usize>,
 }
 
 impl Options {
-    pub fn default_for(quick: bool) -> Options {
+    pub fn default_for(quick: bool, suites: &std::path::Path) -> Result<Options> {
         let groups = ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"]
             .map(String::from)
             .to_vec();
-        Options {
+        let kex = crate::suite::load(suites, &crate::backend::names())?;
+        let auths = crate::handshake::tls_auths(suites, &kex)?;
+        Ok(Options {
             stacks: stack::all()
                 .iter()
                 .copied()
@@ -62,7 +71,9 @@ impl Options {
             } else {
                 vec![100, 1000, 10_000]
             },
-        }
+            auths,
+            auth_connections: if quick { vec![100] } else { vec![1000] },
+        })
     }
 }
 
@@ -133,7 +144,7 @@ fn start_server(
     hold: bool,
     core: Option<usize>,
 ) -> Result<Server> {
-    let mut cmd = Command::new(std::env::current_exe()?);
+    let mut cmd = Command::new(crate::stack::child::pqprof_exe()?);
     cmd.args([
         "capacity-server",
         "--stack",
@@ -143,10 +154,8 @@ fn start_server(
         "--threads",
         &threads.to_string(),
     ])
-    .arg("--cert")
-    .arg(&files.cert)
-    .arg("--key")
-    .arg(&files.key)
+    .arg("--identity")
+    .arg(&files.dir)
     .args(hold.then_some("--hold"));
     if let Some(c) = core {
         cmd.args(["--core", &c.to_string()]);
@@ -165,8 +174,13 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let cores = core_affinity::get_core_ids().map_or(1, |v| v.len().max(1));
     let largest = opts.connections.iter().copied().max().unwrap_or(0) as u64;
     let (fd_limit_before, fd_limit) = raise_fd_limit(2 * largest + 1024);
-    let id = Identity::new()?;
-    let files = Files::write(&id, "capacity")?;
+    let chains = stack::identity::Chains::make(
+        opts.groups
+            .iter()
+            .flat_map(|g| opts.auths.for_group(g, Step::Capacity)),
+        "capacity",
+    )?;
+    let (id, files) = chains.get(&opts.auths.baseline)?;
     let mut notes = Vec::new();
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
@@ -178,7 +192,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     if load_core.is_none() {
         notes.push(Warning::OneCore);
     }
-    let in_memory = in_memory(opts, cores, results, &id, progress)?;
+    let in_memory = in_memory(opts, cores, results, &chains, progress)?;
 
     // 2. Sockets: the server child on the server core, load threads on the load core.
     let mut sockets = Vec::new();
@@ -187,9 +201,8 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             crate::interrupt::check()?;
             progress(&format!("capacity: {} {group} over sockets", stack.name()));
             let threads = opts.concurrency.iter().copied().max().unwrap_or(1);
-            let mut srv = start_server(stack, group, &files, threads, false, server_core)?;
-            let client: Arc<dyn stack::Client> =
-                Arc::from(stack.client(Config::plain(group, &id))?);
+            let mut srv = start_server(stack, group, files, threads, false, server_core)?;
+            let client: Arc<dyn stack::Client> = Arc::from(stack.client(Config::plain(group, id))?);
             let mut steps = Vec::new();
             for &c in &opts.concurrency {
                 steps.push(load_step(
@@ -214,31 +227,38 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
             sockets.push(Sockets {
                 stack: RealStack::new(stack.name()),
                 group: group.clone(),
+                auth: Some(id.auth.name.clone()),
                 server_threads: threads,
                 steps,
             });
         }
     }
 
-    // 3. Memory per connection.
-    let mut memory = Vec::new();
+    // 3. Memory per connection: the socket groups with the baseline authentication, then the
+    // other authentications' pairings of those groups, with fewer connections.
+    let mut cells: Vec<(&'static dyn TlsStack, &String, &crate::auth::Auth, &[usize])> = Vec::new();
     for &stack in &opts.stacks {
         for group in &opts.socket_groups {
-            crate::interrupt::check()?;
-            progress(&format!(
-                "capacity: {} {group}, memory of held connections",
-                stack.name()
-            ));
-            memory.push(hold(
-                stack,
-                group,
-                &files,
-                &id,
-                &opts.connections,
-                fd_limit,
-                server_core,
-            )?);
+            for a in opts.auths.for_group(group, Step::Capacity) {
+                let steps: &[usize] = if a.name == opts.auths.baseline {
+                    &opts.connections
+                } else {
+                    &opts.auth_connections
+                };
+                cells.push((stack, group, a, steps));
+            }
         }
+    }
+    let mut memory = Vec::new();
+    for (stack, group, a, steps) in cells {
+        crate::interrupt::check()?;
+        progress(&format!(
+            "capacity: {} {group} + {}, memory of held connections",
+            stack.name(),
+            a.name
+        ));
+        let (id, files) = chains.get(&a.name)?;
+        memory.push(hold(stack, group, files, id, steps, fd_limit, server_core)?);
     }
     for m in &memory {
         if let Some(why) = &m.limited_by {
@@ -267,23 +287,35 @@ fn in_memory(
     opts: &Options,
     cores: usize,
     results: &Results,
-    id: &Identity,
+    chains: &stack::identity::Chains,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<InMemory>> {
     struct Cell {
         stack: &'static dyn TlsStack,
         group: String,
+        auth: String,
         pair: Box<dyn Pair>,
         per_round: usize,
         samples: Vec<Sample>,
         failures: usize,
     }
     let mut cells = Vec::new();
+    let pairs: Vec<(&String, &crate::auth::Auth)> = opts
+        .groups
+        .iter()
+        .flat_map(|g| {
+            opts.auths
+                .for_group(g, Step::Capacity)
+                .into_iter()
+                .map(move |a| (g, a))
+        })
+        .collect();
     for &stack in &opts.stacks {
-        for group in &opts.groups {
+        for &(group, auth) in &pairs {
+            let (id, _) = chains.get(&auth.name)?;
             let pair = stack.pair(Config::plain(group, id))?;
             pair.handshake(true)
-                .with_context(|| format!("{} {group} in memory", stack.name()))?;
+                .with_context(|| format!("{} {group} + {} in memory", stack.name(), auth.name))?;
             // Warm-up decides how many handshakes a round takes.
             let warm: Vec<Sample> = (0..20)
                 .map(|_| pair.handshake(false))
@@ -294,7 +326,8 @@ fn in_memory(
                 .max(5);
             cells.push(Cell {
                 stack,
-                group: group.clone(),
+                group: group.to_string(),
+                auth: auth.name.clone(),
                 pair,
                 per_round,
                 samples: Vec::new(),
@@ -344,6 +377,8 @@ fn in_memory(
             stack: RealStack::new(c.stack.name()),
             composed_stack: c.stack.composed_stack(),
             group: c.group.clone(),
+            auth: Some(c.auth.clone()),
+            against: None,
             client: summary(&client_ns)?,
             server: summary(&server_ns)?,
             wall: summary(&wall_ns)?,
@@ -371,28 +406,41 @@ fn in_memory(
             wall_ns,
         });
     }
-    // Each group against the classical one of the same stack.
+    // Each row against the classical group with the baseline authentication (the same stack), or
+    // for another authentication against the same group with the baseline one.
+    let baseline_auth = opts.auths.baseline.as_str();
     for i in 0..out.len() {
-        let Some(b) = out
-            .iter()
-            .position(|b| b.stack == out[i].stack && b.group == BASELINE)
-        else {
+        let auth = out[i].auth.clone();
+        let against = match auth.as_deref() {
+            Some(a) if a != baseline_auth => Against {
+                suite: out[i].group.clone(),
+                auth: Some(baseline_auth.into()),
+            },
+            _ if out[i].group == BASELINE => continue,
+            a => Against {
+                suite: BASELINE.into(),
+                auth: a.map(String::from),
+            },
+        };
+        let Some(b) = out.iter().position(|b| {
+            b.stack == out[i].stack && b.group == against.suite && b.auth == against.auth
+        }) else {
             continue;
         };
-        if i == b {
-            continue;
-        }
         let (rate, median) = (out[b].server_per_core_s, out[b].server.median_ns);
+        let full =
+            |group: &str, auth: Option<&str>| crate::auth::full_suite(group, auth, baseline_auth);
         let m = &mut out[i];
-        m.baseline = Some(BASELINE.into());
+        m.baseline = Some(against.suite.clone());
         m.vs_baseline = Some(m.server_per_core_s / rate);
         m.server_delta_ns = Some(m.server.median_ns - median);
         m.composed_server_delta_ns = crate::figures::capacity::composed_server_delta(
             results,
             &m.composed_stack(),
-            &m.group,
-            BASELINE,
+            &full(&m.group, auth.as_deref()),
+            &full(&against.suite, against.auth.as_deref()),
         );
+        m.against = Some(against);
     }
     Ok(out)
 }
@@ -614,6 +662,7 @@ fn hold(
     Ok(Memory {
         stack: RealStack::new(stack.name()),
         group: group.into(),
+        auth: Some(id.auth.name.clone()),
         peak_median_bytes: med(&answer.peak_bytes),
         retained_median_bytes: med(&answer.retained_bytes),
         peak_bytes: answer.peak_bytes,

@@ -71,8 +71,7 @@ pub fn page_bytes() -> u64 {
 pub fn server_main(
     stack: &dyn TlsStack,
     group: &str,
-    cert: &Path,
-    key: &Path,
+    identity: &Path,
     threads: usize,
     hold: bool,
     core: Option<usize>,
@@ -81,7 +80,7 @@ pub fn server_main(
         // Before any thread starts: every thread this process makes inherits the core.
         core_affinity::set_for_current(core_affinity::CoreId { id: c });
     }
-    let id = Identity::read(cert, key)?;
+    let id = Identity::read(identity)?;
     let acceptor: Arc<dyn crate::stack::Acceptor> =
         Arc::from(stack.acceptor(Config::plain(group, &id))?);
     let listener = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;

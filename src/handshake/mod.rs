@@ -4,9 +4,10 @@
 
 mod paired;
 
+use crate::auth::{Auth, Auths, Step};
 use crate::results::{
-    AllocCounters, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake, RealStack,
-    Results, Scenario, Warning,
+    Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake,
+    RealStack, Results, Scenario, Warning,
 };
 use crate::stack::child::{Server, ServerStats, Start};
 use crate::stack::{self, Client, Config, One, TlsStack};
@@ -24,6 +25,8 @@ struct Running {
     stack: &'static dyn TlsStack,
     instrumented: bool,
     declared: Option<(usize, usize)>,
+    /// TLS: the authentication its server presents.
+    auth: Option<AuthInfo>,
     server: Server,
     client: Box<dyn Client>,
     evidence: Evidence,
@@ -38,15 +41,23 @@ impl Running {
         scenario_name(
             &self.protocol,
             &self.suite,
+            self.auth.as_ref().map(|a| a.name.as_str()),
             self.stack.name(),
             self.instrumented,
         )
     }
 }
 
-fn scenario_name(protocol: &str, suite: &str, stack: &str, instrumented: bool) -> String {
+fn scenario_name(
+    protocol: &str,
+    suite: &str,
+    auth: Option<&str>,
+    stack: &str,
+    instrumented: bool,
+) -> String {
     format!(
-        "{protocol} {suite} on {stack}{}",
+        "{protocol} {suite}{} on {stack}{}",
+        auth.map_or(String::new(), |a| format!(" + {a}")),
         if instrumented { " (in situ)" } else { "" }
     )
 }
@@ -65,40 +76,14 @@ pub struct Options {
 pub const INSITU_SHARE: usize = 5;
 
 fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
-    ensure!(
-        stack::tls::norm(&ev.group) == stack::tls::norm(&r.suite),
-        "negotiated {:?}, expected {}",
-        ev.group,
-        r.suite
-    );
-    ensure!(
-        !ev.resumed,
-        "the first connection was resumed, not a full handshake"
-    );
-    if r.protocol == "tls13" {
-        ensure!(
-            ev.version.contains("1.3") || ev.version.contains("1_3"),
-            "negotiated {}, not TLS 1.3",
-            ev.version
-        );
-        ensure!(
-            ev.cert_key == "ECDSA P-256",
-            "server certificate key is {}",
-            ev.cert_key
-        );
-        if let Some((c, s)) = r.declared {
-            ensure!(
-                ev.client_share.map(|x| x.1) == Some(c),
-                "ClientHello key_share {:?}, the suite declares {c} bytes",
-                ev.client_share
-            );
-            ensure!(
-                ev.server_share.map(|x| x.1) == Some(s),
-                "ServerHello key_share {:?}, the suite declares {s} bytes",
-                ev.server_share
-            );
-        }
-    }
+    let d = crate::figures::evidence::Declared {
+        protocol: &r.protocol,
+        group: &r.suite,
+        shares: r.declared,
+        auth: r.auth.as_ref(),
+    };
+    let wrong = crate::figures::evidence::contradictions(&d, ev);
+    ensure!(wrong.is_empty(), "{}", wrong.join("; "));
     Ok(())
 }
 
@@ -108,8 +93,8 @@ fn start(
     s: &suite::Suite,
     stack: &'static dyn TlsStack,
     instrumented: bool,
-    id: &stack::Identity,
-    files: &stack::identity::Files,
+    (id, files): &(stack::Identity, stack::identity::Files),
+    tls: bool,
 ) -> Result<Running> {
     let server = stack.start_server(&Start::loopback(&s.name, files, instrumented))?;
     let c = if instrumented {
@@ -124,6 +109,7 @@ fn start(
         stack,
         instrumented,
         declared: s.wire_shares(),
+        auth: tls.then(|| id.auth.clone()),
         server,
         client,
         evidence: Evidence::default(),
@@ -148,8 +134,20 @@ pub fn run(
     let start_time = Instant::now();
     crate::alloc::enable(true);
     let suites = suite::load(&opts.suites, &crate::backend::names())?;
-    let id = stack::Identity::new()?;
-    let files = stack::identity::Files::write(&id, "hs")?;
+    let auths = tls_auths(&opts.suites, &suites)?;
+    // One chain per authentication the step uses, the baseline first.
+    let tls_groups: Vec<&suite::Suite> = suites
+        .iter()
+        .filter(|s| s.kind == TrackKind::Kex && s.protocol == "tls13")
+        .collect();
+    let chains = stack::identity::Chains::make(
+        auths.baseline().into_iter().chain(
+            tls_groups
+                .iter()
+                .flat_map(|s| auths.for_group(&s.name, Step::Handshake)),
+        ),
+        "hs",
+    )?;
 
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -168,30 +166,53 @@ pub fn run(
     }
     let mut running: Vec<Running> = Vec::new();
     for s in suites.iter().filter(|s| s.kind == TrackKind::Kex) {
-        // A plain scenario for every stack of the protocol, and an instrumented one beside it for
-        // the stacks with in-situ hooks.
-        let mut variants: Vec<(&'static dyn TlsStack, bool)> = Vec::new();
-        for (st, a) in stacks.iter().filter(|(st, _)| st.protocol() == s.protocol) {
-            if !a.negotiates(&s.name) {
-                notes.push(Warning::GroupUnsupported {
-                    stack: st.name().into(),
-                    version: a.version.clone(),
-                    group: s.name.clone(),
-                });
-                continue;
+        // TLS: every authentication the group meets (suites/auth.toml); SSH authenticates with
+        // its host key, one form.
+        let tls = s.protocol == "tls13";
+        let group_auths: Vec<Option<&Auth>> = if tls {
+            auths
+                .for_group(&s.name, Step::Handshake)
+                .into_iter()
+                .map(Some)
+                .collect()
+        } else {
+            vec![None]
+        };
+        for auth in group_auths {
+            let chain = chains.get(auth.map_or(&auths.baseline, |a| &a.name))?;
+            // A plain scenario for every stack of the protocol, and an instrumented one beside it
+            // for the stacks with in-situ hooks.
+            let mut variants: Vec<(&'static dyn TlsStack, bool)> = Vec::new();
+            for (st, a) in stacks.iter().filter(|(st, _)| st.protocol() == s.protocol) {
+                if !a.negotiates(&s.name) {
+                    if auth.is_none_or(|x| x.name == auths.baseline) {
+                        notes.push(Warning::GroupUnsupported {
+                            stack: st.name().into(),
+                            version: a.version.clone(),
+                            group: s.name.clone(),
+                        });
+                    }
+                    continue;
+                }
+                variants.push((*st, false));
+                if st.features().in_situ {
+                    variants.push((*st, true));
+                }
             }
-            variants.push((*st, false));
-            if st.features().in_situ {
-                variants.push((*st, true));
-            }
-        }
-        for (st, instrumented) in variants {
-            match start(s, st, instrumented, &id, &files) {
-                Ok(r) => running.push(r),
-                Err(e) => failures.push(format!(
-                    "{}: {e:#}",
-                    scenario_name(&s.protocol, &s.name, st.name(), instrumented)
-                )),
+            for (st, instrumented) in variants {
+                match start(s, st, instrumented, chain, tls) {
+                    Ok(r) => running.push(r),
+                    Err(e) => failures.push(format!(
+                        "{}: {e:#}",
+                        scenario_name(
+                            &s.protocol,
+                            &s.name,
+                            auth.map(|a| a.name.as_str()),
+                            st.name(),
+                            instrumented
+                        )
+                    )),
+                }
             }
         }
     }
@@ -252,14 +273,19 @@ pub fn run(
         }
     }
     drop(running); // kills and reaps every server and client
-    drop(files);
-    // Measured after the scenarios, on the client's core, so it does not disturb them.
+                   // Measured after the scenarios, on the client's core, so it does not disturb them.
     let call_cost_ns = scenarios
         .iter()
         .any(|s| s.instrumented)
         .then(crate::insitu::call_cost_ns);
-    fill_baselines(&mut scenarios, &suites, results, call_cost_ns);
-    paired::measure(&mut scenarios, &id, progress)?;
+    fill_baselines(&mut scenarios, &suites, &auths, results, call_cost_ns);
+    paired::measure(
+        &mut scenarios,
+        &auths.baseline,
+        &chains.first()?.0,
+        progress,
+    )?;
+    drop(chains);
     Ok(Handshakes {
         date_utc: crate::host::utc_now(),
         wall_seconds: start_time.elapsed().as_secs_f64(),
@@ -296,6 +322,7 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         protocol: r.protocol.clone(),
         suite: r.suite.clone(),
         stack: RealStack::new(r.stack.name()),
+        auth: r.auth.clone(),
         evidence: r.evidence.clone(),
         median_ns: stats::percentile_sorted(&sorted, 50.0),
         p95_ns: stats::percentile_sorted(&sorted, 95.0),
@@ -305,6 +332,7 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         client_to_server_bytes: sum(&|o| o.sent as f64),
         server_to_client_bytes: sum(&|o| o.received as f64),
         declared_wire_bytes: r.declared.map(|(c, s)| c + s),
+        declared_shares: r.declared,
         client_cpu_ns: sum(&|o| o.cpu_ns),
         server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
         client_mem: PerHandshake {
@@ -317,6 +345,7 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
             go_bytes: ss.go_alloc_bytes as f64 / ss.served.max(1) as f64,
             ..ss.mem.per(ss.served as f64)
         },
+        against: None,
         vs_baseline_ratio: None,
         measured_delta_ns: None,
         composed_delta_ns: None,
@@ -370,67 +399,105 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
     })
 }
 
+/// The TLS authentications of the suite folder (suites/auth.toml), the groups checked against
+/// the key-exchange suites.
+pub fn tls_auths(path: &std::path::Path, suites: &[suite::Suite]) -> Result<Auths> {
+    let groups: Vec<&str> = suites
+        .iter()
+        .filter(|s| s.kind == TrackKind::Kex && s.protocol == "tls13")
+        .map(|s| s.name.as_str())
+        .collect();
+    // A suite file alone, or a folder without an authentication file: the baseline chain alone.
+    Ok(crate::auth::load(path, "tls13", Some(&groups))?.unwrap_or_else(Auths::baseline_only))
+}
+
+/// The scenario a scenario's baseline figures are against: for the baseline authentication (and
+/// SSH), the protocol's baseline group with it; for another authentication, the same group with
+/// the baseline authentication. `None` for the baseline itself.
+fn against(s: &Scenario, suites: &[suite::Suite], auths: &Auths) -> Option<Against> {
+    match s.auth_name() {
+        Some(a) if a != auths.baseline => Some(Against {
+            suite: s.suite.clone(),
+            auth: Some(auths.baseline.clone()),
+        }),
+        auth => {
+            let base = suites
+                .iter()
+                .find(|x| x.name == s.suite)?
+                .baseline
+                .clone()?;
+            (base != s.suite).then(|| Against {
+                suite: base,
+                auth: auth.map(String::from),
+            })
+        }
+    }
+}
+
 fn fill_baselines(
     scenarios: &mut [Scenario],
     suites: &[suite::Suite],
+    auths: &Auths,
     results: &Results,
     call_cost_ns: Option<f64>,
 ) {
-    let key = |s: &Scenario| (s.suite.clone(), s.stack.clone(), s.instrumented);
-    type Snap = ((String, RealStack, bool), f64, Option<(f64, f64, f64)>);
+    type Snap = (Scenario, Option<(f64, f64, f64)>);
     let snapshot: Vec<Snap> = scenarios
         .iter()
         .map(|s| {
             (
-                key(s),
-                s.median_ns,
+                s.clone(),
                 s.insitu
                     .as_ref()
                     .map(|i| (i.crypto_ns, i.remainder_ns, i.calls_per_handshake())),
             )
         })
         .collect();
+    let find = |a: &Against, stack: &RealStack, instrumented: bool| {
+        snapshot.iter().find(|(x, _)| x.is(a, stack, instrumented))
+    };
     for s in scenarios.iter_mut() {
         // The timers' cost: the instrumented median against the plain one, and calls x cost per call.
         if !s.instrumented {
-            if let Some((_, m, i)) = snapshot
-                .iter()
-                .find(|(k, _, _)| *k == (s.suite.clone(), s.stack.clone(), true))
-            {
-                s.insitu_overhead_pct = Some((m / s.median_ns - 1.0) * 100.0);
+            let own = Against {
+                suite: s.suite.clone(),
+                auth: s.auth_name().map(String::from),
+            };
+            if let Some((x, i)) = find(&own, &s.stack, true) {
+                s.insitu_overhead_pct = Some((x.median_ns / s.median_ns - 1.0) * 100.0);
                 if let (Some((_, _, calls)), Some(cost)) = (i, call_cost_ns) {
                     s.insitu_overhead_est_pct = Some(calls * cost / s.median_ns * 100.0);
                 }
             }
         }
-        let Some(base) = suites
-            .iter()
-            .find(|x| x.name == s.suite)
-            .and_then(|x| x.baseline.clone())
-        else {
+        let Some(a) = against(s, suites, auths) else {
             continue;
         };
-        if base == s.suite {
-            continue;
-        }
-        if let Some((_, m, base_insitu)) = snapshot
-            .iter()
-            .find(|(k, _, _)| *k == (base.clone(), s.stack.clone(), s.instrumented))
-        {
-            s.vs_baseline_ratio = Some(s.median_ns / m);
-            s.measured_delta_ns = Some(s.median_ns - m);
+        if let Some((x, base_insitu)) = find(&a, &s.stack, s.instrumented) {
+            s.vs_baseline_ratio = Some(s.median_ns / x.median_ns);
+            s.measured_delta_ns = Some(s.median_ns - x.median_ns);
             if let (Some(i), Some((bc, br, _))) = (s.insitu.as_mut(), base_insitu) {
                 i.crypto_delta_ns = Some(i.crypto_ns - bc);
                 i.remainder_delta_ns = Some(i.remainder_ns - br);
             }
         }
+        // A new authentication's full handshake against the baseline's, composed; for the baseline
+        // authentication, the two groups' key exchanges, as before authentications.
+        let (ours, theirs) = match s.auth_name() {
+            Some(x) if x != auths.baseline => (
+                format!("{} + {x} full handshake", s.suite),
+                format!("{} full handshake", a.suite),
+            ),
+            _ => (s.suite.clone(), a.suite.clone()),
+        };
         let composed = |n: &str| {
             results
                 .suite(n, &s.composed_stack)
                 .map(|x| x.composed.median_ns)
         };
-        if let (Some(a), Some(b)) = (composed(&s.suite), composed(&base)) {
-            s.composed_delta_ns = Some(a - b);
+        if let (Some(x), Some(y)) = (composed(&ours), composed(&theirs)) {
+            s.composed_delta_ns = Some(x - y);
         }
+        s.against = Some(a);
     }
 }

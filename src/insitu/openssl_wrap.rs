@@ -48,7 +48,7 @@ extern "C" {
         tbs: *const c_uchar,
         tbslen: usize,
     ) -> c_int;
-    fn __real_X509_verify_cert(ctx: Ctx) -> c_int;
+    fn __real_X509_verify(x: Ctx, pkey: Ctx) -> c_int;
     fn __real_EVP_KDF_derive(
         ctx: Ctx,
         key: *mut c_uchar,
@@ -241,13 +241,18 @@ pub unsafe extern "C" fn __wrap_EVP_DigestVerify(
     })
 }
 
-#[no_mangle]
+/// One certificate's signature checked against its issuer's key: libssl's chain check
+/// (`X509_verify_cert` -> `internal_verify`, crypto/x509/x509_vfy.c) calls it once per certificate
+/// whose issuer is not itself, so a chain of leaf + intermediate under a trusted root is two calls,
+/// timed one by one as webpki's in rustls (the path building around them is not).
+///
 /// # Safety
-/// As `X509_verify_cert`'s: the caller's arguments meet its contract (they are passed on unchanged).
-pub unsafe extern "C" fn __wrap_X509_verify_cert(ctx: Ctx) -> c_int {
-    // SAFETY: X509_verify_cert's own arguments, unchanged, under the contract its caller met.
+/// As `X509_verify`'s: the caller's arguments meet its contract (they are passed on unchanged).
+#[no_mangle]
+pub unsafe extern "C" fn __wrap_X509_verify(x: Ctx, pkey: Ctx) -> c_int {
+    // SAFETY: X509_verify's own arguments, unchanged, under the contract its caller met.
     timed(CallLabel::SigVerifyCert, || unsafe {
-        __real_X509_verify_cert(ctx)
+        __real_X509_verify(x, pkey)
     })
 }
 

@@ -578,8 +578,27 @@ fn group(name: &str) -> Option<&'static dyn SupportedKxGroup> {
     })
 }
 
-/// aws-lc-rs's default provider with one key-exchange group and every call timed.
-pub fn provider(group_name: &str) -> anyhow::Result<Arc<CryptoProvider>> {
+/// The verification algorithms with the CertificateVerify offer cut to one scheme (the client's
+/// signature_algorithms is the `mapping`'s schemes, rustls 0.23 `client/hs.rs`); certificate
+/// signatures (`all`) keep every algorithm. A server's key has exactly one TLS 1.3 scheme, so
+/// only the client's offer needs it: plain and timed clients then send the same ClientHello.
+pub fn one_scheme(base: WebPkiSupportedAlgorithms, scheme: u16) -> WebPkiSupportedAlgorithms {
+    let scheme = SignatureScheme::from(scheme);
+    let mapping: Vec<_> = base
+        .mapping
+        .iter()
+        .filter(|(s, _)| *s == scheme)
+        .copied()
+        .collect();
+    WebPkiSupportedAlgorithms {
+        all: base.all,
+        mapping: Box::leak(mapping.into_boxed_slice()),
+    }
+}
+
+/// aws-lc-rs's default provider with one key-exchange group, the CertificateVerify offer cut to
+/// `scheme`, and every call timed.
+pub fn provider(group_name: &str, scheme: u16) -> anyhow::Result<Arc<CryptoProvider>> {
     let base = rustls::crypto::aws_lc_rs::default_provider();
     let kx = group(group_name)
         .ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {group_name}"))?;
@@ -590,7 +609,10 @@ pub fn provider(group_name: &str) -> anyhow::Result<Arc<CryptoProvider>> {
             .filter_map(|s| timed_suite(*s))
             .collect(),
         kx_groups: vec![kx],
-        signature_verification_algorithms: timed_algs(base.signature_verification_algorithms),
+        signature_verification_algorithms: timed_algs(one_scheme(
+            base.signature_verification_algorithms,
+            scheme,
+        )),
         secure_random: base.secure_random,
         key_provider: leak(TimedKeyProvider(base.key_provider)),
     }))

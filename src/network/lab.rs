@@ -314,3 +314,62 @@ pub fn enter(ns: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// The MTU of a device in a namespace (`ip -o link show`: "... mtu 1500 ...").
+pub fn mtu(ns: &str, dev: &str) -> Result<u32> {
+    let out = in_ns(ns, &["ip", "-o", "link", "show", "dev", dev])?;
+    let words: Vec<&str> = out.split_whitespace().collect();
+    words
+        .iter()
+        .position(|w| *w == "mtu")
+        .and_then(|i| words.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("{ns} {dev}: no mtu in {out:?}"))
+}
+
+/// Linux's initial congestion window, segments (include/net/tcp.h TCP_INIT_CWND; RFC 6928).
+pub const TCP_INIT_CWND: u32 = 10;
+
+/// The initial congestion window a namespace's routes give (an `initcwnd` on the route, else the
+/// kernel's TCP_INIT_CWND).
+pub fn initcwnd(ns: &str) -> u32 {
+    let routes = in_ns(ns, &["ip", "route", "show"]).unwrap_or_default();
+    routes
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .find(|w| w[0] == "initcwnd")
+        .and_then(|w| w[1].parse().ok())
+        .unwrap_or(TCP_INIT_CWND)
+}
+
+/// The MSS of a connection from the client namespace to `addr` (TCP_MAXSEG once connected).
+pub fn mss(addr: std::net::SocketAddr) -> Result<u32> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<u32> {
+                enter(CLIENT)?;
+                let s =
+                    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(5))?;
+                use std::os::fd::AsRawFd;
+                let mut v: libc::c_int = 0;
+                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                // SAFETY: a connected socket and out-pointers of the sizes given.
+                let r = unsafe {
+                    libc::getsockopt(
+                        s.as_raw_fd(),
+                        libc::IPPROTO_TCP,
+                        libc::TCP_MAXSEG,
+                        &mut v as *mut libc::c_int as *mut libc::c_void,
+                        &mut len,
+                    )
+                };
+                if r != 0 {
+                    bail!("TCP_MAXSEG: {}", std::io::Error::last_os_error());
+                }
+                Ok(v as u32)
+            })
+            .join()
+            .map_err(|_| anyhow!("the MSS thread panicked"))?
+    })
+}

@@ -9,8 +9,9 @@
 pub mod lab;
 pub mod router;
 
+use crate::auth::Step;
 use crate::figures::network::{loss_pct, mean_ns, percentiles_ns, tolerance_ns};
-use crate::results::{Cell, Link, Model, Network, Point, RealStack, Warning};
+use crate::results::{Against, Cell, Link, Model, Network, Point, RealStack, Warning};
 use crate::stack::child::{Server, Start};
 use crate::stack::{self, tls, Config, Identity, TlsStack};
 use crate::stats;
@@ -35,6 +36,10 @@ pub struct Grid {
     pub name: String,
     pub rtts_ms: Vec<f64>,
     pub losses_pct: Vec<f64>,
+    /// The losses at which the authentications beyond the baseline run (every RTT): the
+    /// certificates' cost is in the round trips and the bytes, which the loss-free point shows and
+    /// one lossy point tests; the whole grid for them is `--all-auths`.
+    pub auth_losses_pct: Vec<f64>,
 }
 
 impl Grid {
@@ -55,10 +60,16 @@ impl Grid {
             ),
             other => bail!("unknown grid {other:?}: default, paquin or quick"),
         };
+        let auth_losses_pct = if name == "quick" {
+            vec![0.0]
+        } else {
+            vec![0.0, 5.0]
+        };
         Ok(Grid {
             name: name.into(),
             rtts_ms: rtts,
             losses_pct: losses,
+            auth_losses_pct,
         })
     }
 }
@@ -72,7 +83,11 @@ pub struct Options {
     pub rate_mbit: Option<f64>,
     /// Every TLS group (MLKEM768, SecP256r1MLKEM768 too), not only X25519 and X25519MLKEM768.
     pub all_groups: bool,
+    /// Every authentication at every point of the grid, not only at `auth_losses_pct`.
+    pub all_auths: bool,
     pub stacks: Vec<String>,
+    /// The authentications (suites/auth.toml).
+    pub auths: crate::auth::Auths,
 }
 
 #[derive(Clone)]
@@ -80,6 +95,24 @@ struct Scenario {
     stack: &'static dyn TlsStack,
     group: String,
     baseline: Option<String>,
+    /// TLS: the authentication its server presents; whether it is the baseline one.
+    auth: Option<String>,
+    baseline_auth: bool,
+    against: Option<Against>,
+}
+
+impl Scenario {
+    fn name(&self) -> String {
+        format!(
+            "{} {}{}",
+            self.stack.name(),
+            self.group,
+            self.auth
+                .as_ref()
+                .filter(|_| !self.baseline_auth)
+                .map_or(String::new(), |a| format!(" + {a}"))
+        )
+    }
 }
 
 /// The groups of each protocol the grid runs: its classical baseline first, then the hybrid
@@ -95,17 +128,46 @@ fn groups(protocol: &str, all_groups: bool) -> Vec<&'static str> {
 
 fn scenarios(opts: &Options) -> Vec<Scenario> {
     let mut out = Vec::new();
+    let baseline = opts.auths.baseline.clone();
     for &stack in stack::all().iter().filter(|s| s.features().network) {
         if !(opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == stack.name())) {
             continue;
         }
+        let tls = stack.protocol() == "tls13";
         let groups = groups(stack.protocol(), opts.all_groups);
         for g in &groups {
-            out.push(Scenario {
-                stack,
-                group: g.to_string(),
-                baseline: (*g != groups[0]).then(|| groups[0].to_string()),
-            });
+            let classical = (*g != groups[0]).then(|| groups[0].to_string());
+            let auths: Vec<Option<String>> = if tls {
+                opts.auths
+                    .for_group(g, Step::Network)
+                    .into_iter()
+                    .map(|a| Some(a.name.clone()))
+                    .collect()
+            } else {
+                vec![None]
+            };
+            for auth in auths {
+                let baseline_auth = auth.as_ref().is_none_or(|a| *a == baseline);
+                let against = if baseline_auth {
+                    classical.clone().map(|c| Against {
+                        suite: c,
+                        auth: auth.clone(),
+                    })
+                } else {
+                    Some(Against {
+                        suite: g.to_string(),
+                        auth: Some(baseline.clone()),
+                    })
+                };
+                out.push(Scenario {
+                    stack,
+                    group: g.to_string(),
+                    baseline: classical.clone(),
+                    auth,
+                    baseline_auth,
+                    against,
+                });
+            }
         }
     }
     out
@@ -223,7 +285,8 @@ fn probe_link(addr: SocketAddr) -> Result<Vec<u64>> {
     Ok(v)
 }
 
-fn start_server(s: &Scenario, files: &stack::identity::Files) -> Result<Server> {
+fn start_server(s: &Scenario, chains: &stack::identity::Chains, baseline: &str) -> Result<Server> {
+    let (_, files) = chains.get(s.auth.as_deref().unwrap_or(baseline))?;
     let (program, args) = Lab::wrap(lab::SERVER);
     s.stack.start_server(&Start {
         group: &s.group,
@@ -321,7 +384,10 @@ fn cell(
         protocol: s.stack.protocol().into(),
         stack: RealStack::new(s.stack.name()),
         group: s.group.clone(),
+        auth: s.auth.clone(),
+        server_flight_bytes: None,
         baseline: s.baseline.clone(),
+        against: s.against.clone(),
         ready_percentiles_ns: percentiles_ns(&ready, &PERCENTILES),
         echo_percentiles_ns: percentiles_ns(&echo, &PERCENTILES),
         ready_mean_ns: if ready.is_empty() {
@@ -372,14 +438,24 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     let base_rtt_ns = stats::median(&base.iter().map(|&x| x as f64).collect::<Vec<_>>());
     let offset_ns = base_rtt_ns / 2.0;
 
-    let id = Identity::new()?;
-    let files = stack::identity::Files::write(&id, "net")?;
     let scenarios = scenarios(opts);
+    let baseline = opts.auths.baseline.clone();
+    let chains = stack::identity::Chains::make(
+        std::iter::once(&baseline)
+            .chain(scenarios.iter().filter_map(|s| s.auth.as_ref()))
+            .filter_map(|n| opts.auths.find(n)),
+        "net",
+    )?;
+    let (mss, initcwnd) = (lab::mss(probe.addr).ok(), lab::initcwnd(lab::SERVER));
+    let mtu = lab::mtu(lab::CLIENT, "c-r").ok();
     let result = (|| -> Result<Vec<Point>> {
         let mut servers: Vec<Server> = scenarios
             .iter()
-            .map(|s| start_server(s, &files))
+            .map(|s| start_server(s, &chains, &baseline))
             .collect::<Result<_>>()?;
+        // What each scenario's first connection shows, checked against it: the server's first
+        // flight, for the model's round trips.
+        let mut flights: Vec<Option<u64>> = vec![None; scenarios.len()];
         let mut points: Vec<Point> = Vec::new();
         // The zero point first (no delay, no loss): the model's compute term and packet counts.
         let mut grid: Vec<(f64, f64)> = vec![(0.0, 0.0)];
@@ -416,8 +492,17 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 });
             }
             let mut cells = Vec::new();
-            for (s, server) in scenarios.iter().zip(servers.iter_mut()) {
+            for (j, (s, server)) in scenarios.iter().zip(servers.iter_mut()).enumerate() {
                 crate::interrupt::check()?;
+                // Another authentication than the baseline: at its points only.
+                if k > 0
+                    && !s.baseline_auth
+                    && !opts.all_auths
+                    && !opts.grid.auth_losses_pct.contains(&loss)
+                {
+                    continue;
+                }
+                let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
                 let seed = 0x5eed ^ (k as u64) << 8;
                 router.set([one_way, one_way], loss / 100.0, seed)?;
                 let (cpu0, scpu0, t0) = (
@@ -432,9 +517,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 } else {
                     in_flight(opts.parallel, rtt)
                 };
+                if k == 0 {
+                    flights[j] = evidence(s, id, server.addr)?;
+                }
                 let (times, failed) = handshakes(
                     s,
-                    &id,
+                    id,
                     server.addr,
                     opts.per_point,
                     parallel,
@@ -450,17 +538,26 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                     notes.push(Warning::QueueDrops {
                         rtt_ms,
                         loss_pct: loss,
-                        cell: format!("{} {}", s.stack.name(), s.group),
+                        cell: s.name(),
                         dropped: counters.kernel_queue_dropped,
                     });
                 }
                 let zero = points.first().and_then(|p| {
-                    p.cells
-                        .iter()
-                        .find(|c| c.stack.name() == s.stack.name() && c.group == s.group)
+                    p.cells.iter().find(|c| {
+                        c.stack.name() == s.stack.name() && c.group == s.group && c.auth == s.auth
+                    })
                 });
+                // TCP connect and the exchange, and a round trip more for each initial window the
+                // server's first flight overflows (slow start, RFC 5681; netmodel).
+                let round_trips = s.stack.round_trips()
+                    + match (flights[j], mss, initcwnd) {
+                        (Some(f), Some(m), w) => {
+                            crate::netmodel::slow_start_round_trips(f, m, w) as f64
+                        }
+                        _ => 0.0,
+                    };
                 let model = match zero {
-                    Some(z) => model_for(s, z, rtt, base_rtt_ns, loss, opts.rate_mbit),
+                    Some(z) => model_for(z, round_trips, rtt, base_rtt_ns, loss, opts.rate_mbit),
                     None => {
                         let n = (times.len() + failed).max(1) as f64;
                         let zero_ns =
@@ -473,12 +570,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         let bytes = [counters.bytes[0] as f64 / n, counters.bytes[1] as f64 / n];
                         Model {
                             zero_ns,
-                            round_trips: s.stack.round_trips(),
+                            round_trips,
                             data_packets: data,
                             bytes,
                             expected_ns: crate::netmodel::expected_ns(
                                 zero_ns,
-                                s.stack.round_trips(),
+                                round_trips,
                                 rtt,
                                 base_rtt_ns,
                                 0.0,
@@ -489,14 +586,15 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         }
                     }
                 };
-                let c = cell(
+                let mut c = cell(
                     s, &times, failed, &counters, wall, client_cpu, server_cpu, model,
                 );
+                c.server_flight_bytes = flights[j];
                 if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
                     notes.push(Warning::BusyEndpoint {
                         rtt_ms,
                         loss_pct: loss,
-                        cell: format!("{} {}", s.stack.name(), s.group),
+                        cell: s.name(),
                         client_pct: c.client_busy_pct,
                         server_pct: c.server_busy_pct,
                     });
@@ -512,7 +610,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         }
         Ok(points)
     })();
-    drop(files);
+    drop(chains);
     drop(probe);
     drop(router);
     drop(lab);
@@ -523,6 +621,9 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         emulator: "nfqueue: pqprof netem-router (user-space delay and loss on NFQUEUE in the router namespace's FORWARD chain; SCHED_FIFO)".into(),
         grid: opts.grid.name.clone(),
         congestion_control,
+        mtu,
+        mss,
+        initcwnd: Some(initcwnd),
         offloads_off: true,
         rate_mbit: opts.rate_mbit,
         base_rtt_ns,
@@ -537,8 +638,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
 }
 
 fn model_for(
-    s: &Scenario,
     zero: &Cell,
+    round_trips: f64,
     rtt: f64,
     base_rtt_ns: f64,
     loss_pct: f64,
@@ -557,12 +658,12 @@ fn model_for(
     let bytes = zero.bytes_per_handshake;
     Model {
         zero_ns,
-        round_trips: s.stack.round_trips(),
+        round_trips,
         data_packets: data,
         bytes,
         expected_ns: crate::netmodel::expected_ns(
             zero_ns,
-            s.stack.round_trips(),
+            round_trips,
             rtt,
             base_rtt_ns,
             loss_pct / 100.0,
@@ -571,6 +672,32 @@ fn model_for(
             rate,
         ),
     }
+}
+
+/// The scenario's first connection through the zero point, with its evidence checked against the
+/// scenario (as `pqprof handshake` does): the server's first flight, bytes.
+fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Option<u64>> {
+    let c = s.stack.client(Config::plain(&s.group, id))?;
+    let one = std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<stack::One> {
+                lab::enter(lab::CLIENT)?;
+                c.connect(addr, true)
+            })
+            .join()
+            .map_err(|_| anyhow!("the evidence thread panicked"))?
+    })?;
+    let ev = one.evidence.unwrap_or_default();
+    let auth = (s.stack.protocol() == "tls13").then_some(&id.auth);
+    let d = crate::figures::evidence::Declared {
+        protocol: s.stack.protocol(),
+        group: &s.group,
+        shares: None,
+        auth,
+    };
+    let wrong = crate::figures::evidence::contradictions(&d, &ev);
+    anyhow::ensure!(wrong.is_empty(), "{}: {}", s.name(), wrong.join("; "));
+    Ok(ev.server_flight_bytes)
 }
 
 /// This machine cannot run the grid: a one-line reason, not a failure of the run.

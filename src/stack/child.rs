@@ -64,7 +64,7 @@ pub struct ServerStats {
 /// What a scenario's server is started with.
 pub struct Start<'a> {
     pub group: &'a str,
-    /// The identity's files (the server reads them; `Identity::read`).
+    /// The identity's files (the server reads the folder; `Identity::read`).
     pub files: &'a super::identity::Files,
     /// Time every crypto call of each connection and report it with `stats`.
     pub instrumented: bool,
@@ -95,10 +95,19 @@ impl<'a> Start<'a> {
     }
 }
 
+/// The pqprof binary a child server runs: this one, or `PQPROF_BIN` (a test harness that drives
+/// the stacks from its own process names the built binary there).
+pub fn pqprof_exe() -> Result<std::path::PathBuf> {
+    match std::env::var_os("PQPROF_BIN") {
+        Some(p) => Ok(p.into()),
+        None => Ok(std::env::current_exe()?),
+    }
+}
+
 impl Server {
     /// This binary's `handshake-server` for stack `stack`.
     pub fn start(stack: &str, s: &Start) -> Result<Server> {
-        let exe = std::env::current_exe()?;
+        let exe = pqprof_exe()?;
         let mut cmd = match &s.wrap {
             Some((program, args)) => {
                 let mut c = Command::new(program);
@@ -108,10 +117,8 @@ impl Server {
             None => Command::new(&exe),
         };
         cmd.args(["handshake-server", "--stack", stack, "--group", s.group])
-            .arg("--cert")
-            .arg(&s.files.cert)
-            .arg("--key")
-            .arg(&s.files.key)
+            .arg("--identity")
+            .arg(&s.files.dir)
             .args(s.instrumented.then_some("--insitu"))
             .args(s.concurrent.then_some("--concurrent"));
         if let Some(b) = s.bind {
@@ -205,8 +212,7 @@ impl Default for Listen {
 pub fn server_main(
     stack: &'static dyn super::TlsStack,
     group: &str,
-    cert: &Path,
-    key: &Path,
+    identity: &Path,
     instrumented: bool,
     listen: Listen,
 ) -> Result<()> {
@@ -220,7 +226,7 @@ pub fn server_main(
     let concurrent = listen.concurrent;
     println!("port {}", listener.local_addr()?.port());
     std::io::stdout().flush()?;
-    let id = Identity::read(cert, key)?;
+    let id = Identity::read(identity)?;
     let group = group.to_string();
     let served_ref: &'static std::sync::atomic::AtomicU64 = served;
     std::thread::spawn(move || {

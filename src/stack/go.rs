@@ -29,7 +29,7 @@ impl TlsStack for Go {
     fn composition(&self) -> crate::results::Stack {
         crate::results::Stack::new(
             "go",
-            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa), through the Go peer",
+            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/mldsa), through the Go peer",
             "go",
             "go",
             &["tls13", "raw"],
@@ -43,7 +43,7 @@ impl TlsStack for Go {
     fn availability(&self) -> Result<Availability> {
         let v = crate::go::version(&crate::go::binary()?)?;
         Ok(Availability {
-            version: format!("Go {}", v.go_version),
+            version: v.go_version,
             groups: Some(v.groups),
         })
     }
@@ -52,7 +52,7 @@ impl TlsStack for Go {
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
         Ok(Box::new(Lazy {
             group: c.group.to_string(),
-            ca: c.identity.cert_der.clone(),
+            identity: c.identity.clone(),
             started: std::sync::Mutex::new(None),
         }))
     }
@@ -62,7 +62,7 @@ impl TlsStack for Go {
         let mut cmd = Command::new(crate::go::binary()?);
         cmd.args(["serve", "--group", s.group])
             .arg("--cert")
-            .arg(&s.files.cert)
+            .arg(&s.files.chain)
             .arg("--key")
             .arg(&s.files.key);
         child::Server::spawn(cmd)
@@ -73,7 +73,7 @@ impl TlsStack for Go {
 /// at start), with the CA's file beside it.
 struct Lazy {
     group: String,
-    ca: Vec<u8>,
+    identity: super::Identity,
     started: std::sync::Mutex<Option<(Client, super::identity::Files)>>,
 }
 
@@ -81,14 +81,8 @@ impl Lazy {
     fn with<R>(&self, addr: SocketAddr, f: impl FnOnce(&mut Client) -> Result<R>) -> Result<R> {
         let mut g = self.started.lock().map_err(|_| anyhow!("poisoned"))?;
         if g.is_none() {
-            let files = super::identity::Files::write(
-                &super::Identity {
-                    cert_der: self.ca.clone(),
-                    key_pem: String::new(),
-                },
-                "go-client",
-            )?;
-            let c = Client::start(&crate::go::binary()?, &self.group, addr, &files.cert)?;
+            let files = super::identity::Files::write(&self.identity, "go-client")?;
+            let c = Client::start(&crate::go::binary()?, &self.group, addr, &files.root)?;
             *g = Some((c, files));
         }
         let (c, _) = g
@@ -138,6 +132,15 @@ struct GoEvidence {
     resumed: bool,
     first_sent_hex: String,
     first_received_hex: String,
+    /// The CertificateVerify's scheme, inferred by the peer from the leaf's key (crypto/tls
+    /// reports none; in TLS 1.3 the key fixes it), the certificates received and the bytes
+    /// received when the handshake completed (peers/go client.go).
+    #[serde(default)]
+    scheme: Option<u16>,
+    #[serde(default)]
+    chain_bytes: Vec<usize>,
+    #[serde(default)]
+    server_flight_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -233,6 +236,9 @@ impl Client {
             server_share: key_shares(&received)
                 .and_then(|(m, s)| (m == 2).then_some(s))
                 .and_then(|s| s.first().copied()),
+            scheme: e.scheme,
+            chain_bytes: e.chain_bytes,
+            server_flight_bytes: e.server_flight_bytes,
         };
         Ok(One {
             total_ns: 0.0,

@@ -62,7 +62,8 @@ impl TlsStack for OpenSsl {
     /// `providers/implementations/kem/mlx_kem.c`): a hybrid key share makes both keys;
     /// encapsulating to it also makes an ECDH key and derives; decapsulating also derives. It
     /// sets the peer's share apart (`kx.import`), which the phases count in the encapsulation or
-    /// the derive. `X509_verify_cert` (`sig.verify.cert`) is the whole chain check, not a phase.
+    /// the derive. `sig.verify.cert` is one `X509_verify`: one certificate's signature checked
+    /// against its issuer's key, as webpki's in rustls.
     fn call_phases(&self) -> Vec<CallPhases> {
         use Operation::*;
         let import = Some(CallLabel::KxImport.name().to_string());
@@ -86,6 +87,7 @@ impl TlsStack for OpenSsl {
             row(CallLabel::KxDecaps, vec![KemDecaps, DhDerive], None),
             row(CallLabel::SigSign, vec![SigSign], None),
             row(CallLabel::SigVerify, vec![SigVerify], None),
+            row(CallLabel::SigVerifyCert, vec![SigVerify], None),
         ]
     }
 
@@ -109,12 +111,15 @@ impl TlsStack for OpenSsl {
     }
 }
 
-/// What client and server contexts share: TLS 1.3 only, one group, no tickets, no session cache.
-pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Result<()> {
+/// What client and server contexts share: TLS 1.3 only, one group, the identity's signature
+/// scheme alone (OpenSSL 3.5 lists ML-DSA first by default, ssl/t1_lib.c), no tickets, no
+/// session cache.
+pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Result<()> {
     use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
     b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
     b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-    b.set_groups_list(group)?;
+    b.set_groups_list(c.group)?;
+    b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_options(SslOptions::NO_TICKET);
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     Ok(())
@@ -123,20 +128,31 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, group: &str) -> Res
 fn connector(c: Config) -> Result<openssl::ssl::SslConnector> {
     use openssl::ssl::{SslConnector, SslMethod};
     let mut b = SslConnector::builder(SslMethod::tls_client())?;
-    tls13(&mut b, c.group)?;
+    tls13(&mut b, c)?;
     b.cert_store_mut()
-        .add_cert(openssl::x509::X509::from_der(&c.identity.cert_der)?)?;
+        .add_cert(openssl::x509::X509::from_der(&c.identity.root_der)?)?;
     Ok(b.build())
 }
 
+/// The identity's leaf, the rest of its chain as extra certificates, its key. NO_AUTO_CHAIN:
+/// without it libssl builds the chain to send by verifying its own leaf against its store on
+/// every handshake (ssl/statem/statem_lib.c `ssl_add_cert_chain`), a cost no server needs once
+/// its chain is configured.
 fn acceptor(c: Config) -> Result<openssl::ssl::SslAcceptor> {
-    use openssl::ssl::{SslAcceptor, SslMethod};
+    use openssl::ssl::{SslAcceptor, SslMethod, SslMode};
     let mut b = SslAcceptor::mozilla_modern_v5(SslMethod::tls_server())?;
-    tls13(&mut b, c.group)?;
-    let cert = openssl::x509::X509::from_der(&c.identity.cert_der)?;
+    tls13(&mut b, c)?;
+    let mut chain = c.identity.chain_der.iter();
+    let leaf = chain.next().ok_or_else(|| anyhow!("an identity without a leaf"))?;
+    let leaf = openssl::x509::X509::from_der(leaf)?;
+    b.set_certificate(&leaf)?;
+    for der in chain {
+        b.add_extra_chain_cert(openssl::x509::X509::from_der(der)?)?;
+    }
     let key = openssl::pkey::PKey::private_key_from_pem(c.identity.key_pem.as_bytes())?;
-    b.set_certificate(&cert)?;
     b.set_private_key(&key)?;
+    b.check_private_key()?;
+    b.set_mode(SslMode::NO_AUTO_CHAIN);
     Ok(b.build())
 }
 
@@ -160,8 +176,44 @@ fn group_name(ssl: &openssl::ssl::SslRef) -> String {
     }
 }
 
-fn evidence(ssl: &openssl::ssl::SslRef) -> Evidence {
+/// SSL_ctrl commands behind the `SSL_get0_peer_signature_name` macro (OpenSSL 3.5
+/// include/openssl/ssl.h.in; openssl-sys declares neither the macro nor the number).
+const SSL_CTRL_GET_PEER_SIGNATURE_NAME: std::ffi::c_int = 141;
+
+/// The IANA name of the peer's CertificateVerify scheme ("mldsa65", "ecdsa_secp256r1_sha256").
+fn peer_signature_name(ssl: &openssl::ssl::SslRef) -> Option<String> {
+    use foreign_types::ForeignTypeRef;
+    let mut p: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: `ssl` is live for the call; the ctrl writes a pointer to a name the SSL_CTX owns
+    // (ssl/s3_lib.c), which is copied below before the SSL can go away.
+    let ok = unsafe {
+        openssl_sys::SSL_ctrl(
+            ssl.as_ptr(),
+            SSL_CTRL_GET_PEER_SIGNATURE_NAME,
+            0,
+            &mut p as *mut *const std::ffi::c_char as *mut std::ffi::c_void,
+        )
+    };
+    // SAFETY: a non-null result is a NUL-terminated string that lives as long as the SSL_CTX.
+    (ok == 1 && !p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// A scheme's code point from its IANA name, through the algorithm registry.
+fn scheme_code(name: &str) -> Option<u16> {
+    crate::algorithm::all()
+        .iter()
+        .find(|a| a.tls_scheme_name.as_deref() == Some(name))
+        .and_then(|a| a.tls_scheme)
+}
+
+fn evidence(ssl: &openssl::ssl::SslRef, flight: u64) -> Evidence {
     Evidence {
+        scheme: peer_signature_name(ssl).and_then(|n| scheme_code(&n)),
+        chain_bytes: ssl
+            .peer_cert_chain()
+            .map(|c| c.iter().filter_map(|x| x.to_der().ok()).map(|d| d.len()).collect())
+            .unwrap_or_default(),
+        server_flight_bytes: Some(flight),
         version: ssl.version_str().to_string(),
         group: group_name(ssl),
         cipher: ssl
@@ -193,8 +245,9 @@ impl super::Client for Client {
                 .connect("localhost", sock)
                 .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
             let hs = t0.elapsed();
+            let flight = tls.get_ref().received;
             echo(&mut tls)?;
-            let ev = want_evidence.then(|| evidence(tls.ssl()));
+            let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
             let _ = tls.shutdown();
             Ok((hs, tls.get_ref().summary(), ev))
         })

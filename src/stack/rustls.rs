@@ -108,31 +108,93 @@ fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
     })
 }
 
-/// The provider for one group: aws-lc-rs's default, or with every crypto call timed.
+/// The provider for one group and the identity's signature scheme: aws-lc-rs's default, or with
+/// every crypto call timed.
 fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
+    let scheme = c.identity.auth.scheme;
     if c.wrapped {
-        return crate::insitu::rustls_timed::provider(c.group);
+        return crate::insitu::rustls_timed::provider(c.group, scheme);
     }
     let mut p = rustls::crypto::aws_lc_rs::default_provider();
     // One group only: by default the client also sends an X25519 share beside a hybrid one.
     p.kx_groups = vec![group(c.group)?];
+    // One CertificateVerify scheme offered: the identity's.
+    p.signature_verification_algorithms =
+        crate::insitu::rustls_timed::one_scheme(p.signature_verification_algorithms, scheme);
     Ok(Arc::new(p))
+}
+
+thread_local! {
+    /// The scheme of the last CertificateVerify this thread's client checked.
+    static PEER_SCHEME: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
+}
+
+/// webpki's verifier, noting the CertificateVerify's scheme (rustls reports none): the only change
+/// is that note; every check is webpki's, with the provider's (timed or plain) algorithms.
+#[derive(Debug)]
+struct Recording(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for Recording {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        self.0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        PEER_SCHEME.with(|s| s.set(Some(u16::from(dss.scheme))));
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }
 
 fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(c.identity.cert_der.clone().into())?;
-    let mut cfg = rustls::ClientConfig::builder_with_provider(provider(c)?)
+    roots.add(c.identity.root_der.clone().into())?;
+    let provider = provider(c)?;
+    let webpki =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()?;
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_root_certificates(roots)
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
     cfg.resumption = rustls::client::Resumption::disabled();
     Ok(Arc::new(cfg))
 }
 
-/// TLS 1.3 only, no tickets, no session cache.
+/// TLS 1.3 only, no tickets, no session cache; the identity's chain, leaf first.
 fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
-    let certs = vec![c.identity.cert_der.clone().into()];
+    let certs = c
+        .identity
+        .chain_der
+        .iter()
+        .map(|d| d.clone().into())
+        .collect();
     let key =
         <rustls::pki_types::PrivateKeyDer as rustls::pki_types::pem::PemObject>::from_pem_slice(
             c.identity.key_pem.as_bytes(),
@@ -175,13 +237,16 @@ fn close<S: Read + Write>(tls: &mut rustls::StreamOwned<rustls::ClientConnection
 
 impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
+        PEER_SCHEME.with(|s| s.set(None));
         tls::measure_connection(self.armed, |t0| {
             let sock = Counted::new(tcp(addr)?);
             let (hs, mut tls) = handshake(&self.cfg, sock, t0)?;
+            let flight = tls.sock.received;
             echo(&mut tls)?;
             close(&mut tls);
             let ev = evidence.then(|| {
                 let c = &tls.conn;
+                let chain = c.peer_certificates().unwrap_or_default();
                 Evidence {
                     version: c
                         .protocol_version()
@@ -201,6 +266,9 @@ impl super::Client for Client {
                         .map(|c| super::identity::cert_key_type(c))
                         .unwrap_or_default(),
                     resumed: !matches!(c.handshake_kind(), Some(rustls::HandshakeKind::Full)),
+                    scheme: PEER_SCHEME.with(|s| s.get()),
+                    chain_bytes: chain.iter().map(|d| d.len()).collect(),
+                    server_flight_bytes: Some(flight),
                     ..Evidence::default()
                 }
             });

@@ -152,7 +152,12 @@ pub fn check(results: &Results) -> Vec<String> {
 
 fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
     for m in &c.in_memory {
-        let name = format!("capacity in-memory {} {}", m.stack.name(), m.group);
+        let name = format!(
+            "capacity in-memory {} {}{}",
+            m.stack.name(),
+            m.group,
+            m.auth.as_ref().map_or(String::new(), |a| format!(" + {a}"))
+        );
         if m.client_ns.len() != m.wall_ns.len() || m.server_ns.len() != m.wall_ns.len() {
             problems.push(format!(
                 "{name}: client, server and wall samples differ in number"
@@ -209,10 +214,16 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
             );
         }
         if let Some(base) = &m.baseline {
+            // The row it is against: group and authentication where stored (schema 3), else the
+            // baseline group (older files had one authentication).
+            let against = m.against.clone().unwrap_or(crate::results::Against {
+                suite: base.clone(),
+                auth: m.auth.clone(),
+            });
             match c
                 .in_memory
                 .iter()
-                .find(|b| b.stack == m.stack && &b.group == base)
+                .find(|b| b.stack == m.stack && b.group == against.suite && b.auth == against.auth)
             {
                 Some(b) => {
                     if let Some(v) = m.vs_baseline {
@@ -232,7 +243,19 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
                         );
                     }
                     if let Some(d) = m.composed_server_delta_ns {
-                        match crate::figures::capacity::composed_server_delta(results, &m.composed_stack(), &m.group, base) {
+                        // The baseline authentication is the one the row is against (for the
+                        // baseline's own rows, its own).
+                        let baseline_auth = against.auth.clone().unwrap_or_default();
+                        let full = |g: &str, a: Option<&str>| {
+                            crate::auth::full_suite(g, a, &baseline_auth)
+                        };
+                        let fresh = crate::figures::capacity::composed_server_delta(
+                            results,
+                            &m.composed_stack(),
+                            &full(&m.group, m.auth.as_deref()),
+                            &full(&against.suite, against.auth.as_deref()),
+                        );
+                        match fresh {
                             Some(x) => differs(problems, format!("{name} composed_server_delta_ns"), d, x),
                             None => problems.push(format!("{name}: a composed server-side difference without its full-handshake suites")),
                         }

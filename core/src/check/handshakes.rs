@@ -1,10 +1,12 @@
 //! The `handshakes` section: each scenario's spread and baseline comparison from its per-sample
 //! medians; for instrumented scenarios, the in-situ identity per connection (wall time = the
 //! client's crypto calls + the server's + the remainder, exactly, in nanoseconds) and every
-//! aggregate from the connections.
+//! aggregate from the connections; the evidence of each scenario's first connection held to what
+//! the scenario declares (group, key shares, certificate key, signature scheme, certificates).
 
 use super::differs;
-use crate::results::{InSitu, PairedOverhead, Results, Scenario};
+use crate::figures::evidence::{contradictions, Declared};
+use crate::results::{Against, InSitu, PairedOverhead, Results, Scenario};
 use crate::stats;
 
 pub fn check(results: &Results) -> Vec<String> {
@@ -12,19 +14,44 @@ pub fn check(results: &Results) -> Vec<String> {
     let Some(h) = &results.handshakes else {
         return problems;
     };
-    let find = |suite: &str, s: &Scenario, instrumented: bool| {
+    // The same group and authentication on the same stack, plain or instrumented.
+    let twin = |s: &Scenario, instrumented: bool| {
+        let own = Against {
+            suite: s.suite.clone(),
+            auth: s.auth_name().map(String::from),
+        };
         h.scenarios
             .iter()
-            .find(|x| x.suite == suite && x.stack == s.stack && x.instrumented == instrumented)
+            .find(|x| x.is(&own, &s.stack, instrumented))
     };
     for s in &h.scenarios {
-        let name = format!(
-            "handshake {} {} [{}{}]",
-            s.protocol,
-            s.suite,
-            s.stack.name(),
-            if s.instrumented { ", in situ" } else { "" }
-        );
+        let name = format!("handshake {}", s.name());
+        let declared = Declared {
+            protocol: &s.protocol,
+            group: &s.suite,
+            shares: s.declared_shares,
+            auth: s.auth.as_ref(),
+        };
+        for c in contradictions(&declared, &s.evidence) {
+            problems.push(format!(
+                "{name}: its evidence contradicts the scenario: {c}"
+            ));
+        }
+        if let (Some(a), Some(shares)) = (&s.auth, s.declared_shares) {
+            // The declared shares are the group's: the kex suite of that name says so too.
+            let kex = results
+                .suites
+                .iter()
+                .find(|x| x.name == s.suite && x.wire_bytes.is_some());
+            if let Some(w) = kex.and_then(|x| x.wire_bytes) {
+                if w != shares.0 + shares.1 {
+                    problems.push(format!(
+                        "{name} ({}): declares {} + {} share bytes, the suite {} has {w}",
+                        a.name, shares.0, shares.1, s.suite
+                    ));
+                }
+            }
+        }
         if s.sample_medians_ns.is_empty() {
             problems.push(format!("{name}: no sample medians"));
             continue;
@@ -43,9 +70,29 @@ pub fn check(results: &Results) -> Vec<String> {
                 ratio,
                 s.median_ns / base,
             );
+            // Where the scenario names what it is against (schema 3), that scenario's median.
+            if let Some(a) = &s.against {
+                match h
+                    .scenarios
+                    .iter()
+                    .find(|x| x.is(a, &s.stack, s.instrumented))
+                {
+                    Some(x) => differs(
+                        &mut problems,
+                        format!("{name}: measured_delta_ns"),
+                        delta,
+                        s.median_ns - x.median_ns,
+                    ),
+                    None => problems.push(format!(
+                        "{name}: against {} {}, which is not measured",
+                        a.suite,
+                        a.auth.as_deref().unwrap_or("")
+                    )),
+                }
+            }
         }
         if let Some(o) = s.insitu_overhead_pct {
-            match find(&s.suite, s, true) {
+            match twin(s, true) {
                 Some(i) => differs(
                     &mut problems,
                     format!("{name}: insitu_overhead_pct"),
@@ -71,7 +118,7 @@ pub fn check(results: &Results) -> Vec<String> {
             }
         }
         if let Some(o) = s.insitu_overhead_est_pct {
-            match (find(&s.suite, s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
+            match (twin(s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
                 (Some(i), Some(cost)) => differs(&mut problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),
                 _ => problems.push(format!("{name}: an estimated overhead without its instrumented scenario or the cost per call")),
             }
@@ -83,20 +130,18 @@ pub fn check(results: &Results) -> Vec<String> {
     // Deltas of the in-situ parts against the baseline group's instrumented scenario.
     for s in h.scenarios.iter().filter(|s| s.instrumented) {
         let Some(i) = &s.insitu else { continue };
-        let name = format!(
-            "handshake {} {} [{}, in situ]",
-            s.protocol,
-            s.suite,
-            s.stack.name()
-        );
+        let name = format!("handshake {}", s.name());
         if let (Some(cd), Some(delta)) = (i.crypto_delta_ns, s.measured_delta_ns) {
             let base_median = s.median_ns - delta;
+            // The scenario it is against where stored (schema 3), else the one with that median.
             let same = |b: &Scenario| stats::agrees(b.median_ns, base_median, super::TOLERANCE_PCT);
-            match h
-                .scenarios
-                .iter()
-                .find(|b| b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some())
-            {
+            let base = match &s.against {
+                Some(a) => h.scenarios.iter().find(|b| b.is(a, &s.stack, true)),
+                None => h.scenarios.iter().find(|b| {
+                    b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some()
+                }),
+            };
+            match base {
                 Some(b) => {
                     let bi = b.insitu.as_ref().map_or(0.0, |x| x.crypto_ns);
                     differs(

@@ -14,23 +14,22 @@ pub fn rate_per_s(samples_ns: &[u64]) -> Option<(f64, Option<(f64, f64)>)> {
     Some((1e9 / stats::mean(&xs), ci))
 }
 
-/// Server side of "<group> full handshake" minus that of "<baseline> full handshake", both composed
-/// from the phases of the library the real stack calls.
+/// Server side of one full-handshake suite minus another's (`auth::full_suite` names them), both
+/// composed from the phases of the library the real stack calls.
 pub fn composed_server_delta(
     results: &Results,
     composed_stack: &str,
-    group: &str,
-    baseline: &str,
+    full: &str,
+    baseline_full: &str,
 ) -> Option<f64> {
-    let full = |g: &str| {
-        results.suites.iter().find(|s| {
-            s.kind == TrackKind::Full
-                && s.stack == composed_stack
-                && s.name == format!("{g} full handshake")
-        })
+    let find = |name: &str| {
+        results
+            .suites
+            .iter()
+            .find(|s| s.kind == TrackKind::Full && s.stack == composed_stack && s.name == name)
     };
-    let a = crate::compose::server_side_median_ns(full(group)?, &results.phases)?;
-    let b = crate::compose::server_side_median_ns(full(baseline)?, &results.phases)?;
+    let a = crate::compose::server_side_median_ns(find(full)?, &results.phases)?;
+    let b = crate::compose::server_side_median_ns(find(baseline_full)?, &results.phases)?;
     Some(a - b)
 }
 

@@ -37,6 +37,10 @@ pub struct InMemory {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub composed_stack: String,
     pub group: String,
+    /// The authentication the server presented (schema 3; before, a self-signed ECDSA P-256
+    /// certificate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
     /// Per handshake, nanoseconds: every client-side call (connection made, records written and
     /// read), every server-side call, and the wall time of the whole handshake (both sides plus
     /// the loop that passes buffers between them). Same index, same handshake.
@@ -60,6 +64,11 @@ pub struct InMemory {
     pub servers_for_10k: f64,
     /// The classical group of the same stack, and this group's figures against it.
     pub baseline: Option<String>,
+    /// The row the figures are against, group and authentication (schema 3): the baseline group
+    /// with the baseline authentication, or for another authentication the same group with the
+    /// baseline one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<super::Against>,
     /// server_per_core_s / the baseline's.
     pub vs_baseline: Option<f64>,
     /// Median server time minus the baseline's.
@@ -87,6 +96,9 @@ impl InMemory {
 pub struct Sockets {
     pub stack: RealStack,
     pub group: String,
+    /// The authentication the server presented (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
     /// Server worker threads (all on the server core).
     pub server_threads: usize,
     pub steps: Vec<LoadStep>,
@@ -122,6 +134,9 @@ pub struct LoadStep {
 pub struct Memory {
     pub stack: RealStack,
     pub group: String,
+    /// The authentication the server presented (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
     /// Step 0 (no connections held) first.
     pub steps: Vec<MemoryStep>,
     /// At the largest step: (step - step 0) / connections.

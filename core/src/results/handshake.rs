@@ -168,6 +168,42 @@ pub struct Evidence {
     /// (code point, bytes) of the key_share in ClientHello / ServerHello.
     pub client_share: Option<(u16, usize)>,
     pub server_share: Option<(u16, usize)>,
+    /// The SignatureScheme of the server's CertificateVerify, as the client saw it (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<u16>,
+    /// The certificates the client received, DER bytes each, leaf first (schema 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain_bytes: Vec<usize>,
+    /// Bytes the client had received when its handshake completed: the server's first flight
+    /// (ServerHello to Finished; a TLS 1.3 server sends nothing else before the client's Finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_flight_bytes: Option<u64>,
+}
+
+/// A scenario another is compared with: its group and authentication (by name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Against {
+    pub suite: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+}
+
+/// The authentication a scenario's server presented (schema 3; before, a self-signed ECDSA P-256
+/// certificate, which older files leave out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuthInfo {
+    /// Its name in suites/auth.toml ("ML-DSA-65", "ML-DSA-44 leaf").
+    pub name: String,
+    /// The signature algorithm of the certificates and the CertificateVerify.
+    pub algorithm: String,
+    /// "chain" (leaf + intermediate sent) or "leaf" (the leaf alone).
+    pub form: String,
+    /// The SignatureScheme the handshake must negotiate.
+    pub scheme: u16,
+    /// DER bytes of the certificates the server sends, leaf first, and of the root the client
+    /// trusts.
+    pub sent_bytes: Vec<usize>,
+    pub root_bytes: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -175,6 +211,9 @@ pub struct Scenario {
     pub protocol: String,
     pub suite: String,
     pub stack: RealStack,
+    /// TLS: the certificate chain the server presented (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthInfo>,
     pub evidence: Evidence,
     /// Connect + handshake + 32-byte echo + close, per connection.
     pub median_ns: f64,
@@ -186,11 +225,20 @@ pub struct Scenario {
     pub client_to_server_bytes: f64,
     pub server_to_client_bytes: f64,
     pub declared_wire_bytes: Option<usize>,
+    /// The key shares the group declares, (client, server) bytes (schema 3): what `check` holds
+    /// the evidence to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_shares: Option<(usize, usize)>,
     pub client_cpu_ns: f64,
     pub server_cpu_ns: f64,
     pub client_mem: PerHandshake,
     pub server_mem: PerHandshake,
-    /// Against the protocol's baseline suite on the same stack: ratio of medians and difference.
+    /// The scenario the baseline figures below are against (schema 3): for the baseline
+    /// authentication, the protocol's baseline group with it; for any other authentication, the
+    /// same group with the baseline authentication. Absent in older files: the baseline group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Against>,
+    /// Against that scenario on the same stack: ratio of medians and difference.
     pub vs_baseline_ratio: Option<f64>,
     pub measured_delta_ns: Option<f64>,
     /// The composed difference of the same two suites, from the stack named in `composed_stack`.
@@ -260,6 +308,48 @@ pub struct PairedMedian {
     /// Median over blocks of wrapped - plain, ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapper_ns: Option<f64>,
+}
+
+impl Scenario {
+    /// The authentication's name, where the scenario records one.
+    pub fn auth_name(&self) -> Option<&str> {
+        self.auth.as_ref().map(|a| a.name.as_str())
+    }
+
+    /// "X25519MLKEM768 + ML-DSA-65 on rustls (in situ)": how messages and tables name it.
+    pub fn name(&self) -> String {
+        format!(
+            "{} {}{} on {}{}",
+            self.protocol,
+            self.suite,
+            self.auth_name()
+                .map_or(String::new(), |a| format!(" + {a}")),
+            self.stack,
+            if self.instrumented { " (in situ)" } else { "" }
+        )
+    }
+
+    /// The full-handshake suite its calls are set beside: "<group> full handshake" for the
+    /// baseline authentication, "<group> + <auth> full handshake" for one it is compared against
+    /// the baseline with (`against` names the baseline then).
+    pub fn full_suite(&self) -> String {
+        match (&self.auth, &self.against) {
+            (Some(a), Some(g))
+                if g.suite == self.suite && g.auth.as_deref() != Some(a.name.as_str()) =>
+            {
+                format!("{} + {} full handshake", self.suite, a.name)
+            }
+            _ => format!("{} full handshake", self.suite),
+        }
+    }
+
+    /// Whether this is the scenario `a` names, on `stack`, plain or instrumented.
+    pub fn is(&self, a: &Against, stack: &RealStack, instrumented: bool) -> bool {
+        self.suite == a.suite
+            && self.auth_name() == a.auth.as_deref()
+            && &self.stack == stack
+            && self.instrumented == instrumented
+    }
 }
 
 impl PairedOverhead {

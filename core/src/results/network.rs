@@ -14,6 +14,15 @@ pub struct Network {
     pub emulator: String,
     pub grid: String,
     pub congestion_control: String,
+    /// The emulated links' MTU, the client connection's MSS (TCP_MAXSEG) and the sender's initial
+    /// congestion window in segments (schema 3; the ip route's initcwnd, else the kernel's
+    /// TCP_INIT_CWND of 10, RFC 6928).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initcwnd: Option<u32>,
     pub offloads_off: bool,
     /// Bottleneck rate (tbf on the router's egress), Mbit/s; none: unlimited.
     pub rate_mbit: Option<f64>,
@@ -61,8 +70,19 @@ pub struct Cell {
     pub protocol: String,
     pub stack: RealStack,
     pub group: String,
+    /// The authentication the server presented (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// The server's first flight, bytes (from the zero point's first connection), and the
+    /// segments it takes at the section's MSS (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_flight_bytes: Option<u64>,
     /// The classical group of the same stack and protocol, if this is not it.
     pub baseline: Option<String>,
+    /// The cell this one is set against, group and authentication (schema 3): the classical group
+    /// with the baseline authentication, or the same group with the baseline authentication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<super::Against>,
     /// Per completed handshake, nanoseconds: connect() to handshake complete, and to the 32-byte
     /// echo back.
     pub ready_ns: Vec<u64>,
@@ -94,7 +114,8 @@ pub struct Model {
     /// Median connect-to-complete time at no delay and no loss: the compute and the path's own
     /// latency, measured through the same router.
     pub zero_ns: f64,
-    /// Round trips before the client completes (TCP connect, then the TLS or SSH exchange).
+    /// Round trips before the client completes (TCP connect, then the TLS or SSH exchange, and
+    /// one more for each initial congestion window the server's first flight overflows).
     pub round_trips: f64,
     /// Data packets each way before completion, from the zero point's router counters.
     pub data_packets: [f64; 2],

@@ -1,0 +1,440 @@
+//! The authentication dimension of the real handshakes (`suites/auth.toml`, `kind = "auth"`): the
+//! certificate chains a TLS 1.3 server presents, and which key-exchange group meets which of them
+//! in which step. Data, like the groups: every error names the file, line and column.
+
+use crate::algorithm::{self, Kind};
+pub use crate::suite::is_auth_file;
+use crate::suite::{Location, SuiteError};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// How a chain is presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    /// root -> intermediate -> leaf; the server sends leaf + intermediate, the client trusts the
+    /// root: two certificate signatures to check.
+    Chain,
+    /// root -> leaf; the server sends the leaf alone, the client trusts the root: one signature to
+    /// check (Paquin et al.'s setup, the CA as trust anchor).
+    Leaf,
+}
+
+impl Form {
+    /// Certificates the server sends.
+    pub fn sent(self) -> usize {
+        match self {
+            Form::Chain => 2,
+            Form::Leaf => 1,
+        }
+    }
+}
+
+/// The full-handshake suite (suites/tls13-full.toml, tls13-auth.toml) of a group with an
+/// authentication: "X25519MLKEM768 full handshake" with the baseline, "X25519MLKEM768 + ML-DSA-65
+/// full handshake" with another.
+pub fn full_suite(group: &str, auth: Option<&str>, baseline: &str) -> String {
+    match auth {
+        Some(a) if a != baseline => format!("{group} + {a} full handshake"),
+        _ => format!("{group} full handshake"),
+    }
+}
+
+/// One authentication: a signature algorithm and how its chain is presented.
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub name: String,
+    /// The signature algorithm of every certificate and of the CertificateVerify.
+    pub algorithm: String,
+    pub form: Form,
+    /// TLS 1.3 SignatureScheme (from the algorithm registry) and its IANA name.
+    pub scheme: u16,
+    pub scheme_name: String,
+    pub at: Location,
+}
+
+/// The steps a pairing of a group and an authentication runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Handshake,
+    Capacity,
+    Network,
+}
+
+impl Step {
+    const NAMES: [&'static str; 3] = ["handshake", "capacity", "network"];
+
+    fn from_name(s: &str) -> Option<Step> {
+        Some(match s {
+            "handshake" => Step::Handshake,
+            "capacity" => Step::Capacity,
+            "network" => Step::Network,
+            _ => return None,
+        })
+    }
+}
+
+/// A key-exchange group that meets authentications beyond the baseline in some steps.
+#[derive(Debug, Clone)]
+pub struct Pairing {
+    pub group: String,
+    pub auths: Vec<String>,
+    pub steps: Vec<Step>,
+    pub at: Location,
+}
+
+/// The authentications of a protocol and their pairings.
+#[derive(Debug, Clone)]
+pub struct Auths {
+    pub protocol: String,
+    /// The authentication every group meets (the classical one).
+    pub baseline: String,
+    pub auths: Vec<Auth>,
+    pub pairings: Vec<Pairing>,
+}
+
+impl Auths {
+    /// Where no file says more: the classical chain alone, ECDSA-P256 (RFC 8446 section 4.2.3),
+    /// which every group meets.
+    pub fn baseline_only() -> Auths {
+        let name = "ECDSA-P256";
+        let alg = algorithm::find(name);
+        Auths {
+            protocol: "tls13".into(),
+            baseline: name.into(),
+            auths: vec![Auth {
+                name: name.into(),
+                algorithm: name.into(),
+                form: Form::Chain,
+                scheme: alg.and_then(|a| a.tls_scheme).unwrap_or(0x0403),
+                scheme_name: alg
+                    .and_then(|a| a.tls_scheme_name.clone())
+                    .unwrap_or_else(|| "ecdsa_secp256r1_sha256".into()),
+                at: Location {
+                    file: "core/src/algorithms.toml".into(),
+                    line: 0,
+                    column: 0,
+                },
+            }],
+            pairings: Vec::new(),
+        }
+    }
+
+    pub fn find(&self, name: &str) -> Option<&Auth> {
+        self.auths.iter().find(|a| a.name == name)
+    }
+
+    pub fn baseline(&self) -> Option<&Auth> {
+        self.find(&self.baseline)
+    }
+
+    /// The authentications `group` meets in `step`: the baseline first, then its pairings'.
+    pub fn for_group(&self, group: &str, step: Step) -> Vec<&Auth> {
+        let mut out: Vec<&Auth> = self.baseline().into_iter().collect();
+        for p in self
+            .pairings
+            .iter()
+            .filter(|p| p.group == group && p.steps.contains(&step))
+        {
+            for a in p.auths.iter().filter_map(|n| self.find(n)) {
+                if !out.iter().any(|o| o.name == a.name) {
+                    out.push(a);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every (group, authentication) of `step` beyond `group` x baseline, in the file's order.
+    pub fn extra_pairs(&self, step: Step) -> Vec<(&str, &Auth)> {
+        let mut out: Vec<(&str, &Auth)> = Vec::new();
+        for p in self.pairings.iter().filter(|p| p.steps.contains(&step)) {
+            for a in p.auths.iter().filter_map(|n| self.find(n)) {
+                if a.name != self.baseline
+                    && !out.iter().any(|(g, b)| *g == p.group && b.name == a.name)
+                {
+                    out.push((&p.group, a));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    protocol: String,
+    kind: String,
+    baseline: Spanned<String>,
+    auth: Vec<AuthDef>,
+    #[serde(default)]
+    pairing: Vec<PairingDef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuthDef {
+    name: Spanned<String>,
+    algorithm: Spanned<String>,
+    form: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairingDef {
+    group: Spanned<String>,
+    auths: Vec<Spanned<String>>,
+    steps: Vec<Spanned<String>>,
+}
+
+fn invalid(at: Location, message: String) -> SuiteError {
+    SuiteError::Invalid { at, message }
+}
+
+/// Parses one authentication file; `groups` are the key-exchange suites' names a pairing may name
+/// (`None`: any name).
+pub fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<Auths, SuiteError> {
+    let at = |offset: usize| crate::suite::locate(file, text, offset);
+    let def: FileDef = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        invalid(at(offset), e.message().trim().to_string())
+    })?;
+    if def.kind != "auth" {
+        return Err(invalid(
+            at(0),
+            format!("kind \"{}\" is not \"auth\"", def.kind),
+        ));
+    }
+    let mut auths: Vec<Auth> = Vec::new();
+    for a in &def.auth {
+        let name = a.name.get_ref();
+        if auths.iter().any(|x| &x.name == name) {
+            return Err(invalid(
+                at(a.name.span().start),
+                format!("authentication \"{name}\" is defined twice"),
+            ));
+        }
+        let alg_name = a.algorithm.get_ref();
+        let alg = algorithm::find(alg_name)
+            .filter(|x| x.kind == Kind::Sig)
+            .ok_or_else(|| {
+                invalid(
+                    at(a.algorithm.span().start),
+                    format!("\"{alg_name}\" is not a signature algorithm of the registry (core/src/algorithms.toml)"),
+                )
+            })?;
+        let (Some(scheme), Some(scheme_name)) = (alg.tls_scheme, alg.tls_scheme_name.clone())
+        else {
+            return Err(invalid(
+                at(a.algorithm.span().start),
+                format!("{alg_name} has no TLS 1.3 signature scheme in the registry: it cannot authenticate a TLS 1.3 handshake"),
+            ));
+        };
+        let form = match a.form.get_ref().as_str() {
+            "chain" => Form::Chain,
+            "leaf" => Form::Leaf,
+            other => {
+                return Err(invalid(
+                    at(a.form.span().start),
+                    format!("unknown form \"{other}\"; valid forms: chain, leaf"),
+                ))
+            }
+        };
+        auths.push(Auth {
+            name: name.clone(),
+            algorithm: alg_name.clone(),
+            form,
+            scheme,
+            scheme_name,
+            at: at(a.name.span().start),
+        });
+    }
+    if !auths.iter().any(|a| &a.name == def.baseline.get_ref()) {
+        return Err(invalid(
+            at(def.baseline.span().start),
+            format!(
+                "baseline \"{}\" is not an authentication of this file",
+                def.baseline.get_ref()
+            ),
+        ));
+    }
+    let mut pairings = Vec::new();
+    for p in &def.pairing {
+        if let Some(groups) = groups.filter(|g| !g.contains(&p.group.get_ref().as_str())) {
+            return Err(invalid(
+                at(p.group.span().start),
+                format!(
+                    "unknown group \"{}\"; groups of the key-exchange suites: {}",
+                    p.group.get_ref(),
+                    groups.join(", ")
+                ),
+            ));
+        }
+        for a in &p.auths {
+            if !auths.iter().any(|x| &x.name == a.get_ref()) {
+                return Err(invalid(
+                    at(a.span().start),
+                    format!("unknown authentication \"{}\"", a.get_ref()),
+                ));
+            }
+        }
+        let mut steps = Vec::new();
+        for s in &p.steps {
+            steps.push(Step::from_name(s.get_ref()).ok_or_else(|| {
+                invalid(
+                    at(s.span().start),
+                    format!(
+                        "unknown step \"{}\"; valid steps: {}",
+                        s.get_ref(),
+                        Step::NAMES.join(", ")
+                    ),
+                )
+            })?);
+        }
+        pairings.push(Pairing {
+            group: p.group.get_ref().clone(),
+            auths: p.auths.iter().map(|a| a.get_ref().clone()).collect(),
+            steps,
+            at: at(p.group.span().start),
+        });
+    }
+    Ok(Auths {
+        protocol: def.protocol,
+        baseline: def.baseline.get_ref().clone(),
+        auths,
+        pairings,
+    })
+}
+
+/// The authentication file of `protocol` in a suite folder (or the file itself), if there is one.
+pub fn load(
+    path: &Path,
+    protocol: &str,
+    groups: Option<&[&str]>,
+) -> Result<Option<Auths>, SuiteError> {
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| SuiteError::Io {
+                file: path.to_path_buf(),
+                source: e,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        v.sort();
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| SuiteError::Io {
+            file: f.clone(),
+            source: e,
+        })?;
+        if !is_auth_file(&text) {
+            continue;
+        }
+        let a = parse(&f, &text, groups)?;
+        if a.protocol == protocol {
+            return Ok(Some(a));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GROUPS: [&str; 2] = ["X25519", "X25519MLKEM768"];
+
+    fn file(extra: &str) -> String {
+        format!(
+            "protocol = \"tls13\"\nkind = \"auth\"\nbaseline = \"ECDSA-P256\"\n\n[[auth]]\nname = \"ECDSA-P256\"\nalgorithm = \"ECDSA-P256\"\nform = \"chain\"\n\n[[auth]]\nname = \"ML-DSA-65\"\nalgorithm = \"ML-DSA-65\"\nform = \"chain\"\n{extra}"
+        )
+    }
+
+    fn err(text: &str) -> String {
+        parse(Path::new("a.toml"), text, Some(&GROUPS))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn the_committed_file_parses_and_pairs_every_group_with_the_baseline() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let groups = ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"];
+        let a = load(&dir, "tls13", Some(&groups))
+            .unwrap()
+            .expect("suites/auth.toml");
+        assert_eq!(a.baseline, "ECDSA-P256");
+        let b = a.baseline().unwrap();
+        assert_eq!(
+            (b.scheme, b.scheme_name.as_str(), b.form),
+            (0x0403, "ecdsa_secp256r1_sha256", Form::Chain)
+        );
+        for g in groups {
+            assert_eq!(a.for_group(g, Step::Handshake)[0].name, "ECDSA-P256");
+        }
+        let hybrid: Vec<&str> = a
+            .for_group("X25519MLKEM768", Step::Handshake)
+            .iter()
+            .map(|x| x.name.as_str())
+            .collect();
+        assert!(
+            hybrid.starts_with(&["ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"]),
+            "{hybrid:?}"
+        );
+        assert!(a
+            .for_group("MLKEM768", Step::Handshake)
+            .iter()
+            .any(|x| x.name == "ML-DSA-65"));
+        assert_eq!(a.find("ML-DSA-65").unwrap().scheme, 0x0905);
+    }
+
+    #[test]
+    fn pairings_add_to_the_baseline_per_step() {
+        let a = parse(
+            Path::new("a.toml"),
+            &file("\n[[pairing]]\ngroup = \"X25519MLKEM768\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"network\"]\n"),
+            Some(&GROUPS),
+        )
+        .unwrap();
+        assert_eq!(a.for_group("X25519MLKEM768", Step::Handshake).len(), 1);
+        assert_eq!(a.for_group("X25519MLKEM768", Step::Network).len(), 2);
+        assert_eq!(a.extra_pairs(Step::Network).len(), 1);
+        assert!(a.extra_pairs(Step::Capacity).is_empty());
+    }
+
+    #[test]
+    fn bad_input_names_the_place() {
+        assert!(err(&file(
+            "\n[[pairing]]\ngroup = \"X448\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"handshake\"]\n"
+        ))
+        .starts_with("a.toml:16:9: unknown group \"X448\""));
+        assert!(err(&file("\n[[pairing]]\ngroup = \"X25519\"\nauths = [\"Falcon-512\"]\nsteps = [\"handshake\"]\n"))
+            .contains("unknown authentication \"Falcon-512\""));
+        assert!(err(&file(
+            "\n[[pairing]]\ngroup = \"X25519\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"lunch\"]\n"
+        ))
+        .contains("unknown step \"lunch\""));
+        let falcon =
+            file("\n[[auth]]\nname = \"F\"\nalgorithm = \"Falcon-512\"\nform = \"chain\"\n");
+        assert!(
+            err(&falcon).contains("Falcon-512 has no TLS 1.3 signature scheme"),
+            "{}",
+            err(&falcon)
+        );
+        let kem = file("\n[[auth]]\nname = \"K\"\nalgorithm = \"ML-KEM-768\"\nform = \"chain\"\n");
+        assert!(err(&kem).contains("is not a signature algorithm"));
+        let form = file("\n[[auth]]\nname = \"X\"\nalgorithm = \"ML-DSA-44\"\nform = \"tree\"\n");
+        assert!(err(&form).contains("unknown form \"tree\""));
+        assert!(
+            err(&file("").replace("baseline = \"ECDSA-P256\"", "baseline = \"RSA\""))
+                .contains("baseline \"RSA\"")
+        );
+        assert!(is_auth_file(&file("")) && !is_auth_file("kind = \"kex\""));
+    }
+}

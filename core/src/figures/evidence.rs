@@ -1,0 +1,172 @@
+//! What a real handshake's first connection must show for its scenario to be the one it says it
+//! is: the group, TLS 1.3, no resumption, the key shares' sizes, and for an authentication its
+//! certificate key, its signature scheme and the certificates sent. The producer refuses a
+//! scenario whose evidence contradicts it; `check` holds a stored file to the same rules.
+
+use crate::results::{AuthInfo, Evidence};
+
+/// What a scenario declares: its protocol and group, the key shares the group sends, and the
+/// authentication its server presents.
+pub struct Declared<'a> {
+    pub protocol: &'a str,
+    pub group: &'a str,
+    pub shares: Option<(usize, usize)>,
+    pub auth: Option<&'a AuthInfo>,
+}
+
+/// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
+/// ("X25519MLKEM768" from rustls, "x25519mlkem768" or "X25519MLKEM768" elsewhere).
+pub fn norm(s: &str) -> String {
+    s.to_ascii_lowercase().replace(['_', '-'], "")
+}
+
+/// How the evidence names a certificate key of a registry signature algorithm.
+pub fn key_name(algorithm: &str) -> &str {
+    match algorithm {
+        "ECDSA-P256" => "ECDSA P-256",
+        other => other,
+    }
+}
+
+/// Every way `ev` contradicts `d`, in words; empty when it matches.
+pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
+    let mut out = Vec::new();
+    if norm(&ev.group) != norm(d.group) {
+        out.push(format!(
+            "negotiated {:?}, the scenario is {}",
+            ev.group, d.group
+        ));
+    }
+    if ev.resumed {
+        out.push("the first connection was resumed, not a full handshake".into());
+    }
+    if d.protocol != "tls13" {
+        return out;
+    }
+    if !(ev.version.contains("1.3") || ev.version.contains("1_3")) {
+        out.push(format!("negotiated {}, not TLS 1.3", ev.version));
+    }
+    if let Some((c, s)) = d.shares {
+        if ev.client_share.map(|x| x.1) != Some(c) {
+            out.push(format!(
+                "ClientHello key_share {:?}, the group declares {c} bytes",
+                ev.client_share
+            ));
+        }
+        if ev.server_share.map(|x| x.1) != Some(s) {
+            out.push(format!(
+                "ServerHello key_share {:?}, the group declares {s} bytes",
+                ev.server_share
+            ));
+        }
+    }
+    let Some(a) = d.auth else {
+        // Before authentications were recorded every server presented one ECDSA P-256 certificate.
+        if ev.cert_key != "ECDSA P-256" {
+            out.push(format!("server certificate key is {}", ev.cert_key));
+        }
+        return out;
+    };
+    if ev.cert_key != key_name(&a.algorithm) {
+        out.push(format!(
+            "server certificate key is {}, the authentication {} is {}",
+            ev.cert_key, a.name, a.algorithm
+        ));
+    }
+    match ev.scheme {
+        Some(s) if s == a.scheme => {}
+        Some(s) => out.push(format!(
+            "CertificateVerify scheme 0x{s:04x}, {} declares 0x{:04x}",
+            a.name, a.scheme
+        )),
+        None => out.push(format!(
+            "no CertificateVerify scheme recorded for {}",
+            a.name
+        )),
+    }
+    if ev.chain_bytes != a.sent_bytes {
+        out.push(format!(
+            "the client received certificates of {:?} bytes, {} sends {:?}",
+            ev.chain_bytes, a.name, a.sent_bytes
+        ));
+    }
+    // The certificates travel in the server's first flight.
+    let certs: usize = a.sent_bytes.iter().sum();
+    match ev.server_flight_bytes {
+        Some(f) if f as usize > certs => {}
+        Some(f) => out.push(format!(
+            "a server flight of {f} bytes cannot hold {certs} bytes of certificates"
+        )),
+        None => out.push("no server flight recorded".into()),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth() -> AuthInfo {
+        AuthInfo {
+            name: "ML-DSA-65".into(),
+            algorithm: "ML-DSA-65".into(),
+            form: "chain".into(),
+            scheme: 0x0905,
+            sent_bytes: vec![5472, 5525],
+            root_bytes: 5517,
+        }
+    }
+
+    fn evidence() -> Evidence {
+        Evidence {
+            version: "TLSv1_3".into(),
+            group: "X25519MLKEM768".into(),
+            cipher: "TLS13_AES_256_GCM_SHA384".into(),
+            cert_key: "ML-DSA-65".into(),
+            resumed: false,
+            client_share: Some((0x11ec, 1216)),
+            server_share: Some((0x11ec, 1120)),
+            scheme: Some(0x0905),
+            chain_bytes: vec![5472, 5525],
+            server_flight_bytes: Some(15_637),
+        }
+    }
+
+    #[test]
+    fn matching_evidence_passes_and_each_contradiction_is_named() {
+        let a = auth();
+        let d = Declared {
+            protocol: "tls13",
+            group: "X25519MLKEM768",
+            shares: Some((1216, 1120)),
+            auth: Some(&a),
+        };
+        assert!(contradictions(&d, &evidence()).is_empty());
+        let with = |f: &dyn Fn(&mut Evidence)| {
+            let mut e = evidence();
+            f(&mut e);
+            contradictions(&d, &e).join("; ")
+        };
+        assert!(with(&|e| e.group = "X25519".into()).contains("negotiated \"X25519\""));
+        assert!(with(&|e| e.server_share = Some((0x1d, 32))).contains("ServerHello key_share"));
+        assert!(
+            with(&|e| e.scheme = Some(0x0904)).contains("scheme 0x0904, ML-DSA-65 declares 0x0905")
+        );
+        assert!(
+            with(&|e| e.cert_key = "ECDSA P-256".into()).contains("certificate key is ECDSA P-256")
+        );
+        assert!(with(&|e| e.chain_bytes = vec![5472]).contains("received certificates"));
+        assert!(with(&|e| e.server_flight_bytes = Some(9000)).contains("cannot hold 10997 bytes"));
+        assert!(with(&|e| e.resumed = true).contains("resumed"));
+        // An SSH scenario has no TLS evidence to hold.
+        let ssh = Declared {
+            protocol: "ssh",
+            group: "curve25519-sha256",
+            shares: None,
+            auth: None,
+        };
+        let mut e = evidence();
+        e.group = "curve25519-sha256".into();
+        assert!(contradictions(&ssh, &e).is_empty());
+    }
+}
