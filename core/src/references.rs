@@ -174,13 +174,22 @@ pub fn seed000() -> Result<Seed000> {
 }
 
 /// One of Paquin, Stebila & Tamvada's published points (references/paquin.toml, compiled in):
-/// handshake-time percentiles of one key exchange at one RTT and loss rate.
+/// handshake-time percentiles of one key exchange and one server signature algorithm at one RTT and
+/// loss rate, from their key-exchange or their signature experiments.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PaquinPoint {
+    /// "kex" (the key exchange varies, ECDSA P-256 authenticates) or "sig" (the signature varies,
+    /// p256_kyber512_90s exchanges keys).
+    #[serde(default = "kex_experiment")]
+    pub experiment: String,
     pub kex: String,
+    #[serde(default = "ecdsa_sig")]
+    pub sig: String,
     pub rtt_ms: f64,
     pub loss_pct: f64,
-    pub samples: usize,
+    /// Handshakes per point where the published code says (the signature runs do not).
+    #[serde(default)]
+    pub samples: Option<usize>,
     pub percentiles: Vec<f64>,
     pub ms: Vec<f64>,
     pub source_file: String,
@@ -197,17 +206,56 @@ pub fn paquin() -> Result<Vec<PaquinPoint>> {
     Ok(f.point)
 }
 
-/// Their point nearest an RTT (within 10%) at exactly this loss rate.
+fn kex_experiment() -> String {
+    "kex".into()
+}
+
+fn ecdsa_sig() -> String {
+    "ecdsap256".into()
+}
+
+/// The key-exchange experiments' point of `kex` nearest an RTT (within 10%) at exactly this loss
+/// rate.
 pub fn paquin_nearest<'a>(
     points: &'a [PaquinPoint],
     kex: &str,
     rtt_ms: f64,
     loss_pct: f64,
 ) -> Option<&'a PaquinPoint> {
+    nearest(
+        points,
+        |p| p.experiment == "kex" && p.kex == kex,
+        rtt_ms,
+        loss_pct,
+    )
+}
+
+/// The signature experiments' point of `sig` ("ecdsap256", "dilithium2") nearest an RTT (within
+/// 10%) at exactly this loss rate.
+pub fn paquin_sig_nearest<'a>(
+    points: &'a [PaquinPoint],
+    sig: &str,
+    rtt_ms: f64,
+    loss_pct: f64,
+) -> Option<&'a PaquinPoint> {
+    nearest(
+        points,
+        |p| p.experiment == "sig" && p.sig == sig,
+        rtt_ms,
+        loss_pct,
+    )
+}
+
+fn nearest(
+    points: &[PaquinPoint],
+    series: impl Fn(&PaquinPoint) -> bool,
+    rtt_ms: f64,
+    loss_pct: f64,
+) -> Option<&PaquinPoint> {
     points
         .iter()
         .filter(|p| {
-            p.kex == kex
+            series(p)
                 && (p.loss_pct - loss_pct).abs() < 1e-9
                 && (p.rtt_ms - rtt_ms).abs() <= rtt_ms * 0.1
         })
@@ -223,11 +271,29 @@ mod tests {
     #[test]
     fn paquin_points_load_and_the_nearest_is_found() {
         let p = super::paquin().unwrap();
-        assert_eq!(p.len(), 200);
+        assert_eq!(
+            p.len(),
+            400,
+            "2 x 100 key-exchange points, 2 x 100 signature points"
+        );
         let near = super::paquin_nearest(&p, "prime256v1", 5.6, 10.0).unwrap();
         assert_eq!(near.rtt_ms, 5.609);
         assert_eq!(near.percentiles.len(), near.ms.len());
         assert!(super::paquin_nearest(&p, "prime256v1", 50.0, 10.0).is_none());
+        // The hybrid exchange is in both experiments; the key-exchange lookup keeps to its own.
+        let hybrid = super::paquin_nearest(&p, "p256_kyber512_90s", 5.6, 0.0).unwrap();
+        assert_eq!((hybrid.experiment.as_str(), hybrid.rtt_ms), ("kex", 5.609));
+        // REFERENCES.md's medians: Dilithium2 12.11 ms at 5.54 ms RTT, 158.94 ms at 78.62 ms.
+        let d = super::paquin_sig_nearest(&p, "dilithium2", 5.6, 0.0).unwrap();
+        assert_eq!((d.rtt_ms, d.percentiles[2], d.ms[2]), (5.54, 50.0, 12.112));
+        let far = super::paquin_sig_nearest(&p, "dilithium2", 78.7, 0.0).unwrap();
+        assert!((far.ms[2] - 158.94).abs() < 0.01, "{}", far.ms[2]);
+        assert_eq!(
+            super::paquin_sig_nearest(&p, "ecdsap256", 78.7, 0.0)
+                .unwrap()
+                .kex,
+            "p256_kyber512_90s"
+        );
     }
 
     #[test]

@@ -42,8 +42,136 @@ pub fn loss_pct(dropped: u64, packets: u64) -> f64 {
     }
 }
 
+/// A leaf-only ML-DSA-44 cell beside Paquin, Stebila & Tamvada's Dilithium2 signature run at the
+/// nearest published point, with the leaf-only ECDSA cell of the same stack and group when there is
+/// one (theirs sends the leaf only, the CA being the client's trust anchor; so do these forms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BesidePaquin {
+    pub stack: String,
+    pub group: String,
+    pub rtt_ns: f64,
+    pub loss_pct: f64,
+    pub leaf_ns: f64,
+    pub ecdsa_ns: Option<f64>,
+    pub their_rtt_ms: f64,
+    pub their_dilithium2_ms: f64,
+    pub their_ecdsa_ms: f64,
+}
+
+/// The authentications Paquin et al.'s Dilithium2 and ECDSA runs compare with (suites/auth.toml).
+pub const LEAF_MLDSA44: &str = "ML-DSA-44 leaf";
+pub const LEAF_ECDSA: &str = "ECDSA-P256 leaf";
+
+/// Every point with a leaf-only ML-DSA-44 cell and a published Dilithium2 point near it (medians).
+pub fn beside_paquin(n: &crate::results::Network) -> Vec<BesidePaquin> {
+    let published = crate::references::paquin().unwrap_or_default();
+    let median_of = |p: &crate::references::PaquinPoint| {
+        p.percentiles
+            .iter()
+            .position(|&x| x == 50.0)
+            .map(|i| p.ms[i])
+    };
+    let mut out = Vec::new();
+    for p in &n.points {
+        let rtt_ns = p.rtt_ns;
+        let dil = crate::references::paquin_sig_nearest(
+            &published,
+            "dilithium2",
+            rtt_ns / 1e6,
+            p.loss_pct,
+        );
+        let ecd = crate::references::paquin_sig_nearest(
+            &published,
+            "ecdsap256",
+            rtt_ns / 1e6,
+            p.loss_pct,
+        );
+        let (Some(dil), Some(ecd)) = (dil, ecd) else {
+            continue;
+        };
+        let (Some(d_ms), Some(e_ms)) = (median_of(dil), median_of(ecd)) else {
+            continue;
+        };
+        for c in &p.cells {
+            if c.auth.as_deref() != Some(LEAF_MLDSA44) {
+                continue;
+            }
+            let Some(leaf_ns) = c.ready_median_ns(n) else {
+                continue;
+            };
+            let ecdsa_ns = p
+                .cells
+                .iter()
+                .find(|e| {
+                    e.stack == c.stack
+                        && e.group == c.group
+                        && e.auth.as_deref() == Some(LEAF_ECDSA)
+                })
+                .and_then(|e| e.ready_median_ns(n));
+            out.push(BesidePaquin {
+                stack: c.stack.name().to_string(),
+                group: c.group.clone(),
+                rtt_ns,
+                loss_pct: p.loss_pct,
+                leaf_ns,
+                ecdsa_ns,
+                their_rtt_ms: dil.rtt_ms,
+                their_dilithium2_ms: d_ms,
+                their_ecdsa_ms: e_ms,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    fn cell(auth: &str, median_ms: f64) -> serde_json::Value {
+        serde_json::json!({
+            "protocol": "tls13", "stack": "rustls", "group": "X25519MLKEM768", "auth": auth,
+            "baseline": null, "ready_ns": [], "echo_ns": [], "failed": 0,
+            "ready_percentiles_ns": [median_ms * 1e6 - 1e5, median_ms * 1e6, median_ms * 1e6 + 1e5],
+            "echo_percentiles_ns": [0.0, 0.0, 0.0], "ready_mean_ns": median_ms * 1e6,
+            "packets": [0, 0], "bytes": [0, 0], "data_packets": [0, 0], "dropped": [0, 0],
+            "packets_per_handshake": [0.0, 0.0], "bytes_per_handshake": [0.0, 0.0],
+            "observed_loss_pct": [0.0, 0.0], "client_busy_pct": 0.0, "server_busy_pct": 0.0,
+            "model": {"zero_ns": 0.0, "round_trips": 2.0, "data_packets": [0.0, 0.0],
+                      "bytes": [0.0, 0.0], "expected_ns": 0.0}
+        })
+    }
+
+    #[test]
+    fn a_leaf_only_mldsa44_cell_meets_the_nearest_dilithium2_point() {
+        let point = |rtt_ms: f64, loss: f64, cells: Vec<serde_json::Value>| {
+            serde_json::json!({"rtt_ns": rtt_ms * 1e6, "loss_pct": loss, "cells": cells,
+                "link": {"connect_ns": [], "rtt_median_ns": rtt_ms * 1e6, "tolerance_ns": 3e5, "valid": true}})
+        };
+        let n: crate::results::Network = serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 0.0, "emulator": "nfqueue", "grid": "default",
+            "congestion_control": "cubic", "offloads_off": true, "rate_mbit": null,
+            "base_rtt_ns": 0.0, "offset_ns": 0.0, "parallel": 1, "per_point": 1,
+            "percentiles": [25.0, 50.0, 75.0],
+            "points": [
+                point(0.0, 0.0, vec![cell(super::LEAF_MLDSA44, 1.0)]),
+                point(78.7, 0.0, vec![cell(super::LEAF_ECDSA, 158.0), cell(super::LEAF_MLDSA44, 159.0), cell("ML-DSA-44", 240.0)]),
+                // Paquin et al. have no 0.7% loss point (0, 0.1, 0.5, 1, 1.5, ... 3, then 4 to 20).
+                point(5.6, 0.7, vec![cell(super::LEAF_MLDSA44, 12.0)]),
+            ]
+        }))
+        .unwrap();
+        let rows = super::beside_paquin(&n);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let r = &rows[0];
+        assert_eq!((r.leaf_ns, r.ecdsa_ns), (159e6, Some(158e6)));
+        // Their 78.623 ms point (references/paquin.toml): Dilithium2 158.94 ms, ECDSA 158.67 ms.
+        assert_eq!(r.their_rtt_ms, 78.623);
+        assert!(
+            (r.their_dilithium2_ms - 158.94).abs() < 0.01
+                && (r.their_ecdsa_ms - 158.67).abs() < 0.01,
+            "{r:?}"
+        );
+    }
+
     #[test]
     fn tolerance_is_three_percent_or_a_third_of_a_millisecond() {
         assert_eq!(super::tolerance_ns(5.6e6), 0.3e6);

@@ -14,6 +14,9 @@ pub fn table(n: &Network) -> String {
         "link RTT",
         "stack",
         "group",
+        "auth",
+        "flight",
+        "RTs",
         "p50",
         "p95",
         "mean",
@@ -32,6 +35,10 @@ pub fn table(n: &Network) -> String {
                 first(format!("{}{invalid}", time(p.link.rtt_median_ns))),
                 c.stack.name().to_string(),
                 c.group.clone(),
+                c.auth.clone().unwrap_or_else(|| "-".into()),
+                c.server_flight_bytes
+                    .map_or("-".into(), |b| format!("{:.1} kB", b as f64 / 1e3)),
+                format!("{}", c.model.round_trips),
                 c.ready_median_ns(n).map_or("n/a".into(), time),
                 c.ready_at(n, 95.0).map_or("n/a".into(), time),
                 time(c.ready_mean_ns),
@@ -49,14 +56,39 @@ pub fn table(n: &Network) -> String {
         }
     }
     let mut s = format!(
-        "Network grid {} ({}; base RTT {}, congestion control {}):\n",
+        "Network grid {} ({}; base RTT {}, congestion control {}{}):\n",
         n.grid,
         n.emulator,
         time(n.base_rtt_ns),
-        n.congestion_control
+        n.congestion_control,
+        match (n.mtu, n.mss, n.initcwnd) {
+            (Some(mtu), Some(mss), Some(w)) => format!(
+                "; MTU {mtu}, MSS {mss}, initial window {w} segments = {:.1} kB",
+                f64::from(mss * w) / 1e3
+            ),
+            _ => String::new(),
+        }
     );
     s += &t.to_string();
     s.push('\n');
+    let paquin = crate::figures::network::beside_paquin(n);
+    if !paquin.is_empty() {
+        s += "\nA leaf-only ML-DSA-44 chain beside Paquin et al.'s Dilithium2 (leaf only, p256_kyber512_90s; medians):\n";
+        for r in paquin {
+            s += &format!(
+                "  {} {} at {}, {}% loss: {} (ECDSA {}); theirs at {} ms: Dilithium2 {} ms, ECDSA {} ms\n",
+                r.stack,
+                r.group,
+                rtt(r.rtt_ns),
+                r.loss_pct,
+                time(r.leaf_ns),
+                r.ecdsa_ns.map_or("n/a".into(), time),
+                r.their_rtt_ms,
+                r.their_dilithium2_ms,
+                r.their_ecdsa_ms
+            );
+        }
+    }
     for note in &n.notes {
         s += &format!("note: {note}\n");
     }
