@@ -105,6 +105,30 @@ impl Results {
             .find(|s| s.name == name && s.stack == stack)
     }
 
+    /// A complete run has every section `make run` adds: the real handshakes, capacity and the
+    /// network grid (besides the phases every run has).
+    pub fn is_complete(&self) -> bool {
+        self.handshakes.is_some() && self.capacity.is_some() && self.network.is_some()
+    }
+
+    /// The sections a run has beyond its phases, by the command that added them.
+    pub fn sections(&self) -> Vec<&'static str> {
+        let mut s = vec!["run"];
+        for (has, name) in [
+            (self.handshakes.is_some(), "handshake"),
+            (self.capacity.is_some(), "capacity"),
+            (self.network.is_some(), "network"),
+            (self.crosscheck.is_some(), "crosscheck"),
+            (self.run.counter.is_some(), "counter"),
+            (self.process_samples.is_some(), "samples"),
+        ] {
+            if has {
+                s.push(name);
+            }
+        }
+        s
+    }
+
     /// How a site or comparison names this run: host, CPU, microarchitecture and time.
     pub fn label(&self) -> String {
         format!("{} · {}", self.run.host.label(), self.run.date_utc)
