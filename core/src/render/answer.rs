@@ -178,8 +178,19 @@ pub fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
     let mut v = vec![
         ("composed".to_string(), f.composed_ns),
         ("real".into(), f.real_ns),
-        ("real-lo".into(), f.real_interval.map(|d| d.lo95_ns)),
-        ("real-hi".into(), f.real_interval.map(|d| d.hi95_ns)),
+        // The interval is shown beside the difference, never alone.
+        (
+            "real-lo".into(),
+            f.real_interval
+                .filter(|_| f.real_ns.is_some())
+                .map(|d| d.lo95_ns),
+        ),
+        (
+            "real-hi".into(),
+            f.real_interval
+                .filter(|_| f.real_ns.is_some())
+                .map(|d| d.hi95_ns),
+        ),
         ("explained".into(), f.explained_pct),
         ("capacity".into(), f.capacity_ratio),
         ("memory".into(), f.memory_bytes),

@@ -328,7 +328,24 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
 pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let files = inputs(paths)?;
     let files = &files[..];
-    let runs = load(files)?;
+    let mut runs = load(files)?;
+    if !opts.all {
+        // One run per machine on the pages that show runs: the machine names the row.
+        let shown: Vec<usize> = machines(&runs).iter().map(|m| m.shown).collect();
+        let labels: Vec<String> = shown
+            .iter()
+            .map(|&i| machine_label(&runs[i].results.run.host))
+            .collect();
+        let unique = labels
+            .iter()
+            .enumerate()
+            .all(|(k, l)| !labels[..k].contains(l));
+        if unique {
+            for (&i, l) in shown.iter().zip(labels) {
+                runs[i].label = l;
+            }
+        }
+    }
     let env = environment()?;
     let parent = out
         .parent()
@@ -399,11 +416,9 @@ fn build(
 ) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
     for (run, file) in runs.iter().zip(files) {
-        let to = dir.join(&run.json_href);
-        // A link where the file system allows it: 50 results files are 170 MB to copy.
-        if std::fs::hard_link(file, &to).is_err() {
-            std::fs::copy(file, &to).with_context(|| format!("{}: cannot copy", file.display()))?;
-        }
+        // A copy, not a link: editing the site's copy must never touch a measurement.
+        std::fs::copy(file, dir.join(&run.json_href))
+            .with_context(|| format!("{}: cannot copy", file.display()))?;
     }
     let write = |name: &str, html: String| {
         std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"))

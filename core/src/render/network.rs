@@ -127,17 +127,7 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
                         .collect();
                     if !points.is_empty() {
                         lines.push(Line {
-                            label: format!(
-                                "Paquin et al. 2020, {name} p{pct} (their machine; RTT {} ms)",
-                                published
-                                    .iter()
-                                    .filter(|q| q.kex == kex)
-                                    .map(|q| q.rtt_ms)
-                                    .min_by(|a, b| (a - rtt / 1e6)
-                                        .abs()
-                                        .total_cmp(&(b - rtt / 1e6).abs()))
-                                    .unwrap_or(rtt / 1e6)
-                            ),
+                            label: format!("Paquin et al. 2020, {name} p{pct} (their machine)"),
                             colour: (*colour).into(),
                             dashed: i == 1,
                             points_only: true,

@@ -34,12 +34,11 @@ fn stacked_bar_coloured(
     segments: &[Segment],
     colour_of: &dyn Fn(usize) -> &'static str,
 ) -> String {
-    let (w, h) = (640.0, 26.0);
+    let (w, h) = (360.0, 20.0);
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg class="stack" role="img" viewBox="0 0 {w} {}" xmlns="http://www.w3.org/2000/svg"><title>{}</title>"#,
-        h + 22.0,
+        r#"<svg class="stack" role="img" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg"><title>{}</title>"#,
         escape(title)
     );
     let mut x = 0.0;
@@ -53,22 +52,17 @@ fn stacked_bar_coloured(
             format::time(seg.value_ns),
             seg.share_pct
         );
-        if width > 48.0 {
+        if width > 30.0 {
             let _ = write!(
                 s,
-                r#"<text x="{:.1}" y="17" class="seg">{:.0}%</text>"#,
+                r#"<text x="{:.1}" y="14.5" class="seg">{:.0}%</text>"#,
                 x + 4.0,
                 seg.share_pct
             );
         }
         x += width;
     }
-    let _ = write!(
-        s,
-        r#"<text x="0" y="{}" class="axis">0%</text><text x="{w}" y="{}" class="axis" text-anchor="end">100%</text></svg>"#,
-        h + 16.0,
-        h + 16.0
-    );
+    s.push_str("</svg>");
     s
 }
 
