@@ -13,7 +13,7 @@ use serde::Serialize;
 #[derive(Serialize)]
 pub struct Body {
     pub machines: Vec<MachineView>,
-    pub floor_pct: f64,
+    pub floor_pct: String,
 }
 
 #[derive(Serialize)]
@@ -81,7 +81,8 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
         .iter()
         .filter_map(|&i| Some((epoch_seconds(&runs[i].results.run.date_utc)?, &runs[i])))
         .collect();
-    let Some(&(t0, _)) = at.first() else {
+    // One run draws no line: the table says so.
+    let Some(&(t0, _)) = at.first().filter(|_| at.len() > 1) else {
         return Vec::new();
     };
     let hours = |t: f64| (t - t0) / 3600.0;
@@ -103,18 +104,50 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
             }
         }
     }
+    // A run built against another OpenSSL (`make openssl4`) is another library for the stacks that
+    // run OpenSSL: its figures get their own line, not a jump in this one.
+    let openssl = |r: &Run| {
+        r.results
+            .run
+            .openssl_version
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut series: Vec<(answer::Change, String)> = Vec::new();
+    for c in &changes {
+        let mut libs: Vec<String> = Vec::new();
+        for (_, r) in &at {
+            let lib = if c.stack == "openssl" {
+                openssl(r)
+            } else {
+                String::new()
+            };
+            if !libs.contains(&lib) {
+                libs.push(lib);
+            }
+        }
+        series.extend(libs.into_iter().map(|l| (c.clone(), l)));
+    }
     let us = |x: f64| format!("{} µs", units::count(x / 1e3));
     let mut out = Vec::new();
     let mut real = Vec::new();
     let mut composed = Vec::new();
-    for (k, c) in changes.iter().enumerate() {
+    for (k, (c, lib)) in series.iter().enumerate() {
         let colour = svg::PALETTE[k % svg::PALETTE.len()].to_string();
         let figs: Vec<(f64, &Run, answer::Figures)> = at
             .iter()
+            .filter(|(_, r)| c.stack != "openssl" || openssl(r) == *lib)
             .map(|(t, r)| (hours(*t), *r, answer::figures(&r.results, c)))
             .collect();
+        let name = if lib.is_empty() {
+            format!("{} {}", c.stack, c.group)
+        } else {
+            format!("{} ({lib}) {}", c.stack, c.group)
+        };
         real.push(Line {
-            label: format!("{} {}: real Δ (band: 95% interval)", c.stack, c.group),
+            label: name.clone(),
             colour: colour.clone(),
             dashed: false,
             points_only: false,
@@ -136,10 +169,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
             Some((a, b))
         };
         composed.push(Line {
-            label: format!(
-                "{} {}: composed Δ (band: {DEFAULT_NOISE_FLOOR_PCT}% floor of both medians)",
-                c.stack, c.group
-            ),
+            label: name,
             colour,
             dashed: false,
             points_only: false,
@@ -175,13 +205,13 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
     composed.retain(|l| !l.points.is_empty());
     if !real.is_empty() {
         out.push(figure(
-            "Real loopback handshake Δ, hybrid against classical",
+            "Real loopback handshake Δ, hybrid against classical (band: its 95% interval)",
             svg::chart("Real handshake Δ over time", &axes("Δ µs"), &real),
         ));
     }
     if !composed.is_empty() {
         out.push(figure(
-            "Composed Δ of the same change",
+            &format!("Composed Δ of the same change (band: the {DEFAULT_NOISE_FLOOR_PCT}% floor on both medians)"),
             svg::chart("Composed Δ over time", &axes("Δ µs"), &composed),
         ));
     }
@@ -197,9 +227,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
         };
         let h = newest * DEFAULT_NOISE_FLOOR_PCT / 100.0;
         phases.push(Line {
-            label: format!(
-                "{backend} {alg} {op} median (band: newest ±{DEFAULT_NOISE_FLOOR_PCT}%)"
-            ),
+            label: format!("{backend} {alg} {op}"),
             colour: svg::PALETTE[(k + 3) % svg::PALETTE.len()].into(),
             dashed: false,
             points_only: false,
@@ -212,7 +240,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
     }
     if !phases.is_empty() {
         out.push(figure(
-            "Key phase medians",
+            &format!("Key phase medians (band: the newest ±{DEFAULT_NOISE_FLOOR_PCT}%)"),
             svg::chart("Phase medians over time", &axes("median µs"), &phases),
         ));
     }
@@ -220,10 +248,13 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
 }
 
 pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
+    // The machines with the longest history first.
+    let mut order: Vec<&Machine> = machines.iter().collect();
+    order.sort_by(|a, b| b.runs.len().cmp(&a.runs.len()));
     Body {
-        floor_pct: DEFAULT_NOISE_FLOOR_PCT,
-        machines: machines
-            .iter()
+        floor_pct: format!("{DEFAULT_NOISE_FLOOR_PCT}"),
+        machines: order
+            .into_iter()
             .map(|m| {
                 let host = &runs[m.shown].results.run.host;
                 MachineView {

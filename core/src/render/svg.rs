@@ -471,9 +471,17 @@ pub fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         if *x < x0 || *x > x1 {
             continue;
         }
+        // Ends anchored inward, so a label at either end stays inside the picture.
+        let anchor = if *x <= x0 {
+            "start"
+        } else if *x >= x1 {
+            "end"
+        } else {
+            "middle"
+        };
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{}" class="axis" text-anchor="middle">{}</text>"#,
+            r#"<text x="{:.1}" y="{}" class="axis" text-anchor="{anchor}">{}</text>"#,
             px(*x),
             top + plot_h + 14.0,
             escape(label)
