@@ -69,7 +69,11 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
     /// `pqprof network`: handshakes through an emulated network on a grid of RTT and loss (schema 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "network::read_section"
+    )]
     pub network: Option<Network>,
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
