@@ -200,10 +200,16 @@ impl Warning {
             super::Operation::from_name(operation)?,
             form,
         );
-        let number = |t: &str| t.trim_end_matches('%').parse::<f64>().ok();
+        // The number a piece of the sentence starts with ("40.2% (ML-DSA ..." -> 40.2).
+        let number = |t: &str| {
+            let end = t
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(t.len());
+            t[..end].parse::<f64>().ok()
+        };
         if let Some(x) = rest.strip_prefix("relative standard deviation ") {
             return Some(Warning::Spread {
-                rsd_pct: number(x.split(':').next()?)?,
+                rsd_pct: number(x)?,
                 rejection_loop: rest.contains("rejection loop"),
                 phase,
             });
@@ -217,7 +223,7 @@ impl Warning {
         if let Some(x) = rest.strip_prefix("the measuring thread waited for its core ") {
             return Some(Warning::RunDelay {
                 phase,
-                delay_pct: number(x.split(' ').next()?)?,
+                delay_pct: number(x)?,
             });
         }
         if let Some((counts, _)) = rest.split_once(" samples are severe outliers") {
