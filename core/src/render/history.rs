@@ -250,7 +250,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
 pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
     // The machines with the longest history first.
     let mut order: Vec<&Machine> = machines.iter().collect();
-    order.sort_by(|a, b| b.runs.len().cmp(&a.runs.len()));
+    order.sort_by_key(|m| std::cmp::Reverse(m.runs.len()));
     Body {
         floor_pct: format!("{DEFAULT_NOISE_FLOOR_PCT}"),
         machines: order
