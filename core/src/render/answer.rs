@@ -56,7 +56,7 @@ pub struct Question {
 /// The questions the front page answers, in the order their rows appear.
 pub const QUESTIONS: &[Question] = &[Question {
     id: "hybrid",
-    title: "hybrid key exchange",
+    title: "key exchange",
     changes: hybrid_changes,
 }];
 
@@ -260,6 +260,10 @@ pub struct Group {
 #[derive(Serialize)]
 pub struct Table {
     pub machine: String,
+    /// What the results do not record about the machine (references/machines.toml), and where it
+    /// was found.
+    pub note: String,
+    pub note_source: String,
     pub machine_id: String,
     pub date: String,
     pub commit: String,
@@ -433,11 +437,11 @@ pub fn table(run: &Run) -> Table {
             let Some(first) = mine.first() else { continue };
             groups.push(Group {
                 title: format!(
-                    "{}: {} against {} ({})",
+                    "{} {}: {} against {}",
                     crate::suite::protocol_label(protocol),
+                    q.title,
                     first.group,
-                    first.baseline,
-                    q.title
+                    first.baseline
                 ),
                 rows: mine
                     .iter()
@@ -462,7 +466,10 @@ pub fn table(run: &Run) -> Table {
         .collect();
     certs.sort();
     certs.dedup();
+    let (note, note_source) = super::machine_note(&r.run.host).unwrap_or_default();
     Table {
+        note,
+        note_source,
         machine: super::machine_label(&r.run.host),
         machine_id,
         date: r.run.date_utc.clone(),

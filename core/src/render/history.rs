@@ -19,6 +19,8 @@ pub struct Body {
 #[derive(Serialize)]
 pub struct MachineView {
     pub label: String,
+    pub note: String,
+    pub note_source: String,
     pub id: String,
     pub runs: Vec<RunRow>,
     pub charts: Vec<Value>,
@@ -257,7 +259,10 @@ pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
             .into_iter()
             .map(|m| {
                 let host = &runs[m.shown].results.run.host;
+                let (note, note_source) = super::machine_note(host).unwrap_or_default();
                 MachineView {
+                    note,
+                    note_source,
                     label: super::machine_label(host),
                     id: super::machine_id(host),
                     runs: m

@@ -253,6 +253,15 @@ pub fn machine_label(h: &crate::results::Host) -> String {
     s
 }
 
+/// What references/machines.toml says of the machine that its results do not, and the source.
+pub fn machine_note(h: &crate::results::Host) -> Option<(String, String)> {
+    crate::references::machine_notes()
+        .ok()?
+        .into_iter()
+        .find(|n| !h.fingerprint.is_empty() && n.fingerprint == h.fingerprint)
+        .map(|n| (n.note, n.source))
+}
+
 /// An anchor for the machine: its fingerprint, else its host and microarchitecture.
 pub fn machine_id(h: &crate::results::Host) -> String {
     let raw = if h.fingerprint.is_empty() {
@@ -443,7 +452,7 @@ fn build(
         env.get_template("index.html")?.render(page(
             &scope,
             opts,
-            "What the hybrid costs",
+            "What the hybrid key exchange costs",
             "index",
             overview::build(&shown_runs),
         ))?,
