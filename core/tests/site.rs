@@ -146,6 +146,32 @@ fn the_answer_shows_the_json_figures_and_a_changed_one_is_caught() {
     assert!(
         index.contains("id=\"capacity-m-5d798a\"") && index.contains("id=\"network-m-5d798a\"")
     );
+    // A link to a place that is not there is caught too.
+    let dangling = index.replacen(
+        "href=\"#capacity-m-5d798a\"",
+        "href=\"#capacity-nowhere\"",
+        1,
+    );
+    assert_ne!(dangling, index);
+    std::fs::write(site.join("index.html"), &dangling).unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("#capacity-nowhere, which no element is")),
+        "{problems:?}"
+    );
+    // And an id used twice.
+    let twice = index.replacen("id=\"capacity-m-a2ce70\"", "id=\"capacity-m-5d798a\"", 1);
+    assert_ne!(twice, index);
+    std::fs::write(site.join("index.html"), &twice).unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("ids used more than once")),
+        "{problems:?}"
+    );
     let at = index.find("data-real=\"").unwrap() + "data-real=\"".len();
     std::fs::write(
         site.join("index.html"),
@@ -178,4 +204,43 @@ fn folders_give_their_json_files_and_an_empty_one_is_refused() {
     std::fs::create_dir_all(&empty).unwrap();
     let e = render::inputs(&[empty]).unwrap_err().to_string();
     assert!(e.contains("no results files"), "{e}");
+}
+
+#[test]
+fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
+    // As tests/site.rs of the measuring crate edits a run: another hostname, CPU and architecture
+    // under the same fingerprint.
+    let dir = std::env::temp_dir().join(format!("pqprof-core-arm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = committed()[0].join("vm-20261201T072651Z-5d798a.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    v["run"]["host"]["hostname"] = "graviton".into();
+    v["run"]["host"]["arch"] = "aarch64".into();
+    v["run"]["host"]["cpu_model"] = "ARM part 0xd40".into();
+    let arm = dir.join("arm.json");
+    std::fs::write(&arm, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = dir.join("site");
+    render::render(
+        &[src, arm],
+        &out,
+        &render::Options {
+            source_url: None,
+            baseline: None,
+            all: false,
+        },
+    )
+    .unwrap();
+    let index = page(&out, "index.html");
+    let card = index
+        .split("id=\"X25519MLKEM768\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert_eq!(card.matches("class=\"headline\"").count(), 2);
+    assert!(card.contains("graviton") && index.contains("aarch64 · x86_64"));
+    assert!(page(&out, "compare.html").contains("graviton"));
+    assert_eq!(verify::check_site(&out).unwrap(), Vec::<String>::new());
 }

@@ -428,7 +428,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
 
 pub fn table(run: &Run) -> Table {
     let r = &run.results;
-    let machine_id = super::machine_id(&r.run.host);
+    let machine_id = run.anchor.clone();
     let mut groups = Vec::new();
     for q in QUESTIONS {
         let changes = (q.changes)(r);

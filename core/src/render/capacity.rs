@@ -183,7 +183,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
             let bytes = |x: f64| format!("{} B", count(x));
             Some(View {
                 host: run.label.clone(),
-                machine_id: super::machine_id(&run.results.run.host),
+                machine_id: run.anchor.clone(),
                 rate_chart: Value::from_safe_string(svg::bars_in(
                     "Server handshakes per core-second, in memory",
                     "server handshakes per core-second (vs the classical group)",

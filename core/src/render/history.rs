@@ -264,7 +264,7 @@ pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
                     note,
                     note_source,
                     label: super::machine_label(host),
-                    id: super::machine_id(host),
+                    id: runs[m.shown].machine_anchor.clone(),
                     runs: m
                         .runs
                         .iter()

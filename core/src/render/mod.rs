@@ -25,6 +25,11 @@ pub struct Run {
     pub label: String,
     /// Where the copied JSON is, relative to the site root.
     pub json_href: String,
+    /// What the ids of this run's sections on the front page end with: its machine's
+    /// (`machine_anchor`), and with `--all`, where a machine has several runs there, its time too.
+    pub anchor: String,
+    /// The machine's id on the site: `machine_id`, made unique among the machines rendered.
+    pub machine_anchor: String,
 }
 
 pub struct Options {
@@ -88,7 +93,7 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
     RunLine {
         label: run.label.clone(),
         machine: machine_label(&r.host),
-        machine_id: machine_id(&r.host),
+        machine_id: run.machine_anchor.clone(),
         host: r.host.hostname.clone(),
         microarchitecture: if r.host.microarchitecture.is_empty() {
             "unknown".into()
@@ -308,6 +313,8 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
             label = format!("{label} ({name})");
         }
         runs.push(Run {
+            anchor: String::new(),
+            machine_anchor: String::new(),
             results,
             label,
             json_href: format!("data/{name}"),
@@ -338,7 +345,34 @@ pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let files = inputs(paths)?;
     let files = &files[..];
     let mut runs = load(files)?;
-    if !opts.all {
+    // Two machines whose ids would clash (one fingerprint under two hostnames: an edited file)
+    // are told apart by their order.
+    let mut taken: Vec<String> = Vec::new();
+    for (k, m) in machines(&runs).iter().enumerate() {
+        let mut id = machine_id(&runs[m.shown].results.run.host);
+        if taken.contains(&id) {
+            id = format!("{id}-{k}");
+        }
+        taken.push(id.clone());
+        for &i in &m.runs {
+            runs[i].machine_anchor = id.clone();
+            runs[i].anchor = id.clone();
+        }
+    }
+    if opts.all {
+        for m in machines(&runs).iter().filter(|m| m.runs.len() > 1) {
+            for &i in &m.runs {
+                let stamp: String = runs[i]
+                    .results
+                    .run
+                    .date_utc
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .collect();
+                runs[i].anchor = format!("{}-{}-{i}", runs[i].anchor, stamp.to_ascii_lowercase());
+            }
+        }
+    } else {
         // One run per machine on the pages that show runs: the machine names the row.
         let shown: Vec<usize> = machines(&runs).iter().map(|m| m.shown).collect();
         let labels: Vec<String> = shown

@@ -200,7 +200,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 .collect();
             Some(View {
                 host: run.label.clone(),
-                machine_id: super::machine_id(&run.results.run.host),
+                machine_id: run.anchor.clone(),
                 date: n.date_utc.clone(),
                 wall: format!("{:.0} s", n.wall_seconds),
                 setup: format!(

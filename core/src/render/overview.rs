@@ -476,8 +476,8 @@ fn warnings(run: &Run) -> RunWarnings {
         }
     }
     RunWarnings {
-        host: super::machine_label(&r.run.host),
-        machine_id: super::machine_id(&r.run.host),
+        host: run.label.clone(),
+        machine_id: run.anchor.clone(),
         count: groups.iter().map(|g| g.count).sum(),
         groups,
     }
@@ -741,7 +741,7 @@ fn row(run: &Run, name: &str) -> Row {
         steal,
         r.run.tool_commit
     );
-    let machine_id = super::machine_id(&r.run.host);
+    let machine_id = run.anchor.clone();
     let group = s
         .name
         .trim_end_matches(" full handshake")

@@ -86,7 +86,8 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Relative links and sources on every page that point at nothing.
+/// Relative links and sources on every page that point at nothing, and links to a place on the
+/// same page (`#id`: the answer table's figures to their cards) that no element is.
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     for page in [
@@ -97,6 +98,20 @@ fn broken_links(dir: &Path) -> Result<Vec<String>> {
     ] {
         let html = std::fs::read_to_string(dir.join(page))
             .with_context(|| format!("{}: cannot read {page}", dir.display()))?;
+        let all_ids = attr(&html, " id");
+        let ids: std::collections::HashSet<String> = all_ids.iter().cloned().collect();
+        if ids.len() != all_ids.len() {
+            let mut seen = std::collections::HashSet::new();
+            let twice: Vec<&String> = all_ids.iter().filter(|i| !seen.insert(*i)).collect();
+            problems.push(format!("{page}: ids used more than once: {twice:?}"));
+        }
+        for target in attr(&html, "href") {
+            if let Some(id) = target.strip_prefix('#') {
+                if !ids.contains(id) {
+                    problems.push(format!("{page}: link to {target}, which no element is"));
+                }
+            }
+        }
         for target in attr(&html, "href").into_iter().chain(attr(&html, "src")) {
             let local = target.split('#').next().unwrap_or("");
             if local.is_empty() || local.contains("://") || local.starts_with("mailto:") {
