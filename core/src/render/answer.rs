@@ -312,12 +312,26 @@ pub fn insitu_id(machine_id: &str, suite: &str) -> String {
 fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
     let r = &run.results;
     let mut out = Vec::new();
-    let hs = format!("#{}", handshakes_id(machine_id, &c.group));
+    // The cards the links go to are the run's suites: a run measured without one links nowhere.
+    let has = |name: &str| r.suites.iter().any(|s| s.name == name);
+    let link = |present: bool, id: String| {
+        if present {
+            format!("#{id}")
+        } else {
+            String::new()
+        }
+    };
+    let hs = link(has(&c.group), handshakes_id(machine_id, &c.group));
+    let insitu = link(
+        has(&format!("{} full handshake", c.group))
+            || has(&format!("{} full key exchange", c.group)),
+        insitu_id(machine_id, &c.group),
+    );
     out.push(match f.composed_ns {
         Some(d) => Cell {
             text: units::signed_time(d),
             sub: String::new(),
-            href: format!("#{}", card_id(&c.group)),
+            href: link(has(&c.group), card_id(&c.group)),
             title: format!(
                 "{} minus {} composed from the phases of {} (the code {} runs), medians",
                 c.group, c.baseline, f.composed_stack, c.stack
@@ -355,7 +369,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         Some(p) => Cell {
             text: format!("{p:.0}%"),
             sub: String::new(),
-            href: format!("#{}", insitu_id(machine_id, &c.group)),
+            href: insitu.clone(),
             title: "the in-situ crypto calls' difference over the instrumented scenarios' measured difference".into(),
             class: String::new(),
             values: vec![value("explained", p)],
