@@ -157,9 +157,9 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
             .and_then(|cap| fig::memory_delta_bytes(cap, &c.stack, &c.group, &c.baseline)),
         wire: s.map(|s| (s.client_to_server_bytes, s.server_to_client_bytes)),
         wire_delta: s.zip(b).map(|(s, b)| {
-            (
-                s.client_to_server_bytes - b.client_to_server_bytes,
-                s.server_to_client_bytes - b.server_to_client_bytes,
+            fig::wire_delta(
+                (s.client_to_server_bytes, s.server_to_client_bytes),
+                (b.client_to_server_bytes, b.server_to_client_bytes),
             )
         }),
         rtt_extra_ns: RTTS_MS

@@ -227,7 +227,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
         let Some(&(_, newest)) = points.last() else {
             continue;
         };
-        let h = newest * DEFAULT_NOISE_FLOOR_PCT / 100.0;
+        let h = floor_half_width(newest, 0.0, DEFAULT_NOISE_FLOOR_PCT);
         phases.push(Line {
             label: format!("{backend} {alg} {op}"),
             colour: svg::PALETTE[(k + 3) % svg::PALETTE.len()].into(),
