@@ -23,7 +23,8 @@ struct Version {
 }
 
 /// Parses results JSON (the reader behind `read`, also used by the fuzzer): the version, then the
-/// whole file straight into its types (a JSON value of a 3 MB file first cost twice the time).
+/// whole file straight into its types (building a JSON value of the whole file first took longer
+/// than the typed read itself).
 pub fn parse(text: &str) -> Result<Results> {
     let version = match serde_json::from_str::<Version>(text) {
         Ok(p) => p.schema_version.and_then(|v| v.as_u64()),
