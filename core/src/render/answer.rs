@@ -60,6 +60,13 @@ pub const QUESTIONS: &[Question] = &[Question {
     changes: hybrid_changes,
 }];
 
+/// Whether a suite is one the answer's composed figures come from: a hybrid or its baseline.
+pub fn answered_suite(name: &str) -> bool {
+    HYBRID
+        .iter()
+        .any(|(_, group, baseline)| name == *group || name == *baseline)
+}
+
 /// The protocols a table groups its rows by, in order.
 const PROTOCOLS: [&str; 2] = ["tls13", "ssh"];
 

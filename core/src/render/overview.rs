@@ -465,7 +465,17 @@ fn warnings(run: &Run) -> RunWarnings {
         .chain(r.handshakes.iter().flat_map(|h| &h.notes))
         .chain(r.capacity.iter().flat_map(|c| &c.notes))
         .chain(r.network.iter().flat_map(|n| &n.notes));
-    let mut groups = crate::results::group_warnings(all, TOP_SHOWN);
+    // The phases the answer table's composed figures are made of: their warnings first.
+    let answered: Vec<crate::results::PhaseId> = r
+        .suites
+        .iter()
+        .filter(|s| super::answer::answered_suite(&s.name))
+        .flat_map(|s| &s.phases)
+        .map(|p| p.id())
+        .collect();
+    let mut groups = crate::results::group_warnings_by(all, TOP_SHOWN, |w| {
+        w.phase().is_some_and(|p| answered.contains(p))
+    });
     for g in &mut groups {
         let hidden = g.rest.len().saturating_sub(REST_SHOWN);
         g.rest.truncate(REST_SHOWN);

@@ -319,6 +319,16 @@ pub fn group_warnings<'a>(
     warnings: impl IntoIterator<Item = &'a Warning>,
     top: usize,
 ) -> Vec<WarningGroup> {
+    group_warnings_by(warnings, top, |_| false)
+}
+
+/// The same, with the warnings `matters` picks (those about the phases a page's answer is made
+/// of) before the rest of their kind, each part heaviest first.
+pub fn group_warnings_by<'a>(
+    warnings: impl IntoIterator<Item = &'a Warning>,
+    top: usize,
+    matters: impl Fn(&Warning) -> bool,
+) -> Vec<WarningGroup> {
     let mut by_kind: std::collections::BTreeMap<WarningKind, Vec<Warning>> = Default::default();
     for w in warnings {
         // An older file's sentence groups with the kind it states.
@@ -331,7 +341,11 @@ pub fn group_warnings<'a>(
     by_kind
         .into_iter()
         .map(|(kind, mut ws)| {
-            ws.sort_by(|a, b| b.weight().total_cmp(&a.weight()));
+            ws.sort_by(|a, b| {
+                matters(b)
+                    .cmp(&matters(a))
+                    .then(b.weight().total_cmp(&a.weight()))
+            });
             let words: Vec<String> = ws.iter().map(|w| w.to_string()).collect();
             let (head, tail) = words.split_at(top.min(words.len()));
             WarningGroup {
@@ -544,6 +558,24 @@ mod tests {
         assert_eq!((g[0].count, g[0].top.len(), g[0].rest.len()), (2, 1, 1));
         assert!(g[0].top[0].contains("30.0%") && g[0].top[0].contains("(primitive)"));
         assert!(g[0].rest[0].contains("12.0%"));
+    }
+
+    #[test]
+    fn the_warnings_that_matter_come_first_in_their_kind() {
+        let x = PhaseId::new("liboqs", "X25519", Operation::DhKeygen, Form::Handshake);
+        let spread = |rsd: f64, phase: PhaseId| Warning::Spread {
+            phase,
+            rsd_pct: rsd,
+            rejection_loop: false,
+        };
+        let ws = [
+            spread(90.0, sign()),
+            spread(12.0, x.clone()),
+            spread(50.0, sign()),
+        ];
+        let g = group_warnings_by(&ws, 1, |w| w.phase() == Some(&x));
+        assert!(g[0].top[0].contains("12.0%"), "{:?}", g[0].top);
+        assert!(g[0].rest[0].contains("90.0%") && g[0].rest[1].contains("50.0%"));
     }
 
     #[test]
