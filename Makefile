@@ -21,7 +21,9 @@ go-peer:
 	./peers/go/build.sh
 
 # The new file is checked again once every step has added to it, with the site; the files already
-# in results/ were checked when they were measured (`make render` checks them all, about 3.5 s each).
+# in results/ and results/archive/ were checked when they were measured (`make render` checks them
+# all, about 3.5 s each). The site shows the newest complete run of each machine, the new one beside
+# the committed ones; every run is on its history page.
 run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
 	echo "make run: measuring into $$out"; \
@@ -30,13 +32,14 @@ run: build
 	$(BIN) handshake --results "$$out"; \
 	$(BIN) capacity --results "$$out"; \
 	$(BIN) network --results "$$out"; \
-	$(BIN) render results/*.json --out site; \
+	$(BIN) render results results/archive --out site; \
 	$(BIN) check --site site "$$out"
 
-# The site from every committed or new results file.
+# The site from every committed or new results file (results/: one per machine; results/archive/:
+# the older runs, on the history page); RENDER_FLAGS=--all puts every run on the front page.
 render:
-	$(BIN) render results/*.json --out site
-	$(BIN) check --site site results/*.json
+	$(BIN) render results results/archive --out site $(RENDER_FLAGS)
+	$(BIN) check --site site results/*.json results/archive/*.json
 
 test: build
 	$(CARGO) test --release --locked --workspace
@@ -46,7 +49,9 @@ test: build
 smoke: build
 	./smoke/run.sh
 
-# Headless Chromium loads the site: screenshots in target/, fails on no cards or console output.
+# Headless Chromium loads the site (smoke/browser: playwright-core on Debian's chromium): fails on
+# no cards, console output, a page wider than 1280 or 390 px, a stacked bar without a legend;
+# screenshots in target/.
 site-check: build
 	[ -f site/index.html ] || $(MAKE) render
 	./smoke/site-check.sh site

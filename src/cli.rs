@@ -235,9 +235,13 @@ pub enum Command {
     },
     /// Render the static site from results files.
     Render {
-        /// Results files (one per host or run).
+        /// Results files, or folders of them (each folder's *.json, not its subfolders).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Every run on the front page and the compare page, not only the newest complete run of
+        /// each machine.
+        #[arg(long)]
+        all: bool,
         /// Site folder.
         #[arg(long, default_value = "site")]
         out: PathBuf,

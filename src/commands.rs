@@ -302,6 +302,7 @@ pub fn execute(command: Command) -> Result<()> {
         }
         Command::Render {
             files,
+            all,
             out,
             source_url,
             baseline,
@@ -312,12 +313,13 @@ pub fn execute(command: Command) -> Result<()> {
                 &render::Options {
                     source_url,
                     baseline,
+                    all,
                 },
             )?;
             println!(
-                "{}/index.html: {} run(s) rendered",
+                "{}/index.html: {} results file(s) rendered",
                 out.display(),
-                files.len()
+                render::inputs(&files)?.len()
             );
             Ok(())
         }

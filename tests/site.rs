@@ -32,6 +32,7 @@ fn render(files: &[PathBuf], name: &str) -> PathBuf {
         &render::Options {
             source_url: Some("https://example.org/src/{commit}".into()),
             baseline: None,
+            all: false,
         },
     )
     .unwrap();
@@ -193,7 +194,8 @@ fn a_failed_render_leaves_the_old_site() {
         &site,
         &render::Options {
             source_url: None,
-            baseline: None
+            baseline: None,
+            all: false,
         }
     )
     .is_err());

@@ -173,6 +173,26 @@ pub fn seed000() -> Result<Seed000> {
         .map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
 }
 
+/// What a results file does not record about its machine (references/machines.toml, compiled in),
+/// with where it was found.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MachineNote {
+    pub fingerprint: String,
+    pub note: String,
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct MachinesFile {
+    machine: Vec<MachineNote>,
+}
+
+pub fn machine_notes() -> Result<Vec<MachineNote>> {
+    let f: MachinesFile = toml::from_str(include_str!("../../references/machines.toml"))
+        .map_err(|e| anyhow::anyhow!("references/machines.toml: {}", e.message()))?;
+    Ok(f.machine)
+}
+
 /// One of Paquin, Stebila & Tamvada's published points (references/paquin.toml, compiled in):
 /// handshake-time percentiles of one key exchange and one server signature algorithm at one RTT and
 /// loss rate, from their key-exchange or their signature experiments.
@@ -268,6 +288,14 @@ fn nearest(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn machine_notes_load_and_carry_a_source() {
+        let notes = super::machine_notes().unwrap();
+        assert!(notes.iter().all(|n| n.fingerprint.len() == 6
+            && !n.note.is_empty()
+            && n.source.contains("commit")));
+    }
+
     #[test]
     fn paquin_points_load_and_the_nearest_is_found() {
         let p = super::paquin().unwrap();

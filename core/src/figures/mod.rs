@@ -2,6 +2,7 @@
 //! samples, the setup components, the calibration, capacity rates, network percentiles and the
 //! warnings. Producers call these; `check` calls the same functions on the stored raw data.
 
+pub mod answer;
 pub mod capacity;
 pub mod evidence;
 pub mod network;

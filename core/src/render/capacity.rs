@@ -2,13 +2,20 @@
 //! against the classical group, servers for 10,000 handshakes per second, memory per connection),
 //! the load steps, and the measured server-side difference beside the composed one.
 
+use super::svg::{self, Bar};
 use super::Run;
 use crate::units::{count, ratio, signed_time, time};
+use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
 pub struct View {
     pub host: String,
+    pub machine_id: String,
+    /// Server handshakes per core-second in memory, a bar per stack and group.
+    pub rate_chart: Value,
+    /// Server heap per held connection, a bar per stack and group.
+    pub memory_chart: Value,
     pub date: String,
     pub wall: String,
     pub cores: usize,
@@ -62,7 +69,7 @@ pub struct MemoryLine {
     pub retained: String,
 }
 
-pub fn build(runs: &[Run]) -> Vec<View> {
+pub fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let c = run.results.capacity.as_ref()?;
@@ -136,8 +143,65 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                     retained: format!("{} B", count(m.retained_median_bytes)),
                 })
                 .collect();
+            let stacks: Vec<String> = {
+                let mut v: Vec<String> = Vec::new();
+                for m in &c.in_memory {
+                    if !v.iter().any(|s| s == m.stack.name()) {
+                        v.push(m.stack.name().to_string());
+                    }
+                }
+                for m in &c.memory {
+                    if !v.iter().any(|s| s == m.stack.name()) {
+                        v.push(m.stack.name().to_string());
+                    }
+                }
+                v
+            };
+            let rate_bars: Vec<Bar> = c
+                .in_memory
+                .iter()
+                .map(|m| Bar {
+                    label: format!("{} {}", m.stack.name(), m.group),
+                    value_ns: m.server_per_core_s,
+                    key: m.stack.name().to_string(),
+                    note: m
+                        .vs_baseline
+                        .map_or(" (baseline)".into(), |v| format!(" ({})", ratio(v))),
+                })
+                .collect();
+            let memory_bars: Vec<Bar> = c
+                .memory
+                .iter()
+                .map(|m| Bar {
+                    label: format!("{} {}", m.stack.name(), m.group),
+                    value_ns: m.per_connection.heap_bytes,
+                    key: m.stack.name().to_string(),
+                    note: String::new(),
+                })
+                .collect();
+            let per_s = |x: f64| format!("{}/s", count(x));
+            let bytes = |x: f64| format!("{} B", count(x));
             Some(View {
                 host: run.label.clone(),
+                machine_id: run.anchor.clone(),
+                rate_chart: Value::from_safe_string(svg::bars_in(
+                    "Server handshakes per core-second, in memory",
+                    "server handshakes per core-second (vs the classical group)",
+                    &rate_bars,
+                    &stacks,
+                    &per_s,
+                )),
+                memory_chart: Value::from_safe_string(if memory_bars.is_empty() {
+                    String::new()
+                } else {
+                    svg::bars_in(
+                        "Server heap per held connection",
+                        "server heap per held, idle connection",
+                        &memory_bars,
+                        &stacks,
+                        &bytes,
+                    )
+                }),
                 date: c.date_utc.clone(),
                 wall: format!("{:.0} s", c.wall_seconds),
                 cores: c.cores,

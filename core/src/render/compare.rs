@@ -46,7 +46,7 @@ pub struct LeagueCell {
     pub class: String,
 }
 
-fn leagues(runs: &[Run]) -> Vec<LeagueRun> {
+fn leagues(runs: &[&Run]) -> Vec<LeagueRun> {
     runs.iter()
         .rev()
         .map(|run| {
@@ -175,7 +175,7 @@ pub struct RefRow {
     pub date: String,
 }
 
-fn crosschecks(runs: &[Run]) -> Vec<Cross> {
+fn crosschecks(runs: &[&Run]) -> Vec<Cross> {
     runs.iter()
         .filter_map(|run| {
             let c = run.results.crosscheck.as_ref()?;
@@ -306,7 +306,7 @@ pub struct Chart {
 }
 
 /// Names in the order the runs list them, each once (backends or stacks): they choose the colours.
-fn union(runs: &[Run], names: impl Fn(&Run) -> Vec<String>) -> Vec<String> {
+fn union(runs: &[&Run], names: impl Fn(&Run) -> Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for run in runs {
         for n in names(run) {
@@ -326,7 +326,7 @@ fn legend(names: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn build(runs: &[Run], baseline: usize) -> Body {
+pub fn build(runs: &[&Run], baseline: usize) -> Body {
     let several_hosts = runs.len() > 1;
     let backends = union(runs, |r| {
         r.results.backends.iter().map(|b| b.name.clone()).collect()

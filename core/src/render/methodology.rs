@@ -110,7 +110,7 @@ pub struct AlgorithmRow {
     pub source: String,
 }
 
-pub fn build(runs: &[Run]) -> Body {
+pub fn build(runs: &[&Run]) -> Body {
     let policies = runs
         .iter()
         .map(|run| {

@@ -1,8 +1,10 @@
 //! The static site: results JSON -> pages, with minijinja templates compiled into the binary.
 //! The renderer does not compute figures; it formats what the JSON holds and places it.
 
+pub mod answer;
 mod capacity;
 mod compare;
+mod history;
 mod methodology;
 mod network;
 mod overview;
@@ -23,6 +25,11 @@ pub struct Run {
     pub label: String,
     /// Where the copied JSON is, relative to the site root.
     pub json_href: String,
+    /// What the ids of this run's sections on the front page end with: its machine's
+    /// (`machine_anchor`), and with `--all`, where a machine has several runs there, its time too.
+    pub anchor: String,
+    /// The machine's id on the site: `machine_id`, made unique among the machines rendered.
+    pub machine_anchor: String,
 }
 
 pub struct Options {
@@ -30,9 +37,12 @@ pub struct Options {
     pub source_url: Option<String>,
     /// The run every other run is compared with on the compare page (default: the oldest).
     pub baseline: Option<PathBuf>,
+    /// Every run on the front page and the compare page, not only the newest complete run of each
+    /// machine (the history page lists every run either way).
+    pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 5] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
     (
@@ -42,6 +52,10 @@ const TEMPLATES: [(&str, &str); 4] = [
     (
         "methodology.html",
         include_str!("../../../templates/methodology.html"),
+    ),
+    (
+        "history.html",
+        include_str!("../../../templates/history.html"),
     ),
 ];
 
@@ -58,6 +72,9 @@ pub fn environment() -> Result<Environment<'static>> {
 #[derive(Serialize)]
 pub struct RunLine {
     pub label: String,
+    /// The machine's name on the site and its anchor.
+    pub machine: String,
+    pub machine_id: String,
     pub host: String,
     pub microarchitecture: String,
     pub date: String,
@@ -75,6 +92,8 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
     let r = &run.results.run;
     RunLine {
         label: run.label.clone(),
+        machine: machine_label(&r.host),
+        machine_id: run.machine_anchor.clone(),
         host: r.host.hostname.clone(),
         microarchitecture: if r.host.microarchitecture.is_empty() {
             "unknown".into()
@@ -100,19 +119,32 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
 pub struct Page<T: Serialize> {
     pub title: String,
     pub page: &'static str,
+    /// The runs this page shows.
     pub runs: Vec<RunLine>,
     pub architectures: String,
+    /// How many results files were rendered, and how many machines they are of.
+    pub files: usize,
+    pub machines: usize,
+    pub all: bool,
     pub body: T,
 }
 
+/// What every page is told of the whole render: the runs it shows among all the files.
+struct Scope<'a> {
+    shown: Vec<&'a Run>,
+    files: usize,
+    machines: usize,
+}
+
 fn page<T: Serialize>(
-    runs: &[Run],
+    scope: &Scope,
     opts: &Options,
     title: &str,
     name: &'static str,
     body: T,
 ) -> Page<T> {
-    let mut arches: Vec<String> = runs
+    let mut arches: Vec<String> = scope
+        .shown
         .iter()
         .map(|r| r.results.run.host.arch.clone())
         .collect();
@@ -121,10 +153,170 @@ fn page<T: Serialize>(
     Page {
         title: title.into(),
         page: name,
-        runs: runs.iter().map(|r| run_line(r, opts)).collect(),
+        runs: scope.shown.iter().map(|r| run_line(r, opts)).collect(),
         architectures: arches.join(" · "),
+        files: scope.files,
+        machines: scope.machines,
+        all: opts.all,
         body,
     }
+}
+
+/// The results files a list of paths names: each file as given, each folder's `*.json` files
+/// (not its subfolders: `results/` and `results/archive/` are named apart), in name order.
+pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("{}: cannot read the folder", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    if files.is_empty() {
+        bail!(
+            "no results files in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(files)
+}
+
+/// One machine and its runs (indices into the runs rendered, oldest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    pub key: String,
+    pub runs: Vec<usize>,
+    /// The run the front page shows: the newest complete one, else the newest.
+    pub shown: usize,
+}
+
+/// The runs grouped by machine (`Host::machine_key`). Machines with a complete run come first,
+/// then by their shown run, newest first.
+pub fn machines(runs: &[Run]) -> Vec<Machine> {
+    let mut out: Vec<Machine> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let key = run.results.run.host.machine_key();
+        match out.iter_mut().find(|m| m.key == key) {
+            Some(m) => m.runs.push(i),
+            None => out.push(Machine {
+                key,
+                runs: vec![i],
+                shown: i,
+            }),
+        }
+    }
+    let date = |i: usize| runs[i].results.run.date_utc.as_str();
+    for m in &mut out {
+        m.runs
+            .sort_by(|&a, &b| date(a).cmp(date(b)).then(a.cmp(&b)));
+        let newest = |complete: bool| {
+            m.runs
+                .iter()
+                .rev()
+                .copied()
+                .find(|&i| !complete || runs[i].results.is_complete())
+        };
+        m.shown = newest(true).or(newest(false)).unwrap_or(m.runs[0]);
+    }
+    out.sort_by(|a, b| {
+        let complete = |m: &Machine| runs[m.shown].results.is_complete();
+        complete(b)
+            .cmp(&complete(a))
+            .then_with(|| date(b.shown).cmp(date(a.shown)))
+    });
+    out
+}
+
+/// "Intel Xeon · vm · 5d798a": the CPU as its vendor names it (without the trademark signs), the
+/// microarchitecture where pqprof knows it, the hostname and the fingerprint.
+pub fn machine_label(h: &crate::results::Host) -> String {
+    let mut cpu = h.cpu_model.replace("(R)", "").replace("(TM)", "");
+    if let Some(stripped) = cpu.trim().strip_suffix("Processor") {
+        cpu = stripped.to_string();
+    }
+    let cpu = cpu.split_whitespace().collect::<Vec<_>>().join(" ");
+    let uarch = if h.microarchitecture.is_empty() {
+        h.arch.clone()
+    } else {
+        h.microarchitecture.clone()
+    };
+    let mut s = format!("{cpu} {uarch} · host {}", h.hostname);
+    if !h.fingerprint.is_empty() {
+        s += &format!(" · {}", h.fingerprint);
+    }
+    s
+}
+
+/// What references/machines.toml says of the machine that its results do not, and the source.
+pub fn machine_note(h: &crate::results::Host) -> Option<(String, String)> {
+    crate::references::machine_notes()
+        .ok()?
+        .into_iter()
+        .find(|n| !h.fingerprint.is_empty() && n.fingerprint == h.fingerprint)
+        .map(|n| (n.note, n.source))
+}
+
+/// An anchor for the machine: its fingerprint, else its host and microarchitecture.
+pub fn machine_id(h: &crate::results::Host) -> String {
+    let raw = if h.fingerprint.is_empty() {
+        format!("{}-{}-{}", h.hostname, h.microarchitecture, h.arch)
+    } else {
+        h.fingerprint.clone()
+    };
+    let slug: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("m-{slug}")
+}
+
+/// Every file read and parsed, in order, on as many threads as there are cores: parsing large
+/// results files is most of a render's time.
+fn read_all(files: &[PathBuf]) -> Vec<Result<Results>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(files.len().max(1));
+    let per = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = files
+            .chunks(per)
+            .map(|chunk| {
+                let part =
+                    scope.spawn(move || chunk.iter().map(|f| results::read(f)).collect::<Vec<_>>());
+                (chunk, part)
+            })
+            .collect();
+        // A reader that panicked still answers for each of its files, so none goes missing.
+        parts
+            .into_iter()
+            .flat_map(|(chunk, part)| {
+                part.join().unwrap_or_else(|_| {
+                    chunk
+                        .iter()
+                        .map(|f| Err(anyhow!("{}: could not be read", f.display())))
+                        .collect()
+                })
+            })
+            .collect()
+    })
 }
 
 /// Loads results files and gives each a unique label.
@@ -133,8 +325,8 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
         bail!("no results files given");
     }
     let mut runs: Vec<Run> = Vec::new();
-    for f in files {
-        let results = results::read(f)?;
+    for (f, results) in files.iter().zip(read_all(files)) {
+        let results = results?;
         let name = f
             .file_name()
             .ok_or_else(|| anyhow!("{}: not a file", f.display()))?
@@ -153,6 +345,8 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
             label = format!("{label} ({name})");
         }
         runs.push(Run {
+            anchor: String::new(),
+            machine_anchor: String::new(),
             results,
             label,
             json_href: format!("data/{name}"),
@@ -176,10 +370,57 @@ pub fn load(files: &[PathBuf]) -> Result<Vec<Run>> {
     Ok(runs)
 }
 
-/// Renders the site into `out`: built in a temporary folder beside it, then swapped in, so a failed
-/// render leaves the previous site as it was.
-pub fn render(files: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
-    let runs = load(files)?;
+/// Renders the site into `out` from results files and folders of them (`inputs`): built in a
+/// temporary folder beside it, then swapped in, so a failed render leaves the previous site as it
+/// was.
+pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
+    let files = inputs(paths)?;
+    let files = &files[..];
+    let mut runs = load(files)?;
+    // Two machines whose ids would clash (one fingerprint under two hostnames: an edited file)
+    // are told apart by their order.
+    let mut taken: Vec<String> = Vec::new();
+    for (k, m) in machines(&runs).iter().enumerate() {
+        let mut id = machine_id(&runs[m.shown].results.run.host);
+        if taken.contains(&id) {
+            id = format!("{id}-{k}");
+        }
+        taken.push(id.clone());
+        for &i in &m.runs {
+            runs[i].machine_anchor = id.clone();
+            runs[i].anchor = id.clone();
+        }
+    }
+    if opts.all {
+        for m in machines(&runs).iter().filter(|m| m.runs.len() > 1) {
+            for &i in &m.runs {
+                let stamp: String = runs[i]
+                    .results
+                    .run
+                    .date_utc
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .collect();
+                runs[i].anchor = format!("{}-{}-{i}", runs[i].anchor, stamp.to_ascii_lowercase());
+            }
+        }
+    } else {
+        // One run per machine on the pages that show runs: the machine names the row.
+        let shown: Vec<usize> = machines(&runs).iter().map(|m| m.shown).collect();
+        let labels: Vec<String> = shown
+            .iter()
+            .map(|&i| machine_label(&runs[i].results.run.host))
+            .collect();
+        let unique = labels
+            .iter()
+            .enumerate()
+            .all(|(k, l)| !labels[..k].contains(l));
+        if unique {
+            for (&i, l) in shown.iter().zip(labels) {
+                runs[i].label = l;
+            }
+        }
+    }
     let env = environment()?;
     let parent = out
         .parent()
@@ -208,8 +449,13 @@ pub fn render(files: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
 }
 
 /// The baseline run: the file named by `--baseline` (it must be one of the files rendered), else
-/// the oldest run by its recorded date.
-fn baseline_index(runs: &[Run], files: &[PathBuf], chosen: Option<&Path>) -> Result<usize> {
+/// the oldest of the runs shown (`among`) by its recorded date.
+fn baseline_index(
+    runs: &[Run],
+    files: &[PathBuf],
+    chosen: Option<&Path>,
+    among: &[usize],
+) -> Result<usize> {
     if let Some(b) = chosen {
         let want = std::fs::canonicalize(b)
             .with_context(|| format!("--baseline {}: cannot read", b.display()))?;
@@ -223,7 +469,9 @@ fn baseline_index(runs: &[Run], files: &[PathBuf], chosen: Option<&Path>) -> Res
                 )
             });
     }
-    Ok((0..runs.len())
+    Ok(among
+        .iter()
+        .copied()
         .min_by(|&i, &j| {
             runs[i]
                 .results
@@ -243,41 +491,75 @@ fn build(
 ) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
     for (run, file) in runs.iter().zip(files) {
+        // A copy, not a link: editing the site's copy must never touch a measurement.
         std::fs::copy(file, dir.join(&run.json_href))
             .with_context(|| format!("{}: cannot copy", file.display()))?;
     }
     let write = |name: &str, html: String| {
         std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"))
     };
+    let machines = machines(runs);
+    let shown: Vec<usize> = if opts.all {
+        machines
+            .iter()
+            .flat_map(|m| m.runs.iter().rev().copied())
+            .collect()
+    } else {
+        machines.iter().map(|m| m.shown).collect()
+    };
+    let shown_runs: Vec<&Run> = shown.iter().map(|&i| &runs[i]).collect();
+    let scope = Scope {
+        shown: shown_runs.clone(),
+        files: runs.len(),
+        machines: machines.len(),
+    };
     write(
         "index.html",
         env.get_template("index.html")?.render(page(
-            runs,
+            &scope,
             opts,
-            "Overview",
+            "What the hybrid key exchange costs",
             "index",
-            overview::build(runs),
+            overview::build(&shown_runs),
         ))?,
     )?;
-    let baseline = baseline_index(runs, files, opts.baseline.as_deref())?;
+    // The compare page sets the shown runs against the baseline; a baseline named with --baseline
+    // joins them if it is not one.
+    let mut compared = shown.clone();
+    let baseline = baseline_index(runs, files, opts.baseline.as_deref(), &compared)?;
+    if !compared.contains(&baseline) {
+        compared.push(baseline);
+    }
+    let compared_runs: Vec<&Run> = compared.iter().map(|&i| &runs[i]).collect();
+    let at = compared.iter().position(|&i| i == baseline).unwrap_or(0);
     write(
         "compare.html",
         env.get_template("compare.html")?.render(page(
-            runs,
+            &scope,
             opts,
             "Compare",
             "compare",
-            compare::build(runs, baseline),
+            compare::build(&compared_runs, at),
+        ))?,
+    )?;
+    write(
+        "history.html",
+        env.get_template("history.html")?.render(page(
+            &scope,
+            opts,
+            "History",
+            "history",
+            history::build(runs, &machines),
         ))?,
     )?;
     write(
         "methodology.html",
         env.get_template("methodology.html")?.render(page(
-            runs,
+            &scope,
             opts,
             "Methodology",
             "methodology",
-            methodology::build(runs),
+            methodology::build(&shown_runs),
         ))?,
     )?;
     Ok(())

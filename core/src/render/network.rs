@@ -1,8 +1,8 @@
-//! The overview page's network section: per RTT, each loss rate's medians and tails per scenario
-//! with the model beside them, and the hybrid - classical difference over loss as a curve, with
-//! Paquin et al.'s published P-256 / P-256+Kyber512 difference dashed beside it.
+//! The overview page's network section: per RTT, a chart per group of the median and 95th
+//! percentile over loss for every stack, with Paquin et al.'s published points for the nearest
+//! group of theirs beside them, and each loss rate's figures per scenario with the model.
 
-use super::svg::{self, Series};
+use super::svg::{self, Axes, Line};
 use super::Run;
 use crate::references::{paquin, paquin_nearest};
 use crate::results::{Cell, Network};
@@ -13,6 +13,7 @@ use serde::Serialize;
 #[derive(Serialize)]
 pub struct View {
     pub host: String,
+    pub machine_id: String,
     pub date: String,
     pub wall: String,
     pub setup: String,
@@ -24,7 +25,8 @@ pub struct View {
 pub struct RttView {
     pub rtt: String,
     pub rows: Vec<Row>,
-    pub chart: Value,
+    /// One chart per group: p50 and p95 over loss, a line each per stack.
+    pub charts: Vec<Value>,
 }
 
 #[derive(Serialize)]
@@ -42,34 +44,128 @@ pub struct Row {
     pub failed: usize,
 }
 
-/// A cell's median in milliseconds (the charts' unit).
-fn median_ms(c: &Cell, n: &Network) -> Option<f64> {
-    c.ready_median_ns(n).map(|x| x / 1e6)
+/// Paquin et al.'s key exchange nearest a group of ours: P-256 for the classical TLS group, their
+/// P-256 + Kyber512 hybrid for ours (they measured no X25519 and no ML-KEM).
+fn paquin_kex(group: &str, baseline: Option<&String>) -> Option<(&'static str, &'static str)> {
+    match (group, baseline) {
+        ("X25519", None) => Some(("prime256v1", "P-256")),
+        (_, Some(b)) if b == "X25519" && group.contains("MLKEM") => {
+            Some(("p256_kyber512_90s", "P-256 + Kyber512"))
+        }
+        _ => None,
+    }
 }
 
-/// Hybrid median minus its classical baseline's, per loss rate, for one stack at one RTT.
-fn deltas(n: &Network, rtt: f64, stack: &str, protocol: &str) -> Vec<(f64, f64)> {
-    n.points
+fn ms(x: f64) -> String {
+    if x >= 1000.0 {
+        format!("{} s", x / 1000.0)
+    } else {
+        format!("{x} ms")
+    }
+}
+
+fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -> Vec<Value> {
+    let at: Vec<&crate::results::Point> = n.points.iter().filter(|p| p.rtt_ns == rtt).collect();
+    let mut groups: Vec<(&str, &str, Option<&String>)> = Vec::new();
+    let mut stacks: Vec<&str> = Vec::new();
+    for c in at.iter().flat_map(|p| &p.cells) {
+        if !groups
+            .iter()
+            .any(|(pr, g, _)| *pr == c.protocol && *g == c.group)
+        {
+            groups.push((c.protocol.as_str(), c.group.as_str(), c.baseline.as_ref()));
+        }
+        if !stacks.contains(&c.stack.name()) {
+            stacks.push(c.stack.name());
+        }
+    }
+    let ticks: Vec<(f64, String)> = at
         .iter()
-        .filter(|p| p.rtt_ns == rtt)
-        .filter_map(|p| {
-            let hybrid = p.cells.iter().find(|c| {
-                c.stack.name() == stack
-                    && c.protocol == protocol
-                    && c.baseline.is_some()
-                    && (c.group.contains("X25519") || c.group.contains("x25519"))
-            })?;
-            let base = p.cells.iter().find(|c| {
-                c.stack.name() == stack
-                    && c.protocol == protocol
-                    && Some(&c.group) == hybrid.baseline.as_ref()
-            })?;
-            Some((p.loss_pct, median_ms(hybrid, n)? - median_ms(base, n)?))
+        .map(|p| (p.loss_pct, format!("{}%", p.loss_pct)))
+        .collect();
+    groups
+        .iter()
+        .map(|(protocol, group, baseline)| {
+            let mut lines = Vec::new();
+            for (k, stack) in stacks.iter().enumerate() {
+                let cells: Vec<(f64, &Cell)> = at
+                    .iter()
+                    .filter_map(|p| {
+                        let c = p.cells.iter().find(|c| {
+                            c.stack.name() == *stack && c.protocol == *protocol && c.group == *group
+                        })?;
+                        Some((p.loss_pct, c))
+                    })
+                    .collect();
+                if cells.is_empty() {
+                    continue;
+                }
+                for (pct, dashed) in [(50.0, false), (95.0, true)] {
+                    lines.push(Line {
+                        label: format!("{stack} p{pct}"),
+                        colour: svg::PALETTE[k % svg::PALETTE.len()].into(),
+                        dashed,
+                        points_only: false,
+                        points: cells
+                            .iter()
+                            .filter_map(|(loss, c)| Some((*loss, c.ready_at(n, pct)? / 1e6)))
+                            .collect(),
+                        band: Vec::new(),
+                    });
+                }
+            }
+            if let Some((kex, name)) = paquin_kex(group, *baseline) {
+                for (i, (pct, colour)) in [(50.0, "#222222"), (95.0, "#999999")].iter().enumerate()
+                {
+                    let points: Vec<(f64, f64)> = at
+                        .iter()
+                        .filter_map(|p| {
+                            let q = paquin_nearest(published, kex, rtt / 1e6, p.loss_pct)?;
+                            let j = q.percentiles.iter().position(|x| x == pct)?;
+                            Some((p.loss_pct, *q.ms.get(j)?))
+                        })
+                        .collect();
+                    if !points.is_empty() {
+                        lines.push(Line {
+                            label: format!("Paquin et al. 2020, {name} p{pct} (their machine)"),
+                            colour: (*colour).into(),
+                            dashed: i == 1,
+                            points_only: true,
+                            points,
+                            band: Vec::new(),
+                        });
+                    }
+                }
+            }
+            let title = format!(
+                "{} {group}: connect to handshake complete over loss, RTT {}",
+                crate::suite::protocol_label(protocol),
+                units::rtt(rtt)
+            );
+            Value::from_safe_string(format!(
+                r#"<figure class="chart"><figcaption>{}</figcaption>{}</figure>"#,
+                svg::escape(&format!(
+                    "{} {group}, RTT {}",
+                    crate::suite::protocol_label(protocol),
+                    units::rtt(rtt)
+                )),
+                svg::chart(
+                    &title,
+                    &Axes {
+                        x_label: "loss per direction",
+                        y_label: "ms (log)",
+                        log_y: true,
+                        x_ticks: ticks.clone(),
+                        y_unit: &ms,
+                    },
+                    &lines,
+                )
+            ))
         })
         .collect()
 }
 
-pub fn build(runs: &[Run]) -> Vec<View> {
+pub fn build(runs: &[&Run]) -> Vec<View> {
     let published = paquin().unwrap_or_default();
     runs.iter()
         .filter_map(|run| {
@@ -99,39 +195,12 @@ pub fn build(runs: &[Run]) -> Vec<View> {
                             })
                         })
                         .collect();
-                    let mut series = Vec::new();
-                    // Every (stack, protocol) the grid measured, in the order its cells are.
-                    let mut pairs: Vec<(&str, &str)> = Vec::new();
-                    for c in n.points.iter().flat_map(|p| &p.cells) {
-                        if !pairs.contains(&(c.stack.name(), c.protocol.as_str())) {
-                            pairs.push((c.stack.name(), c.protocol.as_str()));
-                        }
-                    }
-                    for (i, (stack, protocol)) in pairs.iter().enumerate() {
-                        let pts = deltas(n, rtt, stack, protocol);
-                        if !pts.is_empty() {
-                            series.push(Series { label: format!("{stack}: hybrid − classical median"), colour: svg::PALETTE[i].into(), dashed: false, points: pts });
-                        }
-                    }
-                    let reference: Vec<(f64, f64)> = n
-                        .points
-                        .iter()
-                        .filter(|p| p.rtt_ns == rtt)
-                        .filter_map(|p| {
-                            let a = paquin_nearest(&published, "p256_kyber512_90s", rtt / 1e6, p.loss_pct)?;
-                            let b = paquin_nearest(&published, "prime256v1", rtt / 1e6, p.loss_pct)?;
-                            Some((p.loss_pct, a.ms.get(2)? - b.ms.get(2)?))
-                        })
-                        .collect();
-                    if !reference.is_empty() {
-                        series.push(Series { label: "Paquin et al. 2020: P-256+Kyber512 − P-256 median (their machine)".into(), colour: svg::PALETTE[5].into(), dashed: true, points: reference });
-                    }
-                    let title = format!("Hybrid minus classical median handshake time over loss, RTT {}", units::rtt(rtt));
-                    RttView { rtt: units::rtt(rtt), rows, chart: Value::from_safe_string(svg::lines(&title, "loss per direction, %", "ms", &series)) }
+                    RttView { rtt: units::rtt(rtt), rows, charts: charts(n, rtt, &published) }
                 })
                 .collect();
             Some(View {
                 host: run.label.clone(),
+                machine_id: run.anchor.clone(),
                 date: n.date_utc.clone(),
                 wall: format!("{:.0} s", n.wall_seconds),
                 setup: format!(

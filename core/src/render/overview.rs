@@ -11,6 +11,8 @@ use serde::Serialize;
 
 #[derive(Serialize)]
 pub struct Body {
+    /// The answer, one table per run shown (one per machine unless `--all`).
+    pub answers: Vec<super::answer::Table>,
     pub sections: Vec<Section>,
     pub signatures: Vec<Card>,
     pub records: Vec<Card>,
@@ -44,6 +46,9 @@ pub struct Card {
 #[derive(Serialize)]
 pub struct Row {
     pub host: String,
+    /// Anchors of this row's real handshakes and in-situ views (the answer table links to them).
+    pub handshakes_id: String,
+    pub insitu_id: String,
     pub key: String,
     pub measured: bool,
     pub mean_ns: f64,
@@ -242,7 +247,7 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
                 total: format::time(i.total_ns),
                 crypto: format::time(i.crypto_ns),
                 remainder: format::time(i.remainder_ns),
-                bar: Value::from_safe_string(svg::stacked_bar(
+                bar: Value::from_safe_string(svg::stacked_figure(
                     &format!("{} {} handshake, timed in situ", s.stack.name(), s.suite),
                     &segments,
                 )),
@@ -309,7 +314,7 @@ pub struct SeedRow {
     pub allocs: String,
 }
 
-fn seed_rows(runs: &[Run]) -> Vec<SeedRow> {
+fn seed_rows(runs: &[&Run]) -> Vec<SeedRow> {
     let mut rows = Vec::new();
     for run in runs {
         let r = &run.results;
@@ -438,15 +443,57 @@ pub struct RawRow {
     pub ratio: String,
 }
 
-/// One run's warnings, grouped by kind (each kind's heaviest few first).
+/// One run's warnings, grouped by kind (each kind's heaviest few first, at most `REST_SHOWN` of the
+/// rest behind an expander: the JSON holds every one).
 #[derive(Serialize)]
 pub struct RunWarnings {
     pub host: String,
+    pub machine_id: String,
     pub count: usize,
     pub groups: Vec<crate::results::WarningGroup>,
 }
 
-pub fn build(runs: &[Run]) -> Body {
+/// Warnings of a kind shown first, and behind the expander.
+const TOP_SHOWN: usize = 3;
+const REST_SHOWN: usize = 20;
+
+fn warnings(run: &Run) -> RunWarnings {
+    let r = &run.results;
+    let all = r
+        .warnings
+        .iter()
+        .chain(r.handshakes.iter().flat_map(|h| &h.notes))
+        .chain(r.capacity.iter().flat_map(|c| &c.notes))
+        .chain(r.network.iter().flat_map(|n| &n.notes));
+    // The phases the answer table's composed figures are made of: their warnings first.
+    let answered: Vec<crate::results::PhaseId> = r
+        .suites
+        .iter()
+        .filter(|s| super::answer::answered_suite(&s.name))
+        .flat_map(|s| &s.phases)
+        .map(|p| p.id())
+        .collect();
+    let mut groups = crate::results::group_warnings_by(all, TOP_SHOWN, |w| {
+        w.phase().is_some_and(|p| answered.contains(p))
+    });
+    for g in &mut groups {
+        let hidden = g.rest.len().saturating_sub(REST_SHOWN);
+        g.rest.truncate(REST_SHOWN);
+        if hidden > 0 {
+            g.rest.push(format!(
+                "… and {hidden} more of this kind in the run's JSON"
+            ));
+        }
+    }
+    RunWarnings {
+        host: run.label.clone(),
+        machine_id: run.anchor.clone(),
+        count: groups.iter().map(|g| g.count).sum(),
+        groups,
+    }
+}
+
+pub fn build(runs: &[&Run]) -> Body {
     let mut sections = Vec::new();
     for (kind, protocol, title) in [
         (TrackKind::Kex, "tls13", "TLS 1.3 key exchange"),
@@ -483,6 +530,7 @@ pub fn build(runs: &[Run]) -> Body {
         .collect();
     let (seed_reference, seed_source) = seed_reference();
     Body {
+        answers: super::answer::build(runs),
         sections,
         signatures: cards(runs, |s| s.kind == TrackKind::Signature),
         records: cards(runs, |s| s.kind == TrackKind::Record),
@@ -493,12 +541,8 @@ pub fn build(runs: &[Run]) -> Body {
         failures,
         warnings: runs
             .iter()
-            .filter(|r| !r.results.warnings.is_empty())
-            .map(|r| RunWarnings {
-                host: r.label.clone(),
-                count: r.results.warnings.len(),
-                groups: crate::results::group_warnings(&r.results.warnings, 3),
-            })
+            .map(|r| warnings(r))
+            .filter(|w| w.count > 0)
             .collect(),
         capacity: super::capacity::build(runs),
         network: super::network::build(runs),
@@ -513,7 +557,7 @@ pub fn shown<'a>(r: &'a Results, name: &str) -> Option<&'a Suite> {
         .or_else(|| all().next())
 }
 
-fn cards(runs: &[Run], pick: impl Fn(&Suite) -> bool) -> Vec<Card> {
+fn cards(runs: &[&Run], pick: impl Fn(&Suite) -> bool) -> Vec<Card> {
     let mut names: Vec<String> = Vec::new();
     for run in runs {
         for s in run.results.suites.iter().filter(|s| pick(s)) {
@@ -572,6 +616,8 @@ fn row(run: &Run, name: &str) -> Row {
     let Some(s) = shown(r, name) else {
         return Row {
             host: run.label.clone(),
+            handshakes_id: String::new(),
+            insitu_id: String::new(),
             key: String::new(),
             measured: false,
             mean_ns: 0.0,
@@ -705,8 +751,15 @@ fn row(run: &Run, name: &str) -> Row {
         steal,
         r.run.tool_commit
     );
+    let machine_id = run.anchor.clone();
+    let group = s
+        .name
+        .trim_end_matches(" full handshake")
+        .trim_end_matches(" full key exchange");
     Row {
         host: run.label.clone(),
+        handshakes_id: super::answer::handshakes_id(&machine_id, &s.name),
+        insitu_id: super::answer::insitu_id(&machine_id, group),
         key: format!("{}|{}|{}", run.json_href, s.name, s.stack),
         measured: true,
         mean_ns: s.composed.mean_ns,
@@ -732,7 +785,7 @@ fn row(run: &Run, name: &str) -> Row {
         public_key: s.public_key_bytes.map(format::bytes).unwrap_or_default(),
         signature: s.signature_bytes.map(format::bytes).unwrap_or_default(),
         family: s.family.clone().unwrap_or_default(),
-        bar: Value::from_safe_string(svg::stacked_bar(
+        bar: Value::from_safe_string(svg::stacked_figure(
             &format!("{} phases on {}", s.name, run.label),
             &segments,
         )),
@@ -748,7 +801,7 @@ fn row(run: &Run, name: &str) -> Row {
     }
 }
 
-fn raw_rows(runs: &[Run]) -> Vec<RawRow> {
+fn raw_rows(runs: &[&Run]) -> Vec<RawRow> {
     let mut rows = Vec::new();
     for run in runs {
         let raw: Vec<&Suite> = run

@@ -1,6 +1,7 @@
 //! Checks a rendered site against itself and its JSON: on every card row, the phase contributions
 //! add up to the composed mean (within the identity's 0.002%) and the bar shares to 100% (within
-//! 0.01 points); every row names a suite that is in the copied JSON with that composed mean.
+//! 0.01 points); every row names a suite that is in the copied JSON with that composed mean; every
+//! figure of the answer tables is the one the JSON it names gives (`answer::figures`).
 
 use crate::check::TOLERANCE_PCT;
 use crate::results;
@@ -34,6 +35,7 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     let html = std::fs::read_to_string(&index)
         .with_context(|| format!("{}: cannot read", index.display()))?;
     let mut problems = broken_links(dir)?;
+    problems.extend(answer_problems(dir, &html)?);
     let rows: Vec<&str> = html.split("<tbody class=\"phases\"").skip(1).collect();
     if rows.is_empty() {
         problems.push("index.html: no suite cards with phase tables".to_string());
@@ -84,12 +86,32 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Relative links and sources on every page that point at nothing.
+/// Relative links and sources on every page that point at nothing, and links to a place on the
+/// same page (`#id`: the answer table's figures to their cards) that no element is.
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
     let mut problems = Vec::new();
-    for page in ["index.html", "compare.html", "methodology.html"] {
+    for page in [
+        "index.html",
+        "compare.html",
+        "history.html",
+        "methodology.html",
+    ] {
         let html = std::fs::read_to_string(dir.join(page))
             .with_context(|| format!("{}: cannot read {page}", dir.display()))?;
+        let all_ids = attr(&html, " id");
+        let ids: std::collections::HashSet<String> = all_ids.iter().cloned().collect();
+        if ids.len() != all_ids.len() {
+            let mut seen = std::collections::HashSet::new();
+            let twice: Vec<&String> = all_ids.iter().filter(|i| !seen.insert(*i)).collect();
+            problems.push(format!("{page}: ids used more than once: {twice:?}"));
+        }
+        for target in attr(&html, "href") {
+            if let Some(id) = target.strip_prefix('#') {
+                if !ids.contains(id) {
+                    problems.push(format!("{page}: link to {target}, which no element is"));
+                }
+            }
+        }
         for target in attr(&html, "href").into_iter().chain(attr(&html, "src")) {
             let local = target.split('#').next().unwrap_or("");
             if local.is_empty() || local.contains("://") || local.starts_with("mailto:") {
@@ -99,6 +121,45 @@ fn broken_links(dir: &Path) -> Result<Vec<String>> {
                 problems.push(format!(
                     "{page}: link to {target}, which is not in the site"
                 ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Every answer row's figures (its `data-` attributes) against the figures of the change it names,
+/// computed again from the JSON the row names.
+fn answer_problems(dir: &Path, html: &str) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let mut read: std::collections::HashMap<String, results::Results> = Default::default();
+    for chunk in html.split("<tr class=\"answer\"").skip(1) {
+        let row = chunk.split("</tr>").next().unwrap_or("");
+        let key = attr(row, "data-key").into_iter().next().unwrap_or_default();
+        let Some((file, change)) = super::answer::Change::from_key(&key) else {
+            problems.push(format!("answer row without a usable data-key: {key:?}"));
+            continue;
+        };
+        if !read.contains_key(&file) {
+            read.insert(file.clone(), results::read(&dir.join(&file))?);
+        }
+        let Some(r) = read.get(&file) else { continue };
+        let figures = super::answer::figures(r, &change);
+        for (name, computed) in super::answer::values(&figures) {
+            let shown: Option<f64> = attr(row, &format!("data-{name}"))
+                .first()
+                .and_then(|v| v.parse().ok());
+            match (shown, computed) {
+                (Some(a), Some(b)) if agrees(a, b, TOLERANCE_PCT) => {}
+                (None, None) => {}
+                (Some(a), Some(b)) => problems.push(format!(
+                    "{key}: {name} is {a} on the page, {b} from the JSON"
+                )),
+                (Some(a), None) => problems.push(format!(
+                    "{key}: {name} is {a} on the page, but the JSON gives none"
+                )),
+                (None, Some(b)) => problems.push(format!(
+                    "{key}: {name} is {b} from the JSON, but the page does not show it"
+                )),
             }
         }
     }

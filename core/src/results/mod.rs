@@ -69,7 +69,11 @@ pub struct Results {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
     /// `pqprof network`: handshakes through an emulated network on a grid of RTT and loss (schema 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "network::read_section"
+    )]
     pub network: Option<Network>,
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +107,30 @@ impl Results {
         self.suites
             .iter()
             .find(|s| s.name == name && s.stack == stack)
+    }
+
+    /// A complete run has every section `make run` adds: the real handshakes, capacity and the
+    /// network grid (besides the phases every run has).
+    pub fn is_complete(&self) -> bool {
+        self.handshakes.is_some() && self.capacity.is_some() && self.network.is_some()
+    }
+
+    /// The sections a run has beyond its phases, by the command that added them.
+    pub fn sections(&self) -> Vec<&'static str> {
+        let mut s = vec!["run"];
+        for (has, name) in [
+            (self.handshakes.is_some(), "handshake"),
+            (self.capacity.is_some(), "capacity"),
+            (self.network.is_some(), "network"),
+            (self.crosscheck.is_some(), "crosscheck"),
+            (self.run.counter.is_some(), "counter"),
+            (self.process_samples.is_some(), "samples"),
+        ] {
+            if has {
+                s.push(name);
+            }
+        }
+        s
     }
 
     /// How a site or comparison names this run: host, CPU, microarchitecture and time.

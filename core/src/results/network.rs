@@ -139,6 +139,21 @@ impl Cell {
     }
 }
 
+/// Reads the section of any readable schema: schema 2's milliseconds (`upgrade_v2`) are renamed
+/// and converted on the way; a schema 3 section has none of those names, so it passes unchanged.
+/// Only this section goes through a JSON value: the rest of a file is read straight into its types.
+pub(super) fn read_section<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Network>, D::Error> {
+    let Some(mut v) = Option::<serde_json::Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    upgrade_v2(&mut v);
+    serde_json::from_value(v)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
 /// Schema 2 stored the network section's times in milliseconds under `_ms` names: renamed and
 /// converted to nanoseconds, in place, so an old file reads as the current schema.
 pub(super) fn upgrade_v2(network: &mut serde_json::Value) {

@@ -86,6 +86,17 @@ impl Host {
         }
         s
     }
+
+    /// What tells one machine from another across runs: the fingerprint (a hash of machine-id, CPU
+    /// and hostname) with the host, CPU and microarchitecture it was made from. A file written
+    /// before fingerprints (schema 1) is told apart by the rest alone: a run whose recorded
+    /// microarchitecture differs is another machine, even under the same hostname and CPU name.
+    pub fn machine_key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}|{}",
+            self.fingerprint, self.hostname, self.cpu_model, self.microarchitecture, self.arch
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -182,6 +182,69 @@ impl Warning {
         }
     }
 
+    /// The typed phase warning a sentence of an older file (schema 2) states, where it is one of
+    /// those `run` wrote in these words ("openssl ML-DSA-65 sig.sign: relative standard deviation
+    /// 40.2%: ..."), so old runs group and weigh like new ones; `None` for any other sentence.
+    pub fn from_sentence(s: &str) -> Option<Warning> {
+        let (head, rest) = s.split_once(": ")?;
+        let mut words = head.split(' ');
+        let (backend, algorithm, operation) = (words.next()?, words.next()?, words.next()?);
+        let form = match words.next() {
+            None => super::Form::Handshake,
+            Some("(primitive)") if words.next().is_none() => super::Form::Primitive,
+            Some(_) => return None,
+        };
+        let phase = PhaseId::new(
+            backend,
+            algorithm,
+            super::Operation::from_name(operation)?,
+            form,
+        );
+        // The number a piece of the sentence starts with ("40.2% (ML-DSA ..." -> 40.2).
+        let number = |t: &str| {
+            let end = t
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(t.len());
+            t[..end].parse::<f64>().ok()
+        };
+        if let Some(x) = rest.strip_prefix("relative standard deviation ") {
+            return Some(Warning::Spread {
+                rsd_pct: number(x)?,
+                rejection_loop: rest.contains("rejection loop"),
+                phase,
+            });
+        }
+        if let Some((x, _)) = rest.split_once("% CPU steal while it ran") {
+            return Some(Warning::Steal {
+                phase,
+                steal_pct: number(x)?,
+            });
+        }
+        if let Some(x) = rest.strip_prefix("the measuring thread waited for its core ") {
+            return Some(Warning::RunDelay {
+                phase,
+                delay_pct: number(x)?,
+            });
+        }
+        if let Some((counts, _)) = rest.split_once(" samples are severe outliers") {
+            let (severe, samples) = counts.split_once(" of ")?;
+            return Some(Warning::Outliers {
+                phase,
+                severe: severe.parse().ok()?,
+                samples: samples.parse().ok()?,
+            });
+        }
+        if let Some(x) = rest.strip_prefix("its timed calls took ") {
+            let (timed, x) = x.split_once(" ms against a budget of ")?;
+            return Some(Warning::BudgetOverrun {
+                phase,
+                timed_ms: number(timed)?,
+                budget_ms: x.split(' ').next()?.parse().ok()?,
+            });
+        }
+        None
+    }
+
     /// How much it matters within its kind, for choosing the few to show first: the figure the
     /// warning is about (an RSD, a share of steal, a count).
     pub fn weight(&self) -> f64 {
@@ -256,14 +319,33 @@ pub fn group_warnings<'a>(
     warnings: impl IntoIterator<Item = &'a Warning>,
     top: usize,
 ) -> Vec<WarningGroup> {
-    let mut by_kind: std::collections::BTreeMap<WarningKind, Vec<&Warning>> = Default::default();
+    group_warnings_by(warnings, top, |_| false)
+}
+
+/// The same, with the warnings `matters` picks (those about the phases a page's answer is made
+/// of) before the rest of their kind, each part heaviest first.
+pub fn group_warnings_by<'a>(
+    warnings: impl IntoIterator<Item = &'a Warning>,
+    top: usize,
+    matters: impl Fn(&Warning) -> bool,
+) -> Vec<WarningGroup> {
+    let mut by_kind: std::collections::BTreeMap<WarningKind, Vec<Warning>> = Default::default();
     for w in warnings {
+        // An older file's sentence groups with the kind it states.
+        let w = match w {
+            Warning::Text(s) => Warning::from_sentence(s).unwrap_or_else(|| w.clone()),
+            _ => w.clone(),
+        };
         by_kind.entry(w.kind()).or_default().push(w);
     }
     by_kind
         .into_iter()
         .map(|(kind, mut ws)| {
-            ws.sort_by(|a, b| b.weight().total_cmp(&a.weight()));
+            ws.sort_by(|a, b| {
+                matters(b)
+                    .cmp(&matters(a))
+                    .then(b.weight().total_cmp(&a.weight()))
+            });
             let words: Vec<String> = ws.iter().map(|w| w.to_string()).collect();
             let (head, tail) = words.split_at(top.min(words.len()));
             WarningGroup {
@@ -476,5 +558,79 @@ mod tests {
         assert_eq!((g[0].count, g[0].top.len(), g[0].rest.len()), (2, 1, 1));
         assert!(g[0].top[0].contains("30.0%") && g[0].top[0].contains("(primitive)"));
         assert!(g[0].rest[0].contains("12.0%"));
+    }
+
+    #[test]
+    fn the_warnings_that_matter_come_first_in_their_kind() {
+        let x = PhaseId::new("liboqs", "X25519", Operation::DhKeygen, Form::Handshake);
+        let spread = |rsd: f64, phase: PhaseId| Warning::Spread {
+            phase,
+            rsd_pct: rsd,
+            rejection_loop: false,
+        };
+        let ws = [
+            spread(90.0, sign()),
+            spread(12.0, x.clone()),
+            spread(50.0, sign()),
+        ];
+        let g = group_warnings_by(&ws, 1, |w| w.phase() == Some(&x));
+        assert!(g[0].top[0].contains("12.0%"), "{:?}", g[0].top);
+        assert!(g[0].rest[0].contains("90.0%") && g[0].rest[1].contains("50.0%"));
+    }
+
+    #[test]
+    fn an_older_files_sentences_read_as_the_warnings_they_state() {
+        let cases = [
+            Warning::Spread {
+                phase: sign(),
+                rsd_pct: 40.2,
+                rejection_loop: true,
+            },
+            Warning::Spread {
+                phase: PhaseId::new("go", "P-256", Operation::DhDerive, Form::Primitive),
+                rsd_pct: 165.9,
+                rejection_loop: false,
+            },
+            Warning::Steal {
+                phase: sign(),
+                steal_pct: 2.5,
+            },
+            Warning::RunDelay {
+                phase: sign(),
+                delay_pct: 1.5,
+            },
+            Warning::Outliers {
+                phase: sign(),
+                severe: 170,
+                samples: 1000,
+            },
+            Warning::BudgetOverrun {
+                phase: sign(),
+                timed_ms: 2600.0,
+                budget_ms: 2000,
+            },
+        ];
+        for w in cases {
+            assert_eq!(
+                Warning::from_sentence(&w.to_string()),
+                Some(w.clone()),
+                "{w}"
+            );
+        }
+        // As schema 2 wrote one, and sentences that are not phase warnings.
+        let old = "openssl AES-256-GCM aead.key: 142 of 1000 samples are severe outliers (beyond 3 IQR); they are kept: the mean and p99 include them, the median barely moves";
+        assert!(matches!(
+            Warning::from_sentence(old),
+            Some(Warning::Outliers { severe: 142, .. })
+        ));
+        for s in [
+            "Go go1.27.3 does not negotiate MLKEM768: no Go row for it",
+            "something was odd",
+            "a b c d e: relative standard deviation 3%",
+        ] {
+            assert_eq!(Warning::from_sentence(s), None, "{s}");
+        }
+        let g = group_warnings(&[Warning::Text(old.into())], 3);
+        assert_eq!(g[0].kind, WarningKind::Outliers);
     }
 }

@@ -1,0 +1,232 @@
+//! The figures of the front page's answer (what a change of group costs on one machine) that are
+//! computed from stored results rather than stored: the real handshake difference's interval, the
+//! share of it the in-situ crypto explains, memory per held connection against the baseline and
+//! the extra time over an emulated network. Pure functions of the results, tested by hand.
+
+use crate::results::{Capacity, Network};
+use crate::stats;
+
+/// The difference of two real handshake scenarios round by round, and its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedDelta {
+    /// Median over rounds of (changed - baseline), nanoseconds.
+    pub median_ns: f64,
+    pub lo95_ns: f64,
+    pub hi95_ns: f64,
+    pub rounds: usize,
+}
+
+/// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
+/// percentile-bootstrap interval (the phases' resamples and seed, `stats::median_interval`).
+/// Paired because `pqprof handshake` runs every scenario's k-th sample in the same round, in turn:
+/// the two samples of a round share the host's state, so a slow stretch of the shared machine
+/// moves both and cancels in their difference. `None` unless both have the same number (at least
+/// two) of finite rounds.
+pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
+    if changed.len() != baseline.len() || changed.len() < 2 {
+        return None;
+    }
+    let d: Vec<f64> = changed.iter().zip(baseline).map(|(a, b)| a - b).collect();
+    if d.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (median_ns, lo95_ns, hi95_ns) = stats::median_interval(&d)?;
+    Some(PairedDelta {
+        median_ns,
+        lo95_ns,
+        hi95_ns,
+        rounds: d.len(),
+    })
+}
+
+/// `part / whole` in percent: how much of a measured difference a part of it accounts for.
+/// `None` where the whole is too small to divide by (under 1 ns) or either is not a number.
+pub fn share_pct(part: f64, whole: f64) -> Option<f64> {
+    (part.is_finite() && whole.is_finite() && whole.abs() >= 1.0).then(|| part / whole * 100.0)
+}
+
+/// Half the width of the band within which a difference of two medians `a - b` moves without
+/// either median changing by more than `floor_pct` (`pqprof compare`'s noise floor): each may move
+/// by that share, in opposite directions.
+pub fn floor_half_width(a: f64, b: f64, floor_pct: f64) -> f64 {
+    (a.abs() + b.abs()) * floor_pct / 100.0
+}
+
+/// Bytes each way (client to server, server to client) of a changed scenario minus its baseline's.
+pub fn wire_delta(changed: (f64, f64), baseline: (f64, f64)) -> (f64, f64) {
+    (changed.0 - baseline.0, changed.1 - baseline.1)
+}
+
+/// Server heap per held connection of `group` minus that of `baseline`, same stack (bytes).
+pub fn memory_delta_bytes(c: &Capacity, stack: &str, group: &str, baseline: &str) -> Option<f64> {
+    let heap = |g: &str| {
+        c.memory
+            .iter()
+            .find(|m| m.stack.name() == stack && m.group == g)
+            .map(|m| m.per_connection.heap_bytes)
+    };
+    Some(heap(group)? - heap(baseline)?)
+}
+
+/// Median connect-to-complete time of `group` minus `baseline`'s, same stack, at the grid point of
+/// RTT `rtt_ns` (within 1%: a grid stores its RTTs as its milliseconds times 1e6) and `loss_pct`.
+pub fn network_extra_ns(
+    n: &Network,
+    stack: &str,
+    group: &str,
+    baseline: &str,
+    rtt_ns: f64,
+    loss_pct: f64,
+) -> Option<f64> {
+    let p = n
+        .points
+        .iter()
+        .find(|p| (p.rtt_ns - rtt_ns).abs() <= rtt_ns * 0.01 && p.loss_pct == loss_pct)?;
+    let median = |g: &str| {
+        p.cells
+            .iter()
+            .find(|c| c.stack.name() == stack && c.group == g)
+            .and_then(|c| c.ready_median_ns(n))
+    };
+    Some(median(group)? - median(baseline)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paired_delta_by_hand() {
+        // Rounds 10, 20, 30 against 13, 22, 35: differences 3, 2, 5, median 3; every resample's
+        // median is one of the differences, so the interval lies within [2, 5].
+        let d = paired_delta(&[13.0, 22.0, 35.0], &[10.0, 20.0, 30.0]).unwrap();
+        assert_eq!((d.median_ns, d.rounds), (3.0, 3));
+        assert!(2.0 <= d.lo95_ns && d.lo95_ns <= 3.0 && 3.0 <= d.hi95_ns && d.hi95_ns <= 5.0);
+        // Deterministic: the same rounds give the same interval.
+        assert_eq!(
+            paired_delta(&[13.0, 22.0, 35.0], &[10.0, 20.0, 30.0]),
+            Some(d)
+        );
+    }
+
+    #[test]
+    fn pairing_cancels_what_both_rounds_share() {
+        // The host drifts from 100 to 400 over the rounds; the change adds exactly 1 to each. Paired,
+        // the interval is exactly [1, 1]; unpaired medians would differ by 1 with an interval as
+        // wide as the drift.
+        let base = [100.0, 200.0, 300.0, 400.0];
+        let changed = [101.0, 201.0, 301.0, 401.0];
+        let d = paired_delta(&changed, &base).unwrap();
+        assert_eq!((d.median_ns, d.lo95_ns, d.hi95_ns), (1.0, 1.0, 1.0));
+        // A negative change stays negative.
+        let d = paired_delta(&base, &changed).unwrap();
+        assert_eq!((d.median_ns, d.lo95_ns, d.hi95_ns), (-1.0, -1.0, -1.0));
+    }
+
+    #[test]
+    fn paired_delta_refuses_what_cannot_be_paired() {
+        assert_eq!(paired_delta(&[1.0, 2.0], &[1.0]), None);
+        assert_eq!(paired_delta(&[1.0], &[1.0]), None);
+        assert_eq!(paired_delta(&[], &[]), None);
+        assert_eq!(paired_delta(&[1.0, f64::NAN], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn a_difference_moves_by_the_floor_of_both_medians() {
+        // 300 µs - 200 µs: each may move 5%, 15 + 10 µs, so the difference by 25 µs either way.
+        assert_eq!(floor_half_width(300.0, 200.0, 5.0), 25.0);
+        assert_eq!(floor_half_width(-1.0, 1.0, 50.0), 1.0);
+    }
+
+    #[test]
+    fn wire_delta_by_hand() {
+        // X25519MLKEM768 against X25519 on rustls: 1,562 / 1,828 against 378 / 739.5 bytes.
+        assert_eq!(
+            wire_delta((1562.0, 1828.0), (378.0, 739.5)),
+            (1184.0, 1088.5)
+        );
+    }
+
+    #[test]
+    fn shares_by_hand() {
+        assert_eq!(
+            share_pct(49.0, 56.0).map(|s| (s * 1e6).round()),
+            Some(87_500_000.0)
+        );
+        assert_eq!(share_pct(-5.0, 20.0), Some(-25.0));
+        assert_eq!(share_pct(5.0, 0.5), None);
+        assert_eq!(share_pct(f64::NAN, 20.0), None);
+    }
+
+    fn cell(stack: &str, group: &str, p50_ms: f64) -> serde_json::Value {
+        serde_json::json!({
+            "protocol": "tls13", "stack": stack, "group": group, "baseline": null,
+            "ready_ns": [], "echo_ns": [], "failed": 0,
+            "ready_percentiles_ns": [p50_ms * 0.9e6, p50_ms * 1e6, p50_ms * 1.2e6],
+            "echo_percentiles_ns": [], "ready_mean_ns": 0.0,
+            "packets": [0, 0], "bytes": [0, 0], "data_packets": [0, 0], "dropped": [0, 0],
+            "packets_per_handshake": [0.0, 0.0], "bytes_per_handshake": [0.0, 0.0],
+            "observed_loss_pct": [0.0, 0.0], "client_busy_pct": 0.0, "server_busy_pct": 0.0,
+            "model": {"zero_ns": 0.0, "round_trips": 2.0, "data_packets": [0.0, 0.0],
+                      "bytes": [0.0, 0.0], "expected_ns": 0.0}
+        })
+    }
+
+    #[test]
+    fn network_extra_by_hand() {
+        let point = |rtt_ms: f64, loss: f64, hybrid_ms: f64| {
+            serde_json::json!({
+                "rtt_ns": rtt_ms * 1e6, "loss_pct": loss,
+                "link": {"connect_ns": [], "rtt_median_ns": 0.0, "tolerance_ns": 0.0, "valid": true},
+                "cells": [cell("rustls", "X25519", 12.0), cell("rustls", "X25519MLKEM768", hybrid_ms)]
+            })
+        };
+        let n: Network = serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 0.0, "emulator": "", "grid": "", "congestion_control": "",
+            "offloads_off": true, "base_rtt_ns": 0.0, "offset_ns": 0.0, "parallel": 1, "per_point": 1,
+            "percentiles": [25.0, 50.0, 75.0],
+            "points": [point(5.6, 0.0, 12.5), point(5.6, 1.0, 20.0), point(78.7, 0.0, 11.0)]
+        }))
+        .unwrap();
+        let extra = |rtt_ms: f64, loss: f64| {
+            network_extra_ns(&n, "rustls", "X25519MLKEM768", "X25519", rtt_ms * 1e6, loss)
+        };
+        // The 50th percentile is the second stored: 12.5 - 12 ms, 11 - 12 ms.
+        assert!((extra(5.6, 0.0).unwrap() - 0.5e6).abs() < 1e-3);
+        assert!((extra(78.7, 0.0).unwrap() + 1.0e6).abs() < 1e-3);
+        assert!((extra(5.6, 1.0).unwrap() - 8.0e6).abs() < 1e-3);
+        assert_eq!(extra(31.2, 0.0), None);
+        assert_eq!(
+            network_extra_ns(&n, "openssl", "X25519MLKEM768", "X25519", 5.6e6, 0.0),
+            None
+        );
+    }
+
+    #[test]
+    fn memory_delta_by_hand() {
+        let held = |group: &str, heap: f64| {
+            serde_json::json!({
+                "stack": "openssl", "group": group, "steps": [],
+                "per_connection": {"connections": 10, "heap_bytes": heap, "heap_rust_bytes": 0.0,
+                    "heap_c_bytes": heap, "rss_bytes": 0.0, "kernel_bytes": 0.0,
+                    "kernel_slab_bytes": 0.0, "page_bytes": 4096},
+                "peak_bytes": [], "retained_bytes": [], "peak_median_bytes": 0.0,
+                "retained_median_bytes": 0.0, "failures": 0
+            })
+        };
+        let c: Capacity = serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 0.0, "cores": 2, "server_core": null, "load_core": null,
+            "fd_limit_before": 0, "fd_limit": 0, "in_memory": [], "sockets": [],
+            "memory": [held("X25519", 21_119.5), held("X25519MLKEM768", 27_649.0)]
+        }))
+        .unwrap();
+        assert_eq!(
+            memory_delta_bytes(&c, "openssl", "X25519MLKEM768", "X25519"),
+            Some(6_529.5)
+        );
+        assert_eq!(
+            memory_delta_bytes(&c, "rustls", "X25519MLKEM768", "X25519"),
+            None
+        );
+    }
+}

@@ -1,0 +1,539 @@
+//! The front page's answer, per machine: one table of what a change costs on that machine against
+//! its baseline, a row per real stack, every figure linked to the card it comes from.
+//!
+//! The table is a list of questions (`QUESTIONS`), each naming the changes it asks about in a run
+//! (`Change`: a protocol, a stack, the changed scenario and its baseline). Every change gets the
+//! same columns (`Figures`), read from the same sections. Post-quantum certificates add a question
+//! whose `changes` picks the scenarios that differ in their certificate (ML-DSA against the
+//! classical signature) and a row kind needs nothing else here.
+
+use super::Run;
+use crate::figures::answer::{self as fig, PairedDelta};
+use crate::results::{Results, Scenario};
+use crate::units;
+use serde::Serialize;
+
+/// A change a question asks about: on `stack`, scenario `group` against scenario `baseline`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub protocol: String,
+    pub stack: String,
+    pub group: String,
+    pub baseline: String,
+}
+
+impl Change {
+    /// "data/FILE|protocol|stack|group|baseline": how a row names its run and change on the page.
+    pub fn key(&self, json_href: &str) -> String {
+        format!(
+            "{json_href}|{}|{}|{}|{}",
+            self.protocol, self.stack, self.group, self.baseline
+        )
+    }
+
+    pub fn from_key(key: &str) -> Option<(String, Change)> {
+        let mut p = key.splitn(5, '|');
+        let file = p.next()?.to_string();
+        Some((
+            file,
+            Change {
+                protocol: p.next()?.into(),
+                stack: p.next()?.into(),
+                group: p.next()?.into(),
+                baseline: p.next()?.into(),
+            },
+        ))
+    }
+}
+
+pub struct Question {
+    pub id: &'static str,
+    /// The table's group heading for the question's rows, per protocol ("{group} against {baseline}").
+    pub title: &'static str,
+    pub changes: fn(&Results) -> Vec<Change>,
+}
+
+/// The questions the front page answers, in the order their rows appear.
+pub const QUESTIONS: &[Question] = &[Question {
+    id: "hybrid",
+    title: "key exchange",
+    changes: hybrid_changes,
+}];
+
+/// Whether a suite is one the answer's composed figures come from: a hybrid or its baseline.
+pub fn answered_suite(name: &str) -> bool {
+    HYBRID
+        .iter()
+        .any(|(_, group, baseline)| name == *group || name == *baseline)
+}
+
+/// The protocols a table groups its rows by, in order.
+const PROTOCOLS: [&str; 2] = ["tls13", "ssh"];
+
+/// The hybrid each protocol's stacks share (ML-KEM-768 with X25519, the one every stack here
+/// negotiates) and its classical baseline.
+const HYBRID: [(&str, &str, &str); 2] = [
+    ("tls13", "X25519MLKEM768", "X25519"),
+    ("ssh", "mlkem768x25519-sha256", "curve25519-sha256"),
+];
+
+fn plain<'a>(r: &'a Results, stack: &str, suite: &str) -> Option<&'a Scenario> {
+    r.handshakes
+        .as_ref()?
+        .scenarios
+        .iter()
+        .find(|s| !s.instrumented && s.stack.name() == stack && s.suite == suite)
+}
+
+fn instrumented<'a>(r: &'a Results, stack: &str, suite: &str) -> Option<&'a Scenario> {
+    r.handshakes
+        .as_ref()?
+        .scenarios
+        .iter()
+        .find(|s| s.instrumented && s.stack.name() == stack && s.suite == suite)
+}
+
+/// Every stack's hybrid against its baseline, where the run has both scenarios on that stack.
+fn hybrid_changes(r: &Results) -> Vec<Change> {
+    let Some(h) = &r.handshakes else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (protocol, group, baseline) in HYBRID {
+        for s in h
+            .scenarios
+            .iter()
+            .filter(|s| !s.instrumented && s.protocol == protocol && s.suite == group)
+        {
+            let stack = s.stack.name();
+            if plain(r, stack, baseline).is_some()
+                && !out
+                    .iter()
+                    .any(|c: &Change| c.stack == stack && c.group == group)
+            {
+                out.push(Change {
+                    protocol: protocol.into(),
+                    stack: stack.into(),
+                    group: group.into(),
+                    baseline: baseline.into(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The RTTs the network columns show (the default grid's), milliseconds.
+pub const RTTS_MS: [f64; 2] = [5.6, 78.7];
+
+/// Every figure of one change, unformatted: what a row shows and what `verify` reads back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    pub composed_ns: Option<f64>,
+    pub composed_stack: String,
+    pub real_ns: Option<f64>,
+    pub real_interval: Option<PairedDelta>,
+    pub explained_pct: Option<f64>,
+    pub capacity_ratio: Option<f64>,
+    pub memory_bytes: Option<f64>,
+    /// Bytes client to server and server to client, the changed scenario's and their change.
+    pub wire: Option<(f64, f64)>,
+    pub wire_delta: Option<(f64, f64)>,
+    pub rtt_extra_ns: Vec<Option<f64>>,
+}
+
+pub fn figures(r: &Results, c: &Change) -> Figures {
+    let s = plain(r, &c.stack, &c.group);
+    let b = plain(r, &c.stack, &c.baseline);
+    let i = instrumented(r, &c.stack, &c.group);
+    let explained =
+        i.and_then(|i| fig::share_pct(i.insitu.as_ref()?.crypto_delta_ns?, i.measured_delta_ns?));
+    let capacity = r.capacity.as_ref();
+    Figures {
+        composed_ns: s.and_then(|s| s.composed_delta_ns),
+        composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
+        real_ns: s.and_then(|s| s.measured_delta_ns),
+        real_interval: s
+            .zip(b)
+            .and_then(|(s, b)| fig::paired_delta(&s.sample_medians_ns, &b.sample_medians_ns)),
+        explained_pct: explained,
+        capacity_ratio: capacity.and_then(|cap| {
+            cap.in_memory
+                .iter()
+                .find(|m| m.stack.name() == c.stack && m.group == c.group)
+                .and_then(|m| m.vs_baseline)
+        }),
+        memory_bytes: capacity
+            .and_then(|cap| fig::memory_delta_bytes(cap, &c.stack, &c.group, &c.baseline)),
+        wire: s.map(|s| (s.client_to_server_bytes, s.server_to_client_bytes)),
+        wire_delta: s.zip(b).map(|(s, b)| {
+            fig::wire_delta(
+                (s.client_to_server_bytes, s.server_to_client_bytes),
+                (b.client_to_server_bytes, b.server_to_client_bytes),
+            )
+        }),
+        rtt_extra_ns: RTTS_MS
+            .iter()
+            .map(|ms| {
+                r.network.as_ref().and_then(|n| {
+                    fig::network_extra_ns(n, &c.stack, &c.group, &c.baseline, ms * 1e6, 0.0)
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The figures by the names the page stores them under (`data-figure`), for `verify`.
+pub fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
+    let mut v = vec![
+        ("composed".to_string(), f.composed_ns),
+        ("real".into(), f.real_ns),
+        // The interval is shown beside the difference, never alone.
+        (
+            "real-lo".into(),
+            f.real_interval
+                .filter(|_| f.real_ns.is_some())
+                .map(|d| d.lo95_ns),
+        ),
+        (
+            "real-hi".into(),
+            f.real_interval
+                .filter(|_| f.real_ns.is_some())
+                .map(|d| d.hi95_ns),
+        ),
+        ("explained".into(), f.explained_pct),
+        ("capacity".into(), f.capacity_ratio),
+        ("memory".into(), f.memory_bytes),
+        ("wire-cs".into(), f.wire.map(|w| w.0)),
+        ("wire-sc".into(), f.wire.map(|w| w.1)),
+    ];
+    for (ms, x) in RTTS_MS.iter().zip(&f.rtt_extra_ns) {
+        v.push((format!("rtt-{ms}"), *x));
+    }
+    v
+}
+
+#[derive(Serialize)]
+pub struct Cell {
+    pub text: String,
+    pub sub: String,
+    pub href: String,
+    pub title: String,
+    pub class: String,
+    /// (data-figure, data-value) for every raw figure the cell shows.
+    pub values: Vec<(String, String)>,
+}
+
+impl Cell {
+    fn missing(why: &str) -> Cell {
+        Cell {
+            text: "–".into(),
+            sub: String::new(),
+            href: String::new(),
+            title: why.into(),
+            class: "none".into(),
+            values: Vec::new(),
+        }
+    }
+}
+
+/// The columns every row fills, in order (the phone layout repeats them beside each figure).
+pub fn columns() -> Vec<String> {
+    let mut c: Vec<String> = [
+        "Composed Δ",
+        "Real loopback Δ (95%)",
+        "In-situ crypto explains",
+        "Server capacity vs classical",
+        "Memory per held connection Δ",
+        "Wire bytes c→s / s→c",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    c.extend(RTTS_MS.iter().map(|ms| format!("Extra at {ms} ms RTT")));
+    c
+}
+
+#[derive(Serialize)]
+pub struct Row {
+    pub key: String,
+    pub stack: String,
+    pub cells: Vec<Cell>,
+}
+
+#[derive(Serialize)]
+pub struct Group {
+    pub title: String,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+pub struct Table {
+    pub machine: String,
+    /// What the results do not record about the machine (references/machines.toml), and where it
+    /// was found.
+    pub note: String,
+    pub note_source: String,
+    pub machine_id: String,
+    pub date: String,
+    pub commit: String,
+    pub json_href: String,
+    pub complete: bool,
+    /// The sections the run lacks, by the command that adds them.
+    pub missing: Vec<&'static str>,
+    pub groups: Vec<Group>,
+    pub rtts: Vec<String>,
+    pub columns: Vec<String>,
+    /// The certificate every row's handshakes used, as the first connection showed it.
+    pub cert: String,
+}
+
+fn signed_count(x: f64) -> String {
+    format!("{}{}", if x >= 0.0 { "+" } else { "" }, units::count(x))
+}
+
+/// "+17 – +110 µs": an interval of differences, compact enough to sit beside its figure.
+fn interval_us(lo: f64, hi: f64) -> String {
+    let us = |x: f64| {
+        let a = x.abs() / 1e3;
+        let digits = if a >= 100.0 { 0 } else { 1 };
+        format!("{}{a:.digits$}", if x < 0.0 { "−" } else { "+" })
+    };
+    format!("{} – {} µs", us(lo), us(hi))
+}
+
+fn value(name: &str, x: f64) -> (String, String) {
+    (name.to_string(), format!("{x}"))
+}
+
+/// Anchors of the cards and sections the figures come from (the overview gives them these ids).
+pub fn card_id(suite: &str) -> String {
+    suite.to_string()
+}
+
+pub fn handshakes_id(machine_id: &str, suite: &str) -> String {
+    format!("hs-{machine_id}-{suite}")
+}
+
+pub fn insitu_id(machine_id: &str, suite: &str) -> String {
+    format!("insitu-{machine_id}-{suite}")
+}
+
+fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
+    let r = &run.results;
+    let mut out = Vec::new();
+    // The cards the links go to are the run's suites: a run measured without one links nowhere.
+    let has = |name: &str| r.suites.iter().any(|s| s.name == name);
+    let link = |present: bool, id: String| {
+        if present {
+            format!("#{id}")
+        } else {
+            String::new()
+        }
+    };
+    let hs = link(has(&c.group), handshakes_id(machine_id, &c.group));
+    let insitu = link(
+        has(&format!("{} full handshake", c.group))
+            || has(&format!("{} full key exchange", c.group)),
+        insitu_id(machine_id, &c.group),
+    );
+    out.push(match f.composed_ns {
+        Some(d) => Cell {
+            text: units::signed_time(d),
+            sub: String::new(),
+            href: link(has(&c.group), card_id(&c.group)),
+            title: format!(
+                "{} minus {} composed from the phases of {} (the code {} runs), medians",
+                c.group, c.baseline, f.composed_stack, c.stack
+            ),
+            class: String::new(),
+            values: vec![value("composed", d)],
+        },
+        None => Cell::missing("no composition of this stack's library"),
+    });
+    out.push(match f.real_ns {
+        Some(d) => {
+            let mut values = vec![value("real", d)];
+            let sub = f.real_interval.map_or(String::new(), |i| {
+                values.push(value("real-lo", i.lo95_ns));
+                values.push(value("real-hi", i.hi95_ns));
+                interval_us(i.lo95_ns, i.hi95_ns)
+            });
+            Cell {
+                text: units::signed_time(d),
+                sub,
+                href: hs.clone(),
+                title: format!(
+                    "median loopback connection, {} minus {}; the interval is the 95% bootstrap interval of the median of the {} rounds' paired differences",
+                    c.group,
+                    c.baseline,
+                    f.real_interval.map_or(0, |i| i.rounds)
+                ),
+                class: String::new(),
+                values,
+            }
+        }
+        None => Cell::missing("no real handshakes of both scenarios"),
+    });
+    out.push(match f.explained_pct {
+        Some(p) => Cell {
+            text: format!("{p:.0}%"),
+            sub: String::new(),
+            href: insitu.clone(),
+            title: "the in-situ crypto calls' difference over the instrumented scenarios' measured difference".into(),
+            class: String::new(),
+            values: vec![value("explained", p)],
+        },
+        None => Cell::missing("this stack's crypto is not timed in situ here"),
+    });
+    out.push(match f.capacity_ratio {
+        Some(x) => Cell {
+            text: units::ratio(x),
+            sub: String::new(),
+            href: format!("#capacity-{machine_id}"),
+            title: format!(
+                "server handshakes per core-second in memory, {} over {}",
+                c.group, c.baseline
+            ),
+            class: if x < 1.0 { "slower" } else { "faster" }.into(),
+            values: vec![value("capacity", x)],
+        },
+        None if r.capacity.is_none() => Cell::missing("no capacity section in this run"),
+        None => Cell::missing("capacity does not measure this stack"),
+    });
+    out.push(match f.memory_bytes {
+        Some(m) => Cell {
+            text: format!("{}{} B", if m >= 0.0 { "+" } else { "" }, units::count(m)),
+            sub: String::new(),
+            href: format!("#memory-{machine_id}"),
+            title: "server heap per held connection, against the baseline".into(),
+            class: String::new(),
+            values: vec![value("memory", m)],
+        },
+        None if r.capacity.is_none() => Cell::missing("no capacity section in this run"),
+        None => Cell::missing("memory per connection is not measured for this stack"),
+    });
+    out.push(match (f.wire, f.wire_delta) {
+        (Some((cs, sc)), delta) => Cell {
+            text: format!("{} / {}", units::count(cs), units::count(sc)),
+            sub: String::new(),
+            href: hs.clone(),
+            title: delta.map_or(String::new(), |(a, b)| {
+                format!(
+                    "bytes client to server / server to client per connection; against the baseline {} / {}",
+                    signed_count(a),
+                    signed_count(b)
+                )
+            }),
+            class: String::new(),
+            values: vec![value("wire-cs", cs), value("wire-sc", sc)],
+        },
+        _ => Cell::missing("no real handshakes"),
+    });
+    for (k, ms) in RTTS_MS.iter().enumerate() {
+        out.push(match f.rtt_extra_ns.get(k).copied().flatten() {
+            Some(x) => Cell {
+                text: format!("{:+.2} ms", x / 1e6).replace('-', "−"),
+                sub: String::new(),
+                href: format!("#network-{machine_id}"),
+                title: format!(
+                    "median connect-to-complete time at {ms} ms RTT and no loss, {} minus {}",
+                    c.group, c.baseline
+                ),
+                class: String::new(),
+                values: vec![value(&format!("rtt-{ms}"), x)],
+            },
+            None if r.network.is_none() => Cell::missing("no network section in this run"),
+            None => Cell::missing("the network grid does not have this point or stack"),
+        });
+    }
+    out
+}
+
+pub fn table(run: &Run) -> Table {
+    let r = &run.results;
+    let machine_id = run.anchor.clone();
+    let mut groups = Vec::new();
+    for q in QUESTIONS {
+        let changes = (q.changes)(r);
+        for protocol in PROTOCOLS {
+            let mine: Vec<&Change> = changes.iter().filter(|c| c.protocol == protocol).collect();
+            let Some(first) = mine.first() else { continue };
+            groups.push(Group {
+                title: format!(
+                    "{} {}: {} against {}",
+                    crate::suite::protocol_label(protocol),
+                    q.title,
+                    first.group,
+                    first.baseline
+                ),
+                rows: mine
+                    .iter()
+                    .map(|c| {
+                        let f = figures(r, c);
+                        Row {
+                            key: c.key(&run.json_href),
+                            stack: c.stack.clone(),
+                            cells: cells(run, &machine_id, c, &f),
+                        }
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let mut certs: Vec<String> = r
+        .handshakes
+        .iter()
+        .flat_map(|h| &h.scenarios)
+        .map(|s| s.evidence.cert_key.clone())
+        .filter(|c| !c.is_empty())
+        .collect();
+    certs.sort();
+    certs.dedup();
+    let (note, note_source) = super::machine_note(&r.run.host).unwrap_or_default();
+    Table {
+        note,
+        note_source,
+        machine: super::machine_label(&r.run.host),
+        machine_id,
+        date: r.run.date_utc.clone(),
+        commit: r.run.tool_commit.clone(),
+        json_href: run.json_href.clone(),
+        complete: r.is_complete(),
+        missing: [
+            (r.handshakes.is_none(), "handshake"),
+            (r.capacity.is_none(), "capacity"),
+            (r.network.is_none(), "network"),
+        ]
+        .into_iter()
+        .filter_map(|(m, n)| m.then_some(n))
+        .collect(),
+        groups,
+        rtts: RTTS_MS.iter().map(|ms| format!("{ms} ms")).collect(),
+        columns: columns(),
+        cert: certs.join(", "),
+    }
+}
+
+pub fn build(runs: &[&Run]) -> Vec<Table> {
+    runs.iter().map(|r| table(r)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_round_trips_through_its_key() {
+        let c = Change {
+            protocol: "tls13".into(),
+            stack: "rustls".into(),
+            group: "X25519MLKEM768".into(),
+            baseline: "X25519".into(),
+        };
+        let key = c.key("data/a.json");
+        assert_eq!(key, "data/a.json|tls13|rustls|X25519MLKEM768|X25519");
+        assert_eq!(Change::from_key(&key), Some(("data/a.json".into(), c)));
+        assert_eq!(Change::from_key("data/a.json|tls13"), None);
+    }
+}

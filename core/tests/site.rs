@@ -1,0 +1,279 @@
+//! The site rendered from the committed results: one run per machine with its answer first, every
+//! run on the history page, the page's figures the JSON's, the size budget kept; and the checks
+//! that guard it can fail.
+
+use pqprof_core::render::{self, verify};
+use pqprof_core::units as format;
+use std::path::{Path, PathBuf};
+
+fn committed() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    vec![root.join("results"), root.join("results/archive")]
+}
+
+/// The committed results files, counted from the folders (each new run adds one).
+fn committed_files() -> usize {
+    committed()
+        .iter()
+        .map(|d| {
+            std::fs::read_dir(d)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "json")
+                })
+                .count()
+        })
+        .sum()
+}
+
+/// The Intel Xeon VM's run the front page shows: the newest of results/ (its names sort by time).
+fn xeon_shown() -> PathBuf {
+    render::inputs(&committed()[..1])
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.to_string_lossy().ends_with("-5d798a.json"))
+        .max()
+        .expect("a run of the Intel Xeon VM in results/")
+}
+
+fn render(name: &str, all: bool) -> PathBuf {
+    let out = std::env::temp_dir().join(format!("pqprof-core-site-{}-{name}", std::process::id()));
+    render::render(
+        &committed(),
+        &out,
+        &render::Options {
+            source_url: None,
+            baseline: None,
+            all,
+        },
+    )
+    .unwrap();
+    out
+}
+
+fn page(site: &Path, name: &str) -> String {
+    std::fs::read_to_string(site.join(name)).unwrap()
+}
+
+#[test]
+fn the_front_page_shows_one_run_per_machine_answer_first() {
+    let files = render::inputs(&committed()).unwrap();
+    let site = render("one-per-machine", false);
+    let index = page(&site, "index.html");
+    let runs = render::load(&files).unwrap();
+    let machines = render::machines(&runs);
+    assert_eq!(
+        machines.len(),
+        3,
+        "Zen 4, Intel Xeon and the schema-1 Zen 5 run"
+    );
+    // One answer table per machine, before the first card, naming the shown run's file.
+    let answers: Vec<&str> = index.split("<h2 class=\"machine\"").skip(1).collect();
+    assert_eq!(answers.len(), machines.len());
+    assert!(index.find("class=\"answer\"").unwrap() < index.find("class=\"card suite\"").unwrap());
+    for m in &machines {
+        let shown = &runs[m.shown];
+        assert!(
+            index.contains(&format!("data&#x2f;{}|", &shown.json_href["data/".len()..])),
+            "{} not on the front page",
+            shown.json_href
+        );
+        // The newest complete run of its machine.
+        for &i in &m.runs {
+            if runs[i].results.is_complete() {
+                assert!(runs[i].results.run.date_utc <= shown.results.run.date_utc);
+            }
+        }
+    }
+    assert!(index
+        .contains("data&#x2f;vm-20261201T040912Z-a2ce70.json|tls13|rustls|X25519MLKEM768|X25519"));
+    // Every card has one headline row per machine, not per run.
+    let card = index
+        .split("id=\"X25519MLKEM768\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert_eq!(card.matches("class=\"headline\"").count(), 3);
+    // The page's figures are the JSON's, and the size budget holds (300 kB per machine shown).
+    assert_eq!(verify::check_site(&site).unwrap(), Vec::<String>::new());
+    let size = std::fs::metadata(site.join("index.html")).unwrap().len();
+    assert!(
+        size <= 300_000 * machines.len() as u64,
+        "index.html is {size} bytes"
+    );
+    // No page lists thousands of warnings: each kind shows a few and at most 20 more.
+    assert!(index.matches("<li>").count() < 400);
+    // The history page lists every file, each once, with its machine.
+    let history = page(&site, "history.html");
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        assert_eq!(
+            history.matches(&format!(">{name}</a>")).count(),
+            1,
+            "{name}"
+        );
+    }
+    assert_eq!(history.matches("<strong>front page</strong>").count(), 3);
+}
+
+#[test]
+fn every_stacked_bar_has_a_legend_with_every_colour() {
+    let site = render("legends", false);
+    let index = page(&site, "index.html");
+    let figures: Vec<&str> = index.split("<figure class=\"stacked\">").skip(1).collect();
+    assert_eq!(figures.len(), index.matches("<svg class=\"stack\"").count());
+    assert!(!figures.is_empty());
+    for f in figures {
+        let f = f.split("</figure>").next().unwrap();
+        let (bar, legend) = f.split_once("</svg>").unwrap();
+        for fill in bar.split("fill=\"").skip(1).map(|x| &x[..7]) {
+            assert!(
+                legend.contains(&format!("background:{fill}")),
+                "{fill} unnamed in {f}"
+            );
+        }
+        assert!(legend.contains("%)"));
+    }
+}
+
+#[test]
+fn the_answer_shows_the_json_figures_and_a_changed_one_is_caught() {
+    let site = render("tamper", false);
+    let index = page(&site, "index.html");
+    let shown = xeon_shown();
+    let name = shown.file_name().unwrap().to_string_lossy().into_owned();
+    let r = pqprof_core::results::read(&shown).unwrap();
+    let h = r.handshakes.as_ref().unwrap();
+    let rustls = h
+        .scenarios
+        .iter()
+        .find(|s| !s.instrumented && s.stack.name() == "rustls" && s.suite == "X25519MLKEM768")
+        .unwrap();
+    let row = index
+        .split(&format!("{name}|tls13|rustls|X25519MLKEM768|X25519\""))
+        .nth(1)
+        .unwrap()
+        .split("</tr>")
+        .next()
+        .unwrap();
+    assert!(row.contains(&format!(
+        "data-real=\"{}\"",
+        rustls.measured_delta_ns.unwrap()
+    )));
+    assert!(row.contains(&verify::unescape(&format::signed_time(
+        rustls.measured_delta_ns.unwrap()
+    ))));
+    assert!(row.contains(&format::signed_time(rustls.composed_delta_ns.unwrap())));
+    // Each figure links to where it comes from.
+    assert!(row.contains("href=\"#hs-m-5d798a-X25519MLKEM768\""));
+    assert!(index.contains("id=\"hs-m-5d798a-X25519MLKEM768\""));
+    assert!(
+        index.contains("id=\"capacity-m-5d798a\"") && index.contains("id=\"network-m-5d798a\"")
+    );
+    // A link to a place that is not there is caught too.
+    let dangling = index.replacen(
+        "href=\"#capacity-m-5d798a\"",
+        "href=\"#capacity-nowhere\"",
+        1,
+    );
+    assert_ne!(dangling, index);
+    std::fs::write(site.join("index.html"), &dangling).unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("#capacity-nowhere, which no element is")),
+        "{problems:?}"
+    );
+    // And an id used twice.
+    let twice = index.replacen("id=\"capacity-m-a2ce70\"", "id=\"capacity-m-5d798a\"", 1);
+    assert_ne!(twice, index);
+    std::fs::write(site.join("index.html"), &twice).unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("ids used more than once")),
+        "{problems:?}"
+    );
+    let at = index.find("data-real=\"").unwrap() + "data-real=\"".len();
+    std::fs::write(
+        site.join("index.html"),
+        format!("{}1{}", &index[..at], &index[at..]),
+    )
+    .unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("real is") && p.contains("from the JSON")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn all_keeps_every_run_on_the_front_page() {
+    let site = render("all", true);
+    let index = page(&site, "index.html");
+    assert_eq!(
+        index.split("<h2 class=\"machine\"").count() - 1,
+        committed_files()
+    );
+    assert_eq!(verify::check_site(&site).unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn folders_give_their_json_files_and_an_empty_one_is_refused() {
+    let files = render::inputs(&committed()).unwrap();
+    assert_eq!(files.len(), committed_files());
+    assert!(files.iter().all(|f| f.extension().unwrap() == "json"));
+    let empty = std::env::temp_dir().join(format!("pqprof-core-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = render::inputs(&[empty]).unwrap_err().to_string();
+    assert!(e.contains("no results files"), "{e}");
+}
+
+#[test]
+fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
+    // As tests/site.rs of the measuring crate edits a run: another hostname, CPU and architecture
+    // under the same fingerprint.
+    let dir = std::env::temp_dir().join(format!("pqprof-core-arm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = xeon_shown();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+    v["run"]["host"]["hostname"] = "graviton".into();
+    v["run"]["host"]["arch"] = "aarch64".into();
+    v["run"]["host"]["cpu_model"] = "ARM part 0xd40".into();
+    let arm = dir.join("arm.json");
+    std::fs::write(&arm, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = dir.join("site");
+    render::render(
+        &[src, arm],
+        &out,
+        &render::Options {
+            source_url: None,
+            baseline: None,
+            all: false,
+        },
+    )
+    .unwrap();
+    let index = page(&out, "index.html");
+    let card = index
+        .split("id=\"X25519MLKEM768\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert_eq!(card.matches("class=\"headline\"").count(), 2);
+    assert!(card.contains("graviton") && index.contains("aarch64 · x86_64"));
+    assert!(page(&out, "compare.html").contains("graviton"));
+    assert_eq!(verify::check_site(&out).unwrap(), Vec::<String>::new());
+}
