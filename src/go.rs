@@ -1,7 +1,8 @@
 //! The Go peer (peers/go): Go's standard library measured beside pqprof's own backends. It is a
 //! separate program (built by peers/go/build.sh into target/go/pqprof-go-peer) that pqprof drives:
-//! `phases` measures crypto/mlkem, crypto/ecdh, crypto/ecdsa and crypto/cipher in pqprof's phase
-//! discipline and returns every sample; `serve` and `client` are its TLS 1.3 server and client.
+//! `phases` measures crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/mldsa, crypto/aes with
+//! crypto/cipher, crypto/hkdf, crypto/hmac and crypto/sha512 in pqprof's phase discipline and
+//! returns every sample; `serve` and `client` are its TLS 1.3 server and client.
 
 use crate::results::{GoPeer, Phase, PhaseId, RawRoundTrip, Reason, Settings};
 use crate::stats;

@@ -444,7 +444,7 @@ fn go_info(phases: &[Phase], go: Option<&results::GoPeer>) -> Option<BackendInfo
     let g = go?;
     Some(BackendInfo {
         name: "go".into(),
-        version: format!("{} {}/{} standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/aes + crypto/cipher)", g.go_version, g.goos, g.goarch),
+        version: format!("{} {}/{} standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/mldsa, crypto/aes + crypto/cipher, crypto/hkdf, crypto/hmac, crypto/sha512)", g.go_version, g.goos, g.goarch),
         names: Vec::new(),
         build: format!("the Go peer (peers/go), GOMAXPROCS={}; Go's own assembly for AES-GCM, SHA-2 and P-256, pure Go ML-KEM and X25519 field arithmetic", g.gomaxprocs),
         covers: phases.iter().filter(|p| p.backend == "go").map(|p| format!("{} {}", p.algorithm, p.operation)).collect(),

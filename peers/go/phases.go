@@ -122,6 +122,10 @@ func allPhases() ([]*phase, error) {
 	makers = append(makers,
 		func() (*phase, error) { return newAEAD(true) },
 		func() (*phase, error) { return newAEAD(false) },
+		newAEADKey,
+		newKDFExtract, newKDFExpand, newMAC,
+		func() (*phase, error) { return newHash(false) },
+		func() (*phase, error) { return newHash(true) },
 	)
 	phases := make([]*phase, 0, len(makers))
 	for _, m := range makers {

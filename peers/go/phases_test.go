@@ -204,8 +204,9 @@ func TestMeasureRunsAndVerifiesEveryPhase(t *testing.T) {
 			t.Errorf("%s: a zero sample or no includes", name)
 		}
 	}
-	// 11, and ML-DSA-44/65/87 keygen, sign and verify where this Go has crypto/mldsa.
-	if want := 11 + len(mldsaPhases()); len(seen) != want {
+	// 17 (11, then aead.key and the key schedule's five), and ML-DSA-44/65/87
+	// keygen, sign and verify where this Go has crypto/mldsa.
+	if want := 17 + len(mldsaPhases()); len(seen) != want {
 		t.Errorf("%d distinct phases, want %d", len(seen), want)
 	}
 }
@@ -243,6 +244,20 @@ func TestChecksCatchACorruptedOutput(t *testing.T) {
 			b.out[0] = false
 		case *aeadBench:
 			b.out[0][0] ^= 1
+		case *aeadKeyBench:
+			b.out[0], _ = newRecordKey(randomBytes(aes256KeySize))
+		case *kdfExtractBench:
+			b.out[0].out[0] ^= 1
+		case *kdfExpandBench:
+			b.out[0].out[sha384Size-1] ^= 1
+		case *macBench:
+			b.out[0].out[0] ^= 1
+		case *hashBench:
+			if b.finish {
+				b.out[0][0] ^= 1
+			} else {
+				b.ctxs[0].Write([]byte{0}) // one byte more than the transcript had
+			}
 		default:
 			if !corruptMLDSA(b) {
 				t.Fatalf("%s: no corruption for %T", name, b)

@@ -29,7 +29,9 @@ impl TlsStack for Go {
     fn composition(&self) -> crate::results::Stack {
         crate::results::Stack::new(
             "go",
-            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/mldsa), through the Go peer",
+            "Go's standard library (crypto/mlkem, crypto/ecdh, crypto/ecdsa, crypto/mldsa, \
+             crypto/aes + crypto/cipher, crypto/hkdf, crypto/hmac, crypto/sha512), \
+             through the Go peer",
             "go",
             "go",
             &["tls13", "raw"],
