@@ -277,3 +277,95 @@ fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
     assert!(page(&out, "compare.html").contains("graviton"));
     assert_eq!(verify::check_site(&out).unwrap(), Vec::<String>::new());
 }
+
+#[test]
+fn the_key_exchange_rows_are_what_the_producers_stored() {
+    // The answer computes every figure from both scenarios (so a certificate row, whose baseline
+    // is not the one a producer set it against, gets them too); for a key-exchange row that must
+    // be exactly what `pqprof handshake` and `pqprof capacity` stored.
+    let r = pqprof_core::results::read(&xeon_shown()).unwrap();
+    let h = r.handshakes.as_ref().unwrap();
+    let changes = (render::answer::QUESTIONS[0].changes)(&r);
+    assert!(changes.len() >= 3, "{changes:?}");
+    for c in &changes {
+        let f = render::answer::figures(&r, c);
+        let s = h
+            .scenarios
+            .iter()
+            .find(|s| {
+                !s.instrumented
+                    && s.stack.name() == c.stack
+                    && s.suite == c.group
+                    && s.against.as_ref().is_some_and(|a| a.suite == c.baseline)
+            })
+            .unwrap();
+        let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+            (a, b) => a == b,
+        };
+        assert!(close(f.real_ns, s.measured_delta_ns), "{c:?}");
+        assert!(close(f.composed_ns, s.composed_delta_ns), "{c:?}");
+        if let Some(m) = r.capacity.as_ref().and_then(|cap| {
+            cap.in_memory.iter().find(|m| {
+                m.stack.name() == c.stack
+                    && m.group == c.group
+                    && m.against.as_ref().is_some_and(|a| a.suite == c.baseline)
+            })
+        }) {
+            assert!(close(f.capacity_ratio, m.vs_baseline), "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn the_certificate_section_shows_every_chain_and_a_changed_figure_is_caught() {
+    let site = render("auth", false);
+    let index = page(&site, "index.html");
+    let section = index
+        .split("id=\"auth-m-5d798a\"")
+        .nth(1)
+        .expect("the Xeon's certificate section")
+        .split("<h2")
+        .next()
+        .unwrap();
+    for stack in ["rustls", "openssl", "go"] {
+        for auth in ["ECDSA-P256", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"] {
+            assert!(
+                section.contains(&format!("|{stack}|X25519MLKEM768|{auth}\"")),
+                "no {stack} {auth} row"
+            );
+        }
+    }
+    assert!(section.contains("|rustls|MLKEM768|ML-DSA-65\""));
+    assert!(section.contains("ML-DSA-44 leaf") && section.contains("Dilithium2"));
+    // The chains that overflow the initial window take a round trip more in the model.
+    let row = |stack: &str, auth: &str| {
+        section
+            .split(&format!("|{stack}|X25519MLKEM768|{auth}\""))
+            .nth(1)
+            .unwrap()
+            .split("</tr>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("rustls", "ML-DSA-65").contains("data-round-trips=\"3\""));
+    assert!(row("rustls", "ECDSA-P256").contains("data-round-trips=\"2\""));
+    assert_eq!(verify::check_site(&site).unwrap(), Vec::<String>::new());
+    let mldsa = row("openssl", "ML-DSA-87");
+    let at = mldsa.find("data-flight=\"").unwrap() + "data-flight=\"".len();
+    let tampered = mldsa.replacen(&mldsa[at..at + 1], "9", 1);
+    assert_ne!(tampered, mldsa);
+    std::fs::write(
+        site.join("index.html"),
+        index.replacen(&mldsa, &tampered, 1),
+    )
+    .unwrap();
+    let problems = verify::check_site(&site).unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("|openssl|X25519MLKEM768|ML-DSA-87: flight")),
+        "{problems:?}"
+    );
+}

@@ -3,7 +3,7 @@
 //! share of it the in-situ crypto explains, memory per held connection against the baseline and
 //! the extra time over an emulated network. Pure functions of the results, tested by hand.
 
-use crate::results::{Capacity, Network};
+use crate::results::{Capacity, Network, Results, Scenario};
 use crate::stats;
 
 /// The difference of two real handshake scenarios round by round, and its 95% interval.
@@ -57,24 +57,113 @@ pub fn wire_delta(changed: (f64, f64), baseline: (f64, f64)) -> (f64, f64) {
     (changed.0 - baseline.0, changed.1 - baseline.1)
 }
 
-/// Server heap per held connection of `group` minus that of `baseline`, same stack (bytes).
-pub fn memory_delta_bytes(c: &Capacity, stack: &str, group: &str, baseline: &str) -> Option<f64> {
-    let heap = |g: &str| {
-        c.memory
-            .iter()
-            .find(|m| m.stack.name() == stack && m.group == g)
-            .map(|m| m.per_connection.heap_bytes)
-    };
-    Some(heap(group)? - heap(baseline)?)
+/// One side of a change: a group (a suite of the real handshakes) and, where the change is about
+/// certificates, the authentication. Written "X25519MLKEM768 + ML-DSA-65"; a side without one
+/// means the run's baseline authentication (or none, in files from before authentications), so
+/// the key-exchange rows keep their names across every file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Side<'a> {
+    pub group: &'a str,
+    pub auth: Option<&'a str>,
 }
 
-/// Median connect-to-complete time of `group` minus `baseline`'s, same stack, at the grid point of
-/// RTT `rtt_ns` (within 1%: a grid stores its RTTs as its milliseconds times 1e6) and `loss_pct`.
+impl<'a> Side<'a> {
+    pub fn parse(s: &'a str) -> Side<'a> {
+        match s.split_once(" + ") {
+            Some((group, auth)) => Side {
+                group,
+                auth: Some(auth),
+            },
+            None => Side {
+                group: s,
+                auth: None,
+            },
+        }
+    }
+
+    /// Whether an entry of `group` recorded with `auth` is this side, in a run whose baseline
+    /// authentication is `baseline_auth`: the same authentication, or an entry without one (an
+    /// older file, or SSH) where this side means the baseline.
+    pub fn is(&self, group: &str, auth: Option<&str>, baseline_auth: Option<&str>) -> bool {
+        let want = self.auth.or(baseline_auth);
+        group == self.group && (auth == want || (auth.is_none() && want == baseline_auth))
+    }
+}
+
+/// The real handshake scenario a side names on `stack`, plain or instrumented.
+pub fn scenario<'a>(
+    r: &'a Results,
+    stack: &str,
+    side: Side,
+    instrumented: bool,
+) -> Option<&'a Scenario> {
+    let baseline_auth = r.baseline_auth();
+    r.handshakes.as_ref()?.scenarios.iter().find(|s| {
+        s.instrumented == instrumented
+            && s.stack.name() == stack
+            && side.is(&s.suite, s.auth_name(), baseline_auth)
+    })
+}
+
+/// The composition a side is set beside: the group's key exchange for a change of key exchange;
+/// for a change of certificate, its full handshake ("<group> + <auth> full handshake", or "<group>
+/// full handshake" for the baseline authentication), as `pqprof handshake` sets them.
+pub fn composed_suite(side: Side, certificates: bool, baseline_auth: Option<&str>) -> String {
+    match side.auth {
+        _ if !certificates => side.group.to_string(),
+        Some(a) if Some(a) != baseline_auth => format!("{} + {a} full handshake", side.group),
+        _ => format!("{} full handshake", side.group),
+    }
+}
+
+/// Server heap per held connection of `changed` minus that of `baseline`, same stack (bytes).
+pub fn memory_delta_bytes(
+    c: &Capacity,
+    stack: &str,
+    changed: Side,
+    baseline: Side,
+    baseline_auth: Option<&str>,
+) -> Option<f64> {
+    let heap = |side: Side| {
+        c.memory
+            .iter()
+            .find(|m| {
+                m.stack.name() == stack && side.is(&m.group, m.auth.as_deref(), baseline_auth)
+            })
+            .map(|m| m.per_connection.heap_bytes)
+    };
+    Some(heap(changed)? - heap(baseline)?)
+}
+
+/// In-memory server handshakes per core-second of `changed` over those of `baseline`, same stack
+/// (what `pqprof capacity` stores as `vs_baseline` against the row it sets each one beside).
+pub fn capacity_ratio(
+    c: &Capacity,
+    stack: &str,
+    changed: Side,
+    baseline: Side,
+    baseline_auth: Option<&str>,
+) -> Option<f64> {
+    let rate = |side: Side| {
+        c.in_memory
+            .iter()
+            .find(|m| {
+                m.stack.name() == stack && side.is(&m.group, m.auth.as_deref(), baseline_auth)
+            })
+            .map(|m| m.server_per_core_s)
+    };
+    let (a, b) = (rate(changed)?, rate(baseline)?);
+    (b > 0.0).then(|| a / b)
+}
+
+/// Median connect-to-complete time of `changed` minus `baseline`'s, same stack, at the grid point
+/// of RTT `rtt_ns` (within 1%: a grid stores its RTTs as its milliseconds times 1e6) and
+/// `loss_pct`.
 pub fn network_extra_ns(
     n: &Network,
     stack: &str,
-    group: &str,
-    baseline: &str,
+    (changed, baseline): (Side, Side),
+    baseline_auth: Option<&str>,
     rtt_ns: f64,
     loss_pct: f64,
 ) -> Option<f64> {
@@ -82,18 +171,39 @@ pub fn network_extra_ns(
         .points
         .iter()
         .find(|p| (p.rtt_ns - rtt_ns).abs() <= rtt_ns * 0.01 && p.loss_pct == loss_pct)?;
-    let median = |g: &str| {
+    let median = |side: Side| {
         p.cells
             .iter()
-            .find(|c| c.stack.name() == stack && c.group == g)
+            .find(|c| {
+                c.stack.name() == stack && side.is(&c.group, c.auth.as_deref(), baseline_auth)
+            })
             .and_then(|c| c.ready_median_ns(n))
     };
-    Some(median(group)? - median(baseline)?)
+    Some(median(changed)? - median(baseline)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_side_without_an_authentication_is_the_baseline_one_or_none() {
+        let hybrid = Side::parse("X25519MLKEM768");
+        let mldsa = Side::parse("X25519MLKEM768 + ML-DSA-65");
+        assert_eq!(mldsa.auth, Some("ML-DSA-65"));
+        let ecdsa = Some("ECDSA-P256");
+        // A file of schema 3: every entry names its authentication.
+        assert!(hybrid.is("X25519MLKEM768", ecdsa, ecdsa));
+        assert!(!hybrid.is("X25519MLKEM768", Some("ML-DSA-65"), ecdsa));
+        assert!(mldsa.is("X25519MLKEM768", Some("ML-DSA-65"), ecdsa));
+        assert!(!mldsa.is("X25519MLKEM768", ecdsa, ecdsa));
+        assert!(!mldsa.is("X25519", Some("ML-DSA-65"), ecdsa));
+        // An older file, or SSH: no entry names one, and a side without one takes them.
+        assert!(hybrid.is("X25519MLKEM768", None, None));
+        assert!(!mldsa.is("X25519MLKEM768", None, None));
+        // A baseline side written out matches an older entry of the baseline.
+        assert!(Side::parse("X25519 + ECDSA-P256").is("X25519", None, ecdsa));
+    }
 
     #[test]
     fn paired_delta_by_hand() {
@@ -188,8 +298,9 @@ mod tests {
             "points": [point(5.6, 0.0, 12.5), point(5.6, 1.0, 20.0), point(78.7, 0.0, 11.0)]
         }))
         .unwrap();
+        let sides = (Side::parse("X25519MLKEM768"), Side::parse("X25519"));
         let extra = |rtt_ms: f64, loss: f64| {
-            network_extra_ns(&n, "rustls", "X25519MLKEM768", "X25519", rtt_ms * 1e6, loss)
+            network_extra_ns(&n, "rustls", sides, None, rtt_ms * 1e6, loss)
         };
         // The 50th percentile is the second stored: 12.5 - 12 ms, 11 - 12 ms.
         assert!((extra(5.6, 0.0).unwrap() - 0.5e6).abs() < 1e-3);
@@ -197,16 +308,22 @@ mod tests {
         assert!((extra(5.6, 1.0).unwrap() - 8.0e6).abs() < 1e-3);
         assert_eq!(extra(31.2, 0.0), None);
         assert_eq!(
-            network_extra_ns(&n, "openssl", "X25519MLKEM768", "X25519", 5.6e6, 0.0),
+            network_extra_ns(&n, "openssl", sides, None, 5.6e6, 0.0),
+            None
+        );
+        // No cell names ML-DSA-65: a side that asks for it finds nothing.
+        let mldsa = (Side::parse("X25519MLKEM768 + ML-DSA-65"), sides.0);
+        assert_eq!(
+            network_extra_ns(&n, "rustls", mldsa, None, 5.6e6, 0.0),
             None
         );
     }
 
     #[test]
     fn memory_delta_by_hand() {
-        let held = |group: &str, heap: f64| {
+        let held = |group: &str, auth: &str, heap: f64| {
             serde_json::json!({
-                "stack": "openssl", "group": group, "steps": [],
+                "stack": "openssl", "group": group, "auth": auth, "steps": [],
                 "per_connection": {"connections": 10, "heap_bytes": heap, "heap_rust_bytes": 0.0,
                     "heap_c_bytes": heap, "rss_bytes": 0.0, "kernel_bytes": 0.0,
                     "kernel_slab_bytes": 0.0, "page_bytes": 4096},
@@ -217,15 +334,25 @@ mod tests {
         let c: Capacity = serde_json::from_value(serde_json::json!({
             "date_utc": "", "wall_seconds": 0.0, "cores": 2, "server_core": null, "load_core": null,
             "fd_limit_before": 0, "fd_limit": 0, "in_memory": [], "sockets": [],
-            "memory": [held("X25519", 21_119.5), held("X25519MLKEM768", 27_649.0)]
+            "memory": [held("X25519", "ECDSA-P256", 21_119.5),
+                       held("X25519MLKEM768", "ECDSA-P256", 27_649.0),
+                       held("X25519MLKEM768", "ML-DSA-65", 40_000.0)]
         }))
         .unwrap();
+        let ecdsa = Some("ECDSA-P256");
+        let (hybrid, classical) = (Side::parse("X25519MLKEM768"), Side::parse("X25519"));
+        let mldsa = Side::parse("X25519MLKEM768 + ML-DSA-65");
         assert_eq!(
-            memory_delta_bytes(&c, "openssl", "X25519MLKEM768", "X25519"),
+            memory_delta_bytes(&c, "openssl", hybrid, classical, ecdsa),
             Some(6_529.5)
         );
+        // The ML-DSA-65 chain's connection against the same group's ECDSA one.
         assert_eq!(
-            memory_delta_bytes(&c, "rustls", "X25519MLKEM768", "X25519"),
+            memory_delta_bytes(&c, "openssl", mldsa, hybrid, ecdsa),
+            Some(12_351.0)
+        );
+        assert_eq!(
+            memory_delta_bytes(&c, "rustls", hybrid, classical, ecdsa),
             None
         );
     }

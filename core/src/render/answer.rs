@@ -8,7 +8,7 @@
 //! classical signature) and a row kind needs nothing else here.
 
 use super::Run;
-use crate::figures::answer::{self as fig, PairedDelta};
+use crate::figures::answer::{self as fig, PairedDelta, Side};
 use crate::results::{Results, Scenario};
 use crate::units;
 use serde::Serialize;
@@ -54,11 +54,30 @@ pub struct Question {
 }
 
 /// The questions the front page answers, in the order their rows appear.
-pub const QUESTIONS: &[Question] = &[Question {
-    id: "hybrid",
-    title: "key exchange",
-    changes: hybrid_changes,
-}];
+pub const QUESTIONS: &[Question] = &[
+    Question {
+        id: "hybrid",
+        title: "key exchange",
+        changes: hybrid_changes,
+    },
+    Question {
+        id: "certificate",
+        title: "certificate chain",
+        changes: certificate_changes,
+    },
+    Question {
+        id: "post-quantum",
+        title: "post-quantum handshake",
+        changes: post_quantum_changes,
+    },
+];
+
+/// The certificate the answer sets beside the classical one (suites/auth.toml's ML-DSA-65 chain:
+/// NIST's category 3, and the first whose server flight overflows a 10-segment initial window),
+/// on the hybrid group, and the fully post-quantum handshake against the classical one.
+const CERTIFICATE: (&str, &str) = ("X25519MLKEM768", "ML-DSA-65");
+const POST_QUANTUM: (&str, &str) = ("MLKEM768", "ML-DSA-65");
+const CLASSICAL: &str = "X25519";
 
 /// Whether a suite is one the answer's composed figures come from: a hybrid or its baseline.
 pub fn answered_suite(name: &str) -> bool {
@@ -77,20 +96,56 @@ const HYBRID: [(&str, &str, &str); 2] = [
     ("ssh", "mlkem768x25519-sha256", "curve25519-sha256"),
 ];
 
-fn plain<'a>(r: &'a Results, stack: &str, suite: &str) -> Option<&'a Scenario> {
-    r.handshakes
-        .as_ref()?
-        .scenarios
-        .iter()
-        .find(|s| !s.instrumented && s.stack.name() == stack && s.suite == suite)
+fn plain<'a>(r: &'a Results, stack: &str, side: &str) -> Option<&'a Scenario> {
+    fig::scenario(r, stack, Side::parse(side), false)
 }
 
-fn instrumented<'a>(r: &'a Results, stack: &str, suite: &str) -> Option<&'a Scenario> {
-    r.handshakes
-        .as_ref()?
+fn instrumented<'a>(r: &'a Results, stack: &str, side: &str) -> Option<&'a Scenario> {
+    fig::scenario(r, stack, Side::parse(side), true)
+}
+
+/// On every TLS stack with both scenarios: `group + auth` against `baseline` (a side of its own).
+fn auth_changes(r: &Results, (group, auth): (&str, &str), baseline: &str) -> Vec<Change> {
+    let Some(h) = &r.handshakes else {
+        return Vec::new();
+    };
+    let Some(baseline_auth) = r.baseline_auth() else {
+        return Vec::new();
+    };
+    let changed = format!("{group} + {auth}");
+    let baseline = format!("{baseline} + {baseline_auth}");
+    let mut out: Vec<Change> = Vec::new();
+    for s in h
         .scenarios
         .iter()
-        .find(|s| s.instrumented && s.stack.name() == stack && s.suite == suite)
+        .filter(|s| !s.instrumented && s.protocol == "tls13")
+    {
+        let stack = s.stack.name();
+        if s.suite == group
+            && s.auth_name() == Some(auth)
+            && plain(r, stack, &baseline).is_some()
+            && !out.iter().any(|c| c.stack == stack)
+        {
+            out.push(Change {
+                protocol: "tls13".into(),
+                stack: stack.into(),
+                group: changed.clone(),
+                baseline: baseline.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// The ML-DSA-65 chain against the classical certificate, both on the hybrid group.
+fn certificate_changes(r: &Results) -> Vec<Change> {
+    auth_changes(r, CERTIFICATE, CERTIFICATE.0)
+}
+
+/// ML-KEM-768 with an ML-DSA-65 chain against X25519 with the classical certificate: the whole
+/// migration of one handshake.
+fn post_quantum_changes(r: &Results) -> Vec<Change> {
+    auth_changes(r, POST_QUANTUM, CLASSICAL)
 }
 
 /// Every stack's hybrid against its baseline, where the run has both scenarios on that stack.
@@ -142,29 +197,50 @@ pub struct Figures {
     pub rtt_extra_ns: Vec<Option<f64>>,
 }
 
+/// Every figure of a change, computed from both of its scenarios (for a key-exchange row these are
+/// what the producers stored against the same baseline; a test holds them to it).
 pub fn figures(r: &Results, c: &Change) -> Figures {
     let s = plain(r, &c.stack, &c.group);
     let b = plain(r, &c.stack, &c.baseline);
     let i = instrumented(r, &c.stack, &c.group);
-    let explained =
-        i.and_then(|i| fig::share_pct(i.insitu.as_ref()?.crypto_delta_ns?, i.measured_delta_ns?));
+    let bi = instrumented(r, &c.stack, &c.baseline);
+    let baseline_auth = r.baseline_auth();
+    let sides = (Side::parse(&c.group), Side::parse(&c.baseline));
+    let certificates = sides.0.auth.is_some() || sides.1.auth.is_some();
+    // Both terms from the in-situ identity (mean connection = both sides' calls + the rest), so
+    // a tail-heavy call (ML-DSA signing's rejection loop) weighs the same in each; a median of the
+    // whole would set a mean of the parts against a median.
+    let explained = i.zip(bi).and_then(|(i, bi)| {
+        let (x, y) = (i.insitu.as_ref()?, bi.insitu.as_ref()?);
+        fig::share_pct(
+            x.crypto_ns - y.crypto_ns,
+            (x.crypto_ns + x.remainder_ns) - (y.crypto_ns + y.remainder_ns),
+        )
+    });
+    let composed = s.and_then(|s| {
+        let suite = |side: &str| {
+            r.suite(
+                &fig::composed_suite(Side::parse(side), certificates, baseline_auth),
+                &s.composed_stack,
+            )
+            .map(|x| x.composed.median_ns)
+        };
+        Some(suite(&c.group)? - suite(&c.baseline)?)
+    });
     let capacity = r.capacity.as_ref();
     Figures {
-        composed_ns: s.and_then(|s| s.composed_delta_ns),
+        composed_ns: composed,
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
-        real_ns: s.and_then(|s| s.measured_delta_ns),
+        real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
         real_interval: s
             .zip(b)
             .and_then(|(s, b)| fig::paired_delta(&s.sample_medians_ns, &b.sample_medians_ns)),
         explained_pct: explained,
-        capacity_ratio: capacity.and_then(|cap| {
-            cap.in_memory
-                .iter()
-                .find(|m| m.stack.name() == c.stack && m.group == c.group)
-                .and_then(|m| m.vs_baseline)
+        capacity_ratio: capacity
+            .and_then(|cap| fig::capacity_ratio(cap, &c.stack, sides.0, sides.1, baseline_auth)),
+        memory_bytes: capacity.and_then(|cap| {
+            fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth)
         }),
-        memory_bytes: capacity
-            .and_then(|cap| fig::memory_delta_bytes(cap, &c.stack, &c.group, &c.baseline)),
         wire: s.map(|s| (s.client_to_server_bytes, s.server_to_client_bytes)),
         wire_delta: s.zip(b).map(|(s, b)| {
             fig::wire_delta(
@@ -176,7 +252,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
             .iter()
             .map(|ms| {
                 r.network.as_ref().and_then(|n| {
-                    fig::network_extra_ns(n, &c.stack, &c.group, &c.baseline, ms * 1e6, 0.0)
+                    fig::network_extra_ns(n, &c.stack, sides, baseline_auth, ms * 1e6, 0.0)
                 })
             })
             .collect(),
@@ -331,17 +407,27 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
             String::new()
         }
     };
-    let hs = link(has(&c.group), handshakes_id(machine_id, &c.group));
-    let insitu = link(
-        has(&format!("{} full handshake", c.group))
-            || has(&format!("{} full key exchange", c.group)),
-        insitu_id(machine_id, &c.group),
-    );
+    // A change of certificate has its figures in the authentication section, not on a card.
+    let auth_section = Side::parse(&c.group).auth.is_some();
+    let section = format!("#auth-{machine_id}");
+    let (hs, insitu, card) = if auth_section {
+        (section.clone(), section.clone(), section)
+    } else {
+        (
+            link(has(&c.group), handshakes_id(machine_id, &c.group)),
+            link(
+                has(&format!("{} full handshake", c.group))
+                    || has(&format!("{} full key exchange", c.group)),
+                insitu_id(machine_id, &c.group),
+            ),
+            link(has(&c.group), card_id(&c.group)),
+        )
+    };
     out.push(match f.composed_ns {
         Some(d) => Cell {
             text: units::signed_time(d),
             sub: String::new(),
-            href: link(has(&c.group), card_id(&c.group)),
+            href: card,
             title: format!(
                 "{} minus {} composed from the phases of {} (the code {} runs), medians",
                 c.group, c.baseline, f.composed_stack, c.stack
@@ -380,7 +466,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
             text: format!("{p:.0}%"),
             sub: String::new(),
             href: insitu.clone(),
-            title: "the in-situ crypto calls' difference over the instrumented scenarios' measured difference".into(),
+            title: "the in-situ crypto calls' difference (both sides, mean per connection) over the mean connection's difference; above 100% where the two sides' calls overlap in time or the rest got faster".into(),
             class: String::new(),
             values: vec![value("explained", p)],
         },
@@ -485,6 +571,8 @@ pub fn table(run: &Run) -> Table {
         .handshakes
         .iter()
         .flat_map(|h| &h.scenarios)
+        // The key-exchange rows' certificate: the baseline chain's (the others have their rows).
+        .filter(|s| s.auth_name().is_none() || s.auth_name() == r.baseline_auth())
         .map(|s| s.evidence.cert_key.clone())
         .filter(|c| !c.is_empty())
         .collect();

@@ -2,6 +2,7 @@
 //! The renderer does not compute figures; it formats what the JSON holds and places it.
 
 pub mod answer;
+mod auth;
 mod capacity;
 mod compare;
 mod history;

@@ -56,6 +56,14 @@ fn paquin_kex(group: &str, baseline: Option<&String>) -> Option<(&'static str, &
     }
 }
 
+/// A cell set against the same group with another certificate chain: the authentication
+/// section's, not a key exchange's line.
+fn changes_chain(c: &Cell) -> bool {
+    c.against
+        .as_ref()
+        .is_some_and(|a| a.suite == c.group && a.auth != c.auth)
+}
+
 fn ms(x: f64) -> String {
     if x >= 1000.0 {
         format!("{} s", x / 1000.0)
@@ -68,7 +76,11 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
     let at: Vec<&crate::results::Point> = n.points.iter().filter(|p| p.rtt_ns == rtt).collect();
     let mut groups: Vec<(&str, &str, Option<&String>)> = Vec::new();
     let mut stacks: Vec<&str> = Vec::new();
-    for c in at.iter().flat_map(|p| &p.cells) {
+    for c in at
+        .iter()
+        .flat_map(|p| &p.cells)
+        .filter(|c| !changes_chain(c))
+    {
         if !groups
             .iter()
             .any(|(pr, g, _)| *pr == c.protocol && *g == c.group)
@@ -92,7 +104,10 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
                     .iter()
                     .filter_map(|p| {
                         let c = p.cells.iter().find(|c| {
-                            c.stack.name() == *stack && c.protocol == *protocol && c.group == *group
+                            c.stack.name() == *stack
+                                && c.protocol == *protocol
+                                && c.group == *group
+                                && !changes_chain(c)
                         })?;
                         Some((p.loss_pct, c))
                     })
@@ -184,7 +199,10 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 loss: format!("{}%", p.loss_pct),
                                 link: time(p.link.rtt_median_ns),
                                 valid: p.link.valid,
-                                scenario: format!("{} {}", c.stack.name(), c.group),
+                                scenario: match &c.auth {
+                                    Some(a) => format!("{} {} + {a}", c.stack.name(), c.group),
+                                    None => format!("{} {}", c.stack.name(), c.group),
+                                },
                                 p50: c.ready_median_ns(n).map_or("n/a".into(), time),
                                 p95: c.ready_at(n, 95.0).map_or("n/a".into(), time),
                                 mean: time(c.ready_mean_ns),
@@ -204,12 +222,16 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 date: n.date_utc.clone(),
                 wall: format!("{:.0} s", n.wall_seconds),
                 setup: format!(
-                    "grid {}; {}; congestion control {}; offloads {}; {}; base RTT through the router {} (half taken off each direction's delay); {} handshakes per scenario and point, {} in flight",
+                    "grid {}; {}; congestion control {}; offloads {}; {}{}; base RTT through the router {} (half taken off each direction's delay); {} handshakes per scenario and point, {} in flight",
                     n.grid,
                     n.emulator,
                     n.congestion_control,
                     if n.offloads_off { "off" } else { "on" },
                     n.rate_mbit.map_or("no bandwidth limit".into(), |r| format!("tbf at {r} Mbit/s")),
+                    match (n.mtu, n.mss, n.initcwnd) {
+                        (Some(mtu), Some(mss), Some(w)) => format!("; MTU {mtu}, MSS {mss}, initial congestion window {w} segments"),
+                        _ => String::new(),
+                    },
                     time(n.base_rtt_ns),
                     n.per_point,
                     n.parallel

@@ -24,6 +24,7 @@ pub struct Body {
     pub failures: Vec<String>,
     pub warnings: Vec<RunWarnings>,
     /// `pqprof capacity` sections, one per run that has one.
+    pub auth: Vec<super::auth::View>,
     pub capacity: Vec<super::capacity::View>,
     /// `pqprof network` sections, one per run that has one.
     pub network: Vec<super::network::View>,
@@ -544,6 +545,7 @@ pub fn build(runs: &[&Run]) -> Body {
             .map(|r| warnings(r))
             .filter(|w| w.count > 0)
             .collect(),
+        auth: super::auth::build(runs),
         capacity: super::capacity::build(runs),
         network: super::network::build(runs),
     }

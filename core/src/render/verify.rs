@@ -1,7 +1,8 @@
 //! Checks a rendered site against itself and its JSON: on every card row, the phase contributions
 //! add up to the composed mean (within the identity's 0.002%) and the bar shares to 100% (within
 //! 0.01 points); every row names a suite that is in the copied JSON with that composed mean; every
-//! figure of the answer tables is the one the JSON it names gives (`answer::figures`).
+//! figure of the answer tables and the authentication rows is the one the JSON it names gives
+//! (`answer::figures`, `figures::auth`).
 
 use crate::check::TOLERANCE_PCT;
 use crate::results;
@@ -36,6 +37,7 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
         .with_context(|| format!("{}: cannot read", index.display()))?;
     let mut problems = broken_links(dir)?;
     problems.extend(answer_problems(dir, &html)?);
+    problems.extend(auth_problems(dir, &html)?);
     let rows: Vec<&str> = html.split("<tbody class=\"phases\"").skip(1).collect();
     if rows.is_empty() {
         problems.push("index.html: no suite cards with phase tables".to_string());
@@ -159,6 +161,42 @@ fn answer_problems(dir: &Path, html: &str) -> Result<Vec<String>> {
                 )),
                 (None, Some(b)) => problems.push(format!(
                     "{key}: {name} is {b} from the JSON, but the page does not show it"
+                )),
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Every authentication row's figures (its `data-` attributes) against `figures::auth` of the row
+/// it names, computed again from the JSON the row names.
+fn auth_problems(dir: &Path, html: &str) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let mut read: std::collections::HashMap<String, results::Results> = Default::default();
+    for chunk in html.split("<tr class=\"auth-row").skip(1) {
+        let row = chunk.split("</tr>").next().unwrap_or("");
+        let key = attr(row, "data-key").into_iter().next().unwrap_or_default();
+        let Some((file, r)) = crate::figures::auth::Row::from_key(&key) else {
+            problems.push(format!(
+                "authentication row without a usable data-key: {key:?}"
+            ));
+            continue;
+        };
+        if !read.contains_key(&file) {
+            read.insert(file.clone(), results::read(&dir.join(&file))?);
+        }
+        let Some(results) = read.get(&file) else {
+            continue;
+        };
+        for (name, computed) in super::auth::values(results, &r) {
+            let shown: Option<f64> = attr(row, &format!("data-{name}"))
+                .first()
+                .and_then(|v| v.parse().ok());
+            match (shown, computed) {
+                (Some(a), Some(b)) if agrees(a, b, TOLERANCE_PCT) => {}
+                (None, None) => {}
+                (a, b) => problems.push(format!(
+                    "{key}: {name} is {a:?} on the page, {b:?} from the JSON"
                 )),
             }
         }

@@ -109,6 +109,17 @@ impl Results {
             .find(|s| s.name == name && s.stack == stack)
     }
 
+    /// The authentication the run sets the others against (schema 3): what the real handshakes'
+    /// and capacity's `against` name; none in older files.
+    pub fn baseline_auth(&self) -> Option<&str> {
+        let scenarios = self.handshakes.iter().flat_map(|h| &h.scenarios);
+        let in_memory = self.capacity.iter().flat_map(|c| &c.in_memory);
+        scenarios
+            .filter_map(|s| s.against.as_ref())
+            .chain(in_memory.filter_map(|m| m.against.as_ref()))
+            .find_map(|a| a.auth.as_deref())
+    }
+
     /// A complete run has every section `make run` adds: the real handshakes, capacity and the
     /// network grid (besides the phases every run has).
     pub fn is_complete(&self) -> bool {

@@ -1,0 +1,272 @@
+//! What a certificate chain costs against the baseline one on the same group and stack: on
+//! loopback, in memory, on the wire and over the emulated network. Pure functions of the results,
+//! shared by the site's authentication section and `check --site`, which reads its figures back.
+
+use super::answer::{self as fig, PairedDelta, Side};
+use crate::results::{Cell, Network, Results};
+
+/// The RTT and loss rate whose round trips the section shows: the default grid's long path, where
+/// a round trip more is 78.7 ms more and no CPU figure hides it.
+pub const RTT_NS: f64 = 78.7e6;
+
+/// One row: a stack, a group and the chain its server presented ("ML-DSA-65", "ML-DSA-44 leaf").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub protocol: String,
+    pub stack: String,
+    pub group: String,
+    pub auth: String,
+}
+
+impl Row {
+    /// "data/FILE|stack|group|auth": how the page names a row.
+    pub fn key(&self, json_href: &str) -> String {
+        format!("{json_href}|{}|{}|{}", self.stack, self.group, self.auth)
+    }
+
+    pub fn from_key(key: &str) -> Option<(String, Row)> {
+        let mut p = key.splitn(4, '|');
+        let file = p.next()?.to_string();
+        Some((
+            file,
+            Row {
+                protocol: "tls13".into(),
+                stack: p.next()?.into(),
+                group: p.next()?.into(),
+                auth: p.next()?.into(),
+            },
+        ))
+    }
+
+    fn side(&self) -> String {
+        format!("{} + {}", self.group, self.auth)
+    }
+}
+
+/// Every group that some chain other than the baseline was measured with, by stack, with every
+/// chain of it (the baseline's first): from the real handshakes and the network grid.
+pub fn rows(r: &Results) -> Vec<Row> {
+    let Some(baseline) = r.baseline_auth() else {
+        return Vec::new();
+    };
+    let mut seen: Vec<(String, String, String)> = Vec::new();
+    let scenarios = r
+        .handshakes
+        .iter()
+        .flat_map(|h| &h.scenarios)
+        .filter(|s| !s.instrumented)
+        .filter_map(|s| Some((s.stack.name(), s.suite.as_str(), s.auth_name()?)));
+    let cells = r
+        .network
+        .iter()
+        .flat_map(|n| &n.points)
+        .flat_map(|p| &p.cells)
+        .filter_map(|c| Some((c.stack.name(), c.group.as_str(), c.auth.as_deref()?)));
+    for (stack, group, auth) in scenarios.chain(cells) {
+        let k = (stack.to_string(), group.to_string(), auth.to_string());
+        if !seen.contains(&k) {
+            seen.push(k);
+        }
+    }
+    let changed_groups: Vec<(&str, &str)> = seen
+        .iter()
+        .filter(|(_, _, a)| a != baseline)
+        .map(|(s, g, _)| (s.as_str(), g.as_str()))
+        .collect();
+    let mut out: Vec<Row> = Vec::new();
+    for (stack, group) in &changed_groups {
+        if out.iter().any(|x| x.stack == *stack && x.group == *group) {
+            continue;
+        }
+        let mut auths: Vec<&str> = seen
+            .iter()
+            .filter(|(s, g, _)| s == stack && g == group)
+            .map(|(_, _, a)| a.as_str())
+            .collect();
+        // The baseline first, the rest as measured.
+        auths.sort_by_key(|a| *a != baseline);
+        out.extend(auths.into_iter().map(|a| Row {
+            protocol: "tls13".into(),
+            stack: stack.to_string(),
+            group: group.to_string(),
+            auth: a.to_string(),
+        }));
+    }
+    // Grouped by group, then stack, in the order they were first measured.
+    let order = |x: &Row| {
+        let g = seen.iter().position(|(_, g, _)| *g == x.group);
+        let s = seen.iter().position(|(s, _, _)| *s == x.stack);
+        (g, s)
+    };
+    out.sort_by_key(order);
+    out
+}
+
+/// Every figure of a row, unformatted; the differences are against the same group and stack with
+/// the baseline chain (none for the baseline's own row).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Figures {
+    pub baseline: bool,
+    /// The server's first flight (ServerHello to Finished), bytes, and the sender's initial
+    /// congestion window at the network section's MSS.
+    pub flight_bytes: Option<f64>,
+    pub window_bytes: Option<f64>,
+    pub median_ns: Option<f64>,
+    pub real_ns: Option<f64>,
+    pub real_interval: Option<PairedDelta>,
+    pub composed_ns: Option<f64>,
+    /// In memory: server handshakes per core-second, over the baseline's, and the server's CPU
+    /// per handshake (median).
+    pub rate_per_core_s: Option<f64>,
+    pub capacity_ratio: Option<f64>,
+    pub server_cpu_ns: Option<f64>,
+    pub memory_bytes: Option<f64>,
+    /// At `RTT_NS` and no loss: the model's round trips (a round trip more for each initial window
+    /// the flight overflows), the median and its difference.
+    pub round_trips: Option<f64>,
+    pub p50_ns: Option<f64>,
+    pub extra_ns: Option<f64>,
+    /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
+    pub lossy: Option<(f64, f64, f64)>,
+}
+
+fn cell<'a>(p: &'a crate::results::Point, row: &Row) -> Option<&'a Cell> {
+    p.cells.iter().find(|c| {
+        c.stack.name() == row.stack && c.group == row.group && c.auth.as_deref() == Some(&row.auth)
+    })
+}
+
+fn at_rtt(n: &Network, loss: f64) -> Option<&crate::results::Point> {
+    n.points
+        .iter()
+        .find(|p| (p.rtt_ns - RTT_NS).abs() <= RTT_NS * 0.01 && p.loss_pct == loss)
+}
+
+pub fn figures(r: &Results, row: &Row) -> Figures {
+    let baseline_auth = r.baseline_auth();
+    let changed = row.side();
+    let against = baseline_auth.map(|b| format!("{} + {b}", row.group));
+    let is_baseline = baseline_auth == Some(row.auth.as_str());
+    let sides = against
+        .as_deref()
+        .map(|a| (Side::parse(&changed), Side::parse(a)))
+        .filter(|_| !is_baseline);
+    let s = fig::scenario(r, &row.stack, Side::parse(&changed), false);
+    let b = sides.and_then(|(_, a)| fig::scenario(r, &row.stack, a, false));
+    let n = r.network.as_ref();
+    let clean = n.and_then(|n| Some((n, at_rtt(n, 0.0)?)));
+    let clean_cell = clean.and_then(|(_, p)| cell(p, row));
+    let lossy = n.and_then(|n| {
+        let p = n
+            .points
+            .iter()
+            .filter(|p| (p.rtt_ns - RTT_NS).abs() <= RTT_NS * 0.01 && p.loss_pct > 0.0)
+            // Where the grid authenticates with other chains: the baseline's row shows the same
+            // point, not the first lossy one it has.
+            .find(|p| {
+                cell(p, row).is_some()
+                    && p.cells
+                        .iter()
+                        .any(|c| c.auth.is_some() && c.auth.as_deref() != baseline_auth)
+            })?;
+        let c = cell(p, row)?;
+        Some((p.loss_pct, c.ready_median_ns(n)?, c.ready_at(n, 95.0)?))
+    });
+    let capacity = r.capacity.as_ref();
+    let in_memory = capacity.and_then(|c| {
+        c.in_memory.iter().find(|m| {
+            m.stack.name() == row.stack
+                && m.group == row.group
+                && m.auth.as_deref() == Some(&row.auth)
+        })
+    });
+    let composed = s.zip(sides).and_then(|(s, (x, y))| {
+        let suite = |side: Side| {
+            r.suite(
+                &fig::composed_suite(side, true, baseline_auth),
+                &s.composed_stack,
+            )
+            .map(|x| x.composed.median_ns)
+        };
+        Some(suite(x)? - suite(y)?)
+    });
+    Figures {
+        baseline: is_baseline,
+        flight_bytes: s
+            .and_then(|s| s.evidence.server_flight_bytes)
+            .or_else(|| clean_cell.and_then(|c| c.server_flight_bytes))
+            .map(|b| b as f64),
+        window_bytes: n.and_then(|n| Some(f64::from(n.mss? * n.initcwnd?))),
+        median_ns: s.map(|s| s.median_ns),
+        real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
+        real_interval: s
+            .zip(b)
+            .and_then(|(s, b)| fig::paired_delta(&s.sample_medians_ns, &b.sample_medians_ns)),
+        composed_ns: composed,
+        rate_per_core_s: in_memory.map(|m| m.server_per_core_s),
+        capacity_ratio: capacity
+            .zip(sides)
+            .and_then(|(c, (x, y))| fig::capacity_ratio(c, &row.stack, x, y, baseline_auth)),
+        server_cpu_ns: in_memory.map(|m| m.server.median_ns),
+        memory_bytes: capacity
+            .zip(sides)
+            .and_then(|(c, (x, y))| fig::memory_delta_bytes(c, &row.stack, x, y, baseline_auth)),
+        round_trips: clean_cell.map(|c| c.model.round_trips),
+        p50_ns: clean
+            .zip(clean_cell)
+            .and_then(|((n, _), c)| c.ready_median_ns(n)),
+        extra_ns: n.zip(sides).and_then(|(n, sides)| {
+            fig::network_extra_ns(n, &row.stack, sides, baseline_auth, RTT_NS, 0.0)
+        }),
+        lossy,
+    }
+}
+
+/// The figures by the names the page stores them under (`data-figure`), for `verify`.
+pub fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
+    vec![
+        ("flight", f.flight_bytes),
+        ("median", f.median_ns),
+        ("real", f.real_ns),
+        ("composed", f.composed_ns),
+        ("rate", f.rate_per_core_s),
+        ("capacity", f.capacity_ratio),
+        ("server-cpu", f.server_cpu_ns),
+        ("memory", f.memory_bytes),
+        ("round-trips", f.round_trips),
+        ("p50", f.p50_ns),
+        ("extra", f.extra_ns),
+        ("lossy-p50", f.lossy.map(|l| l.1)),
+    ]
+}
+
+/// How many initial windows a flight fills: 1.08 for 15,613 bytes against 14,480.
+pub fn windows(flight_bytes: f64, window_bytes: f64) -> Option<f64> {
+    (window_bytes > 0.0).then(|| flight_bytes / window_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_round_trips_through_its_key() {
+        let row = Row {
+            protocol: "tls13".into(),
+            stack: "openssl".into(),
+            group: "X25519MLKEM768".into(),
+            auth: "ML-DSA-44 leaf".into(),
+        };
+        let key = row.key("data/a.json");
+        assert_eq!(key, "data/a.json|openssl|X25519MLKEM768|ML-DSA-44 leaf");
+        assert_eq!(Row::from_key(&key), Some(("data/a.json".into(), row)));
+        assert_eq!(Row::from_key("data/a.json|openssl"), None);
+    }
+
+    #[test]
+    fn windows_by_hand() {
+        // ML-DSA-65's 15,613-byte flight against 10 segments of 1,448 bytes.
+        assert!((windows(15_613.0, 14_480.0).unwrap() - 1.0782).abs() < 1e-4);
+        assert_eq!(windows(1.0, 0.0), None);
+    }
+}

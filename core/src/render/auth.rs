@@ -1,0 +1,263 @@
+//! The overview page's authentication section: per run, a row per stack, group and certificate
+//! chain with what it costs against the same group's baseline chain (figures::auth), a leaf-only
+//! ML-DSA-44 chain beside Paquin et al.'s Dilithium2, and what is not negotiable in TLS 1.3 here.
+
+use super::Run;
+use crate::figures::auth::{self as fig, Figures, Row as Key};
+use crate::units::{count, ratio, signed_time, time};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct View {
+    pub host: String,
+    pub machine_id: String,
+    pub baseline: String,
+    pub window: String,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Row>,
+    /// Per point: stack, RTT, loss, our two leaf-only cells, their RTT and their two medians.
+    pub paquin: Vec<Vec<String>>,
+}
+
+#[derive(Serialize)]
+pub struct Row {
+    pub key: String,
+    pub first_of_group: bool,
+    pub stack: String,
+    pub group: String,
+    pub auth: String,
+    pub baseline: bool,
+    pub cells: Vec<Cell>,
+}
+
+#[derive(Serialize)]
+pub struct Cell {
+    pub text: String,
+    pub sub: String,
+    pub title: String,
+    pub values: Vec<(String, String)>,
+}
+
+/// The columns every row fills, in order (the phone layout repeats them beside each figure).
+pub const COLUMNS: [&str; 10] = [
+    "Server first flight",
+    "Loopback handshake",
+    "Δ vs baseline (95%)",
+    "Composed Δ",
+    "In memory, per core",
+    "Server CPU per handshake",
+    "Memory / held conn. Δ",
+    "Round trips at 78.7 ms: model, measured",
+    "p50 at 78.7 ms, 0% (Δ)",
+    "p50 at 78.7 ms, lossy",
+];
+
+fn cell(text: String, sub: String, title: &str, values: &[(&str, Option<f64>)]) -> Cell {
+    Cell {
+        text,
+        sub,
+        title: title.into(),
+        values: values
+            .iter()
+            .filter_map(|(n, v)| Some((n.to_string(), format!("{}", (*v)?))))
+            .collect(),
+    }
+}
+
+fn dash(why: &str) -> Cell {
+    cell("–".into(), String::new(), why, &[])
+}
+
+fn interval_us(lo: f64, hi: f64) -> String {
+    format!(
+        "{} – {}",
+        signed_time(lo).replace('-', "−"),
+        signed_time(hi).replace('-', "−")
+    )
+}
+
+fn cells(f: &Figures) -> Vec<Cell> {
+    let against = |x: Option<f64>| if f.baseline { None } else { x };
+    let mut out = Vec::new();
+    out.push(match f.flight_bytes {
+        Some(b) => cell(
+            format!("{} B", count(b)),
+            f.window_bytes
+                .and_then(|w| fig::windows(b, w))
+                .map_or(String::new(), |x| format!("{x:.2} initial windows")),
+            "ServerHello to Finished as the client received it (the evidence of the first connection)",
+            &[("flight", Some(b))],
+        ),
+        None => dash("no connection recorded its flight"),
+    });
+    out.push(match f.median_ns {
+        Some(m) => cell(
+            time(m),
+            String::new(),
+            "median loopback connection: connect, handshake, 32-byte echo, close",
+            &[("median", Some(m))],
+        ),
+        None => dash("no real handshake of this chain here (network only)"),
+    });
+    out.push(match against(f.real_ns) {
+        Some(d) => cell(
+            signed_time(d),
+            f.real_interval
+                .map_or(String::new(), |i| interval_us(i.lo95_ns, i.hi95_ns)),
+            "median connection minus the baseline chain's, same group and stack; the interval is that of the median of the rounds' paired differences",
+            &[("real", Some(d))],
+        ),
+        None if f.baseline => dash("the baseline"),
+        None => dash("no real handshakes of both chains"),
+    });
+    out.push(match against(f.composed_ns) {
+        Some(d) => cell(
+            signed_time(d),
+            String::new(),
+            "the two full-handshake suites composed from the stack's library: one sign, three verifies, the transcript's real bytes",
+            &[("composed", Some(d))],
+        ),
+        None if f.baseline => dash("the baseline"),
+        None => dash("no composition of this stack's library"),
+    });
+    out.push(match f.rate_per_core_s {
+        Some(rate) => cell(
+            format!("{}/s", count(rate)),
+            against(f.capacity_ratio).map_or(String::new(), ratio),
+            "server handshakes per core-second in memory, and over the baseline chain's",
+            &[
+                ("rate", Some(rate)),
+                ("capacity", against(f.capacity_ratio)),
+            ],
+        ),
+        None => dash("capacity does not measure this chain"),
+    });
+    out.push(match f.server_cpu_ns {
+        Some(c) => cell(
+            time(c),
+            String::new(),
+            "the server's CPU per in-memory handshake, median",
+            &[("server-cpu", Some(c))],
+        ),
+        None => dash("capacity does not measure this chain"),
+    });
+    out.push(match against(f.memory_bytes) {
+        Some(m) => cell(
+            format!("{}{} B", if m >= 0.0 { "+" } else { "" }, count(m)),
+            String::new(),
+            "server heap per held connection against the baseline chain's",
+            &[("memory", Some(m))],
+        ),
+        None if f.baseline => dash("the baseline"),
+        None => dash("memory per connection is not measured for this chain"),
+    });
+    out.push(match f.round_trips {
+        Some(rt) => cell(
+            format!("{rt}"),
+            f.p50_ns
+                .map_or(String::new(), |p| format!("{:.2} measured", p / fig::RTT_NS)),
+            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows), and the measured median over the RTT",
+            &[("round-trips", Some(rt))],
+        ),
+        None => dash("the grid has no such cell"),
+    });
+    out.push(match f.p50_ns {
+        Some(p) => cell(
+            time(p),
+            against(f.extra_ns).map_or(String::new(), signed_time),
+            "median connect to handshake complete at 78.7 ms RTT and no loss, and its difference from the baseline chain's",
+            &[("p50", Some(p)), ("extra", against(f.extra_ns))],
+        ),
+        None => dash("the grid has no such cell"),
+    });
+    out.push(match f.lossy {
+        Some((loss, p50, p95)) => cell(
+            time(p50),
+            format!("p95 {}, {loss}% loss", time(p95)),
+            "median and 95th percentile at 78.7 ms RTT and the grid's lossy point for chains",
+            &[("lossy-p50", Some(p50))],
+        ),
+        None => dash("the grid has no lossy cell of this chain"),
+    });
+    out
+}
+
+pub fn build(runs: &[&Run]) -> Vec<View> {
+    runs.iter()
+        .filter_map(|run| {
+            let r = &run.results;
+            let keys = fig::rows(r);
+            if keys.is_empty() {
+                return None;
+            }
+            let mut rows = Vec::new();
+            let mut last: Option<(String, String)> = None;
+            for k in &keys {
+                let f = fig::figures(r, k);
+                let group = (k.group.clone(), k.stack.clone());
+                rows.push(Row {
+                    key: k.key(&run.json_href),
+                    first_of_group: last.as_ref() != Some(&group),
+                    stack: k.stack.clone(),
+                    group: k.group.clone(),
+                    auth: k.auth.clone(),
+                    baseline: f.baseline,
+                    cells: cells(&f),
+                });
+                last = Some(group);
+            }
+            let paquin = r
+                .network
+                .iter()
+                .flat_map(crate::figures::network::beside_paquin)
+                .map(|p| {
+                    vec![
+                        p.stack,
+                        crate::units::rtt(p.rtt_ns),
+                        format!("{}%", p.loss_pct),
+                        time(p.leaf_ns),
+                        p.ecdsa_ns.map_or("–".into(), time),
+                        format!("{} ms", p.their_rtt_ms),
+                        format!("{} ms", p.their_dilithium2_ms),
+                        format!("{} ms", p.their_ecdsa_ms),
+                    ]
+                })
+                .collect();
+            let n = r.network.as_ref();
+            Some(View {
+                host: run.label.clone(),
+                machine_id: run.anchor.clone(),
+                baseline: r.baseline_auth().unwrap_or_default().to_string(),
+                window: n
+                    .and_then(|n| {
+                        Some(format!(
+                            "MTU {}, MSS {}, initial window {} segments = {} B",
+                            n.mtu?,
+                            n.mss?,
+                            n.initcwnd?,
+                            count(f64::from(n.mss? * n.initcwnd?))
+                        ))
+                    })
+                    .unwrap_or_default(),
+                columns: COLUMNS.to_vec(),
+                rows,
+                paquin,
+            })
+        })
+        .collect()
+}
+
+/// The figures a row shows, by the names `verify` reads back.
+pub fn values(r: &crate::results::Results, key: &Key) -> Vec<(&'static str, Option<f64>)> {
+    let f = fig::figures(r, key);
+    let mut v = fig::values(&f);
+    if f.baseline {
+        // The baseline's own row shows no differences.
+        for (name, x) in v.iter_mut() {
+            if matches!(*name, "real" | "composed" | "capacity" | "memory" | "extra") {
+                *x = None;
+            }
+        }
+    }
+    v
+}
