@@ -307,7 +307,9 @@ pub struct RunArgs {
     /// Suite file or folder of suite files.
     #[arg(long, default_value = "suites")]
     pub suites: PathBuf,
-    /// The same iteration count for every phase (default: 1,000, fewer for phases over the budget).
+    /// The same iteration count for every phase, in total over the --samples processes, and no
+    /// precision batches (default: 1,000, fewer for phases over the budget, then more processes
+    /// while a phase is wider than --precision).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub iterations: Option<u32>,
     /// Results file (default: results/<host>-<UTC time>-<host fingerprint>.json); an existing file
@@ -326,13 +328,30 @@ pub struct RunArgs {
     /// Measure only these backends (repeatable; default every backend and the Go peer).
     #[arg(long = "backend", value_parser = clap::builder::PossibleValuesParser::new(crate::backend::cli_names()))]
     pub backends: Vec<String>,
-    /// Independent process samples: run the measurement in K child processes (phase order rotated
-    /// between them) and report per-sample medians, their median and their spread.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// Independent processes every phase is measured in at least (each with a K-th of the
+    /// iterations and budget, the phase order rotated between them); more follow for the phases
+    /// still wider than --precision while --budget-s lasts. 1: one process, no precision batches.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=12))]
     pub samples: u32,
+    /// The 95% half-width, percent of the median, every phase is measured towards.
+    #[arg(long, default_value_t = 1.0)]
+    pub precision: f64,
+    /// The whole run's time in seconds, precision batches included (0: no limit but 12 processes
+    /// per phase).
+    #[arg(long, default_value_t = 150)]
+    pub budget_s: u64,
     /// Start the round-robin at this phase (set by --samples for each child).
     #[arg(long, default_value_t = 0, hide = true)]
     pub rotate: usize,
+    /// Only the phases named in this file, one per line (a precision batch's child).
+    #[arg(long, hide = true)]
+    pub only: Option<PathBuf>,
+    /// A child's iterations per phase when the phase fits its budget (set by --samples).
+    #[arg(long, hide = true)]
+    pub worker_iterations: Option<usize>,
+    /// A child's fewest iterations for a slow phase (set by --samples).
+    #[arg(long, hide = true)]
+    pub worker_floor: Option<usize>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

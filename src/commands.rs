@@ -6,7 +6,7 @@ use crate::cli::{Command, RunArgs};
 use crate::measure::Settings;
 use crate::results::{Agreement, Results};
 use crate::{check, render, results, run, suite};
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, ensure, Context, Result};
 use std::path::{Path, PathBuf};
 
 pub fn execute(command: Command) -> Result<()> {
@@ -396,11 +396,33 @@ fn section_target(
 }
 
 fn run_cmd(args: RunArgs) -> Result<()> {
+    if !(args.precision.is_finite() && args.precision > 0.0) {
+        bail!(
+            "--precision {}: a target is a positive percentage",
+            args.precision
+        );
+    }
+    let defaults = Settings::default();
     let settings = Settings {
         budget_ms: args.budget_ms,
         rounds: args.rounds as usize,
         forced: args.iterations.map(|n| n as usize),
-        ..Settings::default()
+        default_iterations: args
+            .worker_iterations
+            .unwrap_or(defaults.default_iterations),
+        min_iterations: args.worker_floor.unwrap_or(defaults.min_iterations),
+        ..defaults
+    };
+    let only = match &args.only {
+        Some(f) => Some(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("{}: cannot read the phase list", f.display()))?
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(String::from)
+                .collect(),
+        ),
+        None => None,
     };
     let out = args.out.clone().unwrap_or_else(|| {
         crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
@@ -414,7 +436,12 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     if out.exists() && !args.force {
         bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
     }
-    let results = if args.samples > 1 {
+    // A child of --samples, a counted run and `--samples 1` measure in this process.
+    let one_process = args.samples == 1
+        || args.counter.is_some()
+        || args.only.is_some()
+        || args.worker_iterations.is_some();
+    let results = if !one_process {
         crate::samples::run_samples(&crate::samples::Options {
             samples: args.samples as usize,
             suites: args.suites.clone(),
@@ -423,6 +450,8 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             iterations: args.iterations,
             backends: args.backends.clone(),
             quiet: args.quiet,
+            precision_pct: args.precision,
+            budget: (args.budget_s > 0).then(|| std::time::Duration::from_secs(args.budget_s)),
         })?
     } else {
         let opts = run::Options {
@@ -432,8 +461,17 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             progress: !args.quiet,
             rotate: args.rotate,
             counter: args.counter.is_some(),
+            only,
         };
-        run::run(&opts)?
+        let mut r = run::run(&opts)?;
+        if args.samples == 1 && args.worker_iterations.is_none() {
+            // One process is a fixed design: nothing is added to reach the target.
+            crate::samples::set_precision(&mut r.phases, args.precision, true);
+            r.run.iterations_policy.target_pct = Some(args.precision);
+            r.warnings
+                .extend(crate::samples::precision_warnings(&r.phases));
+        }
+        r
     };
     results::create(&out, &results, args.force)?;
     eprint!("{}", crate::tables::warnings(&results.warnings, 3));

@@ -26,6 +26,8 @@ pub struct Options {
     pub rotate: usize,
     /// Also count instructions per phase under valgrind.
     pub counter: bool,
+    /// Only the phases of these names (`PhaseId`'s display), as a precision batch asks for.
+    pub only: Option<Vec<String>>,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -52,6 +54,13 @@ pub fn run(opts: &Options) -> Result<Results> {
         plan::plan(&suites, &backends, &stacks)?
     };
 
+    let wanted = |id: &PhaseId| {
+        opts.only
+            .as_ref()
+            .is_none_or(|names| names.contains(&id.to_string()))
+    };
+    let mut plan = plan;
+    plan.phases.retain(|(id, _)| wanted(id));
     // Described before pinning: once pinned, the process sees one core.
     let host = crate::host::describe();
     let core = measure::pin();
@@ -144,12 +153,15 @@ pub fn run(opts: &Options) -> Result<Results> {
     }
     // The Go peer's phases, after pqprof's own (a separate program cannot share their rounds), and
     // the compositions of the `go` stack from them.
-    let mut plan = plan;
     let mut notes = Vec::new();
-    let go = if opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go") {
+    let go_wanted = opts
+        .only
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n.starts_with("go ")));
+    let go = if go_wanted && (opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go")) {
         match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
             Ok((go_phases, peer)) => {
-                phases.extend(go_phases);
+                phases.extend(go_phases.into_iter().filter(|p| wanted(&p.id())));
                 plan.compositions
                     .extend(peer_compositions(&suites, &stacks, &phases, "go"));
                 Some(peer)

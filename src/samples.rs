@@ -1,13 +1,22 @@
-//! Independent process samples (`run --samples K`): the measurement runs in K child processes, one
-//! after another, each starting its round-robin at a different phase; their samples are pooled into
-//! one results file (so the identity still holds) and each sample's median is kept beside it.
+//! Measurement in independent processes, spent by precision (`run --samples K --precision PCT
+//! --budget-s S`). Every phase is measured in K child processes first (each with a K-th of the
+//! iterations and budget, its round-robin starting at another phase); then, while the run's budget
+//! lasts, one more process at a time measures the phases whose median's 95% interval (the
+//! two-stage bootstrap over processes, `stats::bootstrap_medians_grouped`) is still wider than the
+//! target, the widest against the target first. A process is a fixed-size batch: the interval is
+//! recomputed over all of them, no phase stops before K, and a lucky process cannot stop one on
+//! its own (its interval holds every process). The samples are pooled into one results file (so
+//! the identity still holds), each phase keeping how many came from each process.
 
-use crate::results::{self, Phase, ProcessSamples, Results, SampleSpread, Warning};
+use crate::results::{
+    self, Phase, Precision, ProcessSamples, Reason, Results, SampleSpread, StopReason, Warning,
+};
 use crate::{backend, compose, plan, run, stats, suite};
 use anyhow::{bail, Context, Result};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
-/// What `run --samples K` passes on to each child.
+/// What `run --samples K` passes on to each child, and how the parent spends its budget.
 pub struct Options {
     pub samples: usize,
     pub suites: std::path::PathBuf,
@@ -16,10 +25,24 @@ pub struct Options {
     pub iterations: Option<u32>,
     pub backends: Vec<String>,
     pub quiet: bool,
+    /// The 95% half-width to reach, percent of each phase's median.
+    pub precision_pct: f64,
+    /// The whole run's time; none: until every phase meets the target or `MAX_PROCESSES`.
+    pub budget: Option<Duration>,
+}
+
+/// No phase is measured in more processes than this, whatever the budget.
+pub const MAX_PROCESSES: usize = 12;
+
+/// One child's results and how long it took, start to end.
+struct Batch {
+    results: Results,
+    wall_s: f64,
 }
 
 pub fn run_samples(args: &Options) -> Result<Results> {
-    let k = args.samples;
+    let started = Instant::now();
+    let k = args.samples.max(1);
     let suites = suite::load(&args.suites, &backend::names())?;
     let n = plan::plan(&suites, &backend::all(), &plan::stacks())?
         .phases
@@ -27,44 +50,228 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         .max(1);
     let dir = std::env::temp_dir().join(format!("pqprof-samples-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let exe = std::env::current_exe().context("cannot find the pqprof binary to start samples")?;
-    let mut runs = Vec::new();
-    for i in 0..k {
-        let file = dir.join(format!("sample-{i}.json"));
-        let mut cmd = Command::new(&exe);
-        cmd.arg("run")
-            .arg("--suites")
-            .arg(&args.suites)
-            .arg("--out")
-            .arg(&file)
-            .arg("--quiet");
-        cmd.args([
-            "--budget-ms",
-            &args.budget_ms.to_string(),
-            "--rounds",
-            &args.rounds.to_string(),
-        ]);
-        cmd.args(["--rotate", &(i * n / k).to_string()]);
-        if let Some(it) = args.iterations {
-            cmd.args(["--iterations", &it.to_string()]);
+    let result = (|| -> Result<Results> {
+        let mut batches: Vec<Batch> = Vec::new();
+        for i in 0..k {
+            if !args.quiet {
+                eprintln!("run: process {}/{k}, every phase ...", i + 1);
+            }
+            batches.push(child(args, &dir, i, i * n / k, None)?);
         }
-        for b in &args.backends {
-            cmd.args(["--backend", b]);
+        // A forced count is a fixed design: no process beyond the first K.
+        while args.iterations.is_none() {
+            let pooled = aggregate(batches.iter().map(|b| b.results.clone()).collect())?;
+            let wide = wide_phases(&pooled.phases, args.precision_pct);
+            if wide.is_empty() {
+                break;
+            }
+            let left = args
+                .budget
+                .map(|b| b.as_secs_f64() - started.elapsed().as_secs_f64());
+            let chosen = choose(&wide, &batches, left);
+            if chosen.is_empty() {
+                break;
+            }
+            if !args.quiet {
+                eprintln!(
+                    "run: process {}, {} phase(s) wider than ±{}% (widest: {} at ±{:.2}%) ...",
+                    batches.len() + 1,
+                    chosen.len(),
+                    args.precision_pct,
+                    wide[0].0,
+                    wide[0].1
+                );
+            }
+            let i = batches.len();
+            batches.push(child(args, &dir, i, i * n / k, Some(chosen))?);
         }
-        if !args.quiet {
-            eprintln!("sample {}/{k} ...", i + 1);
-        }
-        let status = wait(crate::interrupt::die_with_parent(&mut cmd))
-            .with_context(|| format!("sample {i}"))?;
-        // A sample whose phases partly failed still wrote what it measured; a sample that wrote
-        // nothing ends the run.
-        if !file.exists() {
-            bail!("sample {i} wrote no results (exit status {status})");
-        }
-        runs.push(results::read(&file)?);
-    }
+        let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
+        set_precision(
+            &mut out.phases,
+            args.precision_pct,
+            args.iterations.is_some(),
+        );
+        out.run.wall_seconds = started.elapsed().as_secs_f64();
+        out.run.iterations_policy = results::Settings {
+            default_iterations: per_process(1000, k) * k,
+            min_iterations: per_process(10, k) * k,
+            budget_ms: args.budget_ms,
+            rounds: args.rounds as usize,
+            forced: args.iterations.map(|i| i as usize),
+            target_pct: Some(args.precision_pct),
+            budget_s: args.budget.map(|b| b.as_secs_f64()),
+            processes: Some(k),
+            ..results::Settings::default()
+        };
+        out.warnings.extend(precision_warnings(&out.phases));
+        Ok(out)
+    })();
     let _ = std::fs::remove_dir_all(&dir);
-    aggregate(runs)
+    result
+}
+
+/// A K-th of `total`, rounded up.
+fn per_process(total: usize, k: usize) -> usize {
+    total.div_ceil(k.max(1))
+}
+
+/// Process `i`'s part of a forced total: the K parts add up to it exactly (a precision batch,
+/// `i >= k`, never gets one: forced counts have none).
+fn share(total: usize, k: usize, i: usize) -> usize {
+    let k = k.max(1);
+    (total / k + usize::from(i % k < total % k)).max(1)
+}
+
+/// One child process: every phase, or the `only` ones, with a K-th of the iterations and budget.
+fn child(
+    args: &Options,
+    dir: &std::path::Path,
+    i: usize,
+    rotate: usize,
+    only: Option<Vec<String>>,
+) -> Result<Batch> {
+    let k = args.samples.max(1);
+    let t0 = Instant::now();
+    let file = dir.join(format!("sample-{i}.json"));
+    let exe = std::env::current_exe().context("cannot find the pqprof binary to start samples")?;
+    let mut cmd = Command::new(&exe);
+    cmd.arg("run")
+        .arg("--suites")
+        .arg(&args.suites)
+        .arg("--out")
+        .arg(&file)
+        .arg("--quiet");
+    cmd.args([
+        "--budget-ms",
+        &(args.budget_ms / k as u64).max(1).to_string(),
+        "--rounds",
+        &args.rounds.to_string(),
+        "--worker-iterations",
+        &per_process(1000, k).to_string(),
+        "--worker-floor",
+        &per_process(10, k).to_string(),
+    ]);
+    cmd.args(["--rotate", &rotate.to_string()]);
+    if let Some(it) = args.iterations {
+        cmd.args(["--iterations", &share(it as usize, k, i).to_string()]);
+    }
+    for b in &args.backends {
+        cmd.args(["--backend", b]);
+    }
+    if let Some(names) = &only {
+        let list = dir.join(format!("only-{i}.txt"));
+        std::fs::write(&list, names.join("\n"))?;
+        cmd.arg("--only").arg(&list);
+    }
+    let status = wait(crate::interrupt::die_with_parent(&mut cmd))
+        .with_context(|| format!("process sample {i}"))?;
+    // A sample whose phases partly failed still wrote what it measured; a sample that wrote
+    // nothing ends the run.
+    if !file.exists() {
+        bail!("process sample {i} wrote no results (exit status {status})");
+    }
+    Ok(Batch {
+        results: results::read(&file)?,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Every phase whose median's interval is wider than the target and that has processes to spare,
+/// with its half-width, widest against the target first.
+fn wide_phases(phases: &[Phase], target_pct: f64) -> Vec<(String, f64)> {
+    let mut v: Vec<(String, f64)> = phases
+        .iter()
+        .filter(|p| p.processes.len().max(1) < MAX_PROCESSES)
+        .filter_map(|p| {
+            let hw = stats::half_width_pct(p.median_ci95_ns?, p.stats.median_ns)?;
+            (hw > target_pct).then(|| (p.id().to_string(), hw))
+        })
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v
+}
+
+/// What one more process of `phase` costs, seconds: its share of the slowest earlier process that
+/// measured it (the timed calls, and the warm-up, verification and setup in the same
+/// proportion as that process had them).
+fn cost_s(phase: &str, batches: &[Batch]) -> f64 {
+    batches
+        .iter()
+        .filter_map(|b| {
+            let timed: f64 = b.results.phases.iter().filter_map(|p| p.timed_ms).sum();
+            let mine = b
+                .results
+                .phases
+                .iter()
+                .find(|p| p.id().to_string() == phase)?
+                .timed_ms?;
+            (timed > 0.0).then(|| b.wall_s * mine / timed)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The wide phases one more process measures within the time left: the widest first, while the
+/// process's estimated time fits (a process costs its start and setup, from the first one's
+/// time outside its phases, besides its phases).
+fn choose(wide: &[(String, f64)], batches: &[Batch], left_s: Option<f64>) -> Vec<String> {
+    // A child's fixed cost: starting, planning, building every case, the calibration reference.
+    const START_S: f64 = 2.0;
+    let mut chosen = Vec::new();
+    let mut spent = START_S;
+    for (name, _) in wide {
+        let c = cost_s(name, batches);
+        if left_s.is_none_or(|left| spent + c <= left) {
+            spent += c;
+            chosen.push(name.clone());
+        }
+    }
+    chosen
+}
+
+/// Each phase's precision against the target and why its measuring stopped (every phase was in
+/// the first K processes, so none stops on the target with fewer).
+pub fn set_precision(phases: &mut [Phase], target_pct: f64, fixed: bool) {
+    for p in phases.iter_mut() {
+        let Some(hw) = p
+            .median_ci95_ns
+            .and_then(|ci| stats::half_width_pct(ci, p.stats.median_ns))
+        else {
+            continue;
+        };
+        let reason = if fixed {
+            StopReason::Fixed
+        } else if hw <= target_pct {
+            StopReason::Target
+        } else if p.iterations_reason == Reason::Floor {
+            StopReason::Floor
+        } else {
+            // Not chosen for another process: it did not fit the time left, or has the most
+            // processes a phase gets.
+            StopReason::Budget
+        };
+        p.precision = Some(Precision {
+            target_pct,
+            half_width_pct: hw,
+            reason,
+            batches: p.processes.len().max(1),
+        });
+    }
+}
+
+/// The phases left wider than the target, as typed warnings.
+pub fn precision_warnings(phases: &[Phase]) -> Vec<Warning> {
+    phases
+        .iter()
+        .filter_map(|p| {
+            let pr = p.precision.as_ref()?;
+            (pr.half_width_pct > pr.target_pct).then(|| Warning::Imprecise {
+                name: p.id().to_string(),
+                half_width_pct: pr.half_width_pct,
+                target_pct: pr.target_pct,
+                reason: pr.reason,
+            })
+        })
+        .collect()
 }
 
 /// Runs a child to its end, or kills it when pqprof is asked to stop.
@@ -102,14 +309,18 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let mut phases: Vec<Phase> = Vec::new();
     let mut phase_spreads = Vec::new();
     for p in &first.phases {
+        // The processes that measured it: every one of the first K, and the precision batches
+        // that asked for it (a phase failed in a process is listed under its failures).
         let same: Vec<&Phase> = runs.iter().filter_map(|r| r.phase(&p.id())).collect();
-        if same.len() != count {
-            continue; // failed in some sample: listed under that sample's failures
-        }
         let samples: Vec<u64> = same
             .iter()
             .flat_map(|q| q.samples_ns.iter().copied())
             .collect();
+        let processes: Vec<usize> = if same.len() > 1 {
+            same.iter().map(|q| q.samples_ns.len()).collect()
+        } else {
+            Vec::new()
+        };
         if samples.is_empty() {
             continue;
         }
@@ -137,6 +348,13 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             timed_ms: same.iter().map(|q| q.timed_ms).sum(),
             // Each sample chose its batch from its own warm-up; a sample is the mean of the largest.
             batch: same.iter().map(|q| q.batch).max().unwrap_or(1),
+            processes,
+            // The floor holds if every process could time only its minimum.
+            iterations_reason: if same.iter().all(|q| q.iterations_reason == Reason::Floor) {
+                Reason::Floor
+            } else {
+                p.iterations_reason
+            },
             ..p.clone()
         };
         crate::figures::set_sample_figures(&mut pooled);

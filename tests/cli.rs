@@ -313,7 +313,10 @@ fn process_samples_are_pooled_and_kept() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v = json(&out);
     assert_eq!(v["process_samples"]["count"], 2);
-    assert_eq!(v["phases"][0]["samples_ns"].as_array().unwrap().len(), 20);
+    // A forced count is the total over the processes, five from each, and nothing more.
+    assert_eq!(v["phases"][0]["samples_ns"].as_array().unwrap().len(), 10);
+    assert_eq!(v["phases"][0]["processes"], serde_json::json!([5, 5]));
+    assert_eq!(v["phases"][0]["precision"]["reason"], "fixed");
     assert_eq!(
         v["process_samples"]["suites"][0]["medians_ns"]
             .as_array()

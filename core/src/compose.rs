@@ -131,9 +131,25 @@ pub fn bootstrap_medians(
     let world_medians = |b: usize, world: &mut Vec<Vec<u64>>, draws: &mut Vec<f64>| -> Vec<f64> {
         let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
         for ((w, p), u) in world.iter_mut().zip(phases).zip(&used) {
-            if *u {
-                for x in w.iter_mut() {
-                    *x = p.samples_ns[rng.below(p.samples_ns.len())];
+            if !*u {
+                continue;
+            }
+            // Measured in several processes: the processes are drawn first, then each drawn one's
+            // samples (stats::bootstrap_medians_grouped), so a world moves as a next run would.
+            match crate::stats::groups(&p.samples_ns, &p.processes) {
+                Some(g) if g.len() > 1 && g.iter().all(|x| !x.is_empty()) => {
+                    w.clear();
+                    for _ in 0..g.len() {
+                        let one = g[rng.below(g.len())];
+                        for _ in 0..one.len() {
+                            w.push(one[rng.below(one.len())]);
+                        }
+                    }
+                }
+                _ => {
+                    for x in w.iter_mut() {
+                        *x = p.samples_ns[rng.below(p.samples_ns.len())];
+                    }
                 }
             }
         }
@@ -275,6 +291,8 @@ mod tests {
             samples_ns: samples.to_vec(),
             cycles: None,
             median_ci95_ns: None,
+            processes: Vec::new(),
+            precision: None,
             rsd_pct: 0.0,
             outliers: Default::default(),
             form: crate::results::Form::Handshake,

@@ -116,6 +116,58 @@ pub fn bootstrap_medians(xs: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Medians of two-stage bootstrap resamples of values in groups (Davison & Hinkley 1997, "Bootstrap
+/// Methods and their Application", section 3.8): draw as many groups as there are, with
+/// replacement, then each drawn group's values with replacement, and take the median of the pooled
+/// draw. The groups are processes: what differs between two processes (code and data placement,
+/// pages, the host's state) is inside the spread, which a flat resample of pooled values leaves
+/// out. One group is `bootstrap_medians` of it, the same random stream.
+pub fn bootstrap_medians_grouped(groups: &[&[f64]], resamples: usize, seed: u64) -> Vec<f64> {
+    match groups {
+        [] => Vec::new(),
+        [one] => bootstrap_medians(one, resamples, seed),
+        _ => {
+            let n: usize = groups.iter().map(|g| g.len()).sum();
+            if n < 2 || groups.iter().any(|g| g.is_empty()) {
+                return Vec::new();
+            }
+            let mut rng = SplitMix64(seed);
+            let mut buf = Vec::with_capacity(n);
+            (0..resamples)
+                .map(|_| {
+                    buf.clear();
+                    for _ in 0..groups.len() {
+                        let g = groups[rng.below(groups.len())];
+                        for _ in 0..g.len() {
+                            buf.push(g[rng.below(g.len())]);
+                        }
+                    }
+                    median_in_place(&mut buf)
+                })
+                .collect()
+        }
+    }
+}
+
+/// Splits samples into the groups `sizes` gives (in order); `None` unless the sizes add up.
+pub fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
+    if sizes.iter().sum::<usize>() != xs.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(sizes.len());
+    let mut at = 0;
+    for &n in sizes {
+        out.push(&xs[at..at + n]);
+        at += n;
+    }
+    Some(out)
+}
+
+/// Half the width of an interval, percent of `centre` (`None` where the centre is not positive).
+pub fn half_width_pct(interval: (f64, f64), centre: f64) -> Option<f64> {
+    (centre > 0.0).then(|| (interval.1 - interval.0) / 2.0 / centre * 100.0)
+}
+
 /// The 2.5th and 97.5th percentiles of bootstrap estimates; `None` without estimates or with a
 /// non-finite one.
 pub fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
@@ -177,10 +229,24 @@ impl SampleFigures {
 }
 
 pub fn figures(samples_ns: &[u64]) -> Option<SampleFigures> {
+    figures_grouped(samples_ns, &[])
+}
+
+/// `figures` of samples measured in several processes (`processes`: how many samples each gave,
+/// in order; empty or one: a single process): the median's interval is the two-stage bootstrap's.
+pub fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<SampleFigures> {
     let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     let summary = summarize(&xs)?;
+    let median_ci95 = match groups(&xs, processes) {
+        Some(g) if g.len() > 1 => interval95(&bootstrap_medians_grouped(
+            &g,
+            BOOTSTRAP_RESAMPLES,
+            BOOTSTRAP_SEED,
+        )),
+        _ => median_ci95(&xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+    };
     Some(SampleFigures {
-        median_ci95: median_ci95(&xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+        median_ci95,
         rsd_pct: rsd_pct(&xs),
         outliers: tukey(&xs),
         ops_per_sec: ops_per_sec(summary.mean_ns),
@@ -294,6 +360,44 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_two_stage_bootstrap_holds_the_spread_between_groups() {
+        // Three processes, each tight around its own level (100, 103, 106): a flat resample of
+        // the 600 pooled values keeps the median's interval within the middle process (a
+        // resample's median leaves it only if 300 of 600 draws come from one side), the
+        // two-stage one spans the levels (7 of 27 draws of three processes have two or three
+        // from the lowest).
+        let g: Vec<Vec<f64>> = [100.0, 103.0, 106.0]
+            .iter()
+            .map(|&c| (0..200).map(|i| c + f64::from(i) * 0.001).collect())
+            .collect();
+        let refs: Vec<&[f64]> = g.iter().map(Vec::as_slice).collect();
+        let pooled: Vec<f64> = g.concat();
+        let flat = median_ci95(&pooled, 1000, 7).unwrap();
+        let two = interval95(&bootstrap_medians_grouped(&refs, 1000, 7)).unwrap();
+        assert!(flat.0 >= 103.0 && flat.1 <= 103.2, "{flat:?}");
+        assert!(two.0 <= 100.2 && two.1 >= 106.0, "{two:?}");
+        // One group: exactly the one-stage bootstrap.
+        assert_eq!(
+            bootstrap_medians_grouped(&refs[..1], 50, 3),
+            bootstrap_medians(refs[0], 50, 3)
+        );
+        assert!(bootstrap_medians_grouped(&[&[1.0][..], &[][..]], 10, 1).is_empty());
+    }
+
+    #[test]
+    fn groups_split_by_their_sizes() {
+        let xs = [1, 2, 3, 4, 5];
+        assert_eq!(
+            groups(&xs, &[2, 3]).unwrap(),
+            vec![&[1, 2][..], &[3, 4, 5][..]]
+        );
+        assert_eq!(groups(&xs, &[2, 2]), None);
+        assert_eq!(groups(&xs, &[]), None);
+        assert_eq!(half_width_pct((99.0, 101.0), 100.0), Some(1.0));
+        assert_eq!(half_width_pct((0.0, 1.0), 0.0), None);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9

@@ -31,7 +31,14 @@ pub fn check(results: &Results) -> Vec<String> {
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
         let name = format!("phase {}", p.id());
-        let Some(f) = stats::figures(&p.samples_ns) else {
+        if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
+            problems.push(format!(
+                "{name}: processes add up to {} samples, the phase has {}",
+                p.processes.iter().sum::<usize>(),
+                p.samples_ns.len()
+            ));
+        }
+        let Some(f) = stats::figures_grouped(&p.samples_ns, &p.processes) else {
             differs(
                 &mut problems,
                 format!("{name}: iterations"),
@@ -115,6 +122,33 @@ pub fn check(results: &Results) -> Vec<String> {
                 hi,
                 h2,
             );
+        }
+        if let Some(pr) = &p.precision {
+            match f
+                .median_ci95
+                .and_then(|ci| stats::half_width_pct(ci, f.summary.median_ns))
+            {
+                Some(hw) => differs(
+                    &mut problems,
+                    format!("{name}: precision half_width_pct"),
+                    pr.half_width_pct,
+                    hw,
+                ),
+                None => problems.push(format!("{name}: a precision but no interval to give it")),
+            }
+            if !pr.consistent() {
+                problems.push(format!(
+                    "{name}: stopped for {:?} at ±{:.2}% against a ±{}% target",
+                    pr.reason, pr.half_width_pct, pr.target_pct
+                ));
+            }
+            let batches = p.processes.len().max(1);
+            if pr.batches != batches {
+                problems.push(format!(
+                    "{name}: precision says {} processes, the samples {batches}",
+                    pr.batches
+                ));
+            }
         }
         if let Some(ins) = &p.instructions {
             for (k, e) in ins.events.iter().enumerate() {

@@ -44,6 +44,8 @@ pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
         samples_ns,
         cycles: m.cycles,
         median_ci95_ns: None,
+        processes: Vec::new(),
+        precision: None,
         rsd_pct: 0.0,
         outliers: Default::default(),
         batch: m.batch,
@@ -59,7 +61,8 @@ pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
 /// RSD and outliers. `run` does it for a measured phase, `run --samples` for pooled ones, `check`
 /// to compare.
 pub fn set_sample_figures(p: &mut Phase) {
-    let f = stats::figures(&p.samples_ns).unwrap_or_else(stats::SampleFigures::empty);
+    let f = stats::figures_grouped(&p.samples_ns, &p.processes)
+        .unwrap_or_else(stats::SampleFigures::empty);
     p.stats = f.summary;
     p.ops_per_sec = f.ops_per_sec;
     p.median_ci95_ns = f.median_ci95;

@@ -231,9 +231,16 @@ pub struct Phase {
     pub includes: String,
     pub samples_ns: Vec<u64>,
     pub cycles: Option<Cycles>,
-    /// 95% bootstrap interval of the median (stats::median_ci95).
+    /// 95% bootstrap interval of the median (stats::median_ci95; measured in several processes,
+    /// the two-stage bootstrap over `processes`).
     #[serde(default)]
     pub median_ci95_ns: Option<(f64, f64)>,
+    /// Samples per process, in the order `samples_ns` holds them (schema 3; empty: one process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<usize>,
+    /// The median's precision against the run's target, and why measuring stopped (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Precision>,
     /// Relative standard deviation, percent.
     #[serde(default)]
     pub rsd_pct: f64,

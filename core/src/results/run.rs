@@ -131,6 +131,17 @@ pub struct Settings {
     pub warmup_ms: u64,
     /// `--iterations N`: the same count for every phase, whatever its speed.
     pub forced: Option<usize>,
+    /// The 95% half-width every phase median is measured towards, percent (schema 3; `run
+    /// --precision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_pct: Option<f64>,
+    /// The run's time budget, seconds (schema 3; `run --budget-s`; none: unbounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// Processes every phase is measured in at least (schema 3; `run --samples`); the iteration
+    /// counts, budget and floor above are per phase over all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<usize>,
 }
 
 impl Default for Settings {
@@ -142,6 +153,9 @@ impl Default for Settings {
             rounds: 10,
             warmup_ms: 100,
             forced: None,
+            target_pct: None,
+            budget_s: None,
+            processes: None,
         }
     }
 }

@@ -34,6 +34,13 @@ pub enum Warning {
     },
     /// A figure's medians differ between independent process samples (`run --samples`).
     ProcessSpread { name: String, rsd_pct: f64 },
+    /// A headline figure whose 95% interval stayed wider than the precision target (schema 3).
+    Imprecise {
+        name: String,
+        half_width_pct: f64,
+        target_pct: f64,
+        reason: super::StopReason,
+    },
     /// `run --backend` chose libraries that cannot compose these suites.
     SuitesLeftOut {
         backends: Vec<String>,
@@ -99,6 +106,7 @@ pub enum WarningKind {
     Outliers,
     BudgetOverrun,
     ProcessSpread,
+    Imprecise,
     Coverage,
     Network,
     Capacity,
@@ -116,6 +124,7 @@ impl WarningKind {
             WarningKind::Outliers => "phases with more than 2% severe outliers (beyond 3 IQR): kept; the mean and p99 include them, the median barely moves",
             WarningKind::BudgetOverrun => "phases whose timed calls overran their time budget by more than 20%: the figures stand, the run took longer",
             WarningKind::ProcessSpread => "figures whose medians differ between process samples: they do not hold from run to run here; compare runs with `pqprof compare`",
+            WarningKind::Imprecise => "figures whose 95% interval is wider than the precision target: the budget ran out (give `make run` a larger BUDGET) or each sample is so slow that only the minimum fitted; the interval shown is what was reached",
             WarningKind::Coverage => "what was asked for and not measured",
             WarningKind::Network => "the emulated network: setup and points to read with care",
             WarningKind::Capacity => "server capacity: steps to read with care",
@@ -133,6 +142,7 @@ impl WarningKind {
             WarningKind::Outliers => "severe outliers",
             WarningKind::BudgetOverrun => "budget overruns",
             WarningKind::ProcessSpread => "spread between processes",
+            WarningKind::Imprecise => "wider than the target",
             WarningKind::Coverage => "not measured",
             WarningKind::Network => "network",
             WarningKind::Capacity => "capacity",
@@ -154,6 +164,7 @@ impl Warning {
             Warning::Outliers { .. } => WarningKind::Outliers,
             Warning::BudgetOverrun { .. } => WarningKind::BudgetOverrun,
             Warning::ProcessSpread { .. } => WarningKind::ProcessSpread,
+            Warning::Imprecise { .. } => WarningKind::Imprecise,
             Warning::SuitesLeftOut { .. }
             | Warning::NotMeasured { .. }
             | Warning::GroupUnsupported { .. } => WarningKind::Coverage,
@@ -250,6 +261,11 @@ impl Warning {
     pub fn weight(&self) -> f64 {
         match self {
             Warning::Spread { rsd_pct, .. } | Warning::ProcessSpread { rsd_pct, .. } => *rsd_pct,
+            Warning::Imprecise {
+                half_width_pct,
+                target_pct,
+                ..
+            } => half_width_pct / target_pct.max(1e-9),
             Warning::Steal { steal_pct, .. } => *steal_pct,
             Warning::RunDelay { delay_pct, .. } => *delay_pct,
             Warning::Outliers {
@@ -284,6 +300,7 @@ impl std::fmt::Display for Warning {
                 write!(f, "{phase}: its timed calls took {timed_ms:.0} ms against a budget of {budget_ms} ms (+{over:.0}%): the warm-up underestimated the call; the figures stand, the run took longer")
             }
             Warning::ProcessSpread { name, rsd_pct } => write!(f, "{name}: medians differ by {rsd_pct:.1}% RSD between process samples: this figure does not hold from run to run here; compare runs with `pqprof compare`, not by eye"),
+            Warning::Imprecise { name, half_width_pct, target_pct, reason } => write!(f, "{name}: 95% interval ±{half_width_pct:.2}% against a ±{target_pct}% target ({})", reason.describe()),
             Warning::SuitesLeftOut { backends, suites } => write!(f, "suites left out because the backends chosen ({}) cannot compose them: {}", backends.join(", "), suites.join(", ")),
             Warning::NotMeasured { what, reason } => write!(f, "{what} not measured: {reason}"),
             Warning::GroupUnsupported { stack, version, group } => write!(f, "{stack} {version} does not negotiate {group}: no {stack} row for it"),
@@ -399,6 +416,12 @@ enum Tagged {
         name: String,
         rsd_pct: f64,
     },
+    Imprecise {
+        name: String,
+        half_width_pct: f64,
+        target_pct: f64,
+        reason: super::StopReason,
+    },
     SuitesLeftOut {
         backends: Vec<String>,
         suites: Vec<String>,
@@ -483,6 +506,7 @@ both_ways! {
     Outliers { phase, severe, samples },
     BudgetOverrun { phase, timed_ms, budget_ms },
     ProcessSpread { name, rsd_pct },
+    Imprecise { name, half_width_pct, target_pct, reason },
     SuitesLeftOut { backends, suites },
     NotMeasured { what, reason },
     GroupUnsupported { stack, version, group },

@@ -1,0 +1,55 @@
+//! How precise a headline figure is and why its measurement stopped (schema 3): the target its
+//! 95% interval was measured towards, the half-width it reached, and the reason. Every section
+//! that spends time by precision (phases, real handshakes, in-memory capacity, network cells)
+//! records one per figure; `check` recomputes the half-width from the stored samples.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Precision {
+    /// The 95% half-width asked for, percent of the figure.
+    pub target_pct: f64,
+    /// The 95% half-width reached, percent of the figure.
+    pub half_width_pct: f64,
+    pub reason: StopReason,
+    /// Independent batches (processes, rounds) the figure was measured in.
+    pub batches: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The interval reached the target after at least the minimum of batches.
+    Target,
+    /// More samples were wanted, but the step's time budget was spent.
+    Budget,
+    /// Each sample costs so much that only the minimum of them fitted: the interval is what they
+    /// give.
+    Floor,
+    /// The figure has a fixed number of samples by design (a forced `--iterations`, one process,
+    /// a network cell's handshakes at a grid point): its interval is reported, not chased.
+    Fixed,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Target => "target met",
+            StopReason::Budget => "budget spent",
+            StopReason::Floor => "sample floor",
+            StopReason::Fixed => "fixed sample",
+        }
+    }
+}
+
+impl Precision {
+    /// The reason is consistent with the figures: a target met is within it, a figure stopped
+    /// for any other reason is not (or has a fixed sample).
+    pub fn consistent(&self) -> bool {
+        match self.reason {
+            StopReason::Target => self.half_width_pct <= self.target_pct + 1e-9,
+            StopReason::Budget | StopReason::Floor => self.half_width_pct > self.target_pct,
+            StopReason::Fixed => true,
+        }
+    }
+}
