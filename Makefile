@@ -20,7 +20,8 @@ build: deps
 go-peer:
 	./peers/go/build.sh
 
-# The new file is checked again once every step has added to it, with the site; the files already
+# `run` checks what it writes, and the new file is checked again once every step has added to it,
+# with the site; the files already
 # in results/ and results/archive/ were checked when they were measured (`make render` checks them
 # all, about 3.5 s each). The site shows the newest complete run of each machine, the new one beside
 # the committed ones; every run is on its history page.
@@ -28,7 +29,6 @@ run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
 	echo "make run: measuring into $$out"; \
 	$(BIN) run --out "$$out"; \
-	$(BIN) check "$$out"; \
 	$(BIN) handshake --results "$$out"; \
 	$(BIN) capacity --results "$$out"; \
 	$(BIN) network --results "$$out"; \

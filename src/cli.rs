@@ -110,9 +110,20 @@ pub enum Command {
         results: Option<PathBuf>,
         #[arg(long, default_value = "suites")]
         suites: PathBuf,
-        /// Independent samples per scenario (scenario order rotated between samples); seed 000 used 20 x 100.
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        /// Samples every scenario gets, each a round of all of them in turn (the order rotated
+        /// between rounds); seed 000 used 20 x 100.
+        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
         samples: u32,
+        /// Then more rounds of the scenarios whose median's 95% half-width is wider than this,
+        /// percent, the widest first.
+        #[arg(long, default_value_t = 1.0)]
+        precision: f64,
+        /// The most samples a scenario gets.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        max_samples: u32,
+        /// The time all samples may take, seconds (0: no precision rounds, exactly --samples).
+        #[arg(long, default_value_t = 45)]
+        budget_s: u64,
         /// Handshakes per sample.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_sample: u32,
@@ -154,7 +165,7 @@ pub enum Command {
         /// Replace a network section the results file already has.
         #[arg(long)]
         force: bool,
-        /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 10, 20%), paquin (4 RTTs x 25 losses), quick (CI).
+        /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 20%), paquin (4 RTTs x 25 losses), quick (CI).
         #[arg(long, default_value = "default")]
         grid: String,
         /// Handshakes per scenario and point (at most; see --cell-seconds).
@@ -162,7 +173,7 @@ pub enum Command {
         per_point: u32,
         /// After this many seconds a scenario's point starts no new handshake once it has 10
         /// (0: always --per-point). Those started finish, so the sample is not biased.
-        #[arg(long, default_value_t = 3.0)]
+        #[arg(long, default_value_t = 2.0)]
         cell_seconds: f64,
         /// Handshakes in flight at once at RTTs up to 5.6 ms, scaled up with the RTT to at most 40
         /// (Paquin et al. ran 40 processes), so the offered load stays within what 2 cores serve.
@@ -336,9 +347,9 @@ pub struct RunArgs {
     /// The 95% half-width, percent of the median, every phase is measured towards.
     #[arg(long, default_value_t = 1.0)]
     pub precision: f64,
-    /// The whole run's time in seconds, precision batches included (0: no limit but 12 processes
-    /// per phase).
-    #[arg(long, default_value_t = 150)]
+    /// The time for measuring, in seconds, precision batches included (composing and checking
+    /// follow; 0: no limit but 12 processes per phase).
+    #[arg(long, default_value_t = 120)]
     pub budget_s: u64,
     /// Start the round-robin at this phase (set by --samples for each child).
     #[arg(long, default_value_t = 0, hide = true)]
@@ -352,6 +363,9 @@ pub struct RunArgs {
     /// A child's fewest iterations for a slow phase (set by --samples).
     #[arg(long, hide = true)]
     pub worker_floor: Option<usize>,
+    /// A child's warm-up per phase, milliseconds (set by --samples: a K-th of the default's).
+    #[arg(long, hide = true)]
+    pub worker_warmup_ms: Option<u64>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -53,6 +53,13 @@ pub fn execute(command: Command) -> Result<()> {
             for (name, pct) in crate::comparison::calibrated_spread(&runs) {
                 println!("{pct:6.2}% calibrated  {name}");
             }
+            let (covered, pairs) = crate::comparison::coverage(&runs);
+            if pairs > 0 {
+                println!(
+                    "coverage: {covered} of {pairs} phase medians ({:.1}%) inside the previous run's 95% interval",
+                    covered as f64 / pairs as f64 * 100.0
+                );
+            }
             Ok(())
         }
         Command::Crosscheck {
@@ -118,9 +125,15 @@ pub fn execute(command: Command) -> Result<()> {
             suites,
             samples,
             per_sample,
+            precision,
+            max_samples,
+            budget_s,
             force,
             stacks,
         } => {
+            if !(precision > 0.0 && precision.is_finite()) {
+                bail!("--precision {precision}: a target is a positive percentage");
+            }
             let file = file.map_or_else(newest_results, Ok)?;
             let mut r = section_target(
                 &file,
@@ -132,6 +145,9 @@ pub fn execute(command: Command) -> Result<()> {
                 suites,
                 samples: samples as usize,
                 per_sample: per_sample as usize,
+                precision_pct: precision,
+                max_samples: (max_samples as usize).max(samples as usize),
+                budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
                 stacks,
             };
             let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
@@ -411,6 +427,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             .worker_iterations
             .unwrap_or(defaults.default_iterations),
         min_iterations: args.worker_floor.unwrap_or(defaults.min_iterations),
+        warmup_ms: args.worker_warmup_ms.unwrap_or(defaults.warmup_ms),
         ..defaults
     };
     let only = match &args.only {
@@ -462,6 +479,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             rotate: args.rotate,
             counter: args.counter.is_some(),
             only,
+            intervals: args.worker_iterations.is_none(),
         };
         let mut r = run::run(&opts)?;
         if args.samples == 1 && args.worker_iterations.is_none() {
@@ -474,21 +492,32 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         r
     };
     results::create(&out, &results, args.force)?;
-    eprint!("{}", crate::tables::warnings(&results.warnings, 3));
+    // A child of `--samples` leaves the warnings and the summary to its parent, which pools them.
+    let child = args.worker_iterations.is_some();
+    if !child {
+        eprint!("{}", crate::tables::warnings(&results.warnings, 3));
+    }
     for f in &results.failures {
         eprintln!(
             "warning: {} {} {} was not measured: {}",
             f.backend, f.algorithm, f.operation, f.error
         );
     }
-    println!(
-        "{}: {} phases, {} suite compositions, {:.0} s",
-        out.display(),
-        results.phases.len(),
-        results.suites.len(),
-        results.run.wall_seconds
-    );
-    let problems = check::check(&results);
+    if !child {
+        println!(
+            "{}: {} phases, {} suite compositions, {:.0} s",
+            out.display(),
+            results.phases.len(),
+            results.suites.len(),
+            results.run.wall_seconds
+        );
+    }
+    // A child's file is pooled and checked by its parent.
+    let problems = if child {
+        Vec::new()
+    } else {
+        check::check(&results)
+    };
     if !problems.is_empty() {
         bail!(
             "the results just written fail their own check:\n  {}",

@@ -311,7 +311,7 @@ impl Slot {
     }
 }
 
-/// Warm-up: runs the case until `warmup_ms` has passed (at least three calls); the first output is
+/// Warm-up: runs the case until `warmup_ms` has passed (at least one call); the first output is
 /// verified. Sets the estimate (median call), the batch and the share of outputs to verify so that
 /// checking stays within half the timed time. Returns the estimate per sample (batch x call).
 pub fn warm_up(

@@ -28,6 +28,9 @@ pub struct Options {
     pub counter: bool,
     /// Only the phases of these names (`PhaseId`'s display), as a precision batch asks for.
     pub only: Option<Vec<String>>,
+    /// The suites' bootstrap intervals (a child of `--samples` leaves them to its parent, which
+    /// composes the pooled phases again).
+    pub intervals: bool,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -188,7 +191,7 @@ pub fn run(opts: &Options) -> Result<Results> {
     } else {
         None
     };
-    let suites_out = compose_all(&suites, &plan, &phases);
+    let suites_out = compose_all(&suites, &plan, &phases, opts.intervals);
     let components = crate::figures::components(&phases, |id| {
         let b = backends.iter().find(|b| b.name() == id.backend)?;
         b.setup(&id.algorithm, id.operation).map(String::from)
@@ -371,7 +374,12 @@ fn peer_compositions(
         .collect()
 }
 
-fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<SuiteResult> {
+fn compose_all(
+    suites: &[Suite],
+    plan: &plan::Plan,
+    phases: &[Phase],
+    intervals: bool,
+) -> Vec<SuiteResult> {
     let mut out: Vec<SuiteResult> = Vec::new();
     for c in &plan.compositions {
         let s = &suites[c.suite];
@@ -395,12 +403,26 @@ fn compose_all(suites: &[Suite], plan: &plan::Plan, phases: &[Phase]) -> Vec<Sui
         r.instructions = instructions;
         out.push(r);
     }
-    fill_deltas(&mut out, phases);
+    if intervals {
+        fill_deltas(&mut out, phases);
+    } else {
+        deltas(&mut out);
+    }
     out
 }
 
 /// Deltas against each suite's baseline (same stack) and the bootstrap intervals.
 pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
+    deltas(out);
+    let intervals = compose::intervals(out, phases);
+    for (s, (ci, dci)) in out.iter_mut().zip(intervals) {
+        s.composed.median_ci95_ns = ci;
+        s.delta_ci95_pct = dci.filter(|_| s.delta_vs_baseline_pct.is_some());
+    }
+}
+
+/// Each suite's difference from its baseline's median (same stack), percent.
+fn deltas(out: &mut [SuiteResult]) {
     let medians: Vec<(String, String, f64)> = out
         .iter()
         .map(|s| (s.name.clone(), s.stack.clone(), s.composed.median_ns))
@@ -414,11 +436,6 @@ pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
             s.delta_vs_baseline_pct =
                 (base != &s.name).then(|| compose::delta_pct(s.composed.median_ns, *m));
         }
-    }
-    let intervals = compose::intervals(out, phases);
-    for (s, (ci, dci)) in out.iter_mut().zip(intervals) {
-        s.composed.median_ci95_ns = ci;
-        s.delta_ci95_pct = dci.filter(|_| s.delta_vs_baseline_pct.is_some());
     }
 }
 

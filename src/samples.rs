@@ -31,6 +31,19 @@ pub struct Options {
     pub budget: Option<Duration>,
 }
 
+/// The share of one process's default iterations and per-phase budget the first K processes take
+/// together: the rest of the run's time goes to the phases still wider than the target (the
+/// spread between processes, not the samples within one, is what narrows an interval most).
+const FIRST_SHARE: f64 = 0.5;
+
+/// The iterations of a phase the first K processes take together.
+fn first_iterations() -> usize {
+    (results::Settings::default().default_iterations as f64 * FIRST_SHARE) as usize
+}
+
+/// A child's shortest warm-up per phase, milliseconds.
+const MIN_WARMUP_MS: u64 = 20;
+
 /// No phase is measured in more processes than this, whatever the budget.
 pub const MAX_PROCESSES: usize = 12;
 
@@ -60,8 +73,9 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
-            let pooled = aggregate(batches.iter().map(|b| b.results.clone()).collect())?;
-            let wide = wide_phases(&pooled.phases, args.precision_pct);
+            // The phases' intervals only: the suites are composed once, at the end.
+            let runs: Vec<Results> = batches.iter().map(|b| b.results.clone()).collect();
+            let wide = wide_phases(&pool_phases(&runs).0, args.precision_pct);
             if wide.is_empty() {
                 break;
             }
@@ -93,7 +107,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         );
         out.run.wall_seconds = started.elapsed().as_secs_f64();
         out.run.iterations_policy = results::Settings {
-            default_iterations: per_process(1000, k) * k,
+            default_iterations: per_process(first_iterations(), k) * k,
             min_iterations: per_process(10, k) * k,
             budget_ms: args.budget_ms,
             rounds: args.rounds as usize,
@@ -143,13 +157,21 @@ fn child(
         .arg("--quiet");
     cmd.args([
         "--budget-ms",
-        &(args.budget_ms / k as u64).max(1).to_string(),
+        &((args.budget_ms as f64 * FIRST_SHARE) as u64 / k as u64)
+            .max(1)
+            .to_string(),
         "--rounds",
         &args.rounds.to_string(),
         "--worker-iterations",
-        &per_process(1000, k).to_string(),
+        &per_process(first_iterations(), k).to_string(),
         "--worker-floor",
         &per_process(10, k).to_string(),
+        // Every process warms each phase up again (caches, predictors, lazy set-up), so K
+        // processes share the one process's warm-up rather than multiply it.
+        "--worker-warmup-ms",
+        &(results::Settings::default().warmup_ms / k as u64)
+            .max(MIN_WARMUP_MS)
+            .to_string(),
     ]);
     cmd.args(["--rotate", &rotate.to_string()]);
     if let Some(it) = args.iterations {
@@ -299,13 +321,12 @@ fn spread(name: String, medians: Vec<f64>) -> SampleSpread {
     }
 }
 
-/// Pools samples phase by phase and recomposes every suite from the pooled phases.
-pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
-    let Some(first) = runs.first().cloned() else {
-        bail!("no samples")
+/// Each phase's samples pooled over the processes that measured it, with its figures from the
+/// pool, and the spread of the processes' medians.
+fn pool_phases(runs: &[Results]) -> (Vec<Phase>, Vec<SampleSpread>) {
+    let Some(first) = runs.first() else {
+        return (Vec::new(), Vec::new());
     };
-    let first_components = first.components.clone();
-    let count = runs.len();
     let mut phases: Vec<Phase> = Vec::new();
     let mut phase_spreads = Vec::new();
     for p in &first.phases {
@@ -360,6 +381,17 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
         crate::figures::set_sample_figures(&mut pooled);
         phases.push(pooled);
     }
+    (phases, phase_spreads)
+}
+
+/// Pools samples phase by phase and recomposes every suite from the pooled phases.
+pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
+    let Some(first) = runs.first().cloned() else {
+        bail!("no samples")
+    };
+    let first_components = first.components.clone();
+    let count = runs.len();
+    let (phases, phase_spreads) = pool_phases(&runs);
     let mut suites = Vec::new();
     let mut suite_spreads = Vec::new();
     for s in &first.suites {

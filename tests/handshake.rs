@@ -25,6 +25,8 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         "2",
         "--per-sample",
         "3",
+        "--budget-s",
+        "0",
         "--stack",
         "rustls",
         "--stack",
@@ -178,6 +180,11 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         assert!(s["median_ns"].as_f64().unwrap() > 0.0);
         assert!(s["client_to_server_bytes"].as_f64().unwrap() > 0.0);
         assert_eq!(s["sample_medians_ns"].as_array().unwrap().len(), 2);
+        // Every connection kept, by round; no budget: a fixed design of two rounds.
+        assert_eq!(s["totals_ns"].as_array().unwrap().len(), 6, "{s}");
+        assert_eq!(s["sample_rounds"], serde_json::json!([0, 1]));
+        assert_eq!(s["precision"]["reason"], "fixed");
+        assert_eq!(s["precision"]["batches"], 2);
         if s["suite"] == "X25519MLKEM768" {
             // draft-ietf-tls-ecdhe-mlkem: 1,216 B from the client, 1,120 B from the server.
             assert_eq!(e["client_share"][1], 1216, "{s}");
@@ -300,6 +307,19 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A connection's time moved: the interval and the precision no longer follow from the
+    // connections.
+    let mut t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let sc = &mut t["handshakes"]["scenarios"][0];
+    sc["totals_ns"][0] = (sc["totals_ns"][0].as_u64().unwrap() * 10).into();
+    std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("median_ci95_ns"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let site = out.with_extension("site");
     assert!(pqprof(&[
         "render",
@@ -329,6 +349,18 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let sc = v["handshakes"]["scenarios"].as_array().unwrap();
     assert_eq!(sc.len(), 2);
+    // One round each, then precision rounds within the default budget: every sample has its
+    // round, the first is round 0, and check recomputes the rest.
+    assert!(pqprof(&["check", out.to_str().unwrap()]).status.success());
+    for s in sc {
+        let rounds = s["sample_rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), s["sample_sizes"].as_array().unwrap().len());
+        assert_eq!(rounds[0], 0);
+        assert_eq!(
+            s["precision"]["batches"].as_u64().unwrap() as usize,
+            rounds.len()
+        );
+    }
     for s in sc {
         assert_eq!(s["stack"], "russh");
         assert_eq!(

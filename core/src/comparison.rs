@@ -99,9 +99,19 @@ pub fn ratio_interval(
         .then(|| (r * (-1.96 * se).exp(), r * (1.96 * se).exp()))
 }
 
-/// The between-run noise for one figure: the given threshold, or twice the combined relative spread
-/// of the process-sample medians when both runs have them (`run --samples K`), whichever is larger.
+/// The between-run noise for one figure. Where both runs measured their phases in several
+/// processes with a precision target (files from 2026-12-01 on), the intervals already hold the
+/// spread between processes: the floor is the larger of the two targets (a change smaller than
+/// the precision asked for is not called). Otherwise the given threshold, or twice the combined
+/// relative spread of the process-sample medians when both runs have them, whichever is larger.
 fn noise_floor(a: &Results, b: &Results, name: &str, threshold_pct: f64) -> f64 {
+    let target = |r: &Results| {
+        let p = &r.run.iterations_policy;
+        p.target_pct.filter(|_| p.processes.is_some_and(|k| k > 1))
+    };
+    if let (Some(x), Some(y)) = (target(a), target(b)) {
+        return x.max(y);
+    }
     let rsd = |r: &Results| {
         r.process_samples.as_ref().and_then(|ps| {
             ps.phases
@@ -447,6 +457,24 @@ pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
     spread(&scaled)
 }
 
+/// How often one run's 95% interval of a phase median holds the next run's median, over
+/// consecutive pairs of `runs` (each phase in both): (covered, pairs). The check from outside that
+/// an interval describes what a user sees on the next run: about 95% of the pairs when it does.
+pub fn coverage(runs: &[Results]) -> (usize, usize) {
+    let mut covered = 0;
+    let mut pairs = 0;
+    for w in runs.windows(2) {
+        for p in &w[0].phases {
+            let (Some((lo, hi)), Some(q)) = (p.median_ci95_ns, w[1].phase(&p.id())) else {
+                continue;
+            };
+            pairs += 1;
+            covered += usize::from(lo <= q.stats.median_ns && q.stats.median_ns <= hi);
+        }
+    }
+    (covered, pairs)
+}
+
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.
 pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
     let Some(first) = runs.first() else {
@@ -483,6 +511,71 @@ pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_with_process_level_intervals_compare_against_their_target() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+            .unwrap();
+        let mut a = crate::results::read(&file).unwrap();
+        a.process_samples = None;
+        a.run.iterations_policy.target_pct = None;
+        a.run.iterations_policy.processes = None;
+        let mut b = a.clone();
+        // Older files: the given threshold.
+        assert_eq!(noise_floor(&a, &b, "x", 5.0), 5.0);
+        a.run.iterations_policy.target_pct = Some(1.0);
+        a.run.iterations_policy.processes = Some(3);
+        assert_eq!(noise_floor(&a, &b, "x", 5.0), 5.0);
+        b.run.iterations_policy.target_pct = Some(2.0);
+        b.run.iterations_policy.processes = Some(3);
+        assert_eq!(noise_floor(&a, &b, "x", 5.0), 2.0);
+        // One process is an interval of that process only: the threshold again.
+        b.run.iterations_policy.processes = Some(1);
+        assert_eq!(noise_floor(&a, &b, "x", 5.0), 5.0);
+    }
+
+    #[test]
+    fn coverage_counts_the_next_medians_inside_the_intervals() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+            .unwrap();
+        let a = crate::results::read(&file).unwrap();
+        let with_ci = a
+            .phases
+            .iter()
+            .filter(|p| p.median_ci95_ns.is_some())
+            .count();
+        assert!(with_ci > 1);
+        // The next run: the first phase with an interval lands inside it, every other one just
+        // below its interval.
+        let mut b = a.clone();
+        let mut first = true;
+        for (p, q) in a.phases.iter().zip(b.phases.iter_mut()) {
+            let Some((lo, hi)) = p.median_ci95_ns else {
+                continue;
+            };
+            q.stats.median_ns = if first { (lo + hi) / 2.0 } else { lo - 1.0 };
+            first = false;
+        }
+        assert_eq!(coverage(&[a.clone(), b.clone()]), (1, with_ci));
+        // Three runs make two pairs; a run against itself covers what has an interval around it.
+        let own = a
+            .phases
+            .iter()
+            .filter(|p| {
+                p.median_ci95_ns
+                    .is_some_and(|(lo, hi)| lo <= p.stats.median_ns && p.stats.median_ns <= hi)
+            })
+            .count();
+        assert_eq!(coverage(&[a.clone(), a.clone(), b]), (own + 1, 2 * with_ci));
+    }
 
     #[test]
     fn a_sample_interval_is_the_t_interval_of_the_logs() {

@@ -149,6 +149,28 @@ pub fn bootstrap_medians_grouped(groups: &[&[f64]], resamples: usize, seed: u64)
     }
 }
 
+/// The 95% interval of the median of samples measured in groups (processes, rounds): the
+/// two-stage bootstrap's (`bootstrap_medians_grouped`), widened where needed to the t-interval of
+/// the groups' medians around `median`, t with (groups - 1) degrees of freedom. With few groups a
+/// percentile bootstrap over them is too narrow (three processes give at most three distinct
+/// levels to resample); the t critical value is the usual correction for few clusters (Cameron &
+/// Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", J. Human Resources 50(2),
+/// section VI). `None` unless there are two groups with samples.
+pub fn grouped_median_ci95(groups: &[&[f64]], median: f64) -> Option<(f64, f64)> {
+    if groups.len() < 2 || groups.iter().any(|g| g.is_empty()) {
+        return None;
+    }
+    let (lo, hi) = interval95(&bootstrap_medians_grouped(
+        groups,
+        BOOTSTRAP_RESAMPLES,
+        BOOTSTRAP_SEED,
+    ))?;
+    let medians: Vec<f64> = groups.iter().map(|g| self::median(g)).collect();
+    let k = medians.len();
+    let half = t95(k - 1) * stdev(&medians) / (k as f64).sqrt();
+    Some((lo.min(median - half), hi.max(median + half)))
+}
+
 /// Splits samples into the groups `sizes` gives (in order); `None` unless the sizes add up.
 pub fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
     if sizes.iter().sum::<usize>() != xs.len() {
@@ -161,6 +183,24 @@ pub fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
         at += n;
     }
     Some(out)
+}
+
+/// The distribution-free 95% interval of the `p`-th percentile of sorted samples: the order
+/// statistics X(l) and X(u) whose ranks hold np ± 1.96 sqrt(np(1-p)) (the normal approximation to
+/// the binomial count below the percentile; Conover, "Practical Nonparametric Statistics", 3rd ed.
+/// 1999, §3.2). `None` where those ranks fall outside the sample: too few samples for that
+/// percentile (a p95 needs about 75).
+pub fn percentile_ci95(sorted: &[f64], p: f64) -> Option<(f64, f64)> {
+    let n = sorted.len() as f64;
+    let q = p / 100.0;
+    if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let half = 1.96 * (n * q * (1.0 - q)).sqrt();
+    // 1-based ranks.
+    let l = (n * q - half).floor();
+    let u = (n * q + half).ceil() + 1.0;
+    (l >= 1.0 && u <= n).then(|| (sorted[l as usize - 1], sorted[u as usize - 1]))
 }
 
 /// Half the width of an interval, percent of `centre` (`None` where the centre is not positive).
@@ -238,11 +278,7 @@ pub fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<Sample
     let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     let summary = summarize(&xs)?;
     let median_ci95 = match groups(&xs, processes) {
-        Some(g) if g.len() > 1 => interval95(&bootstrap_medians_grouped(
-            &g,
-            BOOTSTRAP_RESAMPLES,
-            BOOTSTRAP_SEED,
-        )),
+        Some(g) if g.len() > 1 => grouped_median_ci95(&g, summary.median_ns),
         _ => median_ci95(&xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
     };
     Some(SampleFigures {
@@ -360,6 +396,37 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn few_groups_widen_to_the_t_interval_of_their_medians() {
+        // Medians 1, 2, 3: sd 1, t(2) = 4.303, half 4.303 / sqrt 3 = 2.4843; the bootstrap over
+        // three levels stays within [1, 3], so the t-interval is the one.
+        let g = [[1.0; 3], [2.0; 3], [3.0; 3]];
+        let refs: Vec<&[f64]> = g.iter().map(|x| &x[..]).collect();
+        let (lo, hi) = grouped_median_ci95(&refs, 2.0).unwrap();
+        let half = 4.303 / 3f64.sqrt();
+        assert!((lo - (2.0 - half)).abs() < 1e-12 && (hi - (2.0 + half)).abs() < 1e-12);
+        // Groups that agree: the t-interval is a point, the bootstrap's spread within them stays.
+        let g = [[1.0, 3.0], [1.0, 3.0]];
+        let refs: Vec<&[f64]> = g.iter().map(|x| &x[..]).collect();
+        let (lo, hi) = grouped_median_ci95(&refs, 2.0).unwrap();
+        assert!(lo >= 1.0 && hi <= 3.0 && lo < hi);
+        assert_eq!(grouped_median_ci95(&refs[..1], 2.0), None);
+    }
+
+    #[test]
+    fn a_percentiles_interval_is_the_textbooks_order_statistics() {
+        // n = 100, the median: ranks 50 -+ 9.8 give X(40) and X(61) (Conover's table A3 gives
+        // the same pair); the sample is 1..=100, so the values are the ranks.
+        let xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile_ci95(&xs, 50.0), Some((40.0, 61.0)));
+        // The 95th: 95 -+ 4.27 gives X(90) and X(101): beyond the sample, so none.
+        assert_eq!(percentile_ci95(&xs, 95.0), None);
+        let ys: Vec<f64> = (1..=200).map(f64::from).collect();
+        // n = 200: 190 -+ 6.04 gives ranks 183 and 197 + 1 = 198.
+        assert_eq!(percentile_ci95(&ys, 95.0), Some((183.0, 198.0)));
+        assert_eq!(percentile_ci95(&[], 50.0), None);
+    }
 
     #[test]
     fn a_two_stage_bootstrap_holds_the_spread_between_groups() {

@@ -9,7 +9,8 @@ pub mod server;
 
 use crate::auth::Step;
 use crate::results::{
-    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets, Warning,
+    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, Precision, RealStack, Results,
+    Sockets, StopReason, Warning,
 };
 use crate::stack::child::Server;
 use crate::stack::{self, Config, Identity, Pair, Sample, TlsStack};
@@ -24,6 +25,10 @@ use std::time::{Duration, Instant};
 
 pub struct Options {
     pub stacks: Vec<&'static dyn TlsStack>,
+    /// In memory: the 95% half-width of each rate to reach, percent, with at most this much more
+    /// time per cell (0: exactly `rounds`).
+    pub precision_pct: f64,
+    pub precision_extra_ms: u64,
     pub groups: Vec<String>,
     /// In memory: timed handshakes per stack and group, spread over `rounds` interleaved rounds.
     pub in_memory_ms: u64,
@@ -58,6 +63,8 @@ impl Options {
                 .collect(),
             groups,
             in_memory_ms: if quick { 300 } else { 2000 },
+            precision_pct: 1.0,
+            precision_extra_ms: if quick { 0 } else { 500 },
             rounds: if quick { 3 } else { 10 },
             concurrency: if quick {
                 vec![1, 16]
@@ -298,6 +305,7 @@ fn in_memory(
         per_round: usize,
         samples: Vec<Sample>,
         failures: usize,
+        rounds: usize,
     }
     let mut cells = Vec::new();
     let pairs: Vec<(&String, &crate::auth::Auth)> = opts
@@ -332,9 +340,21 @@ fn in_memory(
                 per_round,
                 samples: Vec::new(),
                 failures: 0,
+                rounds: 0,
             });
         }
     }
+    let round_of = |c: &mut Cell| -> Result<()> {
+        crate::interrupt::check()?;
+        for _ in 0..c.per_round {
+            match c.pair.handshake(false) {
+                Ok(s) => c.samples.push(s),
+                Err(_) => c.failures += 1,
+            }
+        }
+        c.rounds += 1;
+        Ok(())
+    };
     for round in 0..opts.rounds.max(1) {
         progress(&format!(
             "capacity: in-memory handshakes, round {}/{}",
@@ -342,14 +362,35 @@ fn in_memory(
             opts.rounds.max(1)
         ));
         for c in &mut cells {
-            crate::interrupt::check()?;
-            for _ in 0..c.per_round {
-                match c.pair.handshake(false) {
-                    Ok(s) => c.samples.push(s),
-                    Err(_) => c.failures += 1,
-                }
-            }
+            round_of(c)?;
         }
+    }
+    // Then more rounds of the cells whose rate is wider than the target, the widest first,
+    // while the extra time lasts (`precision_extra_ms` per cell, in all).
+    let extra = Instant::now();
+    let extra_s = opts.precision_extra_ms as f64 / 1e3 * cells.len() as f64;
+    loop {
+        let mut wide: Vec<(usize, f64)> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i, rate_half_width_pct(&c.samples)?)))
+            .filter(|&(_, hw)| hw > opts.precision_pct)
+            .collect();
+        wide.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let left = extra_s - extra.elapsed().as_secs_f64();
+        // A round's handshakes were chosen to take this long (from the warm-up's mean).
+        let cost = opts.in_memory_ms as f64 / 1e3 / opts.rounds.max(1) as f64;
+        let Some(&(i, hw)) = wide.first().filter(|_| cost <= left) else {
+            break;
+        };
+        progress(&format!(
+            "capacity: in-memory round {} of {} {} + {} (±{hw:.2}%)",
+            cells[i].rounds + 1,
+            cells[i].stack.name(),
+            cells[i].group,
+            cells[i].auth
+        ));
+        round_of(&mut cells[i])?;
     }
     let mut out: Vec<InMemory> = Vec::new();
     for c in &cells {
@@ -394,6 +435,21 @@ fn in_memory(
             ),
             handshakes_per_s: rate,
             handshakes_per_s_ci95: rate_ci,
+            precision: rate_ci.and_then(|ci| {
+                let hw = stats::half_width_pct(ci, rate)?;
+                Some(Precision {
+                    target_pct: opts.precision_pct,
+                    half_width_pct: hw,
+                    reason: if opts.precision_extra_ms == 0 {
+                        StopReason::Fixed
+                    } else if hw <= opts.precision_pct {
+                        StopReason::Target
+                    } else {
+                        StopReason::Budget
+                    },
+                    batches: c.rounds,
+                })
+            }),
             server_per_core_s: server_rate,
             servers_for_10k: 10_000.0 / (server_rate * cores.max(1) as f64),
             baseline: None,
@@ -443,6 +499,13 @@ fn in_memory(
         m.against = Some(against);
     }
     Ok(out)
+}
+
+/// The 95% half-width of the in-memory rate of these handshakes, percent of the rate.
+fn rate_half_width_pct(samples: &[Sample]) -> Option<f64> {
+    let wall: Vec<u64> = samples.iter().map(|s| s.wall_ns).collect();
+    let (rate, ci) = crate::figures::capacity::rate_per_s(&wall)?;
+    stats::half_width_pct(ci?, rate)
 }
 
 /// Sets SO_LINGER to zero, so closing sends a reset and leaves no TIME_WAIT behind: thousands of

@@ -322,13 +322,14 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck>
         // `min_rounds` of them, and more while a phase of this run is undecided.
         let mut k = 0;
         loop {
+            // pqprof's k+1-th measurement follows the tool's k-th run: the tool runs are the
+            // rounds counted against the bounds.
             progress(&format!(
-                "{}/{} {} {}: round {} (at least {min_rounds}, at most {max_rounds})",
+                "{}/{} {} {}: pqprof after {k} tool run(s) (at least {min_rounds}, at most {max_rounds})",
                 gi + 1,
                 groups.len(),
                 g.tool,
                 g.cmd.last().map_or("", String::as_str),
-                k + 1
             ));
             for p in &mut pairs[first..] {
                 crate::interrupt::check()?;

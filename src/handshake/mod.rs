@@ -7,7 +7,7 @@ mod paired;
 use crate::auth::{Auth, Auths, Step};
 use crate::results::{
     Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake,
-    RealStack, Results, Scenario, Warning,
+    Precision, RealStack, Results, Scenario, StopReason, Warning,
 };
 use crate::stack::child::{Server, ServerStats, Start};
 use crate::stack::{self, Client, Config, One, TlsStack};
@@ -32,6 +32,10 @@ struct Running {
     evidence: Evidence,
     ones: Vec<One>,
     sample_medians: Vec<f64>,
+    sample_sizes: Vec<usize>,
+    sample_rounds: Vec<usize>,
+    /// Seconds each sample took, start to end: what another one is expected to cost.
+    sample_s: Vec<f64>,
     /// Set when a connection failed: the scenario stops and is reported as failed.
     failed: bool,
 }
@@ -66,6 +70,13 @@ pub struct Options {
     pub suites: PathBuf,
     pub samples: usize,
     pub per_sample: usize,
+    /// The 95% half-width each scenario's median is measured towards, percent.
+    pub precision_pct: f64,
+    /// No scenario gets more samples than this (at least `samples`).
+    pub max_samples: usize,
+    /// The time the samples may take, first rounds and precision rounds together; none: no
+    /// precision rounds.
+    pub budget: Option<std::time::Duration>,
     /// Only these stacks (all when empty).
     pub stacks: Vec<String>,
 }
@@ -115,6 +126,9 @@ fn start(
         evidence: Evidence::default(),
         ones: Vec::new(),
         sample_medians: Vec::new(),
+        sample_sizes: Vec::new(),
+        sample_rounds: Vec::new(),
+        sample_s: Vec::new(),
         failed: false,
     };
     let warm = r.client.connect(r.server.addr, true)?;
@@ -217,39 +231,35 @@ pub fn run(
         }
     }
     let n = running.len();
+    let sampling = Instant::now();
     for k in 0..opts.samples {
         progress(&format!("sample {}/{}", k + 1, opts.samples));
         for j in 0..n {
             // Rotated so no scenario always runs first or after the same one.
-            let r = &mut running[(j + k) % n];
-            if r.failed {
-                continue;
-            }
-            let addr = r.server.addr;
-            match r.client.connect_many(addr, opts.per_sample) {
-                Ok(ones) => {
-                    let totals: Vec<f64> = ones.iter().map(|o| o.total_ns).collect();
-                    if !totals.is_empty() {
-                        r.sample_medians.push(stats::median(&totals));
-                    }
-                    r.ones.extend(ones);
-                }
-                Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => {
-                    return Err(e)
-                }
-                Err(e) => {
-                    let exited = r
-                        .server
-                        .child
-                        .try_wait()
-                        .ok()
-                        .flatten()
-                        .map_or(String::new(), |s| format!(" (the server exited: {s})"));
-                    failures.push(format!("{}: {e:#}{exited}", r.name()));
-                    r.failed = true;
-                }
-            }
+            sample(&mut running[(j + k) % n], k, opts.per_sample, &mut failures)?;
         }
+    }
+    // Then more rounds, each of the scenarios whose median is still wider than the target (the
+    // widest first) that fit in the time left; the interval is recomputed over every round.
+    let mut round = opts.samples;
+    while let Some(budget) = opts.budget {
+        let left = budget.as_secs_f64() - sampling.elapsed().as_secs_f64();
+        let chosen = wide_scenarios(&running, opts, left);
+        if chosen.is_empty() {
+            break;
+        }
+        progress(&format!(
+            "round {}: {} scenario(s) wider than ±{}%",
+            round + 1,
+            chosen.len(),
+            opts.precision_pct
+        ));
+        for j in 0..chosen.len() {
+            // Rotated like the first rounds.
+            let i = chosen[(j + round) % chosen.len()];
+            sample(&mut running[i], round, opts.per_sample, &mut failures)?;
+        }
+        round += 1;
     }
 
     let mut scenarios = Vec::new();
@@ -267,7 +277,7 @@ pub fn run(
                 continue;
             }
         };
-        match scenario(r, ss) {
+        match scenario(r, ss, opts) {
             Ok(s) => scenarios.push(s),
             Err(e) => failures.push(format!("{}: {e:#}", r.name())),
         }
@@ -298,7 +308,83 @@ pub fn run(
     })
 }
 
-fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
+/// One sample of a scenario: `per_sample` connections in round `round`. A failed connection
+/// stops the scenario (it is reported as failed); an interruption stops the step.
+fn sample(
+    r: &mut Running,
+    round: usize,
+    per_sample: usize,
+    failures: &mut Vec<String>,
+) -> Result<()> {
+    if r.failed {
+        return Ok(());
+    }
+    let t0 = Instant::now();
+    match r.client.connect_many(r.server.addr, per_sample) {
+        Ok(ones) => {
+            // Whole nanoseconds, as the results file stores them (`totals_ns`).
+            let totals: Vec<f64> = ones.iter().map(|o| o.total_ns.round()).collect();
+            if !totals.is_empty() {
+                r.sample_medians.push(stats::median(&totals));
+                r.sample_sizes.push(totals.len());
+                r.sample_rounds.push(round);
+                r.sample_s.push(t0.elapsed().as_secs_f64());
+            }
+            r.ones.extend(ones);
+            Ok(())
+        }
+        Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => Err(e),
+        Err(e) => {
+            let exited = r
+                .server
+                .child
+                .try_wait()
+                .ok()
+                .flatten()
+                .map_or(String::new(), |s| format!(" (the server exited: {s})"));
+            failures.push(format!("{}: {e:#}{exited}", r.name()));
+            r.failed = true;
+            Ok(())
+        }
+    }
+}
+
+/// Each connection's total, whole nanoseconds (what the results file stores).
+fn totals_ns(r: &Running) -> Vec<u64> {
+    r.ones.iter().map(|o| o.total_ns.round() as u64).collect()
+}
+
+/// The median's 95% half-width of a scenario so far, percent.
+fn half_width_pct(r: &Running) -> Option<f64> {
+    let f = crate::figures::handshake::median_figures(&totals_ns(r), &r.sample_sizes)?;
+    stats::half_width_pct(f.ci95_ns?, f.median_ns)
+}
+
+/// The scenarios another round measures: those wider than the target with samples to spare,
+/// the widest first, while their expected time (each one's slowest sample so far) fits in the
+/// time left.
+fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize> {
+    let mut wide: Vec<(usize, f64)> = running
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
+        .filter_map(|(i, r)| Some((i, half_width_pct(r)?)))
+        .filter(|&(_, hw)| hw > opts.precision_pct)
+        .collect();
+    wide.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut spent = 0.0;
+    let mut chosen = Vec::new();
+    for (i, _) in wide {
+        let cost = running[i].sample_s.iter().copied().fold(0.0, f64::max);
+        if spent + cost <= left_s {
+            spent += cost;
+            chosen.push(i);
+        }
+    }
+    chosen
+}
+
+fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
     let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
     ensure!(!total.is_empty(), "no connection was measured");
     let count = r.ones.len() as f64;
@@ -313,6 +399,27 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
             c_bytes: a.c_bytes + o.mem.c_bytes,
         });
     let sorted = stats::sorted(&total);
+    let totals = totals_ns(r);
+    let figures = crate::figures::handshake::median_figures(&totals, &r.sample_sizes)
+        .context("the samples do not add up to the connections")?;
+    let precision = figures.ci95_ns.and_then(|ci| {
+        let hw = stats::half_width_pct(ci, figures.median_ns)?;
+        let reason = if opts.budget.is_none() {
+            StopReason::Fixed
+        } else if hw <= opts.precision_pct {
+            StopReason::Target
+        } else {
+            // Not chosen for another round: the time left was too short, or it has the most
+            // samples a scenario gets.
+            StopReason::Budget
+        };
+        Some(Precision {
+            target_pct: opts.precision_pct,
+            half_width_pct: hw,
+            reason,
+            batches: r.sample_sizes.len(),
+        })
+    });
     let insitu = if r.instrumented {
         Some(in_situ(r, &ss)?)
     } else {
@@ -324,11 +431,16 @@ fn scenario(r: &Running, ss: ServerStats) -> Result<Scenario> {
         stack: RealStack::new(r.stack.name()),
         auth: r.auth.clone(),
         evidence: r.evidence.clone(),
-        median_ns: stats::percentile_sorted(&sorted, 50.0),
+        median_ns: figures.median_ns,
         p95_ns: stats::percentile_sorted(&sorted, 95.0),
         ready_median_ns: stats::median(&r.ones.iter().map(|o| o.ready_ns).collect::<Vec<_>>()),
         sample_medians_ns: r.sample_medians.clone(),
         rsd_pct: stats::rsd_pct(&r.sample_medians),
+        totals_ns: totals,
+        sample_sizes: r.sample_sizes.clone(),
+        sample_rounds: r.sample_rounds.clone(),
+        median_ci95_ns: figures.ci95_ns,
+        precision,
         client_to_server_bytes: sum(&|o| o.sent as f64),
         server_to_client_bytes: sum(&|o| o.received as f64),
         declared_wire_bytes: r.declared.map(|(c, s)| c + s),

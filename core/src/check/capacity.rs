@@ -198,6 +198,11 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
                     b.1,
                 );
             }
+            if let Some(pr) = &m.precision {
+                // The rounds are not stored one by one: the half-width and the reason are what
+                // the samples can hold the record to.
+                super::precision::check(problems, &name, pr, ci, rate, pr.batches, "rounds");
+            }
         }
         if let Some((rate, _)) = crate::figures::capacity::rate_per_s(&m.server_ns) {
             differs(

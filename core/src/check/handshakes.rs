@@ -6,8 +6,78 @@
 
 use super::differs;
 use crate::figures::evidence::{contradictions, Declared};
+use crate::figures::handshake::median_figures;
 use crate::results::{Against, InSitu, PairedOverhead, Results, Scenario};
 use crate::stats;
+
+/// Where the connections are stored (files from 2026-12-01 on): the median, its interval, the
+/// sample medians and the precision recomputed from them, and a round for every sample.
+fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
+    if s.totals_ns.is_empty() {
+        if s.precision.is_some() {
+            problems.push(format!("{name}: a precision without the connections"));
+        }
+        return;
+    }
+    let Some(f) = median_figures(&s.totals_ns, &s.sample_sizes) else {
+        problems.push(format!(
+            "{name}: {} connections do not make samples of {:?}",
+            s.totals_ns.len(),
+            s.sample_sizes
+        ));
+        return;
+    };
+    differs(
+        problems,
+        format!("{name}: median_ns"),
+        s.median_ns,
+        f.median_ns,
+    );
+    if f.sample_medians_ns.len() != s.sample_medians_ns.len() {
+        problems.push(format!(
+            "{name}: {} sample medians stored, the connections make {}",
+            s.sample_medians_ns.len(),
+            f.sample_medians_ns.len()
+        ));
+    } else {
+        for (k, (a, b)) in s
+            .sample_medians_ns
+            .iter()
+            .zip(&f.sample_medians_ns)
+            .enumerate()
+        {
+            differs(problems, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
+        }
+    }
+    if s.sample_rounds.len() != s.sample_sizes.len() {
+        problems.push(format!(
+            "{name}: {} rounds for {} samples",
+            s.sample_rounds.len(),
+            s.sample_sizes.len()
+        ));
+    }
+    match (s.median_ci95_ns, f.ci95_ns) {
+        (Some(a), Some(b)) => {
+            differs(problems, format!("{name}: median_ci95_ns low"), a.0, b.0);
+            differs(problems, format!("{name}: median_ci95_ns high"), a.1, b.1);
+        }
+        (None, None) => {}
+        _ => problems.push(format!(
+            "{name}: median_ci95_ns stored and recomputed differ"
+        )),
+    }
+    if let Some(pr) = &s.precision {
+        super::precision::check(
+            problems,
+            name,
+            pr,
+            f.ci95_ns,
+            f.median_ns,
+            s.sample_sizes.len(),
+            "rounds",
+        );
+    }
+}
 
 pub fn check(results: &Results) -> Vec<String> {
     let mut problems = Vec::new();
@@ -62,6 +132,7 @@ pub fn check(results: &Results) -> Vec<String> {
             s.rsd_pct,
             stats::rsd_pct(&s.sample_medians_ns),
         );
+        medians(&mut problems, &name, s);
         if let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) {
             let base = s.median_ns - delta;
             differs(

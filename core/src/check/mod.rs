@@ -6,6 +6,7 @@ mod crosscheck;
 mod handshakes;
 pub mod network;
 mod phases;
+mod precision;
 
 use crate::results::Results;
 

@@ -72,6 +72,26 @@ pub fn check(results: &Results) -> Vec<String> {
                     differs(&mut problems, format!("{name} {field}[{k}]"), *a, b);
                 }
             }
+            if c.precision.is_some() || c.ready_p50_ci95_ns.is_some() {
+                let (p50, p95) = crate::figures::network::ready_intervals(&c.ready_ns);
+                for (field, stored, fresh) in [
+                    ("ready_p50_ci95_ns", c.ready_p50_ci95_ns, p50),
+                    ("ready_p95_ci95_ns", c.ready_p95_ci95_ns, p95),
+                ] {
+                    match (stored, fresh) {
+                        (Some(a), Some(b)) => {
+                            differs(&mut problems, format!("{name} {field} low"), a.0, b.0);
+                            differs(&mut problems, format!("{name} {field} high"), a.1, b.1);
+                        }
+                        (None, None) => {}
+                        _ => problems.push(format!("{name}: {field} stored and recomputed differ")),
+                    }
+                }
+                if let Some(pr) = &c.precision {
+                    let centre = percentiles_ns(&c.ready_ns, &[50.0])[0];
+                    super::precision::check(&mut problems, &name, pr, p50, centre, 1, "batches");
+                }
+            }
             if !c.ready_ns.is_empty() {
                 let mean = mean_ns(&c.ready_ns);
                 differs(

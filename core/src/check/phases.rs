@@ -124,31 +124,15 @@ pub fn check(results: &Results) -> Vec<String> {
             );
         }
         if let Some(pr) = &p.precision {
-            match f
-                .median_ci95
-                .and_then(|ci| stats::half_width_pct(ci, f.summary.median_ns))
-            {
-                Some(hw) => differs(
-                    &mut problems,
-                    format!("{name}: precision half_width_pct"),
-                    pr.half_width_pct,
-                    hw,
-                ),
-                None => problems.push(format!("{name}: a precision but no interval to give it")),
-            }
-            if !pr.consistent() {
-                problems.push(format!(
-                    "{name}: stopped for {:?} at ±{:.2}% against a ±{}% target",
-                    pr.reason, pr.half_width_pct, pr.target_pct
-                ));
-            }
-            let batches = p.processes.len().max(1);
-            if pr.batches != batches {
-                problems.push(format!(
-                    "{name}: precision says {} processes, the samples {batches}",
-                    pr.batches
-                ));
-            }
+            super::precision::check(
+                &mut problems,
+                &name,
+                pr,
+                f.median_ci95,
+                f.summary.median_ns,
+                p.processes.len().max(1),
+                "processes",
+            );
         }
         if let Some(ins) = &p.instructions {
             for (k, e) in ins.events.iter().enumerate() {

@@ -23,6 +23,12 @@ impl Exporter for Csv {
                 l.iterations.map_or(String::new(), |n| n.to_string()),
                 opt(l.ci.map(|c| c.0)),
                 opt(l.ci.map(|c| c.1)),
+                l.precision
+                    .as_ref()
+                    .map_or(String::new(), |p| format!("{:.2}", p.half_width_pct)),
+                l.precision
+                    .as_ref()
+                    .map_or(String::new(), |p| p.reason.describe().to_string()),
             ])?;
         }
         Ok(w.into_inner()?)

@@ -10,12 +10,12 @@ pub struct Markdown;
 impl Exporter for Markdown {
     fn serialize(&self, r: &Results) -> Result<Vec<u8>> {
         let mut out = format!("Run: {} ({})\n\n", r.label(), r.run.tool_commit);
-        out += "| Kind | Name | Stack / backend | Mean | Median | p95 | p99 | Iterations | Median 95% interval |\n";
-        out += "|---|---|---|---:|---:|---:|---:|---:|---|\n";
+        out += "| Kind | Name | Stack / backend | Mean | Median | p95 | p99 | Iterations | Median 95% interval | Precision |\n";
+        out += "|---|---|---|---:|---:|---:|---:|---:|---|---|\n";
         for l in lines(r) {
             let cell = |s: &str| s.replace('|', "\\|");
             out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 l.kind,
                 cell(&l.name),
                 cell(&l.stack_or_backend),
@@ -29,7 +29,8 @@ impl Exporter for Markdown {
                     "{} – {}",
                     format::time(a),
                     format::time(b)
-                ))
+                )),
+                crate::figures::precision_label(l.precision.as_ref())
             );
         }
         Ok(out.into_bytes())

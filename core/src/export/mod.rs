@@ -35,9 +35,10 @@ pub struct Line {
     pub p99: f64,
     pub iterations: Option<usize>,
     pub ci: Option<(f64, f64)>,
+    pub precision: Option<crate::results::Precision>,
 }
 
-pub const HEADER: [&str; 10] = [
+pub const HEADER: [&str; 12] = [
     "kind",
     "name",
     "stack_or_backend",
@@ -48,6 +49,8 @@ pub const HEADER: [&str; 10] = [
     "iterations",
     "median_ci95_low_ns",
     "median_ci95_high_ns",
+    "half_width_pct",
+    "stopped",
 ];
 
 pub fn lines(r: &Results) -> Vec<Line> {
@@ -61,6 +64,7 @@ pub fn lines(r: &Results) -> Vec<Line> {
         p99: p.stats.p99_ns,
         iterations: Some(p.stats.iterations),
         ci: p.median_ci95_ns,
+        precision: p.precision.clone(),
     });
     let suites = r.suites.iter().map(|s| Line {
         kind: "suite",
@@ -72,6 +76,7 @@ pub fn lines(r: &Results) -> Vec<Line> {
         p99: s.composed.p99_ns,
         iterations: None,
         ci: s.composed.median_ci95_ns,
+        precision: None,
     });
     phases.chain(suites).collect()
 }

@@ -39,6 +39,13 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
     })
 }
 
+/// `paired_delta` of two real handshake scenarios over the rounds both ran in
+/// (`figures::handshake::common_rounds`).
+pub fn paired_scenarios(changed: &Scenario, baseline: &Scenario) -> Option<PairedDelta> {
+    let (a, b) = super::handshake::common_rounds(changed, baseline);
+    paired_delta(&a, &b)
+}
+
 /// `part / whole` in percent: how much of a measured difference a part of it accounts for.
 /// `None` where the whole is too small to divide by (under 1 ns) or either is not a number.
 pub fn share_pct(part: f64, whole: f64) -> Option<f64> {

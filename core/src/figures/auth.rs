@@ -199,9 +199,7 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
         window_bytes: n.and_then(|n| Some(f64::from(n.mss? * n.initcwnd?))),
         median_ns: s.map(|s| s.median_ns),
         real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
-        real_interval: s
-            .zip(b)
-            .and_then(|(s, b)| fig::paired_delta(&s.sample_medians_ns, &b.sample_medians_ns)),
+        real_interval: s.zip(b).and_then(|(s, b)| fig::paired_scenarios(s, b)),
         composed_ns: composed,
         rate_per_core_s: in_memory.map(|m| m.server_per_core_s),
         capacity_ratio: capacity

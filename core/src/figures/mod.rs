@@ -6,6 +6,7 @@ pub mod answer;
 pub mod auth;
 pub mod capacity;
 pub mod evidence;
+pub mod handshake;
 pub mod network;
 pub mod warnings;
 
@@ -118,6 +119,17 @@ pub fn calibration(
         pinned_ns,
         factor: pinned_ns / median_ns,
     }
+}
+
+/// A figure's precision in a table cell: "±0.42% target met", "±2.3% budget spent, 40 rounds".
+pub fn precision_label(p: Option<&crate::results::Precision>) -> String {
+    p.map_or(String::new(), |p| {
+        let mut s = format!("±{:.2}% {}", p.half_width_pct, p.reason.describe());
+        if p.half_width_pct > p.target_pct {
+            s += &format!(" (target ±{}%)", p.target_pct);
+        }
+        s
+    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,33 @@ pub fn percentiles_ns(samples_ns: &[u64], percentiles: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// A 95% interval, low and high, nanoseconds.
+pub type Interval = (f64, f64);
+
+/// The 95% intervals of a cell's p50 and p95 connect-to-complete times (`stats::percentile_ci95`;
+/// none for a p95 of too few handshakes).
+pub fn ready_intervals(ready_ns: &[u64]) -> (Option<Interval>, Option<Interval>) {
+    let sorted = stats::sorted(&ready_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    (
+        stats::percentile_ci95(&sorted, 50.0),
+        stats::percentile_ci95(&sorted, 95.0),
+    )
+}
+
+/// A cell's p50 precision: its handshakes are the grid point's fixed design (Paquin et al.'s
+/// counts within the cell's time), so the interval is reported against the run's target, not
+/// chased.
+pub fn p50_precision(ready_ns: &[u64], target_pct: f64) -> Option<crate::results::Precision> {
+    let ci = ready_intervals(ready_ns).0?;
+    let p50 = percentiles_ns(ready_ns, &[50.0])[0];
+    Some(crate::results::Precision {
+        target_pct,
+        half_width_pct: stats::half_width_pct(ci, p50)?,
+        reason: crate::results::StopReason::Fixed,
+        batches: 1,
+    })
+}
+
 /// How far a point's measured RTT may be from its target: max(0.3 ms, 3% of the target).
 pub fn tolerance_ns(rtt_ns: f64) -> f64 {
     (rtt_ns * 0.03).max(0.3e6)

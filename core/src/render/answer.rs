@@ -232,9 +232,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         composed_ns: composed,
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
         real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
-        real_interval: s
-            .zip(b)
-            .and_then(|(s, b)| fig::paired_delta(&s.sample_medians_ns, &b.sample_medians_ns)),
+        real_interval: s.zip(b).and_then(|(s, b)| fig::paired_scenarios(s, b)),
         explained_pct: explained,
         capacity_ratio: capacity
             .and_then(|cap| fig::capacity_ratio(cap, &c.stack, sides.0, sides.1, baseline_auth)),

@@ -83,6 +83,9 @@ pub struct BudgetRow {
     pub use_pct: String,
     pub over: bool,
     pub run_delay: String,
+    /// Processes per phase (how many samples each gave) and the precision they reached.
+    pub processes: String,
+    pub precision: String,
 }
 
 #[derive(Serialize)]
@@ -164,6 +167,20 @@ pub fn build(runs: &[&Run]) -> Body {
                         over: p.iterations_reason != crate::results::Reason::Floor
                             && use_pct.is_some_and(|u| u > 120.0),
                         run_delay: p.run_delay_pct.map_or("–".into(), |d| format!("{d:.2}%")),
+                        processes: if p.processes.is_empty() {
+                            "1".into()
+                        } else {
+                            format!(
+                                "{} ({})",
+                                p.processes.len(),
+                                p.processes
+                                    .iter()
+                                    .map(|n| n.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(" + ")
+                            )
+                        },
+                        precision: crate::figures::precision_label(p.precision.as_ref()),
                     }
                 })
                 .collect();

@@ -118,6 +118,8 @@ pub struct InSituRow {
 pub struct HandshakeRow {
     pub stack: String,
     pub median: String,
+    /// The median's 95% half-width and why its rounds stopped.
+    pub precision: String,
     pub rsd: String,
     pub ready: String,
     pub vs_baseline: String,
@@ -155,6 +157,7 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
             HandshakeRow {
                 stack: s.stack.name().into(),
                 median: format::time(s.median_ns),
+                precision: crate::figures::precision_label(s.precision.as_ref()),
                 rsd: format!("{:.1}%", s.rsd_pct),
                 ready: format::time(s.ready_median_ns),
                 vs_baseline: s.vs_baseline_ratio.map_or("baseline".into(), format::ratio),
@@ -289,6 +292,8 @@ pub struct PhaseRow {
     pub share_pct: f64,
     pub mean: String,
     pub median: String,
+    /// The median's 95% half-width and why its processes stopped.
+    pub precision: String,
     pub p95: String,
     pub p99: String,
     pub stdev: String,
@@ -691,6 +696,7 @@ fn row(run: &Run, name: &str) -> Row {
             share_pct: share,
             mean: format::time(p.stats.mean_ns),
             median: format::time(p.stats.median_ns),
+            precision: crate::figures::precision_label(p.precision.as_ref()),
             p95: format::time(p.stats.p95_ns),
             p99: format::time(p.stats.p99_ns),
             stdev: format::time(p.stats.stdev_ns),

@@ -57,6 +57,9 @@ pub struct InMemory {
     pub handshakes_per_s: f64,
     /// From the t-interval of the mean wall time.
     pub handshakes_per_s_ci95: Option<(f64, f64)>,
+    /// The rate's half-width against the target (files from 2026-12-01 on); batches: rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Precision>,
     /// 1e9 / the mean server time: handshakes one core can serve per second.
     pub server_per_core_s: f64,
     /// 10,000 / (server_per_core_s x cores): machines like this one needed to serve 10,000 full

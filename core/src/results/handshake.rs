@@ -222,6 +222,23 @@ pub struct Scenario {
     pub sample_medians_ns: Vec<f64>,
     /// Relative standard deviation of the per-sample medians, percent.
     pub rsd_pct: f64,
+    /// Each connection's total in the order made, nanoseconds (files from 2026-12-01 on): what
+    /// the median, its interval and the sample medians are recomputed from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub totals_ns: Vec<u64>,
+    /// Connections in each sample, in order (with `totals_ns`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_sizes: Vec<usize>,
+    /// The round each sample ran in: every scenario's k-th first sample in round k, the samples
+    /// added for precision in later rounds, with the other scenarios still wider than the target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_rounds: Vec<usize>,
+    /// The median's 95% interval, the rounds resampled and then the connections within them
+    /// (`figures::handshake::median_figures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci95_ns: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Precision>,
     pub client_to_server_bytes: f64,
     pub server_to_client_bytes: f64,
     pub declared_wire_bytes: Option<usize>,

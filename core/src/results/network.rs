@@ -92,6 +92,14 @@ pub struct Cell {
     pub ready_percentiles_ns: Vec<f64>,
     pub echo_percentiles_ns: Vec<f64>,
     pub ready_mean_ns: f64,
+    /// The 95% intervals of the p50 and p95 connect-to-complete times, and the p50's precision
+    /// (files from 2026-12-01 on; `figures::network::ready_intervals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_p50_ci95_ns: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_p95_ci95_ns: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Precision>,
     /// The router's counters over this cell, per direction [client to server, server to client].
     pub packets: [u64; 2],
     pub bytes: [u64; 2],

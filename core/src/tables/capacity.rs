@@ -31,7 +31,10 @@ pub fn table(c: &Capacity) -> String {
             m.group.clone(),
             count(m.handshakes_per_s),
             m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| {
-                format!("{} – {}", count(a), count(b))
+                let p = m.precision.as_ref().map_or(String::new(), |p| {
+                    format!(" (±{:.2}%, {})", p.half_width_pct, p.reason.describe())
+                });
+                format!("{} – {}{p}", count(a), count(b))
             }),
             time(m.server.median_ns),
             time(m.client.median_ns),

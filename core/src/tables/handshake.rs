@@ -10,6 +10,7 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         "suite",
         "stack",
         "median",
+        "95% ±",
         "RSD",
         "p95",
         "vs base",
@@ -35,6 +36,14 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
                     if sc.instrumented { " (in situ)" } else { "" }
                 ),
                 time(sc.median_ns),
+                sc.precision.as_ref().map_or("n/a".into(), |p| {
+                    format!(
+                        "{:.1}% {}, {}",
+                        p.half_width_pct,
+                        p.reason.describe(),
+                        p.batches
+                    )
+                }),
                 format!("{:.1}%", sc.rsd_pct),
                 time(sc.p95_ns),
                 sc.vs_baseline_ratio.map_or("base".into(), ratio),
@@ -50,7 +59,7 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
             ]
         })
         .collect();
-    let mut s = text_table(&head, &rows, &[3, 4, 5, 6, 7, 8, 9, 10, 11]) + "\n";
+    let mut s = text_table(&head, &rows, &[3, 5, 6, 7, 8, 9, 10, 11, 12]) + "\n";
     // Where the hybrid's extra time goes: measured, in situ, composed.
     let rows: Vec<Vec<String>> = h
         .scenarios

@@ -18,6 +18,7 @@ pub fn table(n: &Network) -> String {
         "flight",
         "RTs",
         "p50",
+        "p50 95% ±",
         "p95",
         "mean",
         "model",
@@ -40,6 +41,9 @@ pub fn table(n: &Network) -> String {
                     .map_or("-".into(), |b| format!("{:.1} kB", b as f64 / 1e3)),
                 format!("{}", c.model.round_trips),
                 c.ready_median_ns(n).map_or("n/a".into(), time),
+                c.precision
+                    .as_ref()
+                    .map_or("n/a".into(), |p| format!("{:.1}%", p.half_width_pct)),
                 c.ready_at(n, 95.0).map_or("n/a".into(), time),
                 time(c.ready_mean_ns),
                 time(c.model.expected_ns),

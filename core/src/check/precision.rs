@@ -1,0 +1,41 @@
+//! A figure's precision record held to the interval it was recomputed with: the half-width, the
+//! reason it stopped (consistent with the target) and the number of batches. One function for
+//! every section that records precision.
+
+use super::differs;
+use crate::results::Precision;
+use crate::stats;
+
+/// Problems of `pr` against the recomputed interval `ci` around `centre`, from `batches` batches
+/// (`what` names them in the message: "processes", "rounds").
+pub fn check(
+    problems: &mut Vec<String>,
+    name: &str,
+    pr: &Precision,
+    ci: Option<(f64, f64)>,
+    centre: f64,
+    batches: usize,
+    what: &str,
+) {
+    match ci.and_then(|ci| stats::half_width_pct(ci, centre)) {
+        Some(hw) => differs(
+            problems,
+            format!("{name}: precision half_width_pct"),
+            pr.half_width_pct,
+            hw,
+        ),
+        None => problems.push(format!("{name}: a precision but no interval to give it")),
+    }
+    if !pr.consistent() {
+        problems.push(format!(
+            "{name}: stopped for {:?} at ±{:.2}% against a ±{}% target",
+            pr.reason, pr.half_width_pct, pr.target_pct
+        ));
+    }
+    if pr.batches != batches {
+        problems.push(format!(
+            "{name}: precision says {} {what}, the samples {batches}",
+            pr.batches
+        ));
+    }
+}
