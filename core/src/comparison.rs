@@ -201,6 +201,20 @@ pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
             hb.label()
         ));
     }
+    // x86-64 against aarch64, or a real core against an emulated one: named apart, since neither
+    // instructions nor times of one architecture are the other's.
+    if ha.architecture() != hb.architecture() {
+        caveats.push(format!(
+            "different architectures ({} vs {}): instructions count each one's own instruction set{}",
+            ha.architecture(),
+            hb.architecture(),
+            if ha.is_emulated() || hb.is_emulated() {
+                "; an emulated run has instructions and no times"
+            } else {
+                ""
+            }
+        ));
+    }
     if a.run.tool_commit != b.run.tool_commit
         || a.run.liboqs_version != b.run.liboqs_version
         || a.run.openssl_version != b.run.openssl_version
