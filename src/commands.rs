@@ -355,11 +355,15 @@ pub fn execute(command: Command) -> Result<()> {
             println!("{}", openssl::version::version());
             Ok(())
         }
-        Command::ResultsPath => {
+        Command::ResultsPath { emulation } => {
+            let emulated = emulation.emulator().map(|e| e.describe()).transpose()?;
             println!(
                 "{}",
-                crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
-                    .display()
+                crate::host::results_path(
+                    &crate::host::describe_as(emulated),
+                    &crate::host::utc_now()
+                )
+                .display()
             );
             Ok(())
         }
@@ -402,9 +406,14 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         forced: args.iterations.map(|n| n as usize),
         ..Settings::default()
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
-    });
+    let emulator = args.emulation.emulator();
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => {
+            let emulated = emulator.as_ref().map(|e| e.describe()).transpose()?;
+            crate::host::results_path(&crate::host::describe_as(emulated), &crate::host::utc_now())
+        }
+    };
     // Before minutes of measuring: the folder must take a file, and the file must be new.
     results::check_writable(
         out.parent()
@@ -413,6 +422,9 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     )?;
     if out.exists() && !args.force {
         bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
+    }
+    if emulator.is_some() && args.samples > 1 {
+        bail!("--samples spreads timings over processes; an emulated run times nothing");
     }
     let results = if args.samples > 1 {
         crate::samples::run_samples(&crate::samples::Options {
@@ -432,6 +444,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             progress: !args.quiet,
             rotate: args.rotate,
             counter: args.counter.is_some(),
+            emulator,
         };
         run::run(&opts)?
     };

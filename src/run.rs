@@ -24,8 +24,10 @@ pub struct Options {
     pub progress: bool,
     /// Start the round-robin at this phase (process samples rotate it so order effects spread).
     pub rotate: usize,
-    /// Also count instructions per phase under valgrind.
+    /// Also count instructions per phase (callgrind, or qemu's plugin under an emulator).
     pub counter: bool,
+    /// This process runs under an emulator: nothing is timed, the phases are counted.
+    pub emulator: Option<crate::emulator::Emulator>,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -51,24 +53,18 @@ pub fn run(opts: &Options) -> Result<Results> {
     } else {
         plan::plan(&suites, &backends, &stacks)?
     };
+    if let Some(em) = &opts.emulator {
+        return crate::emulator::run(opts, em, &backends, stacks, plan, skipped, started);
+    }
 
     // Described before pinning: once pinned, the process sees one core.
     let host = crate::host::describe();
     let core = measure::pin();
     let clock = measure::Timer::detect(Duration::from_millis(200));
     let (overhead_ns, overhead_cycles) = clock.overhead();
-    let timer = Timer {
-        clock: if clock.counts_cycles() {
-            "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
-        } else {
-            "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
-        },
-        tsc_invariant: clock.counts_cycles(),
-        tsc_hz: clock.tsc_hz,
-        overhead_ns,
-        overhead_cycles,
-        randomness: RANDOMNESS.into(),
-    };
+    let timer = timer_section(&clock, overhead_ns, overhead_cycles);
+    // What a sample must be long against: the timer's cost, or one tick of a coarser counter.
+    let overhead_ns = overhead_ns.max(clock.resolution_ns());
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
@@ -172,7 +168,15 @@ pub fn run(opts: &Options) -> Result<Results> {
                 eprintln!("counting instructions: {m}");
             }
         };
-        Some(crate::counter::count(&mut phases, &plan.phases, &mut say)?)
+        let callgrind = crate::counter::Callgrind::detect()?;
+        let native = |p: &Phase| p.stats.median_ns;
+        Some(crate::counter::count(
+            &callgrind,
+            &mut phases,
+            &plan.phases,
+            &native,
+            &mut say,
+        )?)
     } else {
         None
     };
@@ -233,6 +237,27 @@ pub fn run(opts: &Options) -> Result<Results> {
     })
 }
 
+/// The `run.timer` section: which clock timed the regions, its rate, resolution and cost.
+fn timer_section(clock: &measure::Timer, overhead_ns: f64, overhead_cycles: Option<f64>) -> Timer {
+    let cntvct = cfg!(target_arch = "aarch64") && clock.tsc_hz.is_some();
+    Timer {
+        clock: if clock.counts_cycles() {
+            "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
+        } else if cntvct {
+            "CNTVCT_EL0, the generic timer's virtual count, behind an ISB (isb; mrs; isb to open, isb; mrs to close); nanoseconds are its ticks at CNTFRQ_EL0's rate; a time, not a cycle count".into()
+        } else {
+            "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
+        },
+        tsc_invariant: clock.counts_cycles(),
+        tsc_hz: clock.tsc_hz.filter(|_| !cntvct),
+        counter_hz: clock.tsc_hz.filter(|_| cntvct),
+        resolution_ns: clock.tsc_hz.map(|_| clock.resolution_ns()),
+        overhead_ns,
+        overhead_cycles,
+        randomness: RANDOMNESS.into(),
+    }
+}
+
 fn failure(key: &PhaseId, e: &anyhow::Error) -> Failure {
     Failure::new(key, format!("{e:#}"))
 }
@@ -261,14 +286,7 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
             median: stats::median(&c),
         }
     });
-    let includes = match (key.form, be) {
-        (Form::Primitive, Some(b)) => format!(
-            "the primitive alone: {}",
-            primitive_includes(b, &key.algorithm, key.operation)
-        ),
-        (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
-        (_, None) => String::new(),
-    };
+    let includes = includes(key, be);
     let raw = slot.raw;
     crate::figures::measured_phase(
         key.clone(),
@@ -286,6 +304,18 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
             batch: slot.batch,
         },
     )
+}
+
+/// What a phase's timed call contains, in words (`Phase::includes`).
+pub(crate) fn includes(key: &PhaseId, be: Option<&dyn Backend>) -> String {
+    match (key.form, be) {
+        (Form::Primitive, Some(b)) => format!(
+            "the primitive alone: {}",
+            primitive_includes(b, &key.algorithm, key.operation)
+        ),
+        (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
+        (_, None) => String::new(),
+    }
 }
 
 /// What the primitive form leaves out, from the backend's description of the handshake form's setup.
@@ -451,7 +481,7 @@ fn go_info(phases: &[Phase], go: Option<&results::GoPeer>) -> Option<BackendInfo
     })
 }
 
-fn backend_info(b: &dyn Backend) -> BackendInfo {
+pub(crate) fn backend_info(b: &dyn Backend) -> BackendInfo {
     let names = algorithm::all()
         .iter()
         .filter(|a| {
