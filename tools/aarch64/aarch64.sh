@@ -135,7 +135,7 @@ do_count() {
 # The x86-64 side: this machine's pqprof (make build) on the same suites, timed and counted with
 # callgrind; on an aarch64 host this is the real aarch64 run instead.
 do_x86() {
-    [[ -x target/release/pqprof ]] || flock "$CARGO_LOCK" cargo build --release --locked
+    flock "$CARGO_LOCK" cargo build --release --locked
     local out args=(--suites "$SUITES" --counter instructions --quiet --budget-ms 500)
     for b in "${BACKENDS[@]}"; do args+=(--backend "$b"); done
     out=$(target/release/pqprof results-path)
