@@ -32,6 +32,10 @@ pub fn valgrind() -> Result<String> {
         .arg("--version")
         .output()
         .context("valgrind is not installed (apt-get install valgrind)")?;
+    // Under qemu-user a missing program can "start" and fail in the child: only a version counts.
+    if !out.status.success() {
+        bail!("valgrind --version failed: is valgrind installed? (apt-get install valgrind)");
+    }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 

@@ -85,7 +85,7 @@ do_build() {
 do_test() {
     local what="--workspace"
     [[ -z $short ]] || what="-p pqprof-core"
-    in_root --emulate "$CARGO test --release --locked --target $TARGET -j$JOBS $FEATURES $what \
+    in_root --emulate "$CARGO test --release --locked --no-fail-fast --target $TARGET -j$JOBS $FEATURES $what \
         2>&1" | tee "$CACHE/test.log" | grep -E '^test result|FAILED|panicked|^     Running' || true
     local passed failed
     passed=$(awk '/^test result/ {s += $4} END {print s + 0}' "$CACHE/test.log")
