@@ -5,13 +5,10 @@
 //! its first output verified as in a timed run, then its instructions are counted by qemu's plugin,
 //! and the results carry those counts alone, marked emulated (`run.host.emulated`).
 
-use crate::backend::{self, Backend};
+use crate::backend::Backend;
 use crate::counter::{self, QemuPlugin};
-use crate::measure;
 use crate::plan::Plan;
-use crate::results::{
-    self, CounterRun, Emulation, Failure, Host, Phase, PhaseId, Results, Run, Timer, Warning,
-};
+use crate::results::{CounterRun, Emulation, Failure, Host, Phase, PhaseId};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::Read;
 use std::path::PathBuf;
@@ -171,98 +168,6 @@ pub fn count_phases(
     // A phase the plugin did not count carries nothing here; why is in `run.skipped`.
     phases.retain(|p| p.instructions.is_some());
     Ok((phases, failures, run))
-}
-
-/// An emulated run (`--emulator`): the same plan, every phase built and verified, nothing timed,
-/// every phase counted by qemu's plugin; no compositions (a composition is of times).
-pub fn run(
-    opts: &crate::run::Options,
-    em: &crate::emulator::Emulator,
-    backends: &[Box<dyn Backend>],
-    stacks: Vec<results::Stack>,
-    plan: Plan,
-    skipped: Vec<String>,
-    started: Instant,
-) -> Result<Results> {
-    if !opts.counter {
-        anyhow::bail!("an emulated run times nothing: it needs --counter instructions");
-    }
-    let emulation = em.describe()?;
-    let host = crate::host::describe_as(Some(emulation.clone()));
-    em.check_cpu(&host)?;
-    let counter = em.counter(&emulation)?;
-    let core = measure::pin();
-    let includes = |key: &PhaseId| {
-        let b = backends.iter().find(|b| b.name() == key.backend);
-        crate::run::includes(key, b.map(|b| b.as_ref()))
-    };
-    let mut say = |m: &str| {
-        if opts.progress {
-            eprintln!("counting instructions under {}: {m}", emulation.cpu);
-        }
-    };
-    let (phases, failures, counted) = count_phases(backends, &plan, &counter, &includes, &mut say)?;
-    let mut warnings = Vec::new();
-    if !skipped.is_empty() {
-        warnings.push(Warning::SuitesLeftOut {
-            backends: opts.backends.clone(),
-            suites: skipped,
-        });
-    }
-    if opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go") {
-        warnings.push(Warning::NotMeasured {
-            what: "the Go stack".into(),
-            reason:
-                "an emulated run counts pqprof's own phases only (the Go peer is another program)"
-                    .into(),
-        });
-    }
-    Ok(Results {
-        schema_version: results::SCHEMA_VERSION,
-        run: Run {
-            date_utc: crate::host::utc_now(),
-            tool_commit: env!("PQPROF_COMMIT").into(),
-            host,
-            liboqs_version: backend::liboqs::liboqs_version(),
-            liboqs_dist_build: true,
-            openssl_version: openssl::version::version().into(),
-            rustc_version: env!("PQPROF_RUSTC").into(),
-            build_profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .into(),
-            pinned_core: core,
-            iterations_policy: opts.settings.clone(),
-            timer: Timer {
-                clock: format!("none: emulated by {} (its clock is the host's, stretched by translation); instruction counts only", emulation.emulator),
-                tsc_invariant: false,
-                tsc_hz: None,
-                counter_hz: None,
-                resolution_ns: None,
-                overhead_ns: 0.0,
-                overhead_cycles: None,
-                randomness: crate::run::RANDOMNESS.into(),
-            },
-            wall_seconds: started.elapsed().as_secs_f64(),
-            counter: Some(counted),
-            calibration: None,
-        },
-        backends: backends.iter().map(|b| crate::run::backend_info(b.as_ref())).collect(),
-        stacks,
-        phases,
-        suites: Vec::new(),
-        failures,
-        warnings,
-        components: Vec::new(),
-        process_samples: None,
-        crosscheck: None,
-        handshakes: None,
-        capacity: None,
-        network: None,
-        go: None,
-    })
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         plan::plan(&suites, &backends, &stacks)?
     };
     if let Some(em) = &opts.emulator {
-        return crate::emulator::run(opts, em, &backends, stacks, plan, skipped, started);
+        return emulated(opts, em, &backends, stacks, plan, skipped, started);
     }
 
     // Described before pinning: once pinned, the process sees one core.
@@ -258,6 +258,99 @@ fn timer_section(clock: &measure::Timer, overhead_ns: f64, overhead_cycles: Opti
     }
 }
 
+/// An emulated run (`--emulator`): the same plan, every phase built and verified, nothing timed,
+/// every phase counted by qemu's plugin; no compositions (a composition is of times).
+fn emulated(
+    opts: &Options,
+    em: &crate::emulator::Emulator,
+    backends: &[Box<dyn Backend>],
+    stacks: Vec<results::Stack>,
+    plan: plan::Plan,
+    skipped: Vec<String>,
+    started: Instant,
+) -> Result<Results> {
+    if !opts.counter {
+        anyhow::bail!("an emulated run times nothing: it needs --counter instructions");
+    }
+    let emulation = em.describe()?;
+    let host = crate::host::describe_as(Some(emulation.clone()));
+    em.check_cpu(&host)?;
+    let counter = em.counter(&emulation)?;
+    let core = measure::pin();
+    let includes = |key: &PhaseId| {
+        let b = backends.iter().find(|b| b.name() == key.backend);
+        includes(key, b.map(|b| b.as_ref()))
+    };
+    let mut say = |m: &str| {
+        if opts.progress {
+            eprintln!("counting instructions under {}: {m}", emulation.cpu);
+        }
+    };
+    let (phases, failures, counted) =
+        crate::emulator::count_phases(backends, &plan, &counter, &includes, &mut say)?;
+    let mut warnings = Vec::new();
+    if !skipped.is_empty() {
+        warnings.push(Warning::SuitesLeftOut {
+            backends: opts.backends.clone(),
+            suites: skipped,
+        });
+    }
+    if opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go") {
+        warnings.push(Warning::NotMeasured {
+            what: "the Go stack".into(),
+            reason:
+                "an emulated run counts pqprof's own phases only (the Go peer is another program)"
+                    .into(),
+        });
+    }
+    Ok(Results {
+        schema_version: results::SCHEMA_VERSION,
+        run: Run {
+            date_utc: crate::host::utc_now(),
+            tool_commit: env!("PQPROF_COMMIT").into(),
+            host,
+            liboqs_version: backend::liboqs::liboqs_version(),
+            liboqs_dist_build: true,
+            openssl_version: openssl::version::version().into(),
+            rustc_version: env!("PQPROF_RUSTC").into(),
+            build_profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .into(),
+            pinned_core: core,
+            iterations_policy: opts.settings.clone(),
+            timer: Timer {
+                clock: format!("none: emulated by {} (its clock is the host's, stretched by translation); instruction counts only", emulation.emulator),
+                tsc_invariant: false,
+                tsc_hz: None,
+                counter_hz: None,
+                resolution_ns: None,
+                overhead_ns: 0.0,
+                overhead_cycles: None,
+                randomness: RANDOMNESS.into(),
+            },
+            wall_seconds: started.elapsed().as_secs_f64(),
+            counter: Some(counted),
+            calibration: None,
+        },
+        backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
+        stacks,
+        phases,
+        suites: Vec::new(),
+        failures,
+        warnings,
+        components: Vec::new(),
+        process_samples: None,
+        crosscheck: None,
+        handshakes: None,
+        capacity: None,
+        network: None,
+        go: None,
+    })
+}
+
 fn failure(key: &PhaseId, e: &anyhow::Error) -> Failure {
     Failure::new(key, format!("{e:#}"))
 }
@@ -307,7 +400,7 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
 }
 
 /// What a phase's timed call contains, in words (`Phase::includes`).
-pub(crate) fn includes(key: &PhaseId, be: Option<&dyn Backend>) -> String {
+fn includes(key: &PhaseId, be: Option<&dyn Backend>) -> String {
     match (key.form, be) {
         (Form::Primitive, Some(b)) => format!(
             "the primitive alone: {}",
@@ -481,7 +574,7 @@ fn go_info(phases: &[Phase], go: Option<&results::GoPeer>) -> Option<BackendInfo
     })
 }
 
-pub(crate) fn backend_info(b: &dyn Backend) -> BackendInfo {
+fn backend_info(b: &dyn Backend) -> BackendInfo {
     let names = algorithm::all()
         .iter()
         .filter(|a| {

@@ -83,9 +83,12 @@ do_build() {
 # Tests run under qemu-user through cargo's runner; --emulate lets a test start the aarch64
 # pqprof binary itself (a binfmt_misc entry in a user namespace: in-root.sh).
 do_test() {
-    local what="--workspace"
-    [[ -z $short ]] || what="-p pqprof-core"
-    in_root --emulate "$CARGO test --release --locked --no-fail-fast --target $TARGET -j$JOBS $FEATURES $what \
+    # The network grid's tests need network namespaces, which a user namespace inside the root
+    # does not give: they are left out under emulation (and run in `make test` on the host).
+    local what="--workspace" skip="-- --skip the_quick_grid_measures_the_link_and_check_recomputes_it \
+--skip an_interrupted_or_killed_run_leaves_nothing_behind"
+    [[ -z $short ]] || { what="-p pqprof-core"; skip=; }
+    in_root --emulate "$CARGO test --release --locked --no-fail-fast --target $TARGET -j$JOBS $FEATURES $what $skip \
         2>&1" | tee "$CACHE/test.log" | grep -E '^test result|FAILED|panicked|^     Running' || true
     local passed failed
     passed=$(awk '/^test result/ {s += $4} END {print s + 0}' "$CACHE/test.log")
