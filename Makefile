@@ -5,7 +5,7 @@ BIN := target/release/pqprof
 # (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
 OUT ?=
 
-.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin deps clean
+.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin aarch64 deps clean
 
 all: run
 
@@ -77,6 +77,14 @@ network-paquin: build
 openssl4: build
 	./tools/openssl4.sh
 	$(MAKE) render
+
+# aarch64 without an aarch64 machine (tools/aarch64/aarch64.sh): a Debian sid cross root, qemu with
+# plugins from Debian's source package, the cross build, both crates' tests under qemu-user, and each
+# phase's instructions counted on emulated Neoverse-N1 and V1 into results files marked emulated,
+# beside this machine's callgrind counts. About 25 min the first time, the caches
+# (~/.cache/pqprof-aarch64, or PQPROF_AARCH64_CACHE) kept for the next.
+aarch64: build
+	./tools/aarch64/aarch64.sh
 
 clean:
 	$(CARGO) clean

@@ -266,7 +266,10 @@ pub enum Command {
     },
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
     #[command(hide = true)]
-    ResultsPath,
+    ResultsPath {
+        #[command(flatten)]
+        emulation: EmulationArgs,
+    },
     /// Print the OpenSSL this binary links ("OpenSSL 3.5.5 27 Jan 2026"; tools/openssl4.sh).
     #[command(hide = true)]
     OpensslVersion,
@@ -369,9 +372,38 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Also count each phase's instructions under valgrind's callgrind: `instructions`.
+    /// Also count each phase's instructions: `instructions` (callgrind; under --emulator, qemu's
+    /// counting plugin, and nothing is timed).
     #[arg(long, value_parser = ["instructions"])]
     pub counter: Option<String>,
+    #[command(flatten)]
+    pub emulation: EmulationArgs,
+}
+
+/// A run under qemu-user (tools/aarch64 starts one): the results are marked emulated and carry
+/// instruction counts only.
+#[derive(Debug, Args)]
+pub struct EmulationArgs {
+    /// The qemu-aarch64 this process runs under; counting children run under it too.
+    #[arg(long, requires = "emulated_cpu")]
+    pub emulator: Option<PathBuf>,
+    /// The -cpu model it was started with (neoverse-n1, neoverse-v1): checked against the CPU this
+    /// process sees.
+    #[arg(long, requires = "emulator")]
+    pub emulated_cpu: Option<String>,
+    /// qemu's counting plugin (libpqcount.so, built by tools/aarch64/build-qemu.sh).
+    #[arg(long, requires = "emulator")]
+    pub qemu_plugin: Option<PathBuf>,
+}
+
+impl EmulationArgs {
+    pub fn emulator(&self) -> Option<crate::emulator::Emulator> {
+        Some(crate::emulator::Emulator {
+            qemu: self.emulator.clone()?,
+            cpu: self.emulated_cpu.clone()?,
+            plugin: self.qemu_plugin.clone(),
+        })
+    }
 }
 
 #[cfg(test)]

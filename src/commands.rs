@@ -371,11 +371,15 @@ pub fn execute(command: Command) -> Result<()> {
             println!("{}", openssl::version::version());
             Ok(())
         }
-        Command::ResultsPath => {
+        Command::ResultsPath { emulation } => {
+            let emulated = emulation.emulator().map(|e| e.describe()).transpose()?;
             println!(
                 "{}",
-                crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
-                    .display()
+                crate::host::results_path(
+                    &crate::host::describe_as(emulated),
+                    &crate::host::utc_now()
+                )
+                .display()
             );
             Ok(())
         }
@@ -441,9 +445,14 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         ),
         None => None,
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        crate::host::results_path(&crate::host::describe(), &crate::host::utc_now())
-    });
+    let emulator = args.emulation.emulator();
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => {
+            let emulated = emulator.as_ref().map(|e| e.describe()).transpose()?;
+            crate::host::results_path(&crate::host::describe_as(emulated), &crate::host::utc_now())
+        }
+    };
     // Before minutes of measuring: the folder must take a file, and the file must be new.
     results::check_writable(
         out.parent()
@@ -453,11 +462,14 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     if out.exists() && !args.force {
         bail!("{}: already exists; pqprof never overwrites a results file (choose another --out, or pass --force)", out.display());
     }
-    // A child of --samples, a counted run and `--samples 1` measure in this process.
+    // A child of --samples, a counted run, an emulated one (it times nothing) and `--samples 1`
+    // measure in this process.
     let one_process = args.samples == 1
         || args.counter.is_some()
+        || emulator.is_some()
         || args.only.is_some()
         || args.worker_iterations.is_some();
+    let emulated = emulator.is_some();
     let results = if !one_process {
         crate::samples::run_samples(&crate::samples::Options {
             samples: args.samples as usize,
@@ -480,9 +492,10 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             counter: args.counter.is_some(),
             only,
             intervals: args.worker_iterations.is_none(),
+            emulator,
         };
         let mut r = run::run(&opts)?;
-        if args.samples == 1 && args.worker_iterations.is_none() {
+        if args.worker_iterations.is_none() && !emulated {
             // One process is a fixed design: nothing is added to reach the target.
             crate::samples::set_precision(&mut r.phases, args.precision, true);
             r.run.iterations_policy.target_pct = Some(args.precision);

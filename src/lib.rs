@@ -14,9 +14,12 @@ pub mod backend;
 pub mod capacity;
 pub mod case;
 pub mod cli;
+#[cfg(target_arch = "aarch64")]
+pub mod cntvct;
 pub mod commands;
 pub mod counter;
 pub mod crosscheck;
+pub mod emulator;
 pub mod go;
 pub mod handshake;
 pub mod host;

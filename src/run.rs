@@ -24,13 +24,15 @@ pub struct Options {
     pub progress: bool,
     /// Start the round-robin at this phase (process samples rotate it so order effects spread).
     pub rotate: usize,
-    /// Also count instructions per phase under valgrind.
+    /// Also count instructions per phase (callgrind, or qemu's plugin under an emulator).
     pub counter: bool,
     /// Only the phases of these names (`PhaseId`'s display), as a precision batch asks for.
     pub only: Option<Vec<String>>,
     /// The suites' bootstrap intervals (a child of `--samples` leaves them to its parent, which
     /// composes the pooled phases again).
     pub intervals: bool,
+    /// This process runs under an emulator: nothing is timed, the phases are counted.
+    pub emulator: Option<crate::emulator::Emulator>,
 }
 
 pub fn run(opts: &Options) -> Result<Results> {
@@ -56,6 +58,9 @@ pub fn run(opts: &Options) -> Result<Results> {
     } else {
         plan::plan(&suites, &backends, &stacks)?
     };
+    if let Some(em) = &opts.emulator {
+        return emulated(opts, em, &backends, stacks, plan, skipped, started);
+    }
 
     let wanted = |id: &PhaseId| {
         opts.only
@@ -69,18 +74,9 @@ pub fn run(opts: &Options) -> Result<Results> {
     let core = measure::pin();
     let clock = measure::Timer::detect(Duration::from_millis(200));
     let (overhead_ns, overhead_cycles) = clock.overhead();
-    let timer = Timer {
-        clock: if clock.counts_cycles() {
-            "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
-        } else {
-            "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
-        },
-        tsc_invariant: clock.counts_cycles(),
-        tsc_hz: clock.tsc_hz,
-        overhead_ns,
-        overhead_cycles,
-        randomness: RANDOMNESS.into(),
-    };
+    let timer = timer_section(&clock, overhead_ns, overhead_cycles);
+    // What a sample must be long against: the timer's cost, or one tick of a coarser counter.
+    let overhead_ns = overhead_ns.max(clock.resolution_ns());
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
@@ -187,7 +183,15 @@ pub fn run(opts: &Options) -> Result<Results> {
                 eprintln!("counting instructions: {m}");
             }
         };
-        Some(crate::counter::count(&mut phases, &plan.phases, &mut say)?)
+        let callgrind = crate::counter::Callgrind::detect()?;
+        let native = |p: &Phase| p.stats.median_ns;
+        Some(crate::counter::count(
+            &callgrind,
+            &mut phases,
+            &plan.phases,
+            &native,
+            &mut say,
+        )?)
     } else {
         None
     };
@@ -248,6 +252,120 @@ pub fn run(opts: &Options) -> Result<Results> {
     })
 }
 
+/// The `run.timer` section: which clock timed the regions, its rate, resolution and cost.
+fn timer_section(clock: &measure::Timer, overhead_ns: f64, overhead_cycles: Option<f64>) -> Timer {
+    let cntvct = cfg!(target_arch = "aarch64") && clock.tsc_hz.is_some();
+    Timer {
+        clock: if clock.counts_cycles() {
+            "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
+        } else if cntvct {
+            "CNTVCT_EL0, the generic timer's virtual count, behind an ISB (isb; mrs; isb to open, isb; mrs to close); nanoseconds are its ticks at CNTFRQ_EL0's rate; a time, not a cycle count".into()
+        } else {
+            "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
+        },
+        tsc_invariant: clock.counts_cycles(),
+        tsc_hz: clock.tsc_hz.filter(|_| !cntvct),
+        counter_hz: clock.tsc_hz.filter(|_| cntvct),
+        resolution_ns: clock.tsc_hz.map(|_| clock.resolution_ns()),
+        overhead_ns,
+        overhead_cycles,
+        randomness: RANDOMNESS.into(),
+    }
+}
+
+/// An emulated run (`--emulator`): the same plan, every phase built and verified, nothing timed,
+/// every phase counted by qemu's plugin; no compositions (a composition is of times).
+fn emulated(
+    opts: &Options,
+    em: &crate::emulator::Emulator,
+    backends: &[Box<dyn Backend>],
+    stacks: Vec<results::Stack>,
+    plan: plan::Plan,
+    skipped: Vec<String>,
+    started: Instant,
+) -> Result<Results> {
+    if !opts.counter {
+        anyhow::bail!("an emulated run times nothing: it needs --counter instructions");
+    }
+    let emulation = em.describe()?;
+    let host = crate::host::describe_as(Some(emulation.clone()));
+    em.check_cpu(&host)?;
+    let counter = em.counter(&emulation)?;
+    let core = measure::pin();
+    let includes = |key: &PhaseId| {
+        let b = backends.iter().find(|b| b.name() == key.backend);
+        includes(key, b.map(|b| b.as_ref()))
+    };
+    let mut say = |m: &str| {
+        if opts.progress {
+            eprintln!("counting instructions under {}: {m}", emulation.cpu);
+        }
+    };
+    let (phases, failures, counted) =
+        crate::emulator::count_phases(backends, &plan, &counter, &includes, &mut say)?;
+    let mut warnings = Vec::new();
+    if !skipped.is_empty() {
+        warnings.push(Warning::SuitesLeftOut {
+            backends: opts.backends.clone(),
+            suites: skipped,
+        });
+    }
+    if opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go") {
+        warnings.push(Warning::NotMeasured {
+            what: "the Go stack".into(),
+            reason:
+                "an emulated run counts pqprof's own phases only (the Go peer is another program)"
+                    .into(),
+        });
+    }
+    Ok(Results {
+        schema_version: results::SCHEMA_VERSION,
+        run: Run {
+            date_utc: crate::host::utc_now(),
+            tool_commit: env!("PQPROF_COMMIT").into(),
+            host,
+            liboqs_version: backend::liboqs::liboqs_version(),
+            liboqs_dist_build: true,
+            openssl_version: openssl::version::version().into(),
+            rustc_version: env!("PQPROF_RUSTC").into(),
+            build_profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .into(),
+            pinned_core: core,
+            iterations_policy: opts.settings.clone(),
+            timer: Timer {
+                clock: format!("none: emulated by {} (its clock is the host's, stretched by translation); instruction counts only", emulation.emulator),
+                tsc_invariant: false,
+                tsc_hz: None,
+                counter_hz: None,
+                resolution_ns: None,
+                overhead_ns: 0.0,
+                overhead_cycles: None,
+                randomness: RANDOMNESS.into(),
+            },
+            wall_seconds: started.elapsed().as_secs_f64(),
+            counter: Some(counted),
+            calibration: None,
+        },
+        backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
+        stacks,
+        phases,
+        suites: Vec::new(),
+        failures,
+        warnings,
+        components: Vec::new(),
+        process_samples: None,
+        crosscheck: None,
+        handshakes: None,
+        capacity: None,
+        network: None,
+        go: None,
+    })
+}
+
 fn failure(key: &PhaseId, e: &anyhow::Error) -> Failure {
     Failure::new(key, format!("{e:#}"))
 }
@@ -276,14 +394,7 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
             median: stats::median(&c),
         }
     });
-    let includes = match (key.form, be) {
-        (Form::Primitive, Some(b)) => format!(
-            "the primitive alone: {}",
-            primitive_includes(b, &key.algorithm, key.operation)
-        ),
-        (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
-        (_, None) => String::new(),
-    };
+    let includes = includes(key, be);
     let raw = slot.raw;
     crate::figures::measured_phase(
         key.clone(),
@@ -301,6 +412,18 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
             batch: slot.batch,
         },
     )
+}
+
+/// What a phase's timed call contains, in words (`Phase::includes`).
+fn includes(key: &PhaseId, be: Option<&dyn Backend>) -> String {
+    match (key.form, be) {
+        (Form::Primitive, Some(b)) => format!(
+            "the primitive alone: {}",
+            primitive_includes(b, &key.algorithm, key.operation)
+        ),
+        (Form::Handshake, Some(b)) => b.includes(key.operation).to_string(),
+        (_, None) => String::new(),
+    }
 }
 
 /// What the primitive form leaves out, from the backend's description of the handshake form's setup.

@@ -161,6 +161,7 @@ const PRODUCERS: &[&str] = &[
     "run",
     "samples",
     "counter",
+    "emulator",
     "handshake",
     "capacity",
     "network",

@@ -73,7 +73,11 @@ impl Backend for AwsLc {
     }
 
     fn build(&self) -> String {
-        "aws-lc-sys 0.47, static; run-time dispatch on its own CPU capability vector (AVX2 ML-KEM from mlkem-native, AVX-512/VAES AES-GCM, BMI2/ADX X25519 from s2n-bignum where the CPU has them); aws-lc-rs does not report the path taken".into()
+        if cfg!(target_arch = "aarch64") {
+            "aws-lc-sys 0.47, static; run-time dispatch on its own CPU capability vector from the kernel's HWCAPs (AArch64 NEON ML-KEM from mlkem-native, ARMv8 AES + PMULL AES-GCM, s2n-bignum X25519 and P-256, and the SHA3 instructions for Keccak where the CPU has them); aws-lc-rs does not report the path taken".into()
+        } else {
+            "aws-lc-sys 0.47, static; run-time dispatch on its own CPU capability vector (AVX2 ML-KEM from mlkem-native, AVX-512/VAES AES-GCM, BMI2/ADX X25519 from s2n-bignum where the CPU has them); aws-lc-rs does not report the path taken".into()
+        }
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {

@@ -33,12 +33,17 @@ pub fn seed(seed: u64) {
     RNG.with(|r| *r.borrow_mut() = StdRng::seed_from_u64(seed));
 }
 
-/// Which implementation the library runs on this CPU.
+/// Which implementation the library runs on this CPU: its build script compiles the AVX2 code in
+/// on every x86-64 build and the NEON code on every aarch64 one, and it checks the CPU at run time.
 pub fn dispatch() -> &'static str {
     if libcrux_platform::simd256_support() {
         "AVX2"
     } else if libcrux_platform::simd128_support() {
-        "128-bit SIMD"
+        if cfg!(target_arch = "aarch64") {
+            "NEON (128-bit SIMD)"
+        } else {
+            "128-bit SIMD"
+        }
     } else {
         "portable"
     }
@@ -57,7 +62,12 @@ impl Backend for Libcrux {
     }
 
     fn build(&self) -> String {
-        format!("pure Rust, generated from a verified specification; run-time choice between portable and AVX2 code: {} here", dispatch())
+        let simd = if cfg!(target_arch = "aarch64") {
+            "NEON"
+        } else {
+            "AVX2"
+        };
+        format!("pure Rust, generated from a verified specification; run-time choice between portable and {simd} code: {} here", dispatch())
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {

@@ -59,19 +59,7 @@ impl Backend for Liboqs {
     }
 
     fn build(&self) -> String {
-        use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
-        // SAFETY: a query of liboqs's CPU-feature cache, filled by OQS_init.
-        let has = |e: OQS_CPU_EXT| unsafe { OQS_CPU_has_extension(e) } == 1;
-        let path = if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) {
-            "AVX2"
-        } else {
-            "portable C"
-        };
-        format!(
-            "OQS_DIST_BUILD (every CPU path compiled in, chosen at run time); liboqs reports AVX2 {}, AVX-512 {}: ML-KEM (mlkem-native) and ML-DSA run their {path} code",
-            if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) { "yes" } else { "no" },
-            if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX512) { "yes" } else { "no" }
-        )
+        dispatch()
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {
@@ -99,6 +87,58 @@ impl Backend for Liboqs {
     fn sig(&self, algorithm: &str) -> Option<Box<dyn Sig>> {
         let s = sig::Sig::new(sig_alg(algorithm)?).ok()?;
         Some(Box::new(OqsSig(s)))
+    }
+}
+
+/// liboqs's build and the code path it chooses on this CPU (OQS_CPU_has_extension, which reads the
+/// CPU-feature cache OQS_init fills): what a dispatching build runs depends on it.
+#[cfg(target_arch = "x86_64")]
+fn dispatch() -> String {
+    use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
+    // SAFETY: a query of liboqs's CPU-feature cache, filled by OQS_init.
+    let has = |e: OQS_CPU_EXT| unsafe { OQS_CPU_has_extension(e) } == 1;
+    let path = if has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2) {
+        "AVX2"
+    } else {
+        "portable C"
+    };
+    format!(
+        "OQS_DIST_BUILD (every CPU path compiled in, chosen at run time); liboqs reports AVX2 {}, AVX-512 {}: ML-KEM (mlkem-native) and ML-DSA run their {path} code",
+        yes(has(OQS_CPU_EXT::OQS_CPU_EXT_AVX2)),
+        yes(has(OQS_CPU_EXT::OQS_CPU_EXT_AVX512))
+    )
+}
+
+/// On aarch64 a dist build (OQS_DIST_ARM64_V8_BUILD) compiles mlkem-native's AArch64 backend in
+/// and takes it where liboqs sees NEON; liboqs 0.13 has no aarch64 ML-DSA, and its Keccak is the
+/// portable C one (the SHA-3 instructions are used only in a build for one CPU,
+/// OQS_USE_ARM_SHA3_INSTRUCTIONS); SHA-2 and AES go through OpenSSL (OQS_USE_SHA2_OPENSSL).
+#[cfg(target_arch = "aarch64")]
+fn dispatch() -> String {
+    use oqs::ffi::common::{OQS_CPU_has_extension, OQS_CPU_EXT};
+    // SAFETY: a query of liboqs's CPU-feature cache, filled by OQS_init.
+    let has = |e: OQS_CPU_EXT| unsafe { OQS_CPU_has_extension(e) } == 1;
+    let neon = has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_NEON);
+    format!(
+        "OQS_DIST_BUILD for ARM64 v8 (every CPU path compiled in, chosen at run time); liboqs reports NEON {}, AES {}, SHA-2 {}, SHA3 {}: ML-KEM (mlkem-native) runs its {} code, ML-DSA its portable C, Keccak liboqs's portable C",
+        yes(neon),
+        yes(has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_AES)),
+        yes(has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_SHA2)),
+        yes(has(OQS_CPU_EXT::OQS_CPU_EXT_ARM_SHA3)),
+        if neon { "AArch64 NEON" } else { "portable C" }
+    )
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn dispatch() -> String {
+    "OQS_DIST_BUILD; the code path liboqs takes is not reported on this architecture".into()
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
 }
 

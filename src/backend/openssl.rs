@@ -48,7 +48,14 @@ impl Backend for OpenSsl {
     }
 
     fn build(&self) -> String {
-        "vendored (openssl-src, static, no-shared no-module); run-time dispatch by OPENSSL_ia32cap for AES-GCM, SHA and X25519/P-256 assembly; ML-KEM and ML-DSA are portable C in 3.5".into()
+        // OpenSSL picks its assembly at run time from a capability vector it fills from CPUID on
+        // x86-64 and from the kernel's HWCAPs on aarch64 (crypto/armcap.c).
+        let (cap, asm) = if cfg!(target_arch = "aarch64") {
+            ("OPENSSL_armcap", "AES-GCM (ARMv8 AES + PMULL), SHA-2 (ARMv8 SHA), P-256 (ecp_nistz256-armv8) assembly; X25519 is C")
+        } else {
+            ("OPENSSL_ia32cap", "AES-GCM, SHA and X25519/P-256 assembly")
+        };
+        format!("vendored (openssl-src, static, no-shared no-module) unless built with OPENSSL_NO_VENDOR (run.openssl_version names the one linked); run-time dispatch by {cap} for {asm}; ML-KEM and ML-DSA are portable C in 3.5")
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {

@@ -44,7 +44,11 @@ impl Backend for RustCrypto {
     }
 
     fn build(&self) -> String {
-        "pure Rust; ml-kem, ml-dsa, slh-dsa, curve25519-dalek (serial u64 field arithmetic) and p256 portable; sha2 and aes-gcm pick SHA-NI / AES-NI + CLMUL at run time (cpufeatures)".into()
+        if cfg!(target_arch = "aarch64") {
+            "pure Rust; ml-kem, ml-dsa, slh-dsa, curve25519-dalek (serial u64 field arithmetic) and p256 portable; sha2, aes and polyval (AES-GCM) have ARMv8 SHA-2 / AES + PMULL code they choose at run time (cpufeatures)".into()
+        } else {
+            "pure Rust; ml-kem, ml-dsa, slh-dsa, curve25519-dalek (serial u64 field arithmetic) and p256 portable; sha2 and aes-gcm pick SHA-NI / AES-NI + CLMUL at run time (cpufeatures)".into()
+        }
     }
 
     fn native_name(&self, algorithm: &str) -> Option<&'static str> {

@@ -135,35 +135,7 @@ pub fn check(results: &Results) -> Vec<String> {
             );
         }
         if let Some(ins) = &p.instructions {
-            for (k, e) in ins.events.iter().enumerate() {
-                let recomputed = ins
-                    .totals
-                    .get(k)
-                    .map_or(f64::NAN, |t| *t as f64 / ins.calls.max(1) as f64);
-                differs(
-                    &mut problems,
-                    format!("{name}: instructions per call [{e}]"),
-                    ins.per_call.get(k).copied().unwrap_or(f64::NAN),
-                    recomputed,
-                );
-            }
-            // The per-call counts are the calls, and add up to the total.
-            if !ins.ir_calls.is_empty() {
-                let total = ins
-                    .events
-                    .iter()
-                    .position(|e| e == "Ir")
-                    .and_then(|k| ins.totals.get(k).copied());
-                if ins.ir_calls.len() != ins.calls {
-                    problems.push(format!(
-                        "{name}: {} per-call instruction counts for {} calls",
-                        ins.ir_calls.len(),
-                        ins.calls
-                    ));
-                } else if total != Some(ins.ir_calls.iter().sum()) {
-                    problems.push(format!("{name}: the per-call instruction counts add up to {}, the total is {total:?}", ins.ir_calls.iter().sum::<u64>()));
-                }
-            }
+            problems.extend(super::instructions::check(&name, ins));
         }
         let mut q = p.clone();
         q.stats = f.summary;

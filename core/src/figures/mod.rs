@@ -3,6 +3,7 @@
 //! warnings. Producers call these; `check` calls the same functions on the stored raw data.
 
 pub mod answer;
+pub mod arch;
 pub mod auth;
 pub mod capacity;
 pub mod evidence;

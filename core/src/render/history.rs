@@ -278,7 +278,8 @@ pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
                                 commit: r.run.tool_commit.clone(),
                                 sections: r.sections().join(", "),
                                 complete: r.is_complete(),
-                                shown: i == m.shown,
+                                // An emulated run is on the front page's architectures table only.
+                                shown: i == m.shown && !runs[i].results.run.host.is_emulated(),
                                 openssl: r.run.openssl_version.clone(),
                             }
                         })

@@ -2,6 +2,7 @@
 //! The renderer does not compute figures; it formats what the JSON holds and places it.
 
 pub mod answer;
+mod arch;
 mod auth;
 mod capacity;
 mod compare;
@@ -508,7 +509,26 @@ fn build(
     } else {
         machines.iter().map(|m| m.shown).collect()
     };
+    // An emulated run times nothing: it is a column of the architectures' table, not a machine
+    // whose figures the pages show.
+    let shown: Vec<usize> = shown
+        .into_iter()
+        .filter(|&i| !runs[i].results.run.host.is_emulated())
+        .collect();
     let shown_runs: Vec<&Run> = shown.iter().map(|&i| &runs[i]).collect();
+    // The architectures' table: the newest counted run of each machine (emulated ones included).
+    let counted: Vec<&Run> = machines
+        .iter()
+        .filter_map(|m| {
+            m.runs
+                .iter()
+                .rev()
+                .find(|&&i| crate::figures::arch::is_column(&runs[i].results))
+        })
+        .map(|&i| &runs[i])
+        .collect();
+    let mut front = overview::build(&shown_runs);
+    front.architectures = arch::build(&counted);
     let scope = Scope {
         shown: shown_runs.clone(),
         files: runs.len(),
@@ -521,7 +541,7 @@ fn build(
             opts,
             "What the hybrid key exchange costs",
             "index",
-            overview::build(&shown_runs),
+            front,
         ))?,
     )?;
     // The compare page sets the shown runs against the baseline; a baseline named with --baseline

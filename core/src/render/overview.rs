@@ -28,6 +28,9 @@ pub struct Body {
     pub capacity: Vec<super::capacity::View>,
     /// `pqprof network` sections, one per run that has one.
     pub network: Vec<super::network::View>,
+    /// Instructions per phase across architectures (render::arch), set by the caller from every
+    /// machine's newest counted run.
+    pub architectures: Option<super::arch::View>,
 }
 
 #[derive(Serialize)]
@@ -553,6 +556,7 @@ pub fn build(runs: &[&Run]) -> Body {
         auth: super::auth::build(runs),
         capacity: super::capacity::build(runs),
         network: super::network::build(runs),
+        architectures: None,
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod capacity;
 mod crosscheck;
+mod emulation;
 mod handshake;
 mod io;
 mod network;
@@ -17,6 +18,7 @@ mod warning;
 
 pub use capacity::*;
 pub use crosscheck::*;
+pub use emulation::*;
 pub use handshake::*;
 pub use io::*;
 pub use network::*;

@@ -1,5 +1,6 @@
 //! The `run`, `backends` and `stacks` sections: what made the figures, where, and how.
 
+use super::{CounterMethod, Emulation};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,6 +53,9 @@ pub struct CounterRun {
     pub skipped: Vec<String>,
     /// The seed of the generators that can be seeded (RustCrypto, liboqs).
     pub seed: u64,
+    /// Callgrind or the qemu plugin (absent in older files: callgrind).
+    #[serde(default)]
+    pub method: CounterMethod,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -70,16 +74,22 @@ pub struct Host {
     /// hostname are told apart. Empty in files written before schema 2.
     #[serde(default)]
     pub fingerprint: String,
+    /// Set when the run was made under an emulator: then it holds instruction counts only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<Emulation>,
 }
 
 impl Host {
     /// "vm · AMD EPYC (zen5) · a1b2c3": how a site or a comparison names the machine.
     pub fn label(&self) -> String {
-        let arch = if self.microarchitecture.is_empty() {
+        let mut arch = if self.microarchitecture.is_empty() {
             self.arch.clone()
         } else {
             self.microarchitecture.clone()
         };
+        if self.is_emulated() {
+            arch += ", emulated";
+        }
         let mut s = format!("{} · {} ({arch})", self.hostname, self.cpu_model);
         if !self.fingerprint.is_empty() {
             s += &format!(" · {}", self.fingerprint);
@@ -105,6 +115,13 @@ pub struct Timer {
     pub tsc_invariant: bool,
     /// Measured TSC frequency, if the TSC is used.
     pub tsc_hz: Option<f64>,
+    /// The generic timer's rate (CNTFRQ_EL0), where the clock is aarch64's CNTVCT_EL0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_hz: Option<f64>,
+    /// One tick of the clock, nanoseconds: with the overhead, what sets the batching (a coarse
+    /// counter needs longer samples for the same 1%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_ns: Option<f64>,
     /// Median cost of one timed region around an empty call: the floor under every sample. Not
     /// subtracted; phases shorter than `batch_threshold` times it are timed in batches.
     pub overhead_ns: f64,
