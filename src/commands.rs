@@ -351,6 +351,55 @@ pub fn execute(command: Command) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
+        Command::Memory {
+            results: file,
+            force,
+            calls,
+            jobs,
+            algorithms,
+        } => {
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(
+                &file,
+                |r| r.memory.as_ref().map(|m| m.date_utc.clone()),
+                "memory",
+                force,
+            )?;
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let opts = crate::memory::Options {
+                calls: calls as usize,
+                jobs: jobs.unwrap_or(cores.min(2)),
+                only: algorithms,
+            };
+            let m = crate::memory::run(&opts, &r, &mut |m| eprintln!("memory: {m}"))?;
+            print!("{}", crate::tables::memory::table(&m, &r));
+            println!(
+                "\nmemory: {} phases, {} failed; {:.1} s; written to {}",
+                m.entries.len(),
+                m.failures.len(),
+                m.wall_seconds,
+                file.display()
+            );
+            let failed = m.failures.len();
+            r.memory = Some(m);
+            write_section(&file, &r, "memory")?;
+            if failed > 0 {
+                bail!(
+                    "{failed} phase(s) could not be measured; the others are in {}",
+                    file.display()
+                );
+            }
+            Ok(())
+        }
+        Command::MemoryChild {
+            backend,
+            calls,
+            algorithms,
+        } => {
+            let rep = crate::memory::child(&backend, calls, &algorithms)?;
+            println!("{}", serde_json::to_string(&rep)?);
+            Ok(())
+        }
         Command::OpensslVersion => {
             println!("{}", openssl::version::version());
             Ok(())

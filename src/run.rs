@@ -238,6 +238,7 @@ pub fn run(opts: &Options) -> Result<Results> {
         components,
         process_samples: None,
         crosscheck: None,
+        memory: None,
         handshakes: None,
         capacity: None,
         network: None,

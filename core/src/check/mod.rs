@@ -4,6 +4,7 @@
 pub mod capacity;
 mod crosscheck;
 mod handshakes;
+mod memory;
 pub mod network;
 mod phases;
 
@@ -28,6 +29,7 @@ pub fn check(results: &Results) -> Vec<String> {
     problems.extend(crosscheck::check(results));
     problems.extend(capacity::check(results));
     problems.extend(network::check(results));
+    problems.extend(memory::check(results));
     if let Some(c) = &results.run.calibration {
         let fresh = crate::figures::calibration(
             &c.workload,
