@@ -215,6 +215,8 @@ pub enum Command {
         calls: usize,
         #[arg(long = "algorithm")]
         algorithms: Vec<String>,
+        #[arg(long = "operation")]
+        operations: Vec<String>,
     },
     /// The emulator of `network`, started by it in the router namespace.
     #[command(hide = true)]

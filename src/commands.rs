@@ -395,8 +395,13 @@ pub fn execute(command: Command) -> Result<()> {
             backend,
             calls,
             algorithms,
+            operations,
         } => {
-            let rep = crate::memory::child(&backend, calls, &algorithms)?;
+            let ops = operations
+                .iter()
+                .map(|o| Operation::from_name(o).ok_or_else(|| anyhow::anyhow!("unknown operation {o}")))
+                .collect::<Result<Vec<_>>>()?;
+            let rep = crate::memory::child(&backend, calls, &algorithms, &ops)?;
             println!("{}", serde_json::to_string(&rep)?);
             Ok(())
         }

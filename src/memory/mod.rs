@@ -45,6 +45,11 @@ the backend's wrapper and the library's own";
 /// The phases `memory` measures on a backend: every operation of every KEM, DH and signature
 /// algorithm it supports (of `only`, if given), in the handshake form.
 pub fn phases(b: &dyn Backend, only: &[String]) -> Vec<PhaseId> {
+    phases_of(b, only, &[])
+}
+
+/// `phases`, of the operations `ops` only (all if empty).
+fn phases_of(b: &dyn Backend, only: &[String], ops: &[Operation]) -> Vec<PhaseId> {
     let mut v = Vec::new();
     for alg in algorithm::all() {
         if !matches!(alg.kind, Kind::Kem | Kind::Dh | Kind::Sig)
@@ -53,7 +58,10 @@ pub fn phases(b: &dyn Backend, only: &[String]) -> Vec<PhaseId> {
             continue;
         }
         for op in Operation::ALL {
-            if op.kind() == alg.kind && b.supports(&alg.name, op) {
+            if op.kind() == alg.kind
+                && (ops.is_empty() || ops.contains(&op))
+                && b.supports(&alg.name, op)
+            {
                 v.push(PhaseId::handshake(b.name(), &alg.name, op));
             }
         }
@@ -122,9 +130,10 @@ fn measure(be: &dyn Backend, id: &PhaseId, calls: usize, harness: u64) -> Result
     for i in 0..calls {
         case.prepare(WARMUP + i, 0)?;
         let p = probe_case(case.as_mut())?;
-        // The first and the last output verified (a keygen's check signs with the new key: for
-        // SLH-DSA-128s, seconds), after the probe.
-        if i == 0 || i + 1 == calls {
+        // The first probed call's output verified after its probe (the set-up verified the case's
+        // first outputs already; a keygen's check signs with the new key: for SLH-DSA-128s,
+        // seconds).
+        if i == 0 {
             case.keep(0);
             ensure!(
                 case.verify_kept()? == 1,
@@ -140,8 +149,14 @@ fn measure(be: &dyn Backend, id: &PhaseId, calls: usize, harness: u64) -> Result
     Ok(MemoryEntry::from_calls(id, out))
 }
 
-/// The hidden `memory-child` command: every phase of one backend, each on a fresh thread.
-pub fn child(backend_name: &str, calls: usize, only: &[String]) -> Result<ChildReport> {
+/// The hidden `memory-child` command: every phase of one backend (of the algorithms `only` and
+/// the operations `ops`, if given), each on a fresh thread.
+pub fn child(
+    backend_name: &str,
+    calls: usize,
+    only: &[String],
+    ops: &[Operation],
+) -> Result<ChildReport> {
     let be = backend::all()
         .into_iter()
         .find(|b| b.name() == backend_name)
@@ -149,7 +164,7 @@ pub fn child(backend_name: &str, calls: usize, only: &[String]) -> Result<ChildR
     let harness_stack_bytes = stack::on_thread(|| harness(calls))?;
     let mut entries = Vec::new();
     let mut failures = Vec::new();
-    for id in phases(be.as_ref(), only) {
+    for id in phases_of(be.as_ref(), only, ops) {
         match stack::on_thread(|| {
             // Measured on each phase's own thread too: it must be the child's figure.
             let h = harness(calls)?;
@@ -193,9 +208,9 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
     let started = std::time::Instant::now();
     let ours = backend::all();
     let mut names: Vec<&str> = Vec::new();
-    // (backend, algorithm, the run's median times of its phases added up): the slowest first, so
-    // the last child to finish is a short one.
-    let mut jobs: Vec<(&str, String, f64)> = Vec::new();
+    // One child per phase, the slowest algorithms first (by the run's median times of their
+    // phases added up: a verification's set-up signs), so the last to finish is a short one.
+    let mut jobs: Vec<(PhaseId, f64, f64)> = Vec::new();
     for info in &r.backends {
         let Some(b) = ours.iter().find(|b| b.name() == info.name) else {
             continue;
@@ -205,22 +220,21 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
             continue;
         }
         names.push(b.name());
+        let median = |id: &PhaseId| r.phase(id).map_or(0.0, |p| p.stats.median_ns);
         for id in &ids {
-            let ns = r.phase(id).map_or(0.0, |p| p.stats.median_ns);
-            match jobs
-                .iter_mut()
-                .find(|j| j.0 == b.name() && j.1 == id.algorithm)
-            {
-                Some(j) => j.2 += ns,
-                None => jobs.push((b.name(), id.algorithm.clone(), ns)),
-            }
+            let alg: f64 = ids
+                .iter()
+                .filter(|x| x.algorithm == id.algorithm)
+                .map(median)
+                .sum();
+            jobs.push((id.clone(), alg, median(id)));
         }
     }
     ensure!(
         !jobs.is_empty(),
         "no backend of the results file has a KEM, DH or signature algorithm to measure"
     );
-    jobs.sort_by(|a, b| b.2.total_cmp(&a.2));
+    jobs.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)));
     let exe = std::env::current_exe().context("cannot find the pqprof binary")?;
     let next = std::sync::Mutex::new(0usize);
     let done = std::sync::Mutex::new(Vec::new());
@@ -232,24 +246,26 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
                     *n += 1;
                     *n - 1
                 };
-                let Some((name, alg, _)) = jobs.get(i) else {
+                let Some((id, _, _)) = jobs.get(i) else {
                     break;
                 };
+                let (name, alg) = (&id.backend, &id.algorithm);
                 let t0 = std::time::Instant::now();
                 let report = Command::new(&exe)
                     .args(["memory-child", "--backend", name, "--algorithm", alg])
+                    .args(["--operation", id.operation.name()])
                     .args(["--calls", &opts.calls.to_string()])
                     .output()
-                    .with_context(|| format!("cannot start the {name} {alg} child"))
+                    .with_context(|| format!("cannot start the {id} child"))
                     .and_then(|o| {
                         if !o.status.success() {
                             bail!(
-                                "the {name} {alg} child failed: {}",
+                                "the {id} child failed: {}",
                                 String::from_utf8_lossy(&o.stderr).trim()
                             );
                         }
                         serde_json::from_slice::<ChildReport>(&o.stdout)
-                            .with_context(|| format!("the {name} {alg} child's report"))
+                            .with_context(|| format!("the {id} child's report"))
                     });
                 done.lock()
                     .unwrap()
@@ -263,17 +279,22 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
     let (mut entries, mut failures) = (Vec::new(), Vec::new());
     for (i, report, secs) in done {
         let rep = report?;
-        let (name, alg, _) = &jobs[i];
-        progress(&format!(
-            "{name} {alg}: {} phases, {} failed, {secs:.1} s",
-            rep.entries.len(),
-            rep.failures.len()
-        ));
+        let id = &jobs[i].0;
+        if secs >= 1.0 || !rep.failures.is_empty() {
+            progress(&format!(
+                "{id}: {}, {secs:.1} s",
+                if rep.failures.is_empty() {
+                    "measured"
+                } else {
+                    "failed"
+                }
+            ));
+        }
         match harness {
             None => harness = Some(rep.harness_stack_bytes),
             Some(h) => ensure!(
                 h == rep.harness_stack_bytes,
-                "the empty call shows {h} stack bytes in one child and {} in the {name} {alg} child",
+                "the empty call shows {h} stack bytes in one child and {} in the {id} child",
                 rep.harness_stack_bytes
             ),
         }
