@@ -49,11 +49,18 @@ fn main() {
             !wrapped.is_empty(),
             "build.rs: no `pub unsafe extern \"C\" fn __wrap_NAME` in {file}"
         );
+        let allocator = file.starts_with("src/memory/");
         for sym in wrapped {
-            println!("cargo:rustc-link-arg=-Wl,--wrap={sym}");
-            // Pulled in from the library whichever object first calls the wrapped symbol (the
-            // standard library's calls to malloc come after pqprof's own objects on the line).
-            println!("cargo:rustc-link-arg=-Wl,--undefined=__wrap_{sym}");
+            if allocator {
+                // The pqprof binary only: the standard library calls malloc too, so every program
+                // linked with this wrap must hold the wrappers, and test programs that do not use
+                // the library would not. Pulled in from the library whichever object first calls
+                // the symbol (the standard library comes after pqprof's objects on the line).
+                println!("cargo:rustc-link-arg-bins=-Wl,--wrap={sym}");
+                println!("cargo:rustc-link-arg-bins=-Wl,--undefined=__wrap_{sym}");
+            } else {
+                println!("cargo:rustc-link-arg=-Wl,--wrap={sym}");
+            }
         }
         println!("cargo:rerun-if-changed={file}");
     }

@@ -399,7 +399,9 @@ pub fn execute(command: Command) -> Result<()> {
         } => {
             let ops = operations
                 .iter()
-                .map(|o| Operation::from_name(o).ok_or_else(|| anyhow::anyhow!("unknown operation {o}")))
+                .map(|o| {
+                    Operation::from_name(o).ok_or_else(|| anyhow::anyhow!("unknown operation {o}"))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let rep = crate::memory::child(&backend, calls, &algorithms, &ops)?;
             println!("{}", serde_json::to_string(&rep)?);

@@ -190,7 +190,9 @@ fn build_case(
         Operation::DhDerive => Box::new(Slots::new(
             DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?,
         )),
-        Operation::SigKeygen => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive, few)?)),
+        Operation::SigKeygen => {
+            Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive, few)?))
+        }
         Operation::SigSign | Operation::SigVerify => {
             Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive, few)?))
         }

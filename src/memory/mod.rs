@@ -13,9 +13,7 @@ pub mod stack;
 use crate::algorithm::{self, Kind, Operation};
 use crate::backend::{self, Backend};
 use crate::case::{self, Case, Kernel, Slots};
-use crate::results::{
-    MemoryCall, MemoryEntry, MemoryFailure, OperationMemory, PhaseId, Results,
-};
+use crate::results::{MemoryCall, MemoryEntry, MemoryFailure, OperationMemory, PhaseId, Results};
 use crate::suite::Workload;
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -303,7 +301,10 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
     }
     // In the registry's order: backends, then their phases as `phases` lists them.
     let rank = |e: &MemoryEntry| {
-        let b = names.iter().position(|n| *n == e.backend).unwrap_or(usize::MAX);
+        let b = names
+            .iter()
+            .position(|n| *n == e.backend)
+            .unwrap_or(usize::MAX);
         let a = algorithm::all()
             .iter()
             .position(|a| a.name == e.algorithm)
@@ -323,10 +324,6 @@ pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Resul
         failures,
     })
 }
-
-/// Serialises the tests that start and stop the process's one heap tracker.
-#[cfg(test)]
-pub(crate) static TEST_HEAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[cfg(test)]
 mod tests {

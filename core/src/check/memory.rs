@@ -94,7 +94,10 @@ pub fn check(r: &Results) -> Vec<String> {
         problems.push("memory: the section does not say how its figures were made".into());
     }
     if m.harness_stack_bytes == 0 {
-        problems.push("memory: harness_stack_bytes is 0: an empty call pushes at least its return address".into());
+        problems.push(
+            "memory: harness_stack_bytes is 0: an empty call pushes at least its return address"
+                .into(),
+        );
     }
     let mut seen = std::collections::HashSet::new();
     for e in &m.entries {
@@ -106,7 +109,8 @@ pub fn check(r: &Results) -> Vec<String> {
     // Where the section measured an algorithm on a backend, every timed phase of that backend and
     // algorithm (the handshake form the site shows) has its figures, or says why not.
     let measured = |alg: &str| {
-        m.entries.iter().any(|e| e.algorithm == alg) || m.failures.iter().any(|f| f.algorithm == alg)
+        m.entries.iter().any(|e| e.algorithm == alg)
+            || m.failures.iter().any(|f| f.algorithm == alg)
     };
     for p in &r.phases {
         if p.form.is_handshake()

@@ -11,7 +11,7 @@ pub struct OperationMemory {
     pub date_utc: String,
     pub wall_seconds: f64,
     /// The backends measured: every backend of the binary with a KEM, DH or signature algorithm.
-    /// Each was measured in a child process of its own.
+    /// Each phase was measured in a child process of its own.
     pub backends: Vec<String>,
     /// How the heap figure is made and which allocators it includes.
     pub heap_method: String,
