@@ -29,6 +29,7 @@ run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
 	echo "make run: measuring into $$out"; \
 	$(BIN) run --out "$$out"; \
+	$(BIN) memory --results "$$out"; \
 	$(BIN) handshake --results "$$out"; \
 	$(BIN) capacity --results "$$out"; \
 	$(BIN) network --results "$$out"; \

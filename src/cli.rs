@@ -198,6 +198,37 @@ pub enum Command {
         #[arg(long)]
         cleanup: bool,
     },
+    /// Memory per operation: peak heap and peak stack bytes of one call of every KEM, DH and
+    /// signature phase, per backend of the results file; adds a `memory` section.
+    Memory {
+        /// Results file to add the section to (default: the newest results/*.json).
+        #[arg(long)]
+        results: Option<PathBuf>,
+        /// Replace a memory section the results file already has.
+        #[arg(long)]
+        force: bool,
+        /// Probed calls per phase (their stack figures must agree).
+        #[arg(long, default_value_t = crate::memory::CALLS as u32, value_parser = clap::value_parser!(u32).range(2..=100))]
+        calls: u32,
+        /// Backend child processes at a time (default: the machine's cores, at most 2).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Only these algorithms (repeatable; default every KEM, DH and signature algorithm).
+        #[arg(long = "algorithm")]
+        algorithms: Vec<String>,
+    },
+    /// One backend's part of `memory`, started by it as a child process.
+    #[command(hide = true)]
+    MemoryChild {
+        #[arg(long)]
+        backend: String,
+        #[arg(long)]
+        calls: usize,
+        #[arg(long = "algorithm")]
+        algorithms: Vec<String>,
+        #[arg(long = "operation")]
+        operations: Vec<String>,
+    },
     /// The emulator of `network`, started by it in the router namespace.
     #[command(hide = true)]
     NetemRouter {

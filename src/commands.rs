@@ -367,6 +367,67 @@ pub fn execute(command: Command) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
             Ok(())
         }
+        Command::Memory {
+            results: file,
+            force,
+            calls,
+            jobs,
+            algorithms,
+        } => {
+            if !cfg!(target_arch = "x86_64") {
+                // `make run` goes on to the other steps on an aarch64 runner.
+                eprintln!("memory: skipped: the stack probe (stack painting) is implemented for x86-64 only");
+                return Ok(());
+            }
+            let file = file.map_or_else(newest_results, Ok)?;
+            let mut r = section_target(
+                &file,
+                |r| r.memory.as_ref().map(|m| m.date_utc.clone()),
+                "memory",
+                force,
+            )?;
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let opts = crate::memory::Options {
+                calls: calls as usize,
+                jobs: jobs.unwrap_or(cores.min(2)),
+                only: algorithms,
+            };
+            let m = crate::memory::run(&opts, &r, &mut |m| eprintln!("memory: {m}"))?;
+            print!("{}", crate::tables::memory::table(&m, &r));
+            println!(
+                "\nmemory: {} phases, {} failed; {:.1} s; written to {}",
+                m.entries.len(),
+                m.failures.len(),
+                m.wall_seconds,
+                file.display()
+            );
+            let failed = m.failures.len();
+            r.memory = Some(m);
+            write_section(&file, &r, "memory")?;
+            if failed > 0 {
+                bail!(
+                    "{failed} phase(s) could not be measured; the others are in {}",
+                    file.display()
+                );
+            }
+            Ok(())
+        }
+        Command::MemoryChild {
+            backend,
+            calls,
+            algorithms,
+            operations,
+        } => {
+            let ops = operations
+                .iter()
+                .map(|o| {
+                    Operation::from_name(o).ok_or_else(|| anyhow::anyhow!("unknown operation {o}"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let rep = crate::memory::child(&backend, calls, &algorithms, &ops)?;
+            println!("{}", serde_json::to_string(&rep)?);
+            Ok(())
+        }
         Command::OpensslVersion => {
             println!("{}", openssl::version::version());
             Ok(())

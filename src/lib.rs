@@ -26,6 +26,7 @@ pub mod host;
 pub mod insitu;
 pub mod interrupt;
 pub mod measure;
+pub mod memory;
 pub mod network;
 pub mod plan;
 pub mod run;

@@ -561,7 +561,13 @@ mod tests {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .filter_map(|p| crate::results::read(&p).ok())
-            .find(|r| r.phases.iter().filter(|p| p.median_ci95_ns.is_some()).count() > 1)
+            .find(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.median_ci95_ns.is_some())
+                    .count()
+                    > 1
+            })
             .unwrap();
         let with_ci = a
             .phases

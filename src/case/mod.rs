@@ -137,6 +137,30 @@ pub fn build(
     w: &Workload,
     form: Form,
 ) -> Result<Box<dyn Case>> {
+    build_case(backend, alg, op, w, form, false)
+}
+
+/// `build` for a case that makes only a few calls (`pqprof memory`): the same set-up, but a
+/// verification case's pool is the one signature the set-up already checks, where `build` signs
+/// about a second's worth (SLH-DSA-128s: seconds per signature).
+pub fn build_few(
+    backend: &dyn Backend,
+    alg: &'static Algorithm,
+    op: Operation,
+    w: &Workload,
+    form: Form,
+) -> Result<Box<dyn Case>> {
+    build_case(backend, alg, op, w, form, true)
+}
+
+fn build_case(
+    backend: &dyn Backend,
+    alg: &'static Algorithm,
+    op: Operation,
+    w: &Workload,
+    form: Form,
+    few: bool,
+) -> Result<Box<dyn Case>> {
     let missing = || anyhow!("{} does not support {} {}", backend.name(), alg.name, op);
     let kem = || backend.kem(&alg.name).ok_or_else(missing);
     let dh = || backend.dh(&alg.name).ok_or_else(missing);
@@ -166,9 +190,11 @@ pub fn build(
         Operation::DhDerive => Box::new(Slots::new(
             DhDerive::new(dh()?, alg, primitive)?.ok_or_else(no_primitive)?,
         )),
-        Operation::SigKeygen => Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?)),
+        Operation::SigKeygen => {
+            Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive, few)?))
+        }
         Operation::SigSign | Operation::SigVerify => {
-            Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive)?))
+            Box::new(Slots::new(SigCase::new(sig()?, alg, op, primitive, few)?))
         }
         _ if primitive => bail!(no_primitive()),
         Operation::AeadEncrypt | Operation::AeadDecrypt => {

@@ -6,6 +6,7 @@ mod crosscheck;
 mod emulated;
 mod handshakes;
 mod instructions;
+mod memory;
 pub mod network;
 mod phases;
 mod precision;
@@ -36,6 +37,7 @@ pub fn check(results: &Results) -> Vec<String> {
     problems.extend(crosscheck::check(results));
     problems.extend(capacity::check(results));
     problems.extend(network::check(results));
+    problems.extend(memory::check(results));
     if let Some(c) = &results.run.calibration {
         let fresh = crate::figures::calibration(
             &c.workload,

@@ -24,6 +24,8 @@ pub struct Body {
     pub resamples: usize,
     pub seed: String,
     pub tolerance_pct: f64,
+    /// Per run with a `memory` section: (host, heap method, stack method, the empty call's stack).
+    pub memory: Vec<(String, String, String, String)>,
 }
 
 #[derive(Serialize)]
@@ -301,7 +303,20 @@ pub fn build(runs: &[&Run]) -> Body {
             .map(|s| (s.name.clone(), s.description.clone()))
             .collect()
     });
+    let memory = runs
+        .iter()
+        .filter_map(|run| {
+            let m = run.results.memory.as_ref()?;
+            Some((
+                run.label.clone(),
+                m.heap_method.clone(),
+                m.stack_method.clone(),
+                crate::units::bytes(m.harness_stack_bytes as usize),
+            ))
+        })
+        .collect();
     Body {
+        memory,
         backends,
         stacks,
         policies,

@@ -7,6 +7,7 @@ mod auth;
 mod capacity;
 mod compare;
 mod history;
+mod memory;
 mod methodology;
 mod network;
 mod overview;

@@ -26,6 +26,8 @@ pub struct Body {
     /// `pqprof capacity` sections, one per run that has one.
     pub auth: Vec<super::auth::View>,
     pub capacity: Vec<super::capacity::View>,
+    /// `pqprof memory` sections, one per run that has one.
+    pub memory: Vec<super::memory::View>,
     /// `pqprof network` sections, one per run that has one.
     pub network: Vec<super::network::View>,
     /// Instructions per phase across architectures (render::arch), set by the caller from every
@@ -555,6 +557,7 @@ pub fn build(runs: &[&Run]) -> Body {
             .collect(),
         auth: super::auth::build(runs),
         capacity: super::capacity::build(runs),
+        memory: super::memory::build(runs),
         network: super::network::build(runs),
         architectures: None,
     }

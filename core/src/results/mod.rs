@@ -7,6 +7,7 @@ mod crosscheck;
 mod emulation;
 mod handshake;
 mod io;
+mod memory;
 mod network;
 mod peer;
 mod phase;
@@ -21,6 +22,7 @@ pub use crosscheck::*;
 pub use emulation::*;
 pub use handshake::*;
 pub use io::*;
+pub use memory::*;
 pub use network::*;
 pub use peer::*;
 pub use phase::*;
@@ -79,6 +81,9 @@ pub struct Results {
         deserialize_with = "network::read_section"
     )]
     pub network: Option<Network>,
+    /// `pqprof memory`: peak heap and stack bytes of one call of each phase, per backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<OperationMemory>,
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub go: Option<GoPeer>,
@@ -138,6 +143,7 @@ impl Results {
             (self.capacity.is_some(), "capacity"),
             (self.network.is_some(), "network"),
             (self.crosscheck.is_some(), "crosscheck"),
+            (self.memory.is_some(), "memory"),
             (self.run.counter.is_some(), "counter"),
             (self.process_samples.is_some(), "samples"),
         ] {

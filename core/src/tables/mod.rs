@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod crosscheck;
 pub mod handshake;
+pub mod memory;
 pub mod network;
 
 use crate::results::{group_warnings, Warning};
