@@ -526,15 +526,27 @@ pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn runs_with_process_level_intervals_compare_against_their_target() {
+    /// A committed timed run (an emulated one has no intervals).
+    fn timed_committed_run() -> Results {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let file = std::fs::read_dir(&dir)
+        std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "json"))
-            .unwrap();
-        let mut a = crate::results::read(&file).unwrap();
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| crate::results::read(&p).ok())
+            .find(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.median_ci95_ns.is_some())
+                    .count()
+                    > 1
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn runs_with_process_level_intervals_compare_against_their_target() {
+        let mut a = timed_committed_run();
         a.process_samples = None;
         a.run.iterations_policy.target_pct = None;
         a.run.iterations_policy.processes = None;
@@ -554,21 +566,7 @@ mod tests {
 
     #[test]
     fn coverage_counts_the_next_medians_inside_the_intervals() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        // A timed run (an emulated one has no intervals).
-        let a = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| crate::results::read(&p).ok())
-            .find(|r| {
-                r.phases
-                    .iter()
-                    .filter(|p| p.median_ci95_ns.is_some())
-                    .count()
-                    > 1
-            })
-            .unwrap();
+        let a = timed_committed_run();
         let with_ci = a
             .phases
             .iter()

@@ -8,8 +8,11 @@
 //! operation: the closure and the case's `run`) is what an empty case shows through the same path;
 //! `measure` reports it and the caller subtracts it.
 
-use super::heap::{HeapPeak, HEAP};
+use super::heap::HeapPeak;
+#[cfg(target_arch = "x86_64")]
+use super::heap::HEAP;
 use anyhow::{bail, ensure, Result};
+#[cfg(target_arch = "x86_64")]
 use std::hint::black_box;
 
 /// What every word below the stack pointer is set to before the call. Any value serves; an odd
@@ -159,6 +162,7 @@ mod tests {
         assert_eq!(deepest_write(&[], p), None);
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[inline(never)]
     fn uses_stack(n: usize) -> u8 {
         let mut buf = [0u8; 16 * 1024];
