@@ -212,25 +212,10 @@ pub fn run(opts: &Options) -> Result<Results> {
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
         run: Run {
-            date_utc: crate::host::utc_now(),
-            tool_commit: env!("PQPROF_COMMIT").into(),
-            host,
-            liboqs_version: backend::liboqs::liboqs_version(),
-            liboqs_dist_build: true,
-            openssl_version: openssl::version::version().into(),
-            rustc_version: env!("PQPROF_RUSTC").into(),
-            build_profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .into(),
-            pinned_core: core,
-            iterations_policy: opts.settings.clone(),
-            timer,
             wall_seconds: started.elapsed().as_secs_f64(),
             counter,
             calibration: Some(calibration(reference.raw.samples_ns)),
+            ..run_header(host, core, &opts.settings, timer)
         },
         backends: backends
             .iter()
@@ -319,25 +304,7 @@ fn emulated(
                     .into(),
         });
     }
-    Ok(Results {
-        schema_version: results::SCHEMA_VERSION,
-        run: Run {
-            date_utc: crate::host::utc_now(),
-            tool_commit: env!("PQPROF_COMMIT").into(),
-            host,
-            liboqs_version: backend::liboqs::liboqs_version(),
-            liboqs_dist_build: true,
-            openssl_version: openssl::version::version().into(),
-            rustc_version: env!("PQPROF_RUSTC").into(),
-            build_profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .into(),
-            pinned_core: core,
-            iterations_policy: opts.settings.clone(),
-            timer: Timer {
+    let emulated_timer = Timer {
                 clock: format!("none: emulated by {} (its clock is the host's, stretched by translation); instruction counts only", emulation.emulator),
                 tsc_invariant: false,
                 tsc_hz: None,
@@ -346,10 +313,14 @@ fn emulated(
                 overhead_ns: 0.0,
                 overhead_cycles: None,
                 randomness: RANDOMNESS.into(),
-            },
+            };
+    Ok(Results {
+        schema_version: results::SCHEMA_VERSION,
+        run: Run {
             wall_seconds: started.elapsed().as_secs_f64(),
             counter: Some(counted),
             calibration: None,
+            ..run_header(host, core, &opts.settings, emulated_timer)
         },
         backends: backends.iter().map(|b| backend_info(b.as_ref())).collect(),
         stacks,
@@ -366,6 +337,37 @@ fn emulated(
         network: None,
         go: None,
     })
+}
+
+/// What every run's header says about the build and the machine, timed or emulated (the caller
+/// sets the timer, the wall time, the counter and the calibration).
+fn run_header(
+    host: crate::results::Host,
+    core: Option<usize>,
+    settings: &Settings,
+    timer: Timer,
+) -> Run {
+    Run {
+        date_utc: crate::host::utc_now(),
+        tool_commit: env!("PQPROF_COMMIT").into(),
+        host,
+        liboqs_version: backend::liboqs::liboqs_version(),
+        liboqs_dist_build: true,
+        openssl_version: openssl::version::version().into(),
+        rustc_version: env!("PQPROF_RUSTC").into(),
+        build_profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .into(),
+        pinned_core: core,
+        iterations_policy: settings.clone(),
+        timer,
+        wall_seconds: 0.0,
+        counter: None,
+        calibration: None,
+    }
 }
 
 fn failure(key: &PhaseId, e: &anyhow::Error) -> Failure {
