@@ -121,8 +121,10 @@ pub enum Command {
         /// The most samples a scenario gets.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         max_samples: u32,
-        /// The time all samples may take, seconds (0: no precision rounds, exactly --samples).
-        #[arg(long, default_value_t = 45)]
+        /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 6
+        /// where the budget would not hold them all), the timers' paired cost and the precision
+        /// rounds in what is left (0: exactly --samples, no precision rounds).
+        #[arg(long, default_value_t = 90)]
         budget_s: u64,
         /// Handshakes per sample.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]

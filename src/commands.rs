@@ -114,7 +114,7 @@ pub fn execute(command: Command) -> Result<()> {
                 file.display()
             );
             r.crosscheck = Some(c);
-            write_section(&file, &r, "crosscheck")?;
+            write_section(&file, &r, crate::check::Section::Crosscheck)?;
             if strict && undecided + disagree > 0 {
                 bail!("{disagree} phase(s) disagree and {undecided} are undecided (--strict wants every phase to agree)");
             }
@@ -161,7 +161,7 @@ pub fn execute(command: Command) -> Result<()> {
             );
             let failed = h.failures.len();
             r.handshakes = Some(h);
-            write_section(&file, &r, "handshakes")?;
+            write_section(&file, &r, crate::check::Section::Handshakes)?;
             if failed > 0 {
                 bail!(
                     "{failed} handshake scenario(s) failed; the others are in {}",
@@ -206,7 +206,7 @@ pub fn execute(command: Command) -> Result<()> {
                 file.display()
             );
             r.capacity = Some(c);
-            write_section(&file, &r, "capacity")
+            write_section(&file, &r, crate::check::Section::Capacity)
         }
         Command::Network {
             results: file,
@@ -283,7 +283,7 @@ pub fn execute(command: Command) -> Result<()> {
                 file.display()
             );
             r.network = Some(n);
-            write_section(&file, &r, "network")
+            write_section(&file, &r, crate::check::Section::Network)
         }
         Command::NetemRouter { client_if } => crate::network::router::router_main(&client_if),
         Command::CapacityServer {
@@ -403,7 +403,7 @@ pub fn execute(command: Command) -> Result<()> {
             );
             let failed = m.failures.len();
             r.memory = Some(m);
-            write_section(&file, &r, "memory")?;
+            write_section(&file, &r, crate::check::Section::Memory)?;
             if failed > 0 {
                 bail!(
                     "{failed} phase(s) could not be measured; the others are in {}",
@@ -451,12 +451,13 @@ pub fn execute(command: Command) -> Result<()> {
 /// already there unless `force`, since that would lose what was measured.
 /// Writes a results file a section was just added to, once the whole file holds against its own
 /// raw data (what `pqprof check` would say), so a section `check` rejects never lands.
-fn write_section(file: &Path, r: &Results, section: &str) -> Result<()> {
-    let problems = crate::check::check(r);
+fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Result<()> {
+    let problems = crate::check::check_section(r, section);
     if !problems.is_empty() {
         bail!(
-            "{}: the {section} section does not hold against its own raw data:\n  {}",
+            "{}: the {} section does not hold against its own raw data:\n  {}",
             file.display(),
+            section.name(),
             problems.join("\n  ")
         );
     }

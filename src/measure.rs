@@ -333,8 +333,12 @@ pub struct Slot {
     pub reason: Reason,
     /// Calls per sample.
     pub batch: usize,
-    /// Share of calls whose output is kept and verified after the chunk (first and last always).
+    /// Share of calls whose output is kept and verified after the chunk (the last always).
     pub verify_share: f64,
+    /// Whether the first timed call's output is checked too: not when a check costs more than the
+    /// call (SLH-DSA-128s keygen, checked by a signature of seconds), where the warm-up's checked
+    /// first output stands for it.
+    pub check_first: bool,
     pub raw: Raw,
     /// Median warm-up call, nanoseconds.
     pub estimate_ns: f64,
@@ -351,6 +355,7 @@ impl Slot {
             reason: Reason::Default,
             batch: 1,
             verify_share: 1.0,
+            check_first: true,
             raw: Raw::default(),
             estimate_ns: f64::INFINITY,
             calls: 0,
@@ -395,6 +400,7 @@ pub fn warm_up(
     slot.raw.warmup = i;
     slot.batch = batch_for(slot.estimate_ns, overhead_ns);
     slot.case.set_batch(slot.batch);
+    slot.check_first = verify_ns <= slot.estimate_ns;
     slot.verify_share = if verify_ns > 0.0 {
         (slot.estimate_ns / (2.0 * verify_ns)).min(1.0)
     } else {
@@ -403,10 +409,12 @@ pub fn warm_up(
     Ok(slot.estimate_ns * slot.batch as f64)
 }
 
-/// Whether call `j` of `total` is kept for verification: the first, the last, and an even spread
-/// of `share` of the rest.
-pub fn chosen(j: usize, total: usize, share: f64) -> bool {
-    j == 0 || j + 1 == total || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
+/// Whether call `j` of `total` is kept for verification: the first (when `first`), the last, and
+/// an even spread of `share` of the rest.
+pub fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
+    (first && j == 0)
+        || j + 1 == total
+        || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
 }
 
 /// Runs `n` samples of a slot. Before the clock: one untimed call to bring back the caches the
@@ -438,7 +446,7 @@ pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) 
         let t1 = timer.stop();
         let ticks = t1.wrapping_sub(t0);
         for s in 0..k {
-            if chosen(first + s, total_calls, slot.verify_share) {
+            if chosen(first + s, total_calls, slot.verify_share, slot.check_first) {
                 slot.case.keep(s);
             }
         }
@@ -509,12 +517,21 @@ mod tests {
 
     #[test]
     fn verification_share_keeps_first_last_and_an_even_spread() {
-        let kept: Vec<usize> = (0..10).filter(|&j| chosen(j, 10, 0.25)).collect();
+        let kept: Vec<usize> = (0..10).filter(|&j| chosen(j, 10, 0.25, true)).collect();
         assert_eq!(kept, vec![0, 3, 7, 9]);
-        assert_eq!((0..10).filter(|&j| chosen(j, 10, 1.0)).count(), 10);
+        assert_eq!((0..10).filter(|&j| chosen(j, 10, 1.0, true)).count(), 10);
         assert_eq!(
-            (0..10).filter(|&j| chosen(j, 10, 0.0)).collect::<Vec<_>>(),
+            (0..10)
+                .filter(|&j| chosen(j, 10, 0.0, true))
+                .collect::<Vec<_>>(),
             vec![0, 9]
+        );
+        // A check dearer than the call: the last only (the warm-up checked a first output).
+        assert_eq!(
+            (0..4)
+                .filter(|&j| chosen(j, 4, 0.1, false))
+                .collect::<Vec<_>>(),
+            vec![3]
         );
     }
 

@@ -108,7 +108,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         out.run.wall_seconds = started.elapsed().as_secs_f64();
         out.run.iterations_policy = results::Settings {
             default_iterations: per_process(first_iterations(), k) * k,
-            min_iterations: per_process(10, k) * k,
+            min_iterations: results::Settings::default().min_iterations.max(k),
             budget_ms: args.budget_ms,
             rounds: args.rounds as usize,
             forced: args.iterations.map(|i| i as usize),
@@ -129,8 +129,8 @@ fn per_process(total: usize, k: usize) -> usize {
     total.div_ceil(k.max(1))
 }
 
-/// Process `i`'s part of a forced total: the K parts add up to it exactly (a precision batch,
-/// `i >= k`, never gets one: forced counts have none).
+/// Process `i`'s part of a forced total or of the floor: the K parts add up to it exactly (a
+/// precision batch, `i >= k`, takes the part of process `i mod K`).
 fn share(total: usize, k: usize, i: usize) -> usize {
     let k = k.max(1);
     (total / k + usize::from(i % k < total % k)).max(1)
@@ -164,8 +164,10 @@ fn child(
         &args.rounds.to_string(),
         "--worker-iterations",
         &per_process(first_iterations(), k).to_string(),
+        // The floor is split like a forced count (4 + 3 + 3 of 10): a phase on its floor is one
+        // whose calls take seconds (SLH-DSA-128s signing), so each call above it is dear.
         "--worker-floor",
-        &per_process(10, k).to_string(),
+        &share(results::Settings::default().min_iterations, k, i).to_string(),
         // Every process warms each phase up again (caches, predictors, lazy set-up), so K
         // processes share the one process's warm-up rather than multiply it.
         "--worker-warmup-ms",

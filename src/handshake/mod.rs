@@ -231,20 +231,35 @@ pub fn run(
         }
     }
     let n = running.len();
-    let sampling = Instant::now();
+    // The budget is the whole step's, start to end: what the timers' paired cost will take is
+    // kept back from it (estimated from the first round's connections), and the first rounds stop
+    // early, after `MIN_SAMPLES`, where they would not leave it.
+    let deadline = opts.budget.map(|b| start_time + b);
+    let mut reserve_s = 0.0;
+    let mut first_rounds = 0;
     for k in 0..opts.samples {
+        if k >= MIN_SAMPLES.min(opts.samples) && time_left_s(deadline, reserve_s) <= 0.0 {
+            progress(&format!(
+                "the budget is spent after {k} of {} first rounds",
+                opts.samples
+            ));
+            break;
+        }
         progress(&format!("sample {}/{}", k + 1, opts.samples));
         for j in 0..n {
             // Rotated so no scenario always runs first or after the same one.
             sample(&mut running[(j + k) % n], k, opts.per_sample, &mut failures)?;
         }
+        first_rounds = k + 1;
+        if k == 0 {
+            reserve_s = paired_reserve_s(&running, opts.per_sample, &auths.baseline);
+        }
     }
     // Then more rounds, each of the scenarios whose median is still wider than the target (the
     // widest first) that fit in the time left; the interval is recomputed over every round.
-    let mut round = opts.samples;
-    while let Some(budget) = opts.budget {
-        let left = budget.as_secs_f64() - sampling.elapsed().as_secs_f64();
-        let chosen = wide_scenarios(&running, opts, left);
+    let mut round = first_rounds;
+    while deadline.is_some() {
+        let chosen = wide_scenarios(&running, opts, time_left_s(deadline, reserve_s));
         if chosen.is_empty() {
             break;
         }
@@ -299,7 +314,7 @@ pub fn run(
     Ok(Handshakes {
         date_utc: crate::host::utc_now(),
         wall_seconds: start_time.elapsed().as_secs_f64(),
-        samples: opts.samples,
+        samples: first_rounds,
         per_sample: opts.per_sample,
         scenarios,
         failures,
@@ -347,6 +362,31 @@ fn sample(
             Ok(())
         }
     }
+}
+
+/// The first rounds every scenario gets whatever the budget: fewer leave a median's interval
+/// resting on too few rounds for the two-stage bootstrap to mean much.
+const MIN_SAMPLES: usize = 6;
+
+/// Seconds left before the deadline once `reserve_s` is kept back (unbounded without one).
+fn time_left_s(deadline: Option<Instant>, reserve_s: f64) -> f64 {
+    deadline.map_or(f64::INFINITY, |d| {
+        d.saturating_duration_since(Instant::now()).as_secs_f64() - reserve_s
+    })
+}
+
+/// What the timers' paired cost (`paired::measure`, after the rounds) will take, seconds: its
+/// connections per scenario it pairs, each at the scenario's first-round time per connection.
+fn paired_reserve_s(running: &[Running], per_sample: usize, baseline: &str) -> f64 {
+    running
+        .iter()
+        .filter(|r| !r.failed && !r.instrumented && r.stack.features().in_situ)
+        .filter(|r| r.auth.as_ref().is_none_or(|a| a.name == baseline))
+        .filter_map(|r| {
+            let per_connection = r.sample_s.first()? / per_sample.max(1) as f64;
+            Some(paired::connections(r.stack) as f64 * per_connection)
+        })
+        .sum()
 }
 
 /// Each connection's total, whole nanoseconds (what the results file stores).

@@ -28,6 +28,17 @@ const PER_BLOCK: usize = 16;
 const LOOPBACK_BLOCKS: usize = 300;
 const LOOPBACK_PER_BLOCK: usize = 4;
 
+/// Handshakes the paired measurement of one scenario makes, in memory and on loopback (the two
+/// warm-up blocks of each variant included): what `handshake` keeps back from its budget for it.
+pub fn connections(stack: &dyn TlsStack) -> usize {
+    let variants = if stack.features().unarmed_wrapper {
+        3
+    } else {
+        2
+    };
+    variants * ((BLOCKS + 2) * PER_BLOCK + (LOOPBACK_BLOCKS + 2) * LOOPBACK_PER_BLOCK)
+}
+
 /// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
 /// in the scenarios) against server threads of this process: plain, the timing provider unarmed
 /// (rustls only) and the timing provider armed, as `inmem::PairedBlocks`.

@@ -183,7 +183,7 @@ impl super::Client for Client {
         let mem0 = alloc::counters();
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
         let t0 = Instant::now();
-        let (kex, _auth) = self.rt.block_on(async {
+        let (kex, _auth, total, w) = self.rt.block_on(async {
             let tcp = tokio::time::timeout(
                 super::tls::io_timeout(),
                 tokio::net::TcpStream::connect(addr),
@@ -208,10 +208,15 @@ impl super::Client for Client {
             handle
                 .disconnect(russh::Disconnect::ByApplication, "", "en")
                 .await?;
-            Ok::<_, anyhow::Error>((kex, authed))
+            let total = t0.elapsed();
+            let w = wire.lock().map_err(|_| anyhow!("poisoned"))?.summary();
+            // Untimed: the session's task sends the disconnect and closes the connection. Left
+            // pending, it ran inside the next connection's timed region (a current-thread runtime
+            // drives it only in the next `block_on`), and the last connection of a round stayed
+            // open until the server's inactivity timeout, which `stats` then waited out (5 s).
+            let _ = tokio::time::timeout(super::tls::io_timeout(), handle).await;
+            Ok::<_, anyhow::Error>((kex, authed, total, w))
         })?;
-        let total = t0.elapsed();
-        let w = wire.lock().map_err(|_| anyhow!("poisoned"))?.summary();
         let ev = evidence.then(|| {
             let ours = crate::parse::ssh::kexinit_methods(&w.first_sent).unwrap_or_default();
             let theirs = crate::parse::ssh::kexinit_methods(&w.first_received).unwrap_or_default();
