@@ -223,6 +223,7 @@ pub fn execute(command: Command) -> Result<()> {
             cleanup,
         } => {
             if cleanup {
+                let _lock = crate::network::lab::Lock::take()?;
                 let removed = crate::network::lab::cleanup();
                 println!(
                     "network: {}",

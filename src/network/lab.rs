@@ -63,6 +63,59 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
+/// Where the holder of the namespaces keeps its lock: the names are fixed, so a second `pqprof
+/// network` (another terminal, a test run beside `make run`) would remove the first's namespaces
+/// and kill the processes in them.
+const LOCK_PATH: &str = "/run/pqprof-network.lock";
+
+/// The namespaces' lock: an exclusive `flock`, released by the kernel when its holder ends, even
+/// killed (so a killed run's namespaces are still removed by the next one).
+pub struct Lock {
+    _file: std::fs::File,
+}
+
+impl Lock {
+    /// Takes the lock, or says which process holds it.
+    pub fn take() -> Result<Lock> {
+        Lock::take_at(std::path::Path::new(LOCK_PATH))
+    }
+
+    fn take_at(path: &std::path::Path) -> Result<Lock> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| {
+                format!(
+                    "{}: cannot open the network namespaces' lock",
+                    path.display()
+                )
+            })?;
+        // SAFETY: flock on a descriptor this File owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = match holder.trim() {
+                "" => String::new(),
+                pid => format!(" (process {pid})"),
+            };
+            bail!(
+                "another pqprof network{holder} is using the namespaces {}: wait for it to end ({} is its lock)",
+                NAMESPACES.join(", "),
+                path.display()
+            );
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        write!(file, "{}", std::process::id())?;
+        Ok(Lock { _file: file })
+    }
+}
+
 /// Removes whatever a previous run left: processes inside the namespaces first (a process still
 /// inside keeps a deleted namespace and its veths alive, invisibly), then the namespaces.
 pub fn cleanup() -> Vec<String> {
@@ -97,20 +150,23 @@ fn in_pids(ns: &str) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// The namespaces, set up; torn down on drop.
+/// The namespaces, set up; torn down on drop (the lock, its last field, is released after).
 pub struct Lab {
     pub congestion_control: String,
     pub offloads_off: bool,
     pub notes: Vec<Warning>,
+    _lock: Lock,
 }
 
 impl Lab {
     pub fn new() -> Result<Lab> {
+        let lock = Lock::take()?;
         let left = cleanup();
         let mut lab = Lab {
             congestion_control: String::new(),
             offloads_off: true,
             notes: Vec::new(),
+            _lock: lock,
         };
         if !left.is_empty() {
             lab.notes
@@ -372,4 +428,27 @@ pub fn mss(addr: std::net::SocketAddr) -> Result<u32> {
             .join()
             .map_err(|_| anyhow!("the MSS thread panicked"))?
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_is_refused_and_told_who_holds_the_lock() {
+        let path = std::env::temp_dir().join(format!("pqprof-lock-test-{}", std::process::id()));
+        let first = Lock::take_at(&path).unwrap();
+        let e = Lock::take_at(&path)
+            .err()
+            .expect("a second lock while the first is held");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(&std::process::id().to_string()), "{msg}");
+        assert!(msg.contains("pqp-c, pqp-r, pqp-s"), "{msg}");
+        drop(first);
+        // Released with its holder: the next run takes it.
+        let again = Lock::take_at(&path);
+        assert!(again.is_ok());
+        drop(again);
+        let _ = std::fs::remove_file(&path);
+    }
 }
