@@ -336,8 +336,8 @@ pub struct Slot {
     /// Share of calls whose output is kept and verified after the chunk (the last always).
     pub verify_share: f64,
     /// Whether the first timed call's output is checked too: not when a check costs more than the
-    /// call (SLH-DSA-128s keygen, checked by a signature of seconds), where the warm-up's checked
-    /// first output stands for it.
+    /// call and more than a millisecond (SLH-DSA-128s keygen, checked by a signature of seconds),
+    /// where the warm-up's checked first output stands for it.
     pub check_first: bool,
     pub raw: Raw,
     /// Median warm-up call, nanoseconds.
@@ -400,7 +400,8 @@ pub fn warm_up(
     slot.raw.warmup = i;
     slot.batch = batch_for(slot.estimate_ns, overhead_ns);
     slot.case.set_batch(slot.batch);
-    slot.check_first = verify_ns <= slot.estimate_ns;
+    // A millisecond's check is always worth it; beyond that, only if the call costs as much.
+    slot.check_first = verify_ns <= slot.estimate_ns.max(1e6);
     slot.verify_share = if verify_ns > 0.0 {
         (slot.estimate_ns / (2.0 * verify_ns)).min(1.0)
     } else {

@@ -44,7 +44,7 @@ fn note(tool: &str, op: Operation) -> &'static str {
         (true, KemKeygen | KemEncaps | KemDecaps) => "pqprof's call allocates its outputs (oqs crate Vec); speed_kem reuses buffers",
         (true, _) => "both: one fixed 50-byte message (pqprof allocates its outputs; speed_sig reuses buffers)",
         (false, SigSign | SigVerify) => "openssl speed signs a 32-byte zero buffer with a reused context; pqprof a fixed 50-byte message with a new EVP_MD_CTX per call",
-        (false, AeadEncrypt) => "openssl speed -aead re-keys every call and uses 13 bytes of AAD; pqprof keeps the key schedule and uses 5 (a TLS record header)",
+        (false, AeadEncrypt) => "openssl speed -aead re-keys every call, uses 13 bytes of AAD and one hot buffer in a loop of seconds, timed once; pqprof keeps the key schedule, uses 5 (a TLS record header), copies each record in before the clock and re-enters the phase in short round-robin chunks, timed per sample: at a microsecond a call the chunk's first samples and the clock reads weigh (tools/crosscheck/aead-harnesses.sh measures each part)",
         (false, _) => "both reuse the context and the imported key (pqprof's primitive form)",
     }
 }

@@ -237,8 +237,9 @@ pub fn run(
     let deadline = opts.budget.map(|b| start_time + b);
     let mut reserve_s = 0.0;
     let mut first_rounds = 0;
+    let mut round_s = 0.0;
     for k in 0..opts.samples {
-        if k >= MIN_SAMPLES.min(opts.samples) && time_left_s(deadline, reserve_s) <= 0.0 {
+        if k >= MIN_SAMPLES.min(opts.samples) && time_left_s(deadline, reserve_s) < round_s {
             progress(&format!(
                 "the budget is spent after {k} of {} first rounds",
                 opts.samples
@@ -246,10 +247,12 @@ pub fn run(
             break;
         }
         progress(&format!("sample {}/{}", k + 1, opts.samples));
+        let t0 = Instant::now();
         for j in 0..n {
             // Rotated so no scenario always runs first or after the same one.
             sample(&mut running[(j + k) % n], k, opts.per_sample, &mut failures)?;
         }
+        round_s = t0.elapsed().as_secs_f64();
         first_rounds = k + 1;
         if k == 0 {
             reserve_s = paired_reserve_s(&running, opts.per_sample, &auths.baseline);
