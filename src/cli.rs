@@ -110,8 +110,9 @@ pub enum Command {
         results: Option<PathBuf>,
         #[arg(long, default_value = "suites")]
         suites: PathBuf,
-        /// Samples every scenario gets, each a round of all of them in turn (the order rotated
-        /// between rounds); seed 000 used 20 x 100.
+        /// First rounds every scenario gets, each a round of all of them in turn (the order
+        /// rotated between rounds; at least 6 where --budget-s cannot hold them all); seed 000
+        /// used 20 x 100.
         #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
         samples: u32,
         /// Then more rounds of the scenarios whose median's 95% half-width is wider than this,

@@ -135,6 +135,9 @@ pub struct Page<T: Serialize> {
 /// What every page is told of the whole render: the runs it shows among all the files.
 struct Scope<'a> {
     shown: Vec<&'a Run>,
+    /// The emulated runs of the architectures' table ("aarch64 (emulated: neoverse-n1)"): no
+    /// machine of the pages, but an architecture the site shows.
+    emulated: Vec<String>,
     files: usize,
     machines: usize,
 }
@@ -153,6 +156,7 @@ fn page<T: Serialize>(
         .collect();
     arches.sort();
     arches.dedup();
+    arches.extend(scope.emulated.iter().cloned());
     Page {
         title: title.into(),
         page: name,
@@ -530,8 +534,16 @@ fn build(
         .collect();
     let mut front = overview::build(&shown_runs);
     front.architectures = arch::build(&counted);
+    let mut emulated: Vec<String> = counted
+        .iter()
+        .filter(|r| r.results.run.host.is_emulated())
+        .map(|r| r.results.run.host.architecture())
+        .collect();
+    emulated.sort();
+    emulated.dedup();
     let scope = Scope {
         shown: shown_runs.clone(),
+        emulated,
         files: runs.len(),
         machines: machines.len(),
     };
