@@ -418,8 +418,22 @@ pub fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
         || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
 }
 
-/// Runs `n` samples of a slot. Before the clock: one untimed call to bring back the caches the
-/// previous phase took (unless a call costs over a millisecond), then each sample's inputs. The
+/// The untimed calls before each chunk, nanoseconds' worth: what brings back the caches and
+/// predictors the previous phases took. One call was not enough: a phase measured among 66 others
+/// and the same phase measured among 18 differed by up to 28% (liboqs ML-KEM-768 keygen) and
+/// 3% at the median of the 18, and a chunk's first sample ran up to 30% slow (AES-256-GCM); with
+/// 200 µs of calls first the medians of the 18 agreed to 0.5-0.6% (ML-KEM-768 keygen 0.1-0.6%;
+/// Intel Xeon VM, 2026-12-01), and a chunk of 66 phases costs 13 ms more.
+pub const LEAD_IN_NS: f64 = 200_000.0;
+
+/// How many untimed calls of `estimate_ns` fill `LEAD_IN_NS`: at least one, at most 100,000.
+pub fn lead_in_calls(estimate_ns: f64) -> usize {
+    ((LEAD_IN_NS / estimate_ns.max(1.0)).ceil() as usize).clamp(1, 100_000)
+}
+
+/// Runs `n` samples of a slot. Before the clock: untimed calls for `LEAD_IN_NS` to bring back the
+/// caches the previous phase took (unless a call costs over a millisecond), then each sample's
+/// inputs. The
 /// timed region holds the sample's calls and nothing else; outputs chosen for verification are set
 /// aside (a move) and checked after the chunk.
 pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) -> Result<()> {
@@ -429,8 +443,10 @@ pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) 
     let k = slot.batch.max(1);
     let total_calls = slot.target * k;
     if slot.estimate_ns < 1e6 {
-        slot.case.prepare(slot.calls, 0)?;
-        slot.case.run(0);
+        for _ in 0..lead_in_calls(slot.estimate_ns) {
+            slot.case.prepare(slot.calls, 0)?;
+            slot.case.run(0);
+        }
     }
     let before = cpu_jiffies(core);
     let delay0 = run_delay_ns();
@@ -508,6 +524,14 @@ mod tests {
     }
 
     #[test]
+    fn a_chunks_lead_in_fills_its_time_with_at_least_one_call() {
+        assert_eq!(lead_in_calls(10_000.0), 20); // 10 µs: 20 calls make 200 µs
+        assert_eq!(lead_in_calls(53.0), 3_774); // ceil(200,000 / 53)
+        assert_eq!(lead_in_calls(500_000.0), 1); // longer than the lead-in: one call
+        assert_eq!(lead_in_calls(0.0), 100_000); // no estimate: the cap
+    }
+
+    #[test]
     fn chunks_add_up() {
         for (target, rounds) in [(1000, 10), (10, 10), (7, 10), (13, 4), (1, 1)] {
             let total: usize = (0..rounds).map(|r| chunk_size(target, rounds, r)).sum();
@@ -576,14 +600,15 @@ mod tests {
             (slot.target, slot.batch, slot.verify_share, slot.estimate_ns) = (6, batch, 0.5, 10.0);
             run_chunk(&mut slot, 6, &Timer::monotonic(), None).unwrap();
             let log = log.lock().unwrap().clone();
-            // The untimed warm call, then timed calls; verification only after the last one.
+            // The untimed lead-in calls, then timed calls; verification only after the last one.
+            let lead = lead_in_calls(10.0);
             let runs: Vec<usize> = log
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| e.starts_with("run"))
                 .map(|(i, _)| i)
                 .collect();
-            let (first, last) = (runs[1], *runs.last().unwrap());
+            let (first, last) = (runs[lead], *runs.last().unwrap());
             assert!(
                 log[first..=last].iter().all(|e| !e.starts_with("verify")),
                 "{log:?}"
@@ -602,7 +627,7 @@ mod tests {
             // Every timed call's inputs were made before its batch's clock started.
             assert_eq!(
                 log.iter().filter(|e| e.starts_with("run")).count(),
-                1 + 6 * batch
+                lead + 6 * batch
             );
             assert_eq!(slot.raw.samples_ns.len(), 6);
         }

@@ -79,10 +79,12 @@ impl SigCase {
                     2
                 }
             } else {
-                // Slow signers (SLH-DSA-128s: up to seconds) get a smaller pool: about one second
-                // of signing, the checked signature alone for one slower than half a second
-                // (verification's time does not follow the message).
-                ((1.0 / per_sign) as usize).clamp(1, POOL)
+                // Slow signers (SLH-DSA: 10 ms to seconds a signature) get a smaller pool: about
+                // a tenth of a second of signing, the checked signature alone for one slower than
+                // 50 ms. Verification's work does not follow the message (a fixed count of hash
+                // calls in SLH-DSA), and this set-up is paid again in every process: a second of
+                // signing for each of the six SLH-DSA verification phases was 5 s of a process.
+                ((POOL_SIGNING_S / per_sign) as usize).clamp(1, POOL)
             };
             pool.push((msg, first));
             for _ in 1..n {
@@ -120,6 +122,9 @@ impl SigCase {
         Ok(())
     }
 }
+
+/// The signing time a verification case's pool may cost in set-up, seconds.
+const POOL_SIGNING_S: f64 = 0.1;
 
 /// A signature call's input: the message to sign (sign, keygen's check) or a pool index (verify).
 pub enum SigIn {
