@@ -63,7 +63,8 @@ pub enum Command {
         /// Results file (default: the newest results/*.json).
         file: Option<PathBuf>,
     },
-    /// Spread of every composed median across runs of the same measurement (reliability).
+    /// Spread of every composed median across runs of the same measurement (reliability), and how
+    /// often one run's intervals held the other runs' phase medians (coverage).
     Spread {
         #[arg(required = true, num_args = 2..)]
         files: Vec<PathBuf>,

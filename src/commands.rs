@@ -53,12 +53,22 @@ pub fn execute(command: Command) -> Result<()> {
             for (name, pct) in crate::comparison::calibrated_spread(&runs) {
                 println!("{pct:6.2}% calibrated  {name}");
             }
-            let (covered, pairs) = crate::comparison::coverage(&runs);
-            if pairs > 0 {
-                println!(
-                    "coverage: {covered} of {pairs} phase medians ({:.1}%) inside the previous run's 95% interval",
-                    covered as f64 / pairs as f64 * 100.0
-                );
+            for (all, what) in [
+                (false, "consecutive runs"),
+                (true, "every ordered pair of runs"),
+            ] {
+                let c = crate::comparison::coverage(&runs, all);
+                if c.pairs > 0 {
+                    let pct = |n| crate::comparison::Coverage::pct(n, c.pairs);
+                    println!(
+                        "coverage, {what}: of {} phase medians, {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
+                        c.pairs,
+                        c.in_interval,
+                        pct(c.in_interval),
+                        c.in_next_run,
+                        pct(c.in_next_run)
+                    );
+                }
             }
             Ok(())
         }
@@ -560,7 +570,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         let mut r = run::run(&opts)?;
         if args.worker_iterations.is_none() && !emulated {
             // One process is a fixed design: nothing is added to reach the target.
-            crate::samples::set_precision(&mut r.phases, args.precision, true);
+            crate::samples::set_precision(&mut r.phases, args.precision, true, None);
             r.run.iterations_policy.target_pct = Some(args.precision);
             r.warnings
                 .extend(crate::samples::precision_warnings(&r.phases));

@@ -4,12 +4,13 @@
 //! lasts, one more process at a time measures the phases whose median's 95% interval (the
 //! two-stage bootstrap over processes, `stats::bootstrap_medians_grouped`) is still wider than the
 //! target, the widest against the target first. A process is a fixed-size batch: the interval is
-//! recomputed over all of them, no phase stops before K, and a lucky process cannot stop one on
-//! its own (its interval holds every process). The samples are pooled into one results file (so
-//! the identity still holds), each phase keeping how many came from each process.
+//! recomputed over all of them, no phase stops on its target before K + 1, and a lucky process
+//! cannot stop one on its own (its interval holds every process). The samples are pooled into one
+//! results file (so the identity still holds), each phase keeping how many came from each
+//! process.
 
 use crate::results::{
-    self, Phase, Precision, ProcessSamples, Reason, Results, SampleSpread, StopReason, Warning,
+    self, Phase, ProcessSamples, Reason, Results, SampleSpread, StopReason, Warning,
 };
 use crate::{backend, compose, plan, run, stats, suite};
 use anyhow::{bail, Context, Result};
@@ -41,8 +42,12 @@ fn first_iterations() -> usize {
     (results::Settings::default().default_iterations as f64 * FIRST_SHARE) as usize
 }
 
-/// A child's shortest warm-up per phase, milliseconds.
-const MIN_WARMUP_MS: u64 = 20;
+/// A child's warm-up per phase, milliseconds: enough for its caches and predictors and for the
+/// estimate that sizes its samples (1,000 calls of a 10 µs phase, two of a 5 ms one; a call slower
+/// than this is warmed by one call), and no more, since every process pays it again for every
+/// phase. On 135 phases 10 ms instead of a third of the single process's 100 ms took a process
+/// from 17.9 s to 15.4 s (Intel Xeon VM, 2026-12-01).
+const WARMUP_MS: u64 = 10;
 
 /// No phase is measured in more processes than this, whatever the budget.
 pub const MAX_PROCESSES: usize = 12;
@@ -75,7 +80,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         while args.iterations.is_none() {
             // The phases' intervals only: the suites are composed once, at the end.
             let runs: Vec<Results> = batches.iter().map(|b| b.results.clone()).collect();
-            let wide = wide_phases(&pool_phases(&runs).0, args.precision_pct);
+            let wide = wide_phases(&pool_phases(&runs).0, args.precision_pct, confirm(k));
             if wide.is_empty() {
                 break;
             }
@@ -88,7 +93,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
             }
             if !args.quiet {
                 eprintln!(
-                    "run: process {}, {} phase(s) wider than ±{}% (widest: {} at ±{:.2}%) ...",
+                    "run: process {}, {} phase(s) wider than ±{}% or not yet confirmed (widest: {} at ±{:.2}%) ...",
                     batches.len() + 1,
                     chosen.len(),
                     args.precision_pct,
@@ -100,10 +105,15 @@ pub fn run_samples(args: &Options) -> Result<Results> {
             batches.push(child(args, &dir, i, i * n / k, Some(chosen))?);
         }
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
+        let drift = out
+            .process_samples
+            .as_ref()
+            .and_then(|ps| ps.host_drift_pct);
         set_precision(
             &mut out.phases,
             args.precision_pct,
             args.iterations.is_some(),
+            drift,
         );
         out.run.wall_seconds = started.elapsed().as_secs_f64();
         out.run.iterations_policy = results::Settings {
@@ -115,7 +125,8 @@ pub fn run_samples(args: &Options) -> Result<Results> {
             target_pct: Some(args.precision_pct),
             budget_s: args.budget.map(|b| b.as_secs_f64()),
             processes: Some(k),
-            ..results::Settings::default()
+            // Each process's warm-up per phase.
+            warmup_ms: WARMUP_MS,
         };
         out.warnings.extend(precision_warnings(&out.phases));
         Ok(out)
@@ -168,12 +179,8 @@ fn child(
         // whose calls take seconds (SLH-DSA-128s signing), so each call above it is dear.
         "--worker-floor",
         &share(results::Settings::default().min_iterations, k, i).to_string(),
-        // Every process warms each phase up again (caches, predictors, lazy set-up), so K
-        // processes share the one process's warm-up rather than multiply it.
         "--worker-warmup-ms",
-        &(results::Settings::default().warmup_ms / k as u64)
-            .max(MIN_WARMUP_MS)
-            .to_string(),
+        &WARMUP_MS.to_string(),
     ]);
     cmd.args(["--rotate", &rotate.to_string()]);
     if let Some(it) = args.iterations {
@@ -200,46 +207,76 @@ fn child(
     })
 }
 
-/// Every phase whose median's interval is wider than the target and that has processes to spare,
-/// with its half-width, widest against the target first.
-fn wide_phases(phases: &[Phase], target_pct: f64) -> Vec<(String, f64)> {
+/// The processes a phase needs before it may stop on its target: one past the first K, so an
+/// interval that met the target by luck (three processes that happened to agree) is measured once
+/// more before it stops. Of the phases that stopped on the target after 3 processes, 88.5% of the
+/// other runs' medians fell inside their next-run intervals, against 93-98% for those with more
+/// (4 back-to-back runs of 66 phases, Intel Xeon VM, 2026-12-01). One process: no batches.
+fn confirm(k: usize) -> usize {
+    if k > 1 {
+        k + 1
+    } else {
+        0
+    }
+}
+
+/// Every phase whose median's interval is wider than the target, or that has fewer than
+/// `confirm` processes, and that has processes to spare, with its half-width, widest against the
+/// target first. A phase on its sample floor in every process (calls of seconds: SLH-DSA-128s
+/// signing) stops there: three more calls a process would cost seconds each and barely narrow it,
+/// and it says so (`StopReason::Floor`).
+fn wide_phases(phases: &[Phase], target_pct: f64, confirm: usize) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = phases
         .iter()
         .filter(|p| p.processes.len().max(1) < MAX_PROCESSES)
+        .filter(|p| p.iterations_reason != Reason::Floor)
         .filter_map(|p| {
             let hw = stats::half_width_pct(p.median_ci95_ns?, p.stats.median_ns)?;
-            (hw > target_pct).then(|| (p.id().to_string(), hw))
+            (hw > target_pct || p.processes.len().max(1) < confirm)
+                .then(|| (p.id().to_string(), hw))
         })
         .collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
     v
 }
 
-/// What one more process of `phase` costs, seconds: its share of the slowest earlier process that
-/// measured it (the timed calls, and the warm-up, verification and setup in the same
-/// proportion as that process had them).
+/// What one more process of `phase` costs, seconds, the most any earlier process that measured
+/// it suggests: its timed calls there, a precision batch's warm-up (`WARMUP_MS`, or one call
+/// where a call takes longer), and an even share of the rest of that process's time beyond its
+/// start and its phases' timed calls and warm-ups (building the cases, checking outputs).
 fn cost_s(phase: &str, batches: &[Batch]) -> f64 {
+    let timed_s = |p: &Phase| p.timed_ms.unwrap_or(0.0) / 1e3;
+    let warm_s = |p: &Phase| p.warmup as f64 * p.stats.median_ns / 1e9;
     batches
         .iter()
         .filter_map(|b| {
-            let timed: f64 = b.results.phases.iter().filter_map(|p| p.timed_ms).sum();
             let mine = b
                 .results
                 .phases
                 .iter()
-                .find(|p| p.id().to_string() == phase)?
-                .timed_ms?;
-            (timed > 0.0).then(|| b.wall_s * mine / timed)
+                .find(|p| p.id().to_string() == phase)?;
+            let n = b.results.phases.len().max(1) as f64;
+            let own: f64 = b
+                .results
+                .phases
+                .iter()
+                .map(|p| timed_s(p) + warm_s(p))
+                .sum();
+            let rest = (b.wall_s - START_S - own).max(0.0) / n;
+            let warm = (WARMUP_MS as f64 / 1e3).max(mine.stats.median_ns / 1e9);
+            Some(timed_s(mine) + warm + rest)
         })
         .fold(0.0, f64::max)
 }
+
+/// A child's fixed cost, seconds: starting, planning, the timer's calibration, the calibration
+/// reference.
+const START_S: f64 = 2.0;
 
 /// The wide phases one more process measures within the time left: the widest first, while the
 /// process's estimated time fits (a process costs its start and setup, from the first one's
 /// time outside its phases, besides its phases).
 fn choose(wide: &[(String, f64)], batches: &[Batch], left_s: Option<f64>) -> Vec<String> {
-    // A child's fixed cost: starting, planning, building every case, the calibration reference.
-    const START_S: f64 = 2.0;
     let mut chosen = Vec::new();
     let mut spent = START_S;
     for (name, _) in wide {
@@ -254,7 +291,12 @@ fn choose(wide: &[(String, f64)], batches: &[Batch], left_s: Option<f64>) -> Vec
 
 /// Each phase's precision against the target and why its measuring stopped (every phase was in
 /// the first K processes, so none stops on the target with fewer).
-pub fn set_precision(phases: &mut [Phase], target_pct: f64, fixed: bool) {
+pub fn set_precision(
+    phases: &mut [Phase],
+    target_pct: f64,
+    fixed: bool,
+    host_drift_pct: Option<f64>,
+) {
     for p in phases.iter_mut() {
         let Some(hw) = p
             .median_ci95_ns
@@ -262,23 +304,16 @@ pub fn set_precision(phases: &mut [Phase], target_pct: f64, fixed: bool) {
         else {
             continue;
         };
-        let reason = if fixed {
-            StopReason::Fixed
-        } else if hw <= target_pct {
-            StopReason::Target
-        } else if p.iterations_reason == Reason::Floor {
-            StopReason::Floor
-        } else {
-            // Not chosen for another process: it did not fit the time left, or has the most
-            // processes a phase gets.
-            StopReason::Budget
-        };
-        p.precision = Some(Precision {
+        // Not chosen for another process (budget): it did not fit the time left, or has the most
+        // processes a phase gets.
+        let reason = StopReason::after(hw, target_pct, fixed, p.iterations_reason == Reason::Floor);
+        p.precision = Some(crate::figures::precision(
             target_pct,
-            half_width_pct: hw,
+            hw,
             reason,
-            batches: p.processes.len().max(1),
-        });
+            p.processes.len().max(1),
+            host_drift_pct,
+        ));
     }
 }
 
@@ -334,7 +369,11 @@ fn pool_phases(runs: &[Results]) -> (Vec<Phase>, Vec<SampleSpread>) {
     for p in &first.phases {
         // The processes that measured it: every one of the first K, and the precision batches
         // that asked for it (a phase failed in a process is listed under its failures).
-        let same: Vec<&Phase> = runs.iter().filter_map(|r| r.phase(&p.id())).collect();
+        let (ids, same): (Vec<usize>, Vec<&Phase>) = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.phase(&p.id()).map(|q| (i, q)))
+            .unzip();
         let samples: Vec<u64> = same
             .iter()
             .flat_map(|q| q.samples_ns.iter().copied())
@@ -371,6 +410,7 @@ fn pool_phases(runs: &[Results]) -> (Vec<Phase>, Vec<SampleSpread>) {
             timed_ms: same.iter().map(|q| q.timed_ms).sum(),
             // Each sample chose its batch from its own warm-up; a sample is the mean of the largest.
             batch: same.iter().map(|q| q.batch).max().unwrap_or(1),
+            process_ids: if same.len() > 1 { ids } else { Vec::new() },
             processes,
             // The floor holds if every process could time only its minimum.
             iterations_reason: if same.iter().all(|q| q.iterations_reason == Reason::Floor) {
@@ -450,10 +490,16 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     });
     out.phases = phases;
     out.suites = suites;
+    let drift = crate::figures::drift::host_drift(&out.phases);
     out.process_samples = Some(ProcessSamples {
         count,
         phases: phase_spreads,
         suites: suite_spreads,
+        host_factors: drift
+            .as_ref()
+            .map(|d| d.factors.iter().flatten().copied().collect())
+            .unwrap_or_default(),
+        host_drift_pct: drift.map(|d| d.rsd_pct),
     });
     Ok(out)
 }
@@ -472,6 +518,70 @@ mod tests {
             .max()
             .expect("a committed results file");
         results::read(&file).unwrap()
+    }
+
+    /// The newest committed timed results file measured in several processes.
+    fn timed_child() -> Results {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .rev()
+            .map(|f| results::read(f).unwrap())
+            .find(|r| r.phases.iter().any(|p| p.processes.len() > 1))
+            .expect("a committed results file measured in several processes")
+    }
+
+    #[test]
+    fn a_phase_on_its_floor_gets_no_precision_batch() {
+        let mut phases = timed_child().phases;
+        phases.retain(|p| p.median_ci95_ns.is_some() && p.processes.len() < MAX_PROCESSES);
+        assert!(phases.len() > 2);
+        for p in &mut phases {
+            p.iterations_reason = Reason::Default;
+        }
+        phases[1].iterations_reason = Reason::Floor;
+        // A target of zero: every phase is wider than it, but the one on its floor.
+        let wide = wide_phases(&phases, 0.0, 0);
+        let floor = phases[1].id().to_string();
+        assert_eq!(wide.len(), phases.len() - 1);
+        assert!(wide.iter().all(|(n, _)| *n != floor));
+        // Widest first.
+        assert!(wide.windows(2).all(|w| w[0].1 >= w[1].1));
+        // A target every phase meets: only those short of `confirm` processes are still open.
+        let k = phases[0].processes.len();
+        phases[0].processes = vec![1; k + 1];
+        let open = wide_phases(&phases, f64::INFINITY, k + 1);
+        assert!(!open.is_empty());
+        assert!(open
+            .iter()
+            .all(|(n, _)| *n != phases[0].id().to_string() && *n != floor));
+        assert!(wide_phases(&phases, f64::INFINITY, 0).is_empty());
+    }
+
+    #[test]
+    fn a_phases_cost_is_its_calls_its_warm_up_and_a_share_of_the_rest() {
+        let mut r = timed_child();
+        r.phases.truncate(2);
+        for (p, timed_ms) in r.phases.iter_mut().zip([1000.0, 3000.0]) {
+            p.timed_ms = Some(timed_ms);
+            p.warmup = 10;
+            p.stats.median_ns = 1e6;
+        }
+        let name = r.phases[0].id().to_string();
+        // Timed 1 + 3 s, warm-ups 10 calls of 1 ms each: 4.02 s; the process took its 2 s start
+        // and 2 s more, 1 s a phase. The next warm-up: 10 ms (a call is shorter). 1 + 0.01 + 1.
+        let batches = [Batch {
+            results: r,
+            wall_s: START_S + 4.02 + 2.0,
+        }];
+        assert!((cost_s(&name, &batches) - 2.01).abs() < 1e-9);
+        assert_eq!(cost_s("no such phase", &batches), 0.0);
     }
 
     #[test]

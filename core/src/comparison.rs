@@ -471,22 +471,61 @@ pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
     spread(&scaled)
 }
 
-/// How often one run's 95% interval of a phase median holds the next run's median, over
-/// consecutive pairs of `runs` (each phase in both): (covered, pairs). The check from outside that
-/// an interval describes what a user sees on the next run: about 95% of the pairs when it does.
-pub fn coverage(runs: &[Results]) -> (usize, usize) {
-    let mut covered = 0;
-    let mut pairs = 0;
-    for w in runs.windows(2) {
-        for p in &w[0].phases {
-            let (Some((lo, hi)), Some(q)) = (p.median_ci95_ns, w[1].phase(&p.id())) else {
+/// How often one run's intervals of a phase median held another run's median.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Coverage {
+    /// (run, other run, phase) triples with an interval in the first and the phase in both.
+    pub pairs: usize,
+    /// The other run's median inside the first run's 95% interval (a calibrated interval: about
+    /// 83%, see `stats::next_run_half_width_pct`).
+    pub in_interval: usize,
+    /// Inside the first run's next-run interval (about 95% when the intervals are honest).
+    pub in_next_run: usize,
+}
+
+impl Coverage {
+    pub fn pct(n: usize, of: usize) -> f64 {
+        n as f64 / of.max(1) as f64 * 100.0
+    }
+}
+
+/// A phase's next-run half-width, percent: its record's, or for a file before them sqrt 2 times
+/// its interval's (no drift).
+pub fn next_run_pct(p: &crate::results::Phase) -> f64 {
+    p.precision
+        .as_ref()
+        .and_then(|pr| pr.next_run_pct)
+        .or_else(|| {
+            let hw = stats::half_width_pct(p.median_ci95_ns?, p.stats.median_ns)?;
+            Some(stats::next_run_half_width_pct(hw, 0.0))
+        })
+        .unwrap_or(0.0)
+}
+
+/// The check from outside that an interval describes what a user sees on the next run: over
+/// consecutive pairs of `runs` (`all_pairs`: every ordered pair), how often one run's interval of
+/// a phase median, and its next-run interval, held the other run's median.
+pub fn coverage(runs: &[Results], all_pairs: bool) -> Coverage {
+    let mut c = Coverage::default();
+    for (i, a) in runs.iter().enumerate() {
+        for (j, b) in runs.iter().enumerate() {
+            if i == j || (!all_pairs && j != i + 1) {
                 continue;
-            };
-            pairs += 1;
-            covered += usize::from(lo <= q.stats.median_ns && q.stats.median_ns <= hi);
+            }
+            for p in &a.phases {
+                let (Some(ci), Some(q)) = (p.median_ci95_ns, b.phase(&p.id())) else {
+                    continue;
+                };
+                let m = q.stats.median_ns;
+                c.pairs += 1;
+                c.in_interval += usize::from(ci.0 <= m && m <= ci.1);
+                c.in_next_run += usize::from(
+                    (m - p.stats.median_ns).abs() <= next_run_pct(p) / 100.0 * p.stats.median_ns,
+                );
+            }
         }
     }
-    (covered, pairs)
+    c
 }
 
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.
@@ -566,35 +605,45 @@ mod tests {
 
     #[test]
     fn coverage_counts_the_next_medians_inside_the_intervals() {
-        let a = timed_committed_run();
-        let with_ci = a
-            .phases
-            .iter()
-            .filter(|p| p.median_ci95_ns.is_some())
-            .count();
-        assert!(with_ci > 1);
-        // The next run: the first phase with an interval lands inside it, every other one just
-        // below its interval.
-        let mut b = a.clone();
-        let mut first = true;
-        for (p, q) in a.phases.iter().zip(b.phases.iter_mut()) {
-            let Some((lo, hi)) = p.median_ci95_ns else {
-                continue;
-            };
-            q.stats.median_ns = if first { (lo + hi) / 2.0 } else { lo - 1.0 };
-            first = false;
+        // Every phase with an interval gets one of 1% either side and no precision record, so
+        // its next-run half-width is sqrt 2 % (no drift).
+        let mut a = timed_committed_run();
+        a.phases.retain(|p| p.median_ci95_ns.is_some());
+        for p in &mut a.phases {
+            let m = p.stats.median_ns;
+            p.median_ci95_ns = Some((0.99 * m, 1.01 * m));
+            p.precision = None;
         }
-        assert_eq!(coverage(&[a.clone(), b.clone()]), (1, with_ci));
-        // Three runs make two pairs; a run against itself covers what has an interval around it.
-        let own = a
-            .phases
-            .iter()
-            .filter(|p| {
-                p.median_ci95_ns
-                    .is_some_and(|(lo, hi)| lo <= p.stats.median_ns && p.stats.median_ns <= hi)
-            })
-            .count();
-        assert_eq!(coverage(&[a.clone(), a.clone(), b]), (own + 1, 2 * with_ci));
+        let n = a.phases.len();
+        assert!(n > 2);
+        assert!((next_run_pct(&a.phases[0]) - 2f64.sqrt()).abs() < 1e-9);
+        // The next run: the first phase lands inside its interval, the second 1.2% below (outside
+        // the interval, inside the next-run one), every other one 1.5% below (outside both).
+        let mut b = a.clone();
+        for (i, q) in b.phases.iter_mut().enumerate() {
+            q.stats.median_ns *= match i {
+                0 => 1.005,
+                1 => 0.988,
+                _ => 0.985,
+            };
+        }
+        let want = |pairs, in_interval, in_next_run| Coverage {
+            pairs,
+            in_interval,
+            in_next_run,
+        };
+        assert_eq!(coverage(&[a.clone(), b.clone()], false), want(n, 1, 2));
+        // Three runs make two consecutive pairs; a run against itself is covered everywhere.
+        let three = [a.clone(), a.clone(), b.clone()];
+        assert_eq!(coverage(&three, false), want(2 * n, n + 1, n + 2));
+        // Every ordered pair adds b -> a: b's intervals are around its moved medians.
+        let ab = coverage(&[a.clone(), b.clone()], true);
+        let ba = coverage(&[b, a], false);
+        assert_eq!(ab.pairs, 2 * n);
+        assert_eq!(
+            (ab.in_interval, ab.in_next_run),
+            (1 + ba.in_interval, 2 + ba.in_next_run)
+        );
     }
 
     #[test]

@@ -292,6 +292,7 @@ mod tests {
             cycles: None,
             median_ci95_ns: None,
             processes: Vec::new(),
+            process_ids: Vec::new(),
             precision: None,
             rsd_pct: 0.0,
             outliers: Default::default(),

@@ -208,6 +208,22 @@ pub fn half_width_pct(interval: (f64, f64), centre: f64) -> Option<f64> {
     (centre > 0.0).then(|| (interval.1 - interval.0) / 2.0 / centre * 100.0)
 }
 
+/// The half-width, percent, of the interval around a figure that should hold the next run's
+/// figure 95% of the time, from this run's 95% half-width `half_width_pct` and the host's drift
+/// between processes `drift_pct` (a relative standard deviation, percent).
+///
+/// A 95% interval holds the true value 95% of the time, but the next run's figure carries an
+/// error of its own as large as this one's, so the difference of the two has sqrt 2 times the
+/// spread of either: a calibrated interval holds another run's figure only about 83% of the time
+/// (|Z| < 1.96 / sqrt 2). And the host's speed moves between runs as it moves between processes,
+/// for every figure at once, but a run only averages its own processes' states, never the next
+/// run's: so each run adds a drift of `drift_pct` (as a 95% term, 1.96 times it) of its own.
+/// sqrt(2 (h^2 + (1.96 d)^2)).
+pub fn next_run_half_width_pct(half_width_pct: f64, drift_pct: f64) -> f64 {
+    let d = 1.96 * drift_pct;
+    (2.0 * (half_width_pct * half_width_pct + d * d)).sqrt()
+}
+
 /// The 2.5th and 97.5th percentiles of bootstrap estimates; `None` without estimates or with a
 /// non-finite one.
 pub fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
@@ -412,6 +428,16 @@ mod tests {
         let (lo, hi) = grouped_median_ci95(&refs, 2.0).unwrap();
         assert!(lo >= 1.0 && hi <= 3.0 && lo < hi);
         assert_eq!(grouped_median_ci95(&refs[..1], 2.0), None);
+    }
+
+    #[test]
+    fn the_next_runs_half_width_adds_both_runs_errors_and_drifts() {
+        // No drift: sqrt 2 times, 3% gives 4.2426%.
+        assert!((next_run_half_width_pct(3.0, 0.0) - 4.2426).abs() < 1e-4);
+        // 1% and a drift of 0.5%: 1.96 * 0.5 = 0.98; sqrt(2 (1 + 0.9604)) = 1.98010.
+        assert!((next_run_half_width_pct(1.0, 0.5) - 1.9801).abs() < 1e-4);
+        // Drift alone: sqrt 2 * 1.96 * 1 = 2.7719.
+        assert!((next_run_half_width_pct(0.0, 1.0) - 2.7719).abs() < 1e-4);
     }
 
     #[test]

@@ -9,8 +9,8 @@ pub mod server;
 
 use crate::auth::Step;
 use crate::results::{
-    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, Precision, RealStack, Results,
-    Sockets, StopReason, Warning,
+    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets,
+    StopReason, Warning,
 };
 use crate::stack::child::Server;
 use crate::stack::{self, Config, Identity, Pair, Sample, TlsStack};
@@ -437,18 +437,13 @@ fn in_memory(
             handshakes_per_s_ci95: rate_ci,
             precision: rate_ci.and_then(|ci| {
                 let hw = stats::half_width_pct(ci, rate)?;
-                Some(Precision {
-                    target_pct: opts.precision_pct,
-                    half_width_pct: hw,
-                    reason: if opts.precision_extra_ms == 0 {
-                        StopReason::Fixed
-                    } else if hw <= opts.precision_pct {
-                        StopReason::Target
-                    } else {
-                        StopReason::Budget
-                    },
-                    batches: c.rounds,
-                })
+                Some(crate::figures::precision(
+                    opts.precision_pct,
+                    hw,
+                    StopReason::after(hw, opts.precision_pct, opts.precision_extra_ms == 0, false),
+                    c.rounds,
+                    None,
+                ))
             }),
             server_per_core_s: server_rate,
             servers_for_10k: 10_000.0 / (server_rate * cores.max(1) as f64),

@@ -7,7 +7,7 @@ mod paired;
 use crate::auth::{Auth, Auths, Step};
 use crate::results::{
     Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake,
-    Precision, RealStack, Results, Scenario, StopReason, Warning,
+    RealStack, Results, Scenario, StopReason, Warning,
 };
 use crate::stack::child::{Server, ServerStats, Start};
 use crate::stack::{self, Client, Config, One, TlsStack};
@@ -447,21 +447,16 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         .context("the samples do not add up to the connections")?;
     let precision = figures.ci95_ns.and_then(|ci| {
         let hw = stats::half_width_pct(ci, figures.median_ns)?;
-        let reason = if opts.budget.is_none() {
-            StopReason::Fixed
-        } else if hw <= opts.precision_pct {
-            StopReason::Target
-        } else {
-            // Not chosen for another round: the time left was too short, or it has the most
-            // samples a scenario gets.
-            StopReason::Budget
-        };
-        Some(Precision {
-            target_pct: opts.precision_pct,
-            half_width_pct: hw,
+        // Budget: not chosen for another round, the time left was too short, or it has the most
+        // samples a scenario gets.
+        let reason = StopReason::after(hw, opts.precision_pct, opts.budget.is_none(), false);
+        Some(crate::figures::precision(
+            opts.precision_pct,
+            hw,
             reason,
-            batches: r.sample_sizes.len(),
-        })
+            r.sample_sizes.len(),
+            None,
+        ))
     });
     let insitu = if r.instrumented {
         Some(in_situ(r, &ss)?)

@@ -28,9 +28,59 @@ pub fn check(results: &Results) -> Vec<String> {
     if !problems.is_empty() {
         return problems;
     }
+    // The host's drift between processes, from the phases' process medians; every phase's
+    // precision adds the run's.
+    let drift = crate::figures::drift::host_drift(&results.phases);
+    if let Some(ps) = &results.process_samples {
+        let stored = (ps.host_drift_pct, &ps.host_factors);
+        match (&drift, stored) {
+            (_, (None, f)) if f.is_empty() => {}
+            (Some(d), (Some(pct), f)) => {
+                differs(&mut problems, "process_samples host_drift_pct".into(), pct, d.rsd_pct);
+                let want: Vec<f64> = d.factors.iter().flatten().copied().collect();
+                if f.len() != want.len() {
+                    problems.push(format!(
+                        "process_samples host_factors: {} stored, the phases give {}",
+                        f.len(),
+                        want.len()
+                    ));
+                }
+                for (a, b) in f.iter().zip(&want) {
+                    differs(&mut problems, "process_samples host_factors".into(), *a, *b);
+                }
+            }
+            _ => problems.push(
+                "process_samples: a host drift stored that the phases' processes do not give, or the reverse"
+                    .into(),
+            ),
+        }
+    }
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
         let name = format!("phase {}", p.id());
+        if !p.process_ids.is_empty() && p.process_ids.len() != p.processes.len() {
+            problems.push(format!(
+                "{name}: {} process ids for {} processes",
+                p.process_ids.len(),
+                p.processes.len()
+            ));
+        }
+        if let Some(pr) = p
+            .precision
+            .as_ref()
+            .filter(|pr| pr.host_drift_pct.is_some())
+        {
+            let run = results
+                .process_samples
+                .as_ref()
+                .and_then(|ps| ps.host_drift_pct);
+            if pr.host_drift_pct != run {
+                problems.push(format!(
+                    "{name}: precision host_drift_pct {:?} is not the run's {run:?}",
+                    pr.host_drift_pct
+                ));
+            }
+        }
         if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
             problems.push(format!(
                 "{name}: processes add up to {} samples, the phase has {}",
@@ -285,4 +335,72 @@ pub fn check(results: &Results) -> Vec<String> {
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::Results;
+
+    /// The Xeon's committed make run, with every phase's processes named as the run made them
+    /// (the first three processes measured every phase, the fourth every phase it measured).
+    fn with_process_ids() -> Results {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../results/vm-20261201T150422Z-5d798a.json"
+        );
+        let mut r = crate::results::read(std::path::Path::new(path)).unwrap();
+        for p in &mut r.phases {
+            p.process_ids = (0..p.processes.len()).collect();
+        }
+        let d = crate::figures::drift::host_drift(&r.phases).unwrap();
+        let ps = r.process_samples.as_mut().unwrap();
+        ps.host_factors = d.factors.iter().flatten().copied().collect();
+        ps.host_drift_pct = Some(d.rsd_pct);
+        r
+    }
+
+    fn drift_problems(r: &Results) -> Vec<String> {
+        super::check(r)
+            .into_iter()
+            .filter(|p| p.contains("host_") || p.contains("process ids"))
+            .collect()
+    }
+
+    #[test]
+    fn the_host_drift_is_recomputed_from_the_phases_processes() {
+        let r = with_process_ids();
+        assert_eq!(drift_problems(&r), Vec::<String>::new());
+        let mut moved = r.clone();
+        *moved
+            .process_samples
+            .as_mut()
+            .unwrap()
+            .host_drift_pct
+            .as_mut()
+            .unwrap() += 0.5;
+        assert!(drift_problems(&moved)[0].contains("host_drift_pct"));
+        let mut short = r.clone();
+        short.phases[0].process_ids.pop();
+        assert!(drift_problems(&short)
+            .iter()
+            .any(|p| p.contains("process ids")));
+        // A phase whose precision names another drift than the run's.
+        let mut other = r;
+        let p = other
+            .phases
+            .iter_mut()
+            .find(|p| p.precision.is_some())
+            .unwrap();
+        let pr = p.precision.as_mut().unwrap();
+        pr.host_drift_pct = Some(9.0);
+        pr.next_run_pct = Some(crate::stats::next_run_half_width_pct(
+            pr.half_width_pct,
+            9.0,
+        ));
+        let problems = drift_problems(&other);
+        assert!(
+            problems.iter().any(|p| p.contains("is not the run's")),
+            "{problems:?}"
+        );
+    }
 }

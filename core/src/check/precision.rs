@@ -32,6 +32,14 @@ pub fn check(
             pr.reason, pr.half_width_pct, pr.target_pct
         ));
     }
+    if let Some(next) = pr.next_run_pct {
+        differs(
+            problems,
+            format!("{name}: precision next_run_pct"),
+            next,
+            stats::next_run_half_width_pct(pr.half_width_pct, pr.host_drift_pct.unwrap_or(0.0)),
+        );
+    }
     if pr.batches != batches {
         problems.push(format!(
             "{name}: precision says {} {what}, the samples {batches}",

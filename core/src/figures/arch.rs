@@ -25,6 +25,7 @@ pub fn counted_phase(id: PhaseId, verified: usize, includes: String) -> Phase {
         cycles: None,
         median_ci95_ns: None,
         processes: Vec::new(),
+        process_ids: Vec::new(),
         precision: None,
         rsd_pct: 0.0,
         outliers: Default::default(),

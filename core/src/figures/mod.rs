@@ -6,6 +6,7 @@ pub mod answer;
 pub mod arch;
 pub mod auth;
 pub mod capacity;
+pub mod drift;
 pub mod evidence;
 pub mod handshake;
 pub mod network;
@@ -47,6 +48,7 @@ pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
         cycles: m.cycles,
         median_ci95_ns: None,
         processes: Vec::new(),
+        process_ids: Vec::new(),
         precision: None,
         rsd_pct: 0.0,
         outliers: Default::default(),
@@ -122,12 +124,39 @@ pub fn calibration(
     }
 }
 
-/// A figure's precision in a table cell: "±0.42% target met", "±2.3% budget spent, 40 rounds".
+/// The precision record of a figure whose 95% interval is `half_width_pct` wide (each side,
+/// percent), with its next-run half-width from it and the run's host drift (`drift::host_drift`;
+/// `None` where the figure's batches are not the run's processes).
+pub fn precision(
+    target_pct: f64,
+    half_width_pct: f64,
+    reason: crate::results::StopReason,
+    batches: usize,
+    host_drift_pct: Option<f64>,
+) -> crate::results::Precision {
+    crate::results::Precision {
+        target_pct,
+        half_width_pct,
+        reason,
+        batches,
+        host_drift_pct,
+        next_run_pct: Some(stats::next_run_half_width_pct(
+            half_width_pct,
+            host_drift_pct.unwrap_or(0.0),
+        )),
+    }
+}
+
+/// A figure's precision in a table cell: "±0.42% target met; next run ±0.59%", "±2.30% budget
+/// spent (target ±1%); next run ±3.25%".
 pub fn precision_label(p: Option<&crate::results::Precision>) -> String {
     p.map_or(String::new(), |p| {
         let mut s = format!("±{:.2}% {}", p.half_width_pct, p.reason.describe());
         if p.half_width_pct > p.target_pct {
             s += &format!(" (target ±{}%)", p.target_pct);
+        }
+        if let Some(next) = p.next_run_pct {
+            s += &format!("; next run ±{next:.2}%");
         }
         s
     })
@@ -136,6 +165,19 @@ pub fn precision_label(p: Option<&crate::results::Precision>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_precision_label_says_the_interval_the_reason_and_the_next_run() {
+        use crate::results::StopReason;
+        let p = precision(1.0, 2.3, StopReason::Budget, 4, None);
+        assert_eq!(
+            precision_label(Some(&p)),
+            "±2.30% budget spent (target ±1%); next run ±3.25%"
+        );
+        let mut old = precision(1.0, 0.42, StopReason::Target, 12, None);
+        old.next_run_pct = None;
+        assert_eq!(precision_label(Some(&old)), "±0.42% target met");
+    }
 
     #[test]
     fn calibration_by_hand() {

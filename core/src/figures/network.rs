@@ -37,12 +37,13 @@ pub fn ready_intervals(ready_ns: &[u64]) -> (Option<Interval>, Option<Interval>)
 pub fn p50_precision(ready_ns: &[u64], target_pct: f64) -> Option<crate::results::Precision> {
     let ci = ready_intervals(ready_ns).0?;
     let p50 = percentiles_ns(ready_ns, &[50.0])[0];
-    Some(crate::results::Precision {
+    Some(super::precision(
         target_pct,
-        half_width_pct: stats::half_width_pct(ci, p50)?,
-        reason: crate::results::StopReason::Fixed,
-        batches: 1,
-    })
+        stats::half_width_pct(ci, p50)?,
+        crate::results::StopReason::Fixed,
+        1,
+        None,
+    ))
 }
 
 /// How far a point's measured RTT may be from its target: max(0.3 ms, 3% of the target).

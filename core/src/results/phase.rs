@@ -238,6 +238,11 @@ pub struct Phase {
     /// Samples per process, in the order `samples_ns` holds them (schema 3; empty: one process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<usize>,
+    /// Which of the run's processes (0: the first) each entry of `processes` came from: the first
+    /// K measure every phase, precision batches only some (empty in files before 2026-12-01's
+    /// sixth session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub process_ids: Vec<usize>,
     /// The median's precision against the run's target, and why measuring stopped (schema 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<super::Precision>,

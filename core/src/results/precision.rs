@@ -14,6 +14,15 @@ pub struct Precision {
     pub reason: StopReason,
     /// Independent batches (processes, rounds) the figure was measured in.
     pub batches: usize,
+    /// The host's drift between processes, percent (`ProcessSamples::host_drift_pct`), that the
+    /// next-run half-width adds; absent where the figure's batches are not the run's processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_drift_pct: Option<f64>,
+    /// The half-width, percent, of the interval around this figure that should hold the next
+    /// run's figure 95% of the time (`stats::next_run_half_width_pct`). Absent in files before
+    /// 2026-12-01's sixth session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +47,22 @@ impl StopReason {
             StopReason::Budget => "budget spent",
             StopReason::Floor => "sample floor",
             StopReason::Fixed => "fixed sample",
+        }
+    }
+}
+
+impl StopReason {
+    /// Why a figure that reached `half_width_pct` stopped: a fixed design, the target, its
+    /// sample floor (every batch could time only its minimum), or else the budget.
+    pub fn after(half_width_pct: f64, target_pct: f64, fixed: bool, floor: bool) -> StopReason {
+        if fixed {
+            StopReason::Fixed
+        } else if half_width_pct <= target_pct {
+            StopReason::Target
+        } else if floor {
+            StopReason::Floor
+        } else {
+            StopReason::Budget
         }
     }
 }
