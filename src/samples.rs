@@ -546,8 +546,9 @@ mod tests {
             p.iterations_reason = Reason::Default;
         }
         phases[1].iterations_reason = Reason::Floor;
-        // A target of zero: every phase is wider than it, but the one on its floor.
-        let wide = wide_phases(&phases, 0.0, 0);
+        // A target below zero: every phase is wider than it (even one whose interval is a point),
+        // but the one on its floor.
+        let wide = wide_phases(&phases, -1.0, 0);
         let floor = phases[1].id().to_string();
         assert_eq!(wide.len(), phases.len() - 1);
         assert!(wide.iter().all(|(n, _)| *n != floor));

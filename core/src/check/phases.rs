@@ -346,7 +346,7 @@ mod tests {
     fn with_process_ids() -> Results {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../results/vm-20261201T150422Z-5d798a.json"
+            "/../results/archive/vm-20261201T150422Z-5d798a.json"
         );
         let mut r = crate::results::read(std::path::Path::new(path)).unwrap();
         for p in &mut r.phases {
