@@ -401,7 +401,7 @@ pub struct RunArgs {
     /// A child's fewest iterations for a slow phase (set by --samples).
     #[arg(long, hide = true)]
     pub worker_floor: Option<usize>,
-    /// A child's warm-up per phase, milliseconds (set by --samples: a K-th of the default's).
+    /// A child's warm-up per phase, milliseconds (set by --samples: 10).
     #[arg(long, hide = true)]
     pub worker_warmup_ms: Option<u64>,
     /// No progress bar.

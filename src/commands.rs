@@ -570,7 +570,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         let mut r = run::run(&opts)?;
         if args.worker_iterations.is_none() && !emulated {
             // One process is a fixed design: nothing is added to reach the target.
-            crate::samples::set_precision(&mut r.phases, args.precision, true, None);
+            crate::samples::set_precision(&mut r.phases, args.precision, true, None, 0);
             r.run.iterations_policy.target_pct = Some(args.precision);
             r.warnings
                 .extend(crate::samples::precision_warnings(&r.phases));

@@ -418,12 +418,9 @@ pub fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
         || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
 }
 
-/// The untimed calls before each chunk, nanoseconds' worth: what brings back the caches and
-/// predictors the previous phases took. One call was not enough: a phase measured among 66 others
-/// and the same phase measured among 18 differed by up to 28% (liboqs ML-KEM-768 keygen) and
-/// 3% at the median of the 18, and a chunk's first sample ran up to 30% slow (AES-256-GCM); with
-/// 200 µs of calls first the medians of the 18 agreed to 0.5-0.6% (ML-KEM-768 keygen 0.1-0.6%;
-/// Intel Xeon VM, 2026-12-01), and a chunk of 66 phases costs 13 ms more.
+/// The untimed calls before each chunk, nanoseconds' worth at the warm-up's estimate: what brings
+/// back the caches and predictors the previous phases took. With one call a phase's median
+/// depended on which phases shared its process (the methodology page gives the measurement).
 pub const LEAD_IN_NS: f64 = 200_000.0;
 
 /// How many untimed calls of `estimate_ns` fill `LEAD_IN_NS`: at least one, at most 100,000.
@@ -528,7 +525,7 @@ mod tests {
         assert_eq!(lead_in_calls(10_000.0), 20); // 10 µs: 20 calls make 200 µs
         assert_eq!(lead_in_calls(53.0), 3_774); // ceil(200,000 / 53)
         assert_eq!(lead_in_calls(500_000.0), 1); // longer than the lead-in: one call
-        assert_eq!(lead_in_calls(0.0), 100_000); // no estimate: the cap
+        assert_eq!(lead_in_calls(0.0), 100_000); // an estimate under one tick: the cap
     }
 
     #[test]

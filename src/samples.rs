@@ -45,8 +45,7 @@ fn first_iterations() -> usize {
 /// A child's warm-up per phase, milliseconds: enough for its caches and predictors and for the
 /// estimate that sizes its samples (1,000 calls of a 10 µs phase, two of a 5 ms one; a call slower
 /// than this is warmed by one call), and no more, since every process pays it again for every
-/// phase. On 135 phases 10 ms instead of a third of the single process's 100 ms took a process
-/// from 17.9 s to 15.4 s (Intel Xeon VM, 2026-12-01).
+/// phase (and every chunk has its own lead-in, `measure::LEAD_IN_NS`).
 const WARMUP_MS: u64 = 10;
 
 /// No phase is measured in more processes than this, whatever the budget.
@@ -80,7 +79,11 @@ pub fn run_samples(args: &Options) -> Result<Results> {
         while args.iterations.is_none() {
             // The phases' intervals only: the suites are composed once, at the end.
             let runs: Vec<Results> = batches.iter().map(|b| b.results.clone()).collect();
-            let wide = wide_phases(&pool_phases(&runs).0, args.precision_pct, confirm(k));
+            let wide = wide_phases(
+                &pool_phases(&runs).0,
+                args.precision_pct,
+                crate::figures::confirm_batches(k),
+            );
             if wide.is_empty() {
                 break;
             }
@@ -114,6 +117,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
             args.precision_pct,
             args.iterations.is_some(),
             drift,
+            crate::figures::confirm_batches(k),
         );
         out.run.wall_seconds = started.elapsed().as_secs_f64();
         out.run.iterations_policy = results::Settings {
@@ -207,19 +211,6 @@ fn child(
     })
 }
 
-/// The processes a phase needs before it may stop on its target: one past the first K, so an
-/// interval that met the target by luck (three processes that happened to agree) is measured once
-/// more before it stops. Of the phases that stopped on the target after 3 processes, 88.5% of the
-/// other runs' medians fell inside their next-run intervals, against 93-98% for those with more
-/// (4 back-to-back runs of 66 phases, Intel Xeon VM, 2026-12-01). One process: no batches.
-fn confirm(k: usize) -> usize {
-    if k > 1 {
-        k + 1
-    } else {
-        0
-    }
-}
-
 /// Every phase whose median's interval is wider than the target, or that has fewer than
 /// `confirm` processes, and that has processes to spare, with its half-width, widest against the
 /// target first. A phase on its sample floor in every process (calls of seconds: SLH-DSA-128s
@@ -289,13 +280,15 @@ fn choose(wide: &[(String, f64)], batches: &[Batch], left_s: Option<f64>) -> Vec
     chosen
 }
 
-/// Each phase's precision against the target and why its measuring stopped (every phase was in
-/// the first K processes, so none stops on the target with fewer).
+/// Each phase's precision against the target and why its measuring stopped: on the target only
+/// with `confirm` processes (`figures::confirm_batches`), else on the budget (the time ran out),
+/// its floor, or a fixed design.
 pub fn set_precision(
     phases: &mut [Phase],
     target_pct: f64,
     fixed: bool,
     host_drift_pct: Option<f64>,
+    confirm: usize,
 ) {
     for p in phases.iter_mut() {
         let Some(hw) = p
@@ -306,7 +299,13 @@ pub fn set_precision(
         };
         // Not chosen for another process (budget): it did not fit the time left, or has the most
         // processes a phase gets.
-        let reason = StopReason::after(hw, target_pct, fixed, p.iterations_reason == Reason::Floor);
+        let reason = StopReason::after(
+            hw,
+            target_pct,
+            fixed,
+            p.iterations_reason == Reason::Floor,
+            p.processes.len().max(1) >= confirm,
+        );
         p.precision = Some(crate::figures::precision(
             target_pct,
             hw,
@@ -497,7 +496,7 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
         suites: suite_spreads,
         host_factors: drift
             .as_ref()
-            .map(|d| d.factors.iter().flatten().copied().collect())
+            .map(|d| d.factors.clone())
             .unwrap_or_default(),
         host_drift_pct: drift.map(|d| d.rsd_pct),
     });

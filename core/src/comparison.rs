@@ -636,7 +636,7 @@ mod tests {
         // Three runs make two consecutive pairs; a run against itself is covered everywhere.
         let three = [a.clone(), a.clone(), b.clone()];
         assert_eq!(coverage(&three, false), want(2 * n, n + 1, n + 2));
-        // Every ordered pair adds b -> a: b's intervals are around its moved medians.
+        // Every ordered pair adds b -> a: b carries a's intervals (around a's medians).
         let ab = coverage(&[a.clone(), b.clone()], true);
         let ba = coverage(&[b, a], false);
         assert_eq!(ab.pairs, 2 * n);

@@ -440,7 +440,13 @@ fn in_memory(
                 Some(crate::figures::precision(
                     opts.precision_pct,
                     hw,
-                    StopReason::after(hw, opts.precision_pct, opts.precision_extra_ms == 0, false),
+                    StopReason::after(
+                        hw,
+                        opts.precision_pct,
+                        opts.precision_extra_ms == 0,
+                        false,
+                        true,
+                    ),
                     c.rounds,
                     None,
                 ))

@@ -449,7 +449,7 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         let hw = stats::half_width_pct(ci, figures.median_ns)?;
         // Budget: not chosen for another round, the time left was too short, or it has the most
         // samples a scenario gets.
-        let reason = StopReason::after(hw, opts.precision_pct, opts.budget.is_none(), false);
+        let reason = StopReason::after(hw, opts.precision_pct, opts.budget.is_none(), false, true);
         Some(crate::figures::precision(
             opts.precision_pct,
             hw,

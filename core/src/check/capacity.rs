@@ -201,7 +201,18 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
             if let Some(pr) = &m.precision {
                 // The rounds are not stored one by one: the half-width and the reason are what
                 // the samples can hold the record to.
-                super::precision::check(problems, &name, pr, ci, rate, pr.batches, "rounds");
+                super::precision::check(
+                    problems,
+                    &name,
+                    pr,
+                    ci,
+                    rate,
+                    super::precision::Batches {
+                        count: pr.batches,
+                        what: "rounds",
+                        confirm: 0,
+                    },
+                );
             }
         }
         if let Some((rate, _)) = crate::figures::capacity::rate_per_s(&m.server_ns) {

@@ -73,8 +73,11 @@ fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
             pr,
             f.ci95_ns,
             f.median_ns,
-            s.sample_sizes.len(),
-            "rounds",
+            super::precision::Batches {
+                count: s.sample_sizes.len(),
+                what: "rounds",
+                confirm: 0,
+            },
         );
     }
 }

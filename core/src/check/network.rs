@@ -89,7 +89,18 @@ pub fn check(results: &Results) -> Vec<String> {
                 }
                 if let Some(pr) = &c.precision {
                     let centre = percentiles_ns(&c.ready_ns, &[50.0])[0];
-                    super::precision::check(&mut problems, &name, pr, p50, centre, 1, "batches");
+                    super::precision::check(
+                        &mut problems,
+                        &name,
+                        pr,
+                        p50,
+                        centre,
+                        super::precision::Batches {
+                            count: 1,
+                            what: "batches",
+                            confirm: 0,
+                        },
+                    );
                 }
             }
             if !c.ready_ns.is_empty() {

@@ -34,51 +34,72 @@ pub fn check(results: &Results) -> Vec<String> {
     if let Some(ps) = &results.process_samples {
         let stored = (ps.host_drift_pct, &ps.host_factors);
         match (&drift, stored) {
-            (_, (None, f)) if f.is_empty() => {}
+            (None, (None, f)) if f.is_empty() => {}
             (Some(d), (Some(pct), f)) => {
                 differs(&mut problems, "process_samples host_drift_pct".into(), pct, d.rsd_pct);
-                let want: Vec<f64> = d.factors.iter().flatten().copied().collect();
-                if f.len() != want.len() {
+                if f.len() != d.factors.len() {
                     problems.push(format!(
                         "process_samples host_factors: {} stored, the phases give {}",
                         f.len(),
-                        want.len()
+                        d.factors.len()
                     ));
                 }
-                for (a, b) in f.iter().zip(&want) {
-                    differs(&mut problems, "process_samples host_factors".into(), *a, *b);
+                for (i, (a, b)) in f.iter().zip(&d.factors).enumerate() {
+                    match (a, b) {
+                        (Some(a), Some(b)) => differs(
+                            &mut problems,
+                            format!("process_samples host_factors[{i}]"),
+                            *a,
+                            *b,
+                        ),
+                        (None, None) => {}
+                        _ => problems.push(format!(
+                            "process_samples host_factors[{i}]: stored {a:?}, the phases give {b:?}"
+                        )),
+                    }
                 }
             }
-            _ => problems.push(
-                "process_samples: a host drift stored that the phases' processes do not give, or the reverse"
-                    .into(),
-            ),
+            (d, (stored, _)) => problems.push(format!(
+                "process_samples host_drift_pct: {stored:?} stored, the phases' processes give {:?}",
+                d.as_ref().map(|d| d.rsd_pct)
+            )),
         }
     }
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
         let name = format!("phase {}", p.id());
-        if !p.process_ids.is_empty() && p.process_ids.len() != p.processes.len() {
-            problems.push(format!(
-                "{name}: {} process ids for {} processes",
-                p.process_ids.len(),
-                p.processes.len()
-            ));
-        }
-        if let Some(pr) = p
-            .precision
-            .as_ref()
-            .filter(|pr| pr.host_drift_pct.is_some())
-        {
-            let run = results
-                .process_samples
-                .as_ref()
-                .and_then(|ps| ps.host_drift_pct);
-            if pr.host_drift_pct != run {
+        if !p.process_ids.is_empty() {
+            let count = results.process_samples.as_ref().map_or(0, |ps| ps.count);
+            if p.process_ids.len() != p.processes.len() {
                 problems.push(format!(
-                    "{name}: precision host_drift_pct {:?} is not the run's {run:?}",
-                    pr.host_drift_pct
+                    "{name}: {} process ids for {} processes",
+                    p.process_ids.len(),
+                    p.processes.len()
                 ));
+            }
+            if !p.process_ids.windows(2).all(|w| w[0] < w[1])
+                || p.process_ids.iter().any(|&i| i >= count)
+            {
+                problems.push(format!(
+                    "{name}: process ids {:?} are not increasing below the run's {count} processes",
+                    p.process_ids
+                ));
+            }
+        }
+        // A phase whose next run's half-width is recorded adds the run's drift, if it has one.
+        let run_drift = drift.as_ref().map(|d| d.rsd_pct);
+        if let Some(pr) = p.precision.as_ref().filter(|pr| pr.next_run_pct.is_some()) {
+            match (pr.host_drift_pct, run_drift) {
+                (Some(a), Some(b)) => differs(
+                    &mut problems,
+                    format!("{name}: precision host_drift_pct"),
+                    a,
+                    b,
+                ),
+                (None, None) => {}
+                (a, b) => problems.push(format!(
+                    "{name}: precision host_drift_pct {a:?} is not the run's {b:?}"
+                )),
             }
         }
         if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
@@ -180,8 +201,13 @@ pub fn check(results: &Results) -> Vec<String> {
                 pr,
                 f.median_ci95,
                 f.summary.median_ns,
-                p.processes.len().max(1),
-                "processes",
+                super::precision::Batches {
+                    count: p.processes.len().max(1),
+                    what: "processes",
+                    confirm: crate::figures::confirm_batches(
+                        results.run.iterations_policy.processes.unwrap_or(1),
+                    ),
+                },
             );
         }
         if let Some(ins) = &p.instructions {
@@ -354,7 +380,7 @@ mod tests {
         }
         let d = crate::figures::drift::host_drift(&r.phases).unwrap();
         let ps = r.process_samples.as_mut().unwrap();
-        ps.host_factors = d.factors.iter().flatten().copied().collect();
+        ps.host_factors = d.factors.clone();
         ps.host_drift_pct = Some(d.rsd_pct);
         r
     }
@@ -399,8 +425,41 @@ mod tests {
         ));
         let problems = drift_problems(&other);
         assert!(
+            problems.iter().any(|p| p.contains("host_drift_pct")),
+            "{problems:?}"
+        );
+        // A phase whose drift was dropped, its next-run half-width narrowed to match.
+        let mut dropped = with_process_ids();
+        let p = dropped
+            .phases
+            .iter_mut()
+            .find(|p| p.precision.is_some())
+            .unwrap();
+        let pr = p.precision.as_mut().unwrap();
+        pr.host_drift_pct = None;
+        pr.next_run_pct = Some(crate::stats::next_run_half_width_pct(
+            pr.half_width_pct,
+            0.0,
+        ));
+        let problems = drift_problems(&dropped);
+        assert!(
             problems.iter().any(|p| p.contains("is not the run's")),
             "{problems:?}"
         );
+        // The run's drift dropped.
+        let mut none = with_process_ids();
+        none.process_samples.as_mut().unwrap().host_drift_pct = None;
+        assert!(!drift_problems(&none).is_empty());
+        // Ids out of order.
+        let mut order = with_process_ids();
+        let q = order
+            .phases
+            .iter_mut()
+            .find(|p| p.process_ids.len() > 1)
+            .unwrap();
+        q.process_ids.swap(0, 1);
+        assert!(drift_problems(&order)
+            .iter()
+            .any(|p| p.contains("not increasing")));
     }
 }

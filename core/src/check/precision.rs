@@ -6,17 +6,29 @@ use super::differs;
 use crate::results::Precision;
 use crate::stats;
 
-/// Problems of `pr` against the recomputed interval `ci` around `centre`, from `batches` batches
-/// (`what` names them in the message: "processes", "rounds").
+/// The batches a figure was measured in, as the samples give them.
+pub struct Batches<'a> {
+    pub count: usize,
+    /// What they are, in the messages: "processes", "rounds".
+    pub what: &'a str,
+    /// The batches a figure needs to stop on its target (`figures::confirm_batches`; 0: any).
+    pub confirm: usize,
+}
+
+/// Problems of `pr` against the recomputed interval `ci` around `centre`, from `batches`.
 pub fn check(
     problems: &mut Vec<String>,
     name: &str,
     pr: &Precision,
     ci: Option<(f64, f64)>,
     centre: f64,
-    batches: usize,
-    what: &str,
+    batches: Batches,
 ) {
+    let Batches {
+        count: batches,
+        what,
+        confirm,
+    } = batches;
     match ci.and_then(|ci| stats::half_width_pct(ci, centre)) {
         Some(hw) => differs(
             problems,
@@ -26,7 +38,7 @@ pub fn check(
         ),
         None => problems.push(format!("{name}: a precision but no interval to give it")),
     }
-    if !pr.consistent() {
+    if !pr.consistent(confirm) {
         problems.push(format!(
             "{name}: stopped for {:?} at ±{:.2}% against a ±{}% target",
             pr.reason, pr.half_width_pct, pr.target_pct

@@ -1,6 +1,6 @@
 //! The host's drift between the processes of one run: how much faster or slower each process ran
 //! every phase it measured, against the run. On a shared host the whole machine speeds up and
-//! slows down by a percent or two over minutes, for every phase at once; a run's processes see
+//! slows down, for every phase at once, from one minute to the next; a run's processes see
 //! some of that, and the next run sees its own share, which this run cannot average. The spread of
 //! the processes' speeds is the run's measure of it (`stats::next_run_half_width_pct` adds it).
 

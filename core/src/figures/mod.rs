@@ -124,6 +124,17 @@ pub fn calibration(
     }
 }
 
+/// The processes a phase of a run measured in `k` first processes needs before it may stop on
+/// its target: one past the first K, so an interval that met the target by luck (three processes
+/// that happened to agree) is measured once more before it stops. One process: no rule.
+pub fn confirm_batches(k: usize) -> usize {
+    if k > 1 {
+        k + 1
+    } else {
+        0
+    }
+}
+
 /// The precision record of a figure whose 95% interval is `half_width_pct` wide (each side,
 /// percent), with its next-run half-width from it and the run's host drift (`drift::host_drift`;
 /// `None` where the figure's batches are not the run's processes).
@@ -154,6 +165,8 @@ pub fn precision_label(p: Option<&crate::results::Precision>) -> String {
         let mut s = format!("±{:.2}% {}", p.half_width_pct, p.reason.describe());
         if p.half_width_pct > p.target_pct {
             s += &format!(" (target ±{}%)", p.target_pct);
+        } else if p.reason == crate::results::StopReason::Budget {
+            s += " before a confirming batch";
         }
         if let Some(next) = p.next_run_pct {
             s += &format!("; next run ±{next:.2}%");
@@ -177,6 +190,14 @@ mod tests {
         let mut old = precision(1.0, 0.42, StopReason::Target, 12, None);
         old.next_run_pct = None;
         assert_eq!(precision_label(Some(&old)), "±0.42% target met");
+        // Within the target, but the time ran out before the confirming process.
+        let early = precision(1.0, 0.8, StopReason::Budget, 3, None);
+        assert_eq!(
+            precision_label(Some(&early)),
+            "±0.80% budget spent before a confirming batch; next run ±1.13%"
+        );
+        assert_eq!(confirm_batches(3), 4);
+        assert_eq!(confirm_batches(1), 0);
     }
 
     #[test]

@@ -52,12 +52,20 @@ impl StopReason {
 }
 
 impl StopReason {
-    /// Why a figure that reached `half_width_pct` stopped: a fixed design, the target, its
-    /// sample floor (every batch could time only its minimum), or else the budget.
-    pub fn after(half_width_pct: f64, target_pct: f64, fixed: bool, floor: bool) -> StopReason {
+    /// Why a figure that reached `half_width_pct` stopped: a fixed design, the target (once
+    /// `confirmed`: measured in enough batches to stop on it), its sample floor (every batch could
+    /// time only its minimum), or else the budget (wider than the target, or within it but not
+    /// confirmed before the time ran out).
+    pub fn after(
+        half_width_pct: f64,
+        target_pct: f64,
+        fixed: bool,
+        floor: bool,
+        confirmed: bool,
+    ) -> StopReason {
         if fixed {
             StopReason::Fixed
-        } else if half_width_pct <= target_pct {
+        } else if half_width_pct <= target_pct && confirmed {
             StopReason::Target
         } else if floor {
             StopReason::Floor
@@ -69,11 +77,14 @@ impl StopReason {
 
 impl Precision {
     /// The reason is consistent with the figures: a target met is within it, a figure stopped
-    /// for any other reason is not (or has a fixed sample).
-    pub fn consistent(&self) -> bool {
+    /// for any other reason is not (or has a fixed sample), unless it had fewer batches than
+    /// `confirm`, the batches a figure needs to stop on its target.
+    pub fn consistent(&self, confirm: usize) -> bool {
         match self.reason {
             StopReason::Target => self.half_width_pct <= self.target_pct + 1e-9,
-            StopReason::Budget | StopReason::Floor => self.half_width_pct > self.target_pct,
+            StopReason::Budget | StopReason::Floor => {
+                self.half_width_pct > self.target_pct || self.batches < confirm
+            }
             StopReason::Fixed => true,
         }
     }

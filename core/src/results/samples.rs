@@ -7,11 +7,12 @@ pub struct ProcessSamples {
     pub count: usize,
     pub phases: Vec<SampleSpread>,
     pub suites: Vec<SampleSpread>,
-    /// Each process's speed against the run (`figures::drift::host_drift`): the median, over the
-    /// phases it measured, of its median against the phase's median of process medians. Absent
-    /// in files before 2026-12-01's sixth session.
+    /// Each process's speed against the run, by its index (`figures::drift::host_drift`): the
+    /// median, over the phases it measured, of its median against the phase's median of process
+    /// medians; null for a process with too few phases to say. Absent in files before
+    /// 2026-12-01's sixth session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub host_factors: Vec<f64>,
+    pub host_factors: Vec<Option<f64>>,
     /// Their relative standard deviation, percent: how much the host's speed moved from one
     /// process to the next, for every phase at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
