@@ -430,9 +430,8 @@ pub fn lead_in_calls(estimate_ns: f64) -> usize {
 
 /// Runs `n` samples of a slot. Before the clock: untimed calls for `LEAD_IN_NS` to bring back the
 /// caches the previous phase took (unless a call costs over a millisecond), then each sample's
-/// inputs. The
-/// timed region holds the sample's calls and nothing else; outputs chosen for verification are set
-/// aside (a move) and checked after the chunk.
+/// inputs. The timed region holds the sample's calls and nothing else; outputs chosen for
+/// verification are set aside (a move) and checked after the chunk.
 pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) -> Result<()> {
     if n == 0 {
         return Ok(());
