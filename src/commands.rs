@@ -225,6 +225,7 @@ pub fn execute(command: Command) -> Result<()> {
             per_point,
             cell_seconds,
             parallel,
+            load_pct,
             rate_mbit,
             all_groups,
             all_auths,
@@ -257,6 +258,9 @@ pub fn execute(command: Command) -> Result<()> {
                     bail!("--rate-mbit {rate}: a rate must be a positive number of Mbit/s");
                 }
             }
+            if !(load_pct.is_finite() && load_pct > 0.0 && load_pct <= 100.0) {
+                bail!("--load-pct {load_pct}: an offered load is a percentage of one core, above 0 and at most 100");
+            }
             if !(cell_seconds.is_finite() && cell_seconds >= 0.0) {
                 bail!("--cell-seconds {cell_seconds}: a time budget is zero or more seconds");
             }
@@ -270,6 +274,7 @@ pub fn execute(command: Command) -> Result<()> {
                 per_point: per_point as usize,
                 cell_budget: budget,
                 parallel: parallel as usize,
+                load_pct,
                 rate_mbit,
                 all_groups,
                 all_auths,

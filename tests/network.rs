@@ -93,6 +93,38 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             p["loss_pct"]
         );
     }
+    // Every cell says how its handshakes started: the zero point one at a time, back to back;
+    // every other point a start every zero-point median / load, from at most --parallel threads,
+    // with the measured window's CPU (clients made before it) and the emulator's lateness.
+    for (k, p) in points.iter().enumerate() {
+        for c in p["cells"].as_array().unwrap() {
+            let (gap, threads) = (
+                c["pace"]["gap_ns"].as_f64().unwrap(),
+                c["pace"]["threads"].as_u64().unwrap(),
+            );
+            if k == 0 {
+                assert!(gap == 0.0 && threads == 1, "{}", c["pace"]);
+            } else {
+                assert!(gap > 0.0 && (1..=4).contains(&threads), "{}", c["pace"]);
+            }
+            assert!(c["cpu"]["wall_ns"].as_f64().unwrap() > 0.0, "{}", c["cpu"]);
+            assert!(
+                c["release"]["released"].as_u64().unwrap() > 0,
+                "{}",
+                c["release"]
+            );
+            // The loss model's critical path: SYN, SYN-ACK, the ClientHello, the server's flight.
+            assert_eq!(
+                c["model"]["path"].as_array().unwrap().len(),
+                4,
+                "{}",
+                c["model"]
+            );
+            assert!(
+                c["model"]["p95_ns"].as_f64().unwrap() >= c["model"]["p50_ns"].as_f64().unwrap()
+            );
+        }
+    }
     let clean = &points[1];
     assert_eq!(clean["rtt_ns"], 5.6e6);
     assert_eq!(

@@ -52,6 +52,162 @@ pub fn slow_start_round_trips(bytes: u64, mss: u32, initcwnd: u32) -> u32 {
     }
 }
 
+pub use crate::results::Flight;
+
+/// The critical path of a TLS 1.3 or SSH handshake over TCP, flight by flight: SYN, SYN-ACK, then
+/// a flight each way for every further round trip (TLS: the ClientHello and the server's flight,
+/// ServerHello to Finished, in the segments they take; SSH: one segment each). Round trips that
+/// slow start adds wait for ACKs of the same server flight and carry no new flight.
+pub fn critical_path(exchanges: u32, client_segments: u32, server_segments: u32) -> Vec<Flight> {
+    let mut v = vec![
+        Flight {
+            from_client: true,
+            segments: 1,
+            opening: true,
+        },
+        Flight {
+            from_client: false,
+            segments: 1,
+            opening: true,
+        },
+    ];
+    for k in 0..exchanges {
+        let (c, s) = if k == 0 {
+            (client_segments, server_segments)
+        } else {
+            (1, 1)
+        };
+        v.push(Flight {
+            from_client: true,
+            segments: c.max(1),
+            opening: false,
+        });
+        v.push(Flight {
+            from_client: false,
+            segments: s.max(1),
+            opening: false,
+        });
+    }
+    v
+}
+
+/// How often a packet is counted lost again after its retransmission was lost (its retransmissions
+/// back off: 1, 2, 4 times the timer): beyond this many losses of one packet the probability is
+/// below p^4, 0.16% at 20% loss, and the rest of the tail is folded into the last.
+const MAX_LOSSES: u32 = 4;
+
+/// The extra delay one flight adds when loss takes some of its segments, as a distribution
+/// (delay, probability), independent loss p per packet.
+/// - An opening packet (SYN, SYN-ACK) is recovered by the initial RTO, 1 s (RFC 6298 section 2.1),
+///   doubling at each loss: 1, 3, 7 s.
+/// - A one-segment flight by the RTO after the handshake's first RTT sample: Linux sets
+///   RTO = RTT + max(2 RTT, TCP_RTO_MIN) (net/ipv4/tcp_input.c `tcp_rtt_estimator`, first sample:
+///   mdev = 2 RTT, rttvar at least 200 ms); a tail-loss probe would come later (2 RTT + 200 ms with
+///   one packet out, tcp_output.c `tcp_schedule_loss_probe`), so the RTO recovers it.
+/// - In a flight of several segments a lost one with a later one delivered is found by RACK after
+///   its reordering window, min RTT / 4 (RFC 8985 section 6.2): resent about 1.25 RTT after it was
+///   sent; a lost tail segment by the tail-loss probe, 2 RTT + 2 ms with more than one packet out,
+///   or the RTO if sooner. A retransmission lost again waits for the RTO, then twice that.
+///
+/// The flight's delay is its slowest segment's, the segments being recovered in parallel.
+pub fn flight_delay(f: &Flight, rtt_ns: f64, p: f64) -> Vec<(f64, f64)> {
+    let p = p.clamp(0.0, 1.0);
+    let rto = rtt_ns + (2.0 * rtt_ns).max(MIN_RTO_NS);
+    // The delay after k losses of one packet whose first recovery takes `first`.
+    let chain = |first: f64, k: u32| first + rto * (2f64.powi(k as i32 - 1) - 1.0);
+    let losses = |first: f64, timer: f64| -> Vec<(f64, f64)> {
+        // Lost k times (k >= 1), then delivered; the last atom holds every k beyond it.
+        (1..=MAX_LOSSES)
+            .map(|k| {
+                let pk = p.powi(k as i32) * if k == MAX_LOSSES { 1.0 } else { 1.0 - p };
+                let d = if timer > 0.0 {
+                    timer * (2f64.powi(k as i32) - 1.0)
+                } else {
+                    chain(first, k)
+                };
+                (d, pk)
+            })
+            .collect()
+    };
+    if f.opening {
+        let mut v = vec![(0.0, 1.0 - p)];
+        v.extend(losses(0.0, INITIAL_RTO_NS));
+        return v;
+    }
+    if f.segments <= 1 {
+        let mut v = vec![(0.0, 1.0 - p)];
+        v.extend(losses(0.0, rto));
+        return v;
+    }
+    let rest = f.segments - 1;
+    let none_before = (1.0 - p).powi(rest as i32);
+    let rack = 1.25 * rtt_ns;
+    let tlp = (2.0 * rtt_ns + 2e6).min(rto);
+    // The tail delivered and an earlier segment lost: RACK; the tail lost: the probe (the tail's
+    // recovery is the later of the two).
+    let mut v = vec![(0.0, (1.0 - p) * none_before)];
+    v.extend(losses(rack, 0.0).into_iter().map(|(d, q)| {
+        (
+            d,
+            q / p.max(f64::MIN_POSITIVE) * (1.0 - p) * (1.0 - none_before),
+        )
+    }));
+    v.extend(losses(tlp, 0.0));
+    v
+}
+
+/// The sum of independent delays, as a distribution: atoms closer than 1 µs merged, those below
+/// 1e-12 dropped.
+fn convolve(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = a
+        .iter()
+        .flat_map(|&(x, p)| b.iter().map(move |&(y, q)| (x + y, p * q)))
+        .filter(|&(_, w)| w > 1e-12)
+        .collect();
+    v.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(v.len());
+    for (d, w) in v {
+        match out.last_mut() {
+            Some(last) if d - last.0 < 1e3 => last.1 += w,
+            _ => out.push((d, w)),
+        }
+    }
+    out
+}
+
+/// The modelled percentiles of connect-to-complete under independent loss p per packet and
+/// direction: the loss-free time plus the delay loss adds along the critical path, each flight's
+/// delay (`flight_delay`) added to the next's; the `q`-th percentile is the smallest time whose
+/// probability of not being exceeded reaches q. At 1% loss most handshakes lose nothing, so the
+/// p50 is the loss-free time and the p95 shows the timers.
+pub fn loss_percentiles(
+    loss_free_ns: f64,
+    path: &[Flight],
+    rtt_ns: f64,
+    p: f64,
+    qs: &[f64],
+) -> Vec<f64> {
+    let mut dist = vec![(0.0, 1.0)];
+    for f in path {
+        dist = convolve(&dist, &flight_delay(f, rtt_ns, p));
+    }
+    qs.iter()
+        .map(|&q| {
+            let target = q / 100.0;
+            let mut acc = 0.0;
+            let d = dist
+                .iter()
+                .find(|&&(_, w)| {
+                    acc += w;
+                    acc >= target - 1e-12
+                })
+                .or(dist.last())
+                .map_or(0.0, |&(d, _)| d);
+            loss_free_ns + d
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     const MS: f64 = 1e6;
@@ -103,5 +259,131 @@ mod tests {
             None,
         );
         assert!(close(e, (1.0 + 11.0 + 426.16) * MS), "{e}");
+    }
+
+    #[test]
+    fn the_critical_path_is_syn_syn_ack_and_a_flight_each_way_per_exchange() {
+        use super::{critical_path, Flight};
+        let p = critical_path(1, 2, 11);
+        assert_eq!(p.len(), 4);
+        assert_eq!(
+            p[0],
+            Flight {
+                from_client: true,
+                segments: 1,
+                opening: true
+            }
+        );
+        assert_eq!(
+            p[1],
+            Flight {
+                from_client: false,
+                segments: 1,
+                opening: true
+            }
+        );
+        assert_eq!(
+            p[2],
+            Flight {
+                from_client: true,
+                segments: 2,
+                opening: false
+            }
+        );
+        assert_eq!(
+            p[3],
+            Flight {
+                from_client: false,
+                segments: 11,
+                opening: false
+            }
+        );
+        // SSH: two exchanges after the connect, a segment each.
+        let s = critical_path(2, 1, 1);
+        assert_eq!(s.len(), 6);
+        assert!(s[2..].iter().all(|f| f.segments == 1 && !f.opening));
+    }
+
+    #[test]
+    fn each_flights_delay_is_a_distribution_of_its_timers() {
+        use super::{flight_delay, Flight};
+        let total = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>();
+        // A SYN at 10% loss: 0 with 0.9, 1 s with 0.09, 3 s with 0.009, 7 s with 0.0009, 15 s 0.0001.
+        let syn = flight_delay(
+            &Flight {
+                from_client: true,
+                segments: 1,
+                opening: true,
+            },
+            5.6 * MS,
+            0.1,
+        );
+        assert!(close(total(&syn), 1.0));
+        let want = [
+            (0.0, 0.9),
+            (1e3 * MS, 0.09),
+            (3e3 * MS, 0.009),
+            (7e3 * MS, 0.0009),
+            (15e3 * MS, 0.0001),
+        ];
+        for ((d, w), (d0, w0)) in syn.iter().zip(want) {
+            assert!(close(*d, d0) && (w - w0).abs() < 1e-12, "{syn:?}");
+        }
+        // One data segment at RTT 78.7 ms: the RTO is 78.7 + max(157.4, 200) = 278.7 ms.
+        let one = flight_delay(
+            &Flight {
+                from_client: true,
+                segments: 1,
+                opening: false,
+            },
+            78.7 * MS,
+            0.01,
+        );
+        assert!(close(one[1].0, 278.7 * MS) && close(one[2].0, 3.0 * 278.7 * MS));
+        // Two segments at RTT 5.6 ms, 10% loss: nothing lost 0.81; the first alone lost, RACK at
+        // 1.25 RTT = 7 ms, with 0.9 x 0.1 = 0.09 (0.081 delivered on its first resend); the tail
+        // lost, the probe at 2 RTT + 2 ms = 13.2 ms, with 0.1 (0.09 on its first resend).
+        let two = flight_delay(
+            &Flight {
+                from_client: false,
+                segments: 2,
+                opening: false,
+            },
+            5.6 * MS,
+            0.1,
+        );
+        assert!(close(total(&two), 1.0), "{two:?}");
+        assert!((two[0].1 - 0.81).abs() < 1e-12);
+        assert!(
+            close(two[1].0, 7.0 * MS) && (two[1].1 - 0.081).abs() < 1e-12,
+            "{two:?}"
+        );
+        let tail = two.iter().find(|x| close(x.0, 13.2 * MS)).unwrap();
+        assert!((tail.1 - 0.09).abs() < 1e-12);
+    }
+
+    #[test]
+    fn loss_moves_the_tail_first_and_the_median_only_when_most_handshakes_lose_a_packet() {
+        use super::{critical_path, loss_percentiles};
+        let path = critical_path(1, 1, 2);
+        // No loss: every percentile is the loss-free time.
+        let none = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.0, &[50.0, 95.0]);
+        assert!(close(none[0], 12.0 * MS) && close(none[1], 12.0 * MS));
+        // 1%: 5 packets, P(none lost) = 0.99^5 = 95.1%: p50 and p95 loss-free.
+        let one = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.01, &[50.0, 95.0]);
+        assert!(
+            close(one[0], 12.0 * MS) && close(one[1], 12.0 * MS),
+            "{one:?}"
+        );
+        // 5%: P(none) = 0.95^5 = 77.4%; P(no SYN or SYN-ACK loss) = 0.9025, so the p95 waits for
+        // the initial RTO: 12 ms + 1 s.
+        let five = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.05, &[50.0, 95.0]);
+        assert!(
+            close(five[0], 12.0 * MS) && close(five[1], 1012.0 * MS),
+            "{five:?}"
+        );
+        // 20%: P(none) = 0.8^5 = 32.8% < 50%, so the median carries a recovery.
+        let twenty = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.2, &[50.0]);
+        assert!(twenty[0] > 12.0 * MS, "{twenty:?}");
     }
 }

@@ -10,8 +10,12 @@ pub mod lab;
 pub mod router;
 
 use crate::auth::Step;
-use crate::figures::network::{loss_pct, mean_ns, percentiles_ns, tolerance_ns};
-use crate::results::{Against, Cell, Link, Model, Network, Point, RealStack, Warning};
+use crate::figures::network::{
+    busy_pct, loss_pct, mean_ns, percentiles_ns, tolerance_ns, Conditions, ModelInputs,
+};
+use crate::results::{
+    Against, Cell, CellCpu, CellPace, Link, Model, Network, Point, RealStack, Release, Warning,
+};
 use crate::stack::child::{Server, Start};
 use crate::stack::{self, tls, Config, Identity, TlsStack};
 use crate::stats;
@@ -84,7 +88,10 @@ pub struct Options {
     pub per_point: usize,
     /// After this long a cell starts no new handshake (once it has MIN_PER_CELL).
     pub cell_budget: Duration,
+    /// The most handshakes in flight at once (a cell's threads).
     pub parallel: usize,
+    /// The endpoints' offered load, percent of one core (network::pace).
+    pub load_pct: f64,
     pub rate_mbit: Option<f64>,
     /// Every TLS group (MLKEM768, SecP256r1MLKEM768 too), not only X25519 and X25519MLKEM768.
     pub all_groups: bool,
@@ -178,11 +185,54 @@ fn scenarios(opts: &Options) -> Vec<Scenario> {
     out
 }
 
-/// Handshakes in flight at an RTT: `parallel` up to 5.6 ms, growing with the RTT so the offered load
-/// (handshakes per second) stays what 2 cores serve without becoming the bottleneck, up to
-/// Paquin et al.'s 40 processes.
-pub fn in_flight(parallel: usize, rtt_ms: f64) -> usize {
-    ((parallel as f64 * (rtt_ms / 5.6).max(1.0)).round() as usize).clamp(1, 40)
+/// How a cell's handshakes start: one every `gap`, from `threads` client threads, so the endpoints'
+/// offered load stays a small part of a core and no handshake waits for another's compute (on 2
+/// cores, shared with the router, every collision of two handshakes' crypto is latency the network
+/// did not cause).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    pub gap: Duration,
+    pub threads: usize,
+}
+
+impl Pace {
+    /// One handshake at a time, back to back (the zero point: the model's compute term).
+    pub const SERIAL: Pace = Pace {
+        gap: Duration::ZERO,
+        threads: 1,
+    };
+}
+
+/// The pace of a cell from the scenario's zero-point median (its compute and the path, one at a
+/// time) and the cell's expected duration: a start every `zero / load` (the endpoints then compute
+/// for about `load` of a core on average), with enough threads that a start is not held back by
+/// handshakes still waiting on the network (`expected / gap` of them, and one more), at most
+/// `max_in_flight`, and no more than there are handshakes.
+pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: usize) -> Pace {
+    let gap_ns = (zero_ns / load.clamp(0.01, 1.0)).max(0.0);
+    let threads = if gap_ns > 0.0 {
+        (expected_ns / gap_ns).ceil() as usize + 1
+    } else {
+        1
+    };
+    Pace {
+        gap: Duration::from_nanos(gap_ns.round() as u64),
+        threads: threads.clamp(1, max_in_flight.max(1)).min(n.max(1)),
+    }
+}
+
+/// Handshakes a cell makes: `per_point`, four times that at the zero point (the model's compute
+/// term, one at a time, a few milliseconds each) and three times at 0% and 1% loss (the answer's
+/// cells: their p50s and the differences between them are what the site quotes, and a start every
+/// few milliseconds makes them cheap); within the cell's time budget always.
+pub fn handshakes_at(per_point: usize, zero: bool, loss_pct: f64) -> usize {
+    if zero {
+        per_point * 4
+    } else if loss_pct <= 1.0 {
+        per_point * 3
+    } else {
+        per_point
+    }
 }
 
 /// The emulator's control channel (router.rs, a child in the router namespace).
@@ -263,6 +313,33 @@ impl Drop for Probe {
     }
 }
 
+/// Probes each point's link until a connect through it takes the target RTT: the first probe at
+/// RTT / 2 less half the base RTT each way, then (at most twice) the delay corrected by half the
+/// error, while the median is more than half the tolerance off. The endpoints' wake-up from idle
+/// on a VM grows with the wait (a connect blocks for the whole RTT), which the base RTT, measured
+/// with no delay, does not show. Returns the delay applied, the last probe's times and the probes.
+fn calibrate(
+    router: &mut Router,
+    addr: SocketAddr,
+    rtt: f64,
+    offset_ns: f64,
+    tolerance: f64,
+) -> Result<(f64, Vec<u64>, u32)> {
+    let mut one_way = (rtt / 2.0 - offset_ns).max(0.0);
+    let mut probes = 0;
+    loop {
+        router.set([one_way, one_way], 0.0, 1)?;
+        let times = probe_link(addr)?;
+        probes += 1;
+        let median = stats::median(&times.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        let error = rtt - median;
+        if rtt == 0.0 || error.abs() <= tolerance / 2.0 || probes == 3 {
+            return Ok((one_way, times, probes));
+        }
+        one_way = (one_way + error / 2.0).max(0.0);
+    }
+}
+
 /// Connect times from the client namespace, `PROBES` of them, 4 at a time.
 fn probe_link(addr: SocketAddr) -> Result<Vec<u64>> {
     let times: Arc<Mutex<Vec<u64>>> = Arc::default();
@@ -313,30 +390,52 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
         .ok_or_else(|| anyhow!("no cpu_ns in {line}"))
 }
 
-/// `n` handshakes, `parallel` in flight, from client-namespace threads: (ready, echo) per
-/// completed handshake, and how many failed.
+/// What a cell's handshakes gave: (ready, echo) per completed handshake, how many failed, and
+/// the measured window's wall time and this process's CPU over it (the client's: its threads were
+/// made, moved into the client namespace and given their clients before the window opened).
+struct Sampled {
+    times: Vec<(u64, u64)>,
+    failed: usize,
+    wall_ns: f64,
+    cpu_ns: f64,
+}
+
+/// `n` handshakes started at `pace` from client-namespace threads, each with its own client from
+/// `clients` (made before, untimed, and kept for the scenario's next cells: an OpenSSL client
+/// context costs milliseconds of CPU, which must neither land in a cell nor contend with its
+/// handshakes).
 /// After `budget`, no new handshake starts once `MIN_PER_CELL` have; those started all finish. Which
 /// handshakes start depends only on the clock, not on how any of them went, so the sample is not
 /// biased towards fast ones.
 fn handshakes(
     s: &Scenario,
+    clients: &mut Vec<Box<dyn stack::Client>>,
     id: &Identity,
     addr: SocketAddr,
     n: usize,
-    parallel: usize,
+    pace: Pace,
     budget: Duration,
-) -> Result<(Vec<(u64, u64)>, usize)> {
-    let t0 = Instant::now();
-    let done: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
-    let failed = Arc::new(AtomicUsize::new(0));
-    let next = Arc::new(AtomicUsize::new(0));
-    std::thread::scope(|scope| -> Result<()> {
+) -> Result<Sampled> {
+    let threads = pace.threads.max(1).min(n.max(1));
+    while clients.len() < threads {
+        clients.push(s.stack.client(Config::plain(&s.group, id))?);
+    }
+    let done: Mutex<Vec<(u64, u64)>> = Mutex::default();
+    let failed = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    // Every thread is in the client namespace before the window opens (its clock starts at the
+    // barrier's release).
+    let ready = std::sync::Barrier::new(threads + 1);
+    let start: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let (wall_ns, cpu_ns) = std::thread::scope(|scope| -> Result<(f64, f64)> {
         let mut handles = Vec::new();
-        for _ in 0..parallel.max(1).min(n.max(1)) {
-            let (done, failed, next) = (done.clone(), failed.clone(), next.clone());
+        for c in clients.iter().take(threads) {
+            let (done, failed, next, ready, start) = (&done, &failed, &next, &ready, &start);
             handles.push(scope.spawn(move || -> Result<()> {
-                lab::enter(lab::CLIENT)?;
-                let c = s.stack.client(Config::plain(&s.group, id))?;
+                let entered = lab::enter(lab::CLIENT);
+                ready.wait();
+                entered?;
+                let t0 = *start.get().ok_or_else(|| anyhow!("no start time"))?;
                 loop {
                     let k = next.fetch_add(1, Relaxed);
                     if k >= n
@@ -344,6 +443,11 @@ fn handshakes(
                         || crate::interrupt::check().is_err()
                     {
                         break;
+                    }
+                    let due = t0 + pace.gap * k as u32;
+                    let now = Instant::now();
+                    if due > now {
+                        std::thread::sleep(due - now);
                     }
                     match c.connect(addr, false) {
                         Ok(o) => done
@@ -358,29 +462,51 @@ fn handshakes(
                 Ok(())
             }));
         }
+        let cpu0 = crate::alloc::process_cpu_ns();
+        let t0 = Instant::now();
+        let _ = start.set(t0);
+        ready.wait();
+        let mut first_error = None;
         for h in handles {
-            h.join()
-                .map_err(|_| anyhow!("a client thread panicked"))??;
+            let r = h
+                .join()
+                .map_err(|_| anyhow!("a client thread panicked"))
+                .and_then(|r| r);
+            if let Err(e) = r {
+                first_error.get_or_insert(e);
+            }
         }
-        Ok(())
+        let measured = (
+            t0.elapsed().as_nanos() as f64,
+            crate::alloc::process_cpu_ns() - cpu0,
+        );
+        first_error.map_or(Ok(measured), Err)
     })?;
     crate::interrupt::check()?;
-    let v = std::mem::take(&mut *done.lock().map_err(|_| anyhow!("poisoned"))?);
-    Ok((v, failed.load(Relaxed)))
+    let times = std::mem::take(&mut *done.lock().map_err(|_| anyhow!("poisoned"))?);
+    Ok(Sampled {
+        times,
+        failed: failed.load(Relaxed),
+        wall_ns,
+        cpu_ns,
+    })
 }
 
 /// A cell's figures from its raw data (the same functions `check` uses).
-#[allow(clippy::too_many_arguments)]
 fn cell(
     s: &Scenario,
-    times: &[(u64, u64)],
-    failed: usize,
+    sampled: &Sampled,
     c: &router::Counters,
-    wall: f64,
-    client_cpu: f64,
     server_cpu: f64,
+    pace: Pace,
     model: Model,
 ) -> Cell {
+    let (times, failed) = (&sampled.times, sampled.failed);
+    let cpu = CellCpu {
+        wall_ns: sampled.wall_ns,
+        client_ns: sampled.cpu_ns,
+        server_ns: server_cpu,
+    };
     let ready: Vec<u64> = times.iter().map(|t| t.0).collect();
     let echo: Vec<u64> = times.iter().map(|t| t.1).collect();
     let n = (ready.len() + failed).max(1) as f64;
@@ -416,8 +542,19 @@ fn cell(
             loss_pct(c.dropped[0], c.packets[0]),
             loss_pct(c.dropped[1], c.packets[1]),
         ],
-        client_busy_pct: client_cpu / wall * 100.0,
-        server_busy_pct: server_cpu / wall * 100.0,
+        client_busy_pct: busy_pct(cpu.client_ns, cpu.wall_ns),
+        server_busy_pct: busy_pct(cpu.server_ns, cpu.wall_ns),
+        cpu: Some(cpu),
+        pace: Some(CellPace {
+            gap_ns: pace.gap.as_nanos() as f64,
+            threads: pace.threads,
+        }),
+        release: Some(Release {
+            released: c.released,
+            late_sum_ns: c.late_sum_ns,
+            late_max_ns: c.late_max_ns,
+            late_over_1ms: c.late_over_1ms,
+        }),
         model,
     }
 }
@@ -461,9 +598,12 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
             .iter()
             .map(|s| start_server(s, &chains, &baseline))
             .collect::<Result<_>>()?;
+        // Each scenario's clients, one per thread, made as a cell first needs them.
+        let mut pools: Vec<Vec<Box<dyn stack::Client>>> =
+            scenarios.iter().map(|_| Vec::new()).collect();
         // What each scenario's first connection shows, checked against it: the server's first
         // flight, for the model's round trips.
-        let mut flights: Vec<Option<u64>> = vec![None; scenarios.len()];
+        let mut flights: Vec<Flights> = vec![Flights::default(); scenarios.len()];
         let mut points: Vec<Point> = Vec::new();
         // The zero point first (no delay, no loss): the model's compute term and packet counts.
         let mut grid: Vec<(f64, f64)> = vec![(0.0, 0.0)];
@@ -480,16 +620,17 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 grid.len()
             ));
             let rtt = rtt_ms * 1e6;
-            let one_way = (rtt / 2.0 - offset_ns).max(0.0);
-            router.set([one_way, one_way], 0.0, 1)?;
-            let connect_ns = probe_link(probe.addr)?;
-            let median = stats::median(&connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
             let tolerance = tolerance_ns(rtt);
+            let (one_way, connect_ns, probes) =
+                calibrate(&mut router, probe.addr, rtt, offset_ns, tolerance)?;
+            let median = stats::median(&connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
             let link = Link {
                 valid: (median - rtt).abs() <= tolerance,
                 rtt_median_ns: median,
                 tolerance_ns: tolerance,
                 connect_ns,
+                one_way_ns: Some(one_way),
+                probes: Some(probes),
             };
             if !link.valid {
                 notes.push(Warning::InvalidPoint {
@@ -512,43 +653,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 }
                 let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
                 let seed = 0x5eed ^ (k as u64) << 8;
-                router.set([one_way, one_way], loss / 100.0, seed)?;
-                let (cpu0, scpu0, t0) = (
-                    crate::alloc::process_cpu_ns(),
-                    server_cpu_ns(server)?,
-                    Instant::now(),
-                );
-                // The zero point one handshake at a time: it is the model's compute term, so no two
-                // handshakes may share the cores.
-                let parallel = if k == 0 {
-                    1
-                } else {
-                    in_flight(opts.parallel, rtt)
-                };
                 if k == 0 {
                     flights[j] = evidence(s, id, server.addr)?;
-                }
-                let (times, failed) = handshakes(
-                    s,
-                    id,
-                    server.addr,
-                    opts.per_point,
-                    parallel,
-                    opts.cell_budget,
-                )?;
-                let wall = t0.elapsed().as_nanos() as f64;
-                let (client_cpu, server_cpu) = (
-                    crate::alloc::process_cpu_ns() - cpu0,
-                    server_cpu_ns(server)? - scpu0,
-                );
-                let counters = router.stats()?;
-                if counters.kernel_queue_dropped > 0 {
-                    notes.push(Warning::QueueDrops {
-                        rtt_ms,
-                        loss_pct: loss,
-                        cell: s.name(),
-                        dropped: counters.kernel_queue_dropped,
-                    });
                 }
                 let zero = points.first().and_then(|p| {
                     p.cells.iter().find(|c| {
@@ -558,46 +664,83 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 // TCP connect and the exchange, and a round trip more for each initial window the
                 // server's first flight overflows (slow start, RFC 5681; netmodel).
                 let round_trips = s.stack.round_trips()
-                    + match (flights[j], mss, initcwnd) {
+                    + match (flights[j].server, mss, initcwnd) {
                         (Some(f), Some(m), w) => {
                             crate::netmodel::slow_start_round_trips(f, m, w) as f64
                         }
                         _ => 0.0,
                     };
-                let model = match zero {
-                    Some(z) => model_for(z, round_trips, rtt, base_rtt_ns, loss, opts.rate_mbit),
+                let count = handshakes_at(opts.per_point, k == 0, loss);
+                let at = Conditions {
+                    rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
+                    measured: k > 0,
+                    base_rtt_ns,
+                    loss_pct: loss,
+                    rate_mbit: opts.rate_mbit,
+                };
+                let zero_model =
+                    zero.map(|z| model_for(z, round_trips, path(s.stack, flights[j], mss), at));
+                // The zero point one handshake at a time: it is the model's compute term, so no two
+                // handshakes may share the cores. Elsewhere a start every zero / load.
+                let pace = match &zero_model {
+                    Some(m) if k > 0 => pace(
+                        m.zero_ns,
+                        m.expected_ns,
+                        opts.load_pct / 100.0,
+                        opts.parallel,
+                        count,
+                    ),
+                    _ => Pace::SERIAL,
+                };
+                // Set after the evidence connection: the counters are the cell's handshakes'.
+                router.set([one_way, one_way], loss / 100.0, seed)?;
+                let scpu0 = server_cpu_ns(server)?;
+                let sampled = handshakes(
+                    s,
+                    &mut pools[j],
+                    id,
+                    server.addr,
+                    count,
+                    pace,
+                    opts.cell_budget,
+                )?;
+                let server_cpu = server_cpu_ns(server)? - scpu0;
+                let counters = router.stats()?;
+                if counters.kernel_queue_dropped > 0 {
+                    notes.push(Warning::QueueDrops {
+                        rtt_ms,
+                        loss_pct: loss,
+                        cell: s.name(),
+                        dropped: counters.kernel_queue_dropped,
+                    });
+                }
+                let (times, failed) = (&sampled.times, sampled.failed);
+                let model = match zero_model {
+                    Some(m) => m,
+                    // The zero point is its own compute term.
                     None => {
                         let n = (times.len() + failed).max(1) as f64;
-                        let zero_ns =
-                            percentiles_ns(&times.iter().map(|t| t.0).collect::<Vec<_>>(), &[50.0])
-                                [0];
-                        let data = [
-                            counters.data_packets[0] as f64 / n,
-                            counters.data_packets[1] as f64 / n,
-                        ];
-                        let bytes = [counters.bytes[0] as f64 / n, counters.bytes[1] as f64 / n];
-                        Model {
-                            zero_ns,
-                            round_trips,
-                            data_packets: data,
-                            bytes,
-                            expected_ns: crate::netmodel::expected_ns(
-                                zero_ns,
+                        let ready: Vec<u64> = times.iter().map(|t| t.0).collect();
+                        crate::figures::network::model(
+                            ModelInputs {
+                                zero_ns: percentiles_ns(&ready, &[50.0])[0],
                                 round_trips,
-                                rtt,
-                                base_rtt_ns,
-                                0.0,
-                                data,
-                                bytes,
-                                opts.rate_mbit,
-                            ),
-                        }
+                                data_packets: [
+                                    counters.data_packets[0] as f64 / n,
+                                    counters.data_packets[1] as f64 / n,
+                                ],
+                                bytes: [counters.bytes[0] as f64 / n, counters.bytes[1] as f64 / n],
+                                path: path(s.stack, flights[j], mss),
+                            },
+                            Conditions {
+                                loss_pct: 0.0,
+                                ..at
+                            },
+                        )
                     }
                 };
-                let mut c = cell(
-                    s, &times, failed, &counters, wall, client_cpu, server_cpu, model,
-                );
-                c.server_flight_bytes = flights[j];
+                let mut c = cell(s, &sampled, &counters, server_cpu, pace, model);
+                c.server_flight_bytes = flights[j].server;
                 if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
                     notes.push(Warning::BusyEndpoint {
                         rtt_ms,
@@ -637,6 +780,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         base_rtt_ns,
         offset_ns,
         parallel: opts.parallel,
+        load_pct: Some(opts.load_pct),
         per_point: opts.per_point,
         cell_budget_s: if opts.cell_budget == Duration::MAX { 0.0 } else { opts.cell_budget.as_secs_f64() },
         percentiles: PERCENTILES.to_vec(),
@@ -646,45 +790,27 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
 }
 
 fn model_for(
-    zero: &Cell,
+    z: &Cell,
     round_trips: f64,
-    rtt: f64,
-    base_rtt_ns: f64,
-    loss_pct: f64,
-    rate: Option<f64>,
+    path: Vec<crate::netmodel::Flight>,
+    at: Conditions,
 ) -> Model {
-    let zero_ns = zero
-        .ready_percentiles_ns
-        .get(PERCENTILES.iter().position(|&p| p == 50.0).unwrap_or(2))
-        .copied()
-        .unwrap_or(0.0);
-    let n = (zero.ready_ns.len() + zero.failed).max(1) as f64;
-    let data = [
-        zero.data_packets[0] as f64 / n,
-        zero.data_packets[1] as f64 / n,
-    ];
-    let bytes = zero.bytes_per_handshake;
-    Model {
-        zero_ns,
-        round_trips,
-        data_packets: data,
-        bytes,
-        expected_ns: crate::netmodel::expected_ns(
-            zero_ns,
+    let n = crate::figures::network::handshakes(z);
+    crate::figures::network::model(
+        ModelInputs {
+            zero_ns: percentiles_ns(&z.ready_ns, &[50.0])[0],
             round_trips,
-            rtt,
-            base_rtt_ns,
-            loss_pct / 100.0,
-            data,
-            bytes,
-            rate,
-        ),
-    }
+            data_packets: [z.data_packets[0] as f64 / n, z.data_packets[1] as f64 / n],
+            bytes: z.bytes_per_handshake,
+            path,
+        },
+        at,
+    )
 }
 
 /// The scenario's first connection through the zero point, with its evidence checked against the
 /// scenario (as `pqprof handshake` does): the server's first flight, bytes.
-fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Option<u64>> {
+fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
     let c = s.stack.client(Config::plain(&s.group, id))?;
     let one = std::thread::scope(|scope| {
         scope
@@ -705,7 +831,29 @@ fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Option<u64>
     };
     let wrong = crate::figures::evidence::contradictions(&d, &ev);
     anyhow::ensure!(wrong.is_empty(), "{}: {}", s.name(), wrong.join("; "));
-    Ok(ev.server_flight_bytes)
+    Ok(Flights {
+        server: ev.server_flight_bytes,
+        client_hello: ev.client_hello_bytes,
+    })
+}
+
+/// A scenario's first flights, bytes, from its evidence connection (TLS; SSH has neither).
+#[derive(Debug, Clone, Copy, Default)]
+struct Flights {
+    server: Option<u64>,
+    client_hello: Option<u64>,
+}
+
+/// The handshake's critical path for the loss model: SYN, SYN-ACK and, for each exchange after
+/// the connect, a flight each way; TLS's first exchange in the segments its ClientHello and its
+/// server's flight take at the MSS, every other flight one segment.
+fn path(stack: &dyn TlsStack, f: Flights, mss: Option<u32>) -> Vec<crate::netmodel::Flight> {
+    let segments = |b: Option<u64>| match (b, mss) {
+        (Some(b), Some(m)) if m > 0 => b.div_ceil(u64::from(m)) as u32,
+        _ => 1,
+    };
+    let exchanges = (stack.round_trips() - 1.0).max(0.0).round() as u32;
+    crate::netmodel::critical_path(exchanges, segments(f.client_hello), segments(f.server))
 }
 
 /// This machine cannot run the grid: a one-line reason, not a failure of the run.
@@ -716,11 +864,31 @@ pub struct Unavailable(pub String);
 #[cfg(test)]
 mod tests {
     #[test]
-    fn in_flight_grows_with_the_rtt_up_to_paquins_forty() {
-        assert_eq!(super::in_flight(8, 0.0), 8);
-        assert_eq!(super::in_flight(8, 5.6), 8);
-        assert_eq!(super::in_flight(8, 11.2), 16);
-        assert_eq!(super::in_flight(8, 78.7), 40);
-        assert_eq!(super::in_flight(0, 5.6), 1);
+    fn a_cell_starts_a_handshake_every_zero_over_load_with_threads_for_those_in_flight() {
+        use super::{pace, Pace};
+        use std::time::Duration;
+        const MS: f64 = 1e6;
+        // 1 ms of compute at 25% load: a start every 4 ms; a 12 ms handshake keeps 3 in
+        // flight, and one thread more.
+        assert_eq!(
+            pace(1.0 * MS, 12.0 * MS, 0.25, 64, 100),
+            Pace {
+                gap: Duration::from_millis(4),
+                threads: 4
+            }
+        );
+        // At 78.7 ms: 158 ms / 4 ms = 39.5, so 40 in flight, 41 threads; capped at 32.
+        assert_eq!(pace(1.0 * MS, 158.0 * MS, 0.25, 64, 100).threads, 41);
+        assert_eq!(pace(1.0 * MS, 158.0 * MS, 0.25, 32, 100).threads, 32);
+        // Never more threads than handshakes, never none.
+        assert_eq!(pace(1.0 * MS, 158.0 * MS, 0.25, 64, 10).threads, 10);
+        assert_eq!(pace(1.0 * MS, 12.0 * MS, 0.25, 0, 10).threads, 1);
+        // A load of a whole core: starts a zero-point apart.
+        assert_eq!(
+            pace(2.0 * MS, 12.0 * MS, 1.0, 64, 100).gap,
+            Duration::from_millis(2)
+        );
+        // No zero point: back to back, one thread.
+        assert_eq!(pace(0.0, 12.0 * MS, 0.25, 64, 100), Pace::SERIAL);
     }
 }

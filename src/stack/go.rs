@@ -241,6 +241,7 @@ impl Client {
             scheme: e.scheme,
             chain_bytes: e.chain_bytes,
             server_flight_bytes: e.server_flight_bytes,
+            client_hello_bytes: super::tls::first_record_bytes(&sent),
         };
         Ok(One {
             total_ns: 0.0,

@@ -125,13 +125,57 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     Ok(())
 }
 
-fn connector(c: Config) -> Result<openssl::ssl::SslConnector> {
-    use openssl::ssl::{SslConnector, SslMethod};
-    let mut b = SslConnector::builder(SslMethod::tls_client())?;
+/// A client context trusting the identity's root alone: what `openssl::ssl::SslConnector` sets up
+/// (peer verification, SNI and the host name checked for each connection) without its
+/// `set_default_verify_paths`, which parses the system's CA bundle (about 140 certificates, tens
+/// of milliseconds of CPU) for every context and looks up a missing hashed file in
+/// /etc/ssl/certs on every verification: the client trusts one private root, as rustls's does.
+pub(crate) struct Connector(openssl::ssl::SslContext);
+
+impl Connector {
+    /// A connection's `Ssl`, for "localhost".
+    fn ssl(&self) -> Result<openssl::ssl::Ssl> {
+        use openssl::x509::verify::X509CheckFlags;
+        let mut ssl = openssl::ssl::Ssl::new(&self.0)?;
+        ssl.set_hostname("localhost")?;
+        let param = ssl.param_mut();
+        param.set_hostflags(X509CheckFlags::NO_PARTIAL_WILDCARDS);
+        param.set_host("localhost")?;
+        Ok(ssl)
+    }
+
+    fn connect<S: Read + Write + std::fmt::Debug>(&self, stream: S) -> Result<openssl::ssl::SslStream<S>> {
+        self.ssl()?
+            .connect(stream)
+            .map_err(|e| anyhow!("OpenSSL handshake: {e}"))
+    }
+}
+
+fn connector(c: Config) -> Result<Connector> {
+    use openssl::ssl::{SslContextBuilder, SslMethod, SslMode, SslOptions, SslVerifyMode};
+    let mut b = SslContextBuilder::new(SslMethod::tls_client())?;
+    // SslConnector's options and modes (openssl 0.10 `ssl/connector.rs` `ctx`), so connections
+    // behave and allocate as its did (RELEASE_BUFFERS frees an idle connection's buffers).
+    b.set_options(
+        (SslOptions::ALL
+            | SslOptions::NO_COMPRESSION
+            | SslOptions::NO_SSLV2
+            | SslOptions::NO_SSLV3
+            | SslOptions::SINGLE_DH_USE
+            | SslOptions::SINGLE_ECDH_USE)
+            & !SslOptions::DONT_INSERT_EMPTY_FRAGMENTS,
+    );
+    b.set_mode(
+        SslMode::AUTO_RETRY
+            | SslMode::ACCEPT_MOVING_WRITE_BUFFER
+            | SslMode::ENABLE_PARTIAL_WRITE
+            | SslMode::RELEASE_BUFFERS,
+    );
     tls13(&mut b, c)?;
+    b.set_verify(SslVerifyMode::PEER);
     b.cert_store_mut()
         .add_cert(openssl::x509::X509::from_der(&c.identity.root_der)?)?;
-    Ok(b.build())
+    Ok(Connector(b.build()))
 }
 
 /// The identity's leaf, the rest of its chain as extra certificates, its key. NO_AUTO_CHAIN:
@@ -231,7 +275,7 @@ fn evidence(ssl: &openssl::ssl::SslRef, flight: u64) -> Evidence {
 }
 
 struct Client {
-    connector: openssl::ssl::SslConnector,
+    connector: Connector,
     armed: bool,
 }
 
@@ -239,11 +283,7 @@ impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, want_evidence: bool) -> Result<One> {
         tls::measure_connection(self.armed, |t0| {
             let sock = Counted::new(tcp(addr)?);
-            let mut tls = self
-                .connector
-                .configure()?
-                .connect("localhost", sock)
-                .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+            let mut tls = self.connector.connect(sock)?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
             echo(&mut tls)?;
@@ -257,11 +297,7 @@ impl super::Client for Client {
         let t0 = Instant::now();
         let sock = tcp(addr)?;
         prepare(&sock);
-        let mut tls = self
-            .connector
-            .configure()?
-            .connect("localhost", sock)
-            .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+        let mut tls = self.connector.connect(sock)?;
         let hs = t0.elapsed();
         echo(&mut tls)?;
         let _ = tls.shutdown();
@@ -269,11 +305,7 @@ impl super::Client for Client {
     }
 
     fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
-        let mut tls = self
-            .connector
-            .configure()?
-            .connect("localhost", tcp(addr)?)
-            .map_err(|e| anyhow!("OpenSSL handshake: {e}"))?;
+        let mut tls = self.connector.connect(tcp(addr)?)?;
         echo(&mut tls)?;
         Ok(Box::new(tls))
     }
@@ -300,7 +332,7 @@ impl Served for Connection {
 
 /// Client and server in one thread, with a Rust in-memory stream as each side's BIO.
 struct InMemory {
-    client: openssl::ssl::SslConnector,
+    client: Connector,
     server: openssl::ssl::SslAcceptor,
     group: String,
 }
@@ -350,7 +382,7 @@ impl Write for MemStream {
 }
 
 fn handshake_in_memory(
-    connector: &openssl::ssl::SslConnector,
+    connector: &Connector,
     acceptor: &openssl::ssl::SslAcceptor,
     check: Option<&str>,
 ) -> Result<Sample> {
@@ -359,7 +391,7 @@ fn handshake_in_memory(
     let (a, b): (Queue, Queue) = (Rc::default(), Rc::default());
     let start = Instant::now();
     let mut client = side(&mut tc, || -> Result<_> {
-        let ssl = connector.configure()?.into_ssl("localhost")?;
+        let ssl = connector.ssl()?;
         Ok(SslStream::new(
             ssl,
             MemStream {

@@ -125,6 +125,15 @@ pub type Exchange = (
     Option<crate::results::Evidence>,
 );
 
+/// The first TLS record's length with its header (a handshake record: the ClientHello), from the
+/// first bytes a client sent (RFC 8446 section 5.1: type, version, 2-byte length).
+pub fn first_record_bytes(sent: &[u8]) -> Option<u64> {
+    match sent {
+        [22, _, _, hi, lo, ..] => Some(5 + u64::from(u16::from_be_bytes([*hi, *lo]))),
+        _ => None,
+    }
+}
+
 /// Times one client connection made by `exchange` (which connects, handshakes, echoes and closes,
 /// from `t0`): its wall time, the thread's CPU and allocations over it, the in-situ record when
 /// `armed`, and the key shares of the evidence parsed from the first flights.
@@ -150,6 +159,7 @@ pub fn measure_connection(
         e.server_share = key_shares(&sock.first_received)
             .and_then(|(m, s)| (m == 2).then_some(s))
             .and_then(|s| s.first().copied());
+        e.client_hello_bytes = first_record_bytes(&sock.first_sent);
     }
     Ok(super::One {
         total_ns: total.as_nanos() as f64,

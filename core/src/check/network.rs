@@ -9,10 +9,11 @@ use crate::stats;
 use crate::units::{rtt, time};
 
 pub fn check(results: &Results) -> Vec<String> {
+    results.network.as_ref().map_or_else(Vec::new, section)
+}
+
+fn section(n: &crate::results::Network) -> Vec<String> {
     let mut problems = Vec::new();
-    let Some(n) = &results.network else {
-        return problems;
-    };
     for point in &n.points {
         let at = format!("network RTT {} loss {}%", rtt(point.rtt_ns), point.loss_pct);
         let l = &point.link;
@@ -139,23 +140,195 @@ pub fn check(results: &Results) -> Vec<String> {
                 );
             }
             let m = &c.model;
-            let expected = crate::netmodel::expected_ns(
-                m.zero_ns,
-                m.round_trips,
-                point.rtt_ns,
-                n.base_rtt_ns,
-                point.loss_pct / 100.0,
-                m.data_packets,
-                m.bytes,
-                n.rate_mbit,
+            let fresh = crate::figures::network::model(
+                crate::figures::network::ModelInputs {
+                    zero_ns: m.zero_ns,
+                    round_trips: m.round_trips,
+                    data_packets: m.data_packets,
+                    bytes: m.bytes,
+                    path: m.path.clone(),
+                },
+                crate::figures::network::Conditions {
+                    rtt_ns: m.link_rtt_ns.unwrap_or(point.rtt_ns),
+                    measured: m.link_rtt_ns.is_some(),
+                    base_rtt_ns: n.base_rtt_ns,
+                    loss_pct: point.loss_pct,
+                    rate_mbit: n.rate_mbit,
+                },
             );
+            if let Some(r) = m.link_rtt_ns {
+                differs(
+                    &mut problems,
+                    format!("{name} model link_rtt_ns"),
+                    r,
+                    point.link.rtt_median_ns,
+                );
+            }
             differs(
                 &mut problems,
                 format!("{name} model expected_ns"),
                 m.expected_ns,
-                expected,
+                fresh.expected_ns,
             );
+            for (field, stored, recomputed) in [
+                ("p50_ns", m.p50_ns, fresh.p50_ns),
+                ("p95_ns", m.p95_ns, fresh.p95_ns),
+            ] {
+                match (stored, recomputed) {
+                    (Some(a), Some(b)) => {
+                        differs(&mut problems, format!("{name} model {field}"), a, b)
+                    }
+                    (None, None) => {}
+                    _ => problems.push(format!(
+                        "{name}: model {field} stored and recomputed differ"
+                    )),
+                }
+            }
+            if let Some(cpu) = &c.cpu {
+                if !(cpu.wall_ns > 0.0 && cpu.client_ns >= 0.0 && cpu.server_ns >= 0.0) {
+                    problems.push(format!(
+                        "{name}: a measured window of {} with CPU {} / {}",
+                        cpu.wall_ns, cpu.client_ns, cpu.server_ns
+                    ));
+                }
+                let busy = crate::figures::network::busy_pct;
+                differs(
+                    &mut problems,
+                    format!("{name} client_busy_pct"),
+                    c.client_busy_pct,
+                    busy(cpu.client_ns, cpu.wall_ns),
+                );
+                differs(
+                    &mut problems,
+                    format!("{name} server_busy_pct"),
+                    c.server_busy_pct,
+                    busy(cpu.server_ns, cpu.wall_ns),
+                );
+            }
+            if let Some(r) = &c.release {
+                // (Released packets may include a previous cell's last ones, held across the reset.)
+                if r.late_over_1ms > r.released || r.late_max_ns > r.late_sum_ns {
+                    problems.push(format!(
+                        "{name}: the emulator's release counts contradict each other ({} released, {} over 1 ms, max {} ns of a sum of {} ns)",
+                        r.released, r.late_over_1ms, r.late_max_ns, r.late_sum_ns
+                    ));
+                }
+            }
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::figures::network as f;
+    use crate::results::{CellCpu, Flight, Network, Release};
+
+    /// A 5.6 ms, 1% loss point with one cell whose every figure is computed from its raw data.
+    fn network() -> Network {
+        let ready: Vec<u64> = (0..20).map(|k| 12_000_000 + k * 10_000).collect();
+        let echo: Vec<u64> = ready.iter().map(|r| r + 6_000_000).collect();
+        let percentiles = vec![50.0, 95.0];
+        let path = crate::netmodel::critical_path(1, 1, 2);
+        let at = f::Conditions {
+            rtt_ns: 5.6e6,
+            measured: true,
+            base_rtt_ns: 1e5,
+            loss_pct: 1.0,
+            rate_mbit: None,
+        };
+        let model = f::model(
+            f::ModelInputs {
+                zero_ns: 1e6,
+                round_trips: 2.0,
+                data_packets: [4.0, 4.0],
+                bytes: [2e3, 3e3],
+                path,
+            },
+            at,
+        );
+        let cpu = CellCpu {
+            wall_ns: 1e8,
+            client_ns: 2e7,
+            server_ns: 1e7,
+        };
+        let cell = serde_json::json!({
+            "protocol": "tls13", "stack": "rustls", "group": "X25519", "baseline": null,
+            "ready_percentiles_ns": f::percentiles_ns(&ready, &percentiles),
+            "echo_percentiles_ns": f::percentiles_ns(&echo, &percentiles),
+            "ready_mean_ns": f::mean_ns(&ready),
+            "ready_ns": ready, "echo_ns": echo, "failed": 0,
+            "packets": [100, 90], "bytes": [1000, 2000], "data_packets": [40, 40], "dropped": [1, 0],
+            "packets_per_handshake": [5.0, 4.5], "bytes_per_handshake": [50.0, 100.0],
+            "observed_loss_pct": [1.0, 0.0],
+            "client_busy_pct": f::busy_pct(cpu.client_ns, cpu.wall_ns),
+            "server_busy_pct": f::busy_pct(cpu.server_ns, cpu.wall_ns),
+            "cpu": cpu,
+            "release": Release { released: 189, late_sum_ns: 4_000_000, late_max_ns: 90_000, late_over_1ms: 0 },
+            "model": model,
+        });
+        let connect: Vec<u64> = vec![5_600_000; 4];
+        serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 1.0, "emulator": "nfqueue", "grid": "test",
+            "congestion_control": "cubic", "offloads_off": true, "rate_mbit": null,
+            "base_rtt_ns": 1e5, "offset_ns": 5e4, "parallel": 4, "per_point": 20,
+            "percentiles": percentiles,
+            "points": [{"rtt_ns": 5.6e6, "loss_pct": 1.0, "cells": [cell],
+                "link": {"connect_ns": connect, "rtt_median_ns": 5.6e6, "tolerance_ns": 3e5, "valid": true}}]
+        }))
+        .unwrap()
+    }
+
+    #[track_caller]
+    fn fails(n: &Network, what: &str) {
+        let p = super::section(n);
+        assert!(p.iter().any(|x| x.contains(what)), "{what}: {p:?}");
+    }
+
+    #[test]
+    fn the_loss_model_the_busy_shares_and_the_emulators_counts_are_held_to_the_raw_data() {
+        let n = network();
+        assert_eq!(super::section(&n), Vec::<String>::new());
+        let c = |n: &mut Network| n.points[0].cells[0].clone();
+        let with = |edit: &dyn Fn(&mut crate::results::Cell)| {
+            let mut m = n.clone();
+            let mut cell = c(&mut m);
+            edit(&mut cell);
+            m.points[0].cells[0] = cell;
+            m
+        };
+        fails(
+            &with(&|c| c.model.p95_ns = c.model.p95_ns.map(|x| x * 0.9)),
+            "model p95_ns",
+        );
+        fails(
+            &with(&|c| c.model.p50_ns = None),
+            "model p50_ns stored and recomputed differ",
+        );
+        // A segment more in the server's flight is another model.
+        fails(
+            &with(&|c| {
+                c.model.path[3] = Flight {
+                    from_client: false,
+                    segments: 3,
+                    opening: false,
+                }
+            }),
+            "model p95_ns",
+        );
+        fails(&with(&|c| c.client_busy_pct = 80.0), "client_busy_pct");
+        // The model counts the link's measured round trip, not another.
+        fails(
+            &with(&|c| c.model.link_rtt_ns = Some(5.0e6)),
+            "model link_rtt_ns",
+        );
+        fails(
+            &with(&|c| c.cpu.as_mut().unwrap().wall_ns = 0.0),
+            "a measured window",
+        );
+        fails(
+            &with(&|c| c.release.as_mut().unwrap().late_max_ns = 5_000_000),
+            "release counts",
+        );
+    }
 }

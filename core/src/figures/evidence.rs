@@ -129,6 +129,7 @@ mod tests {
             scheme: Some(0x0905),
             chain_bytes: vec![5472, 5525],
             server_flight_bytes: Some(15_637),
+            client_hello_bytes: Some(1_538),
         }
     }
 

@@ -56,6 +56,78 @@ pub fn mean_ns(samples_ns: &[u64]) -> f64 {
     stats::mean(&samples_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
 }
 
+/// The inputs of a cell's model, measured at the zero point and on the wire.
+#[derive(Debug, Clone)]
+pub struct ModelInputs {
+    pub zero_ns: f64,
+    pub round_trips: f64,
+    pub data_packets: [f64; 2],
+    pub bytes: [f64; 2],
+    pub path: Vec<crate::results::Flight>,
+}
+
+/// A point's conditions: its RTT (the link's measured one where there is one), the path's own
+/// RTT (taken off), its loss and bottleneck rate.
+#[derive(Debug, Clone, Copy)]
+pub struct Conditions {
+    pub rtt_ns: f64,
+    /// Whether `rtt_ns` is the link's measured RTT (stored with the model).
+    pub measured: bool,
+    pub base_rtt_ns: f64,
+    pub loss_pct: f64,
+    pub rate_mbit: Option<f64>,
+}
+
+/// A cell's model: the expected (mean) time (netmodel::expected_ns) and, where the critical path
+/// is known, the modelled p50 and p95 under loss (netmodel::loss_percentiles over the loss-free
+/// time, the expected time at no loss).
+pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
+    let expected = |loss: f64| {
+        crate::netmodel::expected_ns(
+            i.zero_ns,
+            i.round_trips,
+            at.rtt_ns,
+            at.base_rtt_ns,
+            loss,
+            i.data_packets,
+            i.bytes,
+            at.rate_mbit,
+        )
+    };
+    let (p50_ns, p95_ns) = if i.path.is_empty() {
+        (None, None)
+    } else {
+        let q = crate::netmodel::loss_percentiles(
+            expected(0.0),
+            &i.path,
+            at.rtt_ns,
+            at.loss_pct / 100.0,
+            &[50.0, 95.0],
+        );
+        (Some(q[0]), Some(q[1]))
+    };
+    crate::results::Model {
+        zero_ns: i.zero_ns,
+        round_trips: i.round_trips,
+        data_packets: i.data_packets,
+        bytes: i.bytes,
+        expected_ns: expected(at.loss_pct / 100.0),
+        link_rtt_ns: at.measured.then_some(at.rtt_ns),
+        path: i.path,
+        p50_ns,
+        p95_ns,
+    }
+}
+
+/// CPU over a wall time, percent of one core (0 for an empty window).
+pub fn busy_pct(cpu_ns: f64, wall_ns: f64) -> f64 {
+    if wall_ns > 0.0 {
+        cpu_ns / wall_ns * 100.0
+    } else {
+        0.0
+    }
+}
+
 /// Handshakes a cell's counters are divided by: completed and failed.
 pub fn handshakes(c: &Cell) -> f64 {
     (c.ready_ns.len() + c.failed).max(1) as f64

@@ -222,7 +222,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 date: n.date_utc.clone(),
                 wall: format!("{:.0} s", n.wall_seconds),
                 setup: format!(
-                    "grid {}; {}; congestion control {}; offloads {}; {}{}; base RTT through the router {} (half taken off each direction's delay); {} handshakes per scenario and point, {} in flight",
+                    "grid {}; {}; congestion control {}; offloads {}; {}{}; base RTT through the router {} (half taken off each direction's delay); {}",
                     n.grid,
                     n.emulator,
                     n.congestion_control,
@@ -233,8 +233,13 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                         _ => String::new(),
                     },
                     time(n.base_rtt_ns),
-                    n.per_point,
-                    n.parallel
+                    match n.load_pct {
+                        Some(load) => format!(
+                            "{} handshakes per scenario and point ({} at the zero point, one at a time; {} at 0% and 1% loss), a new one every zero-point median / {load:.0}% of a core, at most {} in flight",
+                            n.per_point, 4 * n.per_point, 3 * n.per_point, n.parallel
+                        ),
+                        None => format!("{} handshakes per scenario and point, {} in flight", n.per_point, n.parallel),
+                    }
                 ),
                 rtts: rtt_views,
                 notes: n.notes.iter().map(|w| w.to_string()).collect(),

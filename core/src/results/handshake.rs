@@ -178,6 +178,9 @@ pub struct Evidence {
     /// (ServerHello to Finished; a TLS 1.3 server sends nothing else before the client's Finished).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_flight_bytes: Option<u64>,
+    /// The ClientHello's TLS record, bytes with its 5-byte header (files from 2026-12-02 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hello_bytes: Option<u64>,
 }
 
 /// A scenario another is compared with: its group and authentication (by name).

@@ -30,9 +30,14 @@ pub struct Network {
     /// direction's delay so the measured RTT is the target (half the base RTT).
     pub base_rtt_ns: f64,
     pub offset_ns: f64,
-    /// Handshakes in flight at RTTs up to 5.6 ms (scaled with the RTT up to 40: network::in_flight; the
-    /// zero point runs one at a time), and handshakes per scenario and point.
+    /// The most handshakes in flight at once (each cell's threads: network::pace; the zero point
+    /// runs one at a time), and handshakes per scenario and point (since 2026-12-02 four times as
+    /// many at the zero point and three times at 0% and 1% loss: network::handshakes_at).
     pub parallel: usize,
+    /// The endpoints' offered load, percent of one core: a cell starts a handshake every zero-point
+    /// median / load (files from 2026-12-02 on; before, handshakes started as threads came free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_pct: Option<f64>,
     pub per_point: usize,
     /// After this many seconds a cell starts no new handshake once it has 10 (0: no budget).
     #[serde(default)]
@@ -63,6 +68,13 @@ pub struct Link {
     /// max(0.3 ms, 3% of the target): a point whose measured RTT is further off is invalid.
     pub tolerance_ns: f64,
     pub valid: bool,
+    /// The delay the emulator applied each way, and how many probes it took to set it (files from
+    /// 2026-12-02 on: the delay is corrected until a connect takes the target RTT, the endpoints'
+    /// wake-up on this host being part of the path as the base RTT is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -113,8 +125,57 @@ pub struct Cell {
     /// CPU time of the client (this process) and of the server over the cell, percent of one core.
     pub client_busy_pct: f64,
     pub server_busy_pct: f64,
+    /// The cell's measured window and each side's CPU over it, from which the busy percentages
+    /// and the CPU per handshake are computed (files from 2026-12-02 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CellCpu>,
+    /// How the handshakes started (files from 2026-12-02 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<CellPace>,
+    /// How late the emulator released the packets it delayed, against each one's due time (files
+    /// from 2026-12-02 on): the router's own share of what a cell reads above its model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<Release>,
     /// The model's expected connect-to-complete time and its inputs (netmodel.rs).
     pub model: Model,
+}
+
+/// A cell's measured window: its wall time and the CPU each endpoint used over it, nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CellCpu {
+    pub wall_ns: f64,
+    /// This process's CPU (the client threads; their clients were made before the window).
+    pub client_ns: f64,
+    /// The server process's CPU.
+    pub server_ns: f64,
+}
+
+/// The emulator's release lateness over a cell: packets it released, their lateness summed and
+/// the largest, nanoseconds, and how many were more than 1 ms late.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Release {
+    pub released: u64,
+    pub late_sum_ns: u64,
+    pub late_max_ns: u64,
+    pub late_over_1ms: u64,
+}
+
+/// How a cell's handshakes started: one every `gap_ns` (0: back to back) from `threads` client
+/// threads (network::pace: the zero point's median over the offered load).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CellPace {
+    pub gap_ns: f64,
+    pub threads: usize,
+}
+
+/// One flight on a handshake's critical path: who sends it, how many segments it takes, and
+/// whether it is a connection-opening packet (SYN, SYN-ACK), which only the initial RTO recovers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Flight {
+    pub from_client: bool,
+    pub segments: u32,
+    #[serde(default)]
+    pub opening: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,6 +190,18 @@ pub struct Model {
     pub data_packets: [f64; 2],
     pub bytes: [f64; 2],
     pub expected_ns: f64,
+    /// The round trip the model counts: the point's measured link RTT (files from 2026-12-02 on;
+    /// before, the target RTT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_rtt_ns: Option<f64>,
+    /// The flights on the critical path (netmodel::critical_path) and, from them, the modelled
+    /// p50 and p95 under the point's loss (netmodel::loss_percentiles; files from 2026-12-02 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<Flight>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_ns: Option<f64>,
 }
 
 impl Cell {
