@@ -189,6 +189,34 @@ pub fn network_extra_ns(
     Some(median(changed)? - median(baseline)?)
 }
 
+/// The 95% interval of `network_extra_ns`: the difference of two cells' p50s, each with its
+/// distribution-free interval (`figures::network::ready_intervals`), the two cells' handshakes
+/// independent, so the half-widths add in quadrature about the difference. None where either
+/// cell has no interval.
+pub fn network_extra_interval_ns(
+    n: &Network,
+    stack: &str,
+    (changed, baseline): (Side, Side),
+    baseline_auth: Option<&str>,
+    rtt_ns: f64,
+    loss_pct: f64,
+) -> Option<(f64, f64)> {
+    let p = n
+        .points
+        .iter()
+        .find(|p| (p.rtt_ns - rtt_ns).abs() <= rtt_ns * 0.01 && p.loss_pct == loss_pct)?;
+    let cell = |side: Side| {
+        p.cells.iter().find(|c| {
+            c.stack.name() == stack && side.is(&c.group, c.auth.as_deref(), baseline_auth)
+        })
+    };
+    let (a, b) = (cell(changed)?, cell(baseline)?);
+    let half = |c: &crate::results::Cell| c.ready_p50_ci95_ns.map(|(lo, hi)| (hi - lo) / 2.0);
+    let h = half(a)?.hypot(half(b)?);
+    let d = a.ready_median_ns(n)? - b.ready_median_ns(n)?;
+    Some((d - h, d + h))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +388,46 @@ mod tests {
         );
         assert_eq!(
             memory_delta_bytes(&c, "rustls", hybrid, classical, ecdsa),
+            None
+        );
+    }
+
+    #[test]
+    fn a_network_extra_carries_both_cells_intervals_in_quadrature() {
+        let cell = |group: &str, p50_ms: f64, half_ms: f64| {
+            serde_json::json!({
+                "protocol": "tls13", "stack": "rustls", "group": group, "auth": "ECDSA-P256",
+                "baseline": null, "ready_ns": [], "echo_ns": [], "failed": 0,
+                "ready_percentiles_ns": [p50_ms * 1e6],
+                "ready_p50_ci95_ns": [(p50_ms - half_ms) * 1e6, (p50_ms + half_ms) * 1e6],
+                "echo_percentiles_ns": [0.0], "ready_mean_ns": p50_ms * 1e6,
+                "packets": [0, 0], "bytes": [0, 0], "data_packets": [0, 0], "dropped": [0, 0],
+                "packets_per_handshake": [0.0, 0.0], "bytes_per_handshake": [0.0, 0.0],
+                "observed_loss_pct": [0.0, 0.0], "client_busy_pct": 0.0, "server_busy_pct": 0.0,
+                "model": {"zero_ns": 0.0, "round_trips": 2.0, "data_packets": [0.0, 0.0],
+                          "bytes": [0.0, 0.0], "expected_ns": 0.0}
+            })
+        };
+        let n: Network = serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 0.0, "emulator": "nfqueue", "grid": "default",
+            "congestion_control": "cubic", "offloads_off": true, "rate_mbit": null,
+            "base_rtt_ns": 0.0, "offset_ns": 0.0, "parallel": 1, "per_point": 1,
+            "percentiles": [50.0],
+            "points": [{"rtt_ns": 5.6e6, "loss_pct": 0.0,
+                "link": {"connect_ns": [], "rtt_median_ns": 5.6e6, "tolerance_ns": 3e5, "valid": true},
+                "cells": [cell("X25519", 12.0, 0.09), cell("X25519MLKEM768", 12.5, 0.12)]}]
+        }))
+        .unwrap();
+        let sides = (Side::parse("X25519MLKEM768"), Side::parse("X25519"));
+        // +0.5 ms, half-width sqrt(0.09^2 + 0.12^2) = 0.15 ms.
+        let (lo, hi) =
+            network_extra_interval_ns(&n, "rustls", sides, Some("ECDSA-P256"), 5.6e6, 0.0).unwrap();
+        assert!(
+            (lo - 0.35e6).abs() < 1e-3 && (hi - 0.65e6).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert_eq!(
+            network_extra_interval_ns(&n, "rustls", sides, None, 78.7e6, 0.0),
             None
         );
     }

@@ -195,6 +195,8 @@ pub struct Figures {
     pub wire: Option<(f64, f64)>,
     pub wire_delta: Option<(f64, f64)>,
     pub rtt_extra_ns: Vec<Option<f64>>,
+    /// Their 95% intervals (`figures::answer::network_extra_interval_ns`).
+    pub rtt_extra_interval_ns: Vec<Option<(f64, f64)>>,
 }
 
 /// Every figure of a change, computed from both of its scenarios (for a key-exchange row these are
@@ -254,6 +256,14 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
                 })
             })
             .collect(),
+        rtt_extra_interval_ns: RTTS_MS
+            .iter()
+            .map(|ms| {
+                r.network.as_ref().and_then(|n| {
+                    fig::network_extra_interval_ns(n, &c.stack, sides, baseline_auth, ms * 1e6, 0.0)
+                })
+            })
+            .collect(),
     }
 }
 
@@ -281,8 +291,15 @@ pub fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
         ("wire-cs".into(), f.wire.map(|w| w.0)),
         ("wire-sc".into(), f.wire.map(|w| w.1)),
     ];
-    for (ms, x) in RTTS_MS.iter().zip(&f.rtt_extra_ns) {
+    for ((ms, x), i) in RTTS_MS
+        .iter()
+        .zip(&f.rtt_extra_ns)
+        .zip(&f.rtt_extra_interval_ns)
+    {
         v.push((format!("rtt-{ms}"), *x));
+        let i = i.filter(|_| x.is_some());
+        v.push((format!("rtt-{ms}-lo"), i.map(|i| i.0)));
+        v.push((format!("rtt-{ms}-hi"), i.map(|i| i.1)));
     }
     v
 }
@@ -515,23 +532,60 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         _ => Cell::missing("no real handshakes"),
     });
     for (k, ms) in RTTS_MS.iter().enumerate() {
+        let interval = f.rtt_extra_interval_ns.get(k).copied().flatten();
         out.push(match f.rtt_extra_ns.get(k).copied().flatten() {
-            Some(x) => Cell {
-                text: format!("{:+.2} ms", x / 1e6).replace('-', "−"),
-                sub: String::new(),
-                href: format!("#network-{machine_id}"),
-                title: format!(
-                    "median connect-to-complete time at {ms} ms RTT and no loss, {} minus {}",
-                    c.group, c.baseline
-                ),
-                class: String::new(),
-                values: vec![value(&format!("rtt-{ms}"), x)],
-            },
+            Some(x) => rtt_extra_cell(*ms, x, interval, c, machine_id),
             None if r.network.is_none() => Cell::missing("no network section in this run"),
             None => Cell::missing("the network grid does not have this point or stack"),
         });
     }
     out
+}
+
+/// The extra time at one RTT: the difference of the two cells' p50s, or, where its 95% interval
+/// holds zero, "not resolved" with the interval's half-width beneath (the difference stays in the
+/// title and the page's data).
+fn rtt_extra_cell(
+    ms: f64,
+    x: f64,
+    interval: Option<(f64, f64)>,
+    c: &Change,
+    machine_id: &str,
+) -> Cell {
+    let ms_text = |x: f64| format!("{:+.2} ms", x / 1e6).replace('-', "−");
+    let mut values = vec![value(&format!("rtt-{ms}"), x)];
+    // A difference whose interval holds zero is not an answer: its bound is.
+    let resolved = interval.is_none_or(|(lo, hi)| lo > 0.0 || hi < 0.0);
+    let sub = interval.map_or(String::new(), |(lo, hi)| {
+        values.push(value(&format!("rtt-{ms}-lo"), lo));
+        values.push(value(&format!("rtt-{ms}-hi"), hi));
+        format!("±{:.2} ms", (hi - lo) / 2e6)
+    });
+    Cell {
+        text: if resolved {
+            ms_text(x)
+        } else {
+            "not resolved".into()
+        },
+        sub,
+        href: format!("#network-{machine_id}"),
+        title: format!(
+            "median connect-to-complete time at {ms} ms RTT and no loss, {} minus {}{}",
+            c.group,
+            c.baseline,
+            match interval {
+                Some((lo, hi)) => format!(
+                    " ({}; 95% interval {} to {}: each cell's p50 interval, in quadrature)",
+                    ms_text(x),
+                    ms_text(lo),
+                    ms_text(hi)
+                ),
+                None => String::new(),
+            }
+        ),
+        class: String::new(),
+        values,
+    }
 }
 
 pub fn table(run: &Run) -> Table {
@@ -621,5 +675,36 @@ mod tests {
         assert_eq!(key, "data/a.json|tls13|rustls|X25519MLKEM768|X25519");
         assert_eq!(Change::from_key(&key), Some(("data/a.json".into(), c)));
         assert_eq!(Change::from_key("data/a.json|tls13"), None);
+    }
+
+    #[test]
+    fn an_extra_time_whose_interval_holds_zero_is_not_shown_as_an_answer() {
+        let c = Change {
+            protocol: "tls13".into(),
+            stack: "rustls".into(),
+            group: "X25519MLKEM768".into(),
+            baseline: "X25519".into(),
+        };
+        // +0.17 ms ± 0.09: resolved, shown with its half-width.
+        let clear = super::rtt_extra_cell(5.6, 0.17e6, Some((0.08e6, 0.26e6)), &c, "m");
+        assert_eq!(
+            (clear.text.as_str(), clear.sub.as_str()),
+            ("+0.17 ms", "±0.09 ms")
+        );
+        // +0.05 ms ± 0.20, straddling zero: not an answer, its interval beneath.
+        let noise = super::rtt_extra_cell(5.6, 0.05e6, Some((-0.15e6, 0.25e6)), &c, "m");
+        assert_eq!(
+            (noise.text.as_str(), noise.sub.as_str()),
+            ("not resolved", "±0.20 ms")
+        );
+        assert!(noise.title.contains("+0.05 ms"), "{}", noise.title);
+        // The page still carries the figures for `verify`.
+        let names: Vec<&str> = noise.values.iter().map(|v| v.0.as_str()).collect();
+        assert_eq!(names, ["rtt-5.6", "rtt-5.6-lo", "rtt-5.6-hi"]);
+        // A file without intervals shows the difference as before.
+        assert_eq!(
+            super::rtt_extra_cell(5.6, -0.3e6, None, &c, "m").text,
+            "−0.30 ms"
+        );
     }
 }

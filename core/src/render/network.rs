@@ -39,6 +39,11 @@ pub struct Row {
     pub p95: String,
     pub mean: String,
     pub model: String,
+    /// The loss model's p50 and p95 (files from 2026-12-02 on; else "n/a").
+    pub model_p50: String,
+    pub model_p95: String,
+    /// Client / server CPU per handshake over the cell's window.
+    pub cpu: String,
     pub packets: String,
     pub lost: String,
     pub failed: usize,
@@ -91,11 +96,13 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
             stacks.push(c.stack.name());
         }
     }
+    // The losses evenly spaced (0, 1, 5, 20%: on a linear axis 0% and 1% would touch).
+    let x_of = |loss: f64| at.iter().position(|p| p.loss_pct == loss).unwrap_or(0) as f64;
     let ticks: Vec<(f64, String)> = at
         .iter()
-        .map(|p| (p.loss_pct, format!("{}%", p.loss_pct)))
+        .map(|p| (x_of(p.loss_pct), format!("{}%", p.loss_pct)))
         .collect();
-    groups
+    let mut out: Vec<Value> = groups
         .iter()
         .map(|(protocol, group, baseline)| {
             let mut lines = Vec::new();
@@ -109,7 +116,7 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
                                 && c.group == *group
                                 && !changes_chain(c)
                         })?;
-                        Some((p.loss_pct, c))
+                        Some((x_of(p.loss_pct), c))
                     })
                     .collect();
                 if cells.is_empty() {
@@ -137,7 +144,7 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
                         .filter_map(|p| {
                             let q = paquin_nearest(published, kex, rtt / 1e6, p.loss_pct)?;
                             let j = q.percentiles.iter().position(|x| x == pct)?;
-                            Some((p.loss_pct, *q.ms.get(j)?))
+                            Some((x_of(p.loss_pct), *q.ms.get(j)?))
                         })
                         .collect();
                     if !points.is_empty() {
@@ -177,7 +184,93 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
                 )
             ))
         })
-        .collect()
+        .collect();
+    out.extend(delta_chart(n, rtt, &at, &ticks, &x_of));
+    out
+}
+
+/// The answer at this RTT: each hybrid's p50 minus its classical baseline's, same stack and
+/// certificate, at the loss rates up to 1% (the answer's cells; beyond, a lost packet's timer moves
+/// the medians by hundreds of milliseconds either way), with the difference's 95% interval as a band
+/// (`figures::answer::network_extra_interval_ns`): a few hundred microseconds at 12 ms, which a
+/// log-scale latency chart cannot show.
+fn delta_chart(
+    n: &Network,
+    rtt: f64,
+    at: &[&crate::results::Point],
+    ticks: &[(f64, String)],
+    x_of: &dyn Fn(f64) -> f64,
+) -> Option<Value> {
+    use crate::figures::answer::{network_extra_interval_ns, network_extra_ns, Side};
+    let mut pairs: Vec<(&str, &str, &str, Option<&str>)> = Vec::new();
+    for c in at
+        .iter()
+        .flat_map(|p| &p.cells)
+        .filter(|c| !changes_chain(c))
+    {
+        if let Some(b) = &c.baseline {
+            let pair = (
+                c.stack.name(),
+                c.group.as_str(),
+                b.as_str(),
+                c.auth.as_deref(),
+            );
+            if !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+    }
+    let lines: Vec<Line> = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &(stack, group, baseline, auth))| {
+            let sides = (Side::parse(group), Side::parse(baseline));
+            let mut points = Vec::new();
+            let mut band = Vec::new();
+            for p in at.iter().filter(|p| p.loss_pct <= 1.0) {
+                let Some(d) = network_extra_ns(n, stack, sides, auth, rtt, p.loss_pct) else {
+                    continue;
+                };
+                let x = x_of(p.loss_pct);
+                points.push((x, d / 1e6));
+                if let Some((lo, hi)) =
+                    network_extra_interval_ns(n, stack, sides, auth, rtt, p.loss_pct)
+                {
+                    band.push((x, lo / 1e6, hi / 1e6));
+                }
+            }
+            (!points.is_empty()).then(|| Line {
+                label: format!("{stack} {group} − {baseline}"),
+                colour: svg::PALETTE[k % svg::PALETTE.len()].into(),
+                dashed: false,
+                points_only: false,
+                points,
+                band,
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let caption = format!(
+        "Hybrid minus classical at 0% and 1% loss, p50 with its 95% interval, RTT {}",
+        units::rtt(rtt)
+    );
+    Some(Value::from_safe_string(format!(
+        r#"<figure class="chart"><figcaption>{}</figcaption>{}</figure>"#,
+        svg::escape(&caption),
+        svg::chart(
+            &caption,
+            &Axes {
+                x_label: "loss per direction",
+                y_label: "ms",
+                log_y: false,
+                x_ticks: ticks.iter().filter(|t| t.0 <= x_of(1.0)).cloned().collect(),
+                y_unit: &|x| format!("{x} ms"),
+            },
+            &lines,
+        )
+    )))
 }
 
 pub fn build(runs: &[&Run]) -> Vec<View> {
@@ -207,6 +300,12 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 p95: c.ready_at(n, 95.0).map_or("n/a".into(), time),
                                 mean: time(c.ready_mean_ns),
                                 model: time(c.model.expected_ns),
+                                model_p50: c.model.p50_ns.map_or("n/a".into(), time),
+                                model_p95: c.model.p95_ns.map_or("n/a".into(), time),
+                                cpu: c.cpu.map_or("n/a".into(), |cpu| {
+                                    let n = crate::figures::network::handshakes(c);
+                                    format!("{} / {}", time(cpu.client_ns / n), time(cpu.server_ns / n))
+                                }),
                                 packets: format!("{:.1} / {:.1}", c.packets_per_handshake[0], c.packets_per_handshake[1]),
                                 lost: format!("{:.1}% / {:.1}%", c.observed_loss_pct[0], c.observed_loss_pct[1]),
                                 failed: c.failed,

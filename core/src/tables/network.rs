@@ -3,8 +3,8 @@
 use crate::results::Network;
 use crate::units::{rtt, time};
 
-/// Per point and scenario: the median and p95, the mean beside the model, packets and the loss
-/// applied each way.
+/// Per point and scenario: the median, p95 and mean, each beside the model's, packets and the
+/// loss applied each way.
 pub fn table(n: &Network) -> String {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::NOTHING);
@@ -19,9 +19,11 @@ pub fn table(n: &Network) -> String {
         "RTs",
         "p50",
         "p50 95% ±",
+        "model p50",
         "p95",
+        "model p95",
         "mean",
-        "model",
+        "model mean",
         "packets c→s / s→c",
         "lost c→s / s→c",
         "failed",
@@ -44,7 +46,9 @@ pub fn table(n: &Network) -> String {
                 c.precision
                     .as_ref()
                     .map_or("n/a".into(), |p| format!("{:.1}%", p.half_width_pct)),
+                c.model.p50_ns.map_or("n/a".into(), time),
                 c.ready_at(n, 95.0).map_or("n/a".into(), time),
+                c.model.p95_ns.map_or("n/a".into(), time),
                 time(c.ready_mean_ns),
                 time(c.model.expected_ns),
                 format!(
