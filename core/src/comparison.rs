@@ -297,11 +297,15 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
     }
     if let (Some(ha), Some(hb)) = (&a.handshakes, &b.handshakes) {
         for sa in &ha.scenarios {
+            let auth = |x: &crate::results::Scenario| x.auth.as_ref().map(|a| a.name.clone());
+            // The same scenario: protocol, group, stack, form and certificate chain (without the
+            // chain, the ML-DSA-65 one was set against ECDSA's).
             let same = |x: &&crate::results::Scenario| {
                 x.protocol == sa.protocol
                     && x.suite == sa.suite
                     && x.stack == sa.stack
                     && x.instrumented == sa.instrumented
+                    && auth(x) == auth(sa)
             };
             let Some(sb) = hb.scenarios.iter().find(same) else {
                 continue;
@@ -313,9 +317,10 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
                 sample_interval(&sb.sample_medians_ns),
             );
             let name = format!(
-                "{} {} on {}{}",
+                "{} {}{} on {}{}",
                 sa.protocol,
                 sa.suite,
+                auth(sa).map_or(String::new(), |a| format!(" + {a}")),
                 sa.stack.name(),
                 if sa.instrumented { " (in situ)" } else { "" }
             );
@@ -752,5 +757,47 @@ mod tests {
             ratio_interval(10.0, Some((10.0, 10.0 * w)), 20.0, Some((20.0, 20.0 * w))).unwrap();
         assert!((lo2 - 2.0 * (-0.196 * 2f64.sqrt()).exp()).abs() < 1e-9);
         assert_eq!(ratio_interval(1.0, None, 1.0, Some((1.0, 1.0))), None);
+    }
+
+    #[test]
+    fn every_committed_run_compared_with_itself_changes_nothing() {
+        // Every handshake scenario pairs with itself (protocol, group, stack, form and chain),
+        // every phase and suite too: no row may call a change.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let mut files = 0;
+        for sub in [dir.clone(), dir.join("archive")] {
+            for p in std::fs::read_dir(&sub)
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+            {
+                if p.extension().is_none_or(|x| x != "json") {
+                    continue;
+                }
+                let Ok(r) = crate::results::read(&p) else {
+                    continue;
+                };
+                files += 1;
+                let c = compare(&r, &r, 5.0);
+                let changed: Vec<&Row> = c
+                    .rows
+                    .iter()
+                    .filter(|x| x.verdict != Verdict::NoChange)
+                    .collect();
+                assert!(
+                    changed.is_empty(),
+                    "{}: {:?}",
+                    p.display(),
+                    changed.iter().map(|x| &x.name).collect::<Vec<_>>()
+                );
+                let handshakes = r.handshakes.as_ref().map_or(0, |h| h.scenarios.len());
+                assert_eq!(
+                    c.rows.iter().filter(|x| x.kind == "handshake").count(),
+                    handshakes,
+                    "{}",
+                    p.display()
+                );
+            }
+        }
+        assert!(files > 1);
     }
 }

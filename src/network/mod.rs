@@ -22,7 +22,7 @@ use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use lab::Lab;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -221,20 +221,6 @@ pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: 
     }
 }
 
-/// Handshakes a cell makes: `per_point`, four times that at the zero point (the model's compute
-/// term, one at a time, a few milliseconds each) and three times at 0% and 1% loss (the answer's
-/// cells: their p50s and the differences between them are what the site quotes, and a start every
-/// few milliseconds makes them cheap); within the cell's time budget always.
-pub fn handshakes_at(per_point: usize, zero: bool, loss_pct: f64) -> usize {
-    if zero {
-        per_point * 4
-    } else if loss_pct <= 1.0 {
-        per_point * 3
-    } else {
-        per_point
-    }
-}
-
 /// The emulator's control channel (router.rs, a child in the router namespace).
 struct Router(Server);
 
@@ -314,10 +300,12 @@ impl Drop for Probe {
 }
 
 /// Probes each point's link until a connect through it takes the target RTT: the first probe at
-/// RTT / 2 less half the base RTT each way, then (at most twice) the delay corrected by half the
-/// error, while the median is more than half the tolerance off. The endpoints' wake-up from idle
-/// on a VM grows with the wait (a connect blocks for the whole RTT), which the base RTT, measured
-/// with no delay, does not show. Returns the delay applied, the last probe's times and the probes.
+/// RTT / 2 less half the base RTT each way, then (at most twice, while the median is more than the
+/// tolerance off) the delay corrected by half the error, at most by the tolerance. The endpoints'
+/// wake-up from idle on a VM grows with the wait (a connect blocks for the whole RTT), which the
+/// base RTT, measured with no delay, does not show. A probe of 16 connects can also catch a burst
+/// of the host's noise, so the probe closest to the target is kept, with its delay. Returns the
+/// delay applied, that probe's times and the probes made.
 fn calibrate(
     router: &mut Router,
     addr: SocketAddr,
@@ -326,18 +314,26 @@ fn calibrate(
     tolerance: f64,
 ) -> Result<(f64, Vec<u64>, u32)> {
     let mut one_way = (rtt / 2.0 - offset_ns).max(0.0);
-    let mut probes = 0;
-    loop {
+    let mut best: Option<(f64, f64, Vec<u64>)> = None;
+    let mut made = 0;
+    for probes in 1..=3 {
+        made = probes;
         router.set([one_way, one_way], 0.0, 1)?;
         let times = probe_link(addr)?;
-        probes += 1;
         let median = stats::median(&times.iter().map(|&x| x as f64).collect::<Vec<_>>());
         let error = rtt - median;
-        if rtt == 0.0 || error.abs() <= tolerance / 2.0 || probes == 3 {
-            return Ok((one_way, times, probes));
+        if best.as_ref().is_none_or(|b| error.abs() < b.0.abs()) {
+            best = Some((error, one_way, times));
         }
-        one_way = (one_way + error / 2.0).max(0.0);
+        if rtt == 0.0 || error.abs() <= tolerance || probes == 3 {
+            break;
+        }
+        one_way = (one_way + (error / 2.0).clamp(-tolerance, tolerance)).max(0.0);
     }
+    let (_, delay, times) = best.ok_or_else(|| anyhow!("no probe of the link"))?;
+    // Set again: the kept probe may not be the last.
+    router.set([delay, delay], 0.0, 1)?;
+    Ok((delay, times, made))
 }
 
 /// Connect times from the client namespace, `PROBES` of them, 4 at a time.
@@ -398,15 +394,19 @@ struct Sampled {
     failed: usize,
     wall_ns: f64,
     cpu_ns: f64,
+    /// How late the paced starts were against their slots, mean and largest.
+    lag_mean_ns: f64,
+    lag_max_ns: f64,
 }
 
 /// `n` handshakes started at `pace` from client-namespace threads, each with its own client from
 /// `clients` (made before, untimed, and kept for the scenario's next cells: an OpenSSL client
 /// context costs milliseconds of CPU, which must neither land in a cell nor contend with its
 /// handshakes).
-/// After `budget`, no new handshake starts once `MIN_PER_CELL` have; those started all finish. Which
-/// handshakes start depends only on the clock, not on how any of them went, so the sample is not
-/// biased towards fast ones.
+/// Once `MIN_PER_CELL` have started, none starts whose slot is past `budget` (back to back: once
+/// `budget` has passed); those started all finish. Which handshakes start depends only on the
+/// schedule or the clock, not on how any of them went, so the sample is not biased towards fast
+/// ones.
 fn handshakes(
     s: &Scenario,
     clients: &mut Vec<Box<dyn stack::Client>>,
@@ -423,32 +423,41 @@ fn handshakes(
     let done: Mutex<Vec<(u64, u64)>> = Mutex::default();
     let failed = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    // Every thread is in the client namespace before the window opens (its clock starts at the
-    // barrier's release).
-    let ready = std::sync::Barrier::new(threads + 1);
-    let start: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    // How late each start was against its slot (threads all busy, or one waiting out an RTO).
+    let (lag_sum, lag_max, started) = (AtomicU64::new(0), AtomicU64::new(0), AtomicUsize::new(0));
+    let gate = Gate::default();
     let (wall_ns, cpu_ns) = std::thread::scope(|scope| -> Result<(f64, f64)> {
         let mut handles = Vec::new();
         for c in clients.iter().take(threads) {
-            let (done, failed, next, ready, start) = (&done, &failed, &next, &ready, &start);
-            handles.push(scope.spawn(move || -> Result<()> {
+            let (done, failed, next, gate) = (&done, &failed, &next, &gate);
+            let (lag_sum, lag_max, started) = (&lag_sum, &lag_max, &started);
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || -> Result<()> {
                 let entered = lab::enter(lab::CLIENT);
-                ready.wait();
+                let t0 = gate.arrive();
                 entered?;
-                let t0 = *start.get().ok_or_else(|| anyhow!("no start time"))?;
+                let t0 = t0.ok_or_else(|| anyhow!("the cell was called off"))?;
                 loop {
                     let k = next.fetch_add(1, Relaxed);
-                    if k >= n
-                        || (k >= MIN_PER_CELL && t0.elapsed() > budget)
-                        || crate::interrupt::check().is_err()
-                    {
+                    let due = t0 + pace.gap * k as u32;
+                    // A paced cell's last start is fixed by the schedule; a serial one's by the
+                    // clock. Neither depends on how the handshakes went.
+                    let over = if pace.gap.is_zero() {
+                        t0.elapsed() > budget
+                    } else {
+                        due - t0 > budget
+                    };
+                    if k >= n || (k >= MIN_PER_CELL && over) || crate::interrupt::check().is_err() {
                         break;
                     }
-                    let due = t0 + pace.gap * k as u32;
                     let now = Instant::now();
                     if due > now {
                         std::thread::sleep(due - now);
+                    } else if !pace.gap.is_zero() {
+                        let lag = (now - due).as_nanos() as u64;
+                        lag_sum.fetch_add(lag, Relaxed);
+                        lag_max.fetch_max(lag, Relaxed);
                     }
+                    started.fetch_add(1, Relaxed);
                     match c.connect(addr, false) {
                         Ok(o) => done
                             .lock()
@@ -460,12 +469,21 @@ fn handshakes(
                     }
                 }
                 Ok(())
-            }));
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // Those already waiting are let go without a start.
+                    gate.open(None);
+                    return Err(anyhow!("cannot start a client thread: {e}"));
+                }
+            }
         }
+        // The window opens once every thread is in the client namespace with its client.
+        gate.wait_for(handles.len());
         let cpu0 = crate::alloc::process_cpu_ns();
         let t0 = Instant::now();
-        let _ = start.set(t0);
-        ready.wait();
+        gate.open(Some(t0));
         let mut first_error = None;
         for h in handles {
             let r = h
@@ -484,12 +502,61 @@ fn handshakes(
     })?;
     crate::interrupt::check()?;
     let times = std::mem::take(&mut *done.lock().map_err(|_| anyhow!("poisoned"))?);
+    let started = started.load(Relaxed).max(1) as f64;
     Ok(Sampled {
         times,
         failed: failed.load(Relaxed),
         wall_ns,
         cpu_ns,
+        lag_mean_ns: lag_sum.load(Relaxed) as f64 / started,
+        lag_max_ns: lag_max.load(Relaxed) as f64,
     })
+}
+
+/// Where a cell's threads wait until the window opens: each arrives (counted), the caller waits
+/// for all of them, then opens the gate with the window's start, or with none to call it off.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<(usize, Option<Option<Instant>>)>,
+    changed: std::sync::Condvar,
+}
+
+impl Gate {
+    /// A thread is ready: waits for the gate to open and returns the window's start (None: off).
+    fn arrive(&self) -> Option<Instant> {
+        let Ok(mut s) = self.state.lock() else {
+            return None;
+        };
+        s.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(open) = s.1 {
+                return open;
+            }
+            s = match self.changed.wait(s) {
+                Ok(s) => s,
+                Err(_) => return None,
+            };
+        }
+    }
+
+    /// Waits until `n` threads have arrived.
+    fn wait_for(&self, n: usize) {
+        let Ok(mut s) = self.state.lock() else { return };
+        while s.0 < n {
+            s = match self.changed.wait(s) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        }
+    }
+
+    fn open(&self, start: Option<Instant>) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1 = Some(start);
+        }
+        self.changed.notify_all();
+    }
 }
 
 /// A cell's figures from its raw data (the same functions `check` uses).
@@ -548,6 +615,8 @@ fn cell(
         pace: Some(CellPace {
             gap_ns: pace.gap.as_nanos() as f64,
             threads: pace.threads,
+            lag_mean_ns: Some(sampled.lag_mean_ns),
+            lag_max_ns: Some(sampled.lag_max_ns),
         }),
         release: Some(Release {
             released: c.released,
@@ -670,7 +739,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         }
                         _ => 0.0,
                     };
-                let count = handshakes_at(opts.per_point, k == 0, loss);
+                let count = crate::figures::network::handshakes_at(opts.per_point, k == 0, loss);
                 let at = Conditions {
                     rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
                     measured: k > 0,

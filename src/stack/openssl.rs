@@ -126,10 +126,12 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
 }
 
 /// A client context trusting the identity's root alone: what `openssl::ssl::SslConnector` sets up
-/// (peer verification, SNI and the host name checked for each connection) without its
+/// (its options and modes, peer verification, SNI and the host name checked for each connection;
+/// not its TLS 1.2 cipher list, which TLS 1.3 does not read) without its
 /// `set_default_verify_paths`, which parses the system's CA bundle (about 140 certificates, tens
 /// of milliseconds of CPU) for every context and looks up a missing hashed file in
 /// /etc/ssl/certs on every verification: the client trusts one private root, as rustls's does.
+/// Every section's OpenSSL client is this one (handshake, capacity, network), since 2026-12-02.
 pub(crate) struct Connector(openssl::ssl::SslContext);
 
 impl Connector {

@@ -264,6 +264,7 @@ mod tests {
             "client_busy_pct": f::busy_pct(cpu.client_ns, cpu.wall_ns),
             "server_busy_pct": f::busy_pct(cpu.server_ns, cpu.wall_ns),
             "cpu": cpu,
+            "pace": {"gap_ns": 4e6, "threads": 4},
             "release": Release { released: 189, late_sum_ns: 4_000_000, late_max_ns: 90_000, late_over_1ms: 0 },
             "model": model,
         });
@@ -271,7 +272,7 @@ mod tests {
         serde_json::from_value(serde_json::json!({
             "date_utc": "", "wall_seconds": 1.0, "emulator": "nfqueue", "grid": "test",
             "congestion_control": "cubic", "offloads_off": true, "rate_mbit": null,
-            "base_rtt_ns": 1e5, "offset_ns": 5e4, "parallel": 4, "per_point": 20,
+            "base_rtt_ns": 1e5, "offset_ns": 5e4, "parallel": 4, "per_point": 20, "load_pct": 25.0,
             "percentiles": percentiles,
             "points": [{"rtt_ns": 5.6e6, "loss_pct": 1.0, "cells": [cell],
                 "link": {"connect_ns": connect, "rtt_median_ns": 5.6e6, "tolerance_ns": 3e5, "valid": true}}]

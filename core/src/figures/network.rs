@@ -119,6 +119,43 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
     }
 }
 
+/// Handshakes a cell makes: `per_point`, four times that at the zero point (the model's compute
+/// term, one at a time, a few milliseconds each) and three times at 0% and 1% loss (the answer's
+/// cells: their p50s and the differences between them are what the site quotes, and a start every
+/// few milliseconds makes them cheap), a third (at least 10, at most `per_point`) at 10% loss and
+/// more. The cell's time
+/// budget stops the starts past it, once
+/// 10 (network's MIN_PER_CELL) have started.
+pub fn handshakes_at(per_point: usize, zero: bool, loss_pct: f64) -> usize {
+    if zero {
+        per_point * 4
+    } else if loss_pct <= 1.0 {
+        per_point * 3
+    } else if loss_pct >= 10.0 {
+        // A cell waits for its slowest handshake, and at 20% loss one in a few hundred loses its
+        // SYN four times (1 + 2 + 4 + 8 s) or waits out the socket timeout: a third of them keeps
+        // that tail a third as likely; the p50 is what these cells give, their p95 intervals are
+        // out of reach either way.
+        (per_point / 3).max(10).min(per_point)
+    } else {
+        per_point
+    }
+}
+
+#[cfg(test)]
+mod counts {
+    #[test]
+    fn cells_have_more_handshakes_where_the_answer_is_and_fewer_where_timers_dominate() {
+        use super::handshakes_at;
+        assert_eq!(handshakes_at(30, true, 0.0), 120);
+        assert_eq!(handshakes_at(30, false, 0.0), 90);
+        assert_eq!(handshakes_at(30, false, 1.0), 90);
+        assert_eq!(handshakes_at(30, false, 5.0), 30);
+        assert_eq!(handshakes_at(30, false, 20.0), 10);
+        assert_eq!(handshakes_at(6, false, 20.0), 6);
+    }
+}
+
 /// CPU over a wall time, percent of one core (0 for an empty window).
 pub fn busy_pct(cpu_ns: f64, wall_ns: f64) -> f64 {
     if wall_ns > 0.0 {

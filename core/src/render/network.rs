@@ -334,10 +334,14 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                     time(n.base_rtt_ns),
                     match n.load_pct {
                         Some(load) => format!(
-                            "{} handshakes per scenario and point ({} at the zero point, one at a time; {} at 0% and 1% loss), a new one every zero-point median / {load:.0}% of a core, at most {} in flight",
-                            n.per_point, 4 * n.per_point, 3 * n.per_point, n.parallel
+                            "{} handshakes per scenario and point ({} at the zero point, one at a time; {} at 0% and 1% loss; {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} in flight",
+                            n.per_point,
+                            crate::figures::network::handshakes_at(n.per_point, true, 0.0),
+                            crate::figures::network::handshakes_at(n.per_point, false, 0.0),
+                            crate::figures::network::handshakes_at(n.per_point, false, 20.0),
+                            n.parallel
                         ),
-                        None => format!("{} handshakes per scenario and point, {} in flight", n.per_point, n.parallel),
+                        None => format!("{} handshakes per scenario and point, all of a cell's in flight at once (at most 40: a unit error ignored --parallel {})", n.per_point, n.parallel),
                     }
                 ),
                 rtts: rtt_views,

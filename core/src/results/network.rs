@@ -32,7 +32,9 @@ pub struct Network {
     pub offset_ns: f64,
     /// The most handshakes in flight at once (each cell's threads: network::pace; the zero point
     /// runs one at a time), and handshakes per scenario and point (since 2026-12-02 four times as
-    /// many at the zero point and three times at 0% and 1% loss: network::handshakes_at).
+    /// many at the zero point and three times at 0% and 1% loss: network::handshakes_at). Files
+    /// without `load_pct` ran every handshake of a cell at once, min(per_point, 40): a unit error
+    /// ignored `parallel`.
     pub parallel: usize,
     /// The endpoints' offered load, percent of one core: a cell starts a handshake every zero-point
     /// median / load (files from 2026-12-02 on; before, handshakes started as threads came free).
@@ -166,6 +168,12 @@ pub struct Release {
 pub struct CellPace {
     pub gap_ns: f64,
     pub threads: usize,
+    /// How late the starts were against their slots, mean over the handshakes and largest (every
+    /// thread busy: at 78.7 ms more are in flight than threads, or one waits out an RTO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_mean_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_max_ns: Option<f64>,
 }
 
 /// One flight on a handshake's critical path: who sends it, how many segments it takes, and
