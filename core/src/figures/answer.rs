@@ -163,44 +163,17 @@ pub fn capacity_ratio(
     (b > 0.0).then(|| a / b)
 }
 
-/// Median connect-to-complete time of `changed` minus `baseline`'s, same stack, at the grid point
-/// of RTT `rtt_ns` (within 1%: a grid stores its RTTs as its milliseconds times 1e6) and
-/// `loss_pct`.
-pub fn network_extra_ns(
-    n: &Network,
+/// The two cells a network difference sets against each other, `changed` and `baseline`, same
+/// stack, at the grid point of RTT `rtt_ns` (within 1%: a grid stores its RTTs as its milliseconds
+/// times 1e6) and `loss_pct`.
+fn cells_at<'a>(
+    n: &'a Network,
     stack: &str,
     (changed, baseline): (Side, Side),
     baseline_auth: Option<&str>,
     rtt_ns: f64,
     loss_pct: f64,
-) -> Option<f64> {
-    let p = n
-        .points
-        .iter()
-        .find(|p| (p.rtt_ns - rtt_ns).abs() <= rtt_ns * 0.01 && p.loss_pct == loss_pct)?;
-    let median = |side: Side| {
-        p.cells
-            .iter()
-            .find(|c| {
-                c.stack.name() == stack && side.is(&c.group, c.auth.as_deref(), baseline_auth)
-            })
-            .and_then(|c| c.ready_median_ns(n))
-    };
-    Some(median(changed)? - median(baseline)?)
-}
-
-/// The 95% interval of `network_extra_ns`: the difference of two cells' p50s, each with its
-/// distribution-free interval (`figures::network::ready_intervals`), the two cells' handshakes
-/// independent, so the half-widths add in quadrature about the difference. None where either
-/// cell has no interval.
-pub fn network_extra_interval_ns(
-    n: &Network,
-    stack: &str,
-    (changed, baseline): (Side, Side),
-    baseline_auth: Option<&str>,
-    rtt_ns: f64,
-    loss_pct: f64,
-) -> Option<(f64, f64)> {
+) -> Option<(&'a crate::results::Cell, &'a crate::results::Cell)> {
     let p = n
         .points
         .iter()
@@ -210,7 +183,35 @@ pub fn network_extra_interval_ns(
             c.stack.name() == stack && side.is(&c.group, c.auth.as_deref(), baseline_auth)
         })
     };
-    let (a, b) = (cell(changed)?, cell(baseline)?);
+    Some((cell(changed)?, cell(baseline)?))
+}
+
+/// Median connect-to-complete time of `changed` minus `baseline`'s (`cells_at`).
+pub fn network_extra_ns(
+    n: &Network,
+    stack: &str,
+    sides: (Side, Side),
+    baseline_auth: Option<&str>,
+    rtt_ns: f64,
+    loss_pct: f64,
+) -> Option<f64> {
+    let (a, b) = cells_at(n, stack, sides, baseline_auth, rtt_ns, loss_pct)?;
+    Some(a.ready_median_ns(n)? - b.ready_median_ns(n)?)
+}
+
+/// The 95% interval of `network_extra_ns`: the difference of two cells' p50s, each with its
+/// distribution-free interval (`figures::network::ready_intervals`), the two cells' handshakes
+/// independent, so the half-widths add in quadrature about the difference. None where either
+/// cell has no interval.
+pub fn network_extra_interval_ns(
+    n: &Network,
+    stack: &str,
+    sides: (Side, Side),
+    baseline_auth: Option<&str>,
+    rtt_ns: f64,
+    loss_pct: f64,
+) -> Option<(f64, f64)> {
+    let (a, b) = cells_at(n, stack, sides, baseline_auth, rtt_ns, loss_pct)?;
     let half = |c: &crate::results::Cell| c.ready_p50_ci95_ns.map(|(lo, hi)| (hi - lo) / 2.0);
     let h = half(a)?.hypot(half(b)?);
     let d = a.ready_median_ns(n)? - b.ready_median_ns(n)?;
