@@ -39,7 +39,8 @@ pub struct Row {
     pub p95: String,
     pub mean: String,
     pub model: String,
-    /// The loss model's p50 and p95 (files from 2026-12-02 on; else "n/a").
+    /// The loss model's p50 and p95 (files from 2026-12-02 on; else empty), without their unit
+    /// where the measured figure beside them has the same one.
     pub model_p50: String,
     pub model_p95: String,
     /// Client / server CPU per handshake over the cell's window.
@@ -67,6 +68,19 @@ fn changes_chain(c: &Cell) -> bool {
     c.against
         .as_ref()
         .is_some_and(|a| a.suite == c.group && a.auth != c.auth)
+}
+
+/// A model's figure beside a measured one: its unit left off when it is the measured one's
+/// ("12.03" beside "12.22 ms"), to keep the page small.
+fn beside(measured: Option<f64>, model: f64) -> String {
+    let m = time(model);
+    let unit = |t: &str| t.rsplit_once(' ').map(|(_, u)| u.to_string());
+    match measured.map(time) {
+        Some(t) if unit(&t) == unit(&m) => {
+            m.rsplit_once(' ').map_or(m.clone(), |(v, _)| v.to_string())
+        }
+        _ => m,
+    }
 }
 
 fn ms(x: f64) -> String {
@@ -300,9 +314,9 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 p95: c.ready_at(n, 95.0).map_or("n/a".into(), time),
                                 mean: time(c.ready_mean_ns),
                                 model: time(c.model.expected_ns),
-                                model_p50: c.model.p50_ns.map_or("n/a".into(), time),
-                                model_p95: c.model.p95_ns.map_or("n/a".into(), time),
-                                cpu: c.cpu.map_or("n/a".into(), |cpu| {
+                                model_p50: c.model.p50_ns.map_or(String::new(), |m| beside(c.ready_median_ns(n), m)),
+                                model_p95: c.model.p95_ns.map_or(String::new(), |m| beside(c.ready_at(n, 95.0), m)),
+                                cpu: c.cpu.map_or("–".into(), |cpu| {
                                     let n = crate::figures::network::handshakes(c);
                                     format!("{} / {}", time(cpu.client_ns / n), time(cpu.server_ns / n))
                                 }),
