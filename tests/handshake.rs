@@ -193,6 +193,21 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         } else {
             assert_eq!(e["client_share"][1], 32);
         }
+        // The paired design: every scenario against another has the median of its paired block
+        // differences, one block of 3 per round (blocks of 4, 3 connections a round), inside its
+        // interval.
+        assert_eq!(v["handshakes"]["pair_block"], 4);
+        if s["against"].is_object() {
+            let d = s["measured_delta_ns"].as_f64().unwrap();
+            let (lo, hi) = (
+                s["measured_delta_ci95_ns"][0].as_f64().unwrap(),
+                s["measured_delta_ci95_ns"][1].as_f64().unwrap(),
+            );
+            assert!(lo <= d && d <= hi, "{s}");
+            assert_eq!(s["measured_delta_pairs"], 2, "{s}");
+        } else {
+            assert!(s["measured_delta_ns"].is_null(), "{s}");
+        }
         if s["stack"] == "openssl" {
             // OpenSSL's own allocations are counted through CRYPTO_set_mem_functions.
             assert!(s["client_mem"]["c_allocs"].as_f64().unwrap() > 0.0, "{s}");
@@ -251,6 +266,42 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A paired difference that its connections do not make fails: the stored difference moved,
+    // then the baseline's block it is paired with.
+    for tamper in ["delta", "connection"] {
+        let mut t = v.clone();
+        let scenarios = t["handshakes"]["scenarios"].as_array_mut().unwrap();
+        let k = scenarios
+            .iter()
+            .position(|s| s["suite"] == "X25519MLKEM768" && s["stack"] == "rustls")
+            .unwrap();
+        if tamper == "delta" {
+            let d = scenarios[k]["measured_delta_ns"].as_f64().unwrap();
+            scenarios[k]["measured_delta_ns"] = (d + 5_000.0).into();
+        } else {
+            let base = scenarios
+                .iter_mut()
+                .find(|s| {
+                    s["suite"] == "X25519"
+                        && s["stack"] == "rustls"
+                        && s["instrumented"] != true
+                        && s["auth"]["name"] == "ECDSA-P256"
+                })
+                .unwrap();
+            // The first round's block, every connection of it.
+            for c in 0..3 {
+                let x = base["totals_ns"][c].as_u64().unwrap();
+                base["totals_ns"][c] = (x + 1_000_000).into();
+            }
+        }
+        std::fs::write(&bad, serde_json::to_vec(&t).unwrap()).unwrap();
+        let o = pqprof(&["check", bad.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains("measured_delta"),
+            "{tamper}: {err}"
+        );
+    }
     // So does an estimated timer cost that is not calls x cost per call.
     assert!(v["handshakes"]["insitu_call_cost_ns"].as_f64().unwrap() > 0.0);
     let mut t = v.clone();

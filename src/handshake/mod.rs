@@ -38,6 +38,9 @@ struct Running {
     sample_s: Vec<f64>,
     /// Set when a connection failed: the scenario stops and is reported as failed.
     failed: bool,
+    /// The scenario its differences are against (`against`), on the same stack and in the same
+    /// form, where it runs: the two take turns block by block in every round either runs in.
+    partner: Option<usize>,
 }
 
 impl Running {
@@ -130,6 +133,7 @@ fn start(
         sample_rounds: Vec::new(),
         sample_s: Vec::new(),
         failed: false,
+        partner: None,
     };
     let warm = r.client.connect(r.server.addr, true)?;
     let ev = warm.evidence.unwrap_or_default();
@@ -231,6 +235,7 @@ pub fn run(
         }
     }
     let n = running.len();
+    pair_up(&mut running, &suites, &auths);
     // The budget is the whole step's, start to end: what the timers' paired cost will take is
     // kept back from it (estimated from the first round's connections), and the first rounds stop
     // early, after `MIN_SAMPLES`, where they would not leave it.
@@ -248,18 +253,17 @@ pub fn run(
         }
         progress(&format!("sample {}/{}", k + 1, opts.samples));
         let t0 = Instant::now();
-        for j in 0..n {
-            // Rotated so no scenario always runs first or after the same one.
-            sample(&mut running[(j + k) % n], k, opts.per_sample, &mut failures)?;
-        }
+        let all: Vec<usize> = (0..n).collect();
+        paired_round(&mut running, &all, k, opts.per_sample, &mut failures)?;
         round_s = t0.elapsed().as_secs_f64();
         first_rounds = k + 1;
         if k == 0 {
             reserve_s = paired_reserve_s(&running, opts.per_sample, &auths.baseline);
         }
     }
-    // Then more rounds, each of the scenarios whose median is still wider than the target (the
-    // widest first) that fit in the time left; the interval is recomputed over every round.
+    // Then more rounds, each of the scenarios whose median or whose difference from its partner
+    // is still wider than its target (the widest first), with their partners, that fit in the
+    // time left; the intervals are recomputed over every round.
     let mut round = first_rounds;
     while deadline.is_some() {
         let chosen = wide_scenarios(&running, opts, time_left_s(deadline, reserve_s));
@@ -267,16 +271,11 @@ pub fn run(
             break;
         }
         progress(&format!(
-            "round {}: {} scenario(s) wider than ±{}%",
+            "round {}: {} scenario(s) wider than their targets, with their partners",
             round + 1,
             chosen.len(),
-            opts.precision_pct
         ));
-        for j in 0..chosen.len() {
-            // Rotated like the first rounds.
-            let i = chosen[(j + round) % chosen.len()];
-            sample(&mut running[i], round, opts.per_sample, &mut failures)?;
-        }
+        paired_round(&mut running, &chosen, round, opts.per_sample, &mut failures)?;
         round += 1;
     }
 
@@ -323,47 +322,129 @@ pub fn run(
         failures,
         insitu_call_cost_ns: call_cost_ns,
         notes,
+        pair_block: Some(PAIR_BLOCK),
     })
 }
 
-/// One sample of a scenario: `per_sample` connections in round `round`. A failed connection
-/// stops the scenario (it is reported as failed); an interruption stops the step.
-fn sample(
-    r: &mut Running,
+/// Connections per block of the paired design: the scenarios of one stack take turns this many
+/// connections at a time. From one run of 4,800 loopback handshakes per variant on the Zen 4 VM,
+/// cut into blocks of 1 to 32, blocks of 4 gave the narrowest paired intervals (`paired.rs`).
+pub const PAIR_BLOCK: usize = 4;
+
+/// One round of the scenarios `chosen` (indices into `running`): `per_sample` connections each,
+/// the scenarios of one stack, protocol and form (plain or in situ) taking turns `PAIR_BLOCK`
+/// connections at a time, the order of their turns changing every block (`turn_order`) so none
+/// always runs first or after the same one. Every block of a scenario thus runs next to a block of
+/// its partner, and a slow stretch of the shared host falls on both. The stacks run one after the
+/// other, in an order that turns with the round. A failed connection stops its scenario (it is
+/// reported as failed and takes no further turns); an interruption stops the step.
+fn paired_round(
+    running: &mut [Running],
+    chosen: &[usize],
     round: usize,
     per_sample: usize,
     failures: &mut Vec<String>,
 ) -> Result<()> {
-    if r.failed {
-        return Ok(());
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for &i in chosen.iter().filter(|&&i| !running[i].failed) {
+        let key = |r: &Running| (r.protocol.clone(), r.stack.name(), r.instrumented);
+        match groups
+            .iter_mut()
+            .find(|g| key(&running[g[0]]) == key(&running[i]))
+        {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
     }
-    let t0 = Instant::now();
-    match r.client.connect_many(r.server.addr, per_sample) {
-        Ok(ones) => {
+    if !groups.is_empty() {
+        let turn = round % groups.len();
+        groups.rotate_left(turn);
+    }
+    for g in groups {
+        let mut made: Vec<Vec<One>> = g.iter().map(|_| Vec::with_capacity(per_sample)).collect();
+        let mut spent = vec![0.0; g.len()];
+        let blocks = per_sample.div_ceil(PAIR_BLOCK);
+        for b in 0..blocks {
+            let n = PAIR_BLOCK.min(per_sample - b * PAIR_BLOCK);
+            for j in turn_order(round * blocks + b, g.len()) {
+                let r = &mut running[g[j]];
+                if r.failed {
+                    continue;
+                }
+                let t0 = Instant::now();
+                match r.client.connect_many(r.server.addr, n) {
+                    Ok(ones) => made[j].extend(ones),
+                    Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => {
+                        return Err(e)
+                    }
+                    Err(e) => {
+                        let exited = r
+                            .server
+                            .child
+                            .try_wait()
+                            .ok()
+                            .flatten()
+                            .map_or(String::new(), |s| format!(" (the server exited: {s})"));
+                        failures.push(format!("{}: {e:#}{exited}", r.name()));
+                        r.failed = true;
+                    }
+                }
+                spent[j] += t0.elapsed().as_secs_f64();
+            }
+        }
+        for ((&i, ones), s) in g.iter().zip(made).zip(spent) {
+            let r = &mut running[i];
+            if r.failed || ones.is_empty() {
+                continue;
+            }
             // Whole nanoseconds, as the results file stores them (`totals_ns`).
             let totals: Vec<f64> = ones.iter().map(|o| o.total_ns.round()).collect();
-            if !totals.is_empty() {
-                r.sample_medians.push(stats::median(&totals));
-                r.sample_sizes.push(totals.len());
-                r.sample_rounds.push(round);
-                r.sample_s.push(t0.elapsed().as_secs_f64());
-            }
+            r.sample_medians.push(stats::median(&totals));
+            r.sample_sizes.push(totals.len());
+            r.sample_rounds.push(round);
+            r.sample_s.push(s);
             r.ones.extend(ones);
-            Ok(())
         }
-        Err(e) if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() => Err(e),
-        Err(e) => {
-            let exited = r
-                .server
-                .child
-                .try_wait()
-                .ok()
-                .flatten()
-                .map_or(String::new(), |s| format!(" (the server exited: {s})"));
-            failures.push(format!("{}: {e:#}{exited}", r.name()));
-            r.failed = true;
-            Ok(())
-        }
+    }
+    Ok(())
+}
+
+/// The order of `m` scenarios' turns in block `b`: the list turned left by `b`, and reversed every
+/// other cycle of `m` blocks, so that over `2m` blocks every scenario takes every place equally
+/// often and follows every other one in both directions.
+fn turn_order(b: usize, m: usize) -> Vec<usize> {
+    if m == 0 {
+        return Vec::new();
+    }
+    let mut order: Vec<usize> = (0..m).collect();
+    order.rotate_left(b % m);
+    if (b / m) % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
+/// Each scenario's partner: the scenario its differences are against (`against`), same stack and
+/// form, where it runs here.
+fn pair_up(running: &mut [Running], suites: &[suite::Suite], auths: &Auths) {
+    for i in 0..running.len() {
+        let r = &running[i];
+        let Some(a) = against_of(
+            &r.suite,
+            r.auth.as_ref().map(|a| a.name.as_str()),
+            suites,
+            auths,
+        ) else {
+            continue;
+        };
+        let partner = running.iter().position(|x| {
+            x.stack.name() == r.stack.name()
+                && x.instrumented == r.instrumented
+                && x.protocol == r.protocol
+                && x.suite == a.suite
+                && x.auth.as_ref().map(|y| y.name.as_str()) == a.auth.as_deref()
+        });
+        running[i].partner = partner;
     }
 }
 
@@ -403,25 +484,71 @@ fn half_width_pct(r: &Running) -> Option<f64> {
     stats::half_width_pct(f.ci95_ns?, f.median_ns)
 }
 
-/// The scenarios another round measures: those wider than the target with samples to spare,
-/// the widest first, while their expected time (each one's slowest sample so far) fits in the
-/// time left.
+/// The 95% half-width a paired difference is measured towards: 15 µs or 10% of the difference,
+/// whichever is larger (#33: the hybrid's difference on loopback is tens of microseconds).
+pub const DELTA_TARGET_NS: f64 = 15_000.0;
+pub const DELTA_TARGET_PCT: f64 = 10.0;
+
+/// A scenario's paired difference from its partner so far (`figures::handshake::paired_connections`).
+fn paired_so_far(running: &[Running], r: &Running) -> Option<crate::figures::answer::PairedDelta> {
+    let p = &running[r.partner?];
+    if p.failed {
+        return None;
+    }
+    let (a, b) = (totals_ns(r), totals_ns(p));
+    crate::figures::handshake::paired_connections(
+        crate::figures::handshake::Connections {
+            totals_ns: &a,
+            sizes: &r.sample_sizes,
+            rounds: &r.sample_rounds,
+        },
+        crate::figures::handshake::Connections {
+            totals_ns: &b,
+            sizes: &p.sample_sizes,
+            rounds: &p.sample_rounds,
+        },
+        PAIR_BLOCK,
+    )
+}
+
+/// How far a scenario is from its targets: its median's half-width over the target, or its paired
+/// difference's over `DELTA_TARGET_NS` / `DELTA_TARGET_PCT`, whichever is further (above 1: wide).
+fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
+    let median = half_width_pct(r).map(|hw| hw / opts.precision_pct);
+    let delta = paired_so_far(running, r).map(|d| {
+        let target = DELTA_TARGET_NS.max(d.median_ns.abs() * DELTA_TARGET_PCT / 100.0);
+        (d.hi95_ns - d.lo95_ns) / 2.0 / target
+    });
+    match (median, delta) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The scenarios another round measures: those wider than a target with samples to spare, the
+/// widest first, each with its partner (a difference is measured only from rounds both run in),
+/// while their expected time (each one's slowest sample so far) fits in the time left.
 fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize> {
     let mut wide: Vec<(usize, f64)> = running
         .iter()
         .enumerate()
         .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
-        .filter_map(|(i, r)| Some((i, half_width_pct(r)?)))
-        .filter(|&(_, hw)| hw > opts.precision_pct)
+        .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
+        .filter(|&(_, w)| w > 1.0)
         .collect();
     wide.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let cost = |i: usize| running[i].sample_s.iter().copied().fold(0.0, f64::max);
     let mut spent = 0.0;
-    let mut chosen = Vec::new();
+    let mut chosen: Vec<usize> = Vec::new();
     for (i, _) in wide {
-        let cost = running[i].sample_s.iter().copied().fold(0.0, f64::max);
-        if spent + cost <= left_s {
-            spent += cost;
-            chosen.push(i);
+        let with: Vec<usize> = std::iter::once(i)
+            .chain(running[i].partner.filter(|&p| !running[p].failed))
+            .filter(|j| !chosen.contains(j))
+            .collect();
+        let c: f64 = with.iter().map(|&j| cost(j)).sum();
+        if spent + c <= left_s {
+            spent += c;
+            chosen.extend(with);
         }
     }
     chosen
@@ -498,6 +625,8 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         against: None,
         vs_baseline_ratio: None,
         measured_delta_ns: None,
+        measured_delta_ci95_ns: None,
+        measured_delta_pairs: None,
         composed_delta_ns: None,
         composed_stack: r.stack.composed_stack(),
         instrumented: r.instrumented,
@@ -564,24 +693,29 @@ pub fn tls_auths(path: &std::path::Path, suites: &[suite::Suite]) -> Result<Auth
 /// The scenario a scenario's baseline figures are against: for the baseline authentication (and
 /// SSH), the protocol's baseline group with it; for another authentication, the same group with
 /// the baseline authentication. `None` for the baseline itself.
-fn against(s: &Scenario, suites: &[suite::Suite], auths: &Auths) -> Option<Against> {
-    match s.auth_name() {
+fn against_of(
+    suite: &str,
+    auth: Option<&str>,
+    suites: &[suite::Suite],
+    auths: &Auths,
+) -> Option<Against> {
+    match auth {
         Some(a) if a != auths.baseline => Some(Against {
-            suite: s.suite.clone(),
+            suite: suite.to_string(),
             auth: Some(auths.baseline.clone()),
         }),
         auth => {
-            let base = suites
-                .iter()
-                .find(|x| x.name == s.suite)?
-                .baseline
-                .clone()?;
-            (base != s.suite).then(|| Against {
+            let base = suites.iter().find(|x| x.name == suite)?.baseline.clone()?;
+            (base != suite).then(|| Against {
                 suite: base,
                 auth: auth.map(String::from),
             })
         }
     }
+}
+
+fn against(s: &Scenario, suites: &[suite::Suite], auths: &Auths) -> Option<Against> {
+    against_of(&s.suite, s.auth_name(), suites, auths)
 }
 
 fn fill_baselines(
@@ -625,7 +759,15 @@ fn fill_baselines(
         };
         if let Some((x, base_insitu)) = find(&a, &s.stack, s.instrumented) {
             s.vs_baseline_ratio = Some(s.median_ns / x.median_ns);
-            s.measured_delta_ns = Some(s.median_ns - x.median_ns);
+            // The paired design's difference: the median of the block differences.
+            let d = crate::figures::handshake::paired_connections(
+                crate::figures::handshake::Connections::of(s),
+                crate::figures::handshake::Connections::of(x),
+                PAIR_BLOCK,
+            );
+            s.measured_delta_ns = d.map(|d| d.median_ns);
+            s.measured_delta_ci95_ns = d.map(|d| (d.lo95_ns, d.hi95_ns));
+            s.measured_delta_pairs = d.map(|d| d.pairs);
             if let (Some(i), Some((bc, br, _))) = (s.insitu.as_mut(), base_insitu) {
                 i.crypto_delta_ns = Some(i.crypto_ns - bc);
                 i.remainder_delta_ns = Some(i.remainder_ns - br);

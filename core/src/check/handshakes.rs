@@ -6,8 +6,8 @@
 
 use super::differs;
 use crate::figures::evidence::{contradictions, Declared};
-use crate::figures::handshake::median_figures;
-use crate::results::{Against, InSitu, PairedOverhead, Results, Scenario};
+use crate::figures::handshake::{median_figures, paired_connections, Connections};
+use crate::results::{Against, Handshakes, InSitu, PairedOverhead, Results, Scenario};
 use crate::stats;
 
 /// Where the connections are stored (files from 2026-12-01 on): the median, its interval, the
@@ -136,34 +136,9 @@ pub fn check(results: &Results) -> Vec<String> {
             stats::rsd_pct(&s.sample_medians_ns),
         );
         medians(&mut problems, &name, s);
-        if let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) {
-            let base = s.median_ns - delta;
-            differs(
-                &mut problems,
-                format!("{name}: vs_baseline_ratio"),
-                ratio,
-                s.median_ns / base,
-            );
-            // Where the scenario names what it is against (schema 3), that scenario's median.
-            if let Some(a) = &s.against {
-                match h
-                    .scenarios
-                    .iter()
-                    .find(|x| x.is(a, &s.stack, s.instrumented))
-                {
-                    Some(x) => differs(
-                        &mut problems,
-                        format!("{name}: measured_delta_ns"),
-                        delta,
-                        s.median_ns - x.median_ns,
-                    ),
-                    None => problems.push(format!(
-                        "{name}: against {} {}, which is not measured",
-                        a.suite,
-                        a.auth.as_deref().unwrap_or("")
-                    )),
-                }
-            }
+        match h.pair_block {
+            Some(block) => paired_delta(&mut problems, &name, h, s, block),
+            None => unpaired(&mut problems, &name, h, s),
         }
         if let Some(o) = s.insitu_overhead_pct {
             match twin(s, true) {
@@ -232,6 +207,129 @@ pub fn check(results: &Results) -> Vec<String> {
         }
     }
     problems
+}
+
+/// Before the paired design: the difference of the two medians, and the ratio that goes with it.
+fn unpaired(problems: &mut Vec<String>, name: &str, h: &Handshakes, s: &Scenario) {
+    let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) else {
+        return;
+    };
+    let base = s.median_ns - delta;
+    differs(
+        problems,
+        format!("{name}: vs_baseline_ratio"),
+        ratio,
+        s.median_ns / base,
+    );
+    // Where the scenario names what it is against (schema 3), that scenario's median.
+    if let Some(a) = &s.against {
+        match h
+            .scenarios
+            .iter()
+            .find(|x| x.is(a, &s.stack, s.instrumented))
+        {
+            Some(x) => differs(
+                problems,
+                format!("{name}: measured_delta_ns"),
+                delta,
+                s.median_ns - x.median_ns,
+            ),
+            None => problems.push(format!(
+                "{name}: against {} {}, which is not measured",
+                a.suite,
+                a.auth.as_deref().unwrap_or("")
+            )),
+        }
+    }
+}
+
+/// The paired design (`Handshakes::pair_block`): the ratio of the two medians, and the median of
+/// the paired block differences with its interval and count, recomputed from both scenarios'
+/// connections. A difference needs the scenario it is against, measured.
+fn paired_delta(
+    problems: &mut Vec<String>,
+    name: &str,
+    h: &Handshakes,
+    s: &Scenario,
+    block: usize,
+) {
+    let stored = (
+        s.vs_baseline_ratio,
+        s.measured_delta_ns,
+        s.measured_delta_ci95_ns,
+        s.measured_delta_pairs,
+    );
+    let Some(a) = &s.against else {
+        if stored != (None, None, None, None) {
+            problems.push(format!(
+                "{name}: a difference without the scenario it is against"
+            ));
+        }
+        return;
+    };
+    let Some(x) = h
+        .scenarios
+        .iter()
+        .find(|x| x.is(a, &s.stack, s.instrumented))
+    else {
+        problems.push(format!(
+            "{name}: against {} {}, which is not measured",
+            a.suite,
+            a.auth.as_deref().unwrap_or("")
+        ));
+        return;
+    };
+    match s.vs_baseline_ratio {
+        Some(r) => differs(
+            problems,
+            format!("{name}: vs_baseline_ratio"),
+            r,
+            s.median_ns / x.median_ns,
+        ),
+        None => problems.push(format!("{name}: no ratio against {}", x.name())),
+    }
+    let d = paired_connections(Connections::of(s), Connections::of(x), block);
+    match (
+        s.measured_delta_ns,
+        s.measured_delta_ci95_ns,
+        s.measured_delta_pairs,
+        d,
+    ) {
+        (Some(m), Some((lo, hi)), Some(n), Some(d)) => {
+            differs(
+                problems,
+                format!("{name}: measured_delta_ns"),
+                m,
+                d.median_ns,
+            );
+            differs(
+                problems,
+                format!("{name}: measured_delta_ci95_ns low"),
+                lo,
+                d.lo95_ns,
+            );
+            differs(
+                problems,
+                format!("{name}: measured_delta_ci95_ns high"),
+                hi,
+                d.hi95_ns,
+            );
+            if n != d.pairs {
+                problems.push(format!(
+                    "{name}: {n} paired blocks stored, the connections make {}",
+                    d.pairs
+                ));
+            }
+        }
+        (None, None, None, None) => {}
+        (_, _, _, None) => problems.push(format!(
+            "{name}: a paired difference that its connections and {}'s do not make",
+            x.name()
+        )),
+        _ => problems.push(format!(
+            "{name}: the paired difference, its interval or its pairs are missing"
+        )),
+    }
 }
 
 fn in_situ(name: &str, i: &InSitu) -> Vec<String> {

@@ -6,14 +6,18 @@
 use crate::results::{Capacity, Network, Results, Scenario};
 use crate::stats;
 
-/// The difference of two real handshake scenarios round by round, and its 95% interval.
+/// The paired difference of two real handshake scenarios and its 95% interval: block by block
+/// (`figures::handshake::paired_connections`) in files of the paired design, round by round
+/// (`paired_delta`) before it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedDelta {
-    /// Median over rounds of (changed - baseline), nanoseconds.
+    /// Median over the pairs of (changed - baseline), nanoseconds.
     pub median_ns: f64,
     pub lo95_ns: f64,
     pub hi95_ns: f64,
-    pub rounds: usize,
+    /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
+    pub pairs: usize,
+    pub block: usize,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
@@ -35,15 +39,103 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
         median_ns,
         lo95_ns,
         hi95_ns,
-        rounds: d.len(),
+        pairs: d.len(),
+        block: 0,
     })
 }
 
-/// `paired_delta` of two real handshake scenarios over the rounds both ran in
-/// (`figures::handshake::common_rounds`).
-pub fn paired_scenarios(changed: &Scenario, baseline: &Scenario) -> Option<PairedDelta> {
-    let (a, b) = super::handshake::common_rounds(changed, baseline);
-    paired_delta(&a, &b)
+/// The paired difference of two real handshake scenarios: block by block where the run used the
+/// paired design (`block`, `Handshakes::pair_block`), else `paired_delta` over the rounds both ran
+/// in (`figures::handshake::common_rounds`).
+pub fn paired_scenarios(
+    changed: &Scenario,
+    baseline: &Scenario,
+    block: Option<usize>,
+) -> Option<PairedDelta> {
+    use super::handshake::{paired_connections, Connections};
+    match block {
+        Some(block) => {
+            paired_connections(Connections::of(changed), Connections::of(baseline), block)
+        }
+        None => {
+            let (a, b) = super::handshake::common_rounds(changed, baseline);
+            paired_delta(&a, &b)
+        }
+    }
+}
+
+/// The real loopback difference of two scenarios and its paired interval: in the paired design the
+/// median of the paired block differences (what `pqprof handshake` stores as `measured_delta_ns`),
+/// before it the difference of the two medians beside the round-paired interval.
+pub fn real_delta(
+    changed: Option<&Scenario>,
+    baseline: Option<&Scenario>,
+    block: Option<usize>,
+) -> (Option<f64>, Option<PairedDelta>) {
+    let Some((s, b)) = changed.zip(baseline) else {
+        return (None, None);
+    };
+    let paired = paired_scenarios(s, b, block);
+    match block {
+        Some(_) => (paired.map(|d| d.median_ns), paired),
+        None => (Some(s.median_ns - b.median_ns), paired),
+    }
+}
+
+/// Whether a difference is an answer: its 95% interval `(lo, hi)` excludes zero and is no wider
+/// than the difference itself. Anything else is shown as "not resolved here" with its half-width:
+/// on a noisy host a point estimate inside such an interval is noise, not a cost.
+pub fn resolved(x: f64, (lo, hi): (f64, f64)) -> bool {
+    x.is_finite() && (lo > 0.0 || hi < 0.0) && hi - lo <= x.abs()
+}
+
+/// A mean difference and its 95% half-width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Term {
+    pub mean: f64,
+    pub half95: f64,
+}
+
+impl Term {
+    pub fn resolved(&self) -> bool {
+        resolved(
+            self.mean,
+            (self.mean - self.half95, self.mean + self.half95),
+        )
+    }
+}
+
+/// The two terms of "in-situ crypto explains" with their intervals: the difference of the crypto
+/// calls (both sides) per connection, and of the whole connection, `changed` against `baseline`,
+/// from the connections each in-situ record kept. Paired (`paired`: the paired design, where the
+/// k-th record of each ran next to the other's k-th), the t-interval of the k-th differences;
+/// otherwise the two means' t-intervals in quadrature. `None` with fewer than two records.
+pub fn explained_terms(
+    changed: &crate::results::InSitu,
+    baseline: &crate::results::InSitu,
+    paired: bool,
+) -> Option<(Term, Term)> {
+    let crypto = |c: &crate::results::InSituConnection| -> f64 {
+        c.client.iter().chain(&c.server).map(|&x| x as f64).sum()
+    };
+    let total = |c: &crate::results::InSituConnection| c.total_ns as f64;
+    let term = |f: &dyn Fn(&crate::results::InSituConnection) -> f64| -> Option<Term> {
+        let (a, b) = (&changed.connections, &baseline.connections);
+        if paired {
+            let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| f(x) - f(y)).collect();
+            let (mean, half95) = stats::mean_half95(&d)?;
+            Some(Term { mean, half95 })
+        } else {
+            let xa: Vec<f64> = a.iter().map(f).collect();
+            let xb: Vec<f64> = b.iter().map(f).collect();
+            let ((ma, ha), (mb, hb)) = (stats::mean_half95(&xa)?, stats::mean_half95(&xb)?);
+            Some(Term {
+                mean: ma - mb,
+                half95: ha.hypot(hb),
+            })
+        }
+    };
+    Some((term(&crypto)?, term(&total)?))
 }
 
 /// `part / whole` in percent: how much of a measured difference a part of it accounts for.
@@ -242,11 +334,78 @@ mod tests {
     }
 
     #[test]
+    fn a_difference_is_an_answer_only_where_its_interval_supports_it() {
+        // +55 µs (45-73): clear of zero and 28 µs wide.
+        assert!(resolved(55.0, (45.0, 73.0)));
+        // The Zen 3 run's -88.5 µs (-182 to +219) holds zero.
+        assert!(!resolved(-88.5, (-182.0, 219.0)));
+        // +192 µs (27-434) is clear of zero but 407 µs wide: wider than itself.
+        assert!(!resolved(192.0, (27.0, 434.0)));
+        // Exactly as wide as itself still answers; a negative difference likewise.
+        assert!(resolved(10.0, (5.0, 15.0)));
+        assert!(resolved(-10.0, (-15.0, -5.0)));
+        assert!(!resolved(f64::NAN, (1.0, 2.0)));
+        assert!(Term {
+            mean: 10.0,
+            half95: 5.0
+        }
+        .resolved());
+        assert!(!Term {
+            mean: 10.0,
+            half95: 5.1
+        }
+        .resolved());
+    }
+
+    #[test]
+    fn the_explained_shares_terms_by_hand() {
+        use crate::results::{InSitu, InSituConnection};
+        let conn = |total: u64, client: u64, server: u64| InSituConnection {
+            total_ns: total,
+            client: vec![client],
+            server: vec![server],
+            remainder_ns: total as i64 - (client + server) as i64,
+        };
+        let a = InSitu {
+            connections: vec![conn(110, 30, 20), conn(130, 32, 22), conn(120, 31, 21)],
+            ..Default::default()
+        };
+        let b = InSitu {
+            connections: vec![conn(100, 20, 10), conn(118, 22, 12), conn(109, 21, 11)],
+            ..Default::default()
+        };
+        // Paired: crypto differences 20, 20, 20 (no spread); totals 10, 12, 11: mean 11, sd 1,
+        // half-width t(2) x 1 / sqrt 3 = 4.303 / 1.732.
+        let (c, t) = explained_terms(&a, &b, true).unwrap();
+        assert_eq!(
+            c,
+            Term {
+                mean: 20.0,
+                half95: 0.0
+            }
+        );
+        assert!((t.mean - 11.0).abs() < 1e-12);
+        assert!((t.half95 - 4.303 / 3f64.sqrt()).abs() < 1e-9, "{t:?}");
+        // Unpaired: each side's own spread, in quadrature (totals sd 10 and 9).
+        let (c, t) = explained_terms(&a, &b, false).unwrap();
+        assert!((c.mean - 20.0).abs() < 1e-12 && (t.mean - 11.0).abs() < 1e-12);
+        let h = |sd: f64| 4.303 * sd / 3f64.sqrt();
+        assert!((t.half95 - h(10.0).hypot(h(9.0))).abs() < 1e-9, "{t:?}");
+        assert!(t.half95 > 11.0);
+        // One record: no interval.
+        let one = InSitu {
+            connections: vec![conn(1, 0, 0)],
+            ..Default::default()
+        };
+        assert_eq!(explained_terms(&one, &b, true), None);
+    }
+
+    #[test]
     fn paired_delta_by_hand() {
         // Rounds 10, 20, 30 against 13, 22, 35: differences 3, 2, 5, median 3; every resample's
         // median is one of the differences, so the interval lies within [2, 5].
         let d = paired_delta(&[13.0, 22.0, 35.0], &[10.0, 20.0, 30.0]).unwrap();
-        assert_eq!((d.median_ns, d.rounds), (3.0, 3));
+        assert_eq!((d.median_ns, d.pairs, d.block), (3.0, 3, 0));
         assert!(2.0 <= d.lo95_ns && d.lo95_ns <= 3.0 && 3.0 <= d.hi95_ns && d.hi95_ns <= 5.0);
         // Deterministic: the same rounds give the same interval.
         assert_eq!(

@@ -126,6 +126,8 @@ pub struct Figures {
     pub round_trips: Option<f64>,
     pub p50_ns: Option<f64>,
     pub extra_ns: Option<f64>,
+    /// The extra time's 95% interval (`figures::answer::network_extra_interval_ns`).
+    pub extra_interval_ns: Option<(f64, f64)>,
     /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
     pub lossy: Option<(f64, f64, f64)>,
 }
@@ -190,6 +192,7 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
         };
         Some(suite(x)? - suite(y)?)
     });
+    let real = fig::real_delta(s, b, r.pair_block());
     Figures {
         baseline: is_baseline,
         flight_bytes: s
@@ -198,8 +201,8 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
             .map(|b| b as f64),
         window_bytes: n.and_then(|n| Some(f64::from(n.mss? * n.initcwnd?))),
         median_ns: s.map(|s| s.median_ns),
-        real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
-        real_interval: s.zip(b).and_then(|(s, b)| fig::paired_scenarios(s, b)),
+        real_ns: real.0,
+        real_interval: real.1,
         composed_ns: composed,
         rate_per_core_s: in_memory.map(|m| m.server_per_core_s),
         capacity_ratio: capacity
@@ -215,6 +218,9 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
             .and_then(|((n, _), c)| c.ready_median_ns(n)),
         extra_ns: n.zip(sides).and_then(|(n, sides)| {
             fig::network_extra_ns(n, &row.stack, sides, baseline_auth, RTT_NS, 0.0)
+        }),
+        extra_interval_ns: n.zip(sides).and_then(|(n, sides)| {
+            fig::network_extra_interval_ns(n, &row.stack, sides, baseline_auth, RTT_NS, 0.0)
         }),
         lossy,
     }

@@ -58,6 +58,86 @@ pub fn common_rounds(a: &Scenario, b: &Scenario) -> (Vec<f64>, Vec<f64>) {
     out
 }
 
+/// One scenario's connections as `pqprof handshake` stores them: every connection's total in the
+/// order made, the connections of each sample and the round each sample ran in.
+#[derive(Debug, Clone, Copy)]
+pub struct Connections<'a> {
+    pub totals_ns: &'a [u64],
+    pub sizes: &'a [usize],
+    pub rounds: &'a [usize],
+}
+
+impl<'a> Connections<'a> {
+    pub fn of(s: &'a Scenario) -> Connections<'a> {
+        Connections {
+            totals_ns: &s.totals_ns,
+            sizes: &s.sample_sizes,
+            rounds: &s.sample_rounds,
+        }
+    }
+}
+
+/// The paired design's differences (files whose `Handshakes::pair_block` is set): in every round
+/// the scenarios of one stack took turns, `block` connections at a time, so the j-th block of
+/// `changed` in a round ran next to the j-th block of `baseline` in that round. Each pair gives the
+/// difference of the two blocks' medians, in round and block order. Rounds only one of the two ran
+/// in, or in which they made different numbers of connections, pair nothing. `None` where the
+/// stored connections do not make their samples or `block` is 0.
+pub fn block_differences(
+    changed: Connections,
+    baseline: Connections,
+    block: usize,
+) -> Option<Vec<f64>> {
+    if block == 0
+        || changed.rounds.len() != changed.sizes.len()
+        || baseline.rounds.len() != baseline.sizes.len()
+    {
+        return None;
+    }
+    let (a, b) = (
+        stats::groups(changed.totals_ns, changed.sizes)?,
+        stats::groups(baseline.totals_ns, baseline.sizes)?,
+    );
+    let medians = |xs: &[u64]| stats::median(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    let mut out = Vec::new();
+    for (i, r) in changed.rounds.iter().enumerate() {
+        let Some(j) = baseline.rounds.iter().position(|x| x == r) else {
+            continue;
+        };
+        if a[i].len() != b[j].len() {
+            continue;
+        }
+        for (x, y) in a[i].chunks(block).zip(b[j].chunks(block)) {
+            out.push(medians(x) - medians(y));
+        }
+    }
+    Some(out)
+}
+
+/// The paired difference of two scenarios of the paired design: the median of their block
+/// differences (`block_differences`) with its percentile-bootstrap interval (`stats::median_interval`,
+/// the phases' resamples and seed). A slow stretch of the shared host lasts far longer than two
+/// blocks of connections, so it moves both blocks of a pair and cancels in their difference.
+/// `None` with fewer than two pairs.
+pub fn paired_connections(
+    changed: Connections,
+    baseline: Connections,
+    block: usize,
+) -> Option<super::answer::PairedDelta> {
+    let d = block_differences(changed, baseline, block)?;
+    if d.len() < 2 {
+        return None;
+    }
+    let (median_ns, lo95_ns, hi95_ns) = stats::median_interval(&d)?;
+    Some(super::answer::PairedDelta {
+        median_ns,
+        lo95_ns,
+        hi95_ns,
+        pairs: d.len(),
+        block,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +160,59 @@ mod tests {
         // Sizes that do not add up, or an empty sample, give nothing.
         assert_eq!(median_figures(&[1, 2, 3], &[2, 2]), None);
         assert_eq!(median_figures(&[1, 2], &[2, 0]), None);
+    }
+
+    #[test]
+    fn blocks_pair_within_the_rounds_both_ran_in() {
+        // The changed scenario ran in rounds 0, 1 and 3, the baseline in 0, 1 and 2; blocks of 2.
+        let changed = Connections {
+            totals_ns: &[110, 130, 150, 170, 500, 520, 900, 910],
+            sizes: &[4, 2, 2],
+            rounds: &[0, 1, 3],
+        };
+        let baseline = Connections {
+            totals_ns: &[100, 120, 100, 140, 480, 500, 10, 10, 10, 10],
+            sizes: &[4, 2, 4],
+            rounds: &[0, 1, 2],
+        };
+        // Round 0: blocks (110, 130) - (100, 120) = 120 - 110 = 10 and (150, 170) - (100, 140)
+        // = 160 - 120 = 40; round 1: 510 - 490 = 20; rounds 2 and 3 pair nothing.
+        assert_eq!(
+            block_differences(changed, baseline, 2),
+            Some(vec![10.0, 40.0, 20.0])
+        );
+        let d = paired_connections(changed, baseline, 2).unwrap();
+        assert_eq!((d.median_ns, d.pairs, d.block), (20.0, 3, 2));
+        assert!(d.lo95_ns >= 10.0 && d.hi95_ns <= 40.0, "{d:?}");
+        // A round in which the two made different numbers of connections pairs nothing.
+        let short = Connections {
+            totals_ns: &[100, 120, 100, 480, 500],
+            sizes: &[3, 2],
+            rounds: &[0, 1],
+        };
+        assert_eq!(block_differences(changed, short, 2), Some(vec![20.0]));
+        assert_eq!(paired_connections(changed, short, 2), None);
+        // No block size, or samples the connections do not make: nothing.
+        assert_eq!(block_differences(changed, baseline, 0), None);
+        let broken = Connections {
+            sizes: &[4, 2, 3],
+            ..changed
+        };
+        assert_eq!(block_differences(broken, baseline, 2), None);
+    }
+
+    #[test]
+    fn a_drift_both_blocks_share_cancels() {
+        // The host slows from 100 to 1,000 over the blocks; the change adds 5 to every connection.
+        let base: Vec<u64> = (1..=8).map(|k| k * 100).collect();
+        let changed: Vec<u64> = base.iter().map(|x| x + 5).collect();
+        let c = |t: &'static [u64]| Connections {
+            totals_ns: t,
+            sizes: &[8],
+            rounds: &[0],
+        };
+        let (b, a): (&'static [u64], &'static [u64]) = (base.leak(), changed.leak());
+        let d = paired_connections(c(a), c(b), 1).unwrap();
+        assert_eq!((d.median_ns, d.lo95_ns, d.hi95_ns), (5.0, 5.0, 5.0));
     }
 }

@@ -189,6 +189,9 @@ pub struct Figures {
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
     pub explained_pct: Option<f64>,
+    /// Whether both terms of the share are resolved (`figures::answer::explained_terms`); `None`
+    /// where the records give no interval.
+    pub explained_resolved: Option<bool>,
     pub capacity_ratio: Option<f64>,
     pub memory_bytes: Option<f64>,
     /// Bytes client to server and server to client, the changed scenario's and their change.
@@ -230,12 +233,21 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         Some(suite(&c.group)? - suite(&c.baseline)?)
     });
     let capacity = r.capacity.as_ref();
+    let real = fig::real_delta(s, b, r.pair_block());
     Figures {
         composed_ns: composed,
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
-        real_ns: s.zip(b).map(|(s, b)| s.median_ns - b.median_ns),
-        real_interval: s.zip(b).and_then(|(s, b)| fig::paired_scenarios(s, b)),
+        real_ns: real.0,
+        real_interval: real.1,
         explained_pct: explained,
+        explained_resolved: i.zip(bi).and_then(|(i, bi)| {
+            let (c, t) = fig::explained_terms(
+                i.insitu.as_ref()?,
+                bi.insitu.as_ref()?,
+                r.pair_block().is_some(),
+            )?;
+            Some(c.resolved() && t.resolved())
+        }),
         capacity_ratio: capacity
             .and_then(|cap| fig::capacity_ratio(cap, &c.stack, sides.0, sides.1, baseline_auth)),
         memory_bytes: capacity.and_then(|cap| {
@@ -377,6 +389,33 @@ pub struct Table {
     pub columns: Vec<String>,
     /// The certificate every row's handshakes used, as the first connection showed it.
     pub cert: String,
+    /// How much the host moved during the run and, where figures are not resolved, what to do.
+    pub host: String,
+}
+
+/// What a reader needs to know first about a run on a shared host: how far the host's speed moved
+/// between the run's processes (`process_samples.host_drift_pct`), how many figures of the table
+/// are not resolved, and what gives answers where time cannot.
+pub fn host_sentence(drift_pct: Option<f64>, unresolved: usize) -> String {
+    let moved = drift_pct.map_or(String::new(), |d| {
+        format!(
+            "The host's speed moved {d:.1}% between this run's processes (their speeds' RSD){}",
+            if d <= 1.0 && unresolved == 0 {
+                ": a quiet run."
+            } else {
+                ". "
+            }
+        )
+    });
+    if unresolved == 0 {
+        return moved;
+    }
+    format!(
+        "{moved}{unresolved} figure{} below {} not resolved: on this run {} interval holds zero or is wider than the figure. A quieter hour, a longer budget (<code>make run BUDGET=1200</code>) or instruction counts, which do not move with the host (<code>pqprof run --counter instructions</code>), answer where time cannot.",
+        if unresolved == 1 { "" } else { "s" },
+        if unresolved == 1 { "is" } else { "are" },
+        if unresolved == 1 { "its" } else { "each one's" },
+    )
 }
 
 fn signed_count(x: f64) -> String {
@@ -453,31 +492,21 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         None => Cell::missing("no composition of this stack's library"),
     });
     out.push(match f.real_ns {
-        Some(d) => {
-            let mut values = vec![value("real", d)];
-            let sub = f.real_interval.map_or(String::new(), |i| {
-                values.push(value("real-lo", i.lo95_ns));
-                values.push(value("real-hi", i.hi95_ns));
-                interval_us(i.lo95_ns, i.hi95_ns)
-            });
-            Cell {
-                text: units::signed_time(d),
-                sub,
-                href: hs.clone(),
-                title: format!(
-                    "median loopback connection, {} minus {}; the interval is the 95% bootstrap interval of the median of the {} rounds' paired differences",
-                    c.group,
-                    c.baseline,
-                    f.real_interval.map_or(0, |i| i.rounds)
-                ),
-                class: String::new(),
-                values,
-            }
-        }
+        Some(d) => real_cell(d, f.real_interval, c, hs.clone()),
         None => Cell::missing("no real handshakes of both scenarios"),
     });
-    out.push(match f.explained_pct {
-        Some(p) => Cell {
+    out.push(match (f.explained_pct, f.explained_resolved) {
+        (Some(p), Some(false)) => Cell {
+            text: "not resolved".into(),
+            sub: String::new(),
+            href: insitu.clone(),
+            title: format!(
+                "{p:.0}% here, but the in-situ crypto difference or the connection's difference is not resolved on this run (its 95% interval holds zero or is wider than itself)"
+            ),
+            class: "unresolved".into(),
+            values: vec![value("explained", p)],
+        },
+        (Some(p), _) => Cell {
             text: format!("{p:.0}%"),
             sub: String::new(),
             href: insitu.clone(),
@@ -485,7 +514,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
             class: String::new(),
             values: vec![value("explained", p)],
         },
-        None => Cell::missing("this stack's crypto is not timed in situ here"),
+        (None, _) => Cell::missing("this stack's crypto is not timed in situ here"),
     });
     out.push(match f.capacity_ratio {
         Some(x) => Cell {
@@ -542,6 +571,65 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
     out
 }
 
+/// "±12.3 µs": the half-width an unresolved difference is shown with.
+fn half_us(lo: f64, hi: f64) -> String {
+    let h = (hi - lo) / 2e3;
+    format!("±{h:.digits$} µs", digits = if h >= 100.0 { 0 } else { 1 })
+}
+
+/// The real loopback difference: with its interval beneath where the interval supports it
+/// (`figures::answer::resolved`), else "not resolved" with the half-width (the difference stays in
+/// the title and the page's data).
+fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) -> Cell {
+    let mut values = vec![value("real", d)];
+    let resolved = interval.is_none_or(|i| fig::resolved(d, (i.lo95_ns, i.hi95_ns)));
+    let sub = interval.map_or(String::new(), |i| {
+        values.push(value("real-lo", i.lo95_ns));
+        values.push(value("real-hi", i.hi95_ns));
+        if resolved {
+            interval_us(i.lo95_ns, i.hi95_ns)
+        } else {
+            half_us(i.lo95_ns, i.hi95_ns)
+        }
+    });
+    let how = match interval {
+        Some(i) if i.block > 0 => format!(
+            "the median of {} paired differences of blocks of {} connections, each block run next to the other's, and its 95% bootstrap interval",
+            i.pairs, i.block
+        ),
+        Some(i) => format!(
+            "the difference of the medians; the interval is the 95% bootstrap interval of the median of the {} rounds' paired differences",
+            i.pairs
+        ),
+        None => "the difference of the medians".into(),
+    };
+    Cell {
+        text: if resolved {
+            units::signed_time(d)
+        } else {
+            "not resolved".into()
+        },
+        sub,
+        href,
+        title: format!(
+            "loopback connection, {} minus {}: {how}{}",
+            c.group,
+            c.baseline,
+            match interval {
+                Some(i) if !resolved => format!(
+                    " ({} here, {} to {}: its interval holds zero or is wider than itself)",
+                    units::signed_time(d),
+                    units::signed_time(i.lo95_ns),
+                    units::signed_time(i.hi95_ns)
+                ),
+                _ => String::new(),
+            }
+        ),
+        class: if resolved { "" } else { "unresolved" }.into(),
+        values,
+    }
+}
+
 /// The extra time at one RTT: the difference of the two cells' p50s, or, where its 95% interval
 /// holds zero, "not resolved" with the interval's half-width beneath (the difference stays in the
 /// title and the page's data).
@@ -554,8 +642,8 @@ fn rtt_extra_cell(
 ) -> Cell {
     let ms_text = |x: f64| format!("{:+.2} ms", x / 1e6).replace('-', "−");
     let mut values = vec![value(&format!("rtt-{ms}"), x)];
-    // A difference whose interval holds zero is not an answer: its bound is.
-    let resolved = interval.is_none_or(|(lo, hi)| lo > 0.0 || hi < 0.0);
+    // A difference whose interval holds zero, or is wider than itself, is not an answer.
+    let resolved = interval.is_none_or(|i| fig::resolved(x, i));
     let sub = interval.map_or(String::new(), |(lo, hi)| {
         values.push(value(&format!("rtt-{ms}-lo"), lo));
         values.push(value(&format!("rtt-{ms}-hi"), hi));
@@ -583,7 +671,7 @@ fn rtt_extra_cell(
                 None => String::new(),
             }
         ),
-        class: String::new(),
+        class: if resolved { "" } else { "unresolved" }.into(),
         values,
     }
 }
@@ -631,7 +719,15 @@ pub fn table(run: &Run) -> Table {
     certs.sort();
     certs.dedup();
     let (note, note_source) = super::machine_note(&r.run.host).unwrap_or_default();
+    let unresolved = groups
+        .iter()
+        .flat_map(|g| &g.rows)
+        .flat_map(|row| &row.cells)
+        .filter(|c| c.class == "unresolved")
+        .count();
+    let drift = r.process_samples.as_ref().and_then(|p| p.host_drift_pct);
     Table {
+        host: host_sentence(drift, unresolved),
         note,
         note_source,
         machine: super::machine_label(&r.run.host),
@@ -664,6 +760,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_host_sentence_says_how_far_it_moved_and_what_to_do() {
+        assert_eq!(
+            host_sentence(Some(0.36), 0),
+            "The host's speed moved 0.4% between this run's processes (their speeds' RSD): a quiet run."
+        );
+        let noisy = host_sentence(Some(7.9), 3);
+        assert!(
+            noisy.starts_with("The host's speed moved 7.9% between this run's processes (their speeds' RSD). 3 figures below are not resolved"),
+            "{noisy}"
+        );
+        assert!(noisy.contains("BUDGET=1200") && noisy.contains("--counter instructions"));
+        assert!(
+            host_sentence(None, 1).starts_with("1 figure below is not resolved: on this run its")
+        );
+        assert_eq!(host_sentence(None, 0), "");
+    }
+
+    #[test]
     fn a_change_round_trips_through_its_key() {
         let c = Change {
             protocol: "tls13".into(),
@@ -685,12 +799,15 @@ mod tests {
             group: "X25519MLKEM768".into(),
             baseline: "X25519".into(),
         };
-        // +0.17 ms ± 0.09: resolved, shown with its half-width.
-        let clear = super::rtt_extra_cell(5.6, 0.17e6, Some((0.08e6, 0.26e6)), &c, "m");
+        // +0.17 ms ± 0.08: resolved, shown with its half-width.
+        let clear = super::rtt_extra_cell(5.6, 0.17e6, Some((0.09e6, 0.25e6)), &c, "m");
         assert_eq!(
             (clear.text.as_str(), clear.sub.as_str()),
-            ("+0.17 ms", "±0.09 ms")
+            ("+0.17 ms", "±0.08 ms")
         );
+        // +0.17 ms ± 0.09: clear of zero, but wider than itself.
+        let wide = super::rtt_extra_cell(5.6, 0.17e6, Some((0.08e6, 0.26e6)), &c, "m");
+        assert_eq!(wide.text, "not resolved");
         // +0.05 ms ± 0.20, straddling zero: not an answer, its interval beneath.
         let noise = super::rtt_extra_cell(5.6, 0.05e6, Some((-0.15e6, 0.25e6)), &c, "m");
         assert_eq!(

@@ -3,6 +3,7 @@
 //! ML-DSA-44 chain beside Paquin et al.'s Dilithium2, and what is not negotiable in TLS 1.3 here.
 
 use super::Run;
+use crate::figures::answer;
 use crate::figures::auth::{self as fig, Figures, Row as Key};
 use crate::units::{count, ratio, signed_time, time};
 use serde::Serialize;
@@ -14,6 +15,10 @@ pub struct View {
     pub baseline: String,
     pub window: String,
     pub columns: Vec<&'static str>,
+    /// Each column's most common cell title, on its header: a cell carries a title of its own only
+    /// where it says something else (the page is read per machine, and repeating a column's
+    /// sentence in every row is most of its weight).
+    pub column_titles: Vec<String>,
     pub rows: Vec<Row>,
     /// Per point: stack, RTT, loss, our two leaf-only cells, their RTT and their two medians.
     pub paquin: Vec<Vec<String>>,
@@ -76,6 +81,31 @@ fn interval_us(lo: f64, hi: f64) -> String {
     )
 }
 
+/// A difference with its 95% interval beneath, or "not resolved" with the interval's half-width
+/// where the interval holds zero or is wider than the difference (`figures::answer::resolved`).
+fn difference(d: f64, interval: Option<(f64, f64)>, title: &str, name: &str) -> Cell {
+    let values = [(name, Some(d))];
+    match interval {
+        Some(i) if !answer::resolved(d, i) => cell(
+                "not resolved".into(),
+                format!("±{}", time((i.1 - i.0) / 2.0)),
+                &format!(
+                    "{title}: {} here, {} to {}, an interval that holds zero or is wider than the difference",
+                    signed_time(d),
+                    signed_time(i.0),
+                    signed_time(i.1)
+                ),
+            &values,
+        ),
+        _ => cell(
+            signed_time(d),
+            interval.map_or(String::new(), |(lo, hi)| interval_us(lo, hi)),
+            title,
+            &values,
+        ),
+    }
+}
+
 fn cells(f: &Figures) -> Vec<Cell> {
     let against = |x: Option<f64>| if f.baseline { None } else { x };
     let mut out = Vec::new();
@@ -100,13 +130,15 @@ fn cells(f: &Figures) -> Vec<Cell> {
         None => dash("no real handshake of this chain here (network only)"),
     });
     out.push(match against(f.real_ns) {
-        Some(d) => cell(
-            signed_time(d),
-            f.real_interval
-                .map_or(String::new(), |i| interval_us(i.lo95_ns, i.hi95_ns)),
-            "median connection minus the baseline chain's, same group and stack; the interval is that of the median of the rounds' paired differences",
-            &[("real", Some(d))],
-        ),
+        Some(d) => {
+            let i = f.real_interval.map(|i| (i.lo95_ns, i.hi95_ns));
+            difference(
+                d,
+                i,
+                "median connection minus the baseline chain's, same group and stack, paired (the real handshakes' interval)",
+                "real",
+            )
+        }
         None if f.baseline => dash("the baseline"),
         None => dash("no real handshakes of both chains"),
     });
@@ -162,12 +194,21 @@ fn cells(f: &Figures) -> Vec<Cell> {
         None => dash("the grid has no such cell"),
     });
     out.push(match f.p50_ns {
-        Some(p) => cell(
-            time(p),
-            against(f.extra_ns).map_or(String::new(), signed_time),
-            "median connect to handshake complete at 78.7 ms RTT and no loss, and its difference from the baseline chain's",
-            &[("p50", Some(p)), ("extra", against(f.extra_ns))],
-        ),
+        Some(p) => {
+            let extra = against(f.extra_ns);
+            let sub = extra.map_or(String::new(), |x| match f.extra_interval_ns {
+                Some(i) if !answer::resolved(x, i) => {
+                    format!("extra not resolved (±{})", time((i.1 - i.0) / 2.0))
+                }
+                _ => signed_time(x),
+            });
+            cell(
+                time(p),
+                sub,
+                "median connect to handshake complete at 78.7 ms RTT and no loss, and its difference from the baseline chain's (not resolved where its 95% interval, each cell's p50 interval in quadrature, holds zero or is wider than itself)",
+                &[("p50", Some(p)), ("extra", extra)],
+            )
+        }
         None => dash("the grid has no such cell"),
     });
     out.push(match f.lossy {
@@ -206,6 +247,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 });
                 last = Some(group);
             }
+            let column_titles = shared_titles(&mut rows);
             let paquin = r
                 .network
                 .iter()
@@ -240,9 +282,39 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                     })
                     .unwrap_or_default(),
                 columns: COLUMNS.to_vec(),
+                column_titles,
                 rows,
                 paquin,
             })
+        })
+        .collect()
+}
+
+/// Per column, the title most of its cells carry (the first such, on a tie), which is then left off
+/// those cells.
+fn shared_titles(rows: &mut [Row]) -> Vec<String> {
+    let columns = rows.first().map_or(0, |r| r.cells.len());
+    (0..columns)
+        .map(|k| {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for r in rows.iter() {
+                let t = r.cells.get(k).map_or("", |c| c.title.as_str());
+                match counts.iter_mut().find(|(x, _)| *x == t) {
+                    Some(c) => c.1 += 1,
+                    None => counts.push((t, 1)),
+                }
+            }
+            let shared = counts
+                .iter()
+                .fold(("", 0), |best, &c| if c.1 > best.1 { c } else { best })
+                .0
+                .to_string();
+            for r in rows.iter_mut() {
+                if let Some(c) = r.cells.get_mut(k).filter(|c| c.title == shared) {
+                    c.title.clear();
+                }
+            }
+            shared
         })
         .collect()
 }

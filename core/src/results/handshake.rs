@@ -154,6 +154,14 @@ pub struct Handshakes {
     /// median of batches, in the client process), nanoseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_call_cost_ns: Option<f64>,
+    /// Files from 2026-12-02 on: the paired design. In every round the scenarios of one stack
+    /// (plain, or in situ) take turns this many connections at a time, the order turning every
+    /// block, and a scenario's difference from the one it is against is the median of the
+    /// two's block-median differences (`figures::handshake::paired_connections`). Absent: each
+    /// scenario made its round's connections back to back, and `measured_delta_ns` is the
+    /// difference of the two medians.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_block: Option<usize>,
 }
 
 /// What the first, unmeasured connection showed.
@@ -258,9 +266,15 @@ pub struct Scenario {
     /// same group with the baseline authentication. Absent in older files: the baseline group.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against: Option<Against>,
-    /// Against that scenario on the same stack: ratio of medians and difference.
+    /// Against that scenario on the same stack: the ratio of the medians, and the difference: of
+    /// the medians before the paired design, the median of the paired block differences in it.
     pub vs_baseline_ratio: Option<f64>,
     pub measured_delta_ns: Option<f64>,
+    /// The paired difference's 95% interval and its pairs (files of the paired design).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_delta_ci95_ns: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_delta_pairs: Option<usize>,
     /// The composed difference of the same two suites, from the stack named in `composed_stack`.
     pub composed_delta_ns: Option<f64>,
     /// The composition stack made of the code this real stack runs (schema 2; before: "default",
