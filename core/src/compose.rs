@@ -96,6 +96,31 @@ fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// The 95% half-width of the composed difference `a - b` (two suites of one stack): the phases
+/// both use equally cancel, and each phase whose count differs adds its median's half-width
+/// (`Phase::median_ci95_ns`, which holds the spread between the run's processes) times the
+/// difference in count, in quadrature. Quadrature treats the phases as independent; a drift of
+/// the host that moves a phase of `a` and one of `b` alike would partly cancel, so the interval
+/// errs wide. `None` where a differing phase is missing or has no interval.
+pub fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+    let mut counts: Vec<(crate::results::PhaseId, f64)> = Vec::new();
+    for (parts, sign) in [(a, 1.0), (b, -1.0)] {
+        for p in parts {
+            let id = p.id();
+            match counts.iter_mut().find(|(x, _)| *x == id) {
+                Some(c) => c.1 += sign * f64::from(p.count),
+                None => counts.push((id, sign * f64::from(p.count))),
+            }
+        }
+    }
+    let mut sq = 0.0;
+    for (id, n) in counts.iter().filter(|(_, n)| *n != 0.0) {
+        let (lo, hi) = crate::results::find_phase(phases, id)?.median_ci95_ns?;
+        sq += (n * (hi - lo) / 2.0).powi(2);
+    }
+    Some(sq.sqrt())
+}
+
 /// Bootstrap worlds and draws per world behind the composed intervals. 1,000 worlds put 25 of
 /// them beyond each 95% bound (200 gave 5); 1,000 draws per world keep `check` of a full run to a
 /// couple of seconds on 2 cores. The draws add their own noise to each world's median, so the
@@ -332,6 +357,39 @@ mod tests {
         );
         // Deterministic: the same seed gives the same figures.
         assert_eq!(compose(&parts, &phases).unwrap().median_ns, c.median_ns);
+    }
+
+    #[test]
+    fn a_composed_difference_carries_the_phases_that_differ() {
+        let mut keygen = phase(Operation::DhKeygen, &[10, 20, 30]);
+        keygen.median_ci95_ns = Some((18.0, 22.0));
+        let mut kem = phase(Operation::KemKeygen, &[50, 60]);
+        kem.median_ci95_ns = Some((54.0, 60.0));
+        let mut derive = phase(Operation::DhDerive, &[7]);
+        derive.median_ci95_ns = Some((0.0, 100.0));
+        let phases = [keygen, kem, derive];
+        let part = |op: Operation, count: u32| SuitePhase {
+            backend: "b".into(),
+            algorithm: "X25519".into(),
+            operation: op,
+            count,
+        };
+        // a: 2 keygens, 1 KEM keygen, 2 derives; b: 1 keygen, 2 derives. The derives cancel
+        // (however wide); one keygen (half-width 2) and one KEM keygen (3) remain: sqrt(4 + 9).
+        let a = [
+            part(Operation::DhKeygen, 2),
+            part(Operation::KemKeygen, 1),
+            part(Operation::DhDerive, 2),
+        ];
+        let b = [part(Operation::DhKeygen, 1), part(Operation::DhDerive, 2)];
+        assert_eq!(delta_half95_ns(&a, &b, &phases), Some(13f64.sqrt()));
+        assert_eq!(delta_half95_ns(&b, &a, &phases), Some(13f64.sqrt()));
+        assert_eq!(delta_half95_ns(&a, &a, &phases), Some(0.0));
+        // A differing phase without an interval, or not measured: none.
+        let mut bare = phases.clone();
+        bare[1].median_ci95_ns = None;
+        assert_eq!(delta_half95_ns(&a, &b, &bare), None);
+        assert_eq!(delta_half95_ns(&a, &b, &phases[..1]), None);
     }
 
     #[test]

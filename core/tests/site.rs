@@ -397,3 +397,85 @@ fn the_certificate_section_shows_every_chain_and_a_changed_figure_is_caught() {
         "{problems:?}"
     );
 }
+
+/// Every cell of the answer table whose figure has an interval that does not support it reads "not
+/// resolved"; a resolved one reads as a figure. The committed Xeon run is fed to the renderer
+/// twice: as measured, then with its hybrids' rounds made to straddle zero (every other round's
+/// sample median moved by five times the difference, up then down) and the phases that set the
+/// composed key exchanges apart given intervals ten times their median.
+#[test]
+fn an_unresolved_figure_is_never_shown_as_an_answer() {
+    use pqprof_core::figures::answer::resolved;
+    use pqprof_core::render::answer;
+    let check = |run: &render::Run| -> (usize, usize) {
+        let t = answer::table(run);
+        let (mut shown, mut unresolved) = (0, 0);
+        for c in (answer::QUESTIONS[0].changes)(&run.results) {
+            let f = answer::figures(&run.results, &c);
+            let row = t
+                .groups
+                .iter()
+                .flat_map(|g| &g.rows)
+                .find(|r| r.key == c.key(&run.json_href))
+                .unwrap();
+            let mut figures = vec![(
+                0,
+                f.composed_ns,
+                f.composed_half95_ns
+                    .zip(f.composed_ns)
+                    .map(|(h, d)| (d - h, d + h)),
+            )];
+            figures.push((
+                1,
+                f.real_ns,
+                f.real_interval.map(|i| (i.lo95_ns, i.hi95_ns)),
+            ));
+            for (k, (x, i)) in f
+                .rtt_extra_ns
+                .iter()
+                .zip(&f.rtt_extra_interval_ns)
+                .enumerate()
+            {
+                figures.push((6 + k, *x, *i));
+            }
+            for (col, x, i) in figures {
+                let (Some(x), Some(i)) = (x, i) else { continue };
+                let text = &row.cells[col].text;
+                if resolved(x, i) {
+                    shown += 1;
+                    assert_ne!(text, "not resolved", "{c:?} column {col}");
+                } else {
+                    unresolved += 1;
+                    assert_eq!(text, "not resolved", "{c:?} column {col}: {x} in {i:?}");
+                }
+            }
+            if f.explained_resolved == Some(false) {
+                unresolved += 1;
+                assert_eq!(row.cells[2].text, "not resolved", "{c:?}");
+            }
+        }
+        (shown, unresolved)
+    };
+    let mut runs = render::load(&[xeon_shown()]).unwrap();
+    let mut run = runs.remove(0);
+    let (shown, _) = check(&run);
+    assert!(shown >= 6, "{shown} resolved figures in the measured run");
+    let r = &mut run.results;
+    for s in r.handshakes.as_mut().unwrap().scenarios.iter_mut() {
+        let Some(d) = s.measured_delta_ns.filter(|_| s.suite == "X25519MLKEM768") else {
+            continue;
+        };
+        for (k, m) in s.sample_medians_ns.iter_mut().enumerate() {
+            *m += if k % 2 == 0 { 5.0 } else { -5.0 } * d.abs();
+        }
+    }
+    for p in r.phases.iter_mut().filter(|p| p.algorithm == "ML-KEM-768") {
+        let m = p.stats.median_ns;
+        p.median_ci95_ns = Some((-9.0 * m, 11.0 * m));
+    }
+    let (_, unresolved) = check(&run);
+    assert!(
+        unresolved >= 6,
+        "{unresolved} unresolved figures after the noise"
+    );
+}

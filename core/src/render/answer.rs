@@ -185,6 +185,10 @@ pub const RTTS_MS: [f64; 2] = [5.6, 78.7];
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub composed_ns: Option<f64>,
+    /// Its 95% half-width from the phases that differ (`compose::delta_half95_ns`).
+    pub composed_half95_ns: Option<f64>,
+    /// The same difference in instructions, where the run counted them.
+    pub composed_instructions: Option<f64>,
     pub composed_stack: String,
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
@@ -222,20 +226,27 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
             (x.crypto_ns + x.remainder_ns) - (y.crypto_ns + y.remainder_ns),
         )
     });
-    let composed = s.and_then(|s| {
+    let suites = s.and_then(|s| {
         let suite = |side: &str| {
             r.suite(
                 &fig::composed_suite(Side::parse(side), certificates, baseline_auth),
                 &s.composed_stack,
             )
-            .map(|x| x.composed.median_ns)
         };
-        Some(suite(&c.group)? - suite(&c.baseline)?)
+        Some((suite(&c.group)?, suite(&c.baseline)?))
     });
+    let composed = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
+    // Instructions do not move with the host: where the run counted them (`run --counter
+    // instructions`), the composed difference in instructions stands beside the time.
+    let composed_instructions = suites.and_then(|(a, b)| Some(a.instructions? - b.instructions?));
+    let composed_half =
+        suites.and_then(|(a, b)| crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases));
     let capacity = r.capacity.as_ref();
     let real = fig::real_delta(s, b, r.pair_block());
     Figures {
         composed_ns: composed,
+        composed_half95_ns: composed_half,
+        composed_instructions,
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
         real_ns: real.0,
         real_interval: real.1,
@@ -478,17 +489,40 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         )
     };
     out.push(match f.composed_ns {
-        Some(d) => Cell {
-            text: units::signed_time(d),
-            sub: String::new(),
-            href: card,
-            title: format!(
+        Some(d) => {
+            let title = format!(
                 "{} minus {} composed from the phases of {} (the code {} runs), medians",
                 c.group, c.baseline, f.composed_stack, c.stack
-            ),
-            class: String::new(),
-            values: vec![value("composed", d)],
-        },
+            );
+            let interval = f.composed_half95_ns.map(|h| (d - h, d + h));
+            match interval {
+                Some(i) if !fig::resolved(d, i) => Cell {
+                    text: "not resolved".into(),
+                    sub: match f.composed_instructions {
+                        Some(n) => format!("{} · {} instr.", half_us(i.0, i.1), signed_count(n)),
+                        None => half_us(i.0, i.1),
+                    },
+                    href: card,
+                    title: format!(
+                        "{title}: {} here, ± {} from the phases that differ, an interval that holds zero or is wider than the difference",
+                        units::signed_time(d),
+                        units::time((i.1 - i.0) / 2.0)
+                    ),
+                    class: "unresolved".into(),
+                    values: vec![value("composed", d)],
+                },
+                _ => Cell {
+                    text: units::signed_time(d),
+                    sub: f
+                        .composed_instructions
+                        .map_or(String::new(), |n| format!("{} instr.", signed_count(n))),
+                    href: card,
+                    title,
+                    class: String::new(),
+                    values: vec![value("composed", d)],
+                },
+            }
+        }
         None => Cell::missing("no composition of this stack's library"),
     });
     out.push(match f.real_ns {
