@@ -384,9 +384,10 @@ pub struct RunArgs {
     #[arg(long = "backend", value_parser = clap::builder::PossibleValuesParser::new(crate::backend::cli_names()))]
     pub backends: Vec<String>,
     /// Independent processes every phase is measured in at least (each with a K-th of the
-    /// iterations and budget, the phase order rotated between them); more follow for the phases
-    /// still wider than --precision while --budget-s lasts. 1: one process, no precision batches.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=12))]
+    /// iterations and budget, the phase order rotated between them; a phase whose calls take
+    /// seconds, on its 10-call floor, in the first 3 only); more follow for the phases still
+    /// wider than --precision while --budget-s lasts. 1: one process, no precision batches.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=12))]
     pub samples: u32,
     /// The 95% half-width, percent of the median, every phase is measured towards.
     #[arg(long, default_value_t = 1.0)]

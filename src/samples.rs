@@ -48,6 +48,61 @@ fn first_iterations() -> usize {
 /// phase (and every chunk has its own lead-in, `measure::LEAD_IN_NS`).
 const WARMUP_MS: u64 = 10;
 
+/// The first processes that measure the phases on their floor (calls of seconds: SLH-DSA-128s
+/// signing and its keygen, whose checks sign too), their 10 calls split 4 + 3 + 3. The first K
+/// processes beyond these leave those phases out: on the Zen 4 VM a process spent 21 of its 29 s
+/// in SLH-DSA-128s (perf: Keccak), 14 of them untimed (warm-up calls, checks, set-up keys and
+/// signatures), so five processes that all measured it took 171 s against three's 127 s.
+const FLOOR_PROCESSES: usize = 3;
+
+/// A first process past `FLOOR_PROCESSES` against a full one, as a share of its time: on the
+/// Zen 4 VM one without the six phases on their floor took 10.6 s against 28.7 s.
+const LIGHT_SHARE: f64 = 0.4;
+
+/// The smallest share of their timed calls the first processes are shrunk to on a slow host.
+const MIN_SCALE: f64 = 0.25;
+
+/// The share of their timed calls the first processes after the first are made to take, so that
+/// all K fit in the `left_s` seconds left: a process is its timed calls (the first process's
+/// share `m` of its wall time, which scales) and everything else (warm-ups, set-up, checks, its
+/// start: which does not), and a process past `FLOOR_PROCESSES` takes `LIGHT_SHARE` of a full
+/// one. 1 where they fit as they are; at least `MIN_SCALE`, where even that does not fit (the run
+/// then takes longer than its budget, and its intervals say so).
+fn first_scale(first: &Batch, k: usize, left_s: f64) -> f64 {
+    let full = k.min(FLOOR_PROCESSES).saturating_sub(1) as f64;
+    let light = k.saturating_sub(FLOOR_PROCESSES) as f64 * LIGHT_SHARE;
+    let timed_s: f64 = first
+        .results
+        .phases
+        .iter()
+        .filter_map(|p| p.timed_ms)
+        .sum::<f64>()
+        / 1e3;
+    scale_to_fit(first.wall_s, timed_s, full + light, left_s)
+}
+
+/// `first_scale`'s arithmetic: `weight` processes like one of `wall_s` seconds, `timed_s` of them
+/// its timed calls, made to fit `left_s`.
+fn scale_to_fit(wall_s: f64, timed_s: f64, weight: f64, left_s: f64) -> f64 {
+    if weight <= 0.0 || wall_s <= 0.0 || wall_s * weight <= left_s {
+        return 1.0;
+    }
+    let m = (timed_s / wall_s).clamp(0.0, 1.0);
+    if m == 0.0 {
+        return MIN_SCALE;
+    }
+    ((left_s / (wall_s * weight) - (1.0 - m)) / m).clamp(MIN_SCALE, 1.0)
+}
+
+/// Every phase not on its floor, by id: what a first process past `FLOOR_PROCESSES` measures.
+fn off_the_floor(phases: &[Phase]) -> Vec<String> {
+    phases
+        .iter()
+        .filter(|p| p.iterations_reason != Reason::Floor)
+        .map(|p| p.id().to_string())
+        .collect()
+}
+
 /// No phase is measured in more processes than this, whatever the budget.
 pub const MAX_PROCESSES: usize = 12;
 
@@ -69,11 +124,39 @@ pub fn run_samples(args: &Options) -> Result<Results> {
     std::fs::create_dir_all(&dir)?;
     let result = (|| -> Result<Results> {
         let mut batches: Vec<Batch> = Vec::new();
+        let mut scale = 1.0;
         for i in 0..k {
-            if !args.quiet {
-                eprintln!("run: process {}/{k}, every phase ...", i + 1);
+            if i == 1 {
+                if let Some(b) = args.budget {
+                    let left = b.as_secs_f64() - started.elapsed().as_secs_f64();
+                    scale = first_scale(&batches[0], k, left);
+                    if scale < 1.0 && !args.quiet {
+                        eprintln!(
+                            "run: the first process took {:.0} s; the other {} are made {:.0}% as long in their timed calls to keep to the budget (the floor and the warm-ups stay)",
+                            batches[0].wall_s,
+                            k - 1,
+                            scale * 100.0
+                        );
+                    }
+                }
             }
-            batches.push(child(args, &dir, i, i * n / k, None)?);
+            // Past the first FLOOR_PROCESSES, the phases on their floor in the first process
+            // stay out: their few calls are split among those processes already.
+            let only = (i >= FLOOR_PROCESSES)
+                .then(|| batches.first().map(|b| off_the_floor(&b.results.phases)))
+                .flatten();
+            if !args.quiet {
+                eprintln!(
+                    "run: process {}/{k}, every phase{} ...",
+                    i + 1,
+                    if only.is_some() {
+                        " but those on their floor"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            batches.push(child(args, &dir, i, i * n / k, only, scale)?);
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
@@ -105,7 +188,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
                 );
             }
             let i = batches.len();
-            batches.push(child(args, &dir, i, i * n / k, Some(chosen))?);
+            batches.push(child(args, &dir, i, i * n / k, Some(chosen), 1.0)?);
         }
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
         let drift = out
@@ -129,6 +212,7 @@ pub fn run_samples(args: &Options) -> Result<Results> {
             target_pct: Some(args.precision_pct),
             budget_s: args.budget.map(|b| b.as_secs_f64()),
             processes: Some(k),
+            first_scale: (scale < 1.0).then_some(scale),
             // Each process's warm-up per phase.
             warmup_ms: WARMUP_MS,
         };
@@ -158,6 +242,7 @@ fn child(
     i: usize,
     rotate: usize,
     only: Option<Vec<String>>,
+    scale: f64,
 ) -> Result<Batch> {
     let k = args.samples.max(1);
     let t0 = Instant::now();
@@ -172,17 +257,25 @@ fn child(
         .arg("--quiet");
     cmd.args([
         "--budget-ms",
-        &((args.budget_ms as f64 * FIRST_SHARE) as u64 / k as u64)
+        &((args.budget_ms as f64 * FIRST_SHARE * scale) as u64 / k as u64)
             .max(1)
             .to_string(),
         "--rounds",
         &args.rounds.to_string(),
         "--worker-iterations",
-        &per_process(first_iterations(), k).to_string(),
-        // The floor is split like a forced count (4 + 3 + 3 of 10): a phase on its floor is one
-        // whose calls take seconds (SLH-DSA-128s signing), so each call above it is dear.
+        &((per_process(first_iterations(), k) as f64 * scale).round() as usize)
+            .max(1)
+            .to_string(),
+        // The floor is split like a forced count (4 + 3 + 3 of 10) over the processes that
+        // measure the phases on it (`FLOOR_PROCESSES`): a phase on its floor is one whose calls
+        // take seconds (SLH-DSA-128s signing), so each call above it is dear.
         "--worker-floor",
-        &share(results::Settings::default().min_iterations, k, i).to_string(),
+        &share(
+            results::Settings::default().min_iterations,
+            k.min(FLOOR_PROCESSES),
+            i,
+        )
+        .to_string(),
         "--worker-warmup-ms",
         &WARMUP_MS.to_string(),
     ]);
@@ -506,6 +599,21 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_processes_shrink_only_their_timed_calls_and_only_as_far_as_needed() {
+        // 3.8 processes like one of 30 s fit in 120 s: as they are.
+        assert_eq!(scale_to_fit(30.0, 12.0, 3.8, 120.0), 1.0);
+        // In 95 s: each may take 25 s of its 30; 18 s do not scale, so 7 of its 12 timed ones.
+        let s = scale_to_fit(30.0, 12.0, 3.8, 95.0);
+        assert!((s - (95.0 / 114.0 - 0.6) / 0.4).abs() < 1e-12, "{s}");
+        assert!((18.0 + 12.0 * s - 95.0 / 3.8).abs() < 1e-9);
+        // Nothing left to spend, or nothing that scales: the least.
+        assert_eq!(scale_to_fit(30.0, 12.0, 3.8, 0.0), MIN_SCALE);
+        assert_eq!(scale_to_fit(30.0, 0.0, 3.8, 60.0), MIN_SCALE);
+        // One process only: nothing to scale.
+        assert_eq!(scale_to_fit(30.0, 12.0, 0.0, 1.0), 1.0);
+    }
 
     /// A committed results file, as a child's output.
     fn child() -> Results {

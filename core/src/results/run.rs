@@ -159,6 +159,10 @@ pub struct Settings {
     /// counts, budget and floor above are per phase over all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<usize>,
+    /// The share of their timed calls the first processes after the first were made to take on a
+    /// host too slow for all K in the budget (`run --samples`; absent: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_scale: Option<f64>,
 }
 
 impl Default for Settings {
@@ -173,6 +177,7 @@ impl Default for Settings {
             target_pct: None,
             budget_s: None,
             processes: None,
+            first_scale: None,
         }
     }
 }
