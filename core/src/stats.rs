@@ -1,4 +1,6 @@
-//! Statistics over timing samples: pure functions, tested against hand-computed values.
+//! Statistics over timing samples: pure functions, tested against hand-computed values and, for
+//! the properties every input must keep (an interval holds its estimate, order does not matter
+//! where it should not), against generated ones (`properties`).
 //!
 //! `Sample` is a slice that cannot be empty or hold a NaN or an infinity, and the summary and the
 //! median's and the mean's intervals are its methods. The functions over plain slices stay for the
@@ -6,6 +8,8 @@
 //! go through `Sample` and give `None` for what it refuses; the others keep their answers for no
 //! samples (`mean` and `median` NaN, `stdev` 0).
 
+#[cfg(test)]
+mod properties;
 mod sample;
 
 pub use crate::results::{Outliers, Summary};
