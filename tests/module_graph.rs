@@ -19,7 +19,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Top-level module of a file under `src`: `src/render/svg.rs` -> render, `src/stats.rs` -> stats.
+/// Top-level module of a file under `src` (src/ or core/src/): `core/src/render/svg.rs` -> render,
+/// `core/src/stats.rs` -> stats, `src/run.rs` -> run.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).ok()?;
     let first = rel
