@@ -463,8 +463,6 @@ pub fn execute(command: Command) -> Result<()> {
     }
 }
 
-/// Reads the results file a producer adds a section to; refuses to replace a section that is
-/// already there unless `force`, since that would lose what was measured.
 /// Writes a results file a section was just added to, once the whole file holds against its own
 /// raw data (what `pqprof check` would say), so a section `check` rejects never lands.
 fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Result<()> {
@@ -480,6 +478,8 @@ fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Re
     results::update(file, r)
 }
 
+/// Reads the results file a producer adds a section to; refuses to replace a section that is
+/// already there unless `force`, since that would lose what was measured.
 fn section_target(
     file: &Path,
     existing: impl Fn(&Results) -> Option<String>,

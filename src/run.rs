@@ -442,13 +442,12 @@ fn primitive_includes(b: &dyn Backend, algorithm: &str, op: Operation) -> String
     }
 }
 
-/// The setup each handshake-form phase adds to its primitive form, where both were measured.
 /// Reference samples per round: 100 SHA-256 calls of 4 KiB, about 0.24 ms on the machine the
 /// reference is pinned to (2,364 ns each).
 pub const CALIBRATION_PER_ROUND: usize = 100;
 /// The reference workload's median on this project's baseline machine: the committed run
-/// results/vm-20261130T143648Z-a2ce70.json (AMD EPYC, Zen 4, 2.6 GHz TSC), `run.calibration.median_ns`.
-/// Calibrated figures are in that machine's time.
+/// results/archive/vm-20261130T143648Z-a2ce70.json (AMD EPYC, Zen 4, 2.6 GHz TSC),
+/// `run.calibration.median_ns`. Calibrated figures are in that machine's time.
 pub const CALIBRATION_PINNED_NS: f64 = 2_364.0;
 
 pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {

@@ -18,7 +18,7 @@ fn supporting(alg: &str, kind: Kind) -> Vec<Box<dyn Backend>> {
         .collect()
 }
 
-/// SPHINCS+ in liboqs 0.13 is the round-3.1 scheme, not FIPS 205 (see backend/liboqs.rs).
+/// SPHINCS+ in liboqs 0.13 is the round-3.1 scheme, not FIPS 205 (see src/backend/liboqs.rs).
 fn fips_205_pair(a: &dyn Backend, b: &dyn Backend, alg: &str) -> bool {
     !(alg.starts_with("SLH-DSA") && (a.name() == "liboqs") != (b.name() == "liboqs"))
 }

@@ -1,8 +1,9 @@
-//! The module graph of both crates has no cycles and every edge runs with the flow
-//! (ARCHITECTURE.md): the results schema imports nothing else of the tool, core never names the
-//! measuring crate, producers never reach into `check` or the pages, lower layers never import
-//! upper ones. Read from the sources: every `crate::NAME` a file mentions (in `use` lines, grouped
-//! `use crate::{a, b}` lists or paths) is an edge from the file's top-level module to NAME.
+//! The module graph of both crates has no cycles and every edge runs with the flow (the module
+//! order in core/src/lib.rs, the flow in src/lib.rs, the rules in the lists below): the results
+//! schema imports nothing else of the tool, core never names the measuring crate, producers never
+//! reach into `check` or the pages, lower layers never import upper ones. Read from the sources:
+//! every `crate::NAME` a file mentions (in `use` lines, grouped `use crate::{a, b}` lists or paths)
+//! is an edge from the file's top-level module to NAME.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Top-level module of a file under `src`: `src/render/svg.rs` -> render, `src/stats.rs` -> stats.
+/// Top-level module of a file under `src` (src/ or core/src/): `core/src/render/svg.rs` -> render,
+/// `core/src/stats.rs` -> stats, `src/run.rs` -> run.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let rel = file.strip_prefix(src).ok()?;
     let first = rel

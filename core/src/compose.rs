@@ -263,7 +263,6 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Int
         .collect()
 }
 
-/// Percent difference of `value` against `baseline`.
 /// The share of a full TLS 1.3 handshake's phase that runs on the server: it encapsulates and
 /// signs, the client generates the KEM key, decapsulates and verifies; each side makes one
 /// classical key share and derives once, and each runs the key schedule, transcript hash and
@@ -290,6 +289,7 @@ pub fn server_side_median_ns(suite: &SuiteResult, phases: &[Phase]) -> Option<f6
     Some(total)
 }
 
+/// Percent difference of `value` against `baseline`.
 pub fn delta_pct(value: f64, baseline: f64) -> f64 {
     (value / baseline - 1.0) * 100.0
 }

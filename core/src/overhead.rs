@@ -2,7 +2,7 @@
 //! and what `check` recomputes, derived the same way by both.
 
 use crate::results::{PairedMedian, PairedOverhead};
-use crate::stats;
+use crate::stats::Sample;
 
 /// The summary of paired blocks (each series one median per block, the variants' blocks in step)
 /// over the scenario's plain loopback median: the mean difference with its t-interval, and the
@@ -33,17 +33,20 @@ pub fn summarise(
         median: None,
     };
     let (timers, wrapper) = p.differences();
-    let (d, half) = stats::mean_half95(&timers)?;
+    let timers = Sample::new(&timers).ok()?;
+    // No wrapped variant: an empty series, no figure.
+    let wrapper = Sample::new(&wrapper).ok();
+    let (d, half) = timers.mean_half95()?;
     (p.delta_ns, p.delta_half95_ns) = (d, half);
     (p.pct, p.pct_hi95) = (d / median_ns * 100.0, (d + half) / median_ns * 100.0);
-    p.wrapper_ns = (!wrapper.is_empty()).then(|| stats::mean(&wrapper));
-    p.median = stats::median_interval(&timers).map(|(m, lo, hi)| PairedMedian {
+    p.wrapper_ns = wrapper.map(Sample::mean);
+    p.median = timers.median_interval().map(|(m, lo, hi)| PairedMedian {
         delta_ns: m,
         lo95_ns: lo,
         hi95_ns: hi,
         pct: m / median_ns * 100.0,
         pct_hi95: hi / median_ns * 100.0,
-        wrapper_ns: (!wrapper.is_empty()).then(|| stats::median(&wrapper)),
+        wrapper_ns: wrapper.map(Sample::median),
     });
     Some(p)
 }

@@ -1,6 +1,19 @@
-//! Statistics over timing samples: pure functions, tested against hand-computed values.
+//! Statistics over timing samples: pure functions, tested against hand-computed values and, for
+//! the properties every input must keep (an interval holds its estimate, order does not matter
+//! where it should not), against generated ones (`properties`).
+//!
+//! `Sample` is a slice that cannot be empty or hold a NaN or an infinity, and the summary and the
+//! median's and the mean's intervals are its methods. The functions over plain slices stay for the
+//! measuring crate's many callers: `summarize`, `median_ci95`, `median_interval` and `mean_half95`
+//! go through `Sample` and give `None` for what it refuses; the others keep their answers for no
+//! samples (`mean` and `median` NaN, `stdev` 0).
+
+#[cfg(test)]
+mod properties;
+mod sample;
 
 pub use crate::results::{Outliers, Summary};
+pub use sample::{Sample, SampleError};
 
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -43,22 +56,9 @@ pub fn median(xs: &[f64]) -> f64 {
     percentile_sorted(&sorted(xs), 50.0)
 }
 
-/// The full summary; `None` for no samples.
+/// The full summary (`Sample::summary`); `None` for no samples or a value that is not finite.
 pub fn summarize(xs: &[f64]) -> Option<Summary> {
-    if xs.is_empty() {
-        return None;
-    }
-    let s = sorted(xs);
-    Some(Summary {
-        mean_ns: mean(xs),
-        median_ns: percentile_sorted(&s, 50.0),
-        p95_ns: percentile_sorted(&s, 95.0),
-        p99_ns: percentile_sorted(&s, 99.0),
-        stdev_ns: stdev(xs),
-        min_ns: s[0],
-        max_ns: s[s.len() - 1],
-        iterations: xs.len(),
-    })
+    Sample::new(xs).ok().map(Sample::summary)
 }
 
 /// Operations per second for a mean time in nanoseconds.
@@ -234,20 +234,14 @@ pub fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
     Some((percentile_sorted(&s, 2.5), percentile_sorted(&s, 97.5)))
 }
 
-/// 95% percentile-bootstrap interval of the median (`bootstrap_medians`).
+/// `Sample::median_ci95` of a slice; `None` where it is not a `Sample`.
 pub fn median_ci95(xs: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
-    if resamples == 0 {
-        return None;
-    }
-    interval95(&bootstrap_medians(xs, resamples, seed))
+    Sample::new(xs).ok()?.median_ci95(resamples, seed)
 }
 
-/// The median of `xs` and its 95% bootstrap interval, with the phases' resamples and seed: for
-/// paired differences whose noise has heavy tails (a shared host's stalls), where a mean's
-/// t-interval is as wide as the stalls.
+/// `Sample::median_interval` of a slice; `None` where it is not a `Sample`.
 pub fn median_interval(xs: &[f64]) -> Option<(f64, f64, f64)> {
-    let (lo, hi) = median_ci95(xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)?;
-    Some((median(xs), lo, hi))
+    Sample::new(xs).ok()?.median_interval()
 }
 
 /// Every statistic of one phase that is computed from its samples alone: what `run`, `--samples`
@@ -292,10 +286,11 @@ pub fn figures(samples_ns: &[u64]) -> Option<SampleFigures> {
 /// in order; empty or one: a single process): the median's interval is the two-stage bootstrap's.
 pub fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<SampleFigures> {
     let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    let summary = summarize(&xs)?;
+    let sample = Sample::new(&xs).ok()?;
+    let summary = sample.summary();
     let median_ci95 = match groups(&xs, processes) {
         Some(g) if g.len() > 1 => grouped_median_ci95(&g, summary.median_ns),
-        _ => median_ci95(&xs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+        _ => sample.median_ci95(BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
     };
     Some(SampleFigures {
         median_ci95,
@@ -359,14 +354,9 @@ pub fn t95(df: usize) -> f64 {
     }
 }
 
-/// The mean and its 95% t-interval half-width (`None` with fewer than two values).
+/// `Sample::mean_half95` of a slice: `None` with fewer than two values or one not finite.
 pub fn mean_half95(xs: &[f64]) -> Option<(f64, f64)> {
-    (xs.len() >= 2).then(|| {
-        (
-            mean(xs),
-            t95(xs.len() - 1) * stdev(xs) / (xs.len() as f64).sqrt(),
-        )
-    })
+    Sample::new(xs).ok()?.mean_half95()
 }
 
 /// Ours against theirs, paired in time: each of their runs sits between two of ours

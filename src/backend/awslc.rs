@@ -3,7 +3,7 @@
 //! AES-256-GCM, and the TLS 1.3 key schedule's HKDF, HMAC and SHA-2.
 //!
 //! The calls are the ones rustls's aws-lc-rs provider makes (rustls 0.23
-//! `src/crypto/aws_lc_rs/`): ML-KEM encapsulation parses the peer's key per call
+//! `rustls:src/crypto/aws_lc_rs/`): ML-KEM encapsulation parses the peer's key per call
 //! (`EncapsulationKey::new`), agreement parses the peer's share inside `agree`, HKDF-Extract is
 //! `Salt::extract`, which aws-lc-rs only records: the work happens in every `Prk::expand`, which
 //! runs extract and expand together (aws-lc-rs `hkdf.rs`, `PrkMode`). Randomness comes from aws-lc's

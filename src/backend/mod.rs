@@ -4,7 +4,8 @@
 //! A backend hands out a primitive per algorithm. Keys that stay with their owner (a KEM's
 //! decapsulation key, a DH or signing secret, an AEAD key, a verifier's public key) are loaded once,
 //! outside any timed region, into an opaque [`Loaded`] value; what crosses the wire is bytes. This
-//! is what fixes what each phase includes (see `case.rs` and the methodology page).
+//! is what fixes what each phase includes (see `src/case/`, a file per kind of primitive, and the
+//! methodology page).
 
 mod evp;
 

@@ -1,6 +1,7 @@
 //! `pqprof capacity`: what a TLS server sustains with each key-exchange group, for rustls and
 //! OpenSSL. Three measurements, each kept raw in the results file:
-//! 1. in memory: handshakes per core with both sides in one pinned thread (handshake/inmem.rs);
+//! 1. in memory: handshakes per core with both sides in one pinned thread (`in_memory`, over each
+//!    stack's `Pair`: src/stack/rustls.rs, src/stack/openssl.rs);
 //! 2. over sockets: a server pinned to one core (server.rs, its own process) under stepped
 //!    concurrency from a load generator on another core;
 //! 3. memory: K established idle connections held by the server, stepped up to 10,000.

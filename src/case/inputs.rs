@@ -9,7 +9,7 @@ pub(crate) const POOL: usize = 16;
 /// RFC 8446 section 4.4.3: 64 spaces, the context string, a zero byte, then the transcript hash.
 pub(crate) const CV_CONTEXT: &[u8] = b"TLS 1.3, server CertificateVerify";
 pub const CV_MESSAGE_LEN: usize = 64 + 33 + 1 + 32;
-/// liboqs's speed_sig signs and verifies one message of this many bytes (tests/speed_sig.c,
+/// liboqs's speed_sig signs and verifies one message of this many bytes (liboqs:tests/speed_sig.c,
 /// `message_len = 50`): the primitive form of a signature phase uses the same.
 pub const SPEED_SIG_MESSAGE_LEN: usize = 50;
 

@@ -26,11 +26,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Paquin et al.'s percentiles.
 /// The half-width a cell's p50 is reported against (the run's default target; a cell's count is
 /// fixed by its point, not chased).
 const CELL_TARGET_PCT: f64 = 1.0;
 
+/// Paquin et al.'s percentiles.
 pub const PERCENTILES: [f64; 7] = [25.0, 37.5, 50.0, 62.5, 75.0, 85.0, 95.0];
 /// Socket timeouts over the emulated path: three lost SYNs back off 1 + 2 + 4 s.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -27,8 +27,8 @@ impl TlsStack for Russh {
         "ssh"
     }
 
-    /// russh 0.65 computes its key exchange with RustCrypto's ml-kem and curve25519-dalek (russh
-    /// src/kex/hybrid_mlkem.rs and curve25519.rs), under x25519-dalek here.
+    /// russh 0.65 computes its key exchange with RustCrypto's ml-kem and curve25519-dalek
+    /// (`russh:src/kex/hybrid_mlkem.rs` and `curve25519.rs`), under x25519-dalek here.
     fn composition(&self) -> crate::results::Stack {
         crate::results::Stack::new(
             "russh",

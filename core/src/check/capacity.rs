@@ -8,9 +8,12 @@ use crate::stats;
 
 fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[u64]) {
     let xs: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
-    let Some(s) = stats::summarize(&xs) else {
-        problems.push(format!("{name}: no samples"));
-        return;
+    let s = match stats::Sample::new(&xs) {
+        Ok(s) => s.summary(),
+        Err(e) => {
+            problems.push(format!("{name}: {e}"));
+            return;
+        }
     };
     differs(
         problems,

@@ -31,10 +31,7 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
         return None;
     }
     let d: Vec<f64> = changed.iter().zip(baseline).map(|(a, b)| a - b).collect();
-    if d.iter().any(|x| !x.is_finite()) {
-        return None;
-    }
-    let (median_ns, lo95_ns, hi95_ns) = stats::median_interval(&d)?;
+    let (median_ns, lo95_ns, hi95_ns) = stats::Sample::new(&d).ok()?.median_interval()?;
     Some(PairedDelta {
         median_ns,
         lo95_ns,

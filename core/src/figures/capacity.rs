@@ -6,12 +6,11 @@ use crate::stats;
 /// 1e9 / mean, and its interval from the t-interval of the mean.
 pub fn rate_per_s(samples_ns: &[u64]) -> Option<(f64, Option<(f64, f64)>)> {
     let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    let ci = stats::mean_half95(&xs)
+    let xs = stats::Sample::new(&xs).ok()?;
+    let ci = xs
+        .mean_half95()
         .map(|(m, half)| (1e9 / (m + half), 1e9 / (m - half).max(f64::MIN_POSITIVE)));
-    Some((1e9 / stats::mean(&xs), ci))
+    Some((1e9 / xs.mean(), ci))
 }
 
 /// Server side of one full-handshake suite minus another's (`auth::full_suite` names them), both

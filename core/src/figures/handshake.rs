@@ -125,10 +125,7 @@ pub fn paired_connections(
     block: usize,
 ) -> Option<super::answer::PairedDelta> {
     let d = block_differences(changed, baseline, block)?;
-    if d.len() < 2 {
-        return None;
-    }
-    let (median_ns, lo95_ns, hi95_ns) = stats::median_interval(&d)?;
+    let (median_ns, lo95_ns, hi95_ns) = stats::Sample::new(&d).ok()?.median_interval()?;
     Some(super::answer::PairedDelta {
         median_ns,
         lo95_ns,

@@ -1,5 +1,5 @@
-//! Parser for liboqs 0.13's `speed_kem` / `speed_sig` tables (tests/ds_benchmark.h): split on `|`,
-//! an algorithm row has empty cells, operation rows follow it. Time per call is the mean of
+//! Parser for liboqs 0.13's `speed_kem` / `speed_sig` tables (liboqs:tests/ds_benchmark.h): split on
+//! `|`, an algorithm row has empty cells, operation rows follow it. Time per call is the mean of
 //! gettimeofday deltas (1 µs resolution); "CPU cycles" is the mean of RDTSC deltas (TSC ticks).
 
 use anyhow::{bail, Result};

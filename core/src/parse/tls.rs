@@ -82,7 +82,8 @@ pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
         } else {
             let group = k.u16()?;
             let n = k.u16()?;
-            // The share must be there, not just announced (found by fuzz/tls_key_share).
+            // The share must be there, not just announced (found by the fuzz target
+            // fuzz/fuzz_targets/tls_key_share.rs).
             k.take(n)?;
             shares.push((group as u16, n));
         }
@@ -141,8 +142,9 @@ mod tests {
             key_shares(&record(&hello(2, &ext))),
             Some((2, vec![(0x11EC, 1120)]))
         );
-        // A ServerHello announcing more share bytes than it carries is refused (fuzz/tls_key_share
-        // crash-4fd5bd47): group 0x2d00, length 7,424, 32 bytes present.
+        // A ServerHello announcing more share bytes than it carries is refused (the crash the
+        // tls_key_share target found, kept in fuzz/regressions/): group 0x2d00, length 7,424,
+        // 32 bytes present.
         let crash = include_bytes!("../../../fuzz/regressions/tls_key_share-crash-4fd5bd47");
         assert_eq!(key_shares(crash), None);
         // Truncated input is None, not a panic.

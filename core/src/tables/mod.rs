@@ -1,5 +1,7 @@
-//! Each section of a results file as a text table: what the command that measured it prints, and
-//! what `pqprof show` prints for a stored file. One file per section; they only read results.
+//! Each section of a results file as a text table, printed by the command that measured it
+//! (`pqprof crosscheck`, `handshake`, `capacity`, `network`, `memory`; `run` prints its warnings).
+//! A stored file is read on the site (`pqprof render`) or as CSV or Markdown (`pqprof export`).
+//! One file per section; they only read results.
 
 pub mod capacity;
 pub mod crosscheck;
