@@ -583,7 +583,15 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
     out.phases = phases;
     out.suites = suites;
     let drift = crate::figures::drift::host_drift(&out.phases);
+    if let Some(d) = &drift {
+        for p in out.phases.iter_mut() {
+            p.median_ci95_own_ns = crate::figures::drift::own_interval(p, &d.factors);
+        }
+    }
     out.process_samples = Some(ProcessSamples {
+        host_half95_pct: drift
+            .as_ref()
+            .and_then(|d| crate::figures::drift::host_half95_pct(&d.factors)),
         count,
         phases: phase_spreads,
         suites: suite_spreads,

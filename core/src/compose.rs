@@ -115,7 +115,8 @@ pub fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> 
     }
     let mut sq = 0.0;
     for (id, n) in counts.iter().filter(|(_, n)| *n != 0.0) {
-        let (lo, hi) = crate::results::find_phase(phases, id)?.median_ci95_ns?;
+        let p = crate::results::find_phase(phases, id)?;
+        let (lo, hi) = p.median_ci95_own_ns.or(p.median_ci95_ns)?;
         sq += (n * (hi - lo) / 2.0).powi(2);
     }
     Some(sq.sqrt())
@@ -316,6 +317,7 @@ mod tests {
             samples_ns: samples.to_vec(),
             cycles: None,
             median_ci95_ns: None,
+            median_ci95_own_ns: None,
             processes: Vec::new(),
             process_ids: Vec::new(),
             precision: None,

@@ -65,9 +65,44 @@ pub fn check(results: &Results) -> Vec<String> {
             )),
         }
     }
+    if let Some(stored) = results
+        .process_samples
+        .as_ref()
+        .and_then(|ps| ps.host_half95_pct)
+    {
+        match drift
+            .as_ref()
+            .and_then(|d| crate::figures::drift::host_half95_pct(&d.factors))
+        {
+            Some(h) => differs(
+                &mut problems,
+                "process_samples host_half95_pct".into(),
+                stored,
+                h,
+            ),
+            None => problems.push(format!(
+                "process_samples host_half95_pct: {stored} stored, the phases give no common mode"
+            )),
+        }
+    }
     let mut fresh: Vec<Phase> = Vec::new();
     for p in &results.phases {
         let name = format!("phase {}", p.id());
+        // The interval without the host's common mode, from the run's factors.
+        if let Some((lo, hi)) = p.median_ci95_own_ns {
+            match drift
+                .as_ref()
+                .and_then(|d| crate::figures::drift::own_interval(p, &d.factors))
+            {
+                Some((a, b)) => {
+                    differs(&mut problems, format!("{name}: median_ci95_own_ns low"), lo, a);
+                    differs(&mut problems, format!("{name}: median_ci95_own_ns high"), hi, b);
+                }
+                None => problems.push(format!(
+                    "{name}: an interval without the host's common mode, which its processes and the run's factors do not give"
+                )),
+            }
+        }
         if !p.process_ids.is_empty() {
             let count = results.process_samples.as_ref().map_or(0, |ps| ps.count);
             if p.process_ids.len() != p.processes.len() {
@@ -407,6 +442,53 @@ mod tests {
             .into_iter()
             .filter(|p| p.contains("host_") || p.contains("process ids"))
             .collect()
+    }
+
+    #[test]
+    fn the_host_part_and_each_phases_own_are_recomputed() {
+        let mut r = with_process_ids();
+        let d = crate::figures::drift::host_drift(&r.phases).unwrap();
+        for p in &mut r.phases {
+            p.median_ci95_own_ns = crate::figures::drift::own_interval(p, &d.factors);
+        }
+        r.process_samples.as_mut().unwrap().host_half95_pct =
+            crate::figures::drift::host_half95_pct(&d.factors);
+        assert_eq!(drift_problems(&r), Vec::<String>::new());
+        // Taken out, the common mode leaves each phase no wider than it was.
+        let narrower = r
+            .phases
+            .iter()
+            .filter(|p| {
+                let (own, all) = (p.median_ci95_own_ns.unwrap(), p.median_ci95_ns.unwrap());
+                own.1 - own.0 <= all.1 - all.0 + 1e-6
+            })
+            .count();
+        assert!(
+            narrower * 2 >= r.phases.len(),
+            "{narrower} of {}",
+            r.phases.len()
+        );
+        let mut moved = r.clone();
+        moved.phases[0].median_ci95_own_ns.as_mut().unwrap().0 -= 100.0;
+        assert!(super::check(&moved)
+            .iter()
+            .any(|p| p.contains("median_ci95_own_ns low")));
+        let mut host = r.clone();
+        *host
+            .process_samples
+            .as_mut()
+            .unwrap()
+            .host_half95_pct
+            .as_mut()
+            .unwrap() *= 2.0;
+        assert!(drift_problems(&host)
+            .iter()
+            .any(|p| p.contains("host_half95_pct")));
+        // A phase of one process has no interval of its own to store.
+        let mut one = r;
+        one.phases[0].processes = vec![one.phases[0].samples_ns.len()];
+        one.phases[0].process_ids = vec![0];
+        assert!(super::check(&one).iter().any(|p| p.contains("do not give")));
     }
 
     #[test]

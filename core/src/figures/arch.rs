@@ -24,6 +24,7 @@ pub fn counted_phase(id: PhaseId, verified: usize, includes: String) -> Phase {
         samples_ns: Vec::new(),
         cycles: None,
         median_ci95_ns: None,
+        median_ci95_own_ns: None,
         processes: Vec::new(),
         process_ids: Vec::new(),
         precision: None,

@@ -56,6 +56,43 @@ pub fn host_drift(phases: &[Phase]) -> Option<HostDrift> {
     })
 }
 
+/// The 95% half-width of the host's common mode over a run, percent: how far the run's mean speed
+/// may sit from the host's, from its processes' factors (the t-interval of their mean: t with
+/// n - 1 degrees of freedom, their standard deviation over the square root of n). An absolute
+/// figure (a phase's time) carries it; a relative one (a difference, a ratio of two phases
+/// measured in the same processes) does not. `None` with fewer than two factors.
+pub fn host_half95_pct(factors: &[Option<f64>]) -> Option<f64> {
+    let f: Vec<f64> = factors.iter().flatten().copied().collect();
+    if f.len() < 2 {
+        return None;
+    }
+    let m = stats::mean(&f);
+    Some(stats::t95(f.len() - 1) * stats::stdev(&f) / (f.len() as f64).sqrt() / m * 100.0)
+}
+
+/// A phase's median interval with the host's common mode taken out: the samples of each process
+/// divided by that process's factor (`HostDrift::factors`; a process without one keeps 1), then
+/// the phase's own interval method (`stats::grouped_median_ci95`), scaled back to the phase's
+/// median. What is left is the phase's own spread between processes, which does not cancel in a
+/// difference; the common mode does, and is stated once for the run (`host_half95_pct`). `None`
+/// for a phase of one process, or where its processes do not make its samples.
+pub fn own_interval(p: &Phase, factors: &[Option<f64>]) -> Option<(f64, f64)> {
+    if p.processes.len() < 2 || p.process_ids.len() != p.processes.len() {
+        return None;
+    }
+    let mut xs = Vec::with_capacity(p.samples_ns.len());
+    let groups = stats::groups(&p.samples_ns, &p.processes)?;
+    for (g, &id) in groups.iter().zip(&p.process_ids) {
+        let f = factors.get(id).copied().flatten().unwrap_or(1.0);
+        xs.extend(g.iter().map(|&x| x as f64 / f));
+    }
+    let adjusted = stats::groups(&xs, &p.processes)?;
+    let m = stats::median(&xs);
+    let (lo, hi) = stats::grouped_median_ci95(&adjusted, m)?;
+    let scale = p.stats.median_ns / m;
+    Some((lo * scale, hi * scale))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +151,32 @@ mod tests {
         // One process: no drift.
         let one: Vec<Phase> = (1..=6).map(|i| phase(1e4 * i as f64, &[0], &f)).collect();
         assert_eq!(host_drift(&one), None);
+    }
+
+    #[test]
+    fn the_common_mode_comes_out_of_a_phase_and_is_stated_once() {
+        // Three processes at 0.9, 1.0 and 1.1 of the host's speed; the phase itself has no spread
+        // of its own: every sample of process i is 1,000 x its factor.
+        let f = [0.9, 1.0, 1.1];
+        let mut p = phase(1000.0, &[0, 1, 2], &f);
+        crate::figures::set_sample_figures(&mut p);
+        let with = p.median_ci95_ns.unwrap();
+        assert!(with.1 - with.0 > 100.0, "{with:?}");
+        let factors: Vec<Option<f64>> = f.iter().map(|&x| Some(x)).collect();
+        // Taken out, nothing is left: the interval closes on the median.
+        let (lo, hi) = own_interval(&p, &factors).unwrap();
+        assert!(
+            (lo - 1000.0).abs() < 1e-9 && (hi - 1000.0).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        // Without factors the phase keeps its interval.
+        assert_eq!(own_interval(&p, &[]), p.median_ci95_ns);
+        // The common mode: mean 1.0, sd 0.1, t(2) = 4.303, over sqrt 3.
+        let h = host_half95_pct(&factors).unwrap();
+        assert!((h - 4.303 * 0.1 / 3f64.sqrt() * 100.0).abs() < 1e-9, "{h}");
+        assert_eq!(host_half95_pct(&[Some(1.0), None]), None);
+        // One process: no interval of its own.
+        let one = phase(1000.0, &[0], &f);
+        assert_eq!(own_interval(&one, &factors), None);
     }
 }

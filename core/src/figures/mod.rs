@@ -47,6 +47,7 @@ pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
         samples_ns,
         cycles: m.cycles,
         median_ci95_ns: None,
+        median_ci95_own_ns: None,
         processes: Vec::new(),
         process_ids: Vec::new(),
         precision: None,

@@ -235,6 +235,13 @@ pub struct Phase {
     /// the two-stage bootstrap over `processes`).
     #[serde(default)]
     pub median_ci95_ns: Option<(f64, f64)>,
+    /// The same interval with the host's common mode taken out (files from 2026-12-02 on; a
+    /// phase of several processes in a run with a host drift): each process's samples divided by
+    /// its factor (`process_samples.host_factors`; `figures::drift::own_interval`). What a
+    /// difference or ratio of phases carries; the common mode is stated once, as
+    /// `process_samples.host_half95_pct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci95_own_ns: Option<(f64, f64)>,
     /// Samples per process, in the order `samples_ns` holds them (schema 3; empty: one process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<usize>,

@@ -17,6 +17,11 @@ pub struct ProcessSamples {
     /// process to the next, for every phase at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_drift_pct: Option<f64>,
+    /// The 95% half-width of the run's common mode, percent (`figures::drift::host_half95_pct`):
+    /// the host's part of every absolute figure, kept apart from each phase's own
+    /// (`Phase::median_ci95_own_ns`). Files from 2026-12-02 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_half95_pct: Option<f64>,
 }
 
 /// One phase or suite across process samples: each sample's median, their median and spread.
