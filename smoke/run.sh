@@ -9,7 +9,7 @@ bin=${PQPROF:-target/release/pqprof}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)
-"$bin" run --suites suites --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
+"$bin" run --suites suites --samples 2 --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
 "$bin" capacity --results "$out/smoke.json" --quick --connections 50 >/dev/null
 "$bin" network --results "$out/smoke.json" --grid quick --per-point 6 --parallel 2 | tail -1
 # The cross-check's short form: liboqs's speed_kem (built once, about 2 minutes) against pqprof,

@@ -5,8 +5,8 @@
 //! Flow: suites -> plan -> backends + measure -> stats -> compose -> results -> check / pages.
 
 pub use pqprof_core::{
-    algorithm, auth, check, comparison, compose, export, figures, incontext, league, netmodel,
-    overhead, parse, references, render, results, stats, suite, tables, units,
+    algorithm, auth, check, comparison, compose, export, figures, flow, incontext, league,
+    netmodel, overhead, parse, references, render, results, stats, suite, tables, units,
 };
 
 pub mod alloc;

@@ -195,7 +195,8 @@ pub fn run(opts: &Options) -> Result<Results> {
     } else {
         None
     };
-    let suites_out = compose_all(&suites, &plan, &phases, opts.intervals);
+    let flows = crate::flow::load(&opts.suites)?;
+    let suites_out = compose_all(&suites, &plan, &phases, opts.intervals, (&flows, &stacks));
     let components = crate::figures::components(&phases, |id| {
         let b = backends.iter().find(|b| b.name() == id.backend)?;
         b.setup(&id.algorithm, id.operation).map(String::from)
@@ -505,6 +506,7 @@ fn compose_all(
     plan: &plan::Plan,
     phases: &[Phase],
     intervals: bool,
+    (flows, stacks): (&[crate::flow::FlowDef], &[results::Stack]),
 ) -> Vec<SuiteResult> {
     let mut out: Vec<SuiteResult> = Vec::new();
     for c in &plan.compositions {
@@ -525,8 +527,23 @@ fn compose_all(
             continue;
         };
         let instructions = compose::instructions(&parts, phases);
+        // Placed in its protocol's flow where the flights file places every operation of it,
+        // with the pairs of segments its stack runs at once.
+        let flow = flows
+            .iter()
+            .filter(|_| matches!(s.kind, TrackKind::Kex | TrackKind::Full))
+            .find(|f| f.protocol == s.protocol)
+            .and_then(|f| crate::flow::segments(f, &parts))
+            .and_then(|segments| {
+                let overlap = stacks
+                    .iter()
+                    .find(|st| st.name == c.stack)
+                    .map_or(&[][..], |st| &st.overlap[..]);
+                crate::flow::figures(segments, overlap, phases)
+            });
         let mut r = suite_result(s, &c.stack, parts, composed);
         r.instructions = instructions;
+        r.flow = flow;
         out.push(r);
     }
     if intervals {
@@ -591,6 +608,7 @@ fn suite_result(s: &Suite, stack: &str, parts: Vec<SuitePhase>, composed: Compos
         payload_bytes: (s.kind == TrackKind::Record).then_some(s.workload.payload_bytes),
         source_file: s.at.file.display().to_string(),
         instructions: None,
+        flow: None,
     }
 }
 

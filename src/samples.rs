@@ -588,6 +588,14 @@ pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
             p.median_ci95_own_ns = crate::figures::drift::own_interval(p, &d.factors);
         }
     }
+    // The flow's place for every phase is the first process's; its figures, the pool's (with the
+    // phases' own intervals, set just above).
+    for s in out.suites.iter_mut() {
+        s.flow = s
+            .flow
+            .take()
+            .and_then(|f| crate::flow::figures(f.segments, &f.overlap, &out.phases));
+    }
     out.process_samples = Some(ProcessSamples {
         host_half95_pct: drift
             .as_ref()

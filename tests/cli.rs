@@ -116,6 +116,72 @@ fn an_edited_sample_fails_check() {
     assert!(!ok && err.contains("phase "), "{err}");
 }
 
+/// The hybrid key exchange's flow on the rustls composition, as `run` stored it.
+fn hybrid_flow(v: &mut serde_json::Value) -> &mut serde_json::Value {
+    v["suites"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["name"] == "X25519MLKEM768" && s["stack"] == "rustls")
+        .unwrap()
+        .get_mut("flow")
+        .unwrap()
+}
+
+#[test]
+fn a_flow_places_every_call_on_its_side_and_a_tampered_one_fails_check() {
+    let mut v = json(measured());
+    let f = hybrid_flow(&mut v).clone();
+    // The client makes the KEM key and decapsulates, the server encapsulates: the client's CPU and
+    // the server's add up to the latency, as no segments of rustls overlap.
+    let names: Vec<&str> = f["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names[0], "ClientHello", "{f}");
+    let (c, s, l) = (
+        f["client_ns"].as_f64().unwrap(),
+        f["server_ns"].as_f64().unwrap(),
+        f["latency_ns"].as_f64().unwrap(),
+    );
+    assert!(c > 0.0 && s > 0.0 && ((c + s) - l).abs() <= 1e-6 * l, "{f}");
+    // A latency that is not its segments', a call counted twice, an encapsulation on the client.
+    let (ok, err) = tampered("flow-latency.json", |v| {
+        let f = hybrid_flow(v);
+        f["latency_ns"] = (f["latency_ns"].as_f64().unwrap() * 0.9).into();
+    });
+    assert!(!ok && err.contains("flow: latency_ns"), "{err}");
+    let (ok, err) = tampered("flow-count.json", |v| {
+        let f = hybrid_flow(v);
+        f["segments"][0]["parts"][0]["count"] = 2.0.into();
+    });
+    assert!(!ok && err.contains("calls in the segments"), "{err}");
+    let (ok, err) = tampered("flow-side.json", |v| {
+        let f = hybrid_flow(v);
+        let encaps = f["segments"][1]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["operation"] == "kem.encaps")
+            .unwrap()
+            .clone();
+        f["segments"][3]["parts"]
+            .as_array_mut()
+            .unwrap()
+            .push(encaps);
+        f["segments"][1]["parts"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|p| p["operation"] != "kem.encaps");
+    });
+    assert!(
+        !ok && err.contains("the protocol has the server make kem.encaps"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_impossible_count_fails_check_at_once() {
     // Found while fuzzing the results reader: a huge count would make the resampling run for hours.

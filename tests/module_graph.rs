@@ -142,6 +142,20 @@ const CORE_RULES: &[(&str, &[&str])] = &[
             "figures",
         ],
     ),
+    // The flow places phases and sums them, as `compose` does, beneath every reader.
+    (
+        "flow",
+        &[
+            "check",
+            "render",
+            "export",
+            "tables",
+            "comparison",
+            "league",
+            "figures",
+            "compose",
+        ],
+    ),
     (
         "stats",
         &[

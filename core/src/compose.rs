@@ -122,6 +122,16 @@ pub fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> 
     Some(sq.sqrt())
 }
 
+/// What the composition predicts of a connection's difference between two suites of one stack:
+/// along the critical path where both have a flow (`SuiteResult::flow`), else the difference of
+/// the composed medians (both sides' calls together).
+pub fn predicted_difference(a: &SuiteResult, b: &SuiteResult) -> f64 {
+    match (&a.flow, &b.flow) {
+        (Some(x), Some(y)) => x.latency_ns - y.latency_ns,
+        _ => a.composed.median_ns - b.composed.median_ns,
+    }
+}
+
 /// Bootstrap worlds and draws per world behind the composed intervals. 1,000 worlds put 25 of
 /// them beyond each 95% bound (200 gave 5); 1,000 draws per world keep `check` of a full run to a
 /// couple of seconds on 2 cores. The draws add their own noise to each world's median, so the

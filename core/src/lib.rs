@@ -2,7 +2,7 @@
 //! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
 //!
 //! Module order, each importing only those before it:
-//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `compose`, `incontext`, `netmodel` ->
+//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `flow` -> `compose`, `incontext`, `netmodel` ->
 //! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
@@ -12,6 +12,7 @@ pub mod comparison;
 pub mod compose;
 pub mod export;
 pub mod figures;
+pub mod flow;
 pub mod incontext;
 pub mod league;
 pub mod netmodel;

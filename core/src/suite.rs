@@ -161,7 +161,7 @@ pub fn load(path: &Path, backends: &[&str]) -> Result<Vec<Suite>, SuiteError> {
     for file in files {
         let text = std::fs::read_to_string(&file).map_err(|e| io(&file, e))?;
         // Authentication files are the other dimension of the handshakes (auth.rs reads them).
-        if is_auth_file(&text) {
+        if is_auth_file(&text) || crate::flow::is_flights_file(&text) {
             continue;
         }
         for suite in parse(&file, &text, backends)? {
@@ -406,7 +406,7 @@ fn check_workloads(suites: &[Suite]) -> Result<(), SuiteError> {
     Ok(())
 }
 
-pub(crate) fn locate(file: &Path, text: &str, offset: usize) -> Location {
+pub fn locate(file: &Path, text: &str, offset: usize) -> Location {
     // A span that does not fall on a character boundary (it should) still gives a line.
     let mut end = offset.min(text.len());
     while !text.is_char_boundary(end) {

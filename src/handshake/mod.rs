@@ -782,13 +782,10 @@ fn fill_baselines(
             ),
             _ => (s.suite.clone(), a.suite.clone()),
         };
-        let composed = |n: &str| {
-            results
-                .suite(n, &s.composed_stack)
-                .map(|x| x.composed.median_ns)
-        };
+        // What the composition predicts: along the critical path where the suites have a flow.
+        let composed = |n: &str| results.suite(n, &s.composed_stack);
         if let (Some(x), Some(y)) = (composed(&ours), composed(&theirs)) {
-            s.composed_delta_ns = Some(x - y);
+            s.composed_delta_ns = Some(crate::compose::predicted_difference(x, y));
         }
         s.against = Some(a);
     }

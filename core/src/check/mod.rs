@@ -4,6 +4,7 @@
 pub mod capacity;
 mod crosscheck;
 mod emulated;
+mod flows;
 mod handshakes;
 mod instructions;
 mod memory;
@@ -69,6 +70,7 @@ pub fn check(results: &Results) -> Vec<String> {
     } else {
         phases::check(results)
     };
+    problems.extend(flows::check(results));
     problems.extend(handshakes::check(results));
     problems.extend(crosscheck::check(results));
     problems.extend(capacity::check(results));

@@ -185,6 +185,11 @@ pub const RTTS_MS: [f64; 2] = [5.6, 78.7];
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub composed_ns: Option<f64>,
+    /// Whether `composed_ns` is the difference along the critical path (`flow::figures`), or the
+    /// sum of both sides' calls (suites without a flow, older files).
+    pub composed_is_latency: bool,
+    /// The difference of the sums of both sides' calls (the composed medians).
+    pub composed_cpu_ns: Option<f64>,
     /// Its 95% half-width from the phases that differ (`compose::delta_half95_ns`).
     pub composed_half95_ns: Option<f64>,
     /// The same difference in instructions, where the run counted them.
@@ -235,7 +240,13 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         };
         Some((suite(&c.group)?, suite(&c.baseline)?))
     });
-    let composed = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
+    // Along the critical path where both suites have a flow (suites/flights.toml): what the
+    // composition predicts of the time a connection takes; else the sum of both sides' calls.
+    let composed_cpu = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
+    let composed_latency = suites
+        .filter(|(a, b)| a.flow.is_some() && b.flow.is_some())
+        .map(|(a, b)| crate::compose::predicted_difference(a, b));
+    let composed = composed_latency.or(composed_cpu);
     // Instructions do not move with the host: where the run counted them (`run --counter
     // instructions`), the composed difference in instructions stands beside the time.
     let composed_instructions = suites.and_then(|(a, b)| Some(a.instructions? - b.instructions?));
@@ -245,6 +256,8 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     let real = fig::real_delta(s, b, r.pair_block());
     Figures {
         composed_ns: composed,
+        composed_is_latency: composed_latency.is_some(),
+        composed_cpu_ns: composed_cpu,
         composed_half95_ns: composed_half,
         composed_instructions,
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
@@ -490,10 +503,26 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
     };
     out.push(match f.composed_ns {
         Some(d) => {
-            let title = format!(
-                "{} minus {} composed from the phases of {} (the code {} runs), medians",
-                c.group, c.baseline, f.composed_stack, c.stack
-            );
+            let title = if f.composed_is_latency {
+                format!(
+                    "{} minus {} along the critical path, composed from the phases of {} (the code {} runs) as suites/flights.toml places them{}; both sides' calls together: {}",
+                    c.group,
+                    c.baseline,
+                    f.composed_stack,
+                    c.stack,
+                    if f.composed_cpu_ns.is_some_and(|cpu| (cpu - d).abs() > 0.05 * cpu.abs()) {
+                        ", the stack running some of the two sides' work at once"
+                    } else {
+                        ""
+                    },
+                    f.composed_cpu_ns.map_or(String::new(), units::signed_time)
+                )
+            } else {
+                format!(
+                    "{} minus {} composed from the phases of {} (the code {} runs): both sides' calls, medians",
+                    c.group, c.baseline, f.composed_stack, c.stack
+                )
+            };
             let interval = f.composed_half95_ns.map(|h| (d - h, d + h));
             match interval {
                 Some(i) if !fig::resolved(d, i) => Cell {

@@ -275,7 +275,9 @@ pub struct Scenario {
     pub measured_delta_ci95_ns: Option<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_delta_pairs: Option<usize>,
-    /// The composed difference of the same two suites, from the stack named in `composed_stack`.
+    /// The composed difference of the same two suites, from the stack named in `composed_stack`:
+    /// along the critical path where the suites have a flow (files from 2026-12-02 on,
+    /// `compose::predicted_difference`), else both sides' calls together.
     pub composed_delta_ns: Option<f64>,
     /// The composition stack made of the code this real stack runs (schema 2; before: "default",
     /// or "openssl" for OpenSSL).

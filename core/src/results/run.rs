@@ -207,6 +207,10 @@ pub struct Stack {
     /// The protocols this stack composes suites of; empty: every protocol (schema 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protocols: Vec<String>,
+    /// Segments of a flow (`suites/flights.toml`) this stack runs at once, server's and client's
+    /// (files from 2026-12-02 on): what makes its critical path shorter than the sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlap: Vec<(String, String)>,
 }
 
 impl Stack {
@@ -223,7 +227,17 @@ impl Stack {
             post_quantum: pq.into(),
             classical: classical.into(),
             protocols: protocols.iter().map(|p| p.to_string()).collect(),
+            overlap: Vec::new(),
         }
+    }
+
+    /// The same stack, running these segments of its flows at once (server's, client's).
+    pub fn with_overlap(mut self, pairs: &[(&str, &str)]) -> Stack {
+        self.overlap = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        self
     }
 
     pub fn composes(&self, protocol: &str) -> bool {

@@ -115,4 +115,70 @@ pub struct SuiteResult {
     /// phase was counted (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<f64>,
+    /// Who computes what, and when (files from 2026-12-02 on; TLS 1.3 and SSH suites whose
+    /// operations the flights file places): the client's CPU, the server's, and the latency along
+    /// the critical path, from the phases' medians (`flow::figures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
+}
+
+/// Which end of a handshake makes a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    pub fn from_name(s: &str) -> Option<Side> {
+        match s {
+            "client" => Some(Side::Client),
+            "server" => Some(Side::Server),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// A phase's calls in one segment of a flow: its share of the suite's count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowPart {
+    pub backend: String,
+    pub algorithm: String,
+    pub operation: super::Operation,
+    pub count: f64,
+}
+
+/// One side's work between two messages of a handshake, and its sum of count x phase median.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    pub name: String,
+    pub side: Side,
+    pub parts: Vec<FlowPart>,
+    pub median_ns: f64,
+}
+
+/// A suite in its protocol's flow (`flow::figures`): the segments in order, the pairs of segments
+/// the composition stack runs at once (`Stack::overlap`), and the three figures with their 95%
+/// half-widths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub segments: Vec<Segment>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlap: Vec<(String, String)>,
+    pub client_ns: f64,
+    pub server_ns: f64,
+    pub latency_ns: f64,
+    pub client_half95_ns: f64,
+    pub server_half95_ns: f64,
+    pub latency_half95_ns: f64,
 }
