@@ -479,3 +479,49 @@ fn an_unresolved_figure_is_never_shown_as_an_answer() {
         "{unresolved} unresolved figures after the noise"
     );
 }
+
+/// Where the composed difference misses the real one by more than 10%, the row names the call that
+/// costs most beyond its loop in situ (the Xeon run's OpenSSL rows are timed in situ).
+#[test]
+fn a_composed_difference_that_misses_names_its_call() {
+    use pqprof_core::render::answer;
+    let run = render::load(&[xeon_shown()]).unwrap().remove(0);
+    let t = answer::table(&run);
+    let mut named = 0;
+    for q in answer::QUESTIONS {
+        for c in (q.changes)(&run.results)
+            .iter()
+            .filter(|c| c.stack == "openssl")
+        {
+            let f = answer::figures(&run.results, c);
+            let g = f.gap.clone().expect("an in-situ gap for an OpenSSL row");
+            assert!(
+                g.ratio > 0.0 && g.extra_ns.is_finite() && !g.label.is_empty(),
+                "{g:?}"
+            );
+            let (Some(d), Some(r)) = (f.composed_ns, f.real_ns) else {
+                continue;
+            };
+            let row = t
+                .groups
+                .iter()
+                .flat_map(|g| &g.rows)
+                .find(|row| row.key == c.key(&run.json_href))
+                .unwrap();
+            if (d - r).abs() > 0.1 * r.abs() && row.cells[0].text != "not resolved" {
+                named += 1;
+                assert!(
+                    row.cells[0].sub.contains("× in situ"),
+                    "{:?}",
+                    row.cells[0].sub
+                );
+                assert!(
+                    row.cells[0].title.contains(&g.label),
+                    "{}",
+                    row.cells[0].title
+                );
+            }
+        }
+    }
+    assert!(named >= 1, "no OpenSSL row misses by 10%");
+}

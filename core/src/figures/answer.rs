@@ -135,6 +135,55 @@ pub fn explained_terms(
     Some((term(&crypto)?, term(&total)?))
 }
 
+/// The call that sets a composed difference furthest apart from the real one: for each kind of
+/// in-situ call (`incontext::per_call`), what it costs a handshake beyond its phase loop's median,
+/// (in situ - loop) x calls per handshake, in `changed` less in `baseline` (both instrumented);
+/// the label whose excess differs most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gap {
+    pub label: String,
+    /// The changed scenario's call: "ML-DSA-65 (openssl)" and its in-situ median over the loop's.
+    pub implementation: String,
+    pub ratio: f64,
+    /// Its excess per handshake less the baseline's same call's, nanoseconds.
+    pub extra_ns: f64,
+}
+
+pub fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Option<Gap> {
+    let excess = |s: &Scenario| -> Vec<(String, String, f64, f64)> {
+        let Some(i) = &s.insitu else {
+            return Vec::new();
+        };
+        crate::incontext::per_call(r, s)
+            .into_iter()
+            .filter_map(|row| {
+                let base = row.label.rsplit(" + ").next()?.to_string();
+                let k = i.labels.iter().position(|l| *l == base)?;
+                let calls = i.client_calls.get(k)? + i.server_calls.get(k)?;
+                Some((
+                    row.label.clone(),
+                    row.implementation(),
+                    row.ratio(),
+                    (row.insitu_ns - row.loop_ns) * calls,
+                ))
+            })
+            .collect()
+    };
+    let (a, b) = (excess(changed), excess(baseline));
+    a.into_iter()
+        .map(|(label, implementation, ratio, extra)| {
+            let theirs: f64 = b.iter().filter(|x| x.0 == label).map(|x| x.3).sum();
+            Gap {
+                label,
+                implementation,
+                ratio,
+                extra_ns: extra - theirs,
+            }
+        })
+        .filter(|g| g.extra_ns.is_finite())
+        .max_by(|x, y| x.extra_ns.abs().total_cmp(&y.extra_ns.abs()))
+}
+
 /// `part / whole` in percent: how much of a measured difference a part of it accounts for.
 /// `None` where the whole is too small to divide by (under 1 ns) or either is not a number.
 pub fn share_pct(part: f64, whole: f64) -> Option<f64> {

@@ -190,6 +190,9 @@ pub struct Figures {
     pub composed_is_latency: bool,
     /// The difference of the sums of both sides' calls (the composed medians).
     pub composed_cpu_ns: Option<f64>,
+    /// Where the real handshakes were timed in situ: the call whose cost in situ, beyond its phase
+    /// loop's, sets the two scenarios furthest apart (`figures::answer::largest_gap`).
+    pub gap: Option<fig::Gap>,
     /// Its 95% half-width from the phases that differ (`compose::delta_half95_ns`).
     pub composed_half95_ns: Option<f64>,
     /// The same difference in instructions, where the run counted them.
@@ -257,6 +260,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     Figures {
         composed_ns: composed,
         composed_is_latency: composed_latency.is_some(),
+        gap: i.zip(bi).and_then(|(i, bi)| fig::largest_gap(r, i, bi)),
         composed_cpu_ns: composed_cpu,
         composed_half95_ns: composed_half,
         composed_instructions,
@@ -540,16 +544,37 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
                     class: "unresolved".into(),
                     values: vec![value("composed", d)],
                 },
-                _ => Cell {
-                    text: units::signed_time(d),
-                    sub: f
-                        .composed_instructions
-                        .map_or(String::new(), |n| format!("{} instr.", signed_count(n))),
-                    href: card,
-                    title,
-                    class: String::new(),
-                    values: vec![value("composed", d)],
-                },
+                _ => {
+                    // Where the composition misses the real difference by more than 10%, the call
+                    // that accounts for most of the miss, from the in-situ records.
+                    let miss = f
+                        .real_ns
+                        .filter(|r| (d - r).abs() > 0.1 * r.abs())
+                        .and(f.gap.as_ref());
+                    let sub = match (f.composed_instructions, miss) {
+                        (Some(n), _) => format!("{} instr.", signed_count(n)),
+                        (None, Some(g)) => format!("{} {:.2}× in situ", g.label, g.ratio),
+                        _ => String::new(),
+                    };
+                    let title = match miss {
+                        Some(g) => format!(
+                            "{title}. It misses the real difference by more than 10%: in a real handshake (after parsing and a socket wait, its caches partly cold) {} of {} costs {:.2}× its phase loop's hot median, {} a handshake more than the baseline's same call",
+                            g.label,
+                            g.implementation,
+                            g.ratio,
+                            units::signed_time(g.extra_ns)
+                        ),
+                        None => title,
+                    };
+                    Cell {
+                        text: units::signed_time(d),
+                        sub,
+                        href: card,
+                        title,
+                        class: String::new(),
+                        values: vec![value("composed", d)],
+                    }
+                }
             }
         }
         None => Cell::missing("no composition of this stack's library"),
