@@ -57,6 +57,18 @@ pub fn execute(command: Command) -> Result<()> {
                 (false, "consecutive runs"),
                 (true, "every ordered pair of runs"),
             ] {
+                let d = crate::comparison::delta_coverage(&runs, all);
+                if d.pairs > 0 {
+                    let pct = |n| crate::comparison::Coverage::pct(n, d.pairs);
+                    println!(
+                        "coverage, {what}: of {} paired handshake differences, {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
+                        d.pairs,
+                        d.in_interval,
+                        pct(d.in_interval),
+                        d.in_next_run,
+                        pct(d.in_next_run)
+                    );
+                }
                 let c = crate::comparison::coverage(&runs, all);
                 if c.pairs > 0 {
                     let pct = |n| crate::comparison::Coverage::pct(n, c.pairs);

@@ -533,6 +533,44 @@ pub fn coverage(runs: &[Results], all_pairs: bool) -> Coverage {
     c
 }
 
+/// The same check for the real handshakes' paired differences (`Scenario::measured_delta_ns` with
+/// its interval, files of the paired design): how often one run's interval of a scenario's
+/// difference, and its next-run interval (sqrt 2 times as wide: the next run has an error of its
+/// own; the host's common mode cancels in a difference measured paired), held the other run's.
+pub fn delta_coverage(runs: &[Results], all_pairs: bool) -> Coverage {
+    let mut c = Coverage::default();
+    for (i, a) in runs.iter().enumerate() {
+        for (j, b) in runs.iter().enumerate() {
+            if i == j || (!all_pairs && j != i + 1) {
+                continue;
+            }
+            let (Some(ha), Some(hb)) = (&a.handshakes, &b.handshakes) else {
+                continue;
+            };
+            for s in &ha.scenarios {
+                let (Some(d), Some((lo, hi))) = (s.measured_delta_ns, s.measured_delta_ci95_ns)
+                else {
+                    continue;
+                };
+                let Some(other) = hb
+                    .scenarios
+                    .iter()
+                    .filter(|x| x.stack == s.stack && x.instrumented == s.instrumented)
+                    .find(|x| x.suite == s.suite && x.auth_name() == s.auth_name())
+                    .and_then(|x| x.measured_delta_ns)
+                else {
+                    continue;
+                };
+                c.pairs += 1;
+                c.in_interval += usize::from(lo <= other && other <= hi);
+                let next = std::f64::consts::SQRT_2 * (hi - lo) / 2.0;
+                c.in_next_run += usize::from((other - d).abs() <= next);
+            }
+        }
+    }
+    c
+}
+
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.
 pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
     let Some(first) = runs.first() else {
@@ -606,6 +644,44 @@ mod tests {
         // One process is an interval of that process only: the threshold again.
         b.run.iterations_policy.processes = Some(1);
         assert_eq!(noise_floor(&a, &b, "x", 5.0), 5.0);
+    }
+
+    #[test]
+    fn delta_coverage_counts_the_next_differences_inside_the_intervals() {
+        // The committed run's scenarios with a difference, each given one of 100 +- 10 ns; the
+        // next run's: 105 (inside), 113 (outside, inside sqrt 2 x 10), 120 (outside both).
+        let mut a = timed_committed_run();
+        let h = a.handshakes.as_mut().unwrap();
+        h.scenarios.retain(|s| s.measured_delta_ns.is_some());
+        for s in &mut h.scenarios {
+            s.measured_delta_ns = Some(100.0);
+            s.measured_delta_ci95_ns = Some((90.0, 110.0));
+        }
+        let n = h.scenarios.len();
+        assert!(n >= 3);
+        let mut b = a.clone();
+        for (i, s) in b
+            .handshakes
+            .as_mut()
+            .unwrap()
+            .scenarios
+            .iter_mut()
+            .enumerate()
+        {
+            s.measured_delta_ns = Some(match i {
+                0 => 105.0,
+                1 => 113.0,
+                _ => 120.0,
+            });
+        }
+        let c = delta_coverage(&[a.clone(), b.clone()], false);
+        assert_eq!((c.pairs, c.in_interval, c.in_next_run), (n, 1, 2));
+        // A file before the paired design has no intervals to cover with.
+        let mut old = a;
+        for s in &mut old.handshakes.as_mut().unwrap().scenarios {
+            s.measured_delta_ci95_ns = None;
+        }
+        assert_eq!(delta_coverage(&[old, b], false).pairs, 0);
     }
 
     #[test]
