@@ -54,9 +54,19 @@ type connection struct {
 	ServerFlightBytes int64 `json:"server_flight_bytes"`
 }
 
+// runReport is the answer to `run`: each connection, what the process used
+// over the n together, and its CPU time since it started (ProcessCPUNs, as
+// `cpu` answers), from which the driver counts all the process's CPU, the
+// reading of commands and the writing of answers too.
 type runReport struct {
-	Connections []connection `json:"connections"`
+	Connections  []connection `json:"connections"`
+	ProcessCPUNs int64        `json:"process_cpu_ns"`
 	usageDelta
+}
+
+// cpuReport is the answer to `cpu`: the process's CPU time since it started.
+type cpuReport struct {
+	ProcessCPUNs int64 `json:"process_cpu_ns"`
 }
 
 // evidence is the answer to `evidence`. Scheme is the TLS 1.3 SignatureScheme
@@ -125,7 +135,8 @@ func clientCmd(args []string) error {
 // commands answers the commands on stdin until it closes: `evidence`,
 // `run N` (N connections one after another; `run N reset`: each closed with a
 // TCP reset, SO_LINGER 0, so that thousands a second leave no TIME_WAIT
-// behind) and `open` (one connection, kept open). A connection that fails is
+// behind), `open` (one connection, kept open) and `cpu` (the process's CPU
+// time so far). A connection that fails is
 // answered {"error": ...} and the next command is read: over a lossy path a
 // connection may time out, and the driver counts it. A command that is not
 // one of these ends the client.
@@ -146,10 +157,14 @@ func (c *client) commands(in io.Reader, out io.Writer) error {
 			answer, err = c.run(n, len(fields) == 3)
 		case len(fields) == 1 && fields[0] == "open":
 			answer, err = c.open()
+		case len(fields) == 1 && fields[0] == "cpu":
+			var u usage
+			u, err = readUsage()
+			answer = cpuReport{ProcessCPUNs: u.cpuNs}
 		case len(fields) == 0:
 			continue
 		default:
-			return fmt.Errorf("unknown command %q (evidence, run N, run N reset, open)", lines.Text())
+			return fmt.Errorf("unknown command %q (evidence, run N, run N reset, open, cpu)", lines.Text())
 		}
 		if err != nil {
 			answer = map[string]string{"error": err.Error()}
@@ -221,6 +236,7 @@ func (c *client) run(n int, reset bool) (runReport, error) {
 		return report, err
 	}
 	report.usageDelta = after.since(before)
+	report.ProcessCPUNs = after.cpuNs
 	return report, nil
 }
 

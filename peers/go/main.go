@@ -20,7 +20,8 @@ import (
 
 const usageText = `usage: pqprof-go-peer <subcommand> [flags]
 
-  version                      Go version, platform and the TLS groups this Go supports
+  version                      Go version, platform, and the TLS groups and certificate
+                               keys this Go supports
   phases [--iterations N] [--rounds R] [--budget-ms B] [--warmup-ms W]
          [--raw-samples S] [--raw-per-sample K]
                                per-call timings of every phase, and seed 000's raw workload
@@ -34,7 +35,7 @@ const usageText = `usage: pqprof-go-peer <subcommand> [flags]
                                leaf's PKCS#8 key (ECDSA P-256; ML-DSA-44/65/87 on Go 1.27+)
   client --group G --addr HOST:PORT --ca ROOT.der [--timeout-s S]
                                TLS 1.3 client trusting the chain's root (DER); commands
-                               on stdin: evidence, run N, run N reset, open
+                               on stdin: evidence, run N, run N reset, open, cpu
   pair --group G --cert CHAIN.pem --key KEY.pem --ca ROOT.der
                                client and server in this process over memory, one P:
                                each side's time per handshake; commands on stdin:
@@ -113,11 +114,15 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// versionReport is the answer to `version`. CertKeys are the leaf keys this
+// Go's crypto/tls serves and verifies (pqprof's authentication algorithms):
+// ECDSA P-256 always, ML-DSA from Go 1.27.
 type versionReport struct {
 	GoVersion string   `json:"go_version"`
 	GOOS      string   `json:"goos"`
 	GOARCH    string   `json:"goarch"`
 	Groups    []string `json:"groups"`
+	CertKeys  []string `json:"cert_keys"`
 }
 
 func versionCmd(args []string) error {
@@ -133,6 +138,7 @@ func versionCmd(args []string) error {
 		GOOS:      runtime.GOOS,
 		GOARCH:    runtime.GOARCH,
 		Groups:    groups,
+		CertKeys:  append([]string{"ECDSA-P256"}, mldsaCertKeys()...),
 	})
 }
 

@@ -275,7 +275,7 @@ func (s *session) evidenceAndRun(group string, n int) (evidence, runReport) {
 	if err := json.Unmarshal([]byte(lines[1]), &run); err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Connections) != n || run.CPUNs <= 0 || run.GoMallocs == 0 {
+	if len(run.Connections) != n || run.CPUNs <= 0 || run.ProcessCPUNs < run.CPUNs || run.GoMallocs == 0 {
 		t.Errorf("%s: run %+v", group, run)
 	}
 	for _, conn := range run.Connections {
