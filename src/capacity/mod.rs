@@ -674,6 +674,7 @@ fn hold(
                 connections: m.held,
                 heap_rust_bytes: m.heap_rust_bytes,
                 heap_c_bytes: m.heap_c_bytes,
+                heap_go_bytes: m.heap_go_bytes,
                 rss_bytes: m.rss_bytes,
                 kernel_tcp_pages: kernel_tcp_pages(),
                 kernel_slab_bytes: kernel_slab_bytes(),
