@@ -418,7 +418,7 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
 /// What a cell's handshakes gave: (ready, echo) per completed handshake, how many failed, and
 /// the measured window's wall time and the clients' CPU over it: this process's (its threads were
 /// made, moved into the client namespace and given their clients before the window opened), with
-/// what clients in processes of their own report (the Go peer's, per connection).
+/// what clients in processes of their own report (the Go peer's client processes: all their CPU).
 struct Sampled {
     times: Vec<(u64, u64)>,
     failed: usize,
@@ -514,7 +514,7 @@ fn handshakes(
         // The window opens once every thread is in the client namespace with its client.
         gate.wait_for(handles.len());
         // The clients' CPU: this process's, and what clients outside it (the Go peer's
-        // processes) report for their connections.
+        // processes) report having spent.
         let outside = || -> f64 {
             clients
                 .iter()

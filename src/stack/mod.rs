@@ -204,8 +204,9 @@ pub trait Client: Send + Sync {
     }
 
     /// CPU time this client has spent outside this process so far, nanoseconds: what the Go peer's
-    /// client processes report for their connections. A client in this process spends its CPU in
-    /// this process's counters, and has none here.
+    /// client processes report having spent since each started (their connections, and reading
+    /// commands and writing answers). A client in this process spends its CPU in this process's
+    /// counters, and has none here.
     fn outside_cpu_ns(&self) -> f64 {
         0.0
     }
