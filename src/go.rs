@@ -38,6 +38,10 @@ pub struct Version {
     pub goos: String,
     pub goarch: String,
     pub groups: Vec<String>,
+    /// The leaf keys its crypto/tls serves and verifies, as authentication algorithms
+    /// ("ECDSA-P256", "ML-DSA-65"); `None` from a peer built before it said.
+    #[serde(default)]
+    pub cert_keys: Option<Vec<String>>,
 }
 
 pub fn version(bin: &Path) -> Result<Version> {

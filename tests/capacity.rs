@@ -1,6 +1,6 @@
-//! `pqprof capacity`: the section lands with its raw data, `check` recomputes it and catches a
-//! changed figure, memory steps hold what they say, and a peer that stalls mid-handshake is a
-//! counted failure, not a hang.
+//! `pqprof capacity`: the section lands with its raw data (rustls, OpenSSL, and Go where its peer
+//! is built), `check` recomputes it and catches a changed figure, memory steps hold what they say,
+//! and a peer that stalls mid-handshake is a counted failure, not a hang.
 
 mod common;
 
@@ -8,6 +8,28 @@ use common::pqprof;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The groups the Go peer negotiates, where it is built (`make go-peer`).
+fn go_groups() -> Option<Vec<String>> {
+    let peer = std::env::var_os("PQPROF_GO_PEER").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer"),
+        std::path::PathBuf::from,
+    );
+    if !peer.exists() {
+        eprintln!("the Go peer is not built (make go-peer): rustls and OpenSSL only");
+        return None;
+    }
+    let out = Command::new(peer).arg("version").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    Some(
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g.as_str().unwrap().to_string())
+            .collect(),
+    )
+}
 
 #[test]
 fn the_capacity_section_lands_and_check_recomputes_it() {
@@ -34,12 +56,46 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let c = &v["capacity"];
 
+    // Go (where its peer is built) in the groups its version negotiates: X25519 and
+    // X25519MLKEM768 at least (Go 1.24 on), with ECDSA-P256 and the pairings of those groups.
+    let go = go_groups();
+    let of = |section: &str, stack: &str| -> Vec<serde_json::Value> {
+        c[section]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["stack"] == stack)
+            .cloned()
+            .collect()
+    };
     let inmem = c["in_memory"].as_array().unwrap();
     assert_eq!(
-        inmem.len(),
+        inmem.len() - of("in_memory", "go").len(),
         16,
         "rustls and OpenSSL x (four groups with ECDSA-P256 + the four pairings of suites/auth.toml's capacity step)"
     );
+    if let Some(groups) = &go {
+        let rows = of("in_memory", "go");
+        for g in ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"] {
+            let has = rows
+                .iter()
+                .any(|m| m["group"] == g && m["auth"] == "ECDSA-P256");
+            assert_eq!(has, groups.iter().any(|x| x == g), "go {g}: {groups:?}");
+        }
+        // Each handshake's two sides, timed in the peer, lie inside its wall time.
+        for m in &rows {
+            let v = |k: &str| -> Vec<u64> {
+                m[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect()
+            };
+            let (cl, sv, wall) = (v("client_ns"), v("server_ns"), v("wall_ns"));
+            assert!(cl.iter().zip(&sv).zip(&wall).all(|((c, s), w)| c + s <= *w));
+            assert_eq!(m["composed_stack"], "go");
+        }
+    }
     for m in inmem {
         let n = m["wall_ns"].as_array().unwrap().len();
         assert!(n >= 5, "{m}");
@@ -64,7 +120,12 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     }
 
     let sockets = c["sockets"].as_array().unwrap();
-    assert_eq!(sockets.len(), 4, "two stacks x X25519, X25519MLKEM768");
+    let stacks = if go.is_some() { 3 } else { 2 };
+    assert_eq!(
+        sockets.len(),
+        2 * stacks,
+        "rustls, OpenSSL (and Go) x X25519, X25519MLKEM768"
+    );
     for s in sockets {
         let steps: Vec<u64> = s["steps"]
             .as_array()
@@ -82,9 +143,19 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let memory = c["memory"].as_array().unwrap();
     assert_eq!(
         memory.len(),
-        10,
-        "two stacks x (X25519, X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-44/65/87)"
+        5 * stacks,
+        "rustls, OpenSSL (and Go) x (X25519, X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-44/65/87)"
     );
+    // Go's server reports its own heap, Go's, and none in Rust's or C's.
+    for m in of("memory", "go") {
+        let last = m["steps"].as_array().unwrap().last().unwrap().clone();
+        assert!(last["heap_go_bytes"].as_i64().unwrap() > 0, "{last}");
+        assert_eq!(last["heap_rust_bytes"], 0);
+        assert!(
+            m["per_connection"]["heap_go_bytes"].as_f64().unwrap() > 0.0,
+            "{m}"
+        );
+    }
     for m in memory {
         let held: Vec<u64> = m["steps"]
             .as_array()
@@ -167,7 +238,7 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
 
 #[test]
 fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
-    use pqprof::stack::{identity::Files, Config, Identity, TlsStack};
+    use pqprof::stack::{identity::Files, Config, Identity, Teardown, TlsStack};
     let id = Identity::baseline().unwrap();
     let files = Files::write(&id, "cap-test").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
@@ -218,7 +289,7 @@ fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
         .client(Config::plain("X25519", &id))
         .unwrap();
     client
-        .connect_with(([127, 0, 0, 1], port).into(), |_| ())
+        .connect_with(([127, 0, 0, 1], port).into(), Teardown::Close)
         .unwrap();
     drop(stalled);
     let _ = child.kill();

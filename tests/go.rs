@@ -135,3 +135,73 @@ fn go_phases_compose_the_go_stack_and_its_handshakes_negotiate_the_suites() {
         }
     }
 }
+
+/// Go as the network grid and capacity use it, without namespaces: a server on the address it is
+/// given, serving clients at once (each thread its own client process, started by `ready`), and
+/// in-memory handshakes whose sides the peer times.
+#[test]
+fn go_serves_concurrent_clients_on_its_address_and_pairs_in_memory() {
+    use pqprof::stack::{child::Start, go::Go, identity::Files, Config, Identity, TlsStack};
+    if !peer_built() {
+        return;
+    }
+    let id = Identity::baseline().unwrap();
+    let files = Files::write(&id, "go-test").unwrap();
+    let group = "X25519MLKEM768";
+    // 127.0.0.2: the server listens where it is told, not on 127.0.0.1.
+    let mut server = Go
+        .start_server(&Start {
+            bind: Some([127, 0, 0, 2].into()),
+            concurrent: true,
+            timeout_s: Some(30),
+            ..Start::loopback(group, &files, false)
+        })
+        .unwrap();
+    let addr = server.addr;
+    assert_eq!(addr.ip().to_string(), "127.0.0.2");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", addr.port())).is_err());
+    let clients: Vec<_> = (0..4)
+        .map(|_| Go.client(Config::plain(group, &id)).unwrap())
+        .collect();
+    let evidence = clients[0].connect(addr, true).unwrap().evidence.unwrap();
+    assert_eq!(evidence.group, group);
+    assert_eq!(evidence.client_share.map(|s| s.1), Some(1216));
+    std::thread::scope(|scope| {
+        for c in &clients {
+            scope.spawn(move || {
+                c.ready(addr).unwrap();
+                for _ in 0..3 {
+                    let one = c.connect(addr, false).unwrap();
+                    assert!(one.ready_ns > 0.0 && one.total_ns >= one.ready_ns);
+                    assert!(one.sent > 1216 && one.received > 0);
+                }
+            });
+        }
+    });
+    // The evidence connection and 4 x 3 more, all served.
+    let stats: serde_json::Value =
+        serde_json::from_str(&server.command("stats 13").unwrap()).unwrap();
+    assert_eq!(stats["served"], 13, "{stats}");
+    for c in &clients {
+        assert!(
+            c.outside_cpu_ns() > 0.0,
+            "each client's process reported its CPU"
+        );
+    }
+
+    let pair = Go.pair(Config::plain(group, &id)).unwrap();
+    pair.handshake(true).unwrap();
+    let samples: Vec<_> = pair
+        .handshakes(10)
+        .into_iter()
+        .collect::<anyhow::Result<_>>()
+        .unwrap();
+    assert_eq!(samples.len(), 10);
+    for s in samples {
+        assert!(s.client_ns > 0 && s.server_ns > 0 && s.client_ns + s.server_ns <= s.wall_ns);
+    }
+    // A group this Go does not negotiate is refused by the peer, not measured as another.
+    if let Ok(p) = Go.pair(Config::plain("MLKEM768", &id)) {
+        assert!(p.handshake(true).is_err());
+    }
+}

@@ -1,6 +1,7 @@
-//! `pqprof network` end to end on the quick grid: the link is measured before every point, the
-//! 5.6 ms point sits where two round trips put it, loss shows in the emulator's counters, `check`
-//! recomputes the section; and an interrupted or killed run leaves no namespace or process behind.
+//! `pqprof network` end to end on the quick grid, for rustls and (where its peer is built) Go: the
+//! link is measured before every point, the 5.6 ms point sits where two round trips put it, loss
+//! shows in the emulator's counters, `check` recomputes the section; and an interrupted or killed
+//! run leaves no namespace or process behind (the Go peer's servers and clients included).
 //! Where the machine cannot run the grid (not root, no iptables), the command must say so in one
 //! line and succeed, and that is what is tested instead.
 
@@ -27,7 +28,7 @@ fn namespaces() -> Vec<String> {
         .collect()
 }
 
-/// pqprof children still alive (emulator or servers started for a network run).
+/// pqprof children still alive (emulator, servers or Go peer clients started for a network run).
 fn children() -> Vec<String> {
     let out = Command::new("ps")
         .args(["-eo", "pid,args"])
@@ -38,9 +39,34 @@ fn children() -> Vec<String> {
         .filter(|l| {
             l.contains("netem-router")
                 || (l.contains("handshake-server") && l.contains("--bind 10.77"))
+                || (l.contains("pqprof-go-peer") && l.contains(" 10.77."))
         })
         .map(String::from)
         .collect()
+}
+
+/// The Go peer is built (`make go-peer`): the grid runs it beside rustls.
+fn go_built() -> bool {
+    std::env::var_os("PQPROF_GO_PEER").is_some()
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/go/pqprof-go-peer")
+            .exists()
+}
+
+/// The stacks the tests run: rustls, and Go where its peer is built.
+fn stacks() -> Vec<&'static str> {
+    let mut v = vec!["rustls"];
+    if go_built() {
+        v.push("go");
+    } else {
+        eprintln!("the Go peer is not built (make go-peer): rustls only");
+    }
+    v
+}
+
+/// `--stack S` for each stack.
+fn stack_args(stacks: &[&'static str]) -> Vec<&'static str> {
+    stacks.iter().flat_map(|s| ["--stack", s]).collect()
 }
 
 fn available() -> bool {
@@ -56,7 +82,8 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let out = common::tmp("net", "net.json");
     common::measure_mini(&out, "5");
     let file = out.to_str().unwrap();
-    let o = pqprof(&[
+    let stacks = stacks();
+    let mut args = vec![
         "network",
         "--results",
         file,
@@ -66,11 +93,11 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
         "12",
         "--parallel",
         "4",
-        "--stack",
-        "rustls",
         "--suites",
         "tests/data/mini",
-    ]);
+    ];
+    args.extend(stack_args(&stacks));
+    let o = pqprof(&args);
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{stdout}\n{}", common::stderr(&o));
     if !available() {
@@ -83,15 +110,49 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let points = n["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "the zero point, then 5.6 ms x 0% and 10%");
     // The mini suites pair X25519MLKEM768 with an ML-DSA-65 chain at the loss rates the quick
-    // grid authenticates at (the zero point and 0%), not at 10%.
+    // grid authenticates at (the zero point and 0%), not at 10%: per stack, X25519 and
+    // X25519MLKEM768 with ECDSA-P256, and X25519MLKEM768 with ML-DSA-65.
+    let of = |p: &serde_json::Value, stack: &str| -> Vec<serde_json::Value> {
+        p["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["stack"] == stack)
+            .cloned()
+            .collect()
+    };
     for (p, cells) in points.iter().zip([3, 3, 2]) {
         assert_eq!(p["link"]["connect_ns"].as_array().unwrap().len(), 16);
         assert_eq!(
             p["cells"].as_array().unwrap().len(),
-            cells,
-            "rustls X25519 and X25519MLKEM768 with ECDSA-P256, and X25519MLKEM768 with ML-DSA-65: {}",
+            cells * stacks.len(),
+            "{stacks:?} at {}",
             p["loss_pct"]
         );
+        for stack in &stacks {
+            let cells = of(p, stack);
+            let groups: Vec<&str> = cells.iter().map(|c| c["group"].as_str().unwrap()).collect();
+            assert!(
+                groups.contains(&"X25519") && groups.contains(&"X25519MLKEM768"),
+                "{stack}: {groups:?}"
+            );
+            for c in &cells {
+                // Every handshake started finished or failed, and the clean points lost none.
+                let done = c["ready_ns"].as_array().unwrap().len() as u64;
+                assert!(done >= 10, "{stack} {}: {done} handshakes", c["group"]);
+                if p["loss_pct"] == 0.0 {
+                    assert_eq!(c["failed"], 0, "{stack} {}", c["group"]);
+                }
+                // The clients' CPU over the window: for Go the peer's client processes report
+                // it, so it is there too.
+                assert!(
+                    c["cpu"]["client_ns"].as_f64().unwrap() > 0.0
+                        && c["cpu"]["server_ns"].as_f64().unwrap() > 0.0,
+                    "{stack}: {}",
+                    c["cpu"]
+                );
+            }
+        }
     }
     // Every cell says how its handshakes started: the zero point one at a time, back to back;
     // every other point a start every zero-point median / load, from at most --parallel threads,
@@ -145,48 +206,54 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
         "{}",
         clean["link"]["rtt_median_ns"]
     );
-    let x25519 = clean["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["group"] == "X25519")
-        .unwrap();
-    let median = x25519["ready_percentiles_ns"][2].as_f64().unwrap() / 1e6;
-    // TCP connect and the TLS 1.3 exchange: two round trips at least (the link is measured, and a
-    // handshake cannot beat its round trips), and less than a third one beyond the model, whose
-    // compute term is the zero point's median (one handshake at a time; the cells are paced).
-    let model = x25519["model"]["expected_ns"].as_f64().unwrap() / 1e6;
-    let tolerance = clean["link"]["tolerance_ns"].as_f64().unwrap() / 1e6;
-    assert!(
-        median >= 2.0 * (5.6 - tolerance) && median < model + 5.6,
-        "X25519 median {median} ms at RTT 5.6 ms, model {model} ms"
-    );
-    assert_eq!(x25519["dropped"], serde_json::json!([0, 0]));
-    // An ML-DSA-65 chain's first flight (about 15.6 kB) overflows the 10-segment initial window of
-    // a 1,500-byte MTU (14,480 bytes at MSS 1,448); ECDSA's (about 2 kB) does not: one round trip
-    // more in the model, and the evidence says how many bytes it was.
-    let cell = |group: &str, auth: &str| {
-        clean["cells"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["group"] == group && c["auth"] == auth)
-            .unwrap_or_else(|| panic!("no {group} + {auth} cell: {clean}"))
-            .clone()
-    };
-    let ecdsa = cell("X25519MLKEM768", "ECDSA-P256");
-    let mldsa = cell("X25519MLKEM768", "ML-DSA-65");
-    let flight = |c: &serde_json::Value| c["server_flight_bytes"].as_u64().unwrap();
-    assert!(
-        flight(&ecdsa) < 14_480 && flight(&mldsa) > 14_480,
-        "{ecdsa}\n{mldsa}"
-    );
-    assert_eq!(
-        mldsa["model"]["round_trips"].as_f64().unwrap(),
-        ecdsa["model"]["round_trips"].as_f64().unwrap() + 1.0
-    );
-    assert_eq!(mldsa["against"]["auth"], "ECDSA-P256");
-    assert_eq!(mldsa["against"]["suite"], "X25519MLKEM768");
+    for stack in &stacks {
+        let cells = of(clean, stack);
+        let x25519 = cells.iter().find(|c| c["group"] == "X25519").unwrap();
+        let median = x25519["ready_percentiles_ns"][2].as_f64().unwrap() / 1e6;
+        // TCP connect and the TLS 1.3 exchange: two round trips at least (the link is measured,
+        // and a handshake cannot beat its round trips), and less than a third one beyond the
+        // model, whose compute term is the zero point's median (one handshake at a time; the
+        // cells are paced).
+        let model = x25519["model"]["expected_ns"].as_f64().unwrap() / 1e6;
+        let tolerance = clean["link"]["tolerance_ns"].as_f64().unwrap() / 1e6;
+        assert!(
+            median >= 2.0 * (5.6 - tolerance) && median < model + 5.6,
+            "{stack} X25519 median {median} ms at RTT 5.6 ms, model {model} ms"
+        );
+        assert_eq!(x25519["dropped"], serde_json::json!([0, 0]));
+        // An ML-DSA-65 chain's first flight (about 15.6 kB) overflows the 10-segment initial
+        // window of a 1,500-byte MTU (14,480 bytes at MSS 1,448); ECDSA's (about 2 kB) does not:
+        // one round trip more in the model, and the evidence says how many bytes it was.
+        let cell = |group: &str, auth: &str| {
+            cells
+                .iter()
+                .find(|c| c["group"] == group && c["auth"] == auth)
+                .unwrap_or_else(|| panic!("no {stack} {group} + {auth} cell: {clean}"))
+                .clone()
+        };
+        let ecdsa = cell("X25519MLKEM768", "ECDSA-P256");
+        let mldsa = cell("X25519MLKEM768", "ML-DSA-65");
+        let flight = |c: &serde_json::Value| c["server_flight_bytes"].as_u64().unwrap();
+        assert!(
+            flight(&ecdsa) < 14_480 && flight(&mldsa) > 14_480,
+            "{stack}: {ecdsa}\n{mldsa}"
+        );
+        assert_eq!(
+            mldsa["model"]["round_trips"].as_f64().unwrap(),
+            ecdsa["model"]["round_trips"].as_f64().unwrap() + 1.0
+        );
+        assert_eq!(mldsa["against"]["auth"], "ECDSA-P256");
+        assert_eq!(mldsa["against"]["suite"], "X25519MLKEM768");
+        // The hybrid's ClientHello carries its 1,216-byte share, X25519's its 32 bytes: the
+        // client's bytes per handshake say which group went over the wire.
+        let sent = |c: &serde_json::Value| c["bytes_per_handshake"][0].as_f64().unwrap();
+        assert!(
+            sent(&ecdsa) > sent(x25519) + 1_100.0,
+            "{stack}: {} vs {} bytes",
+            sent(&ecdsa),
+            sent(x25519)
+        );
+    }
     let lossy = &points[2];
     let dropped: u64 = lossy["cells"]
         .as_array()
@@ -214,9 +281,8 @@ fn start_long(file: &str) -> (std::process::Child, Instant) {
             "100000",
             "--parallel",
             "2",
-            "--stack",
-            "rustls",
         ])
+        .args(stack_args(&stacks()))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -24,6 +24,19 @@ var payload = []byte("pqprof handshake echo payload 32")
 type client struct {
 	addr   string
 	config *tls.Config
+	// timeout bounds every connection, dial to close (ioTimeout when zero).
+	timeout time.Duration
+	// held are the connections `open` keeps (capacity's memory per held
+	// connection: the server's side is measured); they close when the process ends.
+	held []*tls.Conn
+}
+
+// deadline is how long a connection may take, dial to close.
+func (c *client) deadline() time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return ioTimeout
 }
 
 // connection is one connection's figures, as `run` reports them.
@@ -41,9 +54,19 @@ type connection struct {
 	ServerFlightBytes int64 `json:"server_flight_bytes"`
 }
 
+// runReport is the answer to `run`: each connection, what the process used
+// over the n together, and its CPU time since it started (ProcessCPUNs, as
+// `cpu` answers), from which the driver counts all the process's CPU, the
+// reading of commands and the writing of answers too.
 type runReport struct {
-	Connections []connection `json:"connections"`
+	Connections  []connection `json:"connections"`
+	ProcessCPUNs int64        `json:"process_cpu_ns"`
 	usageDelta
+}
+
+// cpuReport is the answer to `cpu`: the process's CPU time since it started.
+type cpuReport struct {
+	ProcessCPUNs int64 `json:"process_cpu_ns"`
 }
 
 // evidence is the answer to `evidence`. Scheme is the TLS 1.3 SignatureScheme
@@ -68,11 +91,15 @@ func clientCmd(args []string) error {
 	group := fs.String("group", "", "the only TLS group to offer (X25519, X25519MLKEM768, ...)")
 	addr := fs.String("addr", "", "server address, 127.0.0.1:PORT")
 	caPath := fs.String("ca", "", "DER certificate to trust: the root of the chain the server sends")
+	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, dial to close")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *group == "" || *addr == "" || *caPath == "" {
 		return errors.New("client needs --group, --addr and --ca")
+	}
+	if *timeoutS < 1 {
+		return fmt.Errorf("--timeout-s %d: at least 1", *timeoutS)
 	}
 	id, err := requireGroup(*group)
 	if err != nil {
@@ -88,13 +115,14 @@ func clientCmd(args []string) error {
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)
-	c := &client{addr: *addr, config: &tls.Config{
+	c := &client{addr: *addr, timeout: time.Duration(*timeoutS) * time.Second, config: &tls.Config{
 		MinVersion:       tls.VersionTLS13,
 		MaxVersion:       tls.VersionTLS13,
 		CurvePreferences: []tls.CurveID{id},
 		RootCAs:          roots,
 		ServerName:       "localhost",
 	}}
+	exitWithParent()
 	// Failures are reported as JSON on stdout too, so that the driver reading
 	// the answer to a command sees why it did not come.
 	if err := c.commands(os.Stdin, os.Stdout); err != nil {
@@ -104,7 +132,14 @@ func clientCmd(args []string) error {
 	return nil
 }
 
-// commands answers the commands on stdin until it closes.
+// commands answers the commands on stdin until it closes: `evidence`,
+// `run N` (N connections one after another; `run N reset`: each closed with a
+// TCP reset, SO_LINGER 0, so that thousands a second leave no TIME_WAIT
+// behind), `open` (one connection, kept open) and `cpu` (the process's CPU
+// time so far). A connection that fails is
+// answered {"error": ...} and the next command is read: over a lossy path a
+// connection may time out, and the driver counts it. A command that is not
+// one of these ends the client.
 func (c *client) commands(in io.Reader, out io.Writer) error {
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
@@ -114,19 +149,25 @@ func (c *client) commands(in io.Reader, out io.Writer) error {
 		switch {
 		case len(fields) == 1 && fields[0] == "evidence":
 			answer, err = c.evidence()
-		case len(fields) == 2 && fields[0] == "run":
+		case (len(fields) == 2 || len(fields) == 3 && fields[2] == "reset") && fields[0] == "run":
 			n, perr := strconv.Atoi(fields[1])
 			if perr != nil || n < 1 {
 				return fmt.Errorf("run: %q is not a positive count", fields[1])
 			}
-			answer, err = c.run(n)
+			answer, err = c.run(n, len(fields) == 3)
+		case len(fields) == 1 && fields[0] == "open":
+			answer, err = c.open()
+		case len(fields) == 1 && fields[0] == "cpu":
+			var u usage
+			u, err = readUsage()
+			answer = cpuReport{ProcessCPUNs: u.cpuNs}
 		case len(fields) == 0:
 			continue
 		default:
-			return fmt.Errorf("unknown command %q (evidence, run N)", lines.Text())
+			return fmt.Errorf("unknown command %q (evidence, run N, run N reset, open, cpu)", lines.Text())
 		}
 		if err != nil {
-			return err
+			answer = map[string]string{"error": err.Error()}
 		}
 		if err := writeJSON(out, answer); err != nil {
 			return err
@@ -140,7 +181,7 @@ func (c *client) commands(in io.Reader, out io.Writer) error {
 func (c *client) evidence() (evidence, error) {
 	var ev evidence
 	var cs tls.ConnectionState
-	wire, conn, err := c.connect(true, func(tc *tls.Conn) { cs = tc.ConnectionState() })
+	wire, conn, err := c.connect(true, false, func(tc *tls.Conn) { cs = tc.ConnectionState() })
 	if err != nil {
 		return ev, err
 	}
@@ -175,15 +216,16 @@ func (c *client) evidence() (evidence, error) {
 }
 
 // run makes n connections one after another and reports each, with the
-// process's CPU time and allocations for the n together.
-func (c *client) run(n int) (runReport, error) {
+// process's CPU time and allocations for the n together; with reset, each
+// closes with a TCP reset.
+func (c *client) run(n int, reset bool) (runReport, error) {
 	report := runReport{Connections: make([]connection, 0, n)}
 	before, err := readUsage()
 	if err != nil {
 		return report, err
 	}
 	for range n {
-		_, conn, err := c.connect(false, nil)
+		_, conn, err := c.connect(false, reset, nil)
 		if err != nil {
 			return report, err
 		}
@@ -194,23 +236,84 @@ func (c *client) run(n int) (runReport, error) {
 		return report, err
 	}
 	report.usageDelta = after.since(before)
+	report.ProcessCPUNs = after.cpuNs
 	return report, nil
+}
+
+// heldReport is the answer to `open`: the connections now held.
+type heldReport struct {
+	Held int `json:"held"`
+}
+
+// open makes one connection (handshake and echo, as every connection's) and
+// keeps it open, as a client that stays connected does.
+func (c *client) open() (heldReport, error) {
+	raw, err := c.dialTCP(false)
+	if err != nil {
+		return heldReport{}, err
+	}
+	raw.SetDeadline(time.Now().Add(c.deadline()))
+	tc := tls.Client(raw, c.config)
+	if err := tc.Handshake(); err != nil {
+		tc.Close()
+		return heldReport{}, fmt.Errorf("handshake: %w", err)
+	}
+	if err := echoPayload(tc); err != nil {
+		tc.Close()
+		return heldReport{}, err
+	}
+	// A held connection idles: no deadline may end it.
+	raw.SetDeadline(time.Time{})
+	c.held = append(c.held, tc)
+	return heldReport{Held: len(c.held)}, nil
+}
+
+// dialTCP opens the TCP connection; with reset, closing it sends a TCP reset
+// (SO_LINGER 0).
+func (c *client) dialTCP(reset bool) (net.Conn, error) {
+	dialer := net.Dialer{Timeout: c.deadline()}
+	raw, err := dialer.Dial("tcp", c.addr)
+	if err != nil {
+		return nil, err
+	}
+	if reset {
+		if err := raw.(*net.TCPConn).SetLinger(0); err != nil {
+			raw.Close()
+			return nil, err
+		}
+	}
+	return raw, nil
+}
+
+// echoPayload sends the payload and checks that the same bytes come back.
+func echoPayload(tc *tls.Conn) error {
+	if _, err := tc.Write(payload); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	echoed := make([]byte, len(payload))
+	if _, err := io.ReadFull(tc, echoed); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if !bytes.Equal(echoed, payload) {
+		return fmt.Errorf("the server echoed %q, not the payload", echoed)
+	}
+	return nil
 }
 
 // connect runs one connection, timed from before the TCP connect: dial,
 // handshake (ready), echo the payload, close (total). The byte counts are
 // those on the TCP socket; the server's flight is the received count when the
 // handshake returned. afterHandshake, if set, runs after the ready
-// timestamp is taken, outside the timing that matters for `run`.
-func (c *client) connect(capture bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
+// timestamp is taken, outside the timing that matters for `run`. With reset,
+// the socket closes with a TCP reset (SO_LINGER 0).
+func (c *client) connect(capture, reset bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
 	var conn connection
 	t0 := time.Now()
-	dialer := net.Dialer{Timeout: ioTimeout}
-	raw, err := dialer.Dial("tcp", c.addr)
+	raw, err := c.dialTCP(reset)
 	if err != nil {
 		return nil, conn, err
 	}
-	raw.SetDeadline(t0.Add(ioTimeout))
+	raw.SetDeadline(t0.Add(c.deadline()))
 	wire := &countingConn{Conn: raw, capture: capture}
 	tc := tls.Client(wire, c.config)
 	defer tc.Close()
@@ -222,15 +325,8 @@ func (c *client) connect(capture bool, afterHandshake func(*tls.Conn)) (*countin
 	if afterHandshake != nil {
 		afterHandshake(tc)
 	}
-	if _, err := tc.Write(payload); err != nil {
-		return nil, conn, fmt.Errorf("write: %w", err)
-	}
-	echoed := make([]byte, len(payload))
-	if _, err := io.ReadFull(tc, echoed); err != nil {
-		return nil, conn, fmt.Errorf("read: %w", err)
-	}
-	if !bytes.Equal(echoed, payload) {
-		return nil, conn, fmt.Errorf("the server echoed %q, not the payload", echoed)
+	if err := echoPayload(tc); err != nil {
+		return nil, conn, err
 	}
 	if err := tc.Close(); err != nil {
 		return nil, conn, fmt.Errorf("close: %w", err)

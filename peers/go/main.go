@@ -15,22 +15,34 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"time"
 )
 
 const usageText = `usage: pqprof-go-peer <subcommand> [flags]
 
-  version                      Go version, platform and the TLS groups this Go supports
+  version                      Go version, platform, and the TLS groups and certificate
+                               keys this Go supports
   phases [--iterations N] [--rounds R] [--budget-ms B] [--warmup-ms W]
          [--raw-samples S] [--raw-per-sample K]
                                per-call timings of every phase, and seed 000's raw workload
-  serve --group G --cert CHAIN.pem|CERT.der --key KEY.pem
-                               TLS 1.3 echo server on 127.0.0.1; control lines on stdin.
+  serve --group G --cert CHAIN.pem|CERT.der --key KEY.pem [--bind ADDR] [--concurrent]
+        [--timeout-s S]
+                               TLS 1.3 echo server on ADDR (default 127.0.0.1), one
+                               connection at a time or each in its own goroutine;
+                               control lines on stdin (reset N, stats N).
                                CHAIN.pem: the certificates sent, leaf first (leaf,
                                intermediates); or one DER certificate. KEY.pem: the
                                leaf's PKCS#8 key (ECDSA P-256; ML-DSA-44/65/87 on Go 1.27+)
-  client --group G --addr HOST:PORT --ca ROOT.der
+  client --group G --addr HOST:PORT --ca ROOT.der [--timeout-s S]
                                TLS 1.3 client trusting the chain's root (DER); commands
-                               on stdin: evidence, run N
+                               on stdin: evidence, run N, run N reset, open, cpu
+  pair --group G --cert CHAIN.pem --key KEY.pem --ca ROOT.der
+                               client and server in this process over memory, one P:
+                               each side's time per handshake; commands on stdin:
+                               check, run N
+  capacity --group G --cert CHAIN.pem --key KEY.pem [--threads T | --hold] [--timeout-s S]
+                               the capacity step's server on 127.0.0.1; control lines
+                               on stdin: cpu, mem N, release
 `
 
 func main() {
@@ -49,6 +61,10 @@ func main() {
 		err = serveCmd(args)
 	case "client":
 		err = clientCmd(args)
+	case "pair":
+		err = pairCmd(args)
+	case "capacity":
+		err = capacityCmd(args)
 	case "help", "-h", "--help":
 		fmt.Print(usageText)
 	default:
@@ -98,11 +114,15 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// versionReport is the answer to `version`. CertKeys are the leaf keys this
+// Go's crypto/tls serves and verifies (pqprof's authentication algorithms):
+// ECDSA P-256 always, ML-DSA from Go 1.27.
 type versionReport struct {
 	GoVersion string   `json:"go_version"`
 	GOOS      string   `json:"goos"`
 	GOARCH    string   `json:"goarch"`
 	Groups    []string `json:"groups"`
+	CertKeys  []string `json:"cert_keys"`
 }
 
 func versionCmd(args []string) error {
@@ -118,5 +138,28 @@ func versionCmd(args []string) error {
 		GOOS:      runtime.GOOS,
 		GOARCH:    runtime.GOARCH,
 		Groups:    groups,
+		CertKeys:  append([]string{"ECDSA-P256"}, mldsaCertKeys()...),
 	})
+}
+
+// exitWithParent ends this process soon after pqprof ends, however pqprof
+// ends. pqprof's own children die with it through PR_SET_PDEATHSIG, but the
+// kernel ties that to the thread that started the child, and a Go client is
+// started by the thread that first connects (the network grid's cell threads
+// end with their cell; the child must outlive them). The parent process's id
+// changes only when the whole process has gone, so it is watched instead,
+// once a second. Closing stdin ends every long-running command as well; this
+// covers a command busy on a connection when it happens.
+func exitWithParent() {
+	parent := os.Getppid()
+	if parent == 1 {
+		return // started by init (or a container's first process): no parent to follow
+	}
+	go func() {
+		for range time.Tick(time.Second) {
+			if os.Getppid() != parent {
+				os.Exit(1)
+			}
+		}
+	}()
 }

@@ -14,3 +14,5 @@ import (
 func mldsaPhases() []phaseMaker { return nil }
 
 func mldsaLeafKey(crypto.PublicKey) (string, tls.SignatureScheme, bool) { return "", 0, false }
+
+func mldsaCertKeys() []string { return nil }

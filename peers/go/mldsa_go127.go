@@ -53,6 +53,10 @@ func mldsaLeafKey(pub crypto.PublicKey) (string, tls.SignatureScheme, bool) {
 	return "", 0, false
 }
 
+// mldsaCertKeys are the ML-DSA leaf keys crypto/tls serves and verifies, as
+// pqprof's authentications name their algorithms.
+func mldsaCertKeys() []string { return []string{"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"} }
+
 // mldsaPhases are keygen, sign and verify for each parameter set.
 func mldsaPhases() []phaseMaker {
 	var makers []phaseMaker

@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -191,7 +192,9 @@ type session struct {
 	client *client
 }
 
-func newSession(t *testing.T, group, certPath, keyPath, caPath string) *session {
+// newSession sets the server up as serve would, then applies each of with to
+// it before it starts.
+func newSession(t *testing.T, group, certPath, keyPath, caPath string, with ...func(*server)) *session {
 	t.Helper()
 	id, err := requireGroup(group)
 	if err != nil {
@@ -215,6 +218,9 @@ func newSession(t *testing.T, group, certPath, keyPath, caPath string) *session 
 	}
 	t.Cleanup(func() { ln.Close() })
 	s := &server{}
+	for _, f := range with {
+		f(s)
+	}
 	go s.accept(ln, &tls.Config{
 		MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS13,
 		CurvePreferences: []tls.CurveID{id}, Certificates: []tls.Certificate{cert},
@@ -269,7 +275,7 @@ func (s *session) evidenceAndRun(group string, n int) (evidence, runReport) {
 	if err := json.Unmarshal([]byte(lines[1]), &run); err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Connections) != n || run.CPUNs <= 0 || run.GoMallocs == 0 {
+	if len(run.Connections) != n || run.CPUNs <= 0 || run.ProcessCPUNs < run.CPUNs || run.GoMallocs == 0 {
 		t.Errorf("%s: run %+v", group, run)
 	}
 	for _, conn := range run.Connections {
@@ -383,5 +389,202 @@ func TestClientRefusesABadCommand(t *testing.T) {
 		if err := c.commands(strings.NewReader(cmd), &bytes.Buffer{}); err == nil {
 			t.Errorf("%q was accepted", cmd)
 		}
+	}
+}
+
+// A connection that fails is answered with its error, and the client goes on
+// to the next command: over a lossy path the driver counts a failure and
+// makes the next connection with the same client.
+func TestClientAnswersAFailedConnectionAndGoesOn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := &client{addr: addr, timeout: time.Second, config: &tls.Config{MinVersion: tls.VersionTLS13}}
+	var out bytes.Buffer
+	if err := c.commands(strings.NewReader("run 1\nrun 1 reset\nopen\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(answers) != 3 {
+		t.Fatalf("%d answers, want 3: %q", len(answers), out.String())
+	}
+	for _, a := range answers {
+		var e map[string]string
+		if json.Unmarshal([]byte(a), &e) != nil || e["error"] == "" {
+			t.Errorf("answer %q is not an error", a)
+		}
+	}
+}
+
+// Served concurrently on the address given, the server counts every
+// connection, and `stats N` waits until N have been served.
+func TestServeConcurrentlyCountsEveryConnection(t *testing.T) {
+	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
+	s := newSession(t, "X25519MLKEM768", chainPath, keyPath, rootPath, func(s *server) { s.concurrent = true })
+	const clients, each = 4, 3
+	errs := make(chan error, clients)
+	for range clients {
+		go func() {
+			c := *s.client
+			var out bytes.Buffer
+			err := c.commands(strings.NewReader(fmt.Sprintf("run %d\n", each)), &out)
+			if err == nil && strings.Contains(out.String(), "error") {
+				err = fmt.Errorf("%s", out.String())
+			}
+			errs <- err
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := s.server.control(strings.NewReader(fmt.Sprintf("stats %d\n", clients*each)), &out); err != nil {
+		t.Fatal(err)
+	}
+	var st statsReport
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Served != clients*each || st.CPUNs <= 0 {
+		t.Errorf("stats %+v, want %d served", st, clients*each)
+	}
+}
+
+// In memory: the group is checked, and every handshake's two sides are
+// timed apart, each inside the wall time.
+func TestPairTimesEachSideInsideTheWallTime(t *testing.T) {
+	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
+	// The sides take turns, so their clocks hold with any number of Ps (the
+	// command runs with one); two make it likelier that they would not.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, group := range []string{"X25519", "X25519MLKEM768"} {
+		p, err := newPair(group, chainPath, keyPath, rootPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := p.commands(strings.NewReader("check\nrun 20\n"), &out); err != nil {
+			t.Fatal(err)
+		}
+		answers := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(answers) != 2 {
+			t.Fatalf("%s: %d answers, want 2: %q", group, len(answers), out.String())
+		}
+		var check checkReport
+		if err := json.Unmarshal([]byte(answers[0]), &check); err != nil || check.Group != group {
+			t.Errorf("%s: check answered %q", group, answers[0])
+		}
+		var r pairReport
+		if err := json.Unmarshal([]byte(answers[1]), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Failures != 0 || len(r.WallNs) != 20 || len(r.ClientNs) != 20 || len(r.ServerNs) != 20 {
+			t.Fatalf("%s: %+v", group, r)
+		}
+		for i := range r.WallNs {
+			if r.ClientNs[i] <= 0 || r.ServerNs[i] <= 0 || r.ClientNs[i]+r.ServerNs[i] > r.WallNs[i] {
+				t.Errorf("%s: handshake %d: client %d + server %d ns, wall %d ns", group, i, r.ClientNs[i], r.ServerNs[i], r.WallNs[i])
+			}
+		}
+	}
+	// A client that does not trust the server's root fails, and says so.
+	other, _, otherRoot := writeChain(t, ecdsaKeys(t, 2)...)
+	_ = other
+	p, err := newPair("X25519", chainPath, keyPath, otherRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.handshake(true); err == nil {
+		t.Error("a handshake against an untrusted chain succeeded")
+	}
+	if r := p.run(2); r.Failures != 2 || r.Error == "" {
+		t.Errorf("failures not counted: %+v", r)
+	}
+}
+
+// The capacity server: the pool serves and counts connections; the hold mode
+// keeps them, with each recorded handshake's peak at least what it kept.
+func TestCapacityServerPoolAndHold(t *testing.T) {
+	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
+	config, err := serverConfig("X25519MLKEM768", chainPath, keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClient := func(ln net.Listener) *client {
+		s := newSession(t, "X25519MLKEM768", chainPath, keyPath, rootPath)
+		c := *s.client
+		c.addr = ln.Addr().String()
+		return &c
+	}
+	ask := func(s *capacityServer, cmd string, v any) {
+		t.Helper()
+		var out bytes.Buffer
+		if err := s.control(strings.NewReader(cmd+"\n"), &out); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out.Bytes(), v); err != nil {
+			t.Fatalf("%s: %q: %v", cmd, out.String(), err)
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	pool := &capacityServer{timeout: ioTimeout}
+	for range 2 {
+		go pool.poolLoop(ln, config)
+	}
+	if _, err := newClient(ln).run(3, true); err != nil {
+		t.Fatal(err)
+	}
+	var cpu cpuAnswer
+	for t0 := time.Now(); cpu.Served < 3 && time.Since(t0) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		ask(pool, "cpu", &cpu)
+	}
+	if cpu.Served != 3 || cpu.Failed != 0 || cpu.CPUNs <= 0 {
+		t.Errorf("pool: %+v", cpu)
+	}
+
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln2.Close() })
+	hold := &capacityServer{timeout: ioTimeout}
+	go hold.holdLoop(ln2, config)
+	c := newClient(ln2)
+	for range 3 {
+		if _, err := c.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mem memAnswer
+	ask(hold, "mem 3", &mem)
+	if mem.Held != 3 || len(mem.PeakBytes) != 3 || mem.HeapGoBytes <= 0 || mem.RSSBytes == 0 || mem.HeapRustBytes != 0 {
+		t.Fatalf("hold: %+v", mem)
+	}
+	// A held connection keeps its keys and buffers. (The first may also see
+	// something of the test's earlier garbage go: the middle one of three is
+	// looked at.)
+	for i := range mem.PeakBytes {
+		if mem.PeakBytes[i] < mem.RetainedBytes[i] {
+			t.Errorf("connection %d: peak %d, retained %d bytes", i, mem.PeakBytes[i], mem.RetainedBytes[i])
+		}
+	}
+	if kept := slices.Sorted(slices.Values(mem.RetainedBytes))[1]; kept <= 0 {
+		t.Errorf("retained %v bytes", mem.RetainedBytes)
+	}
+	var ok string
+	ask(hold, "release", &ok)
+	ask(hold, "mem 3", &mem)
+	if ok != "ok" || mem.Held != 0 {
+		t.Errorf("release: %q, then %d held", ok, mem.Held)
 	}
 }

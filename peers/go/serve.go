@@ -11,8 +11,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,13 +25,32 @@ const ioTimeout = 5 * time.Second
 // payloadSize is the echo payload of seed 000's TLS operation.
 const payloadSize = 32
 
-// server counts the connections it has served since the last reset. mu is
-// held for the whole of a connection, so that `stats` waits for one in flight
-// to finish: the client has its echo before the server's Close returns.
+// server counts the connections it has served since the last reset. Served
+// one at a time (the handshake step), serial is held for the whole of a
+// connection, so that `stats` waits for one in flight to finish: the client
+// has its echo before the server's Close returns. Served concurrently (the
+// network grid: a goroutine per connection, handshakes over a slow path must
+// not wait for each other), `reset N` and `stats N` wait instead until N
+// connections have been served since the last reset, as pqprof's own server
+// does (src/stack/child.rs, server_main).
 type server struct {
-	mu     sync.Mutex
-	served int64
-	since  usage
+	serial     sync.Mutex
+	concurrent bool
+	// timeout bounds every connection (ioTimeout when zero).
+	timeout time.Duration
+	served  atomic.Int64
+	// base is served at the last reset; since the usage then. Both are the
+	// control goroutine's alone.
+	base  int64
+	since usage
+}
+
+// deadline is how long a connection may take, start to close.
+func (s *server) deadline() time.Duration {
+	if s.timeout > 0 {
+		return s.timeout
+	}
+	return ioTimeout
 }
 
 func serveCmd(args []string) error {
@@ -37,44 +58,62 @@ func serveCmd(args []string) error {
 	group := fs.String("group", "", "the only TLS group to accept (X25519, X25519MLKEM768, ...)")
 	certPath := fs.String("cert", "", "the certificates to send: a PEM chain, leaf first (leaf, intermediates), or one DER certificate")
 	keyPath := fs.String("key", "", "PEM PKCS#8 private key of the leaf (ECDSA P-256; ML-DSA-44/65/87 from Go 1.27)")
+	bind := fs.String("bind", "127.0.0.1", "the address to listen on (a port is chosen and printed)")
+	concurrent := fs.Bool("concurrent", false, "serve each connection in its own goroutine, not one at a time")
+	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, start to close")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *group == "" || *certPath == "" || *keyPath == "" {
 		return errors.New("serve needs --group, --cert and --key")
 	}
-	id, err := requireGroup(*group)
+	if *timeoutS < 1 {
+		return fmt.Errorf("--timeout-s %d: at least 1", *timeoutS)
+	}
+	config, err := serverConfig(*group, *certPath, *keyPath)
 	if err != nil {
 		return err
 	}
-	cert, err := loadCertificate(*certPath, *keyPath)
+	ln, err := net.Listen("tcp", net.JoinHostPort(*bind, "0"))
 	if err != nil {
 		return err
 	}
-	config := &tls.Config{
+	defer ln.Close()
+	s := &server{concurrent: *concurrent, timeout: time.Duration(*timeoutS) * time.Second}
+	if s.since, err = readUsage(); err != nil {
+		return err
+	}
+	fmt.Printf("port %d\n", ln.Addr().(*net.TCPAddr).Port)
+	exitWithParent()
+	go s.accept(ln, config)
+	return s.control(os.Stdin, os.Stdout)
+}
+
+// serverConfig is the server side of seed 000's contract: TLS 1.3 only, the
+// one group, the chain and key given, no session tickets.
+func serverConfig(group, certPath, keyPath string) (*tls.Config, error) {
+	id, err := requireGroup(group)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := loadCertificate(certPath, keyPath)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
 		MinVersion:             tls.VersionTLS13,
 		MaxVersion:             tls.VersionTLS13,
 		CurvePreferences:       []tls.CurveID{id},
 		Certificates:           []tls.Certificate{cert},
 		SessionTicketsDisabled: true, // every connection is a full handshake
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	s := &server{}
-	if s.since, err = readUsage(); err != nil {
-		return err
-	}
-	fmt.Printf("port %d\n", ln.Addr().(*net.TCPAddr).Port)
-	go s.accept(ln, config)
-	return s.control(os.Stdin, os.Stdout)
+	}, nil
 }
 
-// accept serves connections one at a time, as the seed's server does: the
-// figures are per handshake, not a test of concurrency. A failed connection is
-// reported and not counted; the client sees its own error.
+// accept serves connections one at a time, as the seed's server does (the
+// figures are per handshake, not a test of concurrency), or with concurrent
+// each in its own goroutine. A failed connection is reported and not counted;
+// the client sees its own error (over a lossy path, failures are the
+// client's to count, and not reported here).
 func (s *server) accept(ln net.Listener, config *tls.Config) {
 	for {
 		conn, err := ln.Accept()
@@ -85,19 +124,27 @@ func (s *server) accept(ln net.Listener, config *tls.Config) {
 			fmt.Fprintln(os.Stderr, "accept:", err)
 			continue
 		}
-		s.mu.Lock()
-		if err := echo(conn, config); err != nil {
+		if s.concurrent {
+			go func() {
+				if echo(conn, config, s.deadline()) == nil {
+					s.served.Add(1)
+				}
+			}()
+			continue
+		}
+		s.serial.Lock()
+		if err := echo(conn, config, s.deadline()); err != nil {
 			fmt.Fprintln(os.Stderr, "connection:", err)
 		} else {
-			s.served++
+			s.served.Add(1)
 		}
-		s.mu.Unlock()
+		s.serial.Unlock()
 	}
 }
 
 // echo runs one connection: handshake, read the payload, write it back, close.
-func echo(conn net.Conn, config *tls.Config) error {
-	conn.SetDeadline(time.Now().Add(ioTimeout))
+func echo(conn net.Conn, config *tls.Config, timeout time.Duration) error {
+	conn.SetDeadline(time.Now().Add(timeout))
 	tc := tls.Server(conn, config)
 	defer tc.Close()
 	if err := tc.Handshake(); err != nil {
@@ -113,6 +160,15 @@ func echo(conn net.Conn, config *tls.Config) error {
 	return tc.Close()
 }
 
+// waitServed waits until n connections have been served since the last
+// reset, or 5 s have passed (the client knows how many it made; the server
+// may still be closing the last one).
+func (s *server) waitServed(n int64) {
+	for t0 := time.Now(); s.served.Load()-s.base < n && time.Since(t0) < 5*time.Second; {
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
 // statsReport is the answer to `stats`.
 type statsReport struct {
 	Served int64 `json:"served"`
@@ -124,28 +180,34 @@ func (s *server) control(in io.Reader, out io.Writer) error {
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
 		var err error
-		// pqprof may add a count ("reset 1", "stats 100"): the connections it made. The lock
-		// already makes both wait for a connection in flight, so the count is not needed here.
+		// pqprof may add a count ("reset 1", "stats 100"): the connections it made, which
+		// both wait for (served one at a time, the lock also waits for the one in flight).
 		words := strings.Fields(lines.Text())
 		cmd := ""
 		if len(words) > 0 {
 			cmd = words[0]
 		}
+		n := int64(0)
+		if len(words) > 1 {
+			n, _ = strconv.ParseInt(words[1], 10, 64)
+		}
 		switch cmd {
 		case "reset":
-			s.mu.Lock()
-			s.served = 0
+			s.waitServed(n)
+			s.serial.Lock()
+			s.base = s.served.Load()
 			s.since, err = readUsage()
-			s.mu.Unlock()
+			s.serial.Unlock()
 			if err == nil {
 				_, err = fmt.Fprintln(out, "ok")
 			}
 		case "stats":
-			s.mu.Lock()
+			s.waitServed(n)
+			s.serial.Lock()
 			var now usage
 			now, err = readUsage()
-			report := statsReport{Served: s.served, usageDelta: now.since(s.since)}
-			s.mu.Unlock()
+			report := statsReport{Served: s.served.Load() - s.base, usageDelta: now.since(s.since)}
+			s.serial.Unlock()
 			if err == nil {
 				err = writeJSON(out, report)
 			}

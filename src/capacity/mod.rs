@@ -1,10 +1,16 @@
-//! `pqprof capacity`: what a TLS server sustains with each key-exchange group, for rustls and
-//! OpenSSL. Three measurements, each kept raw in the results file:
-//! 1. in memory: handshakes per core with both sides in one pinned thread (`in_memory`, over each
-//!    stack's `Pair`: src/stack/rustls.rs, src/stack/openssl.rs);
-//! 2. over sockets: a server pinned to one core (server.rs, its own process) under stepped
-//!    concurrency from a load generator on another core;
+//! `pqprof capacity`: what a TLS server sustains with each key-exchange group, for every stack with
+//! `Features::capacity` (rustls, OpenSSL, Go). Three measurements, each kept raw in the results
+//! file:
+//! 1. in memory: handshakes per core with both sides on one pinned core (`in_memory`, over each
+//!    stack's `Pair`: src/stack/rustls.rs, src/stack/openssl.rs in this thread; src/stack/go.rs
+//!    in the Go peer's process, started from this thread and so on its core);
+//! 2. over sockets: a server pinned to one core (`TlsStack::start_capacity_server`: server.rs in
+//!    its own process, or the Go peer's) under stepped concurrency from a load generator on
+//!    another core;
 //! 3. memory: K established idle connections held by the server, stepped up to 10,000.
+//!
+//! A stack that cannot run here (the Go peer not built) is left out with a note, and so is each
+//! group a stack does not negotiate.
 
 pub mod server;
 
@@ -13,13 +19,12 @@ use crate::results::{
     Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets,
     StopReason, Warning,
 };
-use crate::stack::child::Server;
-use crate::stack::{self, Config, Identity, Pair, Sample, TlsStack};
+use crate::stack::child::{CapacityStart, Server};
+use crate::stack::{self, Availability, Config, Identity, Pair, Sample, Teardown, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -152,23 +157,69 @@ fn start_server(
     hold: bool,
     core: Option<usize>,
 ) -> Result<Server> {
-    let mut cmd = Command::new(crate::stack::child::pqprof_exe()?);
-    cmd.args([
-        "capacity-server",
-        "--stack",
-        stack.name(),
-        "--group",
+    stack.start_capacity_server(&CapacityStart {
         group,
-        "--threads",
-        &threads.to_string(),
-    ])
-    .arg("--identity")
-    .arg(&files.dir)
-    .args(hold.then_some("--hold"));
-    if let Some(c) = core {
-        cmd.args(["--core", &c.to_string()]);
+        files,
+        threads,
+        hold,
+        core,
+    })
+}
+
+/// The stacks asked for that run here, each with what it negotiates; the others are noted.
+fn available(
+    stacks: &[&'static dyn TlsStack],
+    notes: &mut Vec<Warning>,
+) -> Vec<(&'static dyn TlsStack, Availability)> {
+    let mut out = Vec::new();
+    for &st in stacks {
+        match st.availability() {
+            Ok(a) => out.push((st, a)),
+            Err(e) => notes.push(Warning::NotMeasured {
+                what: format!("capacity of the {} stack", st.name()),
+                reason: format!("{e:#}"),
+            }),
+        }
     }
-    Server::spawn(cmd).with_context(|| format!("capacity server for {} {group}", stack.name()))
+    out
+}
+
+/// Whether a stack serves `auth`'s certificates; when it does not, a note, once.
+fn authenticates(
+    stack: &dyn TlsStack,
+    a: &Availability,
+    auth: &crate::auth::Auth,
+    notes: &mut Vec<Warning>,
+) -> bool {
+    if a.authenticates(&auth.algorithm) {
+        return true;
+    }
+    let note = a.unauthenticated(stack.name(), auth);
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+    false
+}
+
+/// Whether a stack negotiates `group`; when it does not, a note, once per stack and group.
+fn negotiates(
+    stack: &dyn TlsStack,
+    a: &Availability,
+    group: &str,
+    notes: &mut Vec<Warning>,
+) -> bool {
+    if a.negotiates(group) {
+        return true;
+    }
+    let note = Warning::GroupUnsupported {
+        stack: stack.name().into(),
+        version: a.version.clone(),
+        group: group.into(),
+    };
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+    false
 }
 
 fn cpu(server: &mut Server) -> Result<server::CpuAnswer> {
@@ -190,6 +241,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     )?;
     let (id, files) = chains.get(&opts.auths.baseline)?;
     let mut notes = Vec::new();
+    let stacks = available(&opts.stacks, &mut notes);
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
     // are listed before pinning: afterwards this thread's affinity mask holds only one.
@@ -200,13 +252,17 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     if load_core.is_none() {
         notes.push(Warning::OneCore);
     }
-    let in_memory = in_memory(opts, cores, results, &chains, progress)?;
+    let in_memory = in_memory(opts, &stacks, cores, results, &chains, &mut notes, progress)?;
 
     // 2. Sockets: the server child on the server core, load threads on the load core.
     let mut sockets = Vec::new();
-    for &stack in &opts.stacks {
+    for (stack, a) in &stacks {
+        let stack = *stack;
         for group in &opts.socket_groups {
             crate::interrupt::check()?;
+            if !negotiates(stack, a, group, &mut notes) {
+                continue;
+            }
             progress(&format!("capacity: {} {group} over sockets", stack.name()));
             let threads = opts.concurrency.iter().copied().max().unwrap_or(1);
             let mut srv = start_server(stack, group, files, threads, false, server_core)?;
@@ -245,9 +301,16 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     // 3. Memory per connection: the socket groups with the baseline authentication, then the
     // other authentications' pairings of those groups, with fewer connections.
     let mut cells: Vec<(&'static dyn TlsStack, &String, &crate::auth::Auth, &[usize])> = Vec::new();
-    for &stack in &opts.stacks {
+    for (stack, avail) in &stacks {
+        let stack = *stack;
         for group in &opts.socket_groups {
+            if !negotiates(stack, avail, group, &mut notes) {
+                continue;
+            }
             for a in opts.auths.for_group(group, Step::Capacity) {
+                if !authenticates(stack, avail, a, &mut notes) {
+                    continue;
+                }
                 let steps: &[usize] = if a.name == opts.auths.baseline {
                     &opts.connections
                 } else {
@@ -293,9 +356,11 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
 
 fn in_memory(
     opts: &Options,
+    stacks: &[(&'static dyn TlsStack, Availability)],
     cores: usize,
     results: &Results,
     chains: &stack::identity::Chains,
+    notes: &mut Vec<Warning>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<InMemory>> {
     struct Cell {
@@ -319,16 +384,18 @@ fn in_memory(
                 .map(move |a| (g, a))
         })
         .collect();
-    for &stack in &opts.stacks {
+    for (stack, a) in stacks {
+        let stack = *stack;
         for &(group, auth) in &pairs {
+            if !negotiates(stack, a, group, notes) || !authenticates(stack, a, auth, notes) {
+                continue;
+            }
             let (id, _) = chains.get(&auth.name)?;
             let pair = stack.pair(Config::plain(group, id))?;
             pair.handshake(true)
                 .with_context(|| format!("{} {group} + {} in memory", stack.name(), auth.name))?;
             // Warm-up decides how many handshakes a round takes.
-            let warm: Vec<Sample> = (0..20)
-                .map(|_| pair.handshake(false))
-                .collect::<Result<_>>()?;
+            let warm: Vec<Sample> = pair.handshakes(20).into_iter().collect::<Result<_>>()?;
             let mean = warm.iter().map(|s| s.wall_ns as f64).sum::<f64>() / warm.len() as f64;
             let per_round = ((opts.in_memory_ms as f64 * 1e6 / opts.rounds.max(1) as f64 / mean)
                 .round() as usize)
@@ -347,8 +414,8 @@ fn in_memory(
     }
     let round_of = |c: &mut Cell| -> Result<()> {
         crate::interrupt::check()?;
-        for _ in 0..c.per_round {
-            match c.pair.handshake(false) {
+        for r in c.pair.handshakes(c.per_round) {
+            match r {
                 Ok(s) => c.samples.push(s),
                 Err(_) => c.failures += 1,
             }
@@ -510,26 +577,6 @@ fn rate_half_width_pct(samples: &[Sample]) -> Option<f64> {
     stats::half_width_pct(ci?, rate)
 }
 
-/// Sets SO_LINGER to zero, so closing sends a reset and leaves no TIME_WAIT behind: thousands of
-/// load connections a second would otherwise use up the ephemeral ports.
-fn no_linger(s: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let l = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: a valid socket and a valid linger struct of the size given.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-}
-
 /// One load step: `concurrency` threads on the load core, each making connection after connection
 /// (connect, handshake, 32-byte echo, close) until the step's time is up.
 fn load_step(
@@ -544,7 +591,9 @@ fn load_step(
     let failed = Arc::new(AtomicU64::new(0));
     let latencies: Arc<Mutex<Vec<u64>>> = Arc::default();
     let before = cpu(srv)?;
-    let client_cpu0 = crate::alloc::process_cpu_ns();
+    // The load generator's CPU: this process's, and what a client outside it (the Go peer's
+    // processes) reports.
+    let client_cpu0 = crate::alloc::process_cpu_ns() + client.outside_cpu_ns();
     let t0 = Instant::now();
     let handles: Vec<_> = (0..concurrency)
         .map(|_| {
@@ -560,7 +609,7 @@ fn load_step(
                 }
                 let mut mine = Vec::new();
                 while !stop.load(Relaxed) {
-                    match client.connect_with(addr, no_linger) {
+                    match client.connect_with(addr, Teardown::Reset) {
                         Ok(ns) => mine.push(ns as u64),
                         Err(_) => {
                             failed.fetch_add(1, Relaxed);
@@ -584,7 +633,7 @@ fn load_step(
         let _ = h.join();
     }
     let duration = t0.elapsed();
-    let client_cpu = crate::alloc::process_cpu_ns() - client_cpu0;
+    let client_cpu = crate::alloc::process_cpu_ns() + client.outside_cpu_ns() - client_cpu0;
     crate::interrupt::check()?;
     let after = cpu(srv)?;
     let latency_ns = std::mem::take(&mut *latencies.lock().map_err(|_| anyhow!("poisoned"))?);
@@ -674,6 +723,7 @@ fn hold(
                 connections: m.held,
                 heap_rust_bytes: m.heap_rust_bytes,
                 heap_c_bytes: m.heap_c_bytes,
+                heap_go_bytes: m.heap_go_bytes,
                 rss_bytes: m.rss_bytes,
                 kernel_tcp_pages: kernel_tcp_pages(),
                 kernel_slab_bytes: kernel_slab_bytes(),

@@ -33,6 +33,9 @@ pub struct MemAnswer {
     pub failed: u64,
     pub heap_rust_bytes: i64,
     pub heap_c_bytes: i64,
+    /// The Go peer's server (peers/go capacity.go): Go's live heap; none here.
+    #[serde(default)]
+    pub heap_go_bytes: i64,
     pub rss_bytes: u64,
     pub peak_bytes: Vec<i64>,
     pub retained_bytes: Vec<i64>,
@@ -175,6 +178,7 @@ pub fn server_main(
                     failed: failed.load(Relaxed),
                     heap_rust_bytes: rust,
                     heap_c_bytes: c,
+                    heap_go_bytes: 0,
                     rss_bytes: rss_bytes(),
                     peak_bytes: h.peak.clone(),
                     retained_bytes: h.retained.clone(),

@@ -212,6 +212,13 @@ pub fn run(
                     }
                     continue;
                 }
+                if let Some(x) = auth.filter(|x| !a.authenticates(&x.algorithm)) {
+                    let note = a.unauthenticated(st.name(), x);
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                    continue;
+                }
                 variants.push((*st, false));
                 if st.features().in_situ {
                     variants.push((*st, true));

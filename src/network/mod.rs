@@ -138,21 +138,50 @@ fn groups(protocol: &str, all_groups: bool) -> Vec<&'static str> {
     }
 }
 
-fn scenarios(opts: &Options) -> Vec<Scenario> {
+/// The scenarios of every stack asked for that runs here, in the groups it negotiates with the
+/// certificates it serves; a stack that cannot run (the Go peer not built), a group it does not
+/// negotiate or a certificate it does not serve is a note.
+fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
     let mut out = Vec::new();
     let baseline = opts.auths.baseline.clone();
     for &stack in stack::all().iter().filter(|s| s.features().network) {
         if !(opts.stacks.is_empty() || opts.stacks.iter().any(|n| n == stack.name())) {
             continue;
         }
+        let available = match stack.availability() {
+            Ok(a) => a,
+            Err(e) => {
+                notes.push(Warning::NotMeasured {
+                    what: format!("the {} stack through the network", stack.name()),
+                    reason: format!("{e:#}"),
+                });
+                continue;
+            }
+        };
         let tls = stack.protocol() == "tls13";
         let groups = groups(stack.protocol(), opts.all_groups);
         for g in &groups {
+            if !available.negotiates(g) {
+                notes.push(Warning::GroupUnsupported {
+                    stack: stack.name().into(),
+                    version: available.version.clone(),
+                    group: g.to_string(),
+                });
+                continue;
+            }
             let classical = (*g != groups[0]).then(|| groups[0].to_string());
             let auths: Vec<Option<String>> = if tls {
                 opts.auths
                     .for_group(g, Step::Network)
                     .into_iter()
+                    .filter(|a| {
+                        let serves = available.authenticates(&a.algorithm);
+                        let note = available.unauthenticated(stack.name(), a);
+                        if !serves && !notes.contains(&note) {
+                            notes.push(note);
+                        }
+                        serves
+                    })
                     .map(|a| Some(a.name.clone()))
                     .collect()
             } else {
@@ -387,8 +416,9 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
 }
 
 /// What a cell's handshakes gave: (ready, echo) per completed handshake, how many failed, and
-/// the measured window's wall time and this process's CPU over it (the client's: its threads were
-/// made, moved into the client namespace and given their clients before the window opened).
+/// the measured window's wall time and the clients' CPU over it: this process's (its threads were
+/// made, moved into the client namespace and given their clients before the window opened), with
+/// what clients in processes of their own report (the Go peer's client processes: all their CPU).
 struct Sampled {
     times: Vec<(u64, u64)>,
     failed: usize,
@@ -432,7 +462,9 @@ fn handshakes(
             let (done, failed, next, gate) = (&done, &failed, &next, &gate);
             let (lag_sum, lag_max, started) = (&lag_sum, &lag_max, &started);
             let spawned = std::thread::Builder::new().spawn_scoped(scope, move || -> Result<()> {
-                let entered = lab::enter(lab::CLIENT);
+                // In the client namespace, with what the client's first connection would start
+                // (the Go peer's process, which a child started here inherits the namespace of).
+                let entered = lab::enter(lab::CLIENT).and_then(|()| c.ready(addr));
                 let t0 = gate.arrive();
                 entered?;
                 let t0 = t0.ok_or_else(|| anyhow!("the cell was called off"))?;
@@ -481,7 +513,16 @@ fn handshakes(
         }
         // The window opens once every thread is in the client namespace with its client.
         gate.wait_for(handles.len());
-        let cpu0 = crate::alloc::process_cpu_ns();
+        // The clients' CPU: this process's, and what clients outside it (the Go peer's
+        // processes) report having spent.
+        let outside = || -> f64 {
+            clients
+                .iter()
+                .take(threads)
+                .map(|c| c.outside_cpu_ns())
+                .sum()
+        };
+        let cpu0 = crate::alloc::process_cpu_ns() + outside();
         let t0 = Instant::now();
         gate.open(Some(t0));
         let mut first_error = None;
@@ -496,7 +537,7 @@ fn handshakes(
         }
         let measured = (
             t0.elapsed().as_nanos() as f64,
-            crate::alloc::process_cpu_ns() - cpu0,
+            crate::alloc::process_cpu_ns() + outside() - cpu0,
         );
         first_error.map_or(Ok(measured), Err)
     })?;
@@ -652,7 +693,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     let base_rtt_ns = stats::median(&base.iter().map(|&x| x as f64).collect::<Vec<_>>());
     let offset_ns = base_rtt_ns / 2.0;
 
-    let scenarios = scenarios(opts);
+    let scenarios = scenarios(opts, &mut notes);
     let baseline = opts.auths.baseline.clone();
     let chains = stack::identity::Chains::make(
         std::iter::once(&baseline)

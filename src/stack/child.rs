@@ -95,6 +95,38 @@ impl<'a> Start<'a> {
     }
 }
 
+/// What a capacity server (capacity/server.rs) is started with: `threads` workers that close each
+/// connection after its echo, or with `hold` one that keeps every connection; pinned to `core`.
+pub struct CapacityStart<'a> {
+    pub group: &'a str,
+    pub files: &'a super::identity::Files,
+    pub threads: usize,
+    pub hold: bool,
+    pub core: Option<usize>,
+}
+
+/// Pins a child to one core before it runs (every thread it makes inherits the core): for a
+/// program that cannot pin itself, such as the Go peer, whose runtime then sees one CPU.
+pub fn pin(cmd: &mut Command, core: usize) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET writes inside it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        set
+    };
+    // SAFETY: sched_setaffinity is a system call, async-signal-safe, on the child itself (pid 0)
+    // between fork and exec, with a valid set of its size.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// The pqprof binary a child server runs: this one, or `PQPROF_BIN` (a test harness that drives
 /// the stacks from its own process names the built binary there).
 pub fn pqprof_exe() -> Result<std::path::PathBuf> {
@@ -104,18 +136,25 @@ pub fn pqprof_exe() -> Result<std::path::PathBuf> {
     }
 }
 
+impl<'a> Start<'a> {
+    /// The command that runs `program` as this scenario's server: `program` itself, or with
+    /// `wrap` (the network grid's server namespace) the wrapper's command line before it.
+    pub fn command(&self, program: &Path) -> Command {
+        match &self.wrap {
+            Some((wrapper, args)) => {
+                let mut c = Command::new(wrapper);
+                c.args(args).arg(program);
+                c
+            }
+            None => Command::new(program),
+        }
+    }
+}
+
 impl Server {
     /// This binary's `handshake-server` for stack `stack`.
     pub fn start(stack: &str, s: &Start) -> Result<Server> {
-        let exe = pqprof_exe()?;
-        let mut cmd = match &s.wrap {
-            Some((program, args)) => {
-                let mut c = Command::new(program);
-                c.args(args).arg(&exe);
-                c
-            }
-            None => Command::new(&exe),
-        };
+        let mut cmd = s.command(&pqprof_exe()?);
         cmd.args(["handshake-server", "--stack", stack, "--group", s.group])
             .arg("--identity")
             .arg(&s.files.dir)
@@ -127,8 +166,34 @@ impl Server {
         if let Some(t) = s.timeout_s {
             cmd.args(["--timeout-s", &t.to_string()]);
         }
-        let mut server =
-            Self::spawn(cmd).with_context(|| format!("{stack} server for {}", s.group))?;
+        Self::launch(cmd, s).with_context(|| format!("{stack} server for {}", s.group))
+    }
+
+    /// This binary's `capacity-server` for stack `stack` (it pins itself to the core).
+    pub fn capacity(stack: &str, s: &CapacityStart) -> Result<Server> {
+        let mut cmd = Command::new(pqprof_exe()?);
+        cmd.args([
+            "capacity-server",
+            "--stack",
+            stack,
+            "--group",
+            s.group,
+            "--threads",
+            &s.threads.to_string(),
+        ])
+        .arg("--identity")
+        .arg(&s.files.dir)
+        .args(s.hold.then_some("--hold"));
+        if let Some(c) = s.core {
+            cmd.args(["--core", &c.to_string()]);
+        }
+        Self::spawn(cmd).with_context(|| format!("capacity server for {stack} {}", s.group))
+    }
+
+    /// Starts a scenario's server command, whose first line is its port, at `s.bind` (loopback
+    /// when none).
+    pub fn launch(cmd: Command, s: &Start) -> Result<Server> {
+        let mut server = Self::spawn(cmd)?;
         if let Some(b) = s.bind {
             server.addr.set_ip(b);
         }

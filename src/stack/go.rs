@@ -1,9 +1,25 @@
 //! Go's crypto/tls as a real stack: the Go peer's `client`, a child process pqprof drives over its
-//! standard input (`evidence`, `run N`), against the peer's `serve` (server.rs). Seed 000's TLS
-//! contract, as for the other stacks: a fresh connection per handshake, TLS 1.3, one group, an
-//! ECDSA P-256 certificate, no resumption, a 32-byte echo.
+//! standard input (`cpu`, `evidence`, `run N`, `run N reset`, `open`), against the peer's `serve`, which
+//! answers the same control lines as pqprof's own server (child.rs). Seed 000's TLS contract, as
+//! for the other stacks: a fresh connection per handshake, TLS 1.3, one group, the run's
+//! certificate chain, no resumption, a 32-byte echo.
+//!
+//! Every step runs it:
+//! - `handshake`: one client process, connections in batches;
+//! - `network`: the peer's `serve --bind ADDR --concurrent` in the server namespace (through
+//!   `Start::wrap`), and one client process per cell thread, started by that thread (`ready`) so
+//!   that it is in the client namespace, as a child inherits the namespace of the thread that
+//!   starts it;
+//! - `capacity`: the peer's `capacity` server pinned to the server core, client processes started
+//!   by the load threads on the load core (one per thread at once), and in memory the peer's
+//!   `pair` (`GoPair`): Go cannot run inside pqprof's process, so the peer makes the handshakes,
+//!   both sides in one process on the core pqprof pinned, and returns each side's time.
+//!
+//! Each connection the load threads make is a command and an answer over a pipe, so the Go load
+//! generator costs its core more per connection than an in-process client (a load step's client
+//! busy share counts the processes' CPU too).
 
-use super::{child, Availability, Config, One, TlsStack};
+use super::{child, Availability, Config, Features, One, Pair, Sample, Teardown, TlsStack};
 use crate::parse::tls::key_shares;
 use crate::results::{AllocCounters, Evidence};
 use anyhow::{anyhow, bail, Context, Result};
@@ -12,7 +28,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub struct Go;
@@ -42,55 +60,140 @@ impl TlsStack for Go {
         2.0
     }
 
+    /// No in-situ hooks: the peer's crypto calls are Go's, timed as phases by its `phases`.
+    fn features(&self) -> Features {
+        Features {
+            in_situ: false,
+            unarmed_wrapper: false,
+            in_memory: true,
+            capacity: true,
+            network: true,
+        }
+    }
+
     fn availability(&self) -> Result<Availability> {
         let v = crate::go::version(&crate::go::binary()?)?;
         Ok(Availability {
             version: v.go_version,
             groups: Some(v.groups),
+            auths: v.cert_keys,
         })
     }
 
-    /// The peer's `client`, told the server's address by `connect`'s first call.
+    /// The peer's `client`, started by the first connection to an address (it is given the
+    /// server's address at start), with the CA's file beside it.
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
         Ok(Box::new(Lazy {
             group: c.group.to_string(),
-            identity: c.identity.clone(),
-            started: std::sync::Mutex::new(None),
+            files: write_files(c.identity, "go-client")?,
+            idle: Mutex::new(Vec::new()),
+            outside_cpu_ns: AtomicU64::new(0),
         }))
     }
 
-    /// The peer's `serve`: the same port line and control lines as pqprof's own server.
+    /// The peer's `serve`: the same port line and control lines as pqprof's own server, on the
+    /// address, with the concurrency and the socket timeout the scenario asks for, inside
+    /// `wrap` (the network grid's server namespace) when given.
     fn start_server(&self, s: &child::Start) -> Result<child::Server> {
-        let mut cmd = Command::new(crate::go::binary()?);
+        let mut cmd = s.command(&crate::go::binary()?);
         cmd.args(["serve", "--group", s.group])
             .arg("--cert")
             .arg(&s.files.chain)
             .arg("--key")
-            .arg(&s.files.key);
-        child::Server::spawn(cmd)
+            .arg(&s.files.key)
+            .args(s.concurrent.then_some("--concurrent"));
+        if let Some(b) = s.bind {
+            cmd.args(["--bind", &b.to_string()]);
+        }
+        if let Some(t) = s.timeout_s {
+            cmd.args(["--timeout-s", &t.to_string()]);
+        }
+        child::Server::launch(cmd, s).with_context(|| format!("go server for {}", s.group))
+    }
+
+    /// The peer's `capacity` server, pinned to the core before it starts (the runtime then sees
+    /// one CPU).
+    fn start_capacity_server(&self, s: &child::CapacityStart) -> Result<child::Server> {
+        let mut cmd = Command::new(crate::go::binary()?);
+        cmd.args(["capacity", "--group", s.group])
+            .arg("--cert")
+            .arg(&s.files.chain)
+            .arg("--key")
+            .arg(&s.files.key)
+            .args(["--threads", &s.threads.to_string()])
+            .args(s.hold.then_some("--hold"));
+        if let Some(core) = s.core {
+            child::pin(&mut cmd, core);
+        }
+        child::Server::spawn(cmd).with_context(|| format!("go capacity server for {}", s.group))
+    }
+
+    /// The peer's `pair`, started now by the calling thread, whose core it inherits (capacity's
+    /// in-memory measurement runs on the server core).
+    fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
+        let files = write_files(c.identity, "go-pair")?;
+        let bin = crate::go::binary()?;
+        let mut cmd = Command::new(&bin);
+        cmd.args(["pair", "--group", c.group])
+            .arg("--cert")
+            .arg(&files.chain)
+            .arg("--key")
+            .arg(&files.key)
+            .arg("--ca")
+            .arg(&files.root);
+        let (peer, stdin, lines) = Peer::start(cmd, &bin)?;
+        Ok(Box::new(GoPair {
+            group: c.group.to_string(),
+            process: Mutex::new(peer),
+            io: Mutex::new((stdin, lines)),
+            _files: files,
+        }))
     }
 }
 
-/// The peer's client process, started on the first connection (it is given the server's address
-/// at start), with the CA's file beside it.
+/// The identity's files for one client or pair, in a folder of its own (`Files` removes its
+/// folder when dropped, and network cells make many clients at once).
+fn write_files(id: &super::Identity, purpose: &str) -> Result<super::identity::Files> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    super::identity::Files::write(id, &format!("{purpose}-{}", NEXT.fetch_add(1, Relaxed)))
+}
+
+/// The peer's clients of one group: a process per caller at once, each started by the thread that
+/// first needs it and given the server's address then; idle ones are kept for the next caller to
+/// the same address. The network grid gives each cell thread a client of its own (one process
+/// each); capacity's load threads share one (a process each at the most).
 struct Lazy {
     group: String,
-    identity: super::Identity,
-    started: std::sync::Mutex<Option<(Client, super::identity::Files)>>,
+    files: super::identity::Files,
+    idle: Mutex<Vec<Client>>,
+    /// The CPU time its processes reported since each started (each one's first answer is the
+    /// baseline), nanoseconds as f64 bits.
+    outside_cpu_ns: AtomicU64,
 }
 
 impl Lazy {
+    /// Runs `f` on an idle process of `addr`'s, or on one this thread starts.
     fn with<R>(&self, addr: SocketAddr, f: impl FnOnce(&mut Client) -> Result<R>) -> Result<R> {
-        let mut g = self.started.lock().map_err(|_| anyhow!("poisoned"))?;
-        if g.is_none() {
-            let files = super::identity::Files::write(&self.identity, "go-client")?;
-            let c = Client::start(&crate::go::binary()?, &self.group, addr, &files.root)?;
-            *g = Some((c, files));
+        let idle = {
+            let mut v = self.idle.lock().map_err(|_| anyhow!("poisoned"))?;
+            v.iter().position(|c| c.addr == addr).map(|i| v.swap_remove(i))
+        };
+        let mut c = match idle {
+            Some(c) => c,
+            None => Client::start(&crate::go::binary()?, &self.group, addr, &self.files.root)?,
+        };
+        let r = f(&mut c);
+        // A process that died or lost the thread of its answers is not reused.
+        if c.usable() {
+            self.idle.lock().map_err(|_| anyhow!("poisoned"))?.push(c);
         }
-        let (c, _) = g
-            .as_mut()
-            .ok_or_else(|| anyhow!("the Go client did not start"))?;
-        f(c)
+        r
+    }
+
+    fn add_cpu(&self, ns: f64) {
+        let _ = self
+            .outside_cpu_ns
+            .fetch_update(Relaxed, Relaxed, |b| Some((f64::from_bits(b) + ns).to_bits()));
     }
 }
 
@@ -108,21 +211,135 @@ impl super::Client for Lazy {
 
     fn connect_many(&self, addr: SocketAddr, n: usize) -> Result<Vec<One>> {
         crate::interrupt::check()?;
-        self.with(addr, |c| c.run(n))
+        let r = self.with(addr, |c| c.run(n, Teardown::Close))?;
+        self.add_cpu(r.process_cpu_ns);
+        Ok(r.connections)
+    }
+
+    /// Starts this thread's process for `addr` when none is idle (it has answered once: it runs,
+    /// with its CA read).
+    fn ready(&self, addr: SocketAddr) -> Result<()> {
+        self.with(addr, |_| Ok(()))
+    }
+
+    /// What the processes spent in all since each first answered: their connections, and reading
+    /// commands and writing answers (the load they put on their core).
+    fn outside_cpu_ns(&self) -> f64 {
+        f64::from_bits(self.outside_cpu_ns.load(Relaxed))
+    }
+
+    /// The peer measures from before its TCP connect to its handshake's end, as the others do.
+    fn connect_with(&self, addr: SocketAddr, teardown: Teardown) -> Result<f64> {
+        let r = self.with(addr, |c| c.run(1, teardown))?;
+        self.add_cpu(r.process_cpu_ns);
+        r.connections
+            .first()
+            .map(|o| o.ready_ns)
+            .ok_or_else(|| anyhow!("the Go client made no connection"))
+    }
+
+    /// The connection stays in the peer's process, which the returned handle keeps: it closes
+    /// when the process ends, once every handle and the client are dropped.
+    fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
+        let held = self.with(addr, |c| {
+            c.ask("open", c.budget(1))?;
+            Ok(c.process.clone())
+        })?;
+        Ok(Box::new(held))
     }
 }
 
-struct Client {
+/// A running peer process: killed and reaped when the last handle to it goes.
+struct Peer {
     child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
 }
 
-impl Drop for Client {
+impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+impl Peer {
+    /// Starts `cmd` with pipes, and a thread that reads its answers (a silent peer cannot hang
+    /// pqprof). Not with PR_SET_PDEATHSIG (`interrupt::die_with_parent`), which the kernel ties to
+    /// the starting thread: a client started by a network cell's thread outlives it. The peer ends
+    /// when pqprof's process does (it watches its parent) or closes its stdin.
+    fn start(mut cmd: Command, bin: &Path) -> Result<(Peer, ChildStdin, Receiver<String>)> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", bin.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            bail!("Go peer pipes")
+        };
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok((Peer { child }, stdin, lines))
+    }
+}
+
+/// One command line to a peer process, one answer line back, within `timeout`; an answer
+/// {"error": ...} is the error. A peer that did not answer in time is killed: its answer, should it
+/// come, would be taken for the next command's.
+fn ask(
+    process: &Mutex<Peer>,
+    stdin: &mut ChildStdin,
+    lines: &Receiver<String>,
+    cmd: &str,
+    timeout: Duration,
+) -> Result<String> {
+    let exited = || {
+        process
+            .lock()
+            .ok()
+            .and_then(|mut p| p.child.try_wait().ok().flatten())
+    };
+    writeln!(stdin, "{cmd}")
+        .and_then(|()| stdin.flush())
+        .map_err(|e| anyhow!("cannot talk to the Go peer ({e}); exited: {:?}", exited()))?;
+    let line = match lines.recv_timeout(timeout) {
+        Ok(l) => l,
+        Err(RecvTimeoutError::Timeout) => {
+            if let Ok(mut p) = process.lock() {
+                let _ = p.child.kill();
+            }
+            bail!(
+                "the Go peer did not answer {cmd:?} within {} s",
+                timeout.as_secs()
+            )
+        }
+        Err(RecvTimeoutError::Disconnected) => bail!("the Go peer exited ({:?})", exited()),
+    };
+    if let Ok(e) = serde_json::from_str::<std::collections::HashMap<String, String>>(&line) {
+        if let Some(err) = e.get("error") {
+            bail!("Go peer: {err}");
+        }
+    }
+    Ok(line)
+}
+
+/// One of the peer's client processes, for one server address.
+struct Client {
+    addr: SocketAddr,
+    /// Shared with the handles of the connections it holds (`open`).
+    process: Arc<Mutex<Peer>>,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    /// The socket timeout it was started with (the network grid's is longer).
+    timeout: Duration,
+    /// The process's CPU time at its last answer, nanoseconds.
+    cpu_seen_ns: f64,
 }
 
 #[derive(Deserialize)]
@@ -157,6 +374,7 @@ struct Connection {
 struct RunReport {
     connections: Vec<Connection>,
     cpu_ns: f64,
+    process_cpu_ns: f64,
     go_mallocs: u64,
     go_alloc_bytes: u64,
 }
@@ -167,63 +385,61 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// What `run` gives: each connection, and the CPU time the process spent since its last answer.
+struct Ran {
+    connections: Vec<One>,
+    process_cpu_ns: f64,
+}
+
+#[derive(Deserialize)]
+struct CpuReport {
+    process_cpu_ns: f64,
+}
+
 impl Client {
+    /// Started by the calling thread: the process is in its network namespace and on its cores.
     fn start(bin: &Path, group: &str, addr: SocketAddr, ca: &Path) -> Result<Client> {
+        let timeout = super::tls::io_timeout();
         let mut cmd = Command::new(bin);
-        crate::interrupt::die_with_parent(&mut cmd);
-        let mut child = cmd
-            .args(["client", "--group", group, "--addr", &addr.to_string()])
+        cmd.args(["client", "--group", group, "--addr", &addr.to_string()])
             .arg("--ca")
             .arg(ca)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .with_context(|| format!("cannot start {}", bin.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            bail!("Go client pipes")
-        };
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Client {
-            child,
+            .args(["--timeout-s", &timeout.as_secs().max(1).to_string()]);
+        let (peer, stdin, lines) = Peer::start(cmd, bin)?;
+        let mut c = Client {
+            addr,
+            process: Arc::new(Mutex::new(peer)),
             stdin,
             lines,
-        })
+            timeout,
+            cpu_seen_ns: 0.0,
+        };
+        // The first answer: the process runs, and its start is not counted as any connection's.
+        let first: CpuReport = serde_json::from_str(&c.ask("cpu", Duration::from_secs(10))?)
+            .context("Go client cpu")?;
+        c.cpu_seen_ns = first.process_cpu_ns;
+        Ok(c)
+    }
+
+    /// Whether the process still runs (one that did not answer in time was killed).
+    fn usable(&self) -> bool {
+        self.process
+            .lock()
+            .is_ok_and(|mut p| matches!(p.child.try_wait(), Ok(None)))
+    }
+
+    /// How long `n` connections may take: each ends within the socket timeout, dial to close.
+    fn budget(&self, n: usize) -> Duration {
+        Duration::from_secs(10) + self.timeout * n.max(1) as u32
     }
 
     fn ask(&mut self, cmd: &str, timeout: Duration) -> Result<String> {
-        writeln!(self.stdin, "{cmd}")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| anyhow!("cannot talk to the Go client ({e})"))?;
-        let line = match self.lines.recv_timeout(timeout) {
-            Ok(l) => l,
-            Err(RecvTimeoutError::Timeout) => bail!(
-                "the Go client did not answer {cmd:?} within {} s",
-                timeout.as_secs()
-            ),
-            Err(RecvTimeoutError::Disconnected) => {
-                bail!("the Go client exited ({:?})", self.child.try_wait()?)
-            }
-        };
-        if let Ok(e) = serde_json::from_str::<std::collections::HashMap<String, String>>(&line) {
-            if let Some(err) = e.get("error") {
-                bail!("Go client: {err}");
-            }
-        }
-        Ok(line)
+        ask(&self.process, &mut self.stdin, &self.lines, cmd, timeout)
     }
 
     /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
     fn evidence(&mut self) -> Result<One> {
-        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", Duration::from_secs(10))?)
+        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", self.budget(1))?)
             .context("Go client evidence")?;
         let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
         let ev = Evidence {
@@ -259,25 +475,119 @@ impl Client {
 
     /// `n` connections one after another; the client process's CPU and Go allocations are shared
     /// out evenly among them (the peer counts them per batch).
-    fn run(&mut self, n: usize) -> Result<Vec<One>> {
-        let budget = Duration::from_secs(10 + n as u64 / 10);
-        let r: RunReport = serde_json::from_str(&self.ask(&format!("run {n}"), budget)?)
+    fn run(&mut self, n: usize, teardown: Teardown) -> Result<Ran> {
+        let cmd = match teardown {
+            Teardown::Close => format!("run {n}"),
+            Teardown::Reset => format!("run {n} reset"),
+        };
+        let r: RunReport = serde_json::from_str(&self.ask(&cmd, self.budget(n))?)
             .context("Go client run")?;
         let k = r.connections.len().max(1) as f64;
-        Ok(r.connections
-            .into_iter()
-            .map(|c| One {
-                total_ns: c.total_ns as f64,
-                ready_ns: c.ready_ns as f64,
-                sent: c.sent,
-                received: c.received,
-                cpu_ns: r.cpu_ns / k,
-                mem: AllocCounters::default(),
-                evidence: None,
-                insitu: None,
-                go_allocs: r.go_mallocs as f64 / k,
-                go_bytes: r.go_alloc_bytes as f64 / k,
+        let since = r.process_cpu_ns - self.cpu_seen_ns;
+        self.cpu_seen_ns = r.process_cpu_ns;
+        Ok(Ran {
+            process_cpu_ns: since,
+            connections: r
+                .connections
+                .into_iter()
+                .map(|c| One {
+                    total_ns: c.total_ns as f64,
+                    ready_ns: c.ready_ns as f64,
+                    sent: c.sent,
+                    received: c.received,
+                    cpu_ns: r.cpu_ns / k,
+                    mem: AllocCounters::default(),
+                    evidence: None,
+                    insitu: None,
+                    go_allocs: r.go_mallocs as f64 / k,
+                    go_bytes: r.go_alloc_bytes as f64 / k,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The peer's `pair`: in-memory handshakes in its process, each side timed there.
+struct GoPair {
+    group: String,
+    process: Mutex<Peer>,
+    io: Mutex<(ChildStdin, Receiver<String>)>,
+    _files: super::identity::Files,
+}
+
+#[derive(Deserialize)]
+struct PairReport {
+    client_ns: Vec<u64>,
+    server_ns: Vec<u64>,
+    wall_ns: Vec<u64>,
+    failures: usize,
+    #[serde(default)]
+    last_error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PairCheck {
+    group: String,
+}
+
+impl GoPair {
+    fn ask(&self, cmd: &str, timeout: Duration) -> Result<String> {
+        let mut io = self.io.lock().map_err(|_| anyhow!("poisoned"))?;
+        let (stdin, lines) = &mut *io;
+        ask(&self.process, stdin, lines, cmd, timeout)
+    }
+
+    /// `n` handshakes, timed in the peer.
+    fn run(&self, n: usize) -> Result<PairReport> {
+        // A handshake takes milliseconds; a minute more for a slow host.
+        let timeout = Duration::from_secs(60) + Duration::from_millis(50) * n as u32;
+        let r: PairReport = serde_json::from_str(&self.ask(&format!("run {n}"), timeout)?)
+            .context("Go pair run")?;
+        anyhow::ensure!(
+            r.client_ns.len() == r.wall_ns.len() && r.server_ns.len() == r.wall_ns.len(),
+            "the Go pair's sides and wall times differ in number"
+        );
+        Ok(r)
+    }
+}
+
+impl Pair for GoPair {
+    fn handshake(&self, check: bool) -> Result<Sample> {
+        if check {
+            let c: PairCheck = serde_json::from_str(&self.ask("check", Duration::from_secs(60))?)
+                .context("Go pair check")?;
+            anyhow::ensure!(
+                c.group == self.group,
+                "the Go pair negotiated {}, not {}",
+                c.group,
+                self.group
+            );
+        }
+        self.handshakes(1)
+            .pop()
+            .unwrap_or_else(|| Err(anyhow!("the Go pair made no handshake")))
+    }
+
+    fn handshakes(&self, n: usize) -> Vec<Result<Sample>> {
+        let r = match self.run(n) {
+            Ok(r) => r,
+            Err(e) => return vec![Err(e)],
+        };
+        let why = r.last_error.unwrap_or_default();
+        let mut out: Vec<Result<Sample>> = r
+            .wall_ns
+            .iter()
+            .zip(&r.client_ns)
+            .zip(&r.server_ns)
+            .map(|((&wall_ns, &client_ns), &server_ns)| {
+                Ok(Sample {
+                    client_ns,
+                    server_ns,
+                    wall_ns,
+                })
             })
-            .collect())
+            .collect();
+        out.extend((0..r.failures).map(|_| Err(anyhow!("Go pair: {why}"))));
+        out
     }
 }

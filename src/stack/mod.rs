@@ -74,13 +74,16 @@ pub struct Features {
     pub network: bool,
 }
 
-/// Whether a stack can run here, and which groups it negotiates.
+/// Whether a stack can run here, which groups it negotiates and which certificates it serves.
 #[derive(Debug, Clone)]
 pub struct Availability {
     /// The library's version, as a row names it.
     pub version: String,
     /// `None`: every group of its protocol's suites.
     pub groups: Option<Vec<String>>,
+    /// The authentication algorithms (suites/auth.toml's `algorithm`) whose certificates it serves
+    /// and verifies; `None`: every one.
+    pub auths: Option<Vec<String>>,
 }
 
 impl Availability {
@@ -88,6 +91,28 @@ impl Availability {
         self.groups
             .as_ref()
             .is_none_or(|g| g.iter().any(|x| x == group))
+    }
+
+    /// Whether it serves and verifies a certificate of `algorithm`.
+    pub fn authenticates(&self, algorithm: &str) -> bool {
+        self.auths
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|x| x == algorithm))
+    }
+
+    /// Why an authentication is not measured on this stack, as a note.
+    pub fn unauthenticated(
+        &self,
+        stack: &str,
+        auth: &crate::auth::Auth,
+    ) -> crate::results::Warning {
+        crate::results::Warning::NotMeasured {
+            what: format!("{stack} with the {} certificate", auth.name),
+            reason: format!(
+                "{stack} {} does not serve {} certificates",
+                self.version, auth.algorithm
+            ),
+        }
     }
 }
 
@@ -156,10 +181,35 @@ pub fn side<R>(acc: &mut std::time::Duration, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// How a load connection's socket ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Teardown {
+    /// An orderly close (FIN): the client's side stays in TIME_WAIT.
+    Close,
+    /// A reset (SO_LINGER 0): no TIME_WAIT, so that thousands of connections a second do not use
+    /// up the ephemeral ports.
+    Reset,
+}
+
 /// A client of one stack and group, ready to make connections.
 pub trait Client: Send + Sync {
     /// One connection: connect, handshake, echo 32 bytes, close; evidence only when asked.
     fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One>;
+
+    /// Makes ready, untimed, what this thread's first connection to `addr` would otherwise start
+    /// (the Go peer's client process, which must start in the calling thread's network namespace
+    /// and inherits its core).
+    fn ready(&self, _addr: SocketAddr) -> Result<()> {
+        Ok(())
+    }
+
+    /// CPU time this client has spent outside this process so far, nanoseconds: what the Go peer's
+    /// client processes report having spent since each started (their connections, and reading
+    /// commands and writing answers). A client in this process spends its CPU in this process's
+    /// counters, and has none here.
+    fn outside_cpu_ns(&self) -> f64 {
+        0.0
+    }
 
     /// `n` measured connections, one after another.
     fn connect_many(&self, addr: SocketAddr, n: usize) -> Result<Vec<One>> {
@@ -171,9 +221,9 @@ pub trait Client: Send + Sync {
         Ok(v)
     }
 
-    /// Connect, handshake, echo, close, with `prepare` applied to the socket first: the time from
-    /// connect to handshake complete (capacity's load steps).
-    fn connect_with(&self, _addr: SocketAddr, _prepare: fn(&TcpStream)) -> Result<f64> {
+    /// Connect, handshake, echo, close as `teardown` says: the time from connect to handshake
+    /// complete (capacity's load steps).
+    fn connect_with(&self, _addr: SocketAddr, _teardown: Teardown) -> Result<f64> {
         bail!("this stack has no load client")
     }
 
@@ -199,6 +249,13 @@ pub trait Served: Send {
 pub trait Pair {
     /// One full handshake; with `check`, the negotiated group is verified.
     fn handshake(&self, check: bool) -> Result<Sample>;
+
+    /// `n` handshakes one after another, unchecked, each failure in its place. A pair in another
+    /// process (the Go peer's) makes them in one request, so that no round trip to this process
+    /// falls between them.
+    fn handshakes(&self, n: usize) -> Vec<Result<Sample>> {
+        (0..n).map(|_| self.handshake(false)).collect()
+    }
 }
 
 /// Where the in-situ records of a server's connections go, one per connection in order.
@@ -248,6 +305,12 @@ pub trait TlsStack: Sync {
     /// Starts the server of one scenario: by default this binary's `handshake-server` child.
     fn start_server(&self, s: &child::Start) -> Result<child::Server> {
         child::Server::start(self.name(), s)
+    }
+
+    /// Starts a capacity server (`Features::capacity`): by default this binary's
+    /// `capacity-server` child, which serves through `acceptor`.
+    fn start_capacity_server(&self, s: &child::CapacityStart) -> Result<child::Server> {
+        child::Server::capacity(self.name(), s)
     }
 
     /// The server loop in the `handshake-server` child: serves until the process ends, one

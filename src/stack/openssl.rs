@@ -59,6 +59,7 @@ impl TlsStack for OpenSsl {
         Ok(Availability {
             version: openssl::version::version().into(),
             groups: None,
+            auths: None,
         })
     }
 
@@ -300,10 +301,9 @@ impl super::Client for Client {
         })
     }
 
-    fn connect_with(&self, addr: SocketAddr, prepare: fn(&TcpStream)) -> Result<f64> {
+    fn connect_with(&self, addr: SocketAddr, teardown: super::Teardown) -> Result<f64> {
         let t0 = Instant::now();
-        let sock = tcp(addr)?;
-        prepare(&sock);
+        let sock = tls::tcp_with(addr, teardown)?;
         let mut tls = self.connector.connect(sock)?;
         let hs = t0.elapsed();
         echo(&mut tls)?;

@@ -55,6 +55,7 @@ impl TlsStack for Russh {
         Ok(Availability {
             version: "russh 0.65".into(),
             groups: None,
+            auths: None,
         })
     }
 

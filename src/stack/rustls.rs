@@ -51,6 +51,7 @@ impl TlsStack for Rustls {
         Ok(Availability {
             version: "rustls 0.23 (aws-lc-rs)".into(),
             groups: None,
+            auths: None,
         })
     }
 
@@ -276,10 +277,9 @@ impl super::Client for Client {
         })
     }
 
-    fn connect_with(&self, addr: SocketAddr, prepare: fn(&TcpStream)) -> Result<f64> {
+    fn connect_with(&self, addr: SocketAddr, teardown: super::Teardown) -> Result<f64> {
         let t0 = Instant::now();
-        let sock = tcp(addr)?;
-        prepare(&sock);
+        let sock = tls::tcp_with(addr, teardown)?;
         let (hs, mut tls) = handshake(&self.cfg, sock, t0)?;
         echo(&mut tls)?;
         close(&mut tls);

@@ -37,6 +37,35 @@ pub fn tcp(addr: SocketAddr) -> Result<TcpStream> {
     Ok(s)
 }
 
+/// Sets SO_LINGER to zero, so closing sends a reset and leaves no TIME_WAIT behind
+/// (`Teardown::Reset`).
+pub fn no_linger(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a valid linger struct of the size given.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &l as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+}
+
+/// A load client's TCP connection (`tcp`), ending as `teardown` says.
+pub fn tcp_with(addr: SocketAddr, teardown: super::Teardown) -> Result<TcpStream> {
+    let s = tcp(addr)?;
+    if teardown == super::Teardown::Reset {
+        no_linger(&s);
+    }
+    Ok(s)
+}
+
 /// A server's accepted connection, set up as a client's.
 pub fn accepted(stream: &TcpStream) {
     let _ = stream.set_nodelay(true);

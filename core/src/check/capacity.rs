@@ -116,6 +116,7 @@ pub fn check(results: &Results) -> Vec<String> {
         for (field, stored, recomputed) in [
             ("heap_rust_bytes", pc.heap_rust_bytes, fresh.heap_rust_bytes),
             ("heap_c_bytes", pc.heap_c_bytes, fresh.heap_c_bytes),
+            ("heap_go_bytes", pc.heap_go_bytes, fresh.heap_go_bytes),
             ("heap_bytes", pc.heap_bytes, fresh.heap_bytes),
             ("rss_bytes", pc.rss_bytes, fresh.rss_bytes),
             ("kernel_bytes", pc.kernel_bytes, fresh.kernel_bytes),

@@ -38,12 +38,14 @@ pub fn per_connection(first: &MemoryStep, last: &MemoryStep, page_bytes: u64) ->
     let k = last.connections.max(1) as f64;
     let heap_rust = (last.heap_rust_bytes - first.heap_rust_bytes) as f64 / k;
     let heap_c = (last.heap_c_bytes - first.heap_c_bytes) as f64 / k;
+    let heap_go = (last.heap_go_bytes - first.heap_go_bytes) as f64 / k;
     let grew = |a: u64, b: u64| (b as f64 - a as f64) / k;
     PerConnection {
         connections: last.connections,
-        heap_bytes: heap_rust + heap_c,
+        heap_bytes: heap_rust + heap_c + heap_go,
         heap_rust_bytes: heap_rust,
         heap_c_bytes: heap_c,
+        heap_go_bytes: heap_go,
         rss_bytes: grew(first.rss_bytes, last.rss_bytes),
         kernel_bytes: grew(first.kernel_tcp_pages, last.kernel_tcp_pages) * page_bytes as f64,
         kernel_slab_bytes: grew(first.kernel_slab_bytes, last.kernel_slab_bytes),

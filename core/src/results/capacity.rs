@@ -163,6 +163,10 @@ pub struct MemoryStep {
     /// OpenSSL (CRYPTO_set_mem_functions, malloc_usable_size), bytes.
     pub heap_rust_bytes: i64,
     pub heap_c_bytes: i64,
+    /// The Go peer's server: Go's live heap after collections (runtime.MemStats.HeapAlloc after
+    /// runtime.GC), bytes; its Rust and C heaps are zero (files before Go served capacity: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub heap_go_bytes: i64,
     /// The server process's resident set (/proc/self/statm), bytes.
     pub rss_bytes: u64,
     /// Kernel TCP memory of the whole machine (/proc/net/sockstat "TCP ... mem", pages): both ends
@@ -176,13 +180,24 @@ pub struct MemoryStep {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PerConnection {
     pub connections: usize,
+    /// Rust, C and Go heap together.
     pub heap_bytes: f64,
     pub heap_rust_bytes: f64,
     pub heap_c_bytes: f64,
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub heap_go_bytes: f64,
     pub rss_bytes: f64,
     /// Both ends' kernel socket buffer memory, bytes (pages x page_bytes).
     pub kernel_bytes: f64,
     /// Both ends' kernel slab growth (socket structures), bytes; machine-wide, so noisier.
     pub kernel_slab_bytes: f64,
     pub page_bytes: u64,
+}
+
+fn is_zero(x: &i64) -> bool {
+    *x == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
