@@ -67,16 +67,6 @@ pub fn fixed_side(op: Operation) -> Option<Side> {
     }
 }
 
-/// Whether a suite folder's file is a flights file (`kind = "flights"`), which `suite::load`
-/// leaves to this module.
-pub fn is_flights_file(text: &str) -> bool {
-    #[derive(Deserialize)]
-    struct Kind {
-        kind: Option<String>,
-    }
-    toml::from_str::<Kind>(text).is_ok_and(|k| k.kind.as_deref() == Some("flights"))
-}
-
 /// Every protocol's flow from the flights files of a suite folder (or the file given); none where
 /// there is no such file.
 pub fn load(path: &Path) -> Result<Vec<FlowDef>, SuiteError> {
@@ -100,7 +90,7 @@ pub fn load(path: &Path) -> Result<Vec<FlowDef>, SuiteError> {
             file: f.clone(),
             source: e,
         })?;
-        if is_flights_file(&text) {
+        if crate::suite::is_flights_file(&text) {
             out.extend(parse(&f, &text)?);
         }
     }

@@ -161,7 +161,7 @@ pub fn load(path: &Path, backends: &[&str]) -> Result<Vec<Suite>, SuiteError> {
     for file in files {
         let text = std::fs::read_to_string(&file).map_err(|e| io(&file, e))?;
         // Authentication files are the other dimension of the handshakes (auth.rs reads them).
-        if is_auth_file(&text) || crate::flow::is_flights_file(&text) {
+        if is_auth_file(&text) || is_flights_file(&text) {
             continue;
         }
         for suite in parse(&file, &text, backends)? {
@@ -192,11 +192,22 @@ fn invalid(at: Location, message: String) -> SuiteError {
 /// Whether a suite folder's file is an authentication file (`kind = "auth"`), which `load`
 /// leaves to auth.rs.
 pub fn is_auth_file(text: &str) -> bool {
+    file_kind(text).as_deref() == Some("auth")
+}
+
+/// Whether a suite folder's file is a flights file (`kind = "flights"`), which `load` leaves to
+/// flow.rs.
+pub fn is_flights_file(text: &str) -> bool {
+    file_kind(text).as_deref() == Some("flights")
+}
+
+/// A suite folder's file's `kind`, where it parses as TOML and has one.
+fn file_kind(text: &str) -> Option<String> {
     #[derive(Deserialize)]
     struct Kind {
         kind: Option<String>,
     }
-    toml::from_str::<Kind>(text).is_ok_and(|k| k.kind.as_deref() == Some("auth"))
+    toml::from_str::<Kind>(text).ok()?.kind
 }
 
 /// Parses and validates one suite file's text.
