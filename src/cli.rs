@@ -159,6 +159,11 @@ pub enum Command {
         /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
         #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         connections: Vec<u32>,
+        /// The whole step's time, seconds (0: the fixed design). The in-memory and socket
+        /// measurements shrink their timed spans to their shares of it, and the memory steps
+        /// leave out their largest where the time left will not hold it; the section says so.
+        #[arg(long, default_value_t = 0)]
+        budget_s: u64,
     },
     /// Handshakes through an emulated network (client, router and server namespaces; delay and
     /// loss in user space on NFQUEUE) on a grid of RTT and loss; adds a `network` section.
@@ -180,6 +185,11 @@ pub enum Command {
         /// (0: always --per-point). Those started finish, so the sample is not biased.
         #[arg(long, default_value_t = 2.0)]
         cell_seconds: f64,
+        /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
+        /// what is left, fewer handshakes where the time is short (each cell records its count and
+        /// interval).
+        #[arg(long, default_value_t = 0)]
+        budget_s: u64,
         /// The most handshakes in flight at once (a cell's client threads; see --load-pct;
         /// with more, the emulator released packets later at 78.7 ms).
         #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]

@@ -199,6 +199,7 @@ pub fn execute(command: Command) -> Result<()> {
             stacks,
             suites,
             connections,
+            budget_s,
         } => {
             let file = file.map_or_else(newest_results, Ok)?;
             let mut r = section_target(
@@ -220,6 +221,7 @@ pub fn execute(command: Command) -> Result<()> {
                 opts.auth_connections =
                     opts.connections.iter().min().into_iter().copied().collect();
             }
+            opts.budget = (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s));
             let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
             print!("{}", crate::tables::capacity::table(&c));
             println!(
@@ -236,6 +238,7 @@ pub fn execute(command: Command) -> Result<()> {
             grid,
             per_point,
             cell_seconds,
+            budget_s,
             parallel,
             load_pct,
             rate_mbit,
@@ -285,6 +288,7 @@ pub fn execute(command: Command) -> Result<()> {
                 grid: crate::network::Grid::named(&grid)?,
                 per_point: per_point as usize,
                 cell_budget: budget,
+                budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
                 parallel: parallel as usize,
                 load_pct,
                 rate_mbit,

@@ -88,6 +88,9 @@ pub struct Options {
     pub per_point: usize,
     /// After this long a cell starts no new handshake (once it has MIN_PER_CELL).
     pub cell_budget: Duration,
+    /// The whole step's time: each cell's budget is then at most an even share of what is left
+    /// (`cell_allowance`); none: `cell_budget` alone.
+    pub budget: Option<Duration>,
     /// The most handshakes in flight at once (a cell's threads).
     pub parallel: usize,
     /// The endpoints' offered load, percent of one core (network::pace).
@@ -250,7 +253,20 @@ pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: 
     }
 }
 
-/// The emulator's control channel (router.rs, a child in the router namespace).
+/// A cell's time budget: `cell_budget`, or with a step budget, at most an even share of the time
+/// left among the `cells_left` cells still to run (the cell then starts no handshake after it,
+/// once it has `MIN_PER_CELL`; those started finish, so a lossy cell may take longer).
+pub fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> Duration {
+    match opts.budget {
+        Some(b) => {
+            let share = b.saturating_sub(elapsed) / cells_left.max(1) as u32;
+            opts.cell_budget.min(share)
+        }
+        None => opts.cell_budget,
+    }
+}
+
+/// The emulator's control channel/// The emulator's control channel (router.rs, a child in the router namespace).
 struct Router(Server);
 
 impl Router {
@@ -722,6 +738,15 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 grid.push((r, l));
             }
         }
+        // The cells still to run, for a budget's even shares.
+        let runs_at = |k: usize, loss: f64, s: &Scenario| {
+            k == 0 || s.baseline_auth || opts.all_auths || opts.grid.auth_losses_pct.contains(&loss)
+        };
+        let mut cells_left: usize = grid
+            .iter()
+            .enumerate()
+            .map(|(k, &(_, loss))| scenarios.iter().filter(|s| runs_at(k, loss, s)).count())
+            .sum();
         for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
             crate::interrupt::check()?;
             progress(&format!(
@@ -754,13 +779,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
             for (j, (s, server)) in scenarios.iter().zip(servers.iter_mut()).enumerate() {
                 crate::interrupt::check()?;
                 // Another authentication than the baseline: at its points only.
-                if k > 0
-                    && !s.baseline_auth
-                    && !opts.all_auths
-                    && !opts.grid.auth_losses_pct.contains(&loss)
-                {
+                if !runs_at(k, loss, s) {
                     continue;
                 }
+                let allowance = cell_allowance(opts, start.elapsed(), cells_left);
+                cells_left = cells_left.saturating_sub(1);
                 let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
                 let seed = 0x5eed ^ (k as u64) << 8;
                 if k == 0 {
@@ -805,15 +828,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 // Set after the evidence connection: the counters are the cell's handshakes'.
                 router.set([one_way, one_way], loss / 100.0, seed)?;
                 let scpu0 = server_cpu_ns(server)?;
-                let sampled = handshakes(
-                    s,
-                    &mut pools[j],
-                    id,
-                    server.addr,
-                    count,
-                    pace,
-                    opts.cell_budget,
-                )?;
+                let sampled =
+                    handshakes(s, &mut pools[j], id, server.addr, count, pace, allowance)?;
                 let server_cpu = server_cpu_ns(server)? - scpu0;
                 let counters = router.stats()?;
                 if counters.kernel_queue_dropped > 0 {
@@ -973,6 +989,34 @@ pub struct Unavailable(pub String);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn with_a_budget_a_cell_gets_at_most_an_even_share_of_what_is_left() {
+        use std::time::Duration;
+        let mut opts = super::Options {
+            grid: super::Grid::named("quick").unwrap(),
+            per_point: 30,
+            cell_budget: Duration::from_secs(2),
+            budget: None,
+            parallel: 32,
+            load_pct: 25.0,
+            rate_mbit: None,
+            all_groups: false,
+            all_auths: false,
+            stacks: Vec::new(),
+            auths: crate::auth::Auths::baseline_only(),
+        };
+        let at = |o: &super::Options, elapsed: u64, left: usize| {
+            super::cell_allowance(o, Duration::from_secs(elapsed), left)
+        };
+        assert_eq!(at(&opts, 100, 3), Duration::from_secs(2));
+        opts.budget = Some(Duration::from_secs(174));
+        // 150 s spent, 24 left for 16 cells: 1.5 s each; 100 s left for 10: the cell's own 2 s.
+        assert_eq!(at(&opts, 150, 16), Duration::from_millis(1500));
+        assert_eq!(at(&opts, 74, 10), Duration::from_secs(2));
+        // Past the budget: no time, so each cell makes its floor of handshakes and stops.
+        assert_eq!(at(&opts, 200, 4), Duration::ZERO);
+    }
+
     #[test]
     fn a_cell_starts_a_handshake_every_zero_over_load_with_threads_for_those_in_flight() {
         use super::{pace, Pace};
