@@ -6,7 +6,7 @@ BIN := target/release/pqprof
 OUT ?=
 # BUDGET=S is `make run`'s time after the build, seconds (default 600: 10 minutes on 2 cores). Each
 # step keeps to its share of it, whatever the host's speed: `run` 20% for measuring (120 s), then
-# pooling and checking; `handshake` 15% (90 s), `capacity` 16% (96 s) and `network` 29% (174 s) for
+# pooling and checking; `handshake` 15% (90 s), `capacity` 15% (90 s) and `network` 33% (198 s) for
 # the whole step, each shrinking its design to fit and saying so; memory (~15 s), rendering and the
 # last check take the rest.
 BUDGET ?= 600
@@ -37,8 +37,8 @@ run: build
 	$(BIN) run --out "$$out" --budget-s $$(( $(BUDGET) * 20 / 100 )); \
 	$(BIN) memory --results "$$out"; \
 	$(BIN) handshake --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); \
-	$(BIN) capacity --results "$$out" --budget-s $$(( $(BUDGET) * 16 / 100 )); \
-	$(BIN) network --results "$$out" --budget-s $$(( $(BUDGET) * 29 / 100 )); \
+	$(BIN) capacity --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); \
+	$(BIN) network --results "$$out" --budget-s $$(( $(BUDGET) * 33 / 100 )); \
 	$(BIN) render results results/archive --out site; \
 	$(BIN) check --site site "$$out"
 

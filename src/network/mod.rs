@@ -266,6 +266,18 @@ pub fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> D
     }
 }
 
+/// A cell's handshakes when its allowance is shorter than its own budget: in proportion, never
+/// fewer than `MIN_PER_CELL` (nor more than asked).
+pub fn shrink_count(count: usize, allowance: Duration, cell_budget: Duration) -> usize {
+    if allowance >= cell_budget || cell_budget.is_zero() {
+        return count;
+    }
+    let share = allowance.as_secs_f64() / cell_budget.as_secs_f64();
+    ((count as f64 * share).round() as usize)
+        .max(MIN_PER_CELL)
+        .min(count)
+}
+
 /// The emulator's control channel/// The emulator's control channel (router.rs, a child in the router namespace).
 struct Router(Server);
 
@@ -803,7 +815,14 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         }
                         _ => 0.0,
                     };
-                let count = crate::figures::network::handshakes_at(opts.per_point, k == 0, loss);
+                // A cell given less than its own budget makes as many fewer handshakes: a lossy
+                // cell's time is mostly its slowest handshake's retransmission timer, and fewer
+                // handshakes draw fewer of those.
+                let count = shrink_count(
+                    crate::figures::network::handshakes_at(opts.per_point, k == 0, loss),
+                    allowance,
+                    opts.cell_budget,
+                );
                 let at = Conditions {
                     rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
                     measured: k > 0,
@@ -1015,6 +1034,19 @@ mod tests {
         assert_eq!(at(&opts, 74, 10), Duration::from_secs(2));
         // Past the budget: no time, so each cell makes its floor of handshakes and stops.
         assert_eq!(at(&opts, 200, 4), Duration::ZERO);
+        // And the counts follow: 90 handshakes in 1.5 of a cell's 2 s make 68, in no time the
+        // floor of 10; a cell asked for fewer than the floor keeps its count.
+        let two = Duration::from_secs(2);
+        assert_eq!(
+            super::shrink_count(90, Duration::from_millis(1500), two),
+            68
+        );
+        assert_eq!(
+            super::shrink_count(90, Duration::ZERO, two),
+            super::MIN_PER_CELL
+        );
+        assert_eq!(super::shrink_count(6, Duration::ZERO, two), 6);
+        assert_eq!(super::shrink_count(90, two, two), 90);
     }
 
     #[test]
