@@ -34,13 +34,16 @@ go-peer:
 run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
 	echo "make run: measuring into $$out"; \
-	$(BIN) run --out "$$out" --budget-s $$(( $(BUDGET) * 20 / 100 )); \
-	$(BIN) memory --results "$$out"; \
-	$(BIN) handshake --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); \
-	$(BIN) capacity --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); \
-	$(BIN) network --results "$$out" --budget-s $$(( $(BUDGET) * 33 / 100 )); \
+	t0=$$(date +%s); t=$$t0; times=""; \
+	lap() { n=$$(date +%s); times="$$times $$1 $$(( n - t )) s,"; t=$$n; }; \
+	$(BIN) run --out "$$out" --budget-s $$(( $(BUDGET) * 20 / 100 )); lap run; \
+	$(BIN) memory --results "$$out"; lap memory; \
+	$(BIN) handshake --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); lap handshake; \
+	$(BIN) capacity --results "$$out" --budget-s $$(( $(BUDGET) * 15 / 100 )); lap capacity; \
+	$(BIN) network --results "$$out" --budget-s $$(( $(BUDGET) * 33 / 100 )); lap network; \
 	$(BIN) render results results/archive --out site; \
-	$(BIN) check --site site "$$out"
+	$(BIN) check --site site "$$out"; lap "render and check"; \
+	echo "make run: $$(( $$(date +%s) - t0 )) s after the build (budget $(BUDGET) s):$${times%,}"
 
 # The site from every committed or new results file (results/: one per machine; results/archive/:
 # the older runs, on the history page); RENDER_FLAGS=--all puts every run on the front page.
