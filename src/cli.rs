@@ -112,7 +112,7 @@ pub enum Command {
         #[arg(long, default_value = "suites")]
         suites: PathBuf,
         /// First rounds every scenario gets, each a round of all of them in turn (the order
-        /// rotated between rounds; at least 6 where --budget-s cannot hold them all); seed 000
+        /// rotated between rounds; at least 4 where --budget-s cannot hold them all); seed 000
         /// used 20 x 100.
         #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
         samples: u32,
@@ -123,9 +123,10 @@ pub enum Command {
         /// The most samples a scenario gets.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         max_samples: u32,
-        /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 6
-        /// where the budget would not hold them all), the timers' paired cost and the precision
-        /// rounds in what is left (0: exactly --samples, no precision rounds).
+        /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 4
+        /// where they would leave less than 35% of it), the timers' paired cost and the precision
+        /// rounds in what is left, the answer table's scenarios first (0: exactly --samples, no
+        /// precision rounds).
         #[arg(long, default_value_t = 90)]
         budget_s: u64,
         /// Handshakes per sample.
@@ -294,6 +295,9 @@ pub enum Command {
         /// Socket timeouts, seconds.
         #[arg(long, default_value_t = 5)]
         timeout_s: u64,
+        /// Issue a TLS 1.3 ticket per connection, and resume the connections that offer one.
+        #[arg(long)]
+        resumed: bool,
     },
     /// Render the static site from results files.
     Render {

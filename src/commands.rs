@@ -337,6 +337,7 @@ pub fn execute(command: Command) -> Result<()> {
             bind,
             concurrent,
             timeout_s,
+            resumed,
         } => {
             let stack = crate::stack::find(&stack)?;
             crate::stack::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
@@ -346,6 +347,11 @@ pub fn execute(command: Command) -> Result<()> {
                 &identity,
                 insitu,
                 crate::stack::child::Listen { bind, concurrent },
+                if resumed {
+                    crate::results::Mode::Resumed
+                } else {
+                    crate::results::Mode::Full
+                },
             )
         }
         Command::Render {

@@ -92,6 +92,7 @@ func clientCmd(args []string) error {
 	addr := fs.String("addr", "", "server address, 127.0.0.1:PORT")
 	caPath := fs.String("ca", "", "DER certificate to trust: the root of the chain the server sends")
 	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, dial to close")
+	resumed := fs.Bool("resumed", false, "keep the ticket each connection brings and resume the next connection with it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -122,6 +123,10 @@ func clientCmd(args []string) error {
 		RootCAs:          roots,
 		ServerName:       "localhost",
 	}}
+	if *resumed {
+		// One ticket kept: each connection's ticket resumes the next, once.
+		c.config.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+	}
 	exitWithParent()
 	// Failures are reported as JSON on stdout too, so that the driver reading
 	// the answer to a command sees why it did not come.
@@ -196,6 +201,10 @@ func (c *client) evidence() (evidence, error) {
 		return ev, errors.New("the server sent no certificate")
 	}
 	certKey, scheme := leafKey(cs.PeerCertificates[0].PublicKey)
+	if cs.DidResume {
+		// A resumption has no CertificateVerify: the certificates come from the session.
+		scheme = 0
+	}
 	chain := make([]int, len(cs.PeerCertificates))
 	for i, c := range cs.PeerCertificates {
 		chain[i] = len(c.Raw)

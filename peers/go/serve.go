@@ -61,6 +61,7 @@ func serveCmd(args []string) error {
 	bind := fs.String("bind", "127.0.0.1", "the address to listen on (a port is chosen and printed)")
 	concurrent := fs.Bool("concurrent", false, "serve each connection in its own goroutine, not one at a time")
 	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, start to close")
+	resumed := fs.Bool("resumed", false, "issue a session ticket per connection, and resume the connections that offer one")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -74,6 +75,9 @@ func serveCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Stateless tickets, sealed with the keys Go makes per config (as OpenSSL's and rustls's
+	// tickets are here): one per handshake, full or resumed.
+	config.SessionTicketsDisabled = !*resumed
 	ln, err := net.Listen("tcp", net.JoinHostPort(*bind, "0"))
 	if err != nil {
 		return err

@@ -6,8 +6,8 @@ mod paired;
 
 use crate::auth::{Auth, Auths, Step};
 use crate::results::{
-    Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, PerHandshake,
-    RealStack, Results, Scenario, StopReason, Warning,
+    Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, Mode,
+    PerHandshake, RealStack, Results, Scenario, StopReason, Warning,
 };
 use crate::stack::child::{Server, ServerStats, Start};
 use crate::stack::{self, Client, Config, One, TlsStack};
@@ -24,6 +24,7 @@ struct Running {
     suite: String,
     stack: &'static dyn TlsStack,
     instrumented: bool,
+    mode: Mode,
     declared: Option<(usize, usize)>,
     /// TLS: the authentication its server presents.
     auth: Option<AuthInfo>,
@@ -41,6 +42,9 @@ struct Running {
     /// The scenario its differences are against (`against`), on the same stack and in the same
     /// form, where it runs: the two take turns block by block in every round either runs in.
     partner: Option<usize>,
+    /// A plain scenario whose difference from its partner is a row of the front page's answer
+    /// (`figures::answer::answers`): precision rounds serve these first.
+    answers: bool,
 }
 
 impl Running {
@@ -51,6 +55,7 @@ impl Running {
             self.auth.as_ref().map(|a| a.name.as_str()),
             self.stack.name(),
             self.instrumented,
+            self.mode,
         )
     }
 }
@@ -61,11 +66,17 @@ fn scenario_name(
     auth: Option<&str>,
     stack: &str,
     instrumented: bool,
+    mode: Mode,
 ) -> String {
     format!(
         "{protocol} {suite}{} on {stack}{}",
         auth.map_or(String::new(), |a| format!(" + {a}")),
-        if instrumented { " (in situ)" } else { "" }
+        match (mode, instrumented) {
+            (Mode::Full, false) => "",
+            (Mode::Full, true) => " (in situ)",
+            (Mode::Resumed, false) => " (resumed)",
+            (Mode::Resumed, true) => " (resumed, in situ)",
+        }
     )
 }
 
@@ -95,6 +106,7 @@ fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
         group: &r.suite,
         shares: r.declared,
         auth: r.auth.as_ref(),
+        mode: r.mode,
     };
     let wrong = crate::figures::evidence::contradictions(&d, ev);
     ensure!(wrong.is_empty(), "{}", wrong.join("; "));
@@ -105,23 +117,26 @@ fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
 /// it negotiated.
 fn start(
     s: &suite::Suite,
-    stack: &'static dyn TlsStack,
-    instrumented: bool,
+    (stack, instrumented, mode): (&'static dyn TlsStack, bool, Mode),
     (id, files): &(stack::Identity, stack::identity::Files),
     tls: bool,
 ) -> Result<Running> {
-    let server = stack.start_server(&Start::loopback(&s.name, files, instrumented))?;
+    let server = stack.start_server(&Start {
+        mode,
+        ..Start::loopback(&s.name, files, instrumented)
+    })?;
     let c = if instrumented {
         Config::timed(&s.name, id)
     } else {
         Config::plain(&s.name, id)
     };
-    let client = stack.client(c)?;
+    let client = stack.client(Config { mode, ..c })?;
     let mut r = Running {
         protocol: s.protocol.clone(),
         suite: s.name.clone(),
         stack,
         instrumented,
+        mode,
         declared: s.wire_shares(),
         auth: tls.then(|| id.auth.clone()),
         server,
@@ -134,13 +149,19 @@ fn start(
         sample_s: Vec::new(),
         failed: false,
         partner: None,
+        answers: false,
     };
+    // A resumption's first ticket comes from a full handshake, unmeasured.
+    let primed = usize::from(mode == Mode::Resumed);
+    if primed > 0 {
+        r.client.connect(r.server.addr, false)?;
+    }
     let warm = r.client.connect(r.server.addr, true)?;
     let ev = warm.evidence.unwrap_or_default();
     check_evidence(&r, &ev)?;
     r.evidence = ev;
-    // The warm-up connection is the one served so far.
-    r.server.command("reset 1")?;
+    // The warm-up connections are the ones served so far.
+    r.server.command(&format!("reset {}", 1 + primed))?;
     Ok(r)
 }
 
@@ -224,19 +245,46 @@ pub fn run(
                     variants.push((*st, true));
                 }
             }
+            let auth_name = auth.map(|a| a.name.as_str());
+            // Resumed handshakes beside the full ones where the stack resumes (#34).
+            let resumed = crate::figures::resumption::measured(
+                &s.protocol,
+                &s.name,
+                auth_name,
+                &auths.baseline,
+            );
             for (st, instrumented) in variants {
-                match start(s, st, instrumented, chain, tls) {
-                    Ok(r) => running.push(r),
-                    Err(e) => failures.push(format!(
-                        "{}: {e:#}",
-                        scenario_name(
-                            &s.protocol,
-                            &s.name,
-                            auth.map(|a| a.name.as_str()),
-                            st.name(),
-                            instrumented
-                        )
-                    )),
+                let modes = [Mode::Full, Mode::Resumed];
+                let n = if resumed && st.features().resumption {
+                    2
+                } else {
+                    1
+                };
+                for mode in modes.into_iter().take(n) {
+                    match start(s, (st, instrumented, mode), chain, tls) {
+                        Ok(mut r) => {
+                            r.answers = !instrumented
+                                && mode == Mode::Full
+                                && crate::figures::answer::answers(
+                                    &s.protocol,
+                                    &s.name,
+                                    auth_name,
+                                    &auths.baseline,
+                                );
+                            running.push(r)
+                        }
+                        Err(e) => failures.push(format!(
+                            "{}: {e:#}",
+                            scenario_name(
+                                &s.protocol,
+                                &s.name,
+                                auth_name,
+                                st.name(),
+                                instrumented,
+                                mode
+                            )
+                        )),
+                    }
                 }
             }
         }
@@ -250,8 +298,15 @@ pub fn run(
     let mut reserve_s = 0.0;
     let mut first_rounds = 0;
     let mut round_s = 0.0;
+    // The answer's rows get what a full round would not: once `MIN_SAMPLES` rounds are in, the
+    // first rounds stop where another would eat into `ANSWER_SHARE` of the budget.
+    let kept_s = match opts.budget {
+        Some(b) if running.iter().any(|r| r.answers) => b.as_secs_f64() * ANSWER_SHARE,
+        _ => 0.0,
+    };
     for k in 0..opts.samples {
-        if k >= MIN_SAMPLES.min(opts.samples) && time_left_s(deadline, reserve_s) < round_s {
+        if k >= MIN_SAMPLES.min(opts.samples) && time_left_s(deadline, reserve_s) - round_s < kept_s
+        {
             progress(&format!(
                 "the budget is spent after {k} of {} first rounds",
                 opts.samples
@@ -312,7 +367,11 @@ pub fn run(
         .iter()
         .any(|s| s.instrumented)
         .then(crate::insitu::call_cost_ns);
+    // Resumed handshakes apart (`Handshakes::resumed`), each list against its own.
+    let (mut scenarios, mut resumed): (Vec<Scenario>, Vec<Scenario>) =
+        scenarios.into_iter().partition(|s| s.mode.is_full());
     fill_baselines(&mut scenarios, &suites, &auths, results, call_cost_ns);
+    fill_baselines(&mut resumed, &suites, &auths, results, call_cost_ns);
     paired::measure(
         &mut scenarios,
         &auths.baseline,
@@ -330,6 +389,7 @@ pub fn run(
         insitu_call_cost_ns: call_cost_ns,
         notes,
         pair_block: Some(PAIR_BLOCK),
+        resumed,
     })
 }
 
@@ -447,6 +507,7 @@ fn pair_up(running: &mut [Running], suites: &[suite::Suite], auths: &Auths) {
         let partner = running.iter().position(|x| {
             x.stack.name() == r.stack.name()
                 && x.instrumented == r.instrumented
+                && x.mode == r.mode
                 && x.protocol == r.protocol
                 && x.suite == a.suite
                 && x.auth.as_ref().map(|y| y.name.as_str()) == a.auth.as_deref()
@@ -456,8 +517,13 @@ fn pair_up(running: &mut [Running], suites: &[suite::Suite], auths: &Auths) {
 }
 
 /// The first rounds every scenario gets whatever the budget: fewer leave a median's interval
-/// resting on too few rounds for the two-stage bootstrap to mean much.
-const MIN_SAMPLES: usize = 6;
+/// resting on too few rounds for the two-stage bootstrap to mean much (t(3) = 3.18 at 4).
+const MIN_SAMPLES: usize = 4;
+
+/// The share of the step's budget the first rounds leave to the precision rounds where the answer
+/// table has rows: a round of every scenario (about 40 on 4 stacks) costs what a dozen rounds of
+/// the answer's scenarios and their partners cost, and those differences are the figures quoted.
+const ANSWER_SHARE: f64 = 0.35;
 
 /// Seconds left before the deadline once `reserve_s` is kept back (unbounded without one).
 fn time_left_s(deadline: Option<Instant>, reserve_s: f64) -> f64 {
@@ -543,6 +609,10 @@ fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize
         .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();
+    // The answer's rows first: while one of them is wide, the others wait.
+    if wide.iter().any(|&(i, _)| running[i].answers) {
+        wide.retain(|&(i, _)| running[i].answers);
+    }
     wide.sort_by(|a, b| b.1.total_cmp(&a.1));
     let cost = |i: usize| running[i].sample_s.iter().copied().fold(0.0, f64::max);
     let mut spent = 0.0;
@@ -637,6 +707,7 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         composed_delta_ns: None,
         composed_stack: r.stack.composed_stack(),
         instrumented: r.instrumented,
+        mode: r.mode,
         insitu,
         insitu_overhead_pct: None,
         insitu_overhead_est_pct: None,
@@ -780,6 +851,12 @@ fn fill_baselines(
                 i.remainder_delta_ns = Some(i.remainder_ns - br);
             }
         }
+        s.against = Some(a.clone());
+        // A resumption makes no certificate operation: only the key exchanges' difference
+        // composes (the PSK binder and the key schedule are the same on both sides).
+        if s.mode == Mode::Resumed && s.auth_name().is_some_and(|x| x != auths.baseline) {
+            continue;
+        }
         // A new authentication's full handshake against the baseline's, composed; for the baseline
         // authentication, the two groups' key exchanges, as before authentications.
         let (ours, theirs) = match s.auth_name() {
@@ -794,6 +871,5 @@ fn fill_baselines(
         if let (Some(x), Some(y)) = (composed(&ours), composed(&theirs)) {
             s.composed_delta_ns = Some(crate::compose::predicted_difference(x, y));
         }
-        s.against = Some(a);
     }
 }

@@ -431,6 +431,7 @@ fn start_server(s: &Scenario, chains: &stack::identity::Chains, baseline: &str) 
         bind: Some(lab::SERVER_ADDR.parse()?),
         concurrent: true,
         timeout_s: Some(TIMEOUT.as_secs()),
+        mode: crate::results::Mode::Full,
     })
 }
 
@@ -973,6 +974,7 @@ fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
         group: &s.group,
         shares: None,
         auth,
+        mode: crate::results::Mode::Full,
     };
     let wrong = crate::figures::evidence::contradictions(&d, &ev);
     anyhow::ensure!(wrong.is_empty(), "{}: {}", s.name(), wrong.join("; "));

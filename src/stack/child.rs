@@ -75,6 +75,8 @@ pub struct Start<'a> {
     pub bind: Option<std::net::IpAddr>,
     pub concurrent: bool,
     pub timeout_s: Option<u64>,
+    /// Resumed handshakes: the server issues a ticket per connection.
+    pub mode: crate::results::Mode,
 }
 
 impl<'a> Start<'a> {
@@ -91,6 +93,7 @@ impl<'a> Start<'a> {
             bind: None,
             concurrent: false,
             timeout_s: None,
+            mode: crate::results::Mode::Full,
         }
     }
 }
@@ -159,7 +162,8 @@ impl Server {
             .arg("--identity")
             .arg(&s.files.dir)
             .args(s.instrumented.then_some("--insitu"))
-            .args(s.concurrent.then_some("--concurrent"));
+            .args(s.concurrent.then_some("--concurrent"))
+            .args((!s.mode.is_full()).then_some("--resumed"));
         if let Some(b) = s.bind {
             cmd.args(["--bind", &b.to_string()]);
         }
@@ -280,6 +284,7 @@ pub fn server_main(
     identity: &Path,
     instrumented: bool,
     listen: Listen,
+    mode: crate::results::Mode,
 ) -> Result<()> {
     alloc::enable(true);
     // Room for `pqprof handshake`'s default 20 x 100 connections and more; past it the vector grows.
@@ -298,6 +303,7 @@ pub fn server_main(
         let sink = instrumented.then_some(records);
         let c = Config {
             wrapped: instrumented,
+            mode,
             ..Config::plain(&group, &id)
         };
         let r = stack.serve(c, listener, served_ref, sink, concurrent);

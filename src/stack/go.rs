@@ -68,6 +68,7 @@ impl TlsStack for Go {
             in_memory: true,
             capacity: true,
             network: true,
+            resumption: true,
         }
     }
 
@@ -85,6 +86,7 @@ impl TlsStack for Go {
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
         Ok(Box::new(Lazy {
             group: c.group.to_string(),
+            resumed: !c.mode.is_full(),
             files: write_files(c.identity, "go-client")?,
             idle: Mutex::new(Vec::new()),
             outside_cpu_ns: AtomicU64::new(0),
@@ -101,7 +103,8 @@ impl TlsStack for Go {
             .arg(&s.files.chain)
             .arg("--key")
             .arg(&s.files.key)
-            .args(s.concurrent.then_some("--concurrent"));
+            .args(s.concurrent.then_some("--concurrent"))
+            .args((!s.mode.is_full()).then_some("--resumed"));
         if let Some(b) = s.bind {
             cmd.args(["--bind", &b.to_string()]);
         }
@@ -164,6 +167,8 @@ fn write_files(id: &super::Identity, purpose: &str) -> Result<super::identity::F
 /// each); capacity's load threads share one (a process each at the most).
 struct Lazy {
     group: String,
+    /// Each process keeps the ticket of its last connection and resumes the next with it.
+    resumed: bool,
     files: super::identity::Files,
     idle: Mutex<Vec<Client>>,
     /// The CPU time its processes reported since each started (each one's first answer is the
@@ -180,7 +185,12 @@ impl Lazy {
         };
         let mut c = match idle {
             Some(c) => c,
-            None => Client::start(&crate::go::binary()?, &self.group, addr, &self.files.root)?,
+            None => Client::start(
+                &crate::go::binary()?,
+                (&self.group, self.resumed),
+                addr,
+                &self.files.root,
+            )?,
         };
         let r = f(&mut c);
         // A process that died or lost the thread of its answers is not reused.
@@ -398,13 +408,19 @@ struct CpuReport {
 
 impl Client {
     /// Started by the calling thread: the process is in its network namespace and on its cores.
-    fn start(bin: &Path, group: &str, addr: SocketAddr, ca: &Path) -> Result<Client> {
+    fn start(
+        bin: &Path,
+        (group, resumed): (&str, bool),
+        addr: SocketAddr,
+        ca: &Path,
+    ) -> Result<Client> {
         let timeout = super::tls::io_timeout();
         let mut cmd = Command::new(bin);
         cmd.args(["client", "--group", group, "--addr", &addr.to_string()])
             .arg("--ca")
             .arg(ca)
-            .args(["--timeout-s", &timeout.as_secs().max(1).to_string()]);
+            .args(["--timeout-s", &timeout.as_secs().max(1).to_string()])
+            .args(resumed.then_some("--resumed"));
         let (peer, stdin, lines) = Peer::start(cmd, bin)?;
         let mut c = Client {
             addr,
@@ -454,7 +470,8 @@ impl Client {
             server_share: key_shares(&received)
                 .and_then(|(m, s)| (m == 2).then_some(s))
                 .and_then(|s| s.first().copied()),
-            scheme: e.scheme,
+            // 0: none (a resumption has no CertificateVerify).
+            scheme: e.scheme.filter(|&s| s != 0),
             chain_bytes: e.chain_bytes,
             server_flight_bytes: e.server_flight_bytes,
             client_hello_bytes: super::tls::first_record_bytes(&sent),

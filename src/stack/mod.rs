@@ -14,7 +14,7 @@ pub mod wire;
 
 pub use identity::Identity;
 
-use crate::results::{AllocCounters, CallPhases, Evidence};
+use crate::results::{AllocCounters, CallPhases, Evidence, Mode};
 use anyhow::{anyhow, bail, Result};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::AtomicU64;
@@ -72,6 +72,9 @@ pub struct Features {
     pub capacity: bool,
     /// Through the emulated network (a server that serves many connections at once).
     pub network: bool,
+    /// TLS 1.3 resumption (`Mode::Resumed`): its client keeps the ticket each connection brings
+    /// for the next, and its server issues one ticket per connection.
+    pub resumption: bool,
 }
 
 /// Whether a stack can run here, which groups it negotiates and which certificates it serves.
@@ -126,6 +129,8 @@ pub struct Config<'a> {
     /// The client arms the recorder around each connection (a wrapped form unarmed measures the
     /// wrapper alone).
     pub armed: bool,
+    /// Full handshakes (no tickets issued, none offered) or resumed ones.
+    pub mode: Mode,
 }
 
 impl<'a> Config<'a> {
@@ -135,6 +140,7 @@ impl<'a> Config<'a> {
             identity,
             wrapped: false,
             armed: false,
+            mode: Mode::Full,
         }
     }
 

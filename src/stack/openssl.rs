@@ -6,7 +6,7 @@
 use super::tls::{self, echo, echo_back, norm, tcp};
 use super::wire::Counted;
 use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, Served, TlsStack};
-use crate::results::{CallLabel, CallPhases, Evidence, Operation};
+use crate::results::{CallLabel, CallPhases, Evidence, Mode, Operation};
 use anyhow::{anyhow, bail, ensure, Result};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -52,6 +52,7 @@ impl TlsStack for OpenSsl {
             in_memory: true,
             capacity: true,
             network: true,
+            resumption: true,
         }
     }
 
@@ -101,6 +102,7 @@ impl TlsStack for OpenSsl {
         Ok(Box::new(Client {
             connector: connector(c)?,
             armed: c.armed,
+            ticket: (!c.mode.is_full()).then(|| std::sync::Mutex::new(None)),
         }))
     }
 
@@ -126,8 +128,15 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
     b.set_groups_list(c.group)?;
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
-    b.set_options(SslOptions::NO_TICKET);
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
+    match c.mode {
+        Mode::Full => {
+            b.set_options(SslOptions::NO_TICKET);
+        }
+        // Stateless tickets (OpenSSL's default), one per connection; the client keeps the
+        // session each connection's ticket makes and resumes the next connection with it.
+        Mode::Resumed => b.set_num_tickets(1)?,
+    }
     Ok(())
 }
 
@@ -153,8 +162,22 @@ impl Connector {
     }
 
     fn connect<S: Read + Write + std::fmt::Debug>(&self, stream: S) -> Result<openssl::ssl::SslStream<S>> {
-        self.ssl()?
-            .connect(stream)
+        self.resume(stream, None)
+    }
+
+    /// A handshake that offers `session`'s ticket where given.
+    fn resume<S: Read + Write + std::fmt::Debug>(
+        &self,
+        stream: S,
+        session: Option<&openssl::ssl::SslSessionRef>,
+    ) -> Result<openssl::ssl::SslStream<S>> {
+        let mut ssl = self.ssl()?;
+        if let Some(s) = session {
+            // SAFETY: the session comes from a connection of this same context (the
+            // client's own), which is what SSL_set_session requires.
+            unsafe { ssl.set_session(s)? };
+        }
+        ssl.connect(stream)
             .map_err(|e| anyhow!("OpenSSL handshake: {e}"))
     }
 }
@@ -211,6 +234,15 @@ fn acceptor(c: Config) -> Result<openssl::ssl::SslAcceptor> {
 extern "C" {
     // OpenSSL 3.2+: the negotiated group's name, also for hybrid groups without a NID.
     fn SSL_get0_group_name(s: *mut openssl_sys::SSL) -> *const std::ffi::c_char;
+    fn SSL_SESSION_is_resumable(s: *const openssl_sys::SSL_SESSION) -> std::ffi::c_int;
+}
+
+/// Whether a session can resume a connection (it holds a ticket); the openssl crate has no
+/// wrapper for SSL_SESSION_is_resumable (OpenSSL 1.1.1 on).
+fn resumable(s: &openssl::ssl::SslSessionRef) -> bool {
+    use foreign_types::ForeignTypeRef;
+    // SAFETY: a valid session pointer for the borrow's length; the call only reads it.
+    unsafe { SSL_SESSION_is_resumable(s.as_ptr()) == 1 }
 }
 
 /// The group a connection negotiated, by OpenSSL's name for it ("" before the handshake).
@@ -285,16 +317,36 @@ fn evidence(ssl: &openssl::ssl::SslRef, flight: u64) -> Evidence {
 struct Client {
     connector: Connector,
     armed: bool,
+    /// Resumed handshakes: the session the last connection's ticket made, for the next.
+    ticket: Option<std::sync::Mutex<Option<openssl::ssl::SslSession>>>,
+}
+
+impl Client {
+    fn take_ticket(&self) -> Option<openssl::ssl::SslSession> {
+        self.ticket.as_ref()?.lock().ok()?.take()
+    }
+
+    /// Keeps the session of a connection that has read past its handshake (the ticket comes
+    /// after the server's Finished), if it can resume.
+    fn keep_ticket(&self, ssl: &openssl::ssl::SslRef) {
+        if let Some(t) = &self.ticket {
+            if let (Ok(mut t), Some(s)) = (t.lock(), ssl.session()) {
+                *t = resumable(s).then(|| s.to_owned());
+            }
+        }
+    }
 }
 
 impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, want_evidence: bool) -> Result<One> {
+        let ticket = self.take_ticket();
         tls::measure_connection(self.armed, |t0| {
             let sock = Counted::new(tcp(addr)?);
-            let mut tls = self.connector.connect(sock)?;
+            let mut tls = self.connector.resume(sock, ticket.as_deref())?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
             echo(&mut tls)?;
+            self.keep_ticket(tls.ssl());
             let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
             let _ = tls.shutdown();
             Ok((hs, tls.get_ref().summary(), ev))

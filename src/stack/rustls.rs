@@ -5,7 +5,7 @@
 use super::tls::{self, echo, echo_back, norm, tcp};
 use super::wire::Counted;
 use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, Served, TlsStack};
-use crate::results::{CallLabel, CallPhases, Evidence, Operation};
+use crate::results::{CallLabel, CallPhases, Evidence, Mode, Operation};
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -44,6 +44,7 @@ impl TlsStack for Rustls {
             in_memory: true,
             capacity: true,
             network: true,
+            resumption: true,
         }
     }
 
@@ -184,11 +185,17 @@ fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
-    cfg.resumption = rustls::client::Resumption::disabled();
+    cfg.resumption = match c.mode {
+        Mode::Full => rustls::client::Resumption::disabled(),
+        // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).
+        Mode::Resumed => rustls::client::Resumption::in_memory_sessions(4),
+    };
     Ok(Arc::new(cfg))
 }
 
-/// TLS 1.3 only, no tickets, no session cache; the identity's chain, leaf first.
+/// TLS 1.3 only, no session cache; the identity's chain, leaf first. Full handshakes: no tickets;
+/// resumed ones: one stateless ticket per connection, sealed by aws-lc-rs's ticketer (as
+/// OpenSSL's and Go's are), whose keys rotate every 6 hours.
 fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
     let certs = c
         .identity
@@ -207,6 +214,10 @@ fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
         .with_single_cert(certs, key)?;
     cfg.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
     cfg.send_tls13_tickets = 0;
+    if c.mode == Mode::Resumed {
+        cfg.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
+        cfg.send_tls13_tickets = 1;
+    }
     Ok(Arc::new(cfg))
 }
 
@@ -266,7 +277,7 @@ impl super::Client for Client {
                         .and_then(|c| c.first())
                         .map(|c| super::identity::cert_key_type(c))
                         .unwrap_or_default(),
-                    resumed: !matches!(c.handshake_kind(), Some(rustls::HandshakeKind::Full)),
+                    resumed: matches!(c.handshake_kind(), Some(rustls::HandshakeKind::Resumed)),
                     scheme: PEER_SCHEME.with(|s| s.get()),
                     chain_bytes: chain.iter().map(|d| d.len()).collect(),
                     server_flight_bytes: Some(flight),

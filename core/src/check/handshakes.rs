@@ -7,7 +7,7 @@
 use super::differs;
 use crate::figures::evidence::{contradictions, Declared};
 use crate::figures::handshake::{median_figures, paired_connections, Connections};
-use crate::results::{Against, Handshakes, InSitu, PairedOverhead, Results, Scenario};
+use crate::results::{Against, Handshakes, InSitu, Mode, PairedOverhead, Results, Scenario};
 use crate::stats;
 
 /// Where the connections are stored (files from 2026-12-01 on): the median, its interval, the
@@ -87,23 +87,39 @@ pub fn check(results: &Results) -> Vec<String> {
     let Some(h) = &results.handshakes else {
         return problems;
     };
+    // Full handshakes and resumed ones are stored apart, each list paired within itself.
+    for (list, mode) in [(&h.scenarios, Mode::Full), (&h.resumed, Mode::Resumed)] {
+        for s in list.iter().filter(|s| s.mode != mode) {
+            problems.push(format!(
+                "handshake {}: a {:?} handshake among the {mode:?} ones",
+                s.name(),
+                s.mode
+            ));
+        }
+        scenarios(&mut problems, results, h, list);
+    }
+    problems
+}
+
+/// One list of scenarios (the full handshakes, or the resumed ones), each against the scenarios
+/// of its own list.
+fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list: &[Scenario]) {
     // The same group and authentication on the same stack, plain or instrumented.
     let twin = |s: &Scenario, instrumented: bool| {
         let own = Against {
             suite: s.suite.clone(),
             auth: s.auth_name().map(String::from),
         };
-        h.scenarios
-            .iter()
-            .find(|x| x.is(&own, &s.stack, instrumented))
+        list.iter().find(|x| x.is(&own, &s.stack, instrumented))
     };
-    for s in &h.scenarios {
+    for s in list {
         let name = format!("handshake {}", s.name());
         let declared = Declared {
             protocol: &s.protocol,
             group: &s.suite,
             shares: s.declared_shares,
             auth: s.auth.as_ref(),
+            mode: s.mode,
         };
         for c in contradictions(&declared, &s.evidence) {
             problems.push(format!(
@@ -130,20 +146,20 @@ pub fn check(results: &Results) -> Vec<String> {
             continue;
         }
         differs(
-            &mut problems,
+            problems,
             format!("{name}: rsd_pct"),
             s.rsd_pct,
             stats::rsd_pct(&s.sample_medians_ns),
         );
-        medians(&mut problems, &name, s);
+        medians(problems, &name, s);
         match h.pair_block {
-            Some(block) => paired_delta(&mut problems, &name, h, s, block),
-            None => unpaired(&mut problems, &name, h, s),
+            Some(block) => paired_delta(problems, &name, list, s, block),
+            None => unpaired(problems, &name, list, s),
         }
         if let Some(o) = s.insitu_overhead_pct {
             match twin(s, true) {
                 Some(i) => differs(
-                    &mut problems,
+                    problems,
                     format!("{name}: insitu_overhead_pct"),
                     o,
                     (i.median_ns / s.median_ns - 1.0) * 100.0,
@@ -159,7 +175,7 @@ pub fn check(results: &Results) -> Vec<String> {
         ] {
             if let Some(p) = p {
                 paired(
-                    &mut problems,
+                    problems,
                     &format!("{name}: paired overhead {what}"),
                     p,
                     s.median_ns,
@@ -168,7 +184,7 @@ pub fn check(results: &Results) -> Vec<String> {
         }
         if let Some(o) = s.insitu_overhead_est_pct {
             match (twin(s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
-                (Some(i), Some(cost)) => differs(&mut problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),
+                (Some(i), Some(cost)) => differs(problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),
                 _ => problems.push(format!("{name}: an estimated overhead without its instrumented scenario or the cost per call")),
             }
         }
@@ -177,7 +193,7 @@ pub fn check(results: &Results) -> Vec<String> {
         }
     }
     // Deltas of the in-situ parts against the baseline group's instrumented scenario.
-    for s in h.scenarios.iter().filter(|s| s.instrumented) {
+    for s in list.iter().filter(|s| s.instrumented) {
         let Some(i) = &s.insitu else { continue };
         let name = format!("handshake {}", s.name());
         if let (Some(cd), Some(delta)) = (i.crypto_delta_ns, s.measured_delta_ns) {
@@ -185,8 +201,8 @@ pub fn check(results: &Results) -> Vec<String> {
             // The scenario it is against where stored (schema 3), else the one with that median.
             let same = |b: &Scenario| stats::agrees(b.median_ns, base_median, super::TOLERANCE_PCT);
             let base = match &s.against {
-                Some(a) => h.scenarios.iter().find(|b| b.is(a, &s.stack, true)),
-                None => h.scenarios.iter().find(|b| {
+                Some(a) => list.iter().find(|b| b.is(a, &s.stack, true)),
+                None => list.iter().find(|b| {
                     b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some()
                 }),
             };
@@ -194,7 +210,7 @@ pub fn check(results: &Results) -> Vec<String> {
                 Some(b) => {
                     let bi = b.insitu.as_ref().map_or(0.0, |x| x.crypto_ns);
                     differs(
-                        &mut problems,
+                        problems,
                         format!("{name}: crypto_delta_ns"),
                         cd,
                         i.crypto_ns - bi,
@@ -206,11 +222,10 @@ pub fn check(results: &Results) -> Vec<String> {
             }
         }
     }
-    problems
 }
 
 /// Before the paired design: the difference of the two medians, and the ratio that goes with it.
-fn unpaired(problems: &mut Vec<String>, name: &str, h: &Handshakes, s: &Scenario) {
+fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scenario) {
     let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) else {
         return;
     };
@@ -223,11 +238,7 @@ fn unpaired(problems: &mut Vec<String>, name: &str, h: &Handshakes, s: &Scenario
     );
     // Where the scenario names what it is against (schema 3), that scenario's median.
     if let Some(a) = &s.against {
-        match h
-            .scenarios
-            .iter()
-            .find(|x| x.is(a, &s.stack, s.instrumented))
-        {
+        match list.iter().find(|x| x.is(a, &s.stack, s.instrumented)) {
             Some(x) => differs(
                 problems,
                 format!("{name}: measured_delta_ns"),
@@ -249,7 +260,7 @@ fn unpaired(problems: &mut Vec<String>, name: &str, h: &Handshakes, s: &Scenario
 fn paired_delta(
     problems: &mut Vec<String>,
     name: &str,
-    h: &Handshakes,
+    list: &[Scenario],
     s: &Scenario,
     block: usize,
 ) {
@@ -267,11 +278,7 @@ fn paired_delta(
         }
         return;
     };
-    let Some(x) = h
-        .scenarios
-        .iter()
-        .find(|x| x.is(a, &s.stack, s.instrumented))
-    else {
+    let Some(x) = list.iter().find(|x| x.is(a, &s.stack, s.instrumented)) else {
         problems.push(format!(
             "{name}: against {} {}, which is not measured",
             a.suite,

@@ -6,6 +6,33 @@
 use crate::results::{Capacity, Network, Results, Scenario};
 use crate::stats;
 
+/// The hybrid each protocol's stacks share (ML-KEM-768 with X25519, the one every stack here
+/// negotiates) and its classical baseline: (protocol, hybrid, baseline).
+pub const HYBRID: [(&str, &str, &str); 2] = [
+    ("tls13", "X25519MLKEM768", "X25519"),
+    ("ssh", "mlkem768x25519-sha256", "curve25519-sha256"),
+];
+
+/// The certificate the answer sets beside the classical one (suites/auth.toml's ML-DSA-65 chain:
+/// NIST's category 3, and the first whose server flight overflows a 10-segment initial window),
+/// on the hybrid group, and the fully post-quantum handshake against the classical one.
+pub const CERTIFICATE: (&str, &str) = ("X25519MLKEM768", "ML-DSA-65");
+pub const POST_QUANTUM: (&str, &str) = ("MLKEM768", "ML-DSA-65");
+pub const CLASSICAL: &str = "X25519";
+
+/// Whether a real handshake scenario (`auth` none for SSH) is the changed side of a row of the
+/// answer table: the hybrid with the baseline authentication, the ML-DSA-65 chain on the hybrid,
+/// or the post-quantum handshake. The handshake step measures these first (#33).
+pub fn answers(protocol: &str, group: &str, auth: Option<&str>, baseline_auth: &str) -> bool {
+    let hybrid = HYBRID.iter().any(|(p, g, _)| *p == protocol && *g == group)
+        && auth.is_none_or(|a| a == baseline_auth);
+    let chain = protocol == "tls13"
+        && [CERTIFICATE, POST_QUANTUM]
+            .iter()
+            .any(|(g, a)| *g == group && auth == Some(*a));
+    hybrid || chain
+}
+
 /// The paired difference of two real handshake scenarios and its 95% interval: block by block
 /// (`figures::handshake::paired_connections`) in files of the paired design, round by round
 /// (`paired_delta`) before it.
@@ -359,6 +386,21 @@ pub fn network_extra_interval_ns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_asks_about_the_hybrid_the_chain_and_the_post_quantum_handshake_only() {
+        let e = "ECDSA-P256";
+        assert!(answers("tls13", "X25519MLKEM768", Some(e), e));
+        assert!(answers("ssh", "mlkem768x25519-sha256", None, e));
+        assert!(answers("tls13", "X25519MLKEM768", Some("ML-DSA-65"), e));
+        assert!(answers("tls13", "MLKEM768", Some("ML-DSA-65"), e));
+        // Baselines, other chains and other groups are not rows of their own.
+        assert!(!answers("tls13", "X25519", Some(e), e));
+        assert!(!answers("ssh", "curve25519-sha256", None, e));
+        assert!(!answers("tls13", "X25519MLKEM768", Some("ML-DSA-44"), e));
+        assert!(!answers("tls13", "MLKEM768", Some(e), e));
+        assert!(!answers("ssh", "X25519MLKEM768", None, e));
+    }
 
     #[test]
     fn a_side_without_an_authentication_is_the_baseline_one_or_none() {

@@ -1,9 +1,10 @@
 //! What a real handshake's first connection must show for its scenario to be the one it says it
-//! is: the group, TLS 1.3, no resumption, the key shares' sizes, and for an authentication its
-//! certificate key, its signature scheme and the certificates sent. The producer refuses a
+//! is: the group, TLS 1.3, the key shares' sizes, and for a full handshake no resumption and its
+//! authentication's certificate key, signature scheme and certificates sent; for a resumed one a
+//! PSK accepted, no CertificateVerify and a server flight too small for the certificates. The producer refuses a
 //! scenario whose evidence contradicts it; `check` holds a stored file to the same rules.
 
-use crate::results::{AuthInfo, Evidence};
+use crate::results::{AuthInfo, Evidence, Mode};
 
 /// What a scenario declares: its protocol and group, the key shares the group sends, and the
 /// authentication its server presents.
@@ -12,6 +13,7 @@ pub struct Declared<'a> {
     pub group: &'a str,
     pub shares: Option<(usize, usize)>,
     pub auth: Option<&'a AuthInfo>,
+    pub mode: Mode,
 }
 
 /// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
@@ -37,8 +39,14 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
             ev.group, d.group
         ));
     }
-    if ev.resumed {
-        out.push("the first connection was resumed, not a full handshake".into());
+    match (d.mode, ev.resumed) {
+        (Mode::Full, true) => {
+            out.push("the first connection was resumed, not a full handshake".into())
+        }
+        (Mode::Resumed, false) => {
+            out.push("the connection was a full handshake, not a resumed one".into())
+        }
+        _ => {}
     }
     if d.protocol != "tls13" {
         return out;
@@ -59,6 +67,10 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
                 ev.server_share
             ));
         }
+    }
+    if d.mode == Mode::Resumed {
+        resumed(d, ev, &mut out);
+        return out;
     }
     let Some(a) = d.auth else {
         // Before authentications were recorded every server presented one ECDSA P-256 certificate.
@@ -102,6 +114,27 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     out
 }
 
+/// A resumption authenticates with the PSK (RFC 8446 §2.2): no CertificateVerify, and no
+/// Certificate, so the server's flight cannot hold its key share and the certificates together.
+/// (The certificates a library reports may come from the session, so they prove nothing here.)
+fn resumed(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
+    if let Some(s) = ev.scheme {
+        out.push(format!(
+            "a CertificateVerify of scheme 0x{s:04x} in a resumed handshake"
+        ));
+    }
+    let certs: usize = d.auth.map_or(0, |a| a.sent_bytes.iter().sum());
+    let share = d.shares.map_or(0, |s| s.1);
+    match ev.server_flight_bytes {
+        Some(f) if (f as usize) < certs + share => {}
+        Some(f) => out.push(format!(
+            "a server flight of {f} bytes holds the {share}-byte key share and {certs} bytes \
+             more: room for the certificates a resumption does not send"
+        )),
+        None => out.push("no server flight recorded".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +174,7 @@ mod tests {
             group: "X25519MLKEM768",
             shares: Some((1216, 1120)),
             auth: Some(&a),
+            mode: Mode::Full,
         };
         assert!(contradictions(&d, &evidence()).is_empty());
         let with = |f: &dyn Fn(&mut Evidence)| {
@@ -165,9 +199,44 @@ mod tests {
             group: "curve25519-sha256",
             shares: None,
             auth: None,
+            mode: Mode::Full,
         };
         let mut e = evidence();
         e.group = "curve25519-sha256".into();
         assert!(contradictions(&ssh, &e).is_empty());
+    }
+
+    #[test]
+    fn a_resumption_shows_a_psk_no_certificate_verify_and_no_room_for_the_certificates() {
+        let a = auth();
+        let d = Declared {
+            protocol: "tls13",
+            group: "X25519MLKEM768",
+            shares: Some((1216, 1120)),
+            auth: Some(&a),
+            mode: Mode::Resumed,
+        };
+        // ServerHello with the 1,120-byte share, EncryptedExtensions and Finished.
+        let resumed = Evidence {
+            resumed: true,
+            scheme: None,
+            server_flight_bytes: Some(1_372),
+            ..evidence()
+        };
+        assert!(contradictions(&d, &resumed).is_empty());
+        let with = |f: &dyn Fn(&mut Evidence)| {
+            let mut e = resumed.clone();
+            f(&mut e);
+            contradictions(&d, &e).join("; ")
+        };
+        assert!(with(&|e| e.resumed = false).contains("a full handshake, not a resumed one"));
+        assert!(with(&|e| e.scheme = Some(0x0905)).contains("CertificateVerify of scheme 0x0905"));
+        // 1,120 + 10,997 bytes: a flight this size has room for the chain.
+        assert!(
+            with(&|e| e.server_flight_bytes = Some(12_117)).contains("room for the certificates")
+        );
+        assert!(with(&|e| e.server_flight_bytes = Some(12_116)).is_empty());
+        // The full handshake's evidence is not a resumption's.
+        assert!(!contradictions(&d, &evidence()).is_empty());
     }
 }

@@ -10,6 +10,7 @@ pub mod drift;
 pub mod evidence;
 pub mod handshake;
 pub mod network;
+pub mod resumption;
 pub mod warnings;
 
 use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason};

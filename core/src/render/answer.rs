@@ -8,7 +8,9 @@
 //! classical signature) and a row kind needs nothing else here.
 
 use super::Run;
-use crate::figures::answer::{self as fig, PairedDelta, Side};
+use crate::figures::answer::{
+    self as fig, PairedDelta, Side, CERTIFICATE, CLASSICAL, HYBRID, POST_QUANTUM,
+};
 use crate::results::{Results, Scenario};
 use crate::units;
 use serde::Serialize;
@@ -72,13 +74,6 @@ pub const QUESTIONS: &[Question] = &[
     },
 ];
 
-/// The certificate the answer sets beside the classical one (suites/auth.toml's ML-DSA-65 chain:
-/// NIST's category 3, and the first whose server flight overflows a 10-segment initial window),
-/// on the hybrid group, and the fully post-quantum handshake against the classical one.
-const CERTIFICATE: (&str, &str) = ("X25519MLKEM768", "ML-DSA-65");
-const POST_QUANTUM: (&str, &str) = ("MLKEM768", "ML-DSA-65");
-const CLASSICAL: &str = "X25519";
-
 /// Whether a suite is one the answer's composed figures come from: a hybrid or its baseline.
 pub fn answered_suite(name: &str) -> bool {
     HYBRID
@@ -88,13 +83,6 @@ pub fn answered_suite(name: &str) -> bool {
 
 /// The protocols a table groups its rows by, in order.
 const PROTOCOLS: [&str; 2] = ["tls13", "ssh"];
-
-/// The hybrid each protocol's stacks share (ML-KEM-768 with X25519, the one every stack here
-/// negotiates) and its classical baseline.
-const HYBRID: [(&str, &str, &str); 2] = [
-    ("tls13", "X25519MLKEM768", "X25519"),
-    ("ssh", "mlkem768x25519-sha256", "curve25519-sha256"),
-];
 
 fn plain<'a>(r: &'a Results, stack: &str, side: &str) -> Option<&'a Scenario> {
     fig::scenario(r, stack, Side::parse(side), false)

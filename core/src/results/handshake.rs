@@ -162,6 +162,29 @@ pub struct Handshakes {
     /// difference of the two medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_block: Option<usize>,
+    /// Resumed handshakes (files from 2026-12-02 on, #34), measured in the same rounds as the full
+    /// ones and paired among themselves: kept apart so that every figure of the full handshake
+    /// reads full handshakes only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Scenario>,
+}
+
+/// What kind of handshake a scenario makes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A full handshake: no ticket offered, the certificate chain and CertificateVerify sent.
+    #[default]
+    Full,
+    /// TLS 1.3 resumption with a ticket from the connection before (psk_dhe_ke, RFC 8446 §2.2):
+    /// the key exchange stays, the certificate and its signature go.
+    Resumed,
+}
+
+impl Mode {
+    pub fn is_full(&self) -> bool {
+        *self == Mode::Full
+    }
 }
 
 /// What the first, unmeasured connection showed.
@@ -287,6 +310,9 @@ pub struct Scenario {
     /// same stack and group, run interleaved with the plain one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instrumented: bool,
+    /// Full or resumed (#34); absent: full.
+    #[serde(default, skip_serializing_if = "Mode::is_full")]
+    pub mode: Mode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu: Option<InSitu>,
     /// Instrumented median / plain median - 1, percent: what the in-situ timers cost (on the plain
@@ -361,7 +387,12 @@ impl Scenario {
             self.auth_name()
                 .map_or(String::new(), |a| format!(" + {a}")),
             self.stack,
-            if self.instrumented { " (in situ)" } else { "" }
+            match (self.mode, self.instrumented) {
+                (Mode::Full, false) => "",
+                (Mode::Full, true) => " (in situ)",
+                (Mode::Resumed, false) => " (resumed)",
+                (Mode::Resumed, true) => " (resumed, in situ)",
+            }
         )
     }
 
