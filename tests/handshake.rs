@@ -371,6 +371,7 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    resumed_handshakes_resume(&v, &bad);
     let site = out.with_extension("site");
     assert!(pqprof(&[
         "render",
@@ -419,6 +420,72 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             "negotiated kex read from the KEXINIT packets"
         );
     }
+}
+
+/// The resumed scenarios of the same run (#34): the hybrid and X25519 with ECDSA and the hybrid
+/// with ML-DSA-65, plain and in situ, on both stacks; each resumed, without a CertificateVerify,
+/// with a first flight smaller than its full twin's by at least the chain, and in situ no signature
+/// on either side. `check` fails a resumed scenario whose evidence shows a CertificateVerify.
+fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
+    let full = v["handshakes"]["scenarios"].as_array().unwrap();
+    let resumed = v["handshakes"]["resumed"].as_array().unwrap();
+    assert_eq!(
+        resumed.len(),
+        12,
+        "3 scenarios x rustls, openssl x plain, in situ"
+    );
+    for r in resumed {
+        assert_eq!(r["mode"], "resumed", "{r}");
+        let e = &r["evidence"];
+        assert_eq!(e["resumed"], true, "{r}");
+        assert!(e["scheme"].is_null(), "{r}");
+        let twin = full
+            .iter()
+            .find(|f| {
+                ["stack", "suite", "instrumented"]
+                    .iter()
+                    .all(|k| f[*k] == r[*k])
+                    && f["auth"]["name"] == r["auth"]["name"]
+            })
+            .unwrap_or_else(|| panic!("no full twin for {r}"));
+        let chain: u64 = r["auth"]["sent_bytes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_u64().unwrap())
+            .sum();
+        let flight = |s: &serde_json::Value| s["evidence"]["server_flight_bytes"].as_u64().unwrap();
+        assert!(flight(r) + chain <= flight(twin), "{r}\n{twin}");
+        if r["instrumented"] == true {
+            let i = &r["insitu"];
+            let labels: Vec<&str> = i["labels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap())
+                .collect();
+            let calls = |side: &str, l: &str| {
+                labels
+                    .iter()
+                    .position(|x| *x == l)
+                    .map_or(0.0, |k| i[side][k].as_f64().unwrap())
+            };
+            assert_eq!(calls("server_calls", "sig.sign"), 0.0, "{i}");
+            assert_eq!(calls("client_calls", "sig.verify"), 0.0, "{i}");
+            assert_eq!(calls("client_calls", "sig.verify.cert"), 0.0, "{i}");
+        }
+    }
+    let mut t = v.clone();
+    t["handshakes"]["resumed"][0]["evidence"]["scheme"] = 0x0403.into();
+    std::fs::write(bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err
+                .contains("(resumed): its evidence contradicts the scenario: a CertificateVerify"),
+        "{err}"
+    );
 }
 
 #[test]

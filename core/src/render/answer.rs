@@ -439,7 +439,7 @@ fn signed_count(x: f64) -> String {
 }
 
 /// "+17 – +110 µs": an interval of differences, compact enough to sit beside its figure.
-fn interval_us(lo: f64, hi: f64) -> String {
+pub(crate) fn interval_us(lo: f64, hi: f64) -> String {
     let us = |x: f64| {
         let a = x.abs() / 1e3;
         let digits = if a >= 100.0 { 0 } else { 1 };
@@ -648,7 +648,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
 }
 
 /// "±12.3 µs": the half-width an unresolved difference is shown with.
-fn half_us(lo: f64, hi: f64) -> String {
+pub(crate) fn half_us(lo: f64, hi: f64) -> String {
     let h = (hi - lo) / 2e3;
     format!("±{h:.digits$} µs", digits = if h >= 100.0 { 0 } else { 1 })
 }

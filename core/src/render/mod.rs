@@ -11,6 +11,7 @@ mod memory;
 mod methodology;
 mod network;
 mod overview;
+mod resumption;
 pub mod svg;
 pub mod verify;
 

@@ -1,0 +1,132 @@
+//! The overview page's resumption section: per run with resumed handshakes, a row per stack and
+//! scenario setting the resumed handshake beside the full one (figures::resumption): both medians,
+//! what resumption saves (paired), what it keeps, and the difference against the classical
+//! baseline full and resumed, with the server's first flight and CPU.
+
+use super::answer::{half_us, interval_us};
+use super::Run;
+use crate::figures::answer::{resolved, PairedDelta};
+use crate::figures::resumption::{self as fig, Pair};
+use crate::results::Handshakes;
+use crate::units::{bytes, signed_time, time};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct View {
+    pub host: String,
+    pub machine_id: String,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+pub struct Row {
+    pub stack: String,
+    pub scenario: String,
+    pub first_of_stack: bool,
+    pub full: String,
+    pub resumed: String,
+    /// Resumed minus full, paired, with its interval beneath (or "not resolved").
+    pub saves: Figure,
+    pub kept: String,
+    /// Against the scenario it is compared with (the classical group, or the ECDSA chain): full,
+    /// then resumed.
+    pub delta_full: Figure,
+    pub delta_resumed: Figure,
+    pub flight: String,
+    pub server_cpu: String,
+}
+
+#[derive(Serialize)]
+pub struct Figure {
+    pub text: String,
+    pub sub: String,
+}
+
+/// A paired difference as the answer shows one: the figure and its interval where the interval
+/// supports it, else "not resolved" with its half-width.
+fn figure(d: Option<PairedDelta>) -> Figure {
+    match d {
+        Some(d) if resolved(d.median_ns, (d.lo95_ns, d.hi95_ns)) => Figure {
+            text: signed_time(d.median_ns).replace('-', "−"),
+            sub: interval_us(d.lo95_ns, d.hi95_ns),
+        },
+        Some(d) => Figure {
+            text: "not resolved".into(),
+            sub: half_us(d.lo95_ns, d.hi95_ns),
+        },
+        None => Figure {
+            text: "–".into(),
+            sub: String::new(),
+        },
+    }
+}
+
+/// A scenario's stored paired difference from the one it is against.
+fn stored(s: &crate::results::Scenario) -> Option<PairedDelta> {
+    let (lo, hi) = s.measured_delta_ci95_ns?;
+    Some(PairedDelta {
+        median_ns: s.measured_delta_ns?,
+        lo95_ns: lo,
+        hi95_ns: hi,
+        pairs: s.measured_delta_pairs?,
+        block: 0,
+    })
+}
+
+fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
+    let (f, r) = (p.full, p.resumed);
+    let flight = |s: &crate::results::Scenario| {
+        s.evidence
+            .server_flight_bytes
+            .map_or("–".into(), |b| bytes(b as usize))
+    };
+    Row {
+        stack: r.stack.name().to_string(),
+        scenario: format!("{} + {}", r.suite, r.auth_name().unwrap_or("")),
+        first_of_stack,
+        full: time(f.median_ns),
+        resumed: time(r.median_ns),
+        saves: figure(fig::difference(p, h)),
+        kept: fig::kept_pct(p).map_or("–".into(), |k| format!("{k:.0}%")),
+        delta_full: figure(stored(f)),
+        delta_resumed: figure(stored(r)),
+        flight: format!("{} → {}", flight(f), flight(r)),
+        server_cpu: format!("{} → {}", time(f.server_cpu_ns), time(r.server_cpu_ns)),
+    }
+}
+
+pub fn build(runs: &[&Run]) -> Vec<View> {
+    runs.iter()
+        .filter_map(|run| {
+            let h = run.results.handshakes.as_ref()?;
+            let mut pairs: Vec<Pair> = fig::pairs(h)
+                .into_iter()
+                .filter(|p| !p.resumed.instrumented)
+                .collect();
+            // A stack's rows together, the stacks in the order they first appear.
+            let order: Vec<&str> = pairs.iter().fold(Vec::new(), |mut v, p| {
+                let s = p.resumed.stack.name();
+                if !v.contains(&s) {
+                    v.push(s);
+                }
+                v
+            });
+            pairs.sort_by_key(|p| order.iter().position(|&s| s == p.resumed.stack.name()));
+            if pairs.is_empty() {
+                return None;
+            }
+            let mut rows = Vec::new();
+            let mut last = None;
+            for p in &pairs {
+                let stack = p.resumed.stack.name();
+                rows.push(row(p, h, last != Some(stack)));
+                last = Some(stack);
+            }
+            Some(View {
+                host: run.label.clone(),
+                machine_id: run.anchor.clone(),
+                rows,
+            })
+        })
+        .collect()
+}
