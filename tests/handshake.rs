@@ -422,20 +422,41 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     }
 }
 
-/// The resumed scenarios of the same run (#34): the hybrid and X25519 with ECDSA and the hybrid
-/// with ML-DSA-65, plain and in situ, on both stacks; each resumed, without a CertificateVerify,
-/// with a first flight smaller than its full twin's by at least the chain, and in situ no signature
-/// on either side. `check` fails a resumed scenario whose evidence shows a CertificateVerify.
+/// The other modes of the same run (#34). Resumed: the hybrid and X25519 with ECDSA and the hybrid
+/// with ML-DSA-65, plain and in situ, on both stacks; each resumed on every connection, without a
+/// CertificateVerify, with a first flight smaller than its full twin's by at least the chain, and in
+/// situ no signature on either side. Two key shares: the hybrid with ECDSA, its ClientHello with the
+/// hybrid's share and X25519's. `check` fails a resumed scenario whose evidence shows a
+/// CertificateVerify, or whose server did not see every connection resume.
 fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
     let full = v["handshakes"]["scenarios"].as_array().unwrap();
-    let resumed = v["handshakes"]["resumed"].as_array().unwrap();
+    let others = v["handshakes"]["other_modes"].as_array().unwrap();
+    let of =
+        |m: &str| -> Vec<&serde_json::Value> { others.iter().filter(|s| s["mode"] == m).collect() };
+    let two = of("two_shares");
+    assert_eq!(
+        two.len(),
+        4,
+        "the hybrid x rustls, openssl x plain, in situ"
+    );
+    for s in &two {
+        assert_eq!(s["suite"], "X25519MLKEM768", "{s}");
+        assert_eq!(
+            s["evidence"]["client_shares"],
+            serde_json::json!([[0x11ec, 1216], [0x1d, 32]]),
+            "{s}"
+        );
+        assert!(s["server_resumed"].is_null(), "{s}");
+    }
+    let resumed = of("resumed");
     assert_eq!(
         resumed.len(),
         12,
         "3 scenarios x rustls, openssl x plain, in situ"
     );
     for r in resumed {
-        assert_eq!(r["mode"], "resumed", "{r}");
+        let made = r["totals_ns"].as_array().unwrap().len() as u64;
+        assert_eq!(r["server_resumed"].as_u64(), Some(made), "{r}");
         let e = &r["evidence"];
         assert_eq!(e["resumed"], true, "{r}");
         assert!(e["scheme"].is_null(), "{r}");
@@ -475,8 +496,18 @@ fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
             assert_eq!(calls("client_calls", "sig.verify.cert"), 0.0, "{i}");
         }
     }
+    let first = others.iter().position(|s| s["mode"] == "resumed").unwrap();
     let mut t = v.clone();
-    t["handshakes"]["resumed"][0]["evidence"]["scheme"] = 0x0403.into();
+    t["handshakes"]["other_modes"][first]["server_resumed"] = 1.into();
+    std::fs::write(bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("connections resume"),
+        "{err}"
+    );
+    let mut t = v.clone();
+    t["handshakes"]["other_modes"][first]["evidence"]["scheme"] = 0x0403.into();
     std::fs::write(bad, serde_json::to_vec(&t).unwrap()).unwrap();
     let o = pqprof(&["check", bad.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);

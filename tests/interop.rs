@@ -59,6 +59,7 @@ fn every_client_completes_a_handshake_with_every_server_and_every_chain() {
                         group,
                         shares: Some((1216, 1120)),
                         auth: Some(&id.auth),
+                        mode: pqprof::results::Mode::Full,
                     },
                     &ev,
                 );

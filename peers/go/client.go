@@ -93,6 +93,7 @@ func clientCmd(args []string) error {
 	caPath := fs.String("ca", "", "DER certificate to trust: the root of the chain the server sends")
 	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, dial to close")
 	resumed := fs.Bool("resumed", false, "keep the ticket each connection brings and resume the next connection with it")
+	second := fs.String("second-share", "", "a second group to offer after --group, with a key share (X25519 after X25519MLKEM768, as Go does by default)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -105,6 +106,14 @@ func clientCmd(args []string) error {
 	id, err := requireGroup(*group)
 	if err != nil {
 		return err
+	}
+	curves := []tls.CurveID{id}
+	if *second != "" {
+		id2, err := requireGroup(*second)
+		if err != nil {
+			return err
+		}
+		curves = append(curves, id2)
 	}
 	der, err := os.ReadFile(*caPath)
 	if err != nil {
@@ -119,7 +128,7 @@ func clientCmd(args []string) error {
 	c := &client{addr: *addr, timeout: time.Duration(*timeoutS) * time.Second, config: &tls.Config{
 		MinVersion:       tls.VersionTLS13,
 		MaxVersion:       tls.VersionTLS13,
-		CurvePreferences: []tls.CurveID{id},
+		CurvePreferences: curves,
 		RootCAs:          roots,
 		ServerName:       "localhost",
 	}}

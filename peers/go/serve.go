@@ -39,10 +39,13 @@ type server struct {
 	// timeout bounds every connection (ioTimeout when zero).
 	timeout time.Duration
 	served  atomic.Int64
-	// base is served at the last reset; since the usage then. Both are the
-	// control goroutine's alone.
-	base  int64
-	since usage
+	// resumed counts the served connections that resumed a session.
+	resumed atomic.Int64
+	// base and resumedBase are the counts at the last reset; since the usage
+	// then. They are the control goroutine's alone.
+	base        int64
+	resumedBase int64
+	since       usage
 }
 
 // deadline is how long a connection may take, start to close.
@@ -130,38 +133,48 @@ func (s *server) accept(ln net.Listener, config *tls.Config) {
 		}
 		if s.concurrent {
 			go func() {
-				if echo(conn, config, s.deadline()) == nil {
-					s.served.Add(1)
+				if resumed, err := echo(conn, config, s.deadline()); err == nil {
+					s.count(resumed)
 				}
 			}()
 			continue
 		}
 		s.serial.Lock()
-		if err := echo(conn, config, s.deadline()); err != nil {
+		if resumed, err := echo(conn, config, s.deadline()); err != nil {
 			fmt.Fprintln(os.Stderr, "connection:", err)
 		} else {
-			s.served.Add(1)
+			s.count(resumed)
 		}
 		s.serial.Unlock()
 	}
 }
 
 // echo runs one connection: handshake, read the payload, write it back, close.
-func echo(conn net.Conn, config *tls.Config, timeout time.Duration) error {
+func echo(conn net.Conn, config *tls.Config, timeout time.Duration) (resumed bool, err error) {
 	conn.SetDeadline(time.Now().Add(timeout))
 	tc := tls.Server(conn, config)
 	defer tc.Close()
 	if err := tc.Handshake(); err != nil {
-		return err
+		return false, err
 	}
+	resumed = tc.ConnectionState().DidResume
 	buf := make([]byte, payloadSize)
 	if _, err := io.ReadFull(tc, buf); err != nil {
-		return err
+		return resumed, err
 	}
 	if _, err := tc.Write(buf); err != nil {
-		return err
+		return resumed, err
 	}
-	return tc.Close()
+	return resumed, tc.Close()
+}
+
+// count counts a served connection, the resumed one first so that `stats`
+// never sees a served count without it.
+func (s *server) count(resumed bool) {
+	if resumed {
+		s.resumed.Add(1)
+	}
+	s.served.Add(1)
 }
 
 // waitServed waits until n connections have been served since the last
@@ -175,7 +188,8 @@ func (s *server) waitServed(n int64) {
 
 // statsReport is the answer to `stats`.
 type statsReport struct {
-	Served int64 `json:"served"`
+	Served  int64 `json:"served"`
+	Resumed int64 `json:"resumed"`
 	usageDelta
 }
 
@@ -200,6 +214,7 @@ func (s *server) control(in io.Reader, out io.Writer) error {
 			s.waitServed(n)
 			s.serial.Lock()
 			s.base = s.served.Load()
+			s.resumedBase = s.resumed.Load()
 			s.since, err = readUsage()
 			s.serial.Unlock()
 			if err == nil {
@@ -210,7 +225,7 @@ func (s *server) control(in io.Reader, out io.Writer) error {
 			s.serial.Lock()
 			var now usage
 			now, err = readUsage()
-			report := statsReport{Served: s.served.Load() - s.base, usageDelta: now.since(s.since)}
+			report := statsReport{Served: s.served.Load() - s.base, Resumed: s.resumed.Load() - s.resumedBase, usageDelta: now.since(s.since)}
 			s.serial.Unlock()
 			if err == nil {
 				err = writeJSON(out, report)

@@ -71,12 +71,7 @@ fn scenario_name(
     format!(
         "{protocol} {suite}{} on {stack}{}",
         auth.map_or(String::new(), |a| format!(" + {a}")),
-        match (mode, instrumented) {
-            (Mode::Full, false) => "",
-            (Mode::Full, true) => " (in situ)",
-            (Mode::Resumed, false) => " (resumed)",
-            (Mode::Resumed, true) => " (resumed, in situ)",
-        }
+        crate::results::mode_suffix(mode, instrumented)
     )
 }
 
@@ -121,8 +116,14 @@ fn start(
     (id, files): &(stack::Identity, stack::identity::Files),
     tls: bool,
 ) -> Result<Running> {
+    // Two key shares change the client's ClientHello only: the server is the full one's.
+    let server_mode = if mode == Mode::Resumed {
+        Mode::Resumed
+    } else {
+        Mode::Full
+    };
     let server = stack.start_server(&Start {
-        mode,
+        mode: server_mode,
         ..Start::loopback(&s.name, files, instrumented)
     })?;
     let c = if instrumented {
@@ -246,21 +247,21 @@ pub fn run(
                 }
             }
             let auth_name = auth.map(|a| a.name.as_str());
-            // Resumed handshakes beside the full ones where the stack resumes (#34).
-            let resumed = crate::figures::resumption::measured(
-                &s.protocol,
-                &s.name,
-                auth_name,
-                &auths.baseline,
-            );
             for (st, instrumented) in variants {
-                let modes = [Mode::Full, Mode::Resumed];
-                let n = if resumed && st.features().resumption {
-                    2
-                } else {
-                    1
-                };
-                for mode in modes.into_iter().take(n) {
+                // The other modes beside the full handshake (#34): resumed where the stack
+                // resumes, two key shares on every TLS stack.
+                let modes = [Mode::Full, Mode::Resumed, Mode::TwoShares]
+                    .into_iter()
+                    .filter(|&m| {
+                        crate::figures::modes::made(
+                            m,
+                            &s.protocol,
+                            &s.name,
+                            auth_name,
+                            &auths.baseline,
+                        ) && (m != Mode::Resumed || st.features().resumption)
+                    });
+                for mode in modes {
                     match start(s, (st, instrumented, mode), chain, tls) {
                         Ok(mut r) => {
                             r.answers = !instrumented
@@ -301,7 +302,9 @@ pub fn run(
     // The answer's rows get what a full round would not: once `MIN_SAMPLES` rounds are in, the
     // first rounds stop where another would eat into `ANSWER_SHARE` of the budget.
     let kept_s = match opts.budget {
-        Some(b) if running.iter().any(|r| r.answers) => b.as_secs_f64() * ANSWER_SHARE,
+        Some(b) if running.iter().any(|r| r.answers) && opts.max_samples > opts.samples => {
+            b.as_secs_f64() * ANSWER_SHARE
+        }
         _ => 0.0,
     };
     for k in 0..opts.samples {
@@ -367,11 +370,11 @@ pub fn run(
         .iter()
         .any(|s| s.instrumented)
         .then(crate::insitu::call_cost_ns);
-    // Resumed handshakes apart (`Handshakes::resumed`), each list against its own.
-    let (mut scenarios, mut resumed): (Vec<Scenario>, Vec<Scenario>) =
+    // The other modes apart (`Handshakes::other_modes`), each list against its own.
+    let (mut scenarios, mut other_modes): (Vec<Scenario>, Vec<Scenario>) =
         scenarios.into_iter().partition(|s| s.mode.is_full());
     fill_baselines(&mut scenarios, &suites, &auths, results, call_cost_ns);
-    fill_baselines(&mut resumed, &suites, &auths, results, call_cost_ns);
+    fill_baselines(&mut other_modes, &suites, &auths, results, call_cost_ns);
     paired::measure(
         &mut scenarios,
         &auths.baseline,
@@ -389,7 +392,7 @@ pub fn run(
         insitu_call_cost_ns: call_cost_ns,
         notes,
         pair_block: Some(PAIR_BLOCK),
-        resumed,
+        other_modes,
     })
 }
 
@@ -538,6 +541,7 @@ fn paired_reserve_s(running: &[Running], per_sample: usize, baseline: &str) -> f
     running
         .iter()
         .filter(|r| !r.failed && !r.instrumented && r.stack.features().in_situ)
+        .filter(|r| r.mode.is_full())
         .filter(|r| r.auth.as_ref().is_none_or(|a| a.name == baseline))
         .filter_map(|r| {
             let per_connection = r.sample_s.first()? / per_sample.max(1) as f64;
@@ -602,17 +606,27 @@ fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
 /// widest first, each with its partner (a difference is measured only from rounds both run in),
 /// while their expected time (each one's slowest sample so far) fits in the time left.
 fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize> {
-    let mut wide: Vec<(usize, f64)> = running
+    let wide: Vec<(usize, f64)> = running
         .iter()
         .enumerate()
         .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
         .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();
-    // The answer's rows first: while one of them is wide, the others wait.
-    if wide.iter().any(|&(i, _)| running[i].answers) {
-        wide.retain(|&(i, _)| running[i].answers);
+    // The answer's rows first: while one of them is wide and fits, the others wait.
+    let answers: Vec<(usize, f64)> = wide
+        .iter()
+        .copied()
+        .filter(|&(i, _)| running[i].answers)
+        .collect();
+    match fitting(running, answers, left_s) {
+        chosen if chosen.is_empty() => fitting(running, wide, left_s),
+        chosen => chosen,
     }
+}
+
+/// The widest of `wide` first, each with its partner, while their expected time fits in `left_s`.
+fn fitting(running: &[Running], mut wide: Vec<(usize, f64)>, left_s: f64) -> Vec<usize> {
     wide.sort_by(|a, b| b.1.total_cmp(&a.1));
     let cost = |i: usize| running[i].sample_s.iter().copied().fold(0.0, f64::max);
     let mut spent = 0.0;
@@ -634,6 +648,18 @@ fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize
 fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
     let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
     ensure!(!total.is_empty(), "no connection was measured");
+    // Every connection of a resumed scenario resumed, as its server saw it; none of another.
+    let want = if r.mode == Mode::Resumed {
+        ss.served
+    } else {
+        0
+    };
+    ensure!(
+        ss.resumed == want,
+        "the server saw {} of its {} connections resume, the scenario {want}",
+        ss.resumed,
+        ss.served
+    );
     let count = r.ones.len() as f64;
     let sum = |f: &dyn Fn(&One) -> f64| r.ones.iter().map(f).sum::<f64>() / count;
     let mem = r
@@ -708,6 +734,7 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         composed_stack: r.stack.composed_stack(),
         instrumented: r.instrumented,
         mode: r.mode,
+        server_resumed: (r.mode == Mode::Resumed).then_some(ss.resumed),
         insitu,
         insitu_overhead_pct: None,
         insitu_overhead_est_pct: None,
@@ -815,8 +842,10 @@ fn fill_baselines(
             )
         })
         .collect();
-    let find = |a: &Against, stack: &RealStack, instrumented: bool| {
-        snapshot.iter().find(|(x, _)| x.is(a, stack, instrumented))
+    let find = |a: &Against, stack: &RealStack, instrumented: bool, mode: Mode| {
+        snapshot
+            .iter()
+            .find(|(x, _)| x.is(a, stack, instrumented) && x.mode == mode)
     };
     for s in scenarios.iter_mut() {
         // The timers' cost: the instrumented median against the plain one, and calls x cost per call.
@@ -825,7 +854,7 @@ fn fill_baselines(
                 suite: s.suite.clone(),
                 auth: s.auth_name().map(String::from),
             };
-            if let Some((x, i)) = find(&own, &s.stack, true) {
+            if let Some((x, i)) = find(&own, &s.stack, true, s.mode) {
                 s.insitu_overhead_pct = Some((x.median_ns / s.median_ns - 1.0) * 100.0);
                 if let (Some((_, _, calls)), Some(cost)) = (i, call_cost_ns) {
                     s.insitu_overhead_est_pct = Some(calls * cost / s.median_ns * 100.0);
@@ -835,7 +864,13 @@ fn fill_baselines(
         let Some(a) = against(s, suites, auths) else {
             continue;
         };
-        if let Some((x, base_insitu)) = find(&a, &s.stack, s.instrumented) {
+        let found = find(&a, &s.stack, s.instrumented, s.mode);
+        // A full handshake names its baseline even where that did not run (check says so);
+        // another mode is against a scenario of its own mode only where one ran.
+        if found.is_none() && !s.mode.is_full() {
+            continue;
+        }
+        if let Some((x, base_insitu)) = found {
             s.vs_baseline_ratio = Some(s.median_ns / x.median_ns);
             // The paired design's difference: the median of the block differences.
             let d = crate::figures::handshake::paired_connections(

@@ -596,19 +596,21 @@ pub fn one_scheme(base: WebPkiSupportedAlgorithms, scheme: u16) -> WebPkiSupport
     }
 }
 
-/// aws-lc-rs's default provider with one key-exchange group, the CertificateVerify offer cut to
+/// aws-lc-rs's default provider with these key-exchange groups, the CertificateVerify offer cut to
 /// `scheme`, and every call timed.
-pub fn provider(group_name: &str, scheme: u16) -> anyhow::Result<Arc<CryptoProvider>> {
+pub fn provider(groups: &[&str], scheme: u16) -> anyhow::Result<Arc<CryptoProvider>> {
     let base = rustls::crypto::aws_lc_rs::default_provider();
-    let kx = group(group_name)
-        .ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {group_name}"))?;
+    let kx = groups
+        .iter()
+        .map(|g| group(g).ok_or_else(|| anyhow::anyhow!("rustls: no key-exchange group {g}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Arc::new(CryptoProvider {
         cipher_suites: base
             .cipher_suites
             .iter()
             .filter_map(|s| timed_suite(*s))
             .collect(),
-        kx_groups: vec![kx],
+        kx_groups: kx,
         signature_verification_algorithms: timed_algs(one_scheme(
             base.signature_verification_algorithms,
             scheme,

@@ -56,6 +56,9 @@ pub struct ServerStats {
     pub go_mallocs: u64,
     #[serde(default)]
     pub go_alloc_bytes: u64,
+    /// The connections served since `reset` that resumed a session.
+    #[serde(default)]
+    pub resumed: u64,
     /// In-situ records of every connection served since `reset`, in order (instrumented servers).
     #[serde(default)]
     pub insitu: Vec<insitu::Record>,
@@ -163,7 +166,7 @@ impl Server {
             .arg(&s.files.dir)
             .args(s.instrumented.then_some("--insitu"))
             .args(s.concurrent.then_some("--concurrent"))
-            .args((!s.mode.is_full()).then_some("--resumed"));
+            .args((s.mode == crate::results::Mode::Resumed).then_some("--resumed"));
         if let Some(b) = s.bind {
             cmd.args(["--bind", &b.to_string()]);
         }
@@ -325,6 +328,8 @@ pub fn server_main(
         });
     }
     let (mut mem0, mut cpu0, mut served0) = (alloc::counters(), alloc::process_cpu_ns(), 0);
+    let resumed = || super::tls::RESUMED.load(std::sync::atomic::Ordering::Relaxed);
+    let mut resumed0 = 0;
     // `reset N` / `stats N`: first wait until N connections have been served since the last reset
     // (the client knows how many it made; the server may still be closing the last one).
     let wait_for = |n: u64, since: u64| {
@@ -353,6 +358,7 @@ pub fn server_main(
                     alloc::process_cpu_ns(),
                     served.load(std::sync::atomic::Ordering::Relaxed),
                 );
+                resumed0 = resumed();
                 records.lock().map_err(|_| anyhow!("poisoned"))?.clear();
                 println!("ok");
             }
@@ -365,6 +371,7 @@ pub fn server_main(
                     insitu: records.lock().map_err(|_| anyhow!("poisoned"))?.clone(),
                     go_mallocs: 0,
                     go_alloc_bytes: 0,
+                    resumed: resumed() - resumed0,
                 };
                 println!("{}", serde_json::to_string(&s)?);
             }

@@ -86,7 +86,8 @@ impl TlsStack for Go {
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
         Ok(Box::new(Lazy {
             group: c.group.to_string(),
-            resumed: !c.mode.is_full(),
+            resumed: c.mode == crate::results::Mode::Resumed,
+            second: c.offered().get(1).map(|g| g.to_string()),
             files: write_files(c.identity, "go-client")?,
             idle: Mutex::new(Vec::new()),
             outside_cpu_ns: AtomicU64::new(0),
@@ -104,7 +105,7 @@ impl TlsStack for Go {
             .arg("--key")
             .arg(&s.files.key)
             .args(s.concurrent.then_some("--concurrent"))
-            .args((!s.mode.is_full()).then_some("--resumed"));
+            .args((s.mode == crate::results::Mode::Resumed).then_some("--resumed"));
         if let Some(b) = s.bind {
             cmd.args(["--bind", &b.to_string()]);
         }
@@ -169,6 +170,8 @@ struct Lazy {
     group: String,
     /// Each process keeps the ticket of its last connection and resumes the next with it.
     resumed: bool,
+    /// The group of a second key share its ClientHello offers.
+    second: Option<String>,
     files: super::identity::Files,
     idle: Mutex<Vec<Client>>,
     /// The CPU time its processes reported since each started (each one's first answer is the
@@ -187,7 +190,7 @@ impl Lazy {
             Some(c) => c,
             None => Client::start(
                 &crate::go::binary()?,
-                (&self.group, self.resumed),
+                (&self.group, self.resumed, self.second.as_deref()),
                 addr,
                 &self.files.root,
             )?,
@@ -410,7 +413,7 @@ impl Client {
     /// Started by the calling thread: the process is in its network namespace and on its cores.
     fn start(
         bin: &Path,
-        (group, resumed): (&str, bool),
+        (group, resumed, second): (&str, bool, Option<&str>),
         addr: SocketAddr,
         ca: &Path,
     ) -> Result<Client> {
@@ -421,6 +424,9 @@ impl Client {
             .arg(ca)
             .args(["--timeout-s", &timeout.as_secs().max(1).to_string()])
             .args(resumed.then_some("--resumed"));
+        if let Some(g) = second {
+            cmd.args(["--second-share", g]);
+        }
         let (peer, stdin, lines) = Peer::start(cmd, bin)?;
         let mut c = Client {
             addr,
@@ -467,6 +473,9 @@ impl Client {
             client_share: key_shares(&sent)
                 .and_then(|(m, s)| (m == 1).then_some(s))
                 .and_then(|s| s.first().copied()),
+            client_shares: key_shares(&sent)
+                .and_then(|(m, s)| (m == 1).then_some(s))
+                .unwrap_or_default(),
             server_share: key_shares(&received)
                 .and_then(|(m, s)| (m == 2).then_some(s))
                 .and_then(|s| s.first().copied()),

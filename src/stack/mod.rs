@@ -144,6 +144,16 @@ impl<'a> Config<'a> {
         }
     }
 
+    /// The groups a TLS client offers a key share for, in order: the scenario's, and for two key
+    /// shares X25519 after it (`figures::modes::second_share`). A server accepts the first only.
+    pub fn offered(&self) -> Vec<&'a str> {
+        let mut v = vec![self.group];
+        if self.mode == Mode::TwoShares {
+            v.extend(crate::figures::modes::second_share("tls13"));
+        }
+        v
+    }
+
     /// The in-situ form, armed: every crypto call of each connection timed.
     pub fn timed(group: &'a str, identity: &'a Identity) -> Config<'a> {
         Config {
@@ -247,6 +257,12 @@ pub trait Acceptor: Send + Sync {
 
 /// A connection the server has completed, still open.
 pub trait Served: Send {
+    /// Whether its handshake resumed a session (`Mode::Resumed`: the server counts these, so a
+    /// resumed scenario can show that every connection resumed).
+    fn resumed(&self) -> bool {
+        false
+    }
+
     /// close_notify (or its like), then the socket closes.
     fn close(self: Box<Self>);
 }

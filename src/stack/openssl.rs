@@ -102,7 +102,7 @@ impl TlsStack for OpenSsl {
         Ok(Box::new(Client {
             connector: connector(c)?,
             armed: c.armed,
-            ticket: (!c.mode.is_full()).then(|| std::sync::Mutex::new(None)),
+            ticket: (c.mode == Mode::Resumed).then(|| std::sync::Mutex::new(None)),
         }))
     }
 
@@ -126,11 +126,19 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
     b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
     b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-    b.set_groups_list(c.group)?;
+    // With two key shares, each group marked for a share ("*", OpenSSL 3.5's group syntax); a
+    // server's config always has its one group.
+    let offered = c.offered();
+    if offered.len() > 1 {
+        let list: Vec<String> = offered.iter().map(|g| format!("*{g}")).collect();
+        b.set_groups_list(&list.join(":"))?;
+    } else {
+        b.set_groups_list(c.group)?;
+    }
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     match c.mode {
-        Mode::Full => {
+        Mode::Full | Mode::TwoShares => {
             b.set_options(SslOptions::NO_TICKET);
         }
         // Stateless tickets (OpenSSL's default), one per connection; the client keeps the
@@ -327,11 +335,16 @@ impl Client {
     }
 
     /// Keeps the session of a connection that has read past its handshake (the ticket comes
-    /// after the server's Finished), if it can resume.
-    fn keep_ticket(&self, ssl: &openssl::ssl::SslRef) {
+    /// after the server's Finished), if it can resume and is not the one `used`: OpenSSL replaces
+    /// the connection's session with a new one for each ticket received, so the same session means
+    /// no new ticket came, and the next connection makes a full handshake rather than reuse it
+    /// (the server's count of resumptions then says so).
+    fn keep_ticket(&self, ssl: &openssl::ssl::SslRef, used: Option<&openssl::ssl::SslSessionRef>) {
+        use foreign_types::ForeignTypeRef;
         if let Some(t) = &self.ticket {
             if let (Ok(mut t), Some(s)) = (t.lock(), ssl.session()) {
-                *t = resumable(s).then(|| s.to_owned());
+                let fresh = used.is_none_or(|u| u.as_ptr() != s.as_ptr());
+                *t = (fresh && resumable(s)).then(|| s.to_owned());
             }
         }
     }
@@ -346,7 +359,7 @@ impl super::Client for Client {
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
             echo(&mut tls)?;
-            self.keep_ticket(tls.ssl());
+            self.keep_ticket(tls.ssl(), ticket.as_deref());
             let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
             let _ = tls.shutdown();
             Ok((hs, tls.get_ref().summary(), ev))
@@ -384,6 +397,10 @@ impl Acceptor for Server {
 }
 
 impl Served for Connection {
+    fn resumed(&self) -> bool {
+        self.0.ssl().session_reused()
+    }
+
     fn close(mut self: Box<Self>) {
         let _ = self.0.shutdown();
     }

@@ -114,12 +114,14 @@ fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
 /// every crypto call timed.
 fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
     let scheme = c.identity.auth.scheme;
+    // One group only, unless two key shares are asked for: with X25519 after the hybrid, rustls
+    // sends the hybrid's X25519 half as a second share (its key reused, no second key generation).
+    let offered = c.offered();
     if c.wrapped {
-        return crate::insitu::rustls_timed::provider(c.group, scheme);
+        return crate::insitu::rustls_timed::provider(&offered, scheme);
     }
     let mut p = rustls::crypto::aws_lc_rs::default_provider();
-    // One group only: by default the client also sends an X25519 share beside a hybrid one.
-    p.kx_groups = vec![group(c.group)?];
+    p.kx_groups = offered.iter().map(|g| group(g)).collect::<Result<_>>()?;
     // One CertificateVerify scheme offered: the identity's.
     p.signature_verification_algorithms =
         crate::insitu::rustls_timed::one_scheme(p.signature_verification_algorithms, scheme);
@@ -186,7 +188,7 @@ fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
     cfg.resumption = match c.mode {
-        Mode::Full => rustls::client::Resumption::disabled(),
+        Mode::Full | Mode::TwoShares => rustls::client::Resumption::disabled(),
         // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).
         Mode::Resumed => rustls::client::Resumption::in_memory_sessions(4),
     };
@@ -320,6 +322,10 @@ impl Acceptor for Server {
 }
 
 impl Served for Connection {
+    fn resumed(&self) -> bool {
+        self.0.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+    }
+
     fn close(mut self: Box<Self>) {
         self.0.conn.send_close_notify();
         let _ = self.0.conn.complete_io(&mut self.0.sock);

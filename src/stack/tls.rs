@@ -101,6 +101,10 @@ pub fn norm(s: &str) -> String {
 /// process ends (each a full handshake and its 32 bytes echoed; with `sink`, its in-situ record
 /// kept), or with `concurrent` a thread per connection (`pqprof network`: handshakes in flight at
 /// once over a slow path must not wait for each other at the server).
+/// The connections this server process has served that resumed a session (counted before
+/// `served`, so a count of served never runs ahead of it).
+pub static RESUMED: AtomicU64 = AtomicU64::new(0);
+
 pub fn serve_with(
     acceptor: Box<dyn Acceptor>,
     listener: TcpListener,
@@ -117,7 +121,11 @@ pub fn serve_with(
                 // Failures over a lossy path are the client's to count (it sees them first).
                 scope.spawn(move || {
                     if let Ok(conn) = acceptor.serve_one(stream) {
+                        let resumed = conn.resumed();
                         conn.close();
+                        if resumed {
+                            RESUMED.fetch_add(1, Relaxed);
+                        }
                         served.fetch_add(1, Relaxed);
                     }
                 });
@@ -130,13 +138,20 @@ pub fn serve_with(
         if sink.is_some() {
             crate::insitu::arm();
         }
-        let result = acceptor.serve_one(stream).map(|c| c.close());
+        let result = acceptor.serve_one(stream).map(|c| {
+            let resumed = c.resumed();
+            c.close();
+            resumed
+        });
         let record = sink.is_some().then(crate::insitu::take);
         match result {
-            Ok(()) => {
+            Ok(resumed) => {
                 // The record goes in before the count, so `stats` never sees a count without it.
                 if let (Some(sink), Some(rec)) = (sink, record) {
                     sink.lock().map_err(|_| anyhow!("poisoned"))?.push(rec);
+                }
+                if resumed {
+                    RESUMED.fetch_add(1, Relaxed);
                 }
                 served.fetch_add(1, Relaxed);
             }
@@ -182,9 +197,10 @@ pub fn measure_connection(
     let insitu = armed.then(crate::insitu::take);
     let (hs, sock, mut ev) = r?;
     if let Some(e) = ev.as_mut() {
-        e.client_share = key_shares(&sock.first_sent)
+        e.client_shares = key_shares(&sock.first_sent)
             .and_then(|(m, s)| (m == 1).then_some(s))
-            .and_then(|s| s.first().copied());
+            .unwrap_or_default();
+        e.client_share = e.client_shares.first().copied();
         e.server_share = key_shares(&sock.first_received)
             .and_then(|(m, s)| (m == 2).then_some(s))
             .and_then(|s| s.first().copied());

@@ -87,18 +87,40 @@ pub fn check(results: &Results) -> Vec<String> {
     let Some(h) = &results.handshakes else {
         return problems;
     };
-    // Full handshakes and resumed ones are stored apart, each list paired within itself.
-    for (list, mode) in [(&h.scenarios, Mode::Full), (&h.resumed, Mode::Resumed)] {
-        for s in list.iter().filter(|s| s.mode != mode) {
-            problems.push(format!(
-                "handshake {}: a {:?} handshake among the {mode:?} ones",
-                s.name(),
-                s.mode
-            ));
-        }
-        scenarios(&mut problems, results, h, list);
+    // Full handshakes and the other modes are stored apart, each list paired within itself.
+    for s in h.scenarios.iter().filter(|s| !s.mode.is_full()) {
+        problems.push(format!("handshake {}: among the full handshakes", s.name()));
     }
+    for s in h.other_modes.iter().filter(|s| s.mode.is_full()) {
+        problems.push(format!(
+            "handshake {}: a full handshake among the other modes",
+            s.name()
+        ));
+    }
+    for s in h.scenarios.iter().chain(&h.other_modes) {
+        resumptions(&mut problems, s);
+    }
+    scenarios(&mut problems, results, h, &h.scenarios);
+    scenarios(&mut problems, results, h, &h.other_modes);
     problems
+}
+
+/// A resumed scenario's server saw every measured connection resume; no other scenario counts
+/// resumptions.
+fn resumptions(problems: &mut Vec<String>, s: &Scenario) {
+    let made = s.totals_ns.len() as u64;
+    match (s.mode, s.server_resumed) {
+        (Mode::Resumed, Some(n)) if made == 0 || n == made => {}
+        (Mode::Resumed, n) => problems.push(format!(
+            "handshake {}: the server saw {n:?} of {made} connections resume",
+            s.name()
+        )),
+        (_, None) => {}
+        (_, Some(_)) => problems.push(format!(
+            "handshake {}: resumptions counted for a scenario that does not resume",
+            s.name()
+        )),
+    }
 }
 
 /// One list of scenarios (the full handshakes, or the resumed ones), each against the scenarios
@@ -110,7 +132,8 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             suite: s.suite.clone(),
             auth: s.auth_name().map(String::from),
         };
-        list.iter().find(|x| x.is(&own, &s.stack, instrumented))
+        list.iter()
+            .find(|x| x.is(&own, &s.stack, instrumented) && x.mode == s.mode)
     };
     for s in list {
         let name = format!("handshake {}", s.name());
@@ -201,7 +224,9 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             // The scenario it is against where stored (schema 3), else the one with that median.
             let same = |b: &Scenario| stats::agrees(b.median_ns, base_median, super::TOLERANCE_PCT);
             let base = match &s.against {
-                Some(a) => list.iter().find(|b| b.is(a, &s.stack, true)),
+                Some(a) => list
+                    .iter()
+                    .find(|b| b.is(a, &s.stack, true) && b.mode == s.mode),
                 None => list.iter().find(|b| {
                     b.instrumented && b.stack == s.stack && same(b) && b.insitu.is_some()
                 }),
@@ -238,7 +263,10 @@ fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scena
     );
     // Where the scenario names what it is against (schema 3), that scenario's median.
     if let Some(a) = &s.against {
-        match list.iter().find(|x| x.is(a, &s.stack, s.instrumented)) {
+        match list
+            .iter()
+            .find(|x| x.is(a, &s.stack, s.instrumented) && x.mode == s.mode)
+        {
             Some(x) => differs(
                 problems,
                 format!("{name}: measured_delta_ns"),
@@ -278,7 +306,10 @@ fn paired_delta(
         }
         return;
     };
-    let Some(x) = list.iter().find(|x| x.is(a, &s.stack, s.instrumented)) else {
+    let Some(x) = list
+        .iter()
+        .find(|x| x.is(a, &s.stack, s.instrumented) && x.mode == s.mode)
+    else {
         problems.push(format!(
             "{name}: against {} {}, which is not measured",
             a.suite,

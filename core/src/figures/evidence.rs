@@ -54,6 +54,7 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     if !(ev.version.contains("1.3") || ev.version.contains("1_3")) {
         out.push(format!("negotiated {}, not TLS 1.3", ev.version));
     }
+    shares_offered(d, ev, &mut out);
     if let Some((c, s)) = d.shares {
         if ev.client_share.map(|x| x.1) != Some(c) {
             out.push(format!(
@@ -114,6 +115,35 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     out
 }
 
+/// X25519's code point (RFC 8446 §4.2.7) and share size: the second share of a two-share
+/// ClientHello.
+const X25519: (u16, usize) = (0x001d, 32);
+
+/// How many key shares the ClientHello offered (files that record them all): one, or for a
+/// scenario of two key shares the group's and then X25519's.
+fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
+    let two = d.mode == Mode::TwoShares;
+    if ev.client_shares.is_empty() {
+        if two {
+            out.push("the ClientHello's key shares are not recorded".into());
+        }
+        return;
+    }
+    let want = if two { 2 } else { 1 };
+    if ev.client_shares.len() != want {
+        out.push(format!(
+            "the ClientHello offered {} key shares {:?}, the scenario {want}",
+            ev.client_shares.len(),
+            ev.client_shares
+        ));
+    } else if two && ev.client_shares[1] != X25519 {
+        out.push(format!(
+            "the second key share is {:?}, not X25519's 32 bytes (0x001d)",
+            ev.client_shares[1]
+        ));
+    }
+}
+
 /// A resumption authenticates with the PSK (RFC 8446 §2.2): no CertificateVerify, and no
 /// Certificate, so the server's flight cannot hold its key share and the certificates together.
 /// (The certificates a library reports may come from the session, so they prove nothing here.)
@@ -158,6 +188,7 @@ mod tests {
             cert_key: "ML-DSA-65".into(),
             resumed: false,
             client_share: Some((0x11ec, 1216)),
+            client_shares: Vec::new(),
             server_share: Some((0x11ec, 1120)),
             scheme: Some(0x0905),
             chain_bytes: vec![5472, 5525],
@@ -193,6 +224,12 @@ mod tests {
         assert!(with(&|e| e.chain_bytes = vec![5472]).contains("received certificates"));
         assert!(with(&|e| e.server_flight_bytes = Some(9000)).contains("cannot hold 10997 bytes"));
         assert!(with(&|e| e.resumed = true).contains("resumed"));
+        // Every share offered, where recorded: one here.
+        assert!(with(&|e| e.client_shares = vec![(0x11ec, 1216)]).is_empty());
+        assert!(
+            with(&|e| e.client_shares = vec![(0x11ec, 1216), (0x1d, 32)])
+                .contains("offered 2 key shares")
+        );
         // An SSH scenario has no TLS evidence to hold.
         let ssh = Declared {
             protocol: "ssh",
@@ -204,6 +241,31 @@ mod tests {
         let mut e = evidence();
         e.group = "curve25519-sha256".into();
         assert!(contradictions(&ssh, &e).is_empty());
+    }
+
+    #[test]
+    fn two_key_shares_are_the_groups_and_then_x25519s() {
+        let a = auth();
+        let d = Declared {
+            protocol: "tls13",
+            group: "X25519MLKEM768",
+            shares: Some((1216, 1120)),
+            auth: Some(&a),
+            mode: Mode::TwoShares,
+        };
+        let two = Evidence {
+            client_shares: vec![(0x11ec, 1216), (0x1d, 32)],
+            ..evidence()
+        };
+        assert!(contradictions(&d, &two).is_empty());
+        let with = |f: &dyn Fn(&mut Evidence)| {
+            let mut e = two.clone();
+            f(&mut e);
+            contradictions(&d, &e).join("; ")
+        };
+        assert!(with(&|e| e.client_shares.truncate(1)).contains("offered 1 key shares"));
+        assert!(with(&|e| e.client_shares[1] = (0x17, 65)).contains("not X25519's"));
+        assert!(with(&|e| e.client_shares.clear()).contains("not recorded"));
     }
 
     #[test]

@@ -9,8 +9,8 @@ pub mod capacity;
 pub mod drift;
 pub mod evidence;
 pub mod handshake;
+pub mod modes;
 pub mod network;
-pub mod resumption;
 pub mod warnings;
 
 use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason};

@@ -485,11 +485,13 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
     } else {
         (
             link(has(&c.group), handshakes_id(machine_id, &c.group)),
-            link(
-                has(&format!("{} full handshake", c.group))
-                    || has(&format!("{} full key exchange", c.group)),
-                insitu_id(machine_id, &c.group),
-            ),
+            // On the in-situ page (render::build).
+            Some(insitu_id(machine_id, &c.group))
+                .filter(|_| {
+                    has(&format!("{} full handshake", c.group))
+                        || has(&format!("{} full key exchange", c.group))
+                })
+                .map_or(String::new(), |id| format!("insitu.html#{id}")),
             link(has(&c.group), card_id(&c.group)),
         )
     };

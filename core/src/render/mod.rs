@@ -9,9 +9,9 @@ mod compare;
 mod history;
 mod memory;
 mod methodology;
+mod modes;
 mod network;
 mod overview;
-mod resumption;
 pub mod svg;
 pub mod verify;
 
@@ -46,7 +46,7 @@ pub struct Options {
     pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
     (
@@ -60,6 +60,10 @@ const TEMPLATES: [(&str, &str); 5] = [
     (
         "history.html",
         include_str!("../../../templates/history.html"),
+    ),
+    (
+        "insitu.html",
+        include_str!("../../../templates/insitu.html"),
     ),
 ];
 
@@ -548,6 +552,17 @@ fn build(
         files: runs.len(),
         machines: machines.len(),
     };
+    // The in-situ views, long per card, are a page of their own that the front page links to.
+    write(
+        "insitu.html",
+        env.get_template("insitu.html")?.render(page(
+            &scope,
+            opts,
+            "Where a handshake's time goes",
+            "insitu",
+            &front,
+        ))?,
+    )?;
     write(
         "index.html",
         env.get_template("index.html")?.render(page(

@@ -25,8 +25,8 @@ pub struct Body {
     pub warnings: Vec<RunWarnings>,
     /// `pqprof capacity` sections, one per run that has one.
     pub auth: Vec<super::auth::View>,
-    /// Resumed handshakes beside full ones, one per run that has them.
-    pub resumption: Vec<super::resumption::View>,
+    /// Resumed handshakes and two key shares beside full ones, one per run that has them.
+    pub modes: Vec<super::modes::View>,
     pub capacity: Vec<super::capacity::View>,
     /// `pqprof memory` sections, one per run that has one.
     pub memory: Vec<super::memory::View>,
@@ -558,7 +558,7 @@ pub fn build(runs: &[&Run]) -> Body {
             .filter(|w| w.count > 0)
             .collect(),
         auth: super::auth::build(runs),
-        resumption: super::resumption::build(runs),
+        modes: super::modes::build(runs),
         capacity: super::capacity::build(runs),
         memory: super::memory::build(runs),
         network: super::network::build(runs),

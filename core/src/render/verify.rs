@@ -97,6 +97,7 @@ fn broken_links(dir: &Path) -> Result<Vec<String>> {
         "compare.html",
         "history.html",
         "methodology.html",
+        "insitu.html",
     ] {
         let html = std::fs::read_to_string(dir.join(page))
             .with_context(|| format!("{}: cannot read {page}", dir.display()))?;

@@ -162,16 +162,17 @@ pub struct Handshakes {
     /// difference of the two medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_block: Option<usize>,
-    /// Resumed handshakes (files from 2026-12-02 on, #34), measured in the same rounds as the full
-    /// ones and paired among themselves: kept apart so that every figure of the full handshake
-    /// reads full handshakes only.
+    /// The handshakes of the other modes (files from 2026-12-02 on, #34): resumed, and with two
+    /// key shares. Measured in the same rounds as the full ones, each paired with the scenario of
+    /// its own mode it is against; kept apart so that every figure of the full handshake reads
+    /// full handshakes only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resumed: Vec<Scenario>,
+    pub other_modes: Vec<Scenario>,
 }
 
 /// What kind of handshake a scenario makes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// A full handshake: no ticket offered, the certificate chain and CertificateVerify sent.
     #[default]
@@ -179,11 +180,33 @@ pub enum Mode {
     /// TLS 1.3 resumption with a ticket from the connection before (psk_dhe_ke, RFC 8446 §2.2):
     /// the key exchange stays, the certificate and its signature go.
     Resumed,
+    /// A full handshake whose ClientHello offers the hybrid and X25519, with a key share for each,
+    /// as Go 1.24+ and OpenSSL 3.5 do by default; the server accepts the hybrid.
+    TwoShares,
+}
+
+/// " (resumed, in situ)": what a scenario's name ends with for its mode and form.
+pub fn mode_suffix(mode: Mode, instrumented: bool) -> String {
+    match (mode.suffix(), instrumented) {
+        ("", false) => String::new(),
+        ("", true) => " (in situ)".into(),
+        (m, false) => format!(" ({m})"),
+        (m, true) => format!(" ({m}, in situ)"),
+    }
 }
 
 impl Mode {
     pub fn is_full(&self) -> bool {
         *self == Mode::Full
+    }
+
+    /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
+    pub fn suffix(&self) -> &'static str {
+        match self {
+            Mode::Full => "",
+            Mode::Resumed => "resumed",
+            Mode::TwoShares => "two key shares",
+        }
     }
 }
 
@@ -198,6 +221,10 @@ pub struct Evidence {
     pub resumed: bool,
     /// (code point, bytes) of the key_share in ClientHello / ServerHello.
     pub client_share: Option<(u16, usize)>,
+    /// Every key share the ClientHello offered, in order (files from 2026-12-02 on): one, or two
+    /// for a scenario of two key shares.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_shares: Vec<(u16, usize)>,
     pub server_share: Option<(u16, usize)>,
     /// The SignatureScheme of the server's CertificateVerify, as the client saw it (schema 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -310,9 +337,13 @@ pub struct Scenario {
     /// same stack and group, run interleaved with the plain one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instrumented: bool,
-    /// Full or resumed (#34); absent: full.
+    /// Full, resumed or with two key shares (#34); absent: full.
     #[serde(default, skip_serializing_if = "Mode::is_full")]
     pub mode: Mode,
+    /// Resumed scenarios: the connections the server saw resume a session, which must be every
+    /// connection measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_resumed: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu: Option<InSitu>,
     /// Instrumented median / plain median - 1, percent: what the in-situ timers cost (on the plain
@@ -387,12 +418,7 @@ impl Scenario {
             self.auth_name()
                 .map_or(String::new(), |a| format!(" + {a}")),
             self.stack,
-            match (self.mode, self.instrumented) {
-                (Mode::Full, false) => "",
-                (Mode::Full, true) => " (in situ)",
-                (Mode::Resumed, false) => " (resumed)",
-                (Mode::Resumed, true) => " (resumed, in situ)",
-            }
+            mode_suffix(self.mode, self.instrumented)
         )
     }
 

@@ -1,13 +1,15 @@
-//! The overview page's resumption section: per run with resumed handshakes, a row per stack and
-//! scenario setting the resumed handshake beside the full one (figures::resumption): both medians,
-//! what resumption saves (paired), what it keeps, and the difference against the classical
-//! baseline full and resumed, with the server's first flight and CPU.
+//! The overview page's section on the other handshake modes (figures::modes), per run that has
+//! them: a row per stack and scenario setting the resumed handshake beside the full one (both
+//! medians, what resumption saves, paired, what it keeps, the difference against the classical
+//! baseline full and resumed, the server's first flight and CPU), and a row per stack setting the
+//! ClientHello with two key shares beside the one with one (the paired difference, the
+//! ClientHello's bytes and the client's CPU).
 
 use super::answer::{half_us, interval_us};
 use super::Run;
 use crate::figures::answer::{resolved, PairedDelta};
-use crate::figures::resumption::{self as fig, Pair};
-use crate::results::Handshakes;
+use crate::figures::modes::{self as fig, Pair};
+use crate::results::{Handshakes, Mode};
 use crate::units::{bytes, signed_time, time};
 use serde::Serialize;
 
@@ -16,6 +18,19 @@ pub struct View {
     pub host: String,
     pub machine_id: String,
     pub rows: Vec<Row>,
+    pub two_shares: Vec<SharesRow>,
+}
+
+/// A stack's ClientHello with two key shares against one, on the hybrid.
+#[derive(Serialize)]
+pub struct SharesRow {
+    pub stack: String,
+    pub one: String,
+    pub two: String,
+    pub difference: Figure,
+    /// The ClientHello's bytes, one share → two.
+    pub hello: String,
+    pub client_cpu: String,
 }
 
 #[derive(Serialize)]
@@ -74,7 +89,7 @@ fn stored(s: &crate::results::Scenario) -> Option<PairedDelta> {
 }
 
 fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
-    let (f, r) = (p.full, p.resumed);
+    let (f, r) = (p.full, p.other);
     let flight = |s: &crate::results::Scenario| {
         s.evidence
             .server_flight_bytes
@@ -95,30 +110,57 @@ fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
     }
 }
 
+fn shares_row(p: &Pair, h: &Handshakes) -> SharesRow {
+    let hello = |s: &crate::results::Scenario| {
+        s.evidence
+            .client_hello_bytes
+            .map_or("–".into(), |b| bytes(b as usize))
+    };
+    SharesRow {
+        stack: p.other.stack.name().to_string(),
+        one: time(p.full.median_ns),
+        two: time(p.other.median_ns),
+        difference: figure(fig::difference(p, h)),
+        hello: format!("{} → {}", hello(p.full), hello(p.other)),
+        client_cpu: format!(
+            "{} → {}",
+            time(p.full.client_cpu_ns),
+            time(p.other.client_cpu_ns)
+        ),
+    }
+}
+
+/// The plain scenarios of `mode` with their full twins, a stack's rows together, the stacks in
+/// the order they first appear.
+fn plain_pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
+    let mut pairs: Vec<Pair> = fig::pairs(h, mode)
+        .into_iter()
+        .filter(|p| !p.other.instrumented)
+        .collect();
+    let order: Vec<&str> = pairs.iter().fold(Vec::new(), |mut v, p| {
+        let s = p.other.stack.name();
+        if !v.contains(&s) {
+            v.push(s);
+        }
+        v
+    });
+    pairs.sort_by_key(|p| order.iter().position(|&s| s == p.other.stack.name()));
+    pairs
+}
+
 pub fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let h = run.results.handshakes.as_ref()?;
-            let mut pairs: Vec<Pair> = fig::pairs(h)
-                .into_iter()
-                .filter(|p| !p.resumed.instrumented)
-                .collect();
-            // A stack's rows together, the stacks in the order they first appear.
-            let order: Vec<&str> = pairs.iter().fold(Vec::new(), |mut v, p| {
-                let s = p.resumed.stack.name();
-                if !v.contains(&s) {
-                    v.push(s);
-                }
-                v
-            });
-            pairs.sort_by_key(|p| order.iter().position(|&s| s == p.resumed.stack.name()));
-            if pairs.is_empty() {
+            let resumed = plain_pairs(h, Mode::Resumed);
+            let two = plain_pairs(h, Mode::TwoShares);
+            if resumed.is_empty() && two.is_empty() {
                 return None;
             }
             let mut rows = Vec::new();
             let mut last = None;
-            for p in &pairs {
-                let stack = p.resumed.stack.name();
+            for p in &resumed {
+                let stack = p.other.stack.name();
                 rows.push(row(p, h, last != Some(stack)));
                 last = Some(stack);
             }
@@ -126,6 +168,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 host: run.label.clone(),
                 machine_id: run.anchor.clone(),
                 rows,
+                two_shares: two.iter().map(|p| shares_row(p, h)).collect(),
             })
         })
         .collect()

@@ -1,0 +1,187 @@
+//! The handshakes other than the full one with one key share (#34): which scenarios the handshake
+//! step also makes in each mode, and what such a handshake costs against its full twin. Pure
+//! functions of the results.
+//!
+//! A resumed TLS 1.3 handshake (psk_dhe_ke, RFC 8446 §2.2 and §4.2.9) still runs the key exchange,
+//! so the hybrid's cost stays; the Certificate and CertificateVerify go, and with them the chain's
+//! signing, verifying and bytes. A ClientHello with two key shares (the hybrid's and X25519's, as
+//! Go 1.24+ and OpenSSL 3.5 send by default) costs bytes, and a key generation where the stack does
+//! not reuse the hybrid's X25519 key.
+
+use super::answer::{PairedDelta, CERTIFICATE, HYBRID};
+use super::handshake::{paired_connections, Connections};
+use crate::results::{Handshakes, Mode, Scenario};
+
+/// Whether the handshake step makes a scenario in `mode` as well as full:
+/// - resumed: the TLS hybrid and its classical baseline with the baseline certificate (the
+///   hybrid's difference when resuming), and the hybrid with the answer's ML-DSA-65 chain (the
+///   chain's difference, which resumption removes);
+/// - two key shares: the hybrid with the baseline certificate (X25519 is its second share).
+pub fn made(
+    mode: Mode,
+    protocol: &str,
+    group: &str,
+    auth: Option<&str>,
+    baseline_auth: &str,
+) -> bool {
+    if mode == Mode::Full {
+        return true;
+    }
+    let Some((_, hybrid, classical)) = HYBRID.iter().find(|(p, ..)| *p == protocol) else {
+        return false;
+    };
+    if protocol != "tls13" {
+        return false;
+    }
+    let baseline = auth == Some(baseline_auth);
+    match mode {
+        Mode::Full => true,
+        Mode::Resumed => {
+            (baseline && (group == *hybrid || group == *classical))
+                || (group == CERTIFICATE.0 && auth == Some(CERTIFICATE.1))
+        }
+        Mode::TwoShares => baseline && group == *hybrid,
+    }
+}
+
+/// The group of the second key share a two-share ClientHello offers: the hybrid's classical
+/// baseline (X25519).
+pub fn second_share(protocol: &str) -> Option<&'static str> {
+    HYBRID
+        .iter()
+        .find(|(p, ..)| *p == protocol)
+        .map(|(_, _, classical)| *classical)
+}
+
+/// A scenario of another mode beside the full one of the same stack, group, chain and form.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    pub full: &'a Scenario,
+    pub other: &'a Scenario,
+}
+
+/// Every scenario of `mode` with its full twin, in the file's order (one without a twin is left
+/// out: nothing to set it beside).
+pub fn pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
+    h.other_modes
+        .iter()
+        .filter(|o| o.mode == mode)
+        .filter_map(|o| {
+            let full = h.scenarios.iter().find(|f| {
+                f.stack == o.stack
+                    && f.protocol == o.protocol
+                    && f.suite == o.suite
+                    && f.auth_name() == o.auth_name()
+                    && f.instrumented == o.instrumented
+            })?;
+            Some(Pair { full, other: o })
+        })
+        .collect()
+}
+
+/// The other mode minus full, paired: the two took turns block by block in every round both ran
+/// in (one stack's scenarios share their turns), so this is a paired difference like the others.
+/// `None` before the paired design or where the connections do not pair.
+pub fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
+    paired_connections(
+        Connections::of(p.other),
+        Connections::of(p.full),
+        h.pair_block?,
+    )
+}
+
+/// The other mode's median as a share of the full one's, percent.
+pub fn kept_pct(p: &Pair) -> Option<f64> {
+    (p.full.median_ns > 0.0).then(|| p.other.median_ns / p.full.median_ns * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Mode, RealStack};
+
+    #[test]
+    fn the_hybrid_its_baseline_and_the_answers_chain_are_resumed_and_nothing_else() {
+        let e = "ECDSA-P256";
+        let resumed = |g: &str, a: Option<&str>| made(Mode::Resumed, "tls13", g, a, e);
+        assert!(resumed("X25519MLKEM768", Some(e)));
+        assert!(resumed("X25519", Some(e)));
+        assert!(resumed("X25519MLKEM768", Some("ML-DSA-65")));
+        assert!(!resumed("X25519", Some("ML-DSA-65")));
+        assert!(!resumed("MLKEM768", Some(e)));
+        assert!(!resumed("X25519MLKEM768", Some("ML-DSA-44")));
+        // SSH has no resumption and no second share.
+        assert!(!made(Mode::Resumed, "ssh", "curve25519-sha256", None, e));
+        assert!(!made(
+            Mode::TwoShares,
+            "ssh",
+            "mlkem768x25519-sha256",
+            None,
+            e
+        ));
+        // Two shares: the hybrid with the baseline chain only, X25519 beside it.
+        assert!(made(Mode::TwoShares, "tls13", "X25519MLKEM768", Some(e), e));
+        assert!(!made(Mode::TwoShares, "tls13", "X25519", Some(e), e));
+        assert!(!made(
+            Mode::TwoShares,
+            "tls13",
+            "X25519MLKEM768",
+            Some("ML-DSA-65"),
+            e
+        ));
+        assert_eq!(second_share("tls13"), Some("X25519"));
+        // Every scenario of every protocol is made full.
+        assert!(made(Mode::Full, "ssh", "curve25519-sha256", None, e));
+        assert!(made(Mode::Full, "tls13", "MLKEM768", Some("ML-DSA-87"), e));
+    }
+
+    fn scenario(suite: &str, mode: Mode, totals: &[u64]) -> Scenario {
+        let mut s: Scenario = serde_json::from_value(serde_json::json!({
+            "protocol": "tls13", "suite": suite, "stack": "rustls",
+            "evidence": {"version": "TLSv1_3", "group": suite, "cipher": "", "cert_key": "",
+                         "resumed": mode == Mode::Resumed, "client_share": null, "server_share": null},
+            "median_ns": 0.0, "p95_ns": 0.0, "ready_median_ns": 0.0, "sample_medians_ns": [],
+            "rsd_pct": 0.0, "client_to_server_bytes": 0.0, "server_to_client_bytes": 0.0,
+            "declared_wire_bytes": null, "client_cpu_ns": 0.0, "server_cpu_ns": 0.0,
+            "client_mem": {"rust_allocs": 0.0, "rust_bytes": 0.0, "c_allocs": 0.0, "c_bytes": 0.0},
+            "server_mem": {"rust_allocs": 0.0, "rust_bytes": 0.0, "c_allocs": 0.0, "c_bytes": 0.0},
+            "vs_baseline_ratio": null, "measured_delta_ns": null, "composed_delta_ns": null
+        }))
+        .expect("a scenario");
+        s.mode = mode;
+        s.stack = RealStack::new("rustls");
+        s.totals_ns = totals.to_vec();
+        s.sample_sizes = vec![totals.len()];
+        s.sample_rounds = vec![0];
+        s.median_ns = crate::stats::median(&totals.iter().map(|&t| t as f64).collect::<Vec<_>>());
+        s
+    }
+
+    #[test]
+    fn each_resumed_scenario_meets_its_full_twin_and_the_difference_pairs_block_by_block() {
+        // Two blocks of two connections each: full 1000/1010 then 1100/1120, resumed 600/620
+        // then 700/740. Block medians: full 1005, 1110; resumed 610, 720; differences −395, −390.
+        let full = scenario("X25519", Mode::Full, &[1000, 1010, 1100, 1120]);
+        let resumed = scenario("X25519", Mode::Resumed, &[600, 620, 700, 740]);
+        let other = scenario("X25519MLKEM768", Mode::Full, &[2000, 2000, 2000, 2000]);
+        let h: Handshakes = Handshakes {
+            scenarios: vec![other, full],
+            other_modes: vec![resumed],
+            pair_block: Some(2),
+            ..serde_json::from_value(serde_json::json!({
+                "date_utc": "", "wall_seconds": 0.0, "samples": 1, "per_sample": 4,
+                "scenarios": [], "failures": [], "notes": []
+            }))
+            .expect("handshakes")
+        };
+        assert!(pairs(&h, Mode::TwoShares).is_empty());
+        let p = pairs(&h, Mode::Resumed);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].full.suite, "X25519");
+        let d = difference(&p[0], &h).expect("paired");
+        assert_eq!(d.pairs, 2);
+        assert_eq!(d.median_ns, -392.5);
+        // Medians 1055 and 660.
+        assert_eq!(kept_pct(&p[0]), Some(660.0 / 1055.0 * 100.0));
+    }
+}
