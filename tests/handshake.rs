@@ -6,6 +6,16 @@ mod common;
 use common::pqprof;
 use std::path::PathBuf;
 
+/// An in-situ record's call labels, in its order.
+fn labels(insitu: &serde_json::Value) -> Vec<&str> {
+    insitu["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect()
+}
+
 fn results_copy(name: &str) -> PathBuf {
     let out = common::tmp("hs", name);
     common::measure_mini(&out, "5");
@@ -65,12 +75,7 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
             let conns = i["connections"].as_array().unwrap();
             // 2 samples x 3 connections, every 5th kept.
             assert_eq!(conns.len(), 2, "{s}");
-            let labels: Vec<&str> = i["labels"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| l.as_str().unwrap())
-                .collect();
+            let labels = labels(i);
             for c in conns {
                 let sum: i64 = c["client"]
                     .as_array()
@@ -426,7 +431,8 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
 /// with ML-DSA-65, plain and in situ, on both stacks; each resumed on every connection, without a
 /// CertificateVerify, with a first flight smaller than its full twin's by at least the chain, and in
 /// situ no signature on either side. Two key shares: the hybrid with ECDSA, its ClientHello with the
-/// hybrid's share and X25519's. `check` fails a resumed scenario whose evidence shows a
+/// hybrid's share and X25519's. HelloRetryRequest: the hybrid with ECDSA, its first ClientHello with
+/// X25519's share alone and the server's first flight a retry. `check` fails a resumed scenario whose evidence shows a
 /// CertificateVerify, or whose server did not see every connection resume.
 fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
     let full = v["handshakes"]["scenarios"].as_array().unwrap();
@@ -447,6 +453,28 @@ fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
             "{s}"
         );
         assert!(s["server_resumed"].is_null(), "{s}");
+        assert!(s["evidence"]["hello_retry"].is_null(), "{s}");
+    }
+    let retried = of("hello_retry");
+    assert_eq!(
+        retried.len(),
+        4,
+        "the hybrid x rustls, openssl x plain, in situ"
+    );
+    for s in &retried {
+        assert_eq!(s["evidence"]["hello_retry"], true, "{s}");
+        assert_eq!(
+            s["evidence"]["group"]
+                .as_str()
+                .map(|g| g.to_ascii_lowercase().replace('_', "")),
+            Some("x25519mlkem768".into()),
+            "{s}"
+        );
+        assert_eq!(
+            s["evidence"]["client_shares"],
+            serde_json::json!([[0x1d, 32]]),
+            "{s}"
+        );
     }
     let resumed = of("resumed");
     assert_eq!(
@@ -479,12 +507,7 @@ fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
         assert!(flight(r) + chain <= flight(twin), "{r}\n{twin}");
         if r["instrumented"] == true {
             let i = &r["insitu"];
-            let labels: Vec<&str> = i["labels"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| l.as_str().unwrap())
-                .collect();
+            let labels = labels(i);
             let calls = |side: &str, l: &str| {
                 labels
                     .iter()

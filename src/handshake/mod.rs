@@ -249,18 +249,31 @@ pub fn run(
             let auth_name = auth.map(|a| a.name.as_str());
             for (st, instrumented) in variants {
                 // The other modes beside the full handshake (#34): resumed where the stack
-                // resumes, two key shares on every TLS stack.
-                let modes = [Mode::Full, Mode::Resumed, Mode::TwoShares]
-                    .into_iter()
-                    .filter(|&m| {
-                        crate::figures::modes::made(
-                            m,
-                            &s.protocol,
-                            &s.name,
-                            auth_name,
-                            &auths.baseline,
-                        ) && (m != Mode::Resumed || st.features().resumption)
+                // resumes, two key shares on every TLS stack, a HelloRetryRequest where its
+                // client can predict X25519 alone.
+                let f = st.features();
+                let made = |m: Mode| {
+                    crate::figures::modes::made(m, &s.protocol, &s.name, auth_name, &auths.baseline)
+                };
+                let can = |m: Mode| match m {
+                    Mode::Resumed => f.resumption,
+                    Mode::HelloRetry => f.hello_retry,
+                    Mode::Full | Mode::TwoShares => true,
+                };
+                if made(Mode::HelloRetry) && !f.hello_retry && !instrumented {
+                    notes.push(Warning::NotMeasured {
+                        what: format!("{} after a HelloRetryRequest", st.name()),
+                        reason: format!(
+                            "{}'s client cannot offer the hybrid with X25519's key share alone \
+                             (crypto/tls ignores the order of its curve preferences and sends the \
+                             hybrid's share whenever it offers the hybrid)",
+                            st.name()
+                        ),
                     });
+                }
+                let modes = [Mode::Full, Mode::Resumed, Mode::TwoShares, Mode::HelloRetry]
+                    .into_iter()
+                    .filter(|&m| made(m) && can(m));
                 for mode in modes {
                     match start(s, (st, instrumented, mode), chain, tls) {
                         Ok(mut r) => {

@@ -69,6 +69,7 @@ impl TlsStack for Go {
             capacity: true,
             network: true,
             resumption: true,
+            hello_retry: false,
         }
     }
 
@@ -84,10 +85,13 @@ impl TlsStack for Go {
     /// The peer's `client`, started by the first connection to an address (it is given the
     /// server's address at start), with the CA's file beside it.
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
+        // The peer's client offers --group first and --second-share after it; Go sends a key
+        // share for the first, and for X25519 beside a first hybrid.
+        let (offered, _) = c.offered();
         Ok(Box::new(Lazy {
-            group: c.group.to_string(),
+            group: offered[0].to_string(),
             resumed: c.mode == crate::results::Mode::Resumed,
-            second: c.offered().get(1).map(|g| g.to_string()),
+            second: offered.get(1).map(|g| g.to_string()),
             files: write_files(c.identity, "go-client")?,
             idle: Mutex::new(Vec::new()),
             outside_cpu_ns: AtomicU64::new(0),
@@ -476,6 +480,7 @@ impl Client {
             client_shares: key_shares(&sent)
                 .and_then(|(m, s)| (m == 1).then_some(s))
                 .unwrap_or_default(),
+            hello_retry: crate::parse::tls::is_hello_retry(&received),
             server_share: key_shares(&received)
                 .and_then(|(m, s)| (m == 2).then_some(s))
                 .and_then(|s| s.first().copied()),

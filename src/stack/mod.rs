@@ -75,6 +75,10 @@ pub struct Features {
     /// TLS 1.3 resumption (`Mode::Resumed`): its client keeps the ticket each connection brings
     /// for the next, and its server issues one ticket per connection.
     pub resumption: bool,
+    /// Its client can offer the hybrid with X25519's key share alone, so that a server requiring
+    /// the hybrid retries (`Mode::HelloRetry`). Go's cannot: crypto/tls ignores the order of
+    /// CurvePreferences (Go 1.24 on) and sends the hybrid's share whenever it offers it.
+    pub hello_retry: bool,
 }
 
 /// Whether a stack can run here, which groups it negotiates and which certificates it serves.
@@ -144,14 +148,17 @@ impl<'a> Config<'a> {
         }
     }
 
-    /// The groups a TLS client offers a key share for, in order: the scenario's, and for two key
-    /// shares X25519 after it (`figures::modes::second_share`). A server accepts the first only.
-    pub fn offered(&self) -> Vec<&'a str> {
-        let mut v = vec![self.group];
-        if self.mode == Mode::TwoShares {
-            v.extend(crate::figures::modes::second_share("tls13"));
+    /// The groups a TLS client offers, in order, and how many of them (from the first) get a key
+    /// share: the scenario's alone; for two key shares X25519 after it, both with a share
+    /// (`figures::modes::second_share`); for a HelloRetryRequest X25519 before it, X25519's share
+    /// alone. A server accepts the scenario's group only.
+    pub fn offered(&self) -> (Vec<&'a str>, usize) {
+        let second = crate::figures::modes::second_share("tls13");
+        match self.mode {
+            Mode::TwoShares => (std::iter::once(self.group).chain(second).collect(), 2),
+            Mode::HelloRetry => (second.into_iter().chain([self.group]).collect(), 1),
+            Mode::Full | Mode::Resumed => (vec![self.group], 1),
         }
-        v
     }
 
     /// The in-situ form, armed: every crypto call of each connection timed.

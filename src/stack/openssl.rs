@@ -53,6 +53,7 @@ impl TlsStack for OpenSsl {
             capacity: true,
             network: true,
             resumption: true,
+            hello_retry: true,
         }
     }
 
@@ -126,11 +127,15 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     use openssl::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
     b.set_min_proto_version(Some(SslVersion::TLS1_3))?;
     b.set_max_proto_version(Some(SslVersion::TLS1_3))?;
-    // With two key shares, each group marked for a share ("*", OpenSSL 3.5's group syntax); a
-    // server's config always has its one group.
-    let offered = c.offered();
+    // Where the mode offers more than one group, those that get a key share are marked ("*",
+    // OpenSSL 3.5's group syntax); a server's config always has its one group.
+    let (offered, shares) = c.offered();
     if offered.len() > 1 {
-        let list: Vec<String> = offered.iter().map(|g| format!("*{g}")).collect();
+        let list: Vec<String> = offered
+            .iter()
+            .enumerate()
+            .map(|(k, g)| format!("{}{g}", if k < shares { "*" } else { "" }))
+            .collect();
         b.set_groups_list(&list.join(":"))?;
     } else {
         b.set_groups_list(c.group)?;
@@ -138,7 +143,7 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     match c.mode {
-        Mode::Full | Mode::TwoShares => {
+        Mode::Full | Mode::TwoShares | Mode::HelloRetry => {
             b.set_options(SslOptions::NO_TICKET);
         }
         // Stateless tickets (OpenSSL's default), one per connection; the client keeps the

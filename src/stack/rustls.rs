@@ -45,6 +45,7 @@ impl TlsStack for Rustls {
             capacity: true,
             network: true,
             resumption: true,
+            hello_retry: true,
         }
     }
 
@@ -114,9 +115,10 @@ fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
 /// every crypto call timed.
 fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
     let scheme = c.identity.auth.scheme;
-    // One group only, unless two key shares are asked for: with X25519 after the hybrid, rustls
-    // sends the hybrid's X25519 half as a second share (its key reused, no second key generation).
-    let offered = c.offered();
+    // One group only, unless the mode offers two: with X25519 after the hybrid, rustls sends the
+    // hybrid's X25519 half as a second share (its key reused, no second key generation); with
+    // X25519 first, rustls sends X25519's share alone.
+    let (offered, _) = c.offered();
     if c.wrapped {
         return crate::insitu::rustls_timed::provider(&offered, scheme);
     }
@@ -188,7 +190,7 @@ fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
     cfg.resumption = match c.mode {
-        Mode::Full | Mode::TwoShares => rustls::client::Resumption::disabled(),
+        Mode::Full | Mode::TwoShares | Mode::HelloRetry => rustls::client::Resumption::disabled(),
         // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).
         Mode::Resumed => rustls::client::Resumption::in_memory_sessions(4),
     };

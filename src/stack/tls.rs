@@ -205,6 +205,7 @@ pub fn measure_connection(
             .and_then(|(m, s)| (m == 2).then_some(s))
             .and_then(|s| s.first().copied());
         e.client_hello_bytes = first_record_bytes(&sock.first_sent);
+        e.hello_retry = crate::parse::tls::is_hello_retry(&sock.first_received);
     }
     Ok(super::One {
         total_ns: total.as_nanos() as f64,

@@ -51,11 +51,19 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     if d.protocol != "tls13" {
         return out;
     }
+    match (d.mode == Mode::HelloRetry, ev.hello_retry) {
+        (true, false) => {
+            out.push("no HelloRetryRequest: the server took the first ClientHello".into())
+        }
+        (false, true) => out.push("a HelloRetryRequest, which the scenario does not make".into()),
+        _ => {}
+    }
     if !(ev.version.contains("1.3") || ev.version.contains("1_3")) {
         out.push(format!("negotiated {}, not TLS 1.3", ev.version));
     }
     shares_offered(d, ev, &mut out);
-    if let Some((c, s)) = d.shares {
+    // After a HelloRetryRequest the first flights hold X25519's share and the retry's group alone.
+    if let Some((c, s)) = d.shares.filter(|_| d.mode != Mode::HelloRetry) {
         if ev.client_share.map(|x| x.1) != Some(c) {
             out.push(format!(
                 "ClientHello key_share {:?}, the group declares {c} bytes",
@@ -119,12 +127,13 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
 /// ClientHello.
 const X25519: (u16, usize) = (0x001d, 32);
 
-/// How many key shares the ClientHello offered (files that record them all): one, or for a
-/// scenario of two key shares the group's and then X25519's.
+/// How many key shares the (first) ClientHello offered (files that record them all): one; for a
+/// scenario of two key shares the group's and then X25519's; before a HelloRetryRequest X25519's.
 fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
     let two = d.mode == Mode::TwoShares;
+    let retry = d.mode == Mode::HelloRetry;
     if ev.client_shares.is_empty() {
-        if two {
+        if two || retry {
             out.push("the ClientHello's key shares are not recorded".into());
         }
         return;
@@ -140,6 +149,11 @@ fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
         out.push(format!(
             "the second key share is {:?}, not X25519's 32 bytes (0x001d)",
             ev.client_shares[1]
+        ));
+    } else if retry && ev.client_shares[0] != X25519 {
+        out.push(format!(
+            "the first ClientHello's key share is {:?}, not X25519's 32 bytes (0x001d)",
+            ev.client_shares[0]
         ));
     }
 }
@@ -189,12 +203,20 @@ mod tests {
             resumed: false,
             client_share: Some((0x11ec, 1216)),
             client_shares: Vec::new(),
+            hello_retry: false,
             server_share: Some((0x11ec, 1120)),
             scheme: Some(0x0905),
             chain_bytes: vec![5472, 5525],
             server_flight_bytes: Some(15_637),
             client_hello_bytes: Some(1_538),
         }
+    }
+
+    /// What `d` finds wrong with `base` once `f` has changed it.
+    fn changed(d: &Declared, base: &Evidence, f: &dyn Fn(&mut Evidence)) -> String {
+        let mut e = base.clone();
+        f(&mut e);
+        contradictions(d, &e).join("; ")
     }
 
     #[test]
@@ -208,11 +230,7 @@ mod tests {
             mode: Mode::Full,
         };
         assert!(contradictions(&d, &evidence()).is_empty());
-        let with = |f: &dyn Fn(&mut Evidence)| {
-            let mut e = evidence();
-            f(&mut e);
-            contradictions(&d, &e).join("; ")
-        };
+        let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &evidence(), f);
         assert!(with(&|e| e.group = "X25519".into()).contains("negotiated \"X25519\""));
         assert!(with(&|e| e.server_share = Some((0x1d, 32))).contains("ServerHello key_share"));
         assert!(
@@ -258,14 +276,49 @@ mod tests {
             ..evidence()
         };
         assert!(contradictions(&d, &two).is_empty());
-        let with = |f: &dyn Fn(&mut Evidence)| {
-            let mut e = two.clone();
-            f(&mut e);
-            contradictions(&d, &e).join("; ")
-        };
+        let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &two, f);
         assert!(with(&|e| e.client_shares.truncate(1)).contains("offered 1 key shares"));
         assert!(with(&|e| e.client_shares[1] = (0x17, 65)).contains("not X25519's"));
         assert!(with(&|e| e.client_shares.clear()).contains("not recorded"));
+    }
+
+    #[test]
+    fn a_hello_retry_follows_a_first_hello_with_x25519s_share_alone() {
+        let a = auth();
+        let d = Declared {
+            protocol: "tls13",
+            group: "X25519MLKEM768",
+            shares: Some((1216, 1120)),
+            auth: Some(&a),
+            mode: Mode::HelloRetry,
+        };
+        // The first flights: X25519's share, and a HelloRetryRequest (no share of its own).
+        let retried = Evidence {
+            client_share: Some((0x1d, 32)),
+            client_shares: vec![(0x1d, 32)],
+            server_share: None,
+            hello_retry: true,
+            ..evidence()
+        };
+        assert!(contradictions(&d, &retried).is_empty());
+        let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &retried, f);
+        assert!(with(&|e| e.hello_retry = false).contains("no HelloRetryRequest"));
+        assert!(with(&|e| e.client_shares = vec![(0x11ec, 1216)]).contains("not X25519's"));
+        assert!(with(&|e| e.group = "X25519".into()).contains("negotiated"));
+        // A full handshake that was retried is not the scenario it says.
+        let full = Declared {
+            mode: Mode::Full,
+            ..d
+        };
+        assert!(contradictions(
+            &full,
+            &Evidence {
+                hello_retry: true,
+                ..evidence()
+            }
+        )
+        .join("; ")
+        .contains("a HelloRetryRequest, which the scenario does not make"));
     }
 
     #[test]
@@ -286,11 +339,7 @@ mod tests {
             ..evidence()
         };
         assert!(contradictions(&d, &resumed).is_empty());
-        let with = |f: &dyn Fn(&mut Evidence)| {
-            let mut e = resumed.clone();
-            f(&mut e);
-            contradictions(&d, &e).join("; ")
-        };
+        let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &resumed, f);
         assert!(with(&|e| e.resumed = false).contains("a full handshake, not a resumed one"));
         assert!(with(&|e| e.scheme = Some(0x0905)).contains("CertificateVerify of scheme 0x0905"));
         // 1,120 + 10,997 bytes: a flight this size has room for the chain.

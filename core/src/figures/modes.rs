@@ -16,7 +16,8 @@ use crate::results::{Handshakes, Mode, Scenario};
 /// - resumed: the TLS hybrid and its classical baseline with the baseline certificate (the
 ///   hybrid's difference when resuming), and the hybrid with the answer's ML-DSA-65 chain (the
 ///   chain's difference, which resumption removes);
-/// - two key shares: the hybrid with the baseline certificate (X25519 is its second share).
+/// - two key shares: the hybrid with the baseline certificate (X25519 is its second share);
+/// - HelloRetryRequest: the hybrid with the baseline certificate, X25519 predicted.
 pub fn made(
     mode: Mode,
     protocol: &str,
@@ -40,7 +41,7 @@ pub fn made(
             (baseline && (group == *hybrid || group == *classical))
                 || (group == CERTIFICATE.0 && auth == Some(CERTIFICATE.1))
         }
-        Mode::TwoShares => baseline && group == *hybrid,
+        Mode::TwoShares | Mode::HelloRetry => baseline && group == *hybrid,
     }
 }
 
@@ -129,6 +130,14 @@ mod tests {
             Some("ML-DSA-65"),
             e
         ));
+        assert!(made(
+            Mode::HelloRetry,
+            "tls13",
+            "X25519MLKEM768",
+            Some(e),
+            e
+        ));
+        assert!(!made(Mode::HelloRetry, "tls13", "X25519", Some(e), e));
         assert_eq!(second_share("tls13"), Some("X25519"));
         // Every scenario of every protocol is made full.
         assert!(made(Mode::Full, "ssh", "curve25519-sha256", None, e));

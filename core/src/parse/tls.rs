@@ -42,6 +42,24 @@ fn handshake_bytes(flight: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The random a HelloRetryRequest carries in place of a ServerHello's: SHA-256 of
+/// "HelloRetryRequest" (RFC 8446 §4.1.3).
+pub const HELLO_RETRY_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+];
+
+/// Whether a flight received by a client opens with a HelloRetryRequest: a ServerHello (msg type
+/// 2) whose random is `HELLO_RETRY_RANDOM`.
+pub fn is_hello_retry(flight: &[u8]) -> bool {
+    let hs = handshake_bytes(flight);
+    let mut c = Cursor(&hs);
+    c.u8() == Some(2)
+        && c.u24().is_some()
+        && c.take(2).is_some()
+        && c.take(32) == Some(&HELLO_RETRY_RANDOM[..])
+}
+
 /// The key shares of the first ClientHello (msg type 1) or ServerHello (2) in a flight.
 pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
     let hs = handshake_bytes(flight);
@@ -95,6 +113,25 @@ pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hello_retry_is_a_server_hello_with_the_rfcs_random() {
+        // A record of type 22 holding ServerHello's type, length, version and random.
+        let hello = |random: [u8; 32]| {
+            let mut body = vec![2, 0, 0, 38, 3, 3];
+            body.extend_from_slice(&random);
+            let mut rec = vec![22, 3, 3, 0, body.len() as u8];
+            rec.extend(body);
+            rec
+        };
+        assert!(is_hello_retry(&hello(HELLO_RETRY_RANDOM)));
+        assert!(!is_hello_retry(&hello([7; 32])));
+        let mut client = hello(HELLO_RETRY_RANDOM);
+        client[5] = 1; // a ClientHello with that random is not one
+        assert!(!is_hello_retry(&client));
+        assert!(!is_hello_retry(&[]));
+        assert!(!is_hello_retry(&hello(HELLO_RETRY_RANDOM)[..20]));
+    }
 
     fn record(body: &[u8]) -> Vec<u8> {
         let mut r = vec![22, 3, 1, (body.len() >> 8) as u8, body.len() as u8];

@@ -46,7 +46,7 @@ pub struct Options {
     pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 7] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
     (
@@ -64,6 +64,10 @@ const TEMPLATES: [(&str, &str); 6] = [
     (
         "insitu.html",
         include_str!("../../../templates/insitu.html"),
+    ),
+    (
+        "network.html",
+        include_str!("../../../templates/network.html"),
     ),
 ];
 
@@ -552,7 +556,18 @@ fn build(
         files: runs.len(),
         machines: machines.len(),
     };
-    // The in-situ views, long per card, are a page of their own that the front page links to.
+    // The in-situ views, long per card, and every network cell are pages of their own that the
+    // front page links to.
+    write(
+        "network.html",
+        env.get_template("network.html")?.render(page(
+            &scope,
+            opts,
+            "Every network cell",
+            "network",
+            &front,
+        ))?,
+    )?;
     write(
         "insitu.html",
         env.get_template("insitu.html")?.render(page(

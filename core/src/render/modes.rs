@@ -18,13 +18,16 @@ pub struct View {
     pub host: String,
     pub machine_id: String,
     pub rows: Vec<Row>,
-    pub two_shares: Vec<SharesRow>,
+    pub key_shares: Vec<SharesRow>,
 }
 
-/// A stack's ClientHello with two key shares against one, on the hybrid.
+/// A stack's hybrid handshake with two key shares, or after a HelloRetryRequest, against the one
+/// whose ClientHello offers the hybrid's share alone.
 #[derive(Serialize)]
 pub struct SharesRow {
     pub stack: String,
+    pub mode: String,
+    pub first_of_stack: bool,
     pub one: String,
     pub two: String,
     pub difference: Figure,
@@ -110,7 +113,7 @@ fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
     }
 }
 
-fn shares_row(p: &Pair, h: &Handshakes) -> SharesRow {
+fn shares_row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> SharesRow {
     let hello = |s: &crate::results::Scenario| {
         s.evidence
             .client_hello_bytes
@@ -118,6 +121,8 @@ fn shares_row(p: &Pair, h: &Handshakes) -> SharesRow {
     };
     SharesRow {
         stack: p.other.stack.name().to_string(),
+        mode: p.other.mode.suffix().to_string(),
+        first_of_stack,
         one: time(p.full.median_ns),
         two: time(p.other.median_ns),
         difference: figure(fig::difference(p, h)),
@@ -153,8 +158,17 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
         .filter_map(|run| {
             let h = run.results.handshakes.as_ref()?;
             let resumed = plain_pairs(h, Mode::Resumed);
-            let two = plain_pairs(h, Mode::TwoShares);
-            if resumed.is_empty() && two.is_empty() {
+            // A stack's two-share and retried handshakes together.
+            let mut shares = plain_pairs(h, Mode::TwoShares);
+            shares.extend(plain_pairs(h, Mode::HelloRetry));
+            let stacks: Vec<&str> = shares.iter().fold(Vec::new(), |mut v, p| {
+                if !v.contains(&p.other.stack.name()) {
+                    v.push(p.other.stack.name());
+                }
+                v
+            });
+            shares.sort_by_key(|p| stacks.iter().position(|&s| s == p.other.stack.name()));
+            if resumed.is_empty() && shares.is_empty() {
                 return None;
             }
             let mut rows = Vec::new();
@@ -168,7 +182,14 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 host: run.label.clone(),
                 machine_id: run.anchor.clone(),
                 rows,
-                two_shares: two.iter().map(|p| shares_row(p, h)).collect(),
+                key_shares: shares
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| {
+                        let first = k == 0 || shares[k - 1].other.stack != p.other.stack;
+                        shares_row(p, h, first)
+                    })
+                    .collect(),
             })
         })
         .collect()

@@ -98,6 +98,7 @@ fn broken_links(dir: &Path) -> Result<Vec<String>> {
         "history.html",
         "methodology.html",
         "insitu.html",
+        "network.html",
     ] {
         let html = std::fs::read_to_string(dir.join(page))
             .with_context(|| format!("{}: cannot read {page}", dir.display()))?;

@@ -183,6 +183,10 @@ pub enum Mode {
     /// A full handshake whose ClientHello offers the hybrid and X25519, with a key share for each,
     /// as Go 1.24+ and OpenSSL 3.5 do by default; the server accepts the hybrid.
     TwoShares,
+    /// A full handshake after a HelloRetryRequest (RFC 8446 §4.1.4): the client's first ClientHello
+    /// offers X25519 and then the hybrid with a key share for X25519 only, the server accepts the
+    /// hybrid alone and asks again: a round trip and a key generation more.
+    HelloRetry,
 }
 
 /// " (resumed, in situ)": what a scenario's name ends with for its mode and form.
@@ -206,6 +210,7 @@ impl Mode {
             Mode::Full => "",
             Mode::Resumed => "resumed",
             Mode::TwoShares => "two key shares",
+            Mode::HelloRetry => "HelloRetryRequest",
         }
     }
 }
@@ -221,6 +226,9 @@ pub struct Evidence {
     pub resumed: bool,
     /// (code point, bytes) of the key_share in ClientHello / ServerHello.
     pub client_share: Option<(u16, usize)>,
+    /// The server's first flight opened with a HelloRetryRequest (files from 2026-12-02 on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hello_retry: bool,
     /// Every key share the ClientHello offered, in order (files from 2026-12-02 on): one, or two
     /// for a scenario of two key shares.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
