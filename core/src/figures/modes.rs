@@ -91,9 +91,29 @@ pub fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
     )
 }
 
-/// The other mode's median as a share of the full one's, percent.
+/// The two medians over the rounds both ran in, nanoseconds (full, other): the full handshake
+/// gets more rounds where it is a row of the answer table, and on a host whose speed moves the
+/// rounds only it ran in would move its median against the other's. `None` where the connections
+/// do not make their samples or no round is shared.
+pub fn shared_medians(p: &Pair) -> Option<(f64, f64)> {
+    let (f, o) = (Connections::of(p.full), Connections::of(p.other));
+    let median = |c: &Connections, other: &Connections| {
+        let groups = crate::stats::groups(c.totals_ns, c.sizes)?;
+        let xs: Vec<f64> = groups
+            .iter()
+            .zip(c.rounds)
+            .filter(|(_, r)| other.rounds.contains(r))
+            .flat_map(|(g, _)| g.iter().map(|&x| x as f64))
+            .collect();
+        (!xs.is_empty()).then(|| crate::stats::median(&xs))
+    };
+    Some((median(&f, &o)?, median(&o, &f)?))
+}
+
+/// The other mode's median as a share of the full one's over the rounds both ran in, percent.
 pub fn kept_pct(p: &Pair) -> Option<f64> {
-    (p.full.median_ns > 0.0).then(|| p.other.median_ns / p.full.median_ns * 100.0)
+    let (f, o) = shared_medians(p)?;
+    (f > 0.0).then(|| o / f * 100.0)
 }
 
 #[cfg(test)]
@@ -191,6 +211,17 @@ mod tests {
         assert_eq!(d.pairs, 2);
         assert_eq!(d.median_ns, -392.5);
         // Medians 1055 and 660.
+        assert_eq!(shared_medians(&p[0]), Some((1055.0, 660.0)));
         assert_eq!(kept_pct(&p[0]), Some(660.0 / 1055.0 * 100.0));
+        // A round only the full one ran in does not move its median against the other's.
+        let mut more = p[0].full.clone();
+        more.totals_ns.extend([5000, 5000]);
+        more.sample_sizes.push(2);
+        more.sample_rounds.push(1);
+        let q = Pair {
+            full: &more,
+            other: p[0].other,
+        };
+        assert_eq!(shared_medians(&q), Some((1055.0, 660.0)));
     }
 }

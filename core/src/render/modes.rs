@@ -98,12 +98,13 @@ fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
             .server_flight_bytes
             .map_or("–".into(), |b| bytes(b as usize))
     };
+    let (fm, rm) = fig::shared_medians(p).unwrap_or((f.median_ns, r.median_ns));
     Row {
         stack: r.stack.name().to_string(),
         scenario: format!("{} + {}", r.suite, r.auth_name().unwrap_or("")),
         first_of_stack,
-        full: time(f.median_ns),
-        resumed: time(r.median_ns),
+        full: time(fm),
+        resumed: time(rm),
         saves: figure(fig::difference(p, h)),
         kept: fig::kept_pct(p).map_or("–".into(), |k| format!("{k:.0}%")),
         delta_full: figure(stored(f)),
@@ -119,12 +120,13 @@ fn shares_row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> SharesRow {
             .client_hello_bytes
             .map_or("–".into(), |b| bytes(b as usize))
     };
+    let (fm, om) = fig::shared_medians(p).unwrap_or((p.full.median_ns, p.other.median_ns));
     SharesRow {
         stack: p.other.stack.name().to_string(),
         mode: p.other.mode.suffix().to_string(),
         first_of_stack,
-        one: time(p.full.median_ns),
-        two: time(p.other.median_ns),
+        one: time(fm),
+        two: time(om),
         difference: figure(fig::difference(p, h)),
         hello: format!("{} → {}", hello(p.full), hello(p.other)),
         client_cpu: format!(
