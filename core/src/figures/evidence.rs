@@ -212,6 +212,17 @@ mod tests {
         }
     }
 
+    /// The hybrid with the 1,216 + 1,120 B shares X25519MLKEM768 declares, authenticated by `a`.
+    fn hybrid(a: &AuthInfo, mode: Mode) -> Declared<'_> {
+        Declared {
+            protocol: "tls13",
+            group: "X25519MLKEM768",
+            shares: Some((1216, 1120)),
+            auth: Some(a),
+            mode,
+        }
+    }
+
     /// What `d` finds wrong with `base` once `f` has changed it.
     fn changed(d: &Declared, base: &Evidence, f: &dyn Fn(&mut Evidence)) -> String {
         let mut e = base.clone();
@@ -222,13 +233,7 @@ mod tests {
     #[test]
     fn matching_evidence_passes_and_each_contradiction_is_named() {
         let a = auth();
-        let d = Declared {
-            protocol: "tls13",
-            group: "X25519MLKEM768",
-            shares: Some((1216, 1120)),
-            auth: Some(&a),
-            mode: Mode::Full,
-        };
+        let d = hybrid(&a, Mode::Full);
         assert!(contradictions(&d, &evidence()).is_empty());
         let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &evidence(), f);
         assert!(with(&|e| e.group = "X25519".into()).contains("negotiated \"X25519\""));
@@ -264,13 +269,7 @@ mod tests {
     #[test]
     fn two_key_shares_are_the_groups_and_then_x25519s() {
         let a = auth();
-        let d = Declared {
-            protocol: "tls13",
-            group: "X25519MLKEM768",
-            shares: Some((1216, 1120)),
-            auth: Some(&a),
-            mode: Mode::TwoShares,
-        };
+        let d = hybrid(&a, Mode::TwoShares);
         let two = Evidence {
             client_shares: vec![(0x11ec, 1216), (0x1d, 32)],
             ..evidence()
@@ -285,13 +284,7 @@ mod tests {
     #[test]
     fn a_hello_retry_follows_a_first_hello_with_x25519s_share_alone() {
         let a = auth();
-        let d = Declared {
-            protocol: "tls13",
-            group: "X25519MLKEM768",
-            shares: Some((1216, 1120)),
-            auth: Some(&a),
-            mode: Mode::HelloRetry,
-        };
+        let d = hybrid(&a, Mode::HelloRetry);
         // The first flights: X25519's share, and a HelloRetryRequest (no share of its own).
         let retried = Evidence {
             client_share: Some((0x1d, 32)),
@@ -324,13 +317,7 @@ mod tests {
     #[test]
     fn a_resumption_shows_a_psk_no_certificate_verify_and_no_room_for_the_certificates() {
         let a = auth();
-        let d = Declared {
-            protocol: "tls13",
-            group: "X25519MLKEM768",
-            shares: Some((1216, 1120)),
-            auth: Some(&a),
-            mode: Mode::Resumed,
-        };
+        let d = hybrid(&a, Mode::Resumed);
         // ServerHello with the 1,120-byte share, EncryptedExtensions and Finished.
         let resumed = Evidence {
             resumed: true,
