@@ -623,6 +623,9 @@ fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize
         .iter()
         .enumerate()
         .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
+        // Another mode's figures are paired with its full twin over the rounds both ran in; one
+        // without a partner of its own mode would gain rounds that pair with nothing.
+        .filter(|(_, r)| r.mode.is_full() || r.partner.is_some())
         .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();

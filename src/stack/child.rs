@@ -334,7 +334,7 @@ pub fn server_main(
     // (the client knows how many it made; the server may still be closing the last one).
     let wait_for = |n: u64, since: u64| {
         let t0 = std::time::Instant::now();
-        while served.load(std::sync::atomic::Ordering::Relaxed) - since < n
+        while served.load(std::sync::atomic::Ordering::Acquire) - since < n
             && t0.elapsed() < std::time::Duration::from_secs(5)
         {
             std::thread::sleep(std::time::Duration::from_micros(200));
@@ -356,7 +356,7 @@ pub fn server_main(
                 (mem0, cpu0, served0) = (
                     alloc::counters(),
                     alloc::process_cpu_ns(),
-                    served.load(std::sync::atomic::Ordering::Relaxed),
+                    served.load(std::sync::atomic::Ordering::Acquire),
                 );
                 resumed0 = resumed();
                 records.lock().map_err(|_| anyhow!("poisoned"))?.clear();
@@ -365,7 +365,7 @@ pub fn server_main(
             "stats" => {
                 wait_for(n, served0);
                 let s = ServerStats {
-                    served: served.load(std::sync::atomic::Ordering::Relaxed) - served0,
+                    served: served.load(std::sync::atomic::Ordering::Acquire) - served0,
                     cpu_ns: alloc::process_cpu_ns() - cpu0,
                     mem: alloc::counters().since(mem0),
                     insitu: records.lock().map_err(|_| anyhow!("poisoned"))?.clone(),

@@ -6,7 +6,10 @@ use super::{Acceptor, Sink};
 use anyhow::{anyhow, ensure, Context, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Relaxed, Release},
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -97,14 +100,15 @@ pub fn norm(s: &str) -> String {
     s.to_ascii_lowercase().replace(['_', '-'], "")
 }
 
+/// The connections this server process has served that resumed a session: counted before
+/// `served`, whose increment releases it and whose readers acquire it, so a count of served never
+/// runs ahead of it.
+pub static RESUMED: AtomicU64 = AtomicU64::new(0);
+
 /// The server loop of a stack served by this binary: accepts connections one at a time until the
 /// process ends (each a full handshake and its 32 bytes echoed; with `sink`, its in-situ record
 /// kept), or with `concurrent` a thread per connection (`pqprof network`: handshakes in flight at
 /// once over a slow path must not wait for each other at the server).
-/// The connections this server process has served that resumed a session (counted before
-/// `served`, so a count of served never runs ahead of it).
-pub static RESUMED: AtomicU64 = AtomicU64::new(0);
-
 pub fn serve_with(
     acceptor: Box<dyn Acceptor>,
     listener: TcpListener,
@@ -126,7 +130,7 @@ pub fn serve_with(
                         if resumed {
                             RESUMED.fetch_add(1, Relaxed);
                         }
-                        served.fetch_add(1, Relaxed);
+                        served.fetch_add(1, Release);
                     }
                 });
             }
@@ -153,7 +157,7 @@ pub fn serve_with(
                 if resumed {
                     RESUMED.fetch_add(1, Relaxed);
                 }
-                served.fetch_add(1, Relaxed);
+                served.fetch_add(1, Release);
             }
             Err(e) => eprintln!("server: {e:#}"),
         }

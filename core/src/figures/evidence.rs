@@ -40,9 +40,8 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
         ));
     }
     match (d.mode, ev.resumed) {
-        (Mode::Full, true) => {
-            out.push("the first connection was resumed, not a full handshake".into())
-        }
+        (Mode::Resumed, true) => {}
+        (_, true) => out.push("the first connection was resumed, not a full handshake".into()),
         (Mode::Resumed, false) => {
             out.push("the connection was a full handshake, not a resumed one".into())
         }
@@ -139,6 +138,13 @@ fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
         return;
     }
     let want = if two { 2 } else { 1 };
+    if ev.client_shares.first() != ev.client_share.as_ref() {
+        out.push(format!(
+            "the ClientHello's first key share {:?} is not the one recorded, {:?}",
+            ev.client_shares.first(),
+            ev.client_share
+        ));
+    }
     if ev.client_shares.len() != want {
         out.push(format!(
             "the ClientHello offered {} key shares {:?}, the scenario {want}",
@@ -279,6 +285,9 @@ mod tests {
         assert!(with(&|e| e.client_shares.truncate(1)).contains("offered 1 key shares"));
         assert!(with(&|e| e.client_shares[1] = (0x17, 65)).contains("not X25519's"));
         assert!(with(&|e| e.client_shares.clear()).contains("not recorded"));
+        // The first share is the group's, as recorded; a resumption flag has no place here.
+        assert!(with(&|e| e.client_shares[0] = (0x1d, 32)).contains("not the one recorded"));
+        assert!(with(&|e| e.resumed = true).contains("resumed, not a full handshake"));
     }
 
     #[test]

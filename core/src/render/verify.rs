@@ -88,35 +88,56 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Relative links and sources on every page that point at nothing, and links to a place on the
-/// same page (`#id`: the answer table's figures to their cards) that no element is.
+/// Relative links and sources on every page that point at nothing, and links to a place on a page
+/// (`#id` on the same page: the answer table's figures to their cards; `page.html#id` on another:
+/// the in-situ views and the network cells) that no element of that page is.
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
-    let mut problems = Vec::new();
-    for page in [
+    const PAGES: [&str; 6] = [
         "index.html",
         "compare.html",
         "history.html",
         "methodology.html",
         "insitu.html",
         "network.html",
-    ] {
+    ];
+    let mut problems = Vec::new();
+    let mut pages = Vec::new();
+    for page in PAGES {
         let html = std::fs::read_to_string(dir.join(page))
             .with_context(|| format!("{}: cannot read {page}", dir.display()))?;
-        let all_ids = attr(&html, " id");
+        pages.push((page, html));
+    }
+    let ids_of = |page: &str| -> std::collections::HashSet<String> {
+        pages
+            .iter()
+            .find(|(p, _)| *p == page)
+            .map(|(_, html)| attr(html, " id").into_iter().collect())
+            .unwrap_or_default()
+    };
+    for (page, html) in &pages {
+        let all_ids = attr(html, " id");
         let ids: std::collections::HashSet<String> = all_ids.iter().cloned().collect();
         if ids.len() != all_ids.len() {
             let mut seen = std::collections::HashSet::new();
             let twice: Vec<&String> = all_ids.iter().filter(|i| !seen.insert(*i)).collect();
             problems.push(format!("{page}: ids used more than once: {twice:?}"));
         }
-        for target in attr(&html, "href") {
+        for target in attr(html, "href") {
             if let Some(id) = target.strip_prefix('#') {
                 if !ids.contains(id) {
                     problems.push(format!("{page}: link to {target}, which no element is"));
                 }
+            } else if let Some((other, id)) =
+                target.split_once('#').filter(|(p, _)| PAGES.contains(p))
+            {
+                if !ids_of(other).contains(id) {
+                    problems.push(format!(
+                        "{page}: link to {target}, which no element of {other} is"
+                    ));
+                }
             }
         }
-        for target in attr(&html, "href").into_iter().chain(attr(&html, "src")) {
+        for target in attr(html, "href").into_iter().chain(attr(html, "src")) {
             let local = target.split('#').next().unwrap_or("");
             if local.is_empty() || local.contains("://") || local.starts_with("mailto:") {
                 continue;

@@ -162,8 +162,8 @@ pub struct Handshakes {
     /// difference of the two medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_block: Option<usize>,
-    /// The handshakes of the other modes (files from 2026-12-02 on, #34): resumed, and with two
-    /// key shares. Measured in the same rounds as the full ones, each paired with the scenario of
+    /// The handshakes of the other modes (files from 2026-12-02 on, #34): resumed, with two key
+    /// shares, and after a HelloRetryRequest. Measured in the same rounds as the full ones, each paired with the scenario of
     /// its own mode it is against; kept apart so that every figure of the full handshake reads
     /// full handshakes only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -345,7 +345,7 @@ pub struct Scenario {
     /// same stack and group, run interleaved with the plain one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instrumented: bool,
-    /// Full, resumed or with two key shares (#34); absent: full.
+    /// Full, resumed, with two key shares or after a HelloRetryRequest (#34); absent: full.
     #[serde(default, skip_serializing_if = "Mode::is_full")]
     pub mode: Mode,
     /// Resumed scenarios: the connections the server saw resume a session, which must be every
