@@ -468,18 +468,17 @@ impl Client {
         let e: GoEvidence = serde_json::from_str(&self.ask("evidence", self.budget(1))?)
             .context("Go client evidence")?;
         let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
+        let client_shares = key_shares(&sent)
+            .and_then(|(m, s)| (m == 1).then_some(s))
+            .unwrap_or_default();
         let ev = Evidence {
             version: e.version,
             group: e.group,
             cipher: e.cipher,
             cert_key: e.cert_key,
             resumed: e.resumed,
-            client_share: key_shares(&sent)
-                .and_then(|(m, s)| (m == 1).then_some(s))
-                .and_then(|s| s.first().copied()),
-            client_shares: key_shares(&sent)
-                .and_then(|(m, s)| (m == 1).then_some(s))
-                .unwrap_or_default(),
+            client_share: client_shares.first().copied(),
+            client_shares,
             hello_retry: crate::parse::tls::is_hello_retry(&received),
             server_share: key_shares(&received)
                 .and_then(|(m, s)| (m == 2).then_some(s))

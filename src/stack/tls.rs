@@ -105,6 +105,14 @@ pub fn norm(s: &str) -> String {
 /// runs ahead of it.
 pub static RESUMED: AtomicU64 = AtomicU64::new(0);
 
+/// One more connection served, and resumed if it did: the resumption first (see `RESUMED`).
+fn count(served: &AtomicU64, resumed: bool) {
+    if resumed {
+        RESUMED.fetch_add(1, Relaxed);
+    }
+    served.fetch_add(1, Release);
+}
+
 /// The server loop of a stack served by this binary: accepts connections one at a time until the
 /// process ends (each a full handshake and its 32 bytes echoed; with `sink`, its in-situ record
 /// kept), or with `concurrent` a thread per connection (`pqprof network`: handshakes in flight at
@@ -127,10 +135,7 @@ pub fn serve_with(
                     if let Ok(conn) = acceptor.serve_one(stream) {
                         let resumed = conn.resumed();
                         conn.close();
-                        if resumed {
-                            RESUMED.fetch_add(1, Relaxed);
-                        }
-                        served.fetch_add(1, Release);
+                        count(served, resumed);
                     }
                 });
             }
@@ -154,10 +159,7 @@ pub fn serve_with(
                 if let (Some(sink), Some(rec)) = (sink, record) {
                     sink.lock().map_err(|_| anyhow!("poisoned"))?.push(rec);
                 }
-                if resumed {
-                    RESUMED.fetch_add(1, Relaxed);
-                }
-                served.fetch_add(1, Release);
+                count(served, resumed);
             }
             Err(e) => eprintln!("server: {e:#}"),
         }

@@ -137,11 +137,12 @@ fn shares_row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> SharesRow {
     }
 }
 
-/// The plain scenarios of `mode` with their full twins, a stack's rows together, the stacks in
-/// the order they first appear.
-fn plain_pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
-    let mut pairs: Vec<Pair> = fig::pairs(h, mode)
-        .into_iter()
+/// The plain scenarios of `modes` with their full twins, a stack's rows together (in `modes`'
+/// order within it), the stacks in the order they first appear.
+fn plain_pairs<'a>(h: &'a Handshakes, modes: &[Mode]) -> Vec<Pair<'a>> {
+    let mut pairs: Vec<Pair> = modes
+        .iter()
+        .flat_map(|&m| fig::pairs(h, m))
         .filter(|p| !p.other.instrumented)
         .collect();
     let order: Vec<&str> = pairs.iter().fold(Vec::new(), |mut v, p| {
@@ -159,17 +160,8 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let h = run.results.handshakes.as_ref()?;
-            let resumed = plain_pairs(h, Mode::Resumed);
-            // A stack's two-share and retried handshakes together.
-            let mut shares = plain_pairs(h, Mode::TwoShares);
-            shares.extend(plain_pairs(h, Mode::HelloRetry));
-            let stacks: Vec<&str> = shares.iter().fold(Vec::new(), |mut v, p| {
-                if !v.contains(&p.other.stack.name()) {
-                    v.push(p.other.stack.name());
-                }
-                v
-            });
-            shares.sort_by_key(|p| stacks.iter().position(|&s| s == p.other.stack.name()));
+            let resumed = plain_pairs(h, &[Mode::Resumed]);
+            let shares = plain_pairs(h, &[Mode::TwoShares, Mode::HelloRetry]);
             if resumed.is_empty() && shares.is_empty() {
                 return None;
             }
