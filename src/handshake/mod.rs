@@ -5,9 +5,10 @@
 mod paired;
 
 use crate::auth::{Auth, Auths, Step};
+use crate::figures::handshake::{paired_connections, Connections, Pairing};
 use crate::results::{
-    Against, AllocCounters, AuthInfo, Evidence, Handshakes, InSitu, InSituConnection, Mode,
-    PerHandshake, RealStack, Results, Scenario, StopReason, Warning,
+    Against, AllocCounters, AuthInfo, DeltaForm, Evidence, Handshakes, InSitu, InSituConnection,
+    Mode, PerHandshake, RealStack, Results, Scenario, StopReason, Warning,
 };
 use crate::stack::child::{Server, ServerStats, Start};
 use crate::stack::{self, Client, Config, One, TlsStack};
@@ -404,7 +405,8 @@ pub fn run(
         failures,
         insitu_call_cost_ns: call_cost_ns,
         notes,
-        pair_block: Some(PAIR_BLOCK),
+        pair_block: Some(PAIRING.block),
+        delta_form: PAIRING.form,
         other_modes,
     })
 }
@@ -413,6 +415,13 @@ pub fn run(
 /// connections at a time. From one run of 4,800 loopback handshakes per variant on the Zen 4 VM,
 /// cut into blocks of 1 to 32, blocks of 4 gave the narrowest paired intervals (`paired.rs`).
 pub const PAIR_BLOCK: usize = 4;
+
+/// How this step's differences are taken: blocks of `PAIR_BLOCK`, each pair's difference as a share
+/// of its baseline block (`results::DeltaForm::Relative`).
+pub const PAIRING: Pairing = Pairing {
+    block: PAIR_BLOCK,
+    form: DeltaForm::Relative,
+};
 
 /// One round of the scenarios `chosen` (indices into `running`): `per_sample` connections each,
 /// the scenarios of one stack, protocol and form (plain or in situ) taking turns `PAIR_BLOCK`
@@ -586,30 +595,35 @@ fn paired_so_far(running: &[Running], r: &Running) -> Option<crate::figures::ans
         return None;
     }
     let (a, b) = (totals_ns(r), totals_ns(p));
-    crate::figures::handshake::paired_connections(
-        crate::figures::handshake::Connections {
+    paired_connections(
+        Connections {
             totals_ns: &a,
             sizes: &r.sample_sizes,
             rounds: &r.sample_rounds,
         },
-        crate::figures::handshake::Connections {
+        Connections {
             totals_ns: &b,
             sizes: &p.sample_sizes,
             rounds: &p.sample_rounds,
         },
-        PAIR_BLOCK,
+        PAIRING,
     )
 }
 
-/// How far a scenario is from its targets: its median's half-width over the target, or its paired
-/// difference's over `DELTA_TARGET_NS` / `DELTA_TARGET_PCT`, whichever is further (above 1: wide).
-fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
-    let median = half_width_pct(r).map(|hw| hw / opts.precision_pct);
-    let delta = paired_so_far(running, r).map(|d| {
+/// How far a scenario's paired difference is from `DELTA_TARGET_NS` / `DELTA_TARGET_PCT`: its
+/// half-width over the target (above 1: wide).
+fn delta_wideness(running: &[Running], r: &Running) -> Option<f64> {
+    paired_so_far(running, r).map(|d| {
         let target = DELTA_TARGET_NS.max(d.median_ns.abs() * DELTA_TARGET_PCT / 100.0);
         (d.hi95_ns - d.lo95_ns) / 2.0 / target
-    });
-    match (median, delta) {
+    })
+}
+
+/// How far a scenario is from its targets: its median's half-width over the target, or its paired
+/// difference's (`delta_wideness`), whichever is further (above 1: wide).
+fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
+    let median = half_width_pct(r).map(|hw| hw / opts.precision_pct);
+    match (median, delta_wideness(running, r)) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
@@ -619,24 +633,29 @@ fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
 /// widest first, each with its partner (a difference is measured only from rounds both run in),
 /// while their expected time (each one's slowest sample so far) fits in the time left.
 fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize> {
-    let wide: Vec<(usize, f64)> = running
+    let open = running
         .iter()
         .enumerate()
         .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
         // Another mode's figures are paired with its full twin over the rounds both ran in; one
         // without a partner of its own mode would gain rounds that pair with nothing.
-        .filter(|(_, r)| r.mode.is_full() || r.partner.is_some())
-        .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
+        .filter(|(_, r)| r.mode.is_full() || r.partner.is_some());
+    // The answer's rows first, by their differences alone (the figures the table quotes; a
+    // median's 1% can wait): while one of them is wide and fits, the others wait.
+    let answers: Vec<(usize, f64)> = open
+        .clone()
+        .filter(|(_, r)| r.answers)
+        .filter_map(|(i, r)| Some((i, delta_wideness(running, r)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();
-    // The answer's rows first: while one of them is wide and fits, the others wait.
-    let answers: Vec<(usize, f64)> = wide
-        .iter()
-        .copied()
-        .filter(|&(i, _)| running[i].answers)
-        .collect();
     match fitting(running, answers, left_s) {
-        chosen if chosen.is_empty() => fitting(running, wide, left_s),
+        chosen if chosen.is_empty() => {
+            let wide = open
+                .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
+                .filter(|&(_, w)| w > 1.0)
+                .collect();
+            fitting(running, wide, left_s)
+        }
         chosen => chosen,
     }
 }
@@ -888,12 +907,8 @@ fn fill_baselines(
         }
         if let Some((x, base_insitu)) = found {
             s.vs_baseline_ratio = Some(s.median_ns / x.median_ns);
-            // The paired design's difference: the median of the block differences.
-            let d = crate::figures::handshake::paired_connections(
-                crate::figures::handshake::Connections::of(s),
-                crate::figures::handshake::Connections::of(x),
-                PAIR_BLOCK,
-            );
+            // The paired design's difference (`PAIRING`).
+            let d = paired_connections(Connections::of(s), Connections::of(x), PAIRING);
             s.measured_delta_ns = d.map(|d| d.median_ns);
             s.measured_delta_ci95_ns = d.map(|d| (d.lo95_ns, d.hi95_ns));
             s.measured_delta_pairs = d.map(|d| d.pairs);

@@ -6,7 +6,7 @@
 
 use super::differs;
 use crate::figures::evidence::{contradictions, Declared};
-use crate::figures::handshake::{median_figures, paired_connections, Connections};
+use crate::figures::handshake::{median_figures, paired_connections, Connections, Pairing};
 use crate::results::{Against, Handshakes, InSitu, Mode, PairedOverhead, Results, Scenario};
 use crate::stats;
 
@@ -100,6 +100,12 @@ pub fn check(results: &Results) -> Vec<String> {
     for s in h.scenarios.iter().chain(&h.other_modes) {
         resumptions(&mut problems, s);
     }
+    if h.pair_block.is_none() && !h.delta_form.is_absolute() {
+        problems.push(
+            "handshakes: a delta_form without the paired design's pair_block it is taken over"
+                .into(),
+        );
+    }
     scenarios(&mut problems, results, h, &h.scenarios);
     scenarios(&mut problems, results, h, &h.other_modes);
     problems
@@ -175,8 +181,8 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             stats::rsd_pct(&s.sample_medians_ns),
         );
         medians(problems, &name, s);
-        match h.pair_block {
-            Some(block) => paired_delta(problems, &name, list, s, block),
+        match Pairing::of(h) {
+            Some(pairing) => paired_delta(problems, &name, list, s, pairing),
             None => unpaired(problems, &name, list, s),
         }
         if let Some(o) = s.insitu_overhead_pct {
@@ -290,7 +296,7 @@ fn paired_delta(
     name: &str,
     list: &[Scenario],
     s: &Scenario,
-    block: usize,
+    pairing: Pairing,
 ) {
     let stored = (
         s.vs_baseline_ratio,
@@ -326,7 +332,7 @@ fn paired_delta(
         ),
         None => problems.push(format!("{name}: no ratio against {}", x.name())),
     }
-    let d = paired_connections(Connections::of(s), Connections::of(x), block);
+    let d = paired_connections(Connections::of(s), Connections::of(x), pairing);
     match (
         s.measured_delta_ns,
         s.measured_delta_ci95_ns,

@@ -3,6 +3,7 @@
 //! share of it the in-situ crypto explains, memory per held connection against the baseline and
 //! the extra time over an emulated network. Pure functions of the results, tested by hand.
 
+use super::handshake::Pairing;
 use crate::results::{Capacity, Network, Results, Scenario};
 use crate::stats;
 
@@ -44,6 +45,8 @@ pub struct PairedDelta {
     /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
     pub pairs: usize,
     pub block: usize,
+    /// How the pairs made the difference (`Absolute` where `block` is 0).
+    pub form: crate::results::DeltaForm,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
@@ -64,6 +67,7 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
         hi95_ns,
         pairs: d.len(),
         block: 0,
+        form: crate::results::DeltaForm::Absolute,
     })
 }
 
@@ -73,12 +77,12 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
 pub fn paired_scenarios(
     changed: &Scenario,
     baseline: &Scenario,
-    block: Option<usize>,
+    pairing: Option<Pairing>,
 ) -> Option<PairedDelta> {
     use super::handshake::{paired_connections, Connections};
-    match block {
-        Some(block) => {
-            paired_connections(Connections::of(changed), Connections::of(baseline), block)
+    match pairing {
+        Some(pairing) => {
+            paired_connections(Connections::of(changed), Connections::of(baseline), pairing)
         }
         None => {
             let (a, b) = super::handshake::common_rounds(changed, baseline);
@@ -93,13 +97,13 @@ pub fn paired_scenarios(
 pub fn real_delta(
     changed: Option<&Scenario>,
     baseline: Option<&Scenario>,
-    block: Option<usize>,
+    pairing: Option<Pairing>,
 ) -> (Option<f64>, Option<PairedDelta>) {
     let Some((s, b)) = changed.zip(baseline) else {
         return (None, None);
     };
-    let paired = paired_scenarios(s, b, block);
-    match block {
+    let paired = paired_scenarios(s, b, pairing);
+    match pairing {
         Some(_) => (paired.map(|d| d.median_ns), paired),
         None => (Some(s.median_ns - b.median_ns), paired),
     }

@@ -5,7 +5,7 @@
 //! that is wider (`stats::grouped_median_ci95`): a slow stretch of the shared host moves a round,
 //! and the interval holds it.
 
-use crate::results::Scenario;
+use crate::results::{DeltaForm, Handshakes, Results, Scenario};
 use crate::stats;
 
 /// A scenario's median over every connection, its 95% interval and the median of each sample.
@@ -77,17 +77,41 @@ impl<'a> Connections<'a> {
     }
 }
 
-/// The paired design's differences (files whose `Handshakes::pair_block` is set): in every round
-/// the scenarios of one stack took turns, `block` connections at a time, so the j-th block of
-/// `changed` in a round ran next to the j-th block of `baseline` in that round. Each pair gives the
-/// difference of the two blocks' medians, in round and block order. Rounds only one of the two ran
-/// in, or in which they made different numbers of connections, pair nothing. `None` where the
-/// stored connections do not make their samples or `block` is 0.
-pub fn block_differences(
+/// How a file of the paired design takes a difference: `block` connections a turn, and the form
+/// (`results::DeltaForm`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pairing {
+    pub block: usize,
+    pub form: DeltaForm,
+}
+
+impl Pairing {
+    /// The handshakes' pairing, where they used the paired design.
+    pub fn of(h: &Handshakes) -> Option<Pairing> {
+        h.pair_block.map(|block| Pairing {
+            block,
+            form: h.delta_form,
+        })
+    }
+
+    /// The run's pairing, where its real handshakes used the paired design.
+    pub fn of_run(r: &Results) -> Option<Pairing> {
+        r.handshakes.as_ref().and_then(Pairing::of)
+    }
+}
+
+/// The paired design's blocks, round by round (files whose `Handshakes::pair_block` is set): in
+/// every round the scenarios of one stack took turns, `block` connections at a time, so the j-th
+/// block of `changed` in a round ran next to the j-th block of `baseline` in that round. Each pair
+/// gives its two blocks' medians (changed, baseline), in block order; a round gives its pairs, in
+/// round order. Rounds only one of the two ran in, or in which they made different numbers of
+/// connections, pair nothing (and are left out). `None` where the stored connections do not make
+/// their samples or `block` is 0.
+pub fn block_pairs(
     changed: Connections,
     baseline: Connections,
     block: usize,
-) -> Option<Vec<f64>> {
+) -> Option<Vec<Vec<(f64, f64)>>> {
     if block == 0
         || changed.rounds.len() != changed.sizes.len()
         || baseline.rounds.len() != baseline.sizes.len()
@@ -104,40 +128,164 @@ pub fn block_differences(
         let Some(j) = baseline.rounds.iter().position(|x| x == r) else {
             continue;
         };
-        if a[i].len() != b[j].len() {
+        if a[i].len() != b[j].len() || a[i].is_empty() {
             continue;
         }
-        for (x, y) in a[i].chunks(block).zip(b[j].chunks(block)) {
-            out.push(medians(x) - medians(y));
-        }
+        let pairs = a[i].chunks(block).zip(b[j].chunks(block));
+        out.push(pairs.map(|(x, y)| (medians(x), medians(y))).collect());
     }
     Some(out)
 }
 
-/// The paired difference of two scenarios of the paired design: the median of their block
-/// differences (`block_differences`) with its percentile-bootstrap interval (`stats::median_interval`,
-/// the phases' resamples and seed). A slow stretch of the shared host lasts far longer than two
-/// blocks of connections, so it moves both blocks of a pair and cancels in their difference.
+/// Each pair's difference of block medians (`block_pairs`), every round's in order.
+pub fn block_differences(
+    changed: Connections,
+    baseline: Connections,
+    block: usize,
+) -> Option<Vec<f64>> {
+    let rounds = block_pairs(changed, baseline, block)?;
+    Some(rounds.iter().flatten().map(|(a, b)| a - b).collect())
+}
+
+/// The paired difference of two scenarios of the paired design, in the file's form:
+/// - `Absolute`: the median of their block differences (`block_differences`) with its
+///   percentile-bootstrap interval over the blocks (`stats::median_interval`, the phases'
+///   resamples and seed). A slow stretch of the shared host that lasts longer than two blocks
+///   moves both blocks of a pair and cancels in their difference.
+/// - `Relative`: each pair's difference over its baseline block, the median of those shares and
+///   its 95% interval from the two-stage bootstrap over rounds and their pairs
+///   (`stats::bootstrap_medians_grouped`), each times the baseline's median over every connection.
+///   The host's speed moved the baseline's round medians by ±20-30% between the rounds of one quiet
+///   `make run` (the Zen 5 VM, 2026-12-02): it scales a pair's difference with its blocks, so the
+///   difference itself varies from round to round far more than within one, and a bootstrap over
+///   the blocks alone was 2-4 times too narrow; the share cancels that speed, and resampling rounds
+///   keeps what still differs between them.
+///
 /// `None` with fewer than two pairs.
 pub fn paired_connections(
     changed: Connections,
     baseline: Connections,
-    block: usize,
+    pairing: Pairing,
 ) -> Option<super::answer::PairedDelta> {
-    let d = block_differences(changed, baseline, block)?;
-    let (median_ns, lo95_ns, hi95_ns) = stats::Sample::new(&d).ok()?.median_interval()?;
+    let rounds = block_pairs(changed, baseline, pairing.block)?;
+    let pairs = rounds.iter().map(Vec::len).sum::<usize>();
+    let (median_ns, lo95_ns, hi95_ns) = match pairing.form {
+        DeltaForm::Absolute => {
+            let d: Vec<f64> = rounds.iter().flatten().map(|(a, b)| a - b).collect();
+            stats::Sample::new(&d).ok()?.median_interval()?
+        }
+        DeltaForm::Relative => {
+            if pairs < 2 {
+                return None;
+            }
+            let shares: Vec<Vec<f64>> = rounds
+                .iter()
+                .map(|r| r.iter().map(|(a, b)| (a - b) / b).collect())
+                .collect();
+            let groups: Vec<&[f64]> = shares.iter().map(Vec::as_slice).collect();
+            let all: Vec<f64> = shares.iter().flatten().copied().collect();
+            let resampled = stats::bootstrap_medians_grouped(
+                &groups,
+                stats::BOOTSTRAP_RESAMPLES,
+                stats::BOOTSTRAP_SEED,
+            );
+            let (lo, hi) = stats::interval95(&resampled)?;
+            let base = stats::median(
+                &baseline
+                    .totals_ns
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect::<Vec<_>>(),
+            );
+            let share = stats::median(&all);
+            if !(share.is_finite() && lo.is_finite() && hi.is_finite()) {
+                return None;
+            }
+            (share * base, lo.min(share) * base, hi.max(share) * base)
+        }
+    };
     Some(super::answer::PairedDelta {
         median_ns,
         lo95_ns,
         hi95_ns,
-        pairs: d.len(),
-        block,
+        pairs,
+        block: pairing.block,
+        form: pairing.form,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn absolute(block: usize) -> Pairing {
+        Pairing {
+            block,
+            form: DeltaForm::Absolute,
+        }
+    }
+
+    fn relative(block: usize) -> Pairing {
+        Pairing {
+            block,
+            form: DeltaForm::Relative,
+        }
+    }
+
+    #[test]
+    fn the_relative_form_cancels_a_host_speed_that_scales_both_blocks() {
+        // Round 0 at speed 1: the baseline's blocks take 100, the change 10% more; round 1 at a
+        // third of the speed: 300 and 330. Every pair's share is 0.1; the baseline's median over
+        // its five connections is 100, so the difference is 10, exactly, whatever is resampled.
+        let changed = Connections {
+            totals_ns: &[110, 110, 110, 330, 330],
+            sizes: &[3, 2],
+            rounds: &[0, 1],
+        };
+        let baseline = Connections {
+            totals_ns: &[100, 100, 100, 300, 300],
+            sizes: &[3, 2],
+            rounds: &[0, 1],
+        };
+        let d = paired_connections(changed, baseline, relative(1)).unwrap();
+        assert!((d.median_ns - 10.0).abs() < 1e-9, "{d:?}");
+        assert!((d.lo95_ns - 10.0).abs() < 1e-9 && (d.hi95_ns - 10.0).abs() < 1e-9);
+        assert_eq!((d.pairs, d.block), (5, 1));
+        // The absolute form takes the differences as they are, 10, 10, 10, 30, 30: its interval
+        // reaches the slow round's 30.
+        let a = paired_connections(changed, baseline, absolute(1)).unwrap();
+        assert_eq!(a.median_ns, 10.0);
+        assert_eq!(a.hi95_ns, 30.0);
+    }
+
+    #[test]
+    fn the_relative_form_resamples_rounds() {
+        // Three rounds of ten pairs; in two the change costs 10% of the baseline's 100, in the
+        // third 30%. A bootstrap over the 30 pairs alone almost never draws a median of 0.3
+        // (it needs 15 of 30 draws from a third of them); drawing rounds, two slow rounds of
+        // three come up about 26% of the time (3 x (1/3)^2 x 2/3 + (1/3)^3 = 7/27), and their
+        // pooled median is 0.3: the interval's top is the slow round's 30.
+        let base = [100u64; 30];
+        let mut changed = [110u64; 30];
+        changed[20..].fill(130);
+        let sizes = [10, 10, 10];
+        let rounds = [0, 1, 2];
+        let c = |t: &'static [u64]| Connections {
+            totals_ns: t,
+            sizes: &sizes,
+            rounds: &rounds,
+        };
+        let (a, b): (&'static [u64], &'static [u64]) =
+            (Box::leak(Box::new(changed)), Box::leak(Box::new(base)));
+        let d = paired_connections(c(a), c(b), relative(1)).unwrap();
+        assert!((d.median_ns - 10.0).abs() < 1e-9, "{d:?}");
+        assert!((d.lo95_ns - 10.0).abs() < 1e-9, "{d:?}");
+        assert!((d.hi95_ns - 30.0).abs() < 1e-9, "{d:?}");
+        // A baseline block of zero has no share: nothing, rather than an infinite difference.
+        let zero = [0u64; 30];
+        let z: &'static [u64] = Box::leak(Box::new(zero));
+        assert_eq!(paired_connections(c(a), c(z), relative(1)), None);
+    }
 
     #[test]
     fn the_median_is_every_connections_and_the_samples_keep_their_own() {
@@ -178,7 +326,7 @@ mod tests {
             block_differences(changed, baseline, 2),
             Some(vec![10.0, 40.0, 20.0])
         );
-        let d = paired_connections(changed, baseline, 2).unwrap();
+        let d = paired_connections(changed, baseline, absolute(2)).unwrap();
         assert_eq!((d.median_ns, d.pairs, d.block), (20.0, 3, 2));
         assert!(d.lo95_ns >= 10.0 && d.hi95_ns <= 40.0, "{d:?}");
         // A round in which the two made different numbers of connections pairs nothing.
@@ -188,7 +336,7 @@ mod tests {
             rounds: &[0, 1],
         };
         assert_eq!(block_differences(changed, short, 2), Some(vec![20.0]));
-        assert_eq!(paired_connections(changed, short, 2), None);
+        assert_eq!(paired_connections(changed, short, absolute(2)), None);
         // No block size, or samples the connections do not make: nothing.
         assert_eq!(block_differences(changed, baseline, 0), None);
         let broken = Connections {
@@ -209,7 +357,7 @@ mod tests {
             rounds: &[0],
         };
         let (b, a): (&'static [u64], &'static [u64]) = (base.leak(), changed.leak());
-        let d = paired_connections(c(a), c(b), 1).unwrap();
+        let d = paired_connections(c(a), c(b), absolute(1)).unwrap();
         assert_eq!((d.median_ns, d.lo95_ns, d.hi95_ns), (5.0, 5.0, 5.0));
     }
 }

@@ -244,7 +244,8 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     let composed_half =
         suites.and_then(|(a, b)| crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases));
     let capacity = r.capacity.as_ref();
-    let real = fig::real_delta(s, b, r.pair_block());
+    let pairing = crate::figures::handshake::Pairing::of_run(r);
+    let real = fig::real_delta(s, b, pairing);
     Figures {
         composed_ns: composed,
         composed_is_latency: composed_latency.is_some(),
@@ -257,11 +258,8 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         real_interval: real.1,
         explained_pct: explained,
         explained_resolved: i.zip(bi).and_then(|(i, bi)| {
-            let (c, t) = fig::explained_terms(
-                i.insitu.as_ref()?,
-                bi.insitu.as_ref()?,
-                r.pair_block().is_some(),
-            )?;
+            let (c, t) =
+                fig::explained_terms(i.insitu.as_ref()?, bi.insitu.as_ref()?, pairing.is_some())?;
             Some(c.resolved() && t.resolved())
         }),
         capacity_ratio: capacity
@@ -671,6 +669,10 @@ fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) ->
         }
     });
     let how = match interval {
+        Some(i) if i.block > 0 && !i.form.is_absolute() => format!(
+            "the median of {} paired differences of blocks of {} connections, each block run next to the other's and taken as a share of the baseline's block, times the baseline's median; the 95% interval resamples the rounds and their blocks, so the host's speed, which scales both blocks of a pair, cancels",
+            i.pairs, i.block
+        ),
         Some(i) if i.block > 0 => format!(
             "the median of {} paired differences of blocks of {} connections, each block run next to the other's, and its 95% bootstrap interval",
             i.pairs, i.block

@@ -80,7 +80,7 @@ fn figure(d: Option<PairedDelta>) -> Figure {
 }
 
 /// A scenario's stored paired difference from the one it is against.
-fn stored(s: &crate::results::Scenario) -> Option<PairedDelta> {
+fn stored(s: &crate::results::Scenario, h: &Handshakes) -> Option<PairedDelta> {
     let (lo, hi) = s.measured_delta_ci95_ns?;
     Some(PairedDelta {
         median_ns: s.measured_delta_ns?,
@@ -88,6 +88,7 @@ fn stored(s: &crate::results::Scenario) -> Option<PairedDelta> {
         hi95_ns: hi,
         pairs: s.measured_delta_pairs?,
         block: 0,
+        form: h.delta_form,
     })
 }
 
@@ -107,8 +108,8 @@ fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
         resumed: time(rm),
         saves: figure(fig::difference(p, h)),
         kept: fig::kept_pct(p).map_or("–".into(), |k| format!("{k:.0}%")),
-        delta_full: figure(stored(f)),
-        delta_resumed: figure(stored(r)),
+        delta_full: figure(stored(f, h)),
+        delta_resumed: figure(stored(r, h)),
         flight: format!("{} → {}", flight(f), flight(r)),
         server_cpu: format!("{} → {}", time(f.server_cpu_ns), time(r.server_cpu_ns)),
     }

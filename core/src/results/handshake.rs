@@ -162,12 +162,38 @@ pub struct Handshakes {
     /// difference of the two medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_block: Option<usize>,
+    /// How the paired design's differences are taken from the connections (`DeltaForm`).
+    #[serde(default, skip_serializing_if = "DeltaForm::is_absolute")]
+    pub delta_form: DeltaForm,
     /// The handshakes of the other modes (files from 2026-12-02 on, #34): resumed, with two key
     /// shares, and after a HelloRetryRequest. Measured in the same rounds as the full ones, each paired with the scenario of
     /// its own mode it is against; kept apart so that every figure of the full handshake reads
     /// full handshakes only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_modes: Vec<Scenario>,
+}
+
+/// How a file of the paired design (`Handshakes::pair_block`) takes a scenario's difference from
+/// the one it is against (`figures::handshake::paired_connections`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaForm {
+    /// Files of 2026-12-02 before the relative form: the median of the block-median differences,
+    /// its interval a bootstrap over the blocks.
+    #[default]
+    Absolute,
+    /// Each block's difference as a share of its baseline block, the median of those shares with
+    /// its interval a two-stage bootstrap over the rounds and their blocks, times the baseline's
+    /// median (#33): the host's speed, which moves from round to round, scales both blocks of a
+    /// pair and cancels in their ratio, and the blocks of one round share that speed, so the
+    /// interval resamples rounds.
+    Relative,
+}
+
+impl DeltaForm {
+    pub fn is_absolute(&self) -> bool {
+        *self == DeltaForm::Absolute
+    }
 }
 
 /// What kind of handshake a scenario makes.

@@ -129,11 +129,6 @@ impl Results {
             .find_map(|a| a.auth.as_deref())
     }
 
-    /// The real handshakes' paired design, where the run used it (`Handshakes::pair_block`).
-    pub fn pair_block(&self) -> Option<usize> {
-        self.handshakes.as_ref().and_then(|h| h.pair_block)
-    }
-
     /// A complete run has every section `make run` adds: the real handshakes, capacity and the
     /// network grid (besides the phases every run has).
     pub fn is_complete(&self) -> bool {
