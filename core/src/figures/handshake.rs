@@ -153,8 +153,10 @@ pub fn block_differences(
 ///   resamples and seed). A slow stretch of the shared host that lasts longer than two blocks
 ///   moves both blocks of a pair and cancels in their difference.
 /// - `Relative`: each pair's difference over its baseline block, the median of those shares and
-///   its 95% interval from the two-stage bootstrap over rounds and their pairs
-///   (`stats::bootstrap_medians_grouped`), each times the baseline's median over every connection.
+///   its 95% interval over the rounds and their pairs, as a median's over rounds
+///   (`stats::grouped_median_ci95`: the two-stage bootstrap, widened to the t-interval of the
+///   rounds' medians where few rounds make that wider), each times the baseline's median over
+///   every connection.
 ///   The host's speed moved the baseline's round medians by ±20-30% between the rounds of one quiet
 ///   `make run` (the Zen 5 VM, 2026-12-02): it scales a pair's difference with its blocks, so the
 ///   difference itself varies from round to round far more than within one, and a bootstrap over
@@ -184,12 +186,11 @@ pub fn paired_connections(
                 .collect();
             let groups: Vec<&[f64]> = shares.iter().map(Vec::as_slice).collect();
             let all: Vec<f64> = shares.iter().flatten().copied().collect();
-            let resampled = stats::bootstrap_medians_grouped(
-                &groups,
-                stats::BOOTSTRAP_RESAMPLES,
-                stats::BOOTSTRAP_SEED,
-            );
-            let (lo, hi) = stats::interval95(&resampled)?;
+            let share = stats::median(&all);
+            let (lo, hi) = match groups.len() {
+                1 => stats::median_ci95(&all, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
+                _ => stats::grouped_median_ci95(&groups, share),
+            }?;
             let base = stats::median(
                 &baseline
                     .totals_ns
@@ -197,7 +198,6 @@ pub fn paired_connections(
                     .map(|&x| x as f64)
                     .collect::<Vec<_>>(),
             );
-            let share = stats::median(&all);
             if !(share.is_finite() && lo.is_finite() && hi.is_finite()) {
                 return None;
             }
@@ -259,12 +259,13 @@ mod tests {
     }
 
     #[test]
-    fn the_relative_form_resamples_rounds() {
+    fn the_relative_form_holds_what_differs_between_rounds() {
         // Three rounds of ten pairs; in two the change costs 10% of the baseline's 100, in the
         // third 30%. A bootstrap over the 30 pairs alone almost never draws a median of 0.3
-        // (it needs 15 of 30 draws from a third of them); drawing rounds, two slow rounds of
-        // three come up about 26% of the time (3 x (1/3)^2 x 2/3 + (1/3)^3 = 7/27), and their
-        // pooled median is 0.3: the interval's top is the slow round's 30.
+        // (it needs 15 of 30 draws from a third of them). Over rounds: the round medians 0.1,
+        // 0.1 and 0.3 have a standard deviation of 0.11547, so with three rounds the t-interval
+        // around the median 0.1 is 0.1 -+ 4.303 x 0.11547 / sqrt 3 = 0.1 -+ 0.28686, times the
+        // baseline's 100.
         let base = [100u64; 30];
         let mut changed = [110u64; 30];
         changed[20..].fill(130);
@@ -279,8 +280,9 @@ mod tests {
             (Box::leak(Box::new(changed)), Box::leak(Box::new(base)));
         let d = paired_connections(c(a), c(b), relative(1)).unwrap();
         assert!((d.median_ns - 10.0).abs() < 1e-9, "{d:?}");
-        assert!((d.lo95_ns - 10.0).abs() < 1e-9, "{d:?}");
-        assert!((d.hi95_ns - 30.0).abs() < 1e-9, "{d:?}");
+        let half = 4.303 * (0.04f64 / 3.0).sqrt() / 3f64.sqrt() * 100.0;
+        assert!((d.lo95_ns - (10.0 - half)).abs() < 1e-6, "{d:?} {half}");
+        assert!((d.hi95_ns - (10.0 + half)).abs() < 1e-6, "{d:?} {half}");
         // A baseline block of zero has no share: nothing, rather than an infinite difference.
         let zero = [0u64; 30];
         let z: &'static [u64] = Box::leak(Box::new(zero));

@@ -183,8 +183,9 @@ pub enum DeltaForm {
     #[default]
     Absolute,
     /// Each block's difference as a share of its baseline block, the median of those shares with
-    /// its interval a two-stage bootstrap over the rounds and their blocks, times the baseline's
-    /// median (#33): the host's speed, which moves from round to round, scales both blocks of a
+    /// its interval over the rounds and their blocks as a median's over rounds (the two-stage
+    /// bootstrap, widened to the t-interval of the rounds' medians), times the baseline's median
+    /// (#33): the host's speed, which moves from round to round, scales both blocks of a
     /// pair and cancels in their ratio, and the blocks of one round share that speed, so the
     /// interval resamples rounds.
     Relative,
