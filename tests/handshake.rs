@@ -198,8 +198,8 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         } else {
             assert_eq!(e["client_share"][1], 32);
         }
-        // The paired design: every scenario against another has the median of its paired block
-        // differences, one block of 3 per round (blocks of 4, 3 connections a round), inside its
+        // The paired design: every scenario against another has its relative paired difference
+        // (two pairs: one block of 3 per round, blocks of 4, 3 connections a round) inside its
         // interval.
         assert_eq!(v["handshakes"]["pair_block"], 4);
         assert_eq!(v["handshakes"]["delta_form"], "relative");

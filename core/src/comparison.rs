@@ -536,7 +536,10 @@ pub fn coverage(runs: &[Results], all_pairs: bool) -> Coverage {
 /// The same check for the real handshakes' paired differences (`Scenario::measured_delta_ns` with
 /// its interval, files of the paired design): how often one run's interval of a scenario's
 /// difference, and its next-run interval (sqrt 2 times as wide: the next run has an error of its
-/// own; the host's common mode cancels in a difference measured paired), held the other run's.
+/// own; the host's common mode cancels in a difference measured paired), held the other run's. In
+/// the relative form a difference in microseconds is a share times the baseline's median, which
+/// moves with the host's speed from one run to the next beyond the interval; runs of different
+/// forms are compared all the same.
 pub fn delta_coverage(runs: &[Results], all_pairs: bool) -> Coverage {
     let mut c = Coverage::default();
     for (i, a) in runs.iter().enumerate() {

@@ -5,7 +5,7 @@
 mod paired;
 
 use crate::auth::{Auth, Auths, Step};
-use crate::figures::handshake::{paired_connections, Connections, Pairing};
+use crate::figures::handshake::{paired_connections, Connections, DeltaPairing};
 use crate::results::{
     Against, AllocCounters, AuthInfo, DeltaForm, Evidence, Handshakes, InSitu, InSituConnection,
     Mode, PerHandshake, RealStack, Results, Scenario, StopReason, Warning,
@@ -413,12 +413,13 @@ pub fn run(
 
 /// Connections per block of the paired design: the scenarios of one stack take turns this many
 /// connections at a time. From one run of 4,800 loopback handshakes per variant on the Zen 4 VM,
-/// cut into blocks of 1 to 32, blocks of 4 gave the narrowest paired intervals (`paired.rs`).
+/// cut into blocks of 1 to 32, blocks of 4 gave the narrowest paired intervals (`paired.rs`; the
+/// absolute form's bootstrap over blocks, before the relative form).
 pub const PAIR_BLOCK: usize = 4;
 
 /// How this step's differences are taken: blocks of `PAIR_BLOCK`, each pair's difference as a share
 /// of its baseline block (`results::DeltaForm::Relative`).
-pub const PAIRING: Pairing = Pairing {
+pub const PAIRING: DeltaPairing = DeltaPairing {
     block: PAIR_BLOCK,
     form: DeltaForm::Relative,
 };

@@ -6,7 +6,7 @@
 
 use super::differs;
 use crate::figures::evidence::{contradictions, Declared};
-use crate::figures::handshake::{median_figures, paired_connections, Connections, Pairing};
+use crate::figures::handshake::{median_figures, paired_connections, Connections, DeltaPairing};
 use crate::results::{Against, Handshakes, InSitu, Mode, PairedOverhead, Results, Scenario};
 use crate::stats;
 
@@ -181,7 +181,7 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             stats::rsd_pct(&s.sample_medians_ns),
         );
         medians(problems, &name, s);
-        match Pairing::of(h) {
+        match DeltaPairing::of(h) {
             Some(pairing) => paired_delta(problems, &name, list, s, pairing),
             None => unpaired(problems, &name, list, s),
         }
@@ -288,15 +288,15 @@ fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scena
     }
 }
 
-/// The paired design (`Handshakes::pair_block`): the ratio of the two medians, and the median of
-/// the paired block differences with its interval and count, recomputed from both scenarios'
-/// connections. A difference needs the scenario it is against, measured.
+/// The paired design (`Handshakes::pair_block`): the ratio of the two medians, and the paired
+/// difference in the file's form (`DeltaPairing::of`) with its interval and count, recomputed from
+/// both scenarios' connections. A difference needs the scenario it is against, measured.
 fn paired_delta(
     problems: &mut Vec<String>,
     name: &str,
     list: &[Scenario],
     s: &Scenario,
-    pairing: Pairing,
+    pairing: DeltaPairing,
 ) {
     let stored = (
         s.vs_baseline_ratio,

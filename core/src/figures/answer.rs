@@ -3,8 +3,8 @@
 //! share of it the in-situ crypto explains, memory per held connection against the baseline and
 //! the extra time over an emulated network. Pure functions of the results, tested by hand.
 
-use super::handshake::Pairing;
-use crate::results::{Capacity, Network, Results, Scenario};
+use super::handshake::DeltaPairing;
+use crate::results::{Capacity, DeltaForm, Network, Results, Scenario};
 use crate::stats;
 
 /// The hybrid each protocol's stacks share (ML-KEM-768 with X25519, the one every stack here
@@ -38,15 +38,16 @@ pub fn answers(protocol: &str, group: &str, auth: Option<&str>, baseline_auth: &
 /// (`paired_delta`) before it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairedDelta {
-    /// Median over the pairs of (changed - baseline), nanoseconds.
+    /// The difference, nanoseconds: the median of the pairs' (changed - baseline), or in the
+    /// relative form of their shares times the baseline's median.
     pub median_ns: f64,
     pub lo95_ns: f64,
     pub hi95_ns: f64,
     /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
     pub pairs: usize,
     pub block: usize,
-    /// How the pairs made the difference (`Absolute` where `block` is 0).
-    pub form: crate::results::DeltaForm,
+    /// How the pairs made the difference (`Absolute` for rounds).
+    pub form: DeltaForm,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
@@ -67,17 +68,17 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
         hi95_ns,
         pairs: d.len(),
         block: 0,
-        form: crate::results::DeltaForm::Absolute,
+        form: DeltaForm::Absolute,
     })
 }
 
-/// The paired difference of two real handshake scenarios: block by block where the run used the
-/// paired design (`block`, `Handshakes::pair_block`), else `paired_delta` over the rounds both ran
+/// The paired difference of two real handshake scenarios: block by block in the file's form where
+/// the run used the paired design (`DeltaPairing`), else `paired_delta` over the rounds both ran
 /// in (`figures::handshake::common_rounds`).
 pub fn paired_scenarios(
     changed: &Scenario,
     baseline: &Scenario,
-    pairing: Option<Pairing>,
+    pairing: Option<DeltaPairing>,
 ) -> Option<PairedDelta> {
     use super::handshake::{paired_connections, Connections};
     match pairing {
@@ -92,12 +93,12 @@ pub fn paired_scenarios(
 }
 
 /// The real loopback difference of two scenarios and its paired interval: in the paired design the
-/// median of the paired block differences (what `pqprof handshake` stores as `measured_delta_ns`),
+/// paired difference in the file's form (what `pqprof handshake` stores as `measured_delta_ns`),
 /// before it the difference of the two medians beside the round-paired interval.
 pub fn real_delta(
     changed: Option<&Scenario>,
     baseline: Option<&Scenario>,
-    pairing: Option<Pairing>,
+    pairing: Option<DeltaPairing>,
 ) -> (Option<f64>, Option<PairedDelta>) {
     let Some((s, b)) = changed.zip(baseline) else {
         return (None, None);
@@ -107,6 +108,18 @@ pub fn real_delta(
         Some(_) => (paired.map(|d| d.median_ns), paired),
         None => (Some(s.median_ns - b.median_ns), paired),
     }
+}
+
+/// The host's part of a difference in the relative form (`results::DeltaForm::Relative`): the
+/// difference is a share times the baseline's median, so the baseline median's own 95% interval,
+/// as a share of it, carries over to the difference; nanoseconds, half-width. `None` where the
+/// baseline has no interval.
+pub fn host_part_ns(delta_ns: f64, baseline: &Scenario) -> Option<f64> {
+    host_part(delta_ns, baseline.median_ns, baseline.median_ci95_ns?)
+}
+
+fn host_part(delta_ns: f64, median_ns: f64, interval: (f64, f64)) -> Option<f64> {
+    Some(delta_ns.abs() * stats::half_width_pct(interval, median_ns)? / 100.0)
 }
 
 /// Whether a difference is an answer: its 95% interval `(lo, hi)` excludes zero and is no wider
@@ -389,6 +402,14 @@ pub fn network_extra_interval_ns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_part_is_the_baseline_medians_share_of_the_difference() {
+        // A baseline median of 1,000 with 950-1,070: half-width 60, 6% of it; a difference of
+        // -100 carries 6 of it, whatever its sign.
+        assert_eq!(host_part(-100.0, 1000.0, (950.0, 1070.0)), Some(6.0));
+        assert_eq!(host_part(100.0, 0.0, (0.0, 1.0)), None);
+    }
 
     #[test]
     fn the_answer_serves_the_hybrid_and_the_chain_first() {

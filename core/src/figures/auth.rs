@@ -192,7 +192,7 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
         };
         Some(suite(x)? - suite(y)?)
     });
-    let real = fig::real_delta(s, b, super::handshake::Pairing::of_run(r));
+    let real = fig::real_delta(s, b, super::handshake::DeltaPairing::of_run(r));
     Figures {
         baseline: is_baseline,
         flight_bytes: s

@@ -3,7 +3,8 @@
 //! of connections made in turn with every other scenario, so the interval resamples the rounds
 //! first and the connections within them, widened to the t-interval of the round medians where
 //! that is wider (`stats::grouped_median_ci95`): a slow stretch of the shared host moves a round,
-//! and the interval holds it.
+//! and the interval holds it. The same file pairs two scenarios' connections block by block into
+//! their difference (`paired_connections`), the other figure `check` repeats.
 
 use crate::results::{DeltaForm, Handshakes, Results, Scenario};
 use crate::stats;
@@ -25,10 +26,7 @@ pub fn median_figures(totals_ns: &[u64], sizes: &[usize]) -> Option<MedianFigure
         return None;
     }
     let median_ns = stats::median(&xs);
-    let ci95_ns = match groups.len() {
-        1 => stats::median_ci95(&xs, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-        _ => stats::grouped_median_ci95(&groups, median_ns),
-    };
+    let ci95_ns = median_ci95_over(&groups, &xs, median_ns);
     Some(MedianFigures {
         median_ns,
         ci95_ns,
@@ -80,41 +78,34 @@ impl<'a> Connections<'a> {
 /// How a file of the paired design takes a difference: `block` connections a turn, and the form
 /// (`results::DeltaForm`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pairing {
+pub struct DeltaPairing {
     pub block: usize,
     pub form: DeltaForm,
 }
 
-impl Pairing {
+impl DeltaPairing {
     /// The handshakes' pairing, where they used the paired design.
-    pub fn of(h: &Handshakes) -> Option<Pairing> {
-        h.pair_block.map(|block| Pairing {
+    pub fn of(h: &Handshakes) -> Option<DeltaPairing> {
+        h.pair_block.map(|block| DeltaPairing {
             block,
             form: h.delta_form,
         })
     }
 
     /// The run's pairing, where its real handshakes used the paired design.
-    pub fn of_run(r: &Results) -> Option<Pairing> {
-        r.handshakes.as_ref().and_then(Pairing::of)
+    pub fn of_run(r: &Results) -> Option<DeltaPairing> {
+        r.handshakes.as_ref().and_then(DeltaPairing::of)
     }
 }
 
-/// The paired design's blocks, round by round (files whose `Handshakes::pair_block` is set): in
-/// every round the scenarios of one stack took turns, `block` connections at a time, so the j-th
-/// block of `changed` in a round ran next to the j-th block of `baseline` in that round. Each pair
-/// gives its two blocks' medians (changed, baseline), in block order; a round gives its pairs, in
-/// round order. Rounds only one of the two ran in, or in which they made different numbers of
-/// connections, pair nothing (and are left out). `None` where the stored connections do not make
-/// their samples or `block` is 0.
-pub fn block_pairs(
-    changed: Connections,
-    baseline: Connections,
-    block: usize,
-) -> Option<Vec<Vec<(f64, f64)>>> {
-    if block == 0
-        || changed.rounds.len() != changed.sizes.len()
-        || baseline.rounds.len() != baseline.sizes.len()
+/// The rounds two scenarios of the paired design both ran in with as many connections each, in the
+/// changed scenario's round order: (changed's connections, baseline's). `None` where the stored
+/// connections do not make their samples.
+fn shared_rounds<'a>(
+    changed: Connections<'a>,
+    baseline: Connections<'a>,
+) -> Option<Vec<(&'a [u64], &'a [u64])>> {
+    if changed.rounds.len() != changed.sizes.len() || baseline.rounds.len() != baseline.sizes.len()
     {
         return None;
     }
@@ -122,86 +113,109 @@ pub fn block_pairs(
         stats::groups(changed.totals_ns, changed.sizes)?,
         stats::groups(baseline.totals_ns, baseline.sizes)?,
     );
-    let medians = |xs: &[u64]| stats::median(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>());
     let mut out = Vec::new();
     for (i, r) in changed.rounds.iter().enumerate() {
         let Some(j) = baseline.rounds.iter().position(|x| x == r) else {
             continue;
         };
-        if a[i].len() != b[j].len() || a[i].is_empty() {
-            continue;
+        if a[i].len() == b[j].len() && !a[i].is_empty() {
+            out.push((a[i], b[j]));
         }
-        let pairs = a[i].chunks(block).zip(b[j].chunks(block));
-        out.push(pairs.map(|(x, y)| (medians(x), medians(y))).collect());
     }
     Some(out)
 }
 
-/// Each pair's difference of block medians (`block_pairs`), every round's in order.
-pub fn block_differences(
+fn median_u64(xs: &[u64]) -> f64 {
+    stats::median(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>())
+}
+
+/// The paired design's blocks, round by round (files whose `Handshakes::pair_block` is set): in
+/// every round the scenarios of one stack took turns, `block` connections at a time, so the j-th
+/// block of `changed` in a round ran next to the j-th block of `baseline` in that round. Each pair
+/// gives its two blocks' medians (changed, baseline), in block order; a round gives its pairs, in
+/// round order (`shared_rounds`: rounds only one of the two ran in, or in which they made
+/// different numbers of connections, pair nothing). `None` where the stored connections do not
+/// make their samples or `block` is 0.
+pub fn block_pairs(
     changed: Connections,
     baseline: Connections,
     block: usize,
-) -> Option<Vec<f64>> {
-    let rounds = block_pairs(changed, baseline, block)?;
-    Some(rounds.iter().flatten().map(|(a, b)| a - b).collect())
+) -> Option<Vec<Vec<(f64, f64)>>> {
+    if block == 0 {
+        return None;
+    }
+    let rounds = shared_rounds(changed, baseline)?;
+    Some(
+        rounds
+            .iter()
+            .map(|(a, b)| {
+                let pairs = a.chunks(block).zip(b.chunks(block));
+                pairs.map(|(x, y)| (median_u64(x), median_u64(y))).collect()
+            })
+            .collect(),
+    )
 }
 
 /// The paired difference of two scenarios of the paired design, in the file's form:
-/// - `Absolute`: the median of their block differences (`block_differences`) with its
-///   percentile-bootstrap interval over the blocks (`stats::median_interval`, the phases'
+/// - `Absolute`: the median of the pairs' differences of block medians (`block_pairs`) with its
+///   percentile-bootstrap interval over the pairs (`stats::median_interval`, the phases'
 ///   resamples and seed). A slow stretch of the shared host that lasts longer than two blocks
 ///   moves both blocks of a pair and cancels in their difference.
 /// - `Relative`: each pair's difference over its baseline block, the median of those shares and
-///   its 95% interval over the rounds and their pairs, as a median's over rounds
-///   (`stats::grouped_median_ci95`: the two-stage bootstrap, widened to the t-interval of the
-///   rounds' medians where few rounds make that wider), each times the baseline's median over
-///   every connection.
-///   The host's speed moved the baseline's round medians by ±20-30% between the rounds of one quiet
-///   `make run` (the Zen 5 VM, 2026-12-02): it scales a pair's difference with its blocks, so the
-///   difference itself varies from round to round far more than within one, and a bootstrap over
-///   the blocks alone was 2-4 times too narrow; the share cancels that speed, and resampling rounds
-///   keeps what still differs between them.
+///   its 95% interval as a median's over rounds (`stats::grouped_median_ci95`: the two-stage
+///   bootstrap over the rounds and their pairs, widened to the t-interval of the rounds' medians;
+///   with one round shared, the bootstrap over its pairs alone), each times the baseline's median
+///   over its connections of the shared rounds (a round only the baseline ran in, as the partner
+///   of another scenario, says nothing of this pair). On the Zen 5 VM's make run of 2026-12-02
+///   14:05 (a host that drifted 15% between processes) the baseline's round medians moved by up
+///   to 30% from one round to the next, and a pair's difference moved with its blocks, so the
+///   differences varied between rounds far more than within one and a bootstrap over the blocks
+///   alone was 2-4 times too narrow; the share cancels the host's speed, and resampling rounds
+///   keeps what still differs between them. A baseline block of no time has no share: the pair
+///   is left out.
 ///
 /// `None` with fewer than two pairs.
 pub fn paired_connections(
     changed: Connections,
     baseline: Connections,
-    pairing: Pairing,
+    pairing: DeltaPairing,
 ) -> Option<super::answer::PairedDelta> {
     let rounds = block_pairs(changed, baseline, pairing.block)?;
-    let pairs = rounds.iter().map(Vec::len).sum::<usize>();
-    let (median_ns, lo95_ns, hi95_ns) = match pairing.form {
+    let (median_ns, lo95_ns, hi95_ns, pairs) = match pairing.form {
         DeltaForm::Absolute => {
             let d: Vec<f64> = rounds.iter().flatten().map(|(a, b)| a - b).collect();
-            stats::Sample::new(&d).ok()?.median_interval()?
+            let (m, lo, hi) = stats::Sample::new(&d).ok()?.median_interval()?;
+            (m, lo, hi, d.len())
         }
         DeltaForm::Relative => {
-            if pairs < 2 {
-                return None;
-            }
             let shares: Vec<Vec<f64>> = rounds
                 .iter()
-                .map(|r| r.iter().map(|(a, b)| (a - b) / b).collect())
+                .map(|r| {
+                    r.iter()
+                        .filter(|(_, b)| *b > 0.0)
+                        .map(|(a, b)| (a - b) / b)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|r| !r.is_empty())
                 .collect();
-            let groups: Vec<&[f64]> = shares.iter().map(Vec::as_slice).collect();
             let all: Vec<f64> = shares.iter().flatten().copied().collect();
-            let share = stats::median(&all);
-            let (lo, hi) = match groups.len() {
-                1 => stats::median_ci95(&all, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-                _ => stats::grouped_median_ci95(&groups, share),
-            }?;
-            let base = stats::median(
-                &baseline
-                    .totals_ns
-                    .iter()
-                    .map(|&x| x as f64)
-                    .collect::<Vec<_>>(),
-            );
-            if !(share.is_finite() && lo.is_finite() && hi.is_finite()) {
+            if all.len() < 2 {
                 return None;
             }
-            (share * base, lo.min(share) * base, hi.max(share) * base)
+            let share = stats::median(&all);
+            let groups: Vec<&[f64]> = shares.iter().map(Vec::as_slice).collect();
+            let (lo, hi) = median_ci95_over(&groups, &all, share)?;
+            let shared: Vec<u64> = shared_rounds(changed, baseline)?
+                .iter()
+                .flat_map(|(_, b)| b.iter().copied())
+                .collect();
+            let base = median_u64(&shared);
+            (
+                share * base,
+                lo.min(share) * base,
+                hi.max(share) * base,
+                all.len(),
+            )
         }
     };
     Some(super::answer::PairedDelta {
@@ -214,19 +228,38 @@ pub fn paired_connections(
     })
 }
 
+/// The 95% interval of the median `median` of `all`, measured in `groups` (rounds): over the
+/// groups where there are two or more (`stats::grouped_median_ci95`), else the bootstrap's.
+fn median_ci95_over(groups: &[&[f64]], all: &[f64], median: f64) -> Option<(f64, f64)> {
+    match groups.len() {
+        1 => stats::median_ci95(all, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
+        _ => stats::grouped_median_ci95(groups, median),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn absolute(block: usize) -> Pairing {
-        Pairing {
+    fn absolute(block: usize) -> DeltaPairing {
+        DeltaPairing {
             block,
             form: DeltaForm::Absolute,
         }
     }
 
-    fn relative(block: usize) -> Pairing {
-        Pairing {
+    fn block_differences(a: Connections, b: Connections, block: usize) -> Option<Vec<f64>> {
+        Some(
+            block_pairs(a, b, block)?
+                .iter()
+                .flatten()
+                .map(|(x, y)| x - y)
+                .collect(),
+        )
+    }
+
+    fn relative(block: usize) -> DeltaPairing {
+        DeltaPairing {
             block,
             form: DeltaForm::Relative,
         }
@@ -283,10 +316,36 @@ mod tests {
         let half = 4.303 * (0.04f64 / 3.0).sqrt() / 3f64.sqrt() * 100.0;
         assert!((d.lo95_ns - (10.0 - half)).abs() < 1e-6, "{d:?} {half}");
         assert!((d.hi95_ns - (10.0 + half)).abs() < 1e-6, "{d:?} {half}");
-        // A baseline block of zero has no share: nothing, rather than an infinite difference.
+        // A baseline block of no time has no share: that pair is left out, and with every block
+        // so, there is no difference rather than an infinite one.
+        let mut one = base;
+        one[0] = 0;
+        let o: &'static [u64] = Box::leak(Box::new(one));
+        let d = paired_connections(c(a), c(o), relative(1)).unwrap();
+        assert_eq!(d.pairs, 29);
         let zero = [0u64; 30];
         let z: &'static [u64] = Box::leak(Box::new(zero));
         assert_eq!(paired_connections(c(a), c(z), relative(1)), None);
+    }
+
+    #[test]
+    fn the_relative_form_scales_by_the_baselines_median_of_the_shared_rounds() {
+        // The baseline also ran round 7 (as another scenario's partner) at 1,000 a connection;
+        // the pair shares rounds 0 and 1 only, where the baseline's median is 100: the change's
+        // 10% is 10, not 10% of the median over all seven connections (the 1,000s are 3 of 7).
+        let changed = Connections {
+            totals_ns: &[110, 110, 110, 110],
+            sizes: &[2, 2],
+            rounds: &[0, 1],
+        };
+        let baseline = Connections {
+            totals_ns: &[100, 100, 100, 100, 1000, 1000, 1000],
+            sizes: &[2, 2, 3],
+            rounds: &[0, 1, 7],
+        };
+        let d = paired_connections(changed, baseline, relative(1)).unwrap();
+        assert!((d.median_ns - 10.0).abs() < 1e-9, "{d:?}");
+        assert_eq!(d.pairs, 4);
     }
 
     #[test]

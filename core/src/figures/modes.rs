@@ -9,7 +9,7 @@
 //! not reuse the hybrid's X25519 key.
 
 use super::answer::{PairedDelta, CERTIFICATE, HYBRID};
-use super::handshake::{paired_connections, Connections, Pairing};
+use super::handshake::{paired_connections, Connections, DeltaPairing};
 use crate::results::{Handshakes, Mode, Scenario};
 
 /// Whether the handshake step makes a scenario in `mode` as well as full:
@@ -87,7 +87,7 @@ pub fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
     paired_connections(
         Connections::of(p.other),
         Connections::of(p.full),
-        Pairing::of(h)?,
+        DeltaPairing::of(h)?,
     )
 }
 

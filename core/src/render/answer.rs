@@ -188,6 +188,8 @@ pub struct Figures {
     pub composed_stack: String,
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
+    /// The host's part of `real_ns` in the relative form (`figures::answer::host_part_ns`).
+    pub real_host_half_ns: Option<f64>,
     pub explained_pct: Option<f64>,
     /// Whether both terms of the share are resolved (`figures::answer::explained_terms`); `None`
     /// where the records give no interval.
@@ -244,7 +246,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     let composed_half =
         suites.and_then(|(a, b)| crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases));
     let capacity = r.capacity.as_ref();
-    let pairing = crate::figures::handshake::Pairing::of_run(r);
+    let pairing = crate::figures::handshake::DeltaPairing::of_run(r);
     let real = fig::real_delta(s, b, pairing);
     Figures {
         composed_ns: composed,
@@ -256,6 +258,11 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         composed_stack: s.map_or(String::new(), |s| s.composed_stack.clone()),
         real_ns: real.0,
         real_interval: real.1,
+        real_host_half_ns: real
+            .1
+            .filter(|i| !i.form.is_absolute())
+            .zip(b)
+            .and_then(|(i, b)| fig::host_part_ns(i.median_ns, b)),
         explained_pct: explained,
         explained_resolved: i.zip(bi).and_then(|(i, bi)| {
             let (c, t) =
@@ -568,7 +575,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         None => Cell::missing("no composition of this stack's library"),
     });
     out.push(match f.real_ns {
-        Some(d) => real_cell(d, f.real_interval, c, hs.clone()),
+        Some(d) => real_cell(d, f.real_interval, f.real_host_half_ns, c, hs.clone()),
         None => Cell::missing("no real handshakes of both scenarios"),
     });
     out.push(match (f.explained_pct, f.explained_resolved) {
@@ -656,7 +663,13 @@ pub(crate) fn half_us(lo: f64, hi: f64) -> String {
 /// The real loopback difference: with its interval beneath where the interval supports it
 /// (`figures::answer::resolved`), else "not resolved" with the half-width (the difference stays in
 /// the title and the page's data).
-fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) -> Cell {
+fn real_cell(
+    d: f64,
+    interval: Option<PairedDelta>,
+    host_half_ns: Option<f64>,
+    c: &Change,
+    href: String,
+) -> Cell {
     let mut values = vec![value("real", d)];
     let resolved = interval.is_none_or(|i| fig::resolved(d, (i.lo95_ns, i.hi95_ns)));
     let sub = interval.map_or(String::new(), |i| {
@@ -670,7 +683,7 @@ fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) ->
     });
     let how = match interval {
         Some(i) if i.block > 0 && !i.form.is_absolute() => format!(
-            "the median of {} paired differences of blocks of {} connections, each block run next to the other's and taken as a share of the baseline's block, times the baseline's median; the 95% interval resamples the rounds and their blocks, so the host's speed, which scales both blocks of a pair, cancels",
+            "the median of {} paired differences of blocks of {} connections, each block run next to the other's and taken as a share of the baseline's block, times the baseline's median in the rounds both ran in: the share cancels the host's speed, which scales both blocks of a pair; the 95% interval resamples the rounds and then their blocks, widened to the t-interval of the rounds' medians",
             i.pairs, i.block
         ),
         Some(i) if i.block > 0 => format!(
@@ -683,6 +696,12 @@ fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) ->
         ),
         None => "the difference of the medians".into(),
     };
+    let host = host_half_ns.map_or(String::new(), |h| {
+        format!(
+            "; beyond that interval, the host's part, which the share cancels and the baseline's median brings back in microseconds: ±{}",
+            units::time(h)
+        )
+    });
     Cell {
         text: if resolved {
             units::signed_time(d)
@@ -692,7 +711,7 @@ fn real_cell(d: f64, interval: Option<PairedDelta>, c: &Change, href: String) ->
         sub,
         href,
         title: format!(
-            "loopback connection, {} minus {}: {how}{}",
+            "loopback connection, {} minus {}: {how}{host}{}",
             c.group,
             c.baseline,
             match interval {

@@ -135,7 +135,7 @@ fn cells(f: &Figures) -> Vec<Cell> {
             difference(
                 d,
                 i,
-                "median connection minus the baseline chain's, same group and stack, paired (the real handshakes' interval)",
+                "the paired difference from the baseline chain, same group and stack (the answer's real Δ: in a run of the relative form, the blocks' shares times the baseline's median)",
                 "real",
             )
         }

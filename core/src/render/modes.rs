@@ -87,7 +87,7 @@ fn stored(s: &crate::results::Scenario, h: &Handshakes) -> Option<PairedDelta> {
         lo95_ns: lo,
         hi95_ns: hi,
         pairs: s.measured_delta_pairs?,
-        block: 0,
+        block: h.pair_block.unwrap_or(0),
         form: h.delta_form,
     })
 }

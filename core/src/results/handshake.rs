@@ -156,8 +156,8 @@ pub struct Handshakes {
     pub insitu_call_cost_ns: Option<f64>,
     /// Files from 2026-12-02 on: the paired design. In every round the scenarios of one stack
     /// (plain, or in situ) take turns this many connections at a time, the order turning every
-    /// block, and a scenario's difference from the one it is against is the median of the
-    /// two's block-median differences (`figures::handshake::paired_connections`). Absent: each
+    /// block, and a scenario's difference from the one it is against is taken from the paired
+    /// blocks in `delta_form` (`figures::handshake::paired_connections`). Absent: each
     /// scenario made its round's connections back to back, and `measured_delta_ns` is the
     /// difference of the two medians.
     #[serde(default, skip_serializing_if = "Option::is_none")]
