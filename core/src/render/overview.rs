@@ -353,11 +353,17 @@ fn seed_rows(runs: &[&Run]) -> Vec<SeedRow> {
             else {
                 continue;
             };
-            let Some(c) = plain().find(|s| {
-                s.protocol == y.protocol
-                    && s.vs_baseline_ratio.is_none()
-                    && y.measured_delta_ns
-                        .is_some_and(|d| crate::stats::agrees(s.median_ns, y.median_ns - d, 1e-6))
+            // The scenario the hybrid names as its baseline; files before `against` only say it
+            // through the difference of the medians (a paired difference is not that).
+            let Some(c) = plain().find(|s| match &y.against {
+                Some(a) => s.is(a, stack, false),
+                None => {
+                    s.protocol == y.protocol
+                        && s.vs_baseline_ratio.is_none()
+                        && y.measured_delta_ns.is_some_and(|d| {
+                            crate::stats::agrees(s.median_ns, y.median_ns - d, 1e-6)
+                        })
+                }
             }) else {
                 continue;
             };
