@@ -307,8 +307,9 @@ pub fn run(
     let n = running.len();
     pair_up(&mut running, &suites, &auths);
     // The budget is the whole step's, start to end: what the timers' paired cost will take is
-    // kept back from it (estimated from the first round's connections), and the first rounds stop
-    // early, after `MIN_SAMPLES`, where they would not leave it.
+    // kept back from the first rounds (estimated from the first round's connections), which stop
+    // early, after `MIN_SAMPLES`, where they would not leave it; it is measured right after them,
+    // so the precision rounds then take the time that is really left.
     let deadline = opts.budget.map(|b| start_time + b);
     let mut reserve_s = 0.0;
     let mut first_rounds = 0;
@@ -340,6 +341,12 @@ pub fn run(
             reserve_s = paired_reserve_s(&running, opts.per_sample, &auths.baseline);
         }
     }
+    let timers = paired::measure(
+        &paired_targets(&running, &auths.baseline),
+        &chains.first()?.0,
+        progress,
+    )?;
+    let reserve_s = 0.0;
     // Then more rounds, each of the scenarios whose median or whose difference from its partner
     // is still wider than its target (the widest first), with their partners, that fit in the
     // time left; the intervals are recomputed over every round.
@@ -389,12 +396,7 @@ pub fn run(
         scenarios.into_iter().partition(|s| s.mode.is_full());
     fill_baselines(&mut scenarios, &suites, &auths, results, call_cost_ns);
     fill_baselines(&mut other_modes, &suites, &auths, results, call_cost_ns);
-    paired::measure(
-        &mut scenarios,
-        &auths.baseline,
-        &chains.first()?.0,
-        progress,
-    )?;
+    paired::attach(&mut scenarios, &auths.baseline, timers)?;
     drop(chains);
     Ok(Handshakes {
         date_utc: crate::host::utc_now(),
@@ -558,14 +560,30 @@ fn time_left_s(deadline: Option<Instant>, reserve_s: f64) -> f64 {
     })
 }
 
-/// What the timers' paired cost (`paired::measure`, after the rounds) will take, seconds: its
-/// connections per scenario it pairs, each at the scenario's first-round time per connection.
-fn paired_reserve_s(running: &[Running], per_sample: usize, baseline: &str) -> f64 {
+/// The plain full scenarios of the baseline authentication on a stack timed in situ: those whose
+/// timers' cost `paired::measure` measures.
+fn paired_scenarios<'a>(
+    running: &'a [Running],
+    baseline: &'a str,
+) -> impl Iterator<Item = &'a Running> {
     running
         .iter()
         .filter(|r| !r.failed && !r.instrumented && r.stack.features().in_situ)
         .filter(|r| r.mode.is_full())
-        .filter(|r| r.auth.as_ref().is_none_or(|a| a.name == baseline))
+        .filter(move |r| r.auth.as_ref().is_none_or(|a| a.name == baseline))
+}
+
+/// What `paired::measure` is for: each paired scenario's stack and group.
+fn paired_targets(running: &[Running], baseline: &str) -> Vec<(&'static dyn TlsStack, String)> {
+    paired_scenarios(running, baseline)
+        .map(|r| (r.stack, r.suite.clone()))
+        .collect()
+}
+
+/// What the timers' paired cost (`paired::measure`, after the first rounds) will take, seconds:
+/// its connections per scenario it pairs, each at the scenario's first-round time per connection.
+fn paired_reserve_s(running: &[Running], per_sample: usize, baseline: &str) -> f64 {
+    paired_scenarios(running, baseline)
         .filter_map(|r| {
             let per_connection = r.sample_s.first()? / per_sample.max(1) as f64;
             Some(paired::connections(r.stack) as f64 * per_connection)

@@ -110,26 +110,100 @@ fn loopback_blocks(
     })
 }
 
-/// For each plain scenario with an instrumented twin: the timers' cost paired in memory, on a
-/// thread pinned to the measuring core, and paired on loopback.
+/// The timers' cost of one plain scenario's stack and group, paired in memory and on loopback,
+/// before its median is known (`measure`), to be set on the scenario after the rounds (`attach`).
+pub struct Measured {
+    stack: &'static str,
+    group: String,
+    memory: PairedBlocks,
+    loopback: PairedBlocks,
+}
+
+/// For each (stack, group) of a plain scenario of the baseline authentication with an
+/// instrumented twin: the timers' cost paired in memory, on a thread pinned to the measuring core,
+/// and paired on loopback. The step measures this right after its first rounds, so that the
+/// precision rounds take exactly the time left (it used to run last, with its time kept back from
+/// the rounds as an estimate that under a noisy host left about 16 s of 90 unused).
 ///
 /// Allocation counting is off meanwhile: its counters are process-wide atomics, and with the
 /// servers in this process both sides would write them on every allocation, a cross-core transfer
 /// the scenarios (each server in a process of its own) never pay. On the Zen 4 VM turning it off
 /// moved the paired loopback figures by less than their noise.
-/// Only the scenarios of the baseline authentication (`baseline`, served from `id`): the timers'
-/// cost is that of the calls a handshake makes, which a certificate changes little, and each
-/// paired measurement takes seconds.
+/// Only the scenarios of the baseline authentication (served from `id`): the timers' cost is that
+/// of the calls a handshake makes, which a certificate changes little, and each paired
+/// measurement takes seconds.
 pub fn measure(
-    scenarios: &mut [Scenario],
-    baseline: &str,
+    targets: &[(&'static dyn TlsStack, String)],
     id: &Identity,
     progress: &mut dyn FnMut(&str),
-) -> Result<()> {
+) -> Result<Vec<Measured>> {
     crate::alloc::enable(false);
-    let out = measure_all(scenarios, baseline, id, progress);
+    let out = targets
+        .iter()
+        .map(|(stack, group)| measure_one(*stack, group, id, progress))
+        .collect();
     crate::alloc::enable(true);
     out
+}
+
+fn measure_one(
+    stack: &'static dyn TlsStack,
+    group: &str,
+    id: &Identity,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measured> {
+    progress(&format!(
+        "in-situ timers' cost, paired in memory and on loopback: {group} on {}",
+        stack.name()
+    ));
+    let memory = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                crate::measure::pin();
+                paired_blocks(stack, group, id, BLOCKS, PER_BLOCK)
+            })
+            .join()
+            .map_err(|_| anyhow!("the paired overhead thread panicked"))?
+    })?;
+    let loopback = loopback_blocks(stack, group, id, LOOPBACK_BLOCKS, LOOPBACK_PER_BLOCK)?;
+    Ok(Measured {
+        stack: stack.name(),
+        group: group.to_string(),
+        memory,
+        loopback,
+    })
+}
+
+/// Sets what `measure` measured on the plain scenarios it was for (those with an instrumented
+/// twin, `insitu_overhead_pct`, of the baseline authentication), summarised against each one's
+/// median. A scenario that failed in the rounds after it was measured is left out.
+pub fn attach(scenarios: &mut [Scenario], baseline: &str, measured: Vec<Measured>) -> Result<()> {
+    for m in measured {
+        let Some(s) = scenarios.iter_mut().find(|s| {
+            !s.instrumented
+                && s.insitu_overhead_pct.is_some()
+                && s.auth_name().is_none_or(|a| a == baseline)
+                && s.stack.name() == m.stack
+                && s.suite == m.group
+        }) else {
+            continue;
+        };
+        s.insitu_overhead_paired = Some(summarise(
+            PER_BLOCK,
+            m.memory.plain,
+            m.memory.wrapped,
+            m.memory.timed,
+            s.median_ns,
+        )?);
+        s.insitu_overhead_paired_loopback = Some(summarise(
+            LOOPBACK_PER_BLOCK,
+            m.loopback.plain,
+            m.loopback.wrapped,
+            m.loopback.timed,
+            s.median_ns,
+        )?);
+    }
+    Ok(())
 }
 
 /// `overhead::summarise`, an error where there are too few blocks.
@@ -142,51 +216,6 @@ fn summarise(
 ) -> Result<PairedOverhead> {
     crate::overhead::summarise(per_block, plain, wrapped, timed, median_ns)
         .ok_or_else(|| anyhow!("fewer than two paired blocks"))
-}
-
-fn measure_all(
-    scenarios: &mut [Scenario],
-    baseline: &str,
-    id: &Identity,
-    progress: &mut dyn FnMut(&str),
-) -> Result<()> {
-    for s in scenarios.iter_mut().filter(|s| {
-        !s.instrumented
-            && s.insitu_overhead_pct.is_some()
-            && s.auth_name().is_none_or(|a| a == baseline)
-    }) {
-        progress(&format!(
-            "in-situ timers' cost, paired in memory and on loopback: {} on {}",
-            s.suite,
-            s.stack.name()
-        ));
-        let (stack, group) = (stack::find(s.stack.name())?, s.suite.clone());
-        let b = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    crate::measure::pin();
-                    paired_blocks(stack, &group, id, BLOCKS, PER_BLOCK)
-                })
-                .join()
-                .map_err(|_| anyhow!("the paired overhead thread panicked"))?
-        })?;
-        s.insitu_overhead_paired = Some(summarise(
-            PER_BLOCK,
-            b.plain,
-            b.wrapped,
-            b.timed,
-            s.median_ns,
-        )?);
-        let l = loopback_blocks(stack, &group, id, LOOPBACK_BLOCKS, LOOPBACK_PER_BLOCK)?;
-        s.insitu_overhead_paired_loopback = Some(summarise(
-            LOOPBACK_PER_BLOCK,
-            l.plain,
-            l.wrapped,
-            l.timed,
-            s.median_ns,
-        )?);
-    }
-    Ok(())
 }
 
 /// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
