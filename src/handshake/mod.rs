@@ -649,45 +649,55 @@ fn wideness(running: &[Running], r: &Running, opts: &Options) -> Option<f64> {
 }
 
 /// The scenarios another round measures: those wider than a target with samples to spare, the
-/// widest first, each with its partner (a difference is measured only from rounds both run in),
-/// while their expected time (each one's slowest sample so far) fits in the time left.
+/// widest first, each with its partner where that has samples to spare too (a difference is
+/// measured only from rounds both run in), while their expected time (each one's slowest sample
+/// so far) fits in the time left.
 fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize> {
+    let spare = |r: &Running| !r.failed && r.sample_medians.len() < opts.max_samples;
     let open = running
         .iter()
         .enumerate()
-        .filter(|(_, r)| !r.failed && r.sample_medians.len() < opts.max_samples)
+        .filter(|(_, r)| spare(r))
         // Another mode's figures are paired with its full twin over the rounds both ran in; one
         // without a partner of its own mode would gain rounds that pair with nothing.
         .filter(|(_, r)| r.mode.is_full() || r.partner.is_some());
     // The answer's rows first, by their differences alone (the figures the table quotes; a
     // median's 1% can wait): while one of them is wide and fits, the others wait.
+    // A row whose partner has had its samples would gain rounds that pair with nothing.
     let answers: Vec<(usize, f64)> = open
         .clone()
-        .filter(|(_, r)| r.answers)
+        .filter(|(_, r)| r.answers && r.partner.is_some_and(|p| spare(&running[p])))
         .filter_map(|(i, r)| Some((i, delta_wideness(running, r)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();
-    match fitting(running, answers, left_s) {
+    let with_partner = |i: usize| running[i].partner.filter(|&p| spare(&running[p]));
+    match fitting(running, answers, left_s, with_partner) {
         chosen if chosen.is_empty() => {
             let wide = open
                 .filter_map(|(i, r)| Some((i, wideness(running, r, opts)?)))
                 .filter(|&(_, w)| w > 1.0)
                 .collect();
-            fitting(running, wide, left_s)
+            fitting(running, wide, left_s, with_partner)
         }
         chosen => chosen,
     }
 }
 
-/// The widest of `wide` first, each with its partner, while their expected time fits in `left_s`.
-fn fitting(running: &[Running], mut wide: Vec<(usize, f64)>, left_s: f64) -> Vec<usize> {
+/// The widest of `wide` first, each with its partner (`partner`: the one that runs with it, if
+/// any), while their expected time fits in `left_s`.
+fn fitting(
+    running: &[Running],
+    mut wide: Vec<(usize, f64)>,
+    left_s: f64,
+    partner: impl Fn(usize) -> Option<usize>,
+) -> Vec<usize> {
     wide.sort_by(|a, b| b.1.total_cmp(&a.1));
     let cost = |i: usize| running[i].sample_s.iter().copied().fold(0.0, f64::max);
     let mut spent = 0.0;
     let mut chosen: Vec<usize> = Vec::new();
     for (i, _) in wide {
         let with: Vec<usize> = std::iter::once(i)
-            .chain(running[i].partner.filter(|&p| !running[p].failed))
+            .chain(partner(i))
             .filter(|j| !chosen.contains(j))
             .collect();
         let c: f64 = with.iter().map(|&j| cost(j)).sum();
