@@ -8,6 +8,7 @@
 
 pub mod lab;
 pub mod router;
+mod window;
 
 use crate::auth::Step;
 use crate::figures::network::{
@@ -22,7 +23,7 @@ use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use lab::Lab;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -242,14 +243,9 @@ impl Pace {
 /// `max_in_flight`, and no more than there are handshakes.
 pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: usize) -> Pace {
     let gap_ns = (zero_ns / load.clamp(0.01, 1.0)).max(0.0);
-    let threads = if gap_ns > 0.0 {
-        (expected_ns / gap_ns).ceil() as usize + 1
-    } else {
-        1
-    };
     Pace {
         gap: Duration::from_nanos(gap_ns.round() as u64),
-        threads: threads.clamp(1, max_in_flight.max(1)).min(n.max(1)),
+        threads: window::lane_threads(expected_ns, gap_ns, max_in_flight, n),
     }
 }
 
@@ -266,16 +262,16 @@ pub fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> D
     }
 }
 
-/// A cell's handshakes when its allowance is shorter than its own budget: in proportion, never
-/// fewer than `MIN_PER_CELL` (nor more than asked).
-pub fn shrink_count(count: usize, allowance: Duration, cell_budget: Duration) -> usize {
-    if allowance >= cell_budget || cell_budget.is_zero() {
-        return count;
+/// A paced cell's handshakes within its allowance: those whose start, a `gap` after the one
+/// before, is at most `allowance` after its first, never fewer than `MIN_PER_CELL` (nor more than
+/// asked). Fixed before the cell starts, so which handshakes run does not depend on how any went.
+/// Back to back (no gap), the count asked: the clock stops those cells (window::sample).
+pub fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize {
+    if gap.is_zero() {
+        return asked;
     }
-    let share = allowance.as_secs_f64() / cell_budget.as_secs_f64();
-    ((count as f64 * share).round() as usize)
-        .max(MIN_PER_CELL)
-        .min(count)
+    let fit = (allowance.as_nanos() / gap.as_nanos()) as usize + 1;
+    fit.max(MIN_PER_CELL).min(asked)
 }
 
 /// The emulator's control channel/// The emulator's control channel (router.rs, a child in the router namespace).
@@ -296,7 +292,7 @@ impl Router {
         Ok(())
     }
 
-    fn stats(&mut self) -> Result<router::Counters> {
+    fn stats(&mut self) -> Result<router::Stats> {
         let line = self.0.command("stats")?;
         serde_json::from_str(&line).with_context(|| format!("the emulator said {line:?}"))
     }
@@ -444,195 +440,22 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
         .ok_or_else(|| anyhow!("no cpu_ns in {line}"))
 }
 
-/// What a cell's handshakes gave: (ready, echo) per completed handshake, how many failed, and
-/// the measured window's wall time and the clients' CPU over it: this process's (its threads were
-/// made, moved into the client namespace and given their clients before the window opened), with
-/// what clients in processes of their own report (the Go peer's client processes: all their CPU).
-struct Sampled {
-    times: Vec<(u64, u64)>,
-    failed: usize,
-    wall_ns: f64,
-    cpu_ns: f64,
-    /// How late the paced starts were against their slots, mean and largest.
-    lag_mean_ns: f64,
-    lag_max_ns: f64,
-}
-
-/// `n` handshakes started at `pace` from client-namespace threads, each with its own client from
-/// `clients` (made before, untimed, and kept for the scenario's next cells: an OpenSSL client
-/// context costs milliseconds of CPU, which must neither land in a cell nor contend with its
-/// handshakes).
-/// Once `MIN_PER_CELL` have started, none starts whose slot is past `budget` (back to back: once
-/// `budget` has passed); those started all finish. Which handshakes start depends only on the
-/// schedule or the clock, not on how any of them went, so the sample is not biased towards fast
-/// ones.
-fn handshakes(
-    s: &Scenario,
-    clients: &mut Vec<Box<dyn stack::Client>>,
-    id: &Identity,
-    addr: SocketAddr,
-    n: usize,
+/// What a cell of a window asks for, worked out before the window opens.
+struct Plan<'a> {
+    /// The scenario's index.
+    j: usize,
+    id: &'a Identity,
+    round_trips: f64,
+    count: usize,
+    at: Conditions,
+    zero_model: Option<Model>,
     pace: Pace,
-    budget: Duration,
-) -> Result<Sampled> {
-    let threads = pace.threads.max(1).min(n.max(1));
-    while clients.len() < threads {
-        clients.push(s.stack.client(Config::plain(&s.group, id))?);
-    }
-    let done: Mutex<Vec<(u64, u64)>> = Mutex::default();
-    let failed = AtomicUsize::new(0);
-    let next = AtomicUsize::new(0);
-    // How late each start was against its slot (threads all busy, or one waiting out an RTO).
-    let (lag_sum, lag_max, started) = (AtomicU64::new(0), AtomicU64::new(0), AtomicUsize::new(0));
-    let gate = Gate::default();
-    let (wall_ns, cpu_ns) = std::thread::scope(|scope| -> Result<(f64, f64)> {
-        let mut handles = Vec::new();
-        for c in clients.iter().take(threads) {
-            let (done, failed, next, gate) = (&done, &failed, &next, &gate);
-            let (lag_sum, lag_max, started) = (&lag_sum, &lag_max, &started);
-            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || -> Result<()> {
-                // In the client namespace, with what the client's first connection would start
-                // (the Go peer's process, which a child started here inherits the namespace of).
-                let entered = lab::enter(lab::CLIENT).and_then(|()| c.ready(addr));
-                let t0 = gate.arrive();
-                entered?;
-                let t0 = t0.ok_or_else(|| anyhow!("the cell was called off"))?;
-                loop {
-                    let k = next.fetch_add(1, Relaxed);
-                    let due = t0 + pace.gap * k as u32;
-                    // A paced cell's last start is fixed by the schedule; a serial one's by the
-                    // clock. Neither depends on how the handshakes went.
-                    let over = if pace.gap.is_zero() {
-                        t0.elapsed() > budget
-                    } else {
-                        due - t0 > budget
-                    };
-                    if k >= n || (k >= MIN_PER_CELL && over) || crate::interrupt::check().is_err() {
-                        break;
-                    }
-                    let now = Instant::now();
-                    if due > now {
-                        std::thread::sleep(due - now);
-                    } else if !pace.gap.is_zero() {
-                        let lag = (now - due).as_nanos() as u64;
-                        lag_sum.fetch_add(lag, Relaxed);
-                        lag_max.fetch_max(lag, Relaxed);
-                    }
-                    started.fetch_add(1, Relaxed);
-                    match c.connect(addr, false) {
-                        Ok(o) => done
-                            .lock()
-                            .map_err(|_| anyhow!("poisoned"))?
-                            .push((o.ready_ns as u64, o.total_ns as u64)),
-                        Err(_) => {
-                            failed.fetch_add(1, Relaxed);
-                        }
-                    }
-                }
-                Ok(())
-            });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    // Those already waiting are let go without a start.
-                    gate.open(None);
-                    return Err(anyhow!("cannot start a client thread: {e}"));
-                }
-            }
-        }
-        // The window opens once every thread is in the client namespace with its client.
-        gate.wait_for(handles.len());
-        // The clients' CPU: this process's, and what clients outside it (the Go peer's
-        // processes) report having spent.
-        let outside = || -> f64 {
-            clients
-                .iter()
-                .take(threads)
-                .map(|c| c.outside_cpu_ns())
-                .sum()
-        };
-        let cpu0 = crate::alloc::process_cpu_ns() + outside();
-        let t0 = Instant::now();
-        gate.open(Some(t0));
-        let mut first_error = None;
-        for h in handles {
-            let r = h
-                .join()
-                .map_err(|_| anyhow!("a client thread panicked"))
-                .and_then(|r| r);
-            if let Err(e) = r {
-                first_error.get_or_insert(e);
-            }
-        }
-        let measured = (
-            t0.elapsed().as_nanos() as f64,
-            crate::alloc::process_cpu_ns() + outside() - cpu0,
-        );
-        first_error.map_or(Ok(measured), Err)
-    })?;
-    crate::interrupt::check()?;
-    let times = std::mem::take(&mut *done.lock().map_err(|_| anyhow!("poisoned"))?);
-    let started = started.load(Relaxed).max(1) as f64;
-    Ok(Sampled {
-        times,
-        failed: failed.load(Relaxed),
-        wall_ns,
-        cpu_ns,
-        lag_mean_ns: lag_sum.load(Relaxed) as f64 / started,
-        lag_max_ns: lag_max.load(Relaxed) as f64,
-    })
-}
-
-/// Where a cell's threads wait until the window opens: each arrives (counted), the caller waits
-/// for all of them, then opens the gate with the window's start, or with none to call it off.
-#[derive(Default)]
-struct Gate {
-    state: Mutex<(usize, Option<Option<Instant>>)>,
-    changed: std::sync::Condvar,
-}
-
-impl Gate {
-    /// A thread is ready: waits for the gate to open and returns the window's start (None: off).
-    fn arrive(&self) -> Option<Instant> {
-        let Ok(mut s) = self.state.lock() else {
-            return None;
-        };
-        s.0 += 1;
-        self.changed.notify_all();
-        loop {
-            if let Some(open) = s.1 {
-                return open;
-            }
-            s = match self.changed.wait(s) {
-                Ok(s) => s,
-                Err(_) => return None,
-            };
-        }
-    }
-
-    /// Waits until `n` threads have arrived.
-    fn wait_for(&self, n: usize) {
-        let Ok(mut s) = self.state.lock() else { return };
-        while s.0 < n {
-            s = match self.changed.wait(s) {
-                Ok(s) => s,
-                Err(_) => return,
-            };
-        }
-    }
-
-    fn open(&self, start: Option<Instant>) {
-        if let Ok(mut s) = self.state.lock() {
-            s.1 = Some(start);
-        }
-        self.changed.notify_all();
-    }
 }
 
 /// A cell's figures from its raw data (the same functions `check` uses).
 fn cell(
     s: &Scenario,
-    sampled: &Sampled,
+    sampled: &window::Sampled,
     c: &router::Counters,
     server_cpu: f64,
     pace: Pace,
@@ -687,6 +510,7 @@ fn cell(
             threads: pace.threads,
             lag_mean_ns: Some(sampled.lag_mean_ns),
             lag_max_ns: Some(sampled.lag_max_ns),
+            window_cells: None,
         }),
         release: Some(Release {
             released: c.released,
@@ -788,115 +612,175 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                     tolerance_ms: tolerance / 1e6,
                 });
             }
+            // The zero point one handshake at a time, a window per cell: it is the model's
+            // compute term, so no two handshakes may share the cores. Elsewhere every cell of the
+            // point in one window, one after another (window.rs).
+            let here: Vec<usize> = (0..scenarios.len())
+                .filter(|&j| runs_at(k, loss, &scenarios[j]))
+                .collect();
+            let windows: Vec<Vec<usize>> = if k == 0 {
+                here.iter().map(|&j| vec![j]).collect()
+            } else {
+                vec![here]
+            };
+            let seed = 0x5eed ^ (k as u64) << 8;
             let mut cells = Vec::new();
-            for (j, (s, server)) in scenarios.iter().zip(servers.iter_mut()).enumerate() {
+            for w in windows {
                 crate::interrupt::check()?;
-                // Another authentication than the baseline: at its points only.
-                if !runs_at(k, loss, s) {
-                    continue;
-                }
                 let allowance = cell_allowance(opts, start.elapsed(), cells_left);
-                cells_left = cells_left.saturating_sub(1);
-                let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
-                let seed = 0x5eed ^ (k as u64) << 8;
-                if k == 0 {
-                    flights[j] = evidence(s, id, server.addr)?;
-                }
-                let zero = points.first().and_then(|p| {
-                    p.cells.iter().find(|c| {
-                        c.stack.name() == s.stack.name() && c.group == s.group && c.auth == s.auth
-                    })
-                });
-                // TCP connect and the exchange, and a round trip more for each initial window the
-                // server's first flight overflows (slow start, RFC 5681; netmodel).
-                let round_trips = s.stack.round_trips()
-                    + match (flights[j].server, mss, initcwnd) {
-                        (Some(f), Some(m), w) => {
-                            crate::netmodel::slow_start_round_trips(f, m, w) as f64
-                        }
-                        _ => 0.0,
+                cells_left = cells_left.saturating_sub(w.len());
+                let mut plans = Vec::new();
+                for &j in &w {
+                    let s = &scenarios[j];
+                    let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
+                    if k == 0 {
+                        flights[j] = evidence(s, id, servers[j].addr)?;
+                    }
+                    let zero = points.first().and_then(|p| {
+                        p.cells.iter().find(|c| {
+                            c.stack.name() == s.stack.name()
+                                && c.group == s.group
+                                && c.auth == s.auth
+                        })
+                    });
+                    // TCP connect and the exchange, and a round trip more for each initial window
+                    // the server's first flight overflows (slow start, RFC 5681; netmodel).
+                    let round_trips = s.stack.round_trips()
+                        + match (flights[j].server, mss, initcwnd) {
+                            (Some(f), Some(m), w) => {
+                                crate::netmodel::slow_start_round_trips(f, m, w) as f64
+                            }
+                            _ => 0.0,
+                        };
+                    let asked =
+                        crate::figures::network::handshakes_at(opts.per_point, k == 0, loss);
+                    let at = Conditions {
+                        rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
+                        measured: k > 0,
+                        base_rtt_ns,
+                        loss_pct: loss,
+                        rate_mbit: opts.rate_mbit,
                     };
-                // A cell given less than its own budget makes as many fewer handshakes: a lossy
-                // cell's time is mostly its slowest handshake's retransmission timer, and fewer
-                // handshakes draw fewer of those.
-                let count = shrink_count(
-                    crate::figures::network::handshakes_at(opts.per_point, k == 0, loss),
-                    allowance,
-                    opts.cell_budget,
-                );
-                let at = Conditions {
-                    rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
-                    measured: k > 0,
-                    base_rtt_ns,
-                    loss_pct: loss,
-                    rate_mbit: opts.rate_mbit,
-                };
-                let zero_model =
-                    zero.map(|z| model_for(z, round_trips, path(s.stack, flights[j], mss), at));
-                // The zero point one handshake at a time: it is the model's compute term, so no two
-                // handshakes may share the cores. Elsewhere a start every zero / load.
-                let pace = match &zero_model {
-                    Some(m) if k > 0 => pace(
-                        m.zero_ns,
-                        m.expected_ns,
-                        opts.load_pct / 100.0,
-                        opts.parallel,
+                    let zero_model =
+                        zero.map(|z| model_for(z, round_trips, path(s.stack, flights[j], mss), at));
+                    let pace = match &zero_model {
+                        Some(m) if k > 0 => pace(
+                            m.zero_ns,
+                            m.expected_ns,
+                            opts.load_pct / 100.0,
+                            opts.parallel,
+                            asked,
+                        ),
+                        _ => Pace::SERIAL,
+                    };
+                    let count = starts_within(asked, allowance, pace.gap);
+                    let pace = Pace {
+                        threads: pace.threads.min(count.max(1)),
+                        ..pace
+                    };
+                    plans.push(Plan {
+                        j,
+                        id,
+                        round_trips,
                         count,
-                    ),
-                    _ => Pace::SERIAL,
+                        at,
+                        zero_model,
+                        pace,
+                    });
+                }
+                let dues = if k == 0 {
+                    vec![Vec::new(); plans.len()]
+                } else {
+                    window::consecutive(
+                        &plans
+                            .iter()
+                            .map(|p| (p.count, p.pace.gap))
+                            .collect::<Vec<_>>(),
+                    )
                 };
-                // Set after the evidence connection: the counters are the cell's handshakes'.
+                // Set after the evidence connections: the counters are the window's handshakes'.
                 router.set([one_way, one_way], loss / 100.0, seed)?;
-                let scpu0 = server_cpu_ns(server)?;
-                let sampled =
-                    handshakes(s, &mut pools[j], id, server.addr, count, pace, allowance)?;
-                let server_cpu = server_cpu_ns(server)? - scpu0;
-                let counters = router.stats()?;
-                if counters.kernel_queue_dropped > 0 {
+                let scpu0: Vec<f64> = w
+                    .iter()
+                    .map(|&j| server_cpu_ns(&mut servers[j]))
+                    .collect::<Result<_>>()?;
+                let mut lanes: Vec<window::Lane> = pools
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(j, _)| w.contains(j))
+                    .zip(plans.iter().zip(dues))
+                    .map(|((j, clients), (p, dues))| window::Lane {
+                        s: &scenarios[j],
+                        clients,
+                        id: p.id,
+                        addr: servers[j].addr,
+                        dues,
+                        n: p.count,
+                        threads: p.pace.threads,
+                    })
+                    .collect();
+                let sampled = window::sample(&mut lanes, allowance)?;
+                drop(lanes);
+                let stats = router.stats()?;
+                if stats.kernel_queue_dropped > 0 {
                     notes.push(Warning::QueueDrops {
                         rtt_ms,
                         loss_pct: loss,
-                        cell: s.name(),
-                        dropped: counters.kernel_queue_dropped,
+                        cell: w
+                            .iter()
+                            .map(|&j| scenarios[j].name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        dropped: stats.kernel_queue_dropped,
                     });
                 }
-                let (times, failed) = (&sampled.times, sampled.failed);
-                let model = match zero_model {
-                    Some(m) => m,
-                    // The zero point is its own compute term.
-                    None => {
-                        let n = (times.len() + failed).max(1) as f64;
-                        let ready: Vec<u64> = times.iter().map(|t| t.0).collect();
-                        crate::figures::network::model(
-                            ModelInputs {
-                                zero_ns: percentiles_ns(&ready, &[50.0])[0],
-                                round_trips,
-                                data_packets: [
-                                    counters.data_packets[0] as f64 / n,
-                                    counters.data_packets[1] as f64 / n,
-                                ],
-                                bytes: [counters.bytes[0] as f64 / n, counters.bytes[1] as f64 / n],
-                                path: path(s.stack, flights[j], mss),
-                            },
-                            Conditions {
-                                loss_pct: 0.0,
-                                ..at
-                            },
-                        )
+                for ((p, sampled), cpu0) in plans.into_iter().zip(sampled).zip(scpu0) {
+                    let s = &scenarios[p.j];
+                    let server_cpu = server_cpu_ns(&mut servers[p.j])? - cpu0;
+                    let counters = stats.port(servers[p.j].addr.port());
+                    let model = match p.zero_model {
+                        Some(m) => m,
+                        // The zero point is its own compute term.
+                        None => {
+                            let n = (sampled.times.len() + sampled.failed).max(1) as f64;
+                            let ready: Vec<u64> = sampled.times.iter().map(|t| t.0).collect();
+                            crate::figures::network::model(
+                                ModelInputs {
+                                    zero_ns: percentiles_ns(&ready, &[50.0])[0],
+                                    round_trips: p.round_trips,
+                                    data_packets: [
+                                        counters.data_packets[0] as f64 / n,
+                                        counters.data_packets[1] as f64 / n,
+                                    ],
+                                    bytes: [
+                                        counters.bytes[0] as f64 / n,
+                                        counters.bytes[1] as f64 / n,
+                                    ],
+                                    path: path(s.stack, flights[p.j], mss),
+                                },
+                                Conditions {
+                                    loss_pct: 0.0,
+                                    ..p.at
+                                },
+                            )
+                        }
+                    };
+                    let mut c = cell(s, &sampled, &counters, server_cpu, p.pace, model);
+                    c.server_flight_bytes = flights[p.j].server;
+                    if let Some(pace) = c.pace.as_mut() {
+                        pace.window_cells = (k > 0).then_some(w.len());
                     }
-                };
-                let mut c = cell(s, &sampled, &counters, server_cpu, pace, model);
-                c.server_flight_bytes = flights[j].server;
-                if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
-                    notes.push(Warning::BusyEndpoint {
-                        rtt_ms,
-                        loss_pct: loss,
-                        cell: s.name(),
-                        client_pct: c.client_busy_pct,
-                        server_pct: c.server_busy_pct,
-                    });
+                    if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
+                        notes.push(Warning::BusyEndpoint {
+                            rtt_ms,
+                            loss_pct: loss,
+                            cell: s.name(),
+                            client_pct: c.client_busy_pct,
+                            server_pct: c.server_busy_pct,
+                        });
+                    }
+                    cells.push(c);
                 }
-                cells.push(c);
             }
             points.push(Point {
                 rtt_ns: rtt,
@@ -1036,19 +920,19 @@ mod tests {
         assert_eq!(at(&opts, 74, 10), Duration::from_secs(2));
         // Past the budget: no time, so each cell makes its floor of handshakes and stops.
         assert_eq!(at(&opts, 200, 4), Duration::ZERO);
-        // And the counts follow: 90 handshakes in 1.5 of a cell's 2 s make 68, in no time the
-        // floor of 10; a cell asked for fewer than the floor keeps its count.
-        let two = Duration::from_secs(2);
+        // And the counts follow: starts 20 ms apart within 1.5 s are 76 (at 0, 20, ..., 1500
+        // ms), in no time the floor of 10; a cell asked for fewer than the floor keeps its count,
+        // and one back to back its count (the clock stops it).
+        let ms = Duration::from_millis;
+        assert_eq!(super::starts_within(90, ms(1500), ms(20)), 76);
+        assert_eq!(super::starts_within(90, ms(1490), ms(20)), 75);
+        assert_eq!(super::starts_within(60, ms(1500), ms(20)), 60);
         assert_eq!(
-            super::shrink_count(90, Duration::from_millis(1500), two),
-            68
-        );
-        assert_eq!(
-            super::shrink_count(90, Duration::ZERO, two),
+            super::starts_within(90, Duration::ZERO, ms(20)),
             super::MIN_PER_CELL
         );
-        assert_eq!(super::shrink_count(6, Duration::ZERO, two), 6);
-        assert_eq!(super::shrink_count(90, two, two), 90);
+        assert_eq!(super::starts_within(6, Duration::ZERO, ms(20)), 6);
+        assert_eq!(super::starts_within(90, Duration::ZERO, Duration::ZERO), 90);
     }
 
     #[test]

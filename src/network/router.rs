@@ -6,7 +6,8 @@
 //! go backwards within a direction, so each direction stays in order.
 //!
 //! Control lines on stdin: `set DELAY_C2S_NS DELAY_S2C_NS LOSS_C2S LOSS_S2C SEED`, `stats` (one
-//! JSON line: counters since the last `set`), EOF to stop. SIGTERM / SIGINT stop too; held packets
+//! JSON line: counters since the last `set`, in all and per server port, so that the handshakes of
+//! several scenarios, each with its server, can share one window), EOF to stop. SIGTERM / SIGINT stop too; held packets
 //! are then accepted, not dropped.
 //!
 //! Scheduling: SCHED_FIFO and 1 ns timer slack, else wake-ups run 10-36 ms late whenever the
@@ -17,14 +18,32 @@ use anyhow::{anyhow, bail, Result};
 use nfq::{Queue, Verdict};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{ErrorKind, Write};
 
 const C2S: usize = 0;
 const S2C: usize = 1;
 
-/// Counters since the last `set`, per direction [client to server, server to client].
+/// What the emulator saw since the last `set`: in all, and per server port (a TCP packet's
+/// destination port client to server, its source port server to client).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stats {
+    pub all: Counters,
+    pub ports: BTreeMap<u16, Counters>,
+    pub peak_held: usize,
+    /// The kernel's own count of packets it dropped because the queue was full or nobody listened.
+    pub kernel_queue_dropped: u64,
+}
+
+impl Stats {
+    /// The counters of the server at `port` (none seen: zeros).
+    pub fn port(&self, port: u16) -> Counters {
+        self.ports.get(&port).cloned().unwrap_or_default()
+    }
+}
+
+/// Counters per direction [client to server, server to client].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counters {
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
@@ -37,9 +56,23 @@ pub struct Counters {
     pub late_max_ns: u64,
     pub late_over_1ms: u64,
     pub released: u64,
-    pub peak_held: usize,
-    /// The kernel's own count of packets it dropped because the queue was full or nobody listened.
-    pub kernel_queue_dropped: u64,
+}
+
+impl Counters {
+    fn seen(&mut self, d: usize, bytes: u64, data: bool, syn: bool, dropped: bool) {
+        self.packets[d] += 1;
+        self.bytes[d] += bytes;
+        self.data_packets[d] += data as u64;
+        self.syn_packets[d] += syn as u64;
+        self.dropped[d] += dropped as u64;
+    }
+
+    fn released(&mut self, late: u64) {
+        self.late_sum_ns += late;
+        self.late_max_ns = self.late_max_ns.max(late);
+        self.late_over_1ms += (late > 1_000_000) as u64;
+        self.released += 1;
+    }
 }
 
 /// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed.
@@ -108,26 +141,43 @@ fn kernel_queue_dropped() -> u64 {
         .unwrap_or(0)
 }
 
-/// (has a TCP payload, is a SYN) from the IPv4 + TCP headers NFQUEUE copied (128 bytes).
-pub fn classify(ip: &[u8]) -> (bool, bool) {
+/// What the counters need of a packet, from the IPv4 + TCP headers NFQUEUE copied (128 bytes).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Packet {
+    /// It has a TCP payload (not a pure ACK).
+    pub data: bool,
+    pub syn: bool,
+    /// TCP's (source, destination) ports.
+    pub ports: Option<(u16, u16)>,
+}
+
+pub fn classify(ip: &[u8]) -> Packet {
     if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
-        return (false, false);
+        return Packet::default();
     }
     let ihl = (ip[0] & 0x0f) as usize * 4;
     let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
     let Some(tcp) = ip.get(ihl..) else {
-        return (false, false);
+        return Packet::default();
     };
     if tcp.len() < 14 {
-        return (false, false);
+        return Packet::default();
     }
     let doff = (tcp[12] >> 4) as usize * 4;
-    let syn = tcp[13] & 0x02 != 0;
-    (total > ihl + doff, syn)
+    Packet {
+        data: total > ihl + doff,
+        syn: tcp[13] & 0x02 != 0,
+        ports: Some((
+            u16::from_be_bytes([tcp[0], tcp[1]]),
+            u16::from_be_bytes([tcp[2], tcp[3]]),
+        )),
+    }
 }
 
 struct Held {
     key: (u64, u64),
+    /// The server port the packet's counters go to.
+    port: Option<u16>,
     msg: nfq::Message,
 }
 impl PartialEq for Held {
@@ -203,7 +253,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
     let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::new();
     let mut last_due = [0u64; 2];
     let mut seq = 0u64;
-    let mut c = Counters::default();
+    let mut c = Stats::default();
     let mut queue_dropped0 = kernel_queue_dropped();
     let mut line = Vec::new();
     'main: loop {
@@ -211,10 +261,10 @@ pub fn router_main(client_if: &str) -> Result<()> {
         while heap.peek().is_some_and(|h| h.0.key.0 <= now) {
             let Some(Reverse(h)) = heap.pop() else { break };
             let late = now - h.key.0;
-            c.late_sum_ns += late;
-            c.late_max_ns = c.late_max_ns.max(late);
-            c.late_over_1ms += (late > 1_000_000) as u64;
-            c.released += 1;
+            c.all.released(late);
+            if let Some(p) = h.port {
+                c.ports.entry(p).or_default().released(late);
+            }
             let _ = q.verdict(h.msg);
         }
         let mut fds = [
@@ -283,7 +333,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
                                 if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) =>
                             {
                                 (delay, loss, rng) = ([a, b], [x, y], Rng(s));
-                                c = Counters::default();
+                                c = Stats::default();
                                 queue_dropped0 = kernel_queue_dropped();
                                 "\"ok\"".to_string()
                             }
@@ -315,13 +365,18 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 } else {
                     S2C
                 };
-                let (data, syn) = classify(msg.get_payload());
-                c.packets[d] += 1;
-                c.bytes[d] += msg.get_original_len() as u64;
-                c.data_packets[d] += data as u64;
-                c.syn_packets[d] += syn as u64;
-                if loss[d] > 0.0 && rng.next_f64() < loss[d] {
-                    c.dropped[d] += 1;
+                let p = classify(msg.get_payload());
+                let port = p.ports.map(|(src, dst)| if d == C2S { dst } else { src });
+                let drop = loss[d] > 0.0 && rng.next_f64() < loss[d];
+                let len = msg.get_original_len() as u64;
+                c.all.seen(d, len, p.data, p.syn, drop);
+                if let Some(port) = port {
+                    c.ports
+                        .entry(port)
+                        .or_default()
+                        .seen(d, len, p.data, p.syn, drop);
+                }
+                if drop {
                     msg.set_verdict(Verdict::Drop);
                     let _ = q.verdict(msg);
                     continue;
@@ -332,6 +387,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 seq += 1;
                 heap.push(Reverse(Held {
                     key: (due, seq),
+                    port,
                     msg,
                 }));
             }
@@ -347,7 +403,26 @@ pub fn router_main(client_if: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::classify;
+    use super::{classify, Counters, Packet};
+
+    #[test]
+    fn counters_count_each_direction_and_release() {
+        let mut c = Counters::default();
+        c.seen(0, 60, false, true, false);
+        c.seen(1, 1500, true, false, true);
+        c.seen(1, 100, true, false, false);
+        c.released(2_000_000);
+        c.released(500);
+        assert_eq!(c.packets, [1, 2]);
+        assert_eq!(c.bytes, [60, 1600]);
+        assert_eq!(c.data_packets, [0, 2]);
+        assert_eq!(c.syn_packets, [1, 0]);
+        assert_eq!(c.dropped, [0, 1]);
+        assert_eq!(
+            (c.released, c.late_sum_ns, c.late_max_ns, c.late_over_1ms),
+            (2, 2_000_500, 2_000_000, 1)
+        );
+    }
 
     #[test]
     fn headers_tell_data_from_acks_and_find_syns() {
@@ -358,7 +433,10 @@ mod tests {
         syn[9] = 6;
         syn[20 + 12] = 10 << 4;
         syn[20 + 13] = 0x02;
-        assert_eq!(classify(&syn), (false, true));
+        syn[20..22].copy_from_slice(&40000u16.to_be_bytes());
+        syn[22..24].copy_from_slice(&443u16.to_be_bytes());
+        let p = classify(&syn);
+        assert_eq!((p.data, p.syn, p.ports), (false, true, Some((40000, 443))));
         // A pure ACK: total 52 = 20 + 32, ACK flag only.
         let mut ack = vec![0u8; 52];
         ack[0] = 0x45;
@@ -366,15 +444,16 @@ mod tests {
         ack[9] = 6;
         ack[20 + 12] = 8 << 4;
         ack[20 + 13] = 0x10;
-        assert_eq!(classify(&ack), (false, false));
+        let p = classify(&ack);
+        assert_eq!((p.data, p.syn, p.ports), (false, false, Some((0, 0))));
         // The same headers with 100 bytes of payload behind them (only the headers are copied).
         ack[2..4].copy_from_slice(&152u16.to_be_bytes());
-        assert_eq!(classify(&ack), (true, false));
+        assert_eq!((classify(&ack).data, classify(&ack).syn), (true, false));
         // Not TCP, not IPv4, too short.
         let mut udp = ack.clone();
         udp[9] = 17;
-        assert_eq!(classify(&udp), (false, false));
-        assert_eq!(classify(&[0x60; 40]), (false, false));
-        assert_eq!(classify(&[0x45; 10]), (false, false));
+        assert_eq!(classify(&udp), Packet::default());
+        assert_eq!(classify(&[0x60; 40]), Packet::default());
+        assert_eq!(classify(&[0x45; 10]), Packet::default());
     }
 }

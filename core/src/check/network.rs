@@ -43,6 +43,20 @@ fn section(n: &crate::results::Network) -> Vec<String> {
                 ));
             }
         }
+        // A point whose cells shared a window says so in every cell, with the point's count.
+        let windows: Vec<Option<usize>> = point
+            .cells
+            .iter()
+            .map(|c| c.pace.and_then(|p| p.window_cells))
+            .collect();
+        if windows.iter().any(Option::is_some)
+            && windows.iter().any(|w| *w != Some(point.cells.len()))
+        {
+            problems.push(format!(
+                "{at}: {} cells, but their windows say {windows:?}",
+                point.cells.len()
+            ));
+        }
         for c in &point.cells {
             let name = format!("{at} {} {} {}", c.protocol, c.stack.name(), c.group);
             if c.ready_ns.len() != c.echo_ns.len() {
@@ -331,5 +345,11 @@ mod tests {
             &with(&|c| c.release.as_mut().unwrap().late_max_ns = 5_000_000),
             "release counts",
         );
+        // A window of one cell at a point of one cell holds; a window of two there does not.
+        let window = |k: usize| {
+            with(&|c: &mut crate::results::Cell| c.pace.as_mut().unwrap().window_cells = Some(k))
+        };
+        assert_eq!(super::section(&window(1)), Vec::<String>::new());
+        fails(&window(2), "their windows say [Some(2)]");
     }
 }

@@ -83,6 +83,26 @@ fn beside(measured: Option<f64>, model: f64) -> String {
     }
 }
 
+/// The most handshakes a cell of the points `at` picks made (each cell's are what it asked for, or
+/// fewer where its time allowance stopped them).
+fn most(n: &Network, at: impl Fn(&crate::results::Point) -> bool) -> usize {
+    n.points
+        .iter()
+        .filter(|p| at(p))
+        .flat_map(|p| &p.cells)
+        .map(|c| crate::figures::network::handshakes(c) as usize)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether the run's points ran their cells in one window each (`CellPace::window_cells`).
+fn windowed(n: &Network) -> bool {
+    n.points
+        .iter()
+        .flat_map(|p| &p.cells)
+        .any(|c| c.pace.is_some_and(|p| p.window_cells.is_some()))
+}
+
 fn ms(x: f64) -> String {
     if x >= 1000.0 {
         format!("{} s", x / 1000.0)
@@ -348,12 +368,17 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                     time(n.base_rtt_ns),
                     match n.load_pct {
                         Some(load) => format!(
-                            "{} handshakes per scenario and point ({} at the zero point, one at a time; {} at 0% and 1% loss; {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} in flight",
+                            "{} handshakes per scenario and point (up to {} at the zero point, one at a time; up to {} at 0% and 1% loss; up to {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} in flight{}",
                             n.per_point,
-                            crate::figures::network::handshakes_at(n.per_point, true, 0.0),
-                            crate::figures::network::handshakes_at(n.per_point, false, 0.0),
-                            crate::figures::network::handshakes_at(n.per_point, false, 20.0),
-                            n.parallel
+                            most(n, |p| p.rtt_ns == 0.0),
+                            most(n, |p| p.rtt_ns > 0.0 && p.loss_pct <= 1.0),
+                            most(n, |p| p.loss_pct >= 10.0),
+                            n.parallel,
+                            if windowed(n) {
+                                "; a point's cells one after another, each starting once the one before has started its last handshake (its stragglers finish beside it)"
+                            } else {
+                                ""
+                            }
                         ),
                         None => format!("{} handshakes per scenario and point, all of a cell's in flight at once (at most 40: a unit error ignored --parallel {})", n.per_point, n.parallel),
                     }

@@ -174,6 +174,12 @@ pub struct CellPace {
     pub lag_mean_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_max_ns: Option<f64>,
+    /// How many cells shared the window, one after another: a cell's first start came a gap after
+    /// the one before's last, while that one's stragglers still waited on the network
+    /// (`cpu.wall_ns` is the cell's own: its first start to its last handshake's end). None: the
+    /// cell alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_cells: Option<usize>,
 }
 
 /// One flight on a handshake's critical path: who sends it, how many segments it takes, and
