@@ -182,11 +182,12 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         grid: String,
         /// Handshakes per scenario and point (at most; see --cell-seconds): four times as many at
-        /// the zero point, three times at 0% and 1% loss.
+        /// the zero point, six times at 0% and 1% loss.
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_point: u32,
-        /// After this many seconds a scenario's point starts no new handshake once it has 10
-        /// (0: always --per-point). Those started finish, so the sample is not biased.
+        /// A scenario's point starts only the handshakes whose slot falls within this many
+        /// seconds of its first, and at least 10 (0: always --per-point). Those started finish,
+        /// so the sample is not biased.
         #[arg(long, default_value_t = 2.0)]
         cell_seconds: f64,
         /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
@@ -194,8 +195,9 @@ pub enum Command {
         /// interval).
         #[arg(long, default_value_t = 0)]
         budget_s: u64,
-        /// The most handshakes in flight at once (a cell's client threads; see --load-pct;
-        /// with more, the emulator released packets later at 78.7 ms).
+        /// The most handshakes of a cell in flight at once (its client threads; see --load-pct;
+        /// with more, the emulator released packets later at 78.7 ms). The next cell of the point
+        /// starts while the last of these finish.
         #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]
         parallel: u32,
         /// The endpoints' offered load, percent of one core: a cell starts a handshake every

@@ -270,7 +270,9 @@ pub fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize 
     if gap.is_zero() {
         return asked;
     }
-    let fit = (allowance.as_nanos() / gap.as_nanos()) as usize + 1;
+    let fit = usize::try_from(allowance.as_nanos() / gap.as_nanos())
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
     fit.max(MIN_PER_CELL).min(asked)
 }
 
@@ -688,16 +690,6 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                         pace,
                     });
                 }
-                let dues = if k == 0 {
-                    vec![Vec::new(); plans.len()]
-                } else {
-                    window::consecutive(
-                        &plans
-                            .iter()
-                            .map(|p| (p.count, p.pace.gap))
-                            .collect::<Vec<_>>(),
-                    )
-                };
                 // Set after the evidence connections: the counters are the window's handshakes'.
                 router.set([one_way, one_way], loss / 100.0, seed)?;
                 let scpu0: Vec<f64> = w
@@ -708,15 +700,18 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                     .iter_mut()
                     .enumerate()
                     .filter(|(j, _)| w.contains(j))
-                    .zip(plans.iter().zip(dues))
-                    .map(|((j, clients), (p, dues))| window::Lane {
-                        s: &scenarios[j],
-                        clients,
-                        id: p.id,
-                        addr: servers[j].addr,
-                        dues,
-                        n: p.count,
-                        threads: p.pace.threads,
+                    .zip(&plans)
+                    .map(|((j, clients), p)| {
+                        debug_assert_eq!(j, p.j);
+                        window::Lane {
+                            s: &scenarios[j],
+                            clients,
+                            id: p.id,
+                            addr: servers[j].addr,
+                            gap: p.pace.gap,
+                            n: p.count,
+                            threads: p.pace.threads,
+                        }
                     })
                     .collect();
                 let sampled = window::sample(&mut lanes, allowance)?;
@@ -933,6 +928,8 @@ mod tests {
         );
         assert_eq!(super::starts_within(6, Duration::ZERO, ms(20)), 6);
         assert_eq!(super::starts_within(90, Duration::ZERO, Duration::ZERO), 90);
+        // No budget at all (--cell-seconds 0): every handshake asked for.
+        assert_eq!(super::starts_within(90, Duration::MAX, ms(4)), 90);
     }
 
     #[test]

@@ -78,6 +78,14 @@ impl Counters {
 /// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed.
 struct Rng(u64);
 impl Rng {
+    /// The draws of the server at `port` (none: packets without one) under `seed`.
+    fn for_port(seed: u64, port: Option<u16>) -> Rng {
+        Rng(seed
+            ^ port.map_or(0, |p| {
+                (u64::from(p) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }))
+    }
+
     fn next_f64(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -249,7 +257,10 @@ pub fn router_main(client_if: &str) -> Result<()> {
     std::io::stdout().flush()?;
 
     let (mut delay, mut loss) = ([0u64; 2], [0f64; 2]);
-    let mut rng = Rng(1);
+    // One draw sequence per server port, from the seed and the port: which packets a cell loses
+    // then depends on its own packets alone, not on the other cells sharing its window.
+    let mut draws_seed = 1u64;
+    let mut rngs: BTreeMap<Option<u16>, Rng> = BTreeMap::new();
     let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::new();
     let mut last_due = [0u64; 2];
     let mut seq = 0u64;
@@ -332,7 +343,8 @@ pub fn router_main(client_if: &str) -> Result<()> {
                             (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s))
                                 if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) =>
                             {
-                                (delay, loss, rng) = ([a, b], [x, y], Rng(s));
+                                (delay, loss, draws_seed) = ([a, b], [x, y], s);
+                                rngs.clear();
                                 c = Stats::default();
                                 queue_dropped0 = kernel_queue_dropped();
                                 "\"ok\"".to_string()
@@ -367,7 +379,12 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 };
                 let p = classify(msg.get_payload());
                 let port = p.ports.map(|(src, dst)| if d == C2S { dst } else { src });
-                let drop = loss[d] > 0.0 && rng.next_f64() < loss[d];
+                let drop = loss[d] > 0.0
+                    && rngs
+                        .entry(port)
+                        .or_insert_with(|| Rng::for_port(draws_seed, port))
+                        .next_f64()
+                        < loss[d];
                 let len = msg.get_original_len() as u64;
                 c.all.seen(d, len, p.data, p.syn, drop);
                 if let Some(port) = port {
@@ -403,7 +420,20 @@ pub fn router_main(client_if: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{classify, Counters, Packet};
+    use super::{classify, Counters, Packet, Rng};
+
+    #[test]
+    fn each_port_draws_its_own_sequence_from_the_seed() {
+        let draws = |seed, port| {
+            let mut r = Rng::for_port(seed, port);
+            (0..4).map(|_| r.next_f64()).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7, Some(443)), draws(7, Some(443)));
+        assert_ne!(draws(7, Some(443)), draws(7, Some(444)));
+        assert_ne!(draws(7, Some(443)), draws(8, Some(443)));
+        assert_ne!(draws(7, None), draws(7, Some(0)));
+        assert!(draws(7, Some(443)).iter().all(|x| (0.0..1.0).contains(x)));
+    }
 
     #[test]
     fn counters_count_each_direction_and_release() {

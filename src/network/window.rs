@@ -1,24 +1,26 @@
-//! A window of handshakes: one or more scenarios' handshakes started on one schedule, each from
+//! A window of handshakes: one or more scenarios' handshakes, one cell after another, each from
 //! its own client threads, and what each gave.
 //!
-//! At a point with delay or loss, every scenario's handshakes share one window, one cell after
-//! another (`consecutive`): a cell starts its handshakes a gap apart, and the next cell starts as
-//! soon as the one before has started its last, while that one's stragglers still wait on the
-//! network. A lossy cell's time is mostly its slowest handshake's retransmission timers; cells
-//! that each waited for their own stragglers waited out one such tail each (on the Zen 5 VM the
-//! default grid's lossy cells took 130-200 s of the step's 225-257 s), a window waits out the
-//! last. A straggler waits on a timer, so the overlap costs the next cell next to no CPU.
+//! At a point with delay or loss, every scenario's cells share one window. A cell starts its
+//! handshakes a gap apart from its opening; the next cell opens a gap after the one before has
+//! really started its last handshake (not after its schedule said it would: at 78.7 ms a cell's
+//! threads can all be waiting on the network, and its starts run late), while that one's last
+//! handshakes are still in flight. A lossy cell's time is mostly its slowest handshake's
+//! retransmission timers; cells that each waited for their own slowest waited out one such tail
+//! each (on the Zen 5 VM the default grid's lossy cells took 130-200 s of the step's 224-257 s), a
+//! window waits out the last. At most a cell's in-flight handshakes overlap the next cell's first:
+//! a round trip's worth at 0% loss, and under loss mostly stragglers waiting on a timer.
 //! Interleaving the cells' starts instead was tried and measured: switching servers at every
 //! handshake put the 5.6 ms cells 0.4-1.1 ms further over their model (the zero point's warm,
-//! serial compute). The emulator counts packets per server port, so each cell keeps its own
-//! counters.
+//! serial compute). The emulator counts and drops packets per server port, so each cell keeps its
+//! own counters.
 
 use super::{Scenario, MIN_PER_CELL};
 use crate::stack::{self, Identity};
 use anyhow::{anyhow, Result};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// One scenario's part of a window.
@@ -30,15 +32,15 @@ pub(super) struct Lane<'a> {
     pub clients: &'a mut Vec<Box<dyn stack::Client>>,
     pub id: &'a Identity,
     pub addr: SocketAddr,
-    /// The handshakes' starts, from the window's opening (`interleave`); none: `n` back to back.
-    pub dues: Vec<Duration>,
+    /// The time between its starts; zero: back to back, until `n` or the budget.
+    pub gap: Duration,
     pub n: usize,
     pub threads: usize,
 }
 
 /// What a lane's handshakes gave: (ready, echo) per completed handshake, how many failed, the
-/// lane's wall time (its first slot to its last handshake's end) and its client CPU (its threads',
-/// from the window's opening; with what clients in processes of their own report: the Go peer's
+/// lane's wall time (its opening to its last handshake's end) and its client CPU (its threads',
+/// from the window's opening, with what clients in processes of their own report: the Go peer's
 /// client processes).
 pub(super) struct Sampled {
     pub times: Vec<(u64, u64)>,
@@ -48,24 +50,6 @@ pub(super) struct Sampled {
     /// How late the paced starts were against their slots, mean and largest.
     pub lag_mean_ns: f64,
     pub lag_max_ns: f64,
-}
-
-/// The starts of lanes asking for `(count, gap)` each, one lane after another: a lane's starts a
-/// gap apart, the next lane's first a gap after the last. Returns each lane's starts.
-pub fn consecutive(lanes: &[(usize, Duration)]) -> Vec<Vec<Duration>> {
-    let mut t = Duration::ZERO;
-    lanes
-        .iter()
-        .map(|&(n, gap)| {
-            (0..n)
-                .map(|_| {
-                    let due = t;
-                    t += gap;
-                    due
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// A lane's threads: enough that a start is not held back by its handshakes still waiting on the
@@ -80,10 +64,11 @@ pub fn lane_threads(expected_ns: f64, spacing_ns: f64, max_in_flight: usize, n: 
     t.clamp(1, max_in_flight.max(1)).min(n.max(1))
 }
 
-/// The window: every lane's handshakes from its own threads, in the client namespace. Once a lane
-/// has started `MIN_PER_CELL`, it starts none whose slot is more than `budget` after its first
-/// (back to back: once `budget` has passed); those started all finish. Which handshakes start depends only on the
-/// schedule or the clock, not on how any of them went, so no sample leans towards fast ones.
+/// The window: every lane's handshakes from its own threads, in the client namespace, lane after
+/// lane. A paced lane starts its `n` (fixed before, `starts_within`) at its opening plus k gaps;
+/// one back to back starts none after `budget` has passed since its opening, once it has
+/// `MIN_PER_CELL`. Those started all finish. Which handshakes start depends only on the schedule
+/// or the clock, not on how any of them went, so no sample leans towards fast ones.
 pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled>> {
     for l in lanes.iter_mut() {
         l.threads = l.threads.max(1).min(l.n.max(1));
@@ -92,11 +77,20 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
                 .push(l.s.stack.client(stack::Config::plain(&l.s.group, l.id))?);
         }
     }
-    let tallies: Vec<Tally> = lanes.iter().map(|_| Tally::default()).collect();
+    let tallies: Vec<Tally> = lanes
+        .iter()
+        .map(|l| Tally {
+            live: AtomicUsize::new(l.threads),
+            ..Tally::default()
+        })
+        .collect();
+    // Lane j opens when lane j - 1 has started its last handshake (or all its threads are done).
+    let openings: Vec<Opening> = lanes.iter().map(|_| Opening::default()).collect();
     let gate = Gate::default();
     std::thread::scope(|scope| -> Result<()> {
         let mut handles = Vec::new();
-        for (l, tally) in lanes.iter().zip(&tallies) {
+        for (j, (l, tally)) in lanes.iter().zip(&tallies).enumerate() {
+            let (open, next) = (&openings[j], openings.get(j + 1));
             for c in l.clients.iter().take(l.threads) {
                 let gate = &gate;
                 let spawned =
@@ -107,11 +101,23 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
                         let entered =
                             super::lab::enter(super::lab::CLIENT).and_then(|()| c.ready(l.addr));
                         let t0 = gate.arrive();
-                        entered?;
-                        let t0 = t0.ok_or_else(|| anyhow!("the window was called off"))?;
-                        let cpu0 = crate::alloc::thread_cpu_ns();
-                        let r = run_lane(l, &**c, tally, t0, budget);
-                        tally.add_cpu(crate::alloc::thread_cpu_ns() - cpu0);
+                        let r = entered.and_then(|()| {
+                            let t0 = t0.ok_or_else(|| anyhow!("the window was called off"))?;
+                            let cpu0 = crate::alloc::thread_cpu_ns();
+                            let r = match open.wait() {
+                                Some(opened) => run_lane(l, &**c, tally, opened, t0, next, budget),
+                                None => Ok(()),
+                            };
+                            tally.add_cpu(crate::alloc::thread_cpu_ns() - cpu0);
+                            r
+                        });
+                        // The lane's last thread out opens the next lane, whatever happened
+                        // (started all, cut, called off, failed): none waits forever.
+                        if tally.live.fetch_sub(1, Relaxed) == 1 {
+                            if let Some(next) = next {
+                                next.open(t0.map(|_| Instant::now()));
+                            }
+                        }
                         r
                     });
                 match spawned {
@@ -119,6 +125,7 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
                     Err(e) => {
                         // Those already waiting are let go without a start.
                         gate.open(None);
+                        openings.iter().for_each(|o| o.open(None));
                         return Err(anyhow!("cannot start a client thread: {e}"));
                     }
                 }
@@ -135,6 +142,9 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
         };
         let outside0: Vec<f64> = lanes.iter().map(outside).collect();
         let t0 = Instant::now();
+        if let Some(first) = openings.first() {
+            first.open(Some(t0));
+        }
         gate.open(Some(t0));
         let mut first_error = None;
         for h in handles {
@@ -154,14 +164,15 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
     crate::interrupt::check()?;
     tallies
         .into_iter()
-        .zip(lanes.iter())
-        .map(|(t, l)| {
+        .map(|t| {
             let started = t.started.load(Relaxed).max(1) as f64;
-            let first = l.dues.first().map_or(0, |d| d.as_nanos() as u64);
             Ok(Sampled {
                 times: t.done.into_inner().map_err(|_| anyhow!("poisoned"))?,
                 failed: t.failed.load(Relaxed),
-                wall_ns: t.end_ns.load(Relaxed).saturating_sub(first) as f64,
+                wall_ns: t
+                    .end_ns
+                    .load(Relaxed)
+                    .saturating_sub(t.open_ns.load(Relaxed)) as f64,
                 cpu_ns: t.cpu_ns.load(Relaxed) as f64,
                 lag_mean_ns: t.lag_sum.load(Relaxed) as f64 / started,
                 lag_max_ns: t.lag_max.load(Relaxed) as f64,
@@ -170,41 +181,48 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
         .collect()
 }
 
-/// One thread of a lane: the lane's next handshake while it has one to start.
+/// One thread of a lane opened at `opened` (the window at `t0`): the lane's next handshake while
+/// it has one to start; the start of its last opens the `next` lane a gap later.
 fn run_lane(
     l: &Lane,
     c: &dyn stack::Client,
     tally: &Tally,
+    opened: Instant,
     t0: Instant,
+    next: Option<&Opening>,
     budget: Duration,
 ) -> Result<()> {
+    tally.open_ns.store(
+        opened.saturating_duration_since(t0).as_nanos() as u64,
+        Relaxed,
+    );
     loop {
         let k = tally.next.fetch_add(1, Relaxed);
         if k >= l.n || crate::interrupt::check().is_err() {
             return Ok(());
         }
-        // A paced lane's last start is fixed by its schedule; a serial one's by the clock.
+        // A paced lane's starts are fixed by its schedule; a serial one's last by the clock.
         // Neither depends on how the handshakes went.
-        let due = l.dues.get(k).copied();
-        let over = match (due, l.dues.first()) {
-            (Some(d), Some(&first)) => d - first > budget,
-            _ => t0.elapsed() > budget,
-        };
-        if k >= MIN_PER_CELL && over {
-            return Ok(());
-        }
-        if let Some(d) = due {
+        if l.gap.is_zero() {
+            if k >= MIN_PER_CELL && opened.elapsed() > budget {
+                return Ok(());
+            }
+        } else {
+            let due = opened + l.gap * k as u32;
             let now = Instant::now();
-            let at = t0 + d;
-            if at > now {
-                std::thread::sleep(at - now);
+            if due > now {
+                std::thread::sleep(due - now);
             } else {
-                let lag = (now - at).as_nanos() as u64;
+                let lag = (now - due).as_nanos() as u64;
                 tally.lag_sum.fetch_add(lag, Relaxed);
                 tally.lag_max.fetch_max(lag, Relaxed);
             }
         }
-        tally.started.fetch_add(1, Relaxed);
+        if tally.started.fetch_add(1, Relaxed) + 1 == l.n {
+            if let Some(next) = next {
+                next.open(Some(Instant::now() + l.gap));
+            }
+        }
         match c.connect(l.addr, false) {
             Ok(o) => tally
                 .done
@@ -221,6 +239,42 @@ fn run_lane(
     }
 }
 
+/// When a lane opens: not yet, called off (None), or at an instant (which may be to come).
+#[derive(Default)]
+struct Opening {
+    at: Mutex<Option<Option<Instant>>>,
+    changed: Condvar,
+}
+
+impl Opening {
+    /// The first opening holds; later ones (the last thread's fallback) change nothing.
+    fn open(&self, at: Option<Instant>) {
+        if let Ok(mut s) = self.at.lock() {
+            if s.is_none() {
+                *s = Some(at);
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits until the lane is opened and its instant has come; None: called off.
+    fn wait(&self) -> Option<Instant> {
+        let mut s = self.at.lock().ok()?;
+        let at = loop {
+            if let Some(at) = *s {
+                break at?;
+            }
+            s = self.changed.wait(s).ok()?;
+        };
+        drop(s);
+        let now = Instant::now();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+        Some(at)
+    }
+}
+
 /// A lane's counts, shared by its threads.
 #[derive(Default)]
 struct Tally {
@@ -232,8 +286,11 @@ struct Tally {
     lag_sum: AtomicU64,
     lag_max: AtomicU64,
     cpu_ns: AtomicU64,
-    /// When its last handshake ended, from the window's opening.
+    /// When the lane opened and when its last handshake ended, from the window's opening.
+    open_ns: AtomicU64,
     end_ns: AtomicU64,
+    /// Its threads still running.
+    live: AtomicUsize,
 }
 
 impl Tally {
@@ -290,26 +347,7 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
-    use super::{consecutive, lane_threads};
-    use std::time::Duration;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    #[test]
-    fn lanes_follow_each_other_each_start_a_gap_after_the_one_before() {
-        // Two starts 1 ms apart, then two 2 ms apart, then one: 0, 1; 2, 4; 6.
-        let d = consecutive(&[(2, MS), (2, 2 * MS), (1, 4 * MS)]);
-        assert_eq!(d[0], vec![Duration::ZERO, MS]);
-        assert_eq!(d[1], vec![2 * MS, 4 * MS]);
-        assert_eq!(d[2], vec![6 * MS]);
-        // One lane alone: a start every gap; a lane of none is empty and takes no time.
-        assert_eq!(
-            consecutive(&[(3, 4 * MS)])[0],
-            vec![Duration::ZERO, 4 * MS, 8 * MS]
-        );
-        let d = consecutive(&[(2, MS), (0, 5 * MS), (1, MS)]);
-        assert_eq!(d, vec![vec![Duration::ZERO, MS], vec![], vec![2 * MS]]);
-    }
+    use super::lane_threads;
 
     #[test]
     fn a_lane_has_threads_for_its_handshakes_in_flight() {

@@ -368,14 +368,14 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                     time(n.base_rtt_ns),
                     match n.load_pct {
                         Some(load) => format!(
-                            "{} handshakes per scenario and point (up to {} at the zero point, one at a time; up to {} at 0% and 1% loss; up to {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} in flight{}",
+                            "{} handshakes per scenario and point (up to {} at the zero point, one at a time; up to {} at 0% and 1% loss; up to {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} of a cell in flight{}",
                             n.per_point,
                             most(n, |p| p.rtt_ns == 0.0),
                             most(n, |p| p.rtt_ns > 0.0 && p.loss_pct <= 1.0),
                             most(n, |p| p.loss_pct >= 10.0),
                             n.parallel,
                             if windowed(n) {
-                                "; a point's cells one after another, each starting once the one before has started its last handshake (its stragglers finish beside it)"
+                                "; a point's cells one after another, each starting a gap after the one before has started its last handshake (whose last handshakes finish beside it)"
                             } else {
                                 ""
                             }

@@ -30,9 +30,10 @@ pub struct Network {
     /// direction's delay so the measured RTT is the target (half the base RTT).
     pub base_rtt_ns: f64,
     pub offset_ns: f64,
-    /// The most handshakes in flight at once (each cell's threads: network::pace; the zero point
+    /// The most handshakes of a cell in flight at once (its threads: network::pace; the zero point
     /// runs one at a time), and handshakes per scenario and point (since 2026-12-02 four times as
-    /// many at the zero point and three times at 0% and 1% loss: network::handshakes_at). Files
+    /// many at the zero point and three times at 0% and 1% loss, six times since f2cf533:
+    /// network::handshakes_at). Files
     /// without `load_pct` ran every handshake of a cell at once, min(per_point, 40): a unit error
     /// ignored `parallel`.
     pub parallel: usize,
@@ -124,7 +125,7 @@ pub struct Cell {
     pub bytes_per_handshake: [f64; 2],
     /// dropped / packets, percent.
     pub observed_loss_pct: [f64; 2],
-    /// CPU time of the client (this process) and of the server over the cell, percent of one core.
+    /// CPU time of the client and of the server over the cell, percent of one core (`cpu`).
     pub client_busy_pct: f64,
     pub server_busy_pct: f64,
     /// The cell's measured window and each side's CPU over it, from which the busy percentages
@@ -146,7 +147,9 @@ pub struct Cell {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CellCpu {
     pub wall_ns: f64,
-    /// This process's CPU (the client threads; their clients were made before the window).
+    /// The client's CPU: the cell's client threads' own (since f2cf533; before, this process's,
+    /// when a cell had the process to itself), with what the Go peer's client processes report;
+    /// the clients were made before the window.
     pub client_ns: f64,
     /// The server process's CPU.
     pub server_ns: f64,
