@@ -391,6 +391,22 @@ fn calibrate(
     Ok((delay, times, made))
 }
 
+/// The link at a point of RTT `rtt` (ns), calibrated (`calibrate`), with the delay applied each way.
+fn link(router: &mut Router, addr: SocketAddr, rtt: f64, offset_ns: f64) -> Result<(Link, f64)> {
+    let tolerance = tolerance_ns(rtt);
+    let (one_way, connect_ns, probes) = calibrate(router, addr, rtt, offset_ns, tolerance)?;
+    let median = stats::median(&connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    let link = Link {
+        valid: (median - rtt).abs() <= tolerance,
+        rtt_median_ns: median,
+        tolerance_ns: tolerance,
+        connect_ns,
+        one_way_ns: Some(one_way),
+        probes: Some(probes),
+    };
+    Ok((link, one_way))
+}
+
 /// Connect times from the client namespace, `PROBES` of them, 4 at a time.
 fn probe_link(addr: SocketAddr) -> Result<Vec<u64>> {
     let times: Arc<Mutex<Vec<u64>>> = Arc::default();
@@ -442,6 +458,219 @@ fn server_cpu_ns(server: &mut Server) -> Result<f64> {
         .ok_or_else(|| anyhow!("no cpu_ns in {line}"))
 }
 
+/// What every cell of the grid uses: fixed before the first, and the servers, clients and first
+/// flights its cells share.
+struct Bench<'a> {
+    opts: &'a Options,
+    scenarios: &'a [Scenario],
+    chains: &'a stack::identity::Chains,
+    baseline: &'a str,
+    mss: Option<u32>,
+    initcwnd: u32,
+    servers: Vec<Server>,
+    /// Each scenario's clients, one per thread, made as a cell first needs them.
+    pools: Vec<Vec<Box<dyn stack::Client>>>,
+    /// What each scenario's first connection shows, checked against it: the server's first
+    /// flight, for the model's round trips.
+    flights: Vec<Flights>,
+}
+
+/// A point of the grid as its cells see it.
+struct At {
+    /// The point's place in the grid (0: the zero point).
+    k: usize,
+    rtt_ms: f64,
+    loss: f64,
+    /// The link the model counts.
+    conditions: Conditions,
+    /// The emulator's delay each way, nanoseconds.
+    one_way: f64,
+}
+
+impl<'a> Bench<'a> {
+    /// The scenarios with a cell at point `k` of loss `loss`: every one at the zero point, the
+    /// baseline's authentication everywhere, the others at their losses.
+    fn here(&self, k: usize, loss: f64) -> Vec<usize> {
+        let o = self.opts;
+        (0..self.scenarios.len())
+            .filter(|&j| {
+                let s = &self.scenarios[j];
+                k == 0 || s.baseline_auth || o.all_auths || o.grid.auth_losses_pct.contains(&loss)
+            })
+            .collect()
+    }
+
+    /// Scenario `j`'s cell at `at`: its model from the zero point's cell, its pace and count.
+    fn plan(
+        &mut self,
+        j: usize,
+        at: &At,
+        zero_point: Option<&Point>,
+        allowance: Duration,
+    ) -> Result<Plan<'a>> {
+        let s = &self.scenarios[j];
+        let (id, _) = self
+            .chains
+            .get(s.auth.as_deref().unwrap_or(self.baseline))?;
+        if at.k == 0 {
+            self.flights[j] = evidence(s, id, self.servers[j].addr)?;
+        }
+        let zero = zero_point.and_then(|p| {
+            p.cells.iter().find(|c| {
+                c.stack.name() == s.stack.name() && c.group == s.group && c.auth == s.auth
+            })
+        });
+        // TCP connect and the exchange, and a round trip more for each initial window the
+        // server's first flight overflows (slow start, RFC 5681; netmodel).
+        let round_trips = s.stack.round_trips()
+            + match (self.flights[j].server, self.mss) {
+                (Some(f), Some(m)) => {
+                    crate::netmodel::slow_start_round_trips(f, m, self.initcwnd) as f64
+                }
+                _ => 0.0,
+            };
+        let asked = crate::figures::network::handshakes_at(self.opts.per_point, at.k == 0, at.loss);
+        let path = path(s.stack, self.flights[j], self.mss);
+        let zero_model = zero.map(|z| model_for(z, round_trips, path, at.conditions));
+        let pace = match &zero_model {
+            Some(m) if at.k > 0 => pace(
+                m.zero_ns,
+                m.expected_ns,
+                self.opts.load_pct / 100.0,
+                self.opts.parallel,
+                asked,
+            ),
+            _ => Pace::SERIAL,
+        };
+        let count = starts_within(asked, allowance, pace.gap);
+        Ok(Plan {
+            j,
+            id,
+            round_trips,
+            count,
+            zero_model,
+            pace: Pace {
+                threads: pace.threads.min(count.max(1)),
+                ..pace
+            },
+        })
+    }
+
+    /// The cells of scenarios `w` at `at`, in one window (window.rs).
+    fn window(
+        &mut self,
+        w: &[usize],
+        at: &At,
+        zero_point: Option<&Point>,
+        allowance: Duration,
+        router: &mut Router,
+        notes: &mut Vec<Warning>,
+    ) -> Result<Vec<Cell>> {
+        let plans: Vec<Plan> = w
+            .iter()
+            .map(|&j| self.plan(j, at, zero_point, allowance))
+            .collect::<Result<_>>()?;
+        // Set after the evidence connections: the counters are the window's handshakes'.
+        let seed = 0x5eed ^ (at.k as u64) << 8;
+        router.set([at.one_way, at.one_way], at.loss / 100.0, seed)?;
+        let scpu0: Vec<f64> = w
+            .iter()
+            .map(|&j| server_cpu_ns(&mut self.servers[j]))
+            .collect::<Result<_>>()?;
+        let (scenarios, servers) = (self.scenarios, &self.servers);
+        let mut lanes: Vec<window::Lane> = self
+            .pools
+            .iter_mut()
+            .enumerate()
+            .filter(|(j, _)| w.contains(j))
+            .zip(&plans)
+            .map(|((j, clients), p)| {
+                debug_assert_eq!(j, p.j);
+                window::Lane {
+                    s: &scenarios[j],
+                    clients,
+                    id: p.id,
+                    addr: servers[j].addr,
+                    gap: p.pace.gap,
+                    n: p.count,
+                    threads: p.pace.threads,
+                }
+            })
+            .collect();
+        let sampled = window::sample(&mut lanes, allowance)?;
+        drop(lanes);
+        let stats = router.stats()?;
+        if stats.kernel_queue_dropped > 0 {
+            notes.push(Warning::QueueDrops {
+                rtt_ms: at.rtt_ms,
+                loss_pct: at.loss,
+                cell: w
+                    .iter()
+                    .map(|&j| self.scenarios[j].name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                dropped: stats.kernel_queue_dropped,
+            });
+        }
+        let mut cells = Vec::new();
+        for ((p, sampled), cpu0) in plans.into_iter().zip(sampled).zip(scpu0) {
+            let j = p.j;
+            let server_cpu = server_cpu_ns(&mut self.servers[j])? - cpu0;
+            let counters = stats.port(self.servers[j].addr.port());
+            let c = self.cell(p, at, w.len(), &sampled, &counters, server_cpu);
+            if at.k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
+                notes.push(Warning::BusyEndpoint {
+                    rtt_ms: at.rtt_ms,
+                    loss_pct: at.loss,
+                    cell: self.scenarios[j].name(),
+                    client_pct: c.client_busy_pct,
+                    server_pct: c.server_busy_pct,
+                });
+            }
+            cells.push(c);
+        }
+        Ok(cells)
+    }
+
+    /// A cell from what its handshakes gave; at the zero point its own model.
+    fn cell(
+        &self,
+        p: Plan,
+        at: &At,
+        window_cells: usize,
+        sampled: &window::Sampled,
+        counters: &router::Counters,
+        server_cpu: f64,
+    ) -> Cell {
+        let s = &self.scenarios[p.j];
+        let model = p.zero_model.unwrap_or_else(|| {
+            // The zero point is its own compute term.
+            let n = (sampled.times.len() + sampled.failed).max(1) as f64;
+            let ready: Vec<u64> = sampled.times.iter().map(|t| t.0).collect();
+            let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
+            crate::figures::network::model(
+                ModelInputs {
+                    zero_ns: percentiles_ns(&ready, &[50.0])[0],
+                    round_trips: p.round_trips,
+                    data_packets: per(counters.data_packets),
+                    bytes: per(counters.bytes),
+                    path: path(s.stack, self.flights[p.j], self.mss),
+                },
+                Conditions {
+                    loss_pct: 0.0,
+                    ..at.conditions
+                },
+            )
+        });
+        let mut c = cell(s, sampled, counters, server_cpu, p.pace, model);
+        c.server_flight_bytes = self.flights[p.j].server;
+        if let Some(pace) = c.pace.as_mut() {
+            pace.window_cells = (at.k > 0).then_some(window_cells);
+        }
+        c
+    }
+}
+
 /// What a cell of a window asks for, worked out before the window opens.
 struct Plan<'a> {
     /// The scenario's index.
@@ -449,7 +678,6 @@ struct Plan<'a> {
     id: &'a Identity,
     round_trips: f64,
     count: usize,
-    at: Conditions,
     zero_model: Option<Model>,
     pace: Pace,
 }
@@ -559,16 +787,20 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     let (mss, initcwnd) = (lab::mss(probe.addr).ok(), lab::initcwnd(lab::SERVER));
     let mtu = lab::mtu(lab::CLIENT, "c-r").ok();
     let result = (|| -> Result<Vec<Point>> {
-        let mut servers: Vec<Server> = scenarios
-            .iter()
-            .map(|s| start_server(s, &chains, &baseline))
-            .collect::<Result<_>>()?;
-        // Each scenario's clients, one per thread, made as a cell first needs them.
-        let mut pools: Vec<Vec<Box<dyn stack::Client>>> =
-            scenarios.iter().map(|_| Vec::new()).collect();
-        // What each scenario's first connection shows, checked against it: the server's first
-        // flight, for the model's round trips.
-        let mut flights: Vec<Flights> = vec![Flights::default(); scenarios.len()];
+        let mut bench = Bench {
+            opts,
+            scenarios: &scenarios,
+            chains: &chains,
+            baseline: &baseline,
+            mss,
+            initcwnd,
+            servers: scenarios
+                .iter()
+                .map(|s| start_server(s, &chains, &baseline))
+                .collect::<Result<_>>()?,
+            pools: scenarios.iter().map(|_| Vec::new()).collect(),
+            flights: vec![Flights::default(); scenarios.len()],
+        };
         let mut points: Vec<Point> = Vec::new();
         // The zero point first (no delay, no loss): the model's compute term and packet counts.
         let mut grid: Vec<(f64, f64)> = vec![(0.0, 0.0)];
@@ -578,13 +810,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
             }
         }
         // The cells still to run, for a budget's even shares.
-        let runs_at = |k: usize, loss: f64, s: &Scenario| {
-            k == 0 || s.baseline_auth || opts.all_auths || opts.grid.auth_losses_pct.contains(&loss)
-        };
         let mut cells_left: usize = grid
             .iter()
             .enumerate()
-            .map(|(k, &(_, loss))| scenarios.iter().filter(|s| runs_at(k, loss, s)).count())
+            .map(|(k, &(_, loss))| bench.here(k, loss).len())
             .sum();
         for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
             crate::interrupt::check()?;
@@ -594,188 +823,50 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
                 grid.len()
             ));
             let rtt = rtt_ms * 1e6;
-            let tolerance = tolerance_ns(rtt);
-            let (one_way, connect_ns, probes) =
-                calibrate(&mut router, probe.addr, rtt, offset_ns, tolerance)?;
-            let median = stats::median(&connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
-            let link = Link {
-                valid: (median - rtt).abs() <= tolerance,
-                rtt_median_ns: median,
-                tolerance_ns: tolerance,
-                connect_ns,
-                one_way_ns: Some(one_way),
-                probes: Some(probes),
-            };
+            let (link, one_way) = link(&mut router, probe.addr, rtt, offset_ns)?;
             if !link.valid {
                 notes.push(Warning::InvalidPoint {
                     rtt_ms,
                     loss_pct: loss,
-                    measured_ms: median / 1e6,
-                    tolerance_ms: tolerance / 1e6,
+                    measured_ms: link.rtt_median_ns / 1e6,
+                    tolerance_ms: link.tolerance_ns / 1e6,
                 });
             }
+            let at = At {
+                k,
+                rtt_ms,
+                loss,
+                conditions: Conditions {
+                    rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
+                    measured: k > 0,
+                    base_rtt_ns,
+                    loss_pct: loss,
+                    rate_mbit: opts.rate_mbit,
+                },
+                one_way,
+            };
             // The zero point one handshake at a time, a window per cell: it is the model's
             // compute term, so no two handshakes may share the cores. Elsewhere every cell of the
             // point in one window, one after another (window.rs).
-            let here: Vec<usize> = (0..scenarios.len())
-                .filter(|&j| runs_at(k, loss, &scenarios[j]))
-                .collect();
+            let here = bench.here(k, loss);
             let windows: Vec<Vec<usize>> = if k == 0 {
                 here.iter().map(|&j| vec![j]).collect()
             } else {
                 vec![here]
             };
-            let seed = 0x5eed ^ (k as u64) << 8;
             let mut cells = Vec::new();
             for w in windows {
                 crate::interrupt::check()?;
                 let allowance = cell_allowance(opts, start.elapsed(), cells_left);
                 cells_left = cells_left.saturating_sub(w.len());
-                let mut plans = Vec::new();
-                for &j in &w {
-                    let s = &scenarios[j];
-                    let (id, _) = chains.get(s.auth.as_deref().unwrap_or(&baseline))?;
-                    if k == 0 {
-                        flights[j] = evidence(s, id, servers[j].addr)?;
-                    }
-                    let zero = points.first().and_then(|p| {
-                        p.cells.iter().find(|c| {
-                            c.stack.name() == s.stack.name()
-                                && c.group == s.group
-                                && c.auth == s.auth
-                        })
-                    });
-                    // TCP connect and the exchange, and a round trip more for each initial window
-                    // the server's first flight overflows (slow start, RFC 5681; netmodel).
-                    let round_trips = s.stack.round_trips()
-                        + match (flights[j].server, mss, initcwnd) {
-                            (Some(f), Some(m), w) => {
-                                crate::netmodel::slow_start_round_trips(f, m, w) as f64
-                            }
-                            _ => 0.0,
-                        };
-                    let asked =
-                        crate::figures::network::handshakes_at(opts.per_point, k == 0, loss);
-                    let at = Conditions {
-                        rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
-                        measured: k > 0,
-                        base_rtt_ns,
-                        loss_pct: loss,
-                        rate_mbit: opts.rate_mbit,
-                    };
-                    let zero_model =
-                        zero.map(|z| model_for(z, round_trips, path(s.stack, flights[j], mss), at));
-                    let pace = match &zero_model {
-                        Some(m) if k > 0 => pace(
-                            m.zero_ns,
-                            m.expected_ns,
-                            opts.load_pct / 100.0,
-                            opts.parallel,
-                            asked,
-                        ),
-                        _ => Pace::SERIAL,
-                    };
-                    let count = starts_within(asked, allowance, pace.gap);
-                    let pace = Pace {
-                        threads: pace.threads.min(count.max(1)),
-                        ..pace
-                    };
-                    plans.push(Plan {
-                        j,
-                        id,
-                        round_trips,
-                        count,
-                        at,
-                        zero_model,
-                        pace,
-                    });
-                }
-                // Set after the evidence connections: the counters are the window's handshakes'.
-                router.set([one_way, one_way], loss / 100.0, seed)?;
-                let scpu0: Vec<f64> = w
-                    .iter()
-                    .map(|&j| server_cpu_ns(&mut servers[j]))
-                    .collect::<Result<_>>()?;
-                let mut lanes: Vec<window::Lane> = pools
-                    .iter_mut()
-                    .enumerate()
-                    .filter(|(j, _)| w.contains(j))
-                    .zip(&plans)
-                    .map(|((j, clients), p)| {
-                        debug_assert_eq!(j, p.j);
-                        window::Lane {
-                            s: &scenarios[j],
-                            clients,
-                            id: p.id,
-                            addr: servers[j].addr,
-                            gap: p.pace.gap,
-                            n: p.count,
-                            threads: p.pace.threads,
-                        }
-                    })
-                    .collect();
-                let sampled = window::sample(&mut lanes, allowance)?;
-                drop(lanes);
-                let stats = router.stats()?;
-                if stats.kernel_queue_dropped > 0 {
-                    notes.push(Warning::QueueDrops {
-                        rtt_ms,
-                        loss_pct: loss,
-                        cell: w
-                            .iter()
-                            .map(|&j| scenarios[j].name())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        dropped: stats.kernel_queue_dropped,
-                    });
-                }
-                for ((p, sampled), cpu0) in plans.into_iter().zip(sampled).zip(scpu0) {
-                    let s = &scenarios[p.j];
-                    let server_cpu = server_cpu_ns(&mut servers[p.j])? - cpu0;
-                    let counters = stats.port(servers[p.j].addr.port());
-                    let model = match p.zero_model {
-                        Some(m) => m,
-                        // The zero point is its own compute term.
-                        None => {
-                            let n = (sampled.times.len() + sampled.failed).max(1) as f64;
-                            let ready: Vec<u64> = sampled.times.iter().map(|t| t.0).collect();
-                            crate::figures::network::model(
-                                ModelInputs {
-                                    zero_ns: percentiles_ns(&ready, &[50.0])[0],
-                                    round_trips: p.round_trips,
-                                    data_packets: [
-                                        counters.data_packets[0] as f64 / n,
-                                        counters.data_packets[1] as f64 / n,
-                                    ],
-                                    bytes: [
-                                        counters.bytes[0] as f64 / n,
-                                        counters.bytes[1] as f64 / n,
-                                    ],
-                                    path: path(s.stack, flights[p.j], mss),
-                                },
-                                Conditions {
-                                    loss_pct: 0.0,
-                                    ..p.at
-                                },
-                            )
-                        }
-                    };
-                    let mut c = cell(s, &sampled, &counters, server_cpu, p.pace, model);
-                    c.server_flight_bytes = flights[p.j].server;
-                    if let Some(pace) = c.pace.as_mut() {
-                        pace.window_cells = (k > 0).then_some(w.len());
-                    }
-                    if k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
-                        notes.push(Warning::BusyEndpoint {
-                            rtt_ms,
-                            loss_pct: loss,
-                            cell: s.name(),
-                            client_pct: c.client_busy_pct,
-                            server_pct: c.server_busy_pct,
-                        });
-                    }
-                    cells.push(c);
-                }
+                cells.extend(bench.window(
+                    &w,
+                    &at,
+                    points.first(),
+                    allowance,
+                    &mut router,
+                    &mut notes,
+                )?);
             }
             points.push(Point {
                 rtt_ns: rtt,
