@@ -186,7 +186,8 @@ pub enum Command {
         #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         per_point: u32,
         /// A scenario's point starts only the handshakes whose slot falls within this many
-        /// seconds of its first, and at least 10 (0: always --per-point). Those started finish,
+        /// seconds of its first (at the zero point, back to back: until this many seconds have
+        /// passed), and at least 10 (0: all those --per-point asks for). Those started finish,
         /// so the sample is not biased.
         #[arg(long, default_value_t = 2.0)]
         cell_seconds: f64,

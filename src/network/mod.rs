@@ -276,7 +276,7 @@ pub fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize 
     fit.max(MIN_PER_CELL).min(asked)
 }
 
-/// The emulator's control channel/// The emulator's control channel (router.rs, a child in the router namespace).
+/// The emulator's control channel (router.rs, a child in the router namespace).
 struct Router(Server);
 
 impl Router {
@@ -489,7 +489,7 @@ struct At {
 
 impl<'a> Bench<'a> {
     /// The scenarios with a cell at point `k` of loss `loss`: every one at the zero point, the
-    /// baseline's authentication everywhere, the others at their losses.
+    /// baseline's authentication everywhere, the others at their losses (all: `--all-auths`).
     fn here(&self, k: usize, loss: f64) -> Vec<usize> {
         let o = self.opts;
         (0..self.scenarios.len())

@@ -75,24 +75,28 @@ impl Counters {
     }
 }
 
-/// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed.
+/// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed and server
+/// port (the ports are the servers' ephemeral ones, so not from one run to the next).
 struct Rng(u64);
 impl Rng {
     /// The draws of the server at `port` (none: packets without one) under `seed`.
     fn for_port(seed: u64, port: Option<u16>) -> Rng {
-        Rng(seed
-            ^ port.map_or(0, |p| {
-                (u64::from(p) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            }))
+        // Mixed, not added: ports a few apart would otherwise draw one sequence, shifted.
+        Rng(mix64(seed ^ mix64(port.map_or(0, |p| u64::from(p) + 1))))
     }
 
     fn next_f64(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        let z = self.0;
+        (mix64(z) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+}
+
+/// splitmix64's finalizer.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn now_ns() -> u64 {
@@ -432,6 +436,8 @@ mod tests {
         assert_ne!(draws(7, Some(443)), draws(7, Some(444)));
         assert_ne!(draws(7, Some(443)), draws(8, Some(443)));
         assert_ne!(draws(7, None), draws(7, Some(0)));
+        // Nor is a port's sequence its neighbour's, shifted by a draw.
+        assert_ne!(draws(7, Some(443))[1..], draws(7, Some(444))[..3]);
         assert!(draws(7, Some(443)).iter().all(|x| (0.0..1.0).contains(x)));
     }
 

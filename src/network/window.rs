@@ -7,9 +7,10 @@
 //! threads can all be waiting on the network, and its starts run late), while that one's last
 //! handshakes are still in flight. A lossy cell's time is mostly its slowest handshake's
 //! retransmission timers; cells that each waited for their own slowest waited out one such tail
-//! each (on the Zen 5 VM the default grid's lossy cells took 130-200 s of the step's 224-257 s), a
-//! window waits out the last. At most a cell's in-flight handshakes overlap the next cell's first:
-//! a round trip's worth at 0% loss, and under loss mostly stragglers waiting on a timer.
+//! each (on the Zen 5 VM the default grid's lossy cells took 130-200 s of the step's 224-257 s); in a
+//! window the point's tails overlap instead of adding up. At most a cell's last handshakes overlap the next
+//! cell's first: about a handshake's worth at 0% loss, and under loss mostly stragglers waiting on
+//! a timer.
 //! Interleaving the cells' starts instead was tried and measured: switching servers at every
 //! handshake put the 5.6 ms cells 0.4-1.1 ms further over their model (the zero point's warm,
 //! serial compute). The emulator counts and drops packets per server port, so each cell keeps its
@@ -95,13 +96,24 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
                 let gate = &gate;
                 let spawned =
                     std::thread::Builder::new().spawn_scoped(scope, move || -> Result<()> {
+                        // Whatever happens to this thread, a panic too, the window and the next
+                        // lane are not left waiting for it (Exit's drop).
+                        let mut exit = Exit {
+                            gate,
+                            arrived: false,
+                            live: &tally.live,
+                            next,
+                            window_open: false,
+                        };
                         // In the client namespace, with what the client's first connection would
                         // start (the Go peer's process, which a child started here inherits the
                         // namespace of).
                         let entered =
                             super::lab::enter(super::lab::CLIENT).and_then(|()| c.ready(l.addr));
                         let t0 = gate.arrive();
-                        let r = entered.and_then(|()| {
+                        exit.arrived = true;
+                        exit.window_open = t0.is_some();
+                        entered.and_then(|()| {
                             let t0 = t0.ok_or_else(|| anyhow!("the window was called off"))?;
                             let cpu0 = crate::alloc::thread_cpu_ns();
                             let r = match open.wait() {
@@ -110,15 +122,7 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
                             };
                             tally.add_cpu(crate::alloc::thread_cpu_ns() - cpu0);
                             r
-                        });
-                        // The lane's last thread out opens the next lane, whatever happened
-                        // (started all, cut, called off, failed): none waits forever.
-                        if tally.live.fetch_sub(1, Relaxed) == 1 {
-                            if let Some(next) = next {
-                                next.open(t0.map(|_| Instant::now()));
-                            }
-                        }
-                        r
+                        })
                     });
                 match spawned {
                     Ok(h) => handles.push(h),
@@ -201,8 +205,8 @@ fn run_lane(
         if k >= l.n || crate::interrupt::check().is_err() {
             return Ok(());
         }
-        // A paced lane's starts are fixed by its schedule; a serial one's last by the clock.
-        // Neither depends on how the handshakes went.
+        // A paced lane's count is fixed before (its starts follow its opening); a serial one's
+        // last start is set by the clock. Neither depends on how the handshakes went.
         if l.gap.is_zero() {
             if k >= MIN_PER_CELL && opened.elapsed() > budget {
                 return Ok(());
@@ -236,6 +240,30 @@ fn run_lane(
         tally
             .end_ns
             .fetch_max(t0.elapsed().as_nanos() as u64, Relaxed);
+    }
+}
+
+/// What a lane's thread owes the others when it ends, however it ends (a panic unwinds through
+/// the drop too): its arrival at the gate if it never got there, and, as its lane's last thread
+/// out, the next lane's opening (started all, cut, called off, failed: none waits forever).
+struct Exit<'a> {
+    gate: &'a Gate,
+    arrived: bool,
+    live: &'a AtomicUsize,
+    next: Option<&'a Opening>,
+    window_open: bool,
+}
+
+impl Drop for Exit<'_> {
+    fn drop(&mut self) {
+        if !self.arrived {
+            self.gate.leave();
+        }
+        if self.live.fetch_sub(1, Relaxed) == 1 {
+            if let Some(next) = self.next {
+                next.open(self.window_open.then(Instant::now));
+            }
+        }
     }
 }
 
@@ -324,6 +352,14 @@ impl Gate {
                 Err(_) => return None,
             };
         }
+    }
+
+    /// A thread that will never arrive (it failed or panicked before): counted, not waiting.
+    fn leave(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.0 += 1;
+        }
+        self.changed.notify_all();
     }
 
     /// Waits until `n` threads have arrived.

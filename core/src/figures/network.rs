@@ -132,7 +132,7 @@ pub fn handshakes_at(per_point: usize, zero: bool, loss_pct: f64) -> usize {
     } else if loss_pct <= 1.0 {
         per_point * 6
     } else if loss_pct >= 10.0 {
-        // A point waits for its last cell's slowest handshake, and at 20% loss one in a few hundred loses its
+        // A point waits for its slowest handshake, and at 20% loss one in a few hundred loses its
         // SYN four times (1 + 2 + 4 + 8 s) or waits out the socket timeout: a third of them keeps
         // that tail a third as likely; the p50 is what these cells give, their p95 intervals are
         // out of reach either way.
