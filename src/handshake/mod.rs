@@ -664,13 +664,13 @@ fn wide_scenarios(running: &[Running], opts: &Options, left_s: f64) -> Vec<usize
     // The answer's rows first, by their differences alone (the figures the table quotes; a
     // median's 1% can wait): while one of them is wide and fits, the others wait.
     // A row whose partner has had its samples would gain rounds that pair with nothing.
+    let with_partner = |i: usize| running[i].partner.filter(|&p| spare(&running[p]));
     let answers: Vec<(usize, f64)> = open
         .clone()
-        .filter(|(_, r)| r.answers && r.partner.is_some_and(|p| spare(&running[p])))
+        .filter(|&(i, r)| r.answers && with_partner(i).is_some())
         .filter_map(|(i, r)| Some((i, delta_wideness(running, r)?)))
         .filter(|&(_, w)| w > 1.0)
         .collect();
-    let with_partner = |i: usize| running[i].partner.filter(|&p| spare(&running[p]));
     match fitting(running, answers, left_s, with_partner) {
         chosen if chosen.is_empty() => {
             let wide = open

@@ -24,11 +24,10 @@ use std::io::{ErrorKind, Write};
 const C2S: usize = 0;
 const S2C: usize = 1;
 
-/// What the emulator saw since the last `set`: in all, and per server port (a TCP packet's
-/// destination port client to server, its source port server to client).
+/// What the emulator saw since the last `set`, per server port (a TCP packet's destination port
+/// client to server, its source port server to client: each cell's server has its own).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Stats {
-    pub all: Counters,
     pub ports: BTreeMap<u16, Counters>,
     pub peak_held: usize,
     /// The kernel's own count of packets it dropped because the queue was full or nobody listened.
@@ -276,7 +275,6 @@ pub fn router_main(client_if: &str) -> Result<()> {
         while heap.peek().is_some_and(|h| h.0.key.0 <= now) {
             let Some(Reverse(h)) = heap.pop() else { break };
             let late = now - h.key.0;
-            c.all.released(late);
             if let Some(p) = h.port {
                 c.ports.entry(p).or_default().released(late);
             }
@@ -390,7 +388,6 @@ pub fn router_main(client_if: &str) -> Result<()> {
                         .next_f64()
                         < loss[d];
                 let len = msg.get_original_len() as u64;
-                c.all.seen(d, len, p.data, p.syn, drop);
                 if let Some(port) = port {
                     c.ports
                         .entry(port)
