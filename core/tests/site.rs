@@ -545,3 +545,70 @@ fn the_seed_table_keeps_the_runs_of_the_paired_design() {
         assert!(rows >= 4, "{fingerprint}: {rows} seed rows");
     }
 }
+
+#[test]
+fn the_composition_page_sets_every_scenario_beside_its_composition() {
+    use pqprof_core::figures::composition::rows;
+    let site = render("composition", false);
+    let html = page(&site, "composition.html");
+    let file = render::inputs(&committed()[..1])
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.to_string_lossy().ends_with("-38df4d.json"))
+        .max()
+        .expect("the Zen 5 VM's run in results/");
+    let run = render::load(&[file]).unwrap().remove(0);
+    let r = &run.results;
+    let rows = rows(r);
+    // Every plain full handshake with a flow gets a row: the 38df4d run's 24 (russh's 2 included).
+    let plain = r
+        .handshakes
+        .as_ref()
+        .unwrap()
+        .scenarios
+        .iter()
+        .filter(|s| !s.instrumented)
+        .count();
+    assert_eq!(rows.len(), plain, "{rows:#?}");
+    assert!(html.contains("<section class=\"composition\" id=\"composition-"));
+    for stack in ["rustls", "openssl", "go", "russh"] {
+        let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
+        let bases: Vec<_> = of.iter().filter(|x| x.baseline).collect();
+        assert_eq!(bases.len(), 1, "{stack}: one baseline");
+        let b = bases[0];
+        let bl = b.latency.unwrap();
+        assert_eq!(
+            bl.composed_ns, bl.real_ns,
+            "{stack}: the baseline reads its own median"
+        );
+        for x in &of {
+            // What the latency column misses by is the composed difference less the real one.
+            let v = x.latency.unwrap();
+            let missed = (x.path_ns - b.path_ns) - (v.real_ns - bl.real_ns);
+            assert!((v.composed_ns - v.real_ns - missed).abs() < 1e-6, "{x:?}");
+            // The page shows each figure the JSON gives (the baseline: its median alone).
+            assert!(
+                x.baseline
+                    || html.contains(&format!(
+                        "{} &#x2f; {}",
+                        format::time(v.composed_ns),
+                        format::time(v.real_ns)
+                    )),
+                "{stack} {}: latency not on the page",
+                x.group
+            );
+            if stack != "russh" {
+                let m = x
+                    .server_in_memory
+                    .expect("a capacity row for each TLS scenario");
+                // minijinja escapes the slash.
+                let shown = format!(
+                    "{} &#x2f; {}",
+                    format::time(m.composed_ns),
+                    format::time(m.real_ns)
+                );
+                assert!(html.contains(&shown), "{stack} {}: {shown}", x.group);
+            }
+        }
+    }
+}

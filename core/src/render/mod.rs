@@ -6,6 +6,7 @@ mod arch;
 mod auth;
 mod capacity;
 mod compare;
+mod composition;
 mod history;
 mod memory;
 mod methodology;
@@ -46,7 +47,7 @@ pub struct Options {
     pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 7] = [
+const TEMPLATES: [(&str, &str); 8] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
     (
@@ -64,6 +65,10 @@ const TEMPLATES: [(&str, &str); 7] = [
     (
         "insitu.html",
         include_str!("../../../templates/insitu.html"),
+    ),
+    (
+        "composition.html",
+        include_str!("../../../templates/composition.html"),
     ),
     (
         "network.html",
@@ -576,6 +581,19 @@ fn build(
             "Where a handshake's time goes",
             "insitu",
             &front,
+        ))?,
+    )?;
+    write(
+        "composition.html",
+        env.get_template("composition.html")?.render(page(
+            &scope,
+            opts,
+            "Each handshake against its composition",
+            "composition",
+            composition::Page {
+                match_pct: format!("{:.0}", composition::MATCH_PCT),
+                views: composition::build(&shown_runs),
+            },
         ))?,
     )?;
     write(

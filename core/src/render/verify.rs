@@ -92,13 +92,14 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
 /// (`#id` on the same page: the answer table's figures to their cards; `page.html#id` on another:
 /// the in-situ views and the network cells) that no element of that page is.
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
-    const PAGES: [&str; 6] = [
+    const PAGES: [&str; 7] = [
         "index.html",
         "compare.html",
         "history.html",
         "methodology.html",
         "insitu.html",
         "network.html",
+        "composition.html",
     ];
     let mut problems = Vec::new();
     let mut pages = Vec::new();

@@ -1,0 +1,397 @@
+//! Each real handshake against its composition (#37), computed from stored data on every render:
+//! nothing here is stored, so nothing here can go stale.
+//!
+//! - **CPU.** A side's composed CPU per handshake is the sum of its segments' calls at the phases'
+//!   *means* (CPU per handshake is a mean: capacity divides a core's time by the handshakes it
+//!   served, and ML-DSA signing's rejection loop puts its mean 10-25% above its median). It is set
+//!   beside the in-memory handshakes of `capacity`, whose two sides run in one pinned thread with
+//!   no sockets, so each side's time there is its CPU; and beside the loopback handshakes' CPU per
+//!   handshake, which adds the sockets, the kernel and the wake-ups.
+//! - **Latency.** The composed critical path (`flow::figures`) plus the stack's own work: the
+//!   parsing, system calls and waits no phase holds, taken once per stack from its classical
+//!   baseline (loopback median less composed path). The baseline matches by construction; every
+//!   other scenario tests whether the phases predict what it adds.
+
+use crate::results::{Flow, Phase, PhaseId, Results, Scenario, Side, SuiteResult};
+use crate::stats;
+
+/// A composed figure beside the measured one, nanoseconds, each with its 95% interval where known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Versus {
+    pub composed_ns: f64,
+    pub composed_half95_ns: Option<f64>,
+    pub real_ns: f64,
+    pub real_ci95_ns: Option<(f64, f64)>,
+}
+
+impl Versus {
+    /// Composed over measured.
+    pub fn ratio(&self) -> f64 {
+        self.composed_ns / self.real_ns
+    }
+
+    /// The ratio's 95% bounds: each end of the composed interval over the opposite end of the
+    /// measured one. Treating the two ends as reached at once makes the bounds wide, not narrow.
+    pub fn ratio_ci95(&self) -> Option<(f64, f64)> {
+        let h = self.composed_half95_ns?;
+        let (lo, hi) = self.real_ci95_ns?;
+        (lo > 0.0 && hi > 0.0).then(|| ((self.composed_ns - h) / hi, (self.composed_ns + h) / lo))
+    }
+
+    /// Whether the composition lands within `pct` percent of the measurement.
+    pub fn within(&self, pct: f64) -> bool {
+        (self.ratio() - 1.0).abs() * 100.0 <= pct
+    }
+}
+
+/// One side's composed CPU per handshake: the calls of its segments at their phases' means, with
+/// the 95% half-width of that sum. Where every phase ran in the same processes (the run step's
+/// processes, `Phase::process_ids`), the sum is formed in each process and the half-width is the
+/// t-interval of those sums, so a host that drifted between processes widens it as it would move
+/// a next run; otherwise the phases' own half-widths add (a drift shared by all phases moves the
+/// sum by the sum of its moves). `None` where a phase is missing.
+pub fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Option<f64>)> {
+    let mut parts: Vec<(f64, &Phase)> = Vec::new();
+    for seg in flow.segments.iter().filter(|s| s.side == side) {
+        for p in &seg.parts {
+            let id = PhaseId::handshake(&p.backend, &p.algorithm, p.operation);
+            parts.push((p.count, crate::results::find_phase(phases, &id)?));
+        }
+    }
+    let mean: f64 = parts.iter().map(|(n, q)| n * q.stats.mean_ns).sum();
+    Some((
+        mean,
+        per_process_half95(&parts).or_else(|| own_half95(&parts)),
+    ))
+}
+
+/// The t-interval's half-width of the sum formed in each process that every part ran in.
+fn per_process_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
+    let (_, first) = parts.first()?;
+    let ids = &first.process_ids;
+    if ids.len() < 2 || parts.iter().any(|(_, q)| q.process_ids != *ids) {
+        return None;
+    }
+    let mut sums = vec![0.0; ids.len()];
+    for (n, q) in parts {
+        let xs: Vec<f64> = q.samples_ns.iter().map(|&x| x as f64).collect();
+        for (sum, g) in sums.iter_mut().zip(stats::groups(&xs, &q.processes)?) {
+            if g.is_empty() {
+                return None;
+            }
+            *sum += n * stats::mean(g);
+        }
+    }
+    stats::mean_half95(&sums).map(|(_, h)| h)
+}
+
+/// The parts' own half-widths (each phase's samples' t-interval of the mean) added up.
+fn own_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
+    parts
+        .iter()
+        .map(|(n, q)| {
+            let xs: Vec<f64> = q.samples_ns.iter().map(|&x| x as f64).collect();
+            stats::mean_half95(&xs).map(|(_, h)| n * h)
+        })
+        .sum()
+}
+
+/// The stack's own work along a handshake's path, from its baseline: the loopback median less the
+/// composed critical path, with the half-width of both in quadrature.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnWork {
+    pub ns: f64,
+    pub half95_ns: Option<f64>,
+}
+
+/// One real loopback scenario against its composition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub stack: String,
+    pub composed_stack: String,
+    pub group: String,
+    pub auth: Option<String>,
+    /// The composed suite ("X25519MLKEM768 + ML-DSA-65 full handshake").
+    pub suite: String,
+    /// Whether this is the stack's baseline, whose own work the other rows add.
+    pub baseline: bool,
+    /// Composed critical path alone.
+    pub path_ns: f64,
+    /// The stack's own work along the path, from its baseline.
+    pub own: Option<OwnWork>,
+    /// Path plus the stack's own work against the loopback median (`None` without a baseline).
+    pub latency: Option<Versus>,
+    /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
+    pub server_in_memory: Option<Versus>,
+    pub client_in_memory: Option<Versus>,
+    /// Composed CPU per handshake against the loopback handshakes' CPU per handshake (no interval:
+    /// one figure over all of a scenario's connections).
+    pub server_loopback: Versus,
+    pub client_loopback: Versus,
+}
+
+/// Every plain full-handshake scenario of a run whose composed suite has a flow, stacks in the
+/// run's order, each against its composition. Empty without real handshakes.
+pub fn rows(r: &Results) -> Vec<Row> {
+    let Some(h) = &r.handshakes else {
+        return Vec::new();
+    };
+    let baseline_auth = r.baseline_auth().unwrap_or("");
+    let plain: Vec<&Scenario> = h
+        .scenarios
+        .iter()
+        .filter(|s| !s.instrumented && s.mode.is_full())
+        .collect();
+    let suite_of = |s: &Scenario| -> Option<(String, &SuiteResult)> {
+        // TLS names its full handshakes by group and authentication, SSH its by the method
+        // (suites/ssh-full.toml).
+        [
+            crate::auth::full_suite(&s.suite, s.auth_name(), baseline_auth),
+            format!("{} full key exchange", s.suite),
+        ]
+        .into_iter()
+        .find_map(|name| Some((name.clone(), r.suite(&name, &s.composed_stack)?)))
+    };
+    let mut out = Vec::new();
+    for s in &plain {
+        let Some((name, suite)) = suite_of(s) else {
+            continue;
+        };
+        let Some(flow) = &suite.flow else {
+            continue;
+        };
+        let (Some(server), Some(client)) = (
+            side_mean(flow, Side::Server, &r.phases),
+            side_mean(flow, Side::Client, &r.phases),
+        ) else {
+            continue;
+        };
+        let base = root(&plain, s);
+        let own = base.and_then(|b| {
+            let (_, bs) = suite_of(b)?;
+            let bf = bs.flow.as_ref()?;
+            Some(own_work(b, bf))
+        });
+        let latency = own.map(|o| Versus {
+            composed_ns: flow.latency_ns + o.ns,
+            composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
+            real_ns: s.median_ns,
+            real_ci95_ns: s.median_ci95_ns,
+        });
+        let memory = in_memory(r, s);
+        let versus = |(c, h): (f64, Option<f64>), real: Option<(f64, Option<(f64, f64)>)>| {
+            real.map(|(m, ci)| Versus {
+                composed_ns: c,
+                composed_half95_ns: h,
+                real_ns: m,
+                real_ci95_ns: ci,
+            })
+        };
+        out.push(Row {
+            stack: s.stack.name().to_string(),
+            composed_stack: s.composed_stack.clone(),
+            group: s.suite.clone(),
+            auth: s.auth_name().map(str::to_string),
+            suite: name,
+            baseline: base.is_some_and(|b| std::ptr::eq(b, *s)),
+            path_ns: flow.latency_ns,
+            own,
+            latency,
+            server_in_memory: versus(server, memory.map(|m| m.0)),
+            client_in_memory: versus(client, memory.map(|m| m.1)),
+            server_loopback: Versus {
+                composed_ns: server.0,
+                composed_half95_ns: server.1,
+                real_ns: s.server_cpu_ns,
+                real_ci95_ns: None,
+            },
+            client_loopback: Versus {
+                composed_ns: client.0,
+                composed_half95_ns: client.1,
+                real_ns: s.client_cpu_ns,
+                real_ci95_ns: None,
+            },
+        });
+    }
+    out
+}
+
+/// The baseline's own work along the path.
+pub fn own_work(baseline: &Scenario, flow: &Flow) -> OwnWork {
+    let half = baseline
+        .median_ci95_ns
+        .map(|(lo, hi)| ((hi - lo) / 2.0).hypot(flow.latency_half95_ns));
+    OwnWork {
+        ns: baseline.median_ns - flow.latency_ns,
+        half95_ns: half,
+    }
+}
+
+/// The scenario at the end of `s`'s chain of baselines (`Scenario::against`), on the same stack:
+/// an ML-DSA chain is against its group with ECDSA, which is against the classical group. `None`
+/// where a link is missing; `s` itself where it is against nothing or itself.
+pub fn root<'a>(plain: &[&'a Scenario], s: &'a Scenario) -> Option<&'a Scenario> {
+    let mut at = s;
+    // Three links at most exist (chain, group, classical); a loop in a bad file ends here too.
+    for _ in 0..8 {
+        let Some(a) = &at.against else {
+            return Some(at);
+        };
+        if a.suite == at.suite && a.auth.as_deref() == at.auth_name() {
+            return Some(at);
+        }
+        at = plain.iter().copied().find(|x| x.is(a, &at.stack, false))?;
+    }
+    None
+}
+
+/// The in-memory handshakes' mean server and client time per handshake, each with the t-interval
+/// of its mean: the capacity row of the same stack, group and authentication.
+fn in_memory(r: &Results, s: &Scenario) -> Option<MeanPair> {
+    let c = r.capacity.as_ref()?;
+    let baseline_auth = r.baseline_auth();
+    let m = c.in_memory.iter().find(|m| {
+        m.stack == s.stack
+            && m.group == s.suite
+            && m.auth.as_deref().or(baseline_auth) == s.auth_name().or(baseline_auth)
+    })?;
+    let mean = |xs: &[u64]| -> Option<(f64, Option<(f64, f64)>)> {
+        let xs: Vec<f64> = xs.iter().map(|&x| x as f64).collect();
+        let (mean, h) = stats::mean_half95(&xs)?;
+        Some((mean, Some((mean - h, mean + h))))
+    };
+    Some((mean(&m.server_ns)?, mean(&m.client_ns)?))
+}
+
+type MeanPair = ((f64, Option<(f64, f64)>), (f64, Option<(f64, f64)>));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{FlowPart, Operation, Segment};
+
+    fn phase(op: Operation, samples: Vec<u64>, processes: Vec<usize>) -> Phase {
+        let ids: Vec<usize> = (0..processes.len()).collect();
+        let mut p = crate::figures::measured_phase(
+            PhaseId::handshake("b", "A", op),
+            samples,
+            crate::figures::Measured {
+                iterations_reason: crate::results::Reason::Default,
+                warmup: 1,
+                verified: 1,
+                includes: String::new(),
+                steal_pct: None,
+                run_delay_pct: None,
+                timed_ms: None,
+                cycles: None,
+                batch: 1,
+            },
+        );
+        p.processes = processes;
+        p.process_ids = ids;
+        p
+    }
+
+    fn flow(parts: &[(Side, Operation, f64)]) -> Flow {
+        Flow {
+            segments: parts
+                .iter()
+                .map(|&(side, operation, count)| Segment {
+                    name: format!("{side} {operation}"),
+                    side,
+                    parts: vec![FlowPart {
+                        backend: "b".into(),
+                        algorithm: "A".into(),
+                        operation,
+                        count,
+                    }],
+                    median_ns: 0.0,
+                })
+                .collect(),
+            overlap: Vec::new(),
+            client_ns: 0.0,
+            server_ns: 0.0,
+            latency_ns: 100.0,
+            client_half95_ns: 0.0,
+            server_half95_ns: 0.0,
+            latency_half95_ns: 3.0,
+        }
+    }
+
+    #[test]
+    fn a_side_sums_its_calls_at_the_means_and_its_interval_is_over_the_processes_sums() {
+        // Two processes. Signing: 100, 200 | 300 (means 150 and 300, pooled mean 200);
+        // verifying: 10 | 20, 20 (means 10 and 20, pooled 50 / 3). The server signs once; the
+        // client verifies twice.
+        let phases = vec![
+            phase(Operation::SigSign, vec![100, 200, 300], vec![2, 1]),
+            phase(Operation::SigVerify, vec![10, 20, 20], vec![1, 2]),
+        ];
+        let f = flow(&[
+            (Side::Server, Operation::SigSign, 1.0),
+            (Side::Client, Operation::SigVerify, 2.0),
+        ]);
+        let (server, h) = side_mean(&f, Side::Server, &phases).unwrap();
+        assert_eq!(server, 200.0);
+        // The sums per process are 150 and 300: mean 225, sd 106.07, t(1) = 12.706, so the
+        // half-width is 12.706 x 106.066 / sqrt(2) = 952.95.
+        assert!((h.unwrap() - 952.95).abs() < 0.1, "{h:?}");
+        let (client, _) = side_mean(&f, Side::Client, &phases).unwrap();
+        assert!((client - 100.0 / 3.0).abs() < 1e-9);
+        // A phase missing: no figure.
+        assert!(side_mean(&f, Side::Server, &phases[1..]).is_none());
+    }
+
+    #[test]
+    fn phases_from_different_processes_add_their_own_half_widths() {
+        // One process each: the per-process sum cannot be formed. Samples 10, 20, 30: mean 20,
+        // sd 10, t(2) = 4.303, half 4.303 x 10 / sqrt(3) = 24.84; twice over for two calls.
+        let phases = vec![phase(Operation::SigVerify, vec![10, 20, 30], vec![3])];
+        let f = flow(&[(Side::Client, Operation::SigVerify, 2.0)]);
+        let (mean, h) = side_mean(&f, Side::Client, &phases).unwrap();
+        assert_eq!(mean, 40.0);
+        assert!((h.unwrap() - 49.69).abs() < 0.01, "{h:?}");
+    }
+
+    #[test]
+    fn a_ratios_bounds_set_each_end_against_the_opposite_end() {
+        let v = Versus {
+            composed_ns: 90.0,
+            composed_half95_ns: Some(10.0),
+            real_ns: 100.0,
+            real_ci95_ns: Some((80.0, 125.0)),
+        };
+        assert_eq!(v.ratio(), 0.9);
+        assert_eq!(v.ratio_ci95(), Some((80.0 / 125.0, 100.0 / 80.0)));
+        assert!(v.within(10.0));
+        assert!(!v.within(9.9));
+        let none = Versus {
+            real_ci95_ns: None,
+            ..v
+        };
+        assert_eq!(none.ratio_ci95(), None);
+    }
+
+    #[test]
+    fn own_work_is_the_baselines_median_less_its_path() {
+        let f = flow(&[]);
+        let s: Scenario = serde_json::from_value(serde_json::json!({
+            "protocol": "tls13", "suite": "X25519", "stack": "rustls",
+            "evidence": {"version": "TLSv1_3", "group": "X25519", "cipher": "", "cert_key": "",
+                         "resumed": false, "client_share": null, "server_share": null},
+            "median_ns": 700.0, "p95_ns": 900.0, "ready_median_ns": 0.0,
+            "sample_medians_ns": [], "rsd_pct": 0.0, "median_ci95_ns": [692.0, 708.0],
+            "client_to_server_bytes": 0.0, "server_to_client_bytes": 0.0,
+            "declared_wire_bytes": null, "client_cpu_ns": 0.0, "server_cpu_ns": 0.0,
+            "client_mem": {"rust_allocs": 0.0, "rust_bytes": 0.0, "c_allocs": 0.0, "c_bytes": 0.0},
+            "server_mem": {"rust_allocs": 0.0, "rust_bytes": 0.0, "c_allocs": 0.0, "c_bytes": 0.0},
+            "vs_baseline_ratio": null, "measured_delta_ns": null, "composed_delta_ns": null
+        }))
+        .unwrap();
+        let o = own_work(&s, &f);
+        assert_eq!(o.ns, 600.0);
+        // Half-widths 8 (the median's) and 3 (the path's): sqrt(64 + 9).
+        assert!((o.half95_ns.unwrap() - 73f64.sqrt()).abs() < 1e-12);
+        assert!(std::ptr::eq(root(&[&s], &s).unwrap(), &s));
+    }
+}

@@ -1,0 +1,149 @@
+//! The composition page: per machine and stack, each real loopback handshake against its
+//! composition (figures::composition): the latency along the critical path plus the stack's own
+//! work against the loopback median, and each side's composed CPU against the in-memory
+//! handshakes' and the loopback handshakes' CPU per handshake.
+
+use super::Run;
+use crate::figures::composition::{self as fig, Row as FigRow, Versus};
+use crate::units::time;
+use serde::Serialize;
+
+/// How far a composed figure may stray from the measured one and still count as matching it:
+/// #37's target for the composed latency and server CPU.
+pub const MATCH_PCT: f64 = 10.0;
+
+#[derive(Serialize)]
+pub struct Page {
+    /// `MATCH_PCT` as the page prints it.
+    pub match_pct: String,
+    pub views: Vec<View>,
+}
+
+#[derive(Serialize)]
+pub struct View {
+    pub host: String,
+    pub machine_id: String,
+    pub stacks: Vec<StackView>,
+}
+
+#[derive(Serialize)]
+pub struct StackView {
+    pub stack: String,
+    pub composed_stack: String,
+    /// "348 µs ± 15 µs from X25519 + ECDSA-P256": the stack's own work along the path.
+    pub own: String,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+pub struct Row {
+    pub scenario: String,
+    pub baseline: bool,
+    pub path: String,
+    pub latency: Cell,
+    pub server_memory: Cell,
+    pub client_memory: Cell,
+    /// "35% / 50%": the composed CPU's share of the loopback CPU per handshake, server / client.
+    pub loopback_share: String,
+}
+
+/// "composed / measured", the ratio and its interval beneath, and whether the ratio is outside
+/// `MATCH_PCT`.
+#[derive(Serialize, Default)]
+pub struct Cell {
+    pub figures: String,
+    pub ratio: String,
+    pub sub: String,
+    pub off: bool,
+}
+
+fn cell(v: Option<&Versus>) -> Cell {
+    let Some(v) = v else {
+        return Cell {
+            figures: "–".into(),
+            ..Cell::default()
+        };
+    };
+    Cell {
+        figures: format!("{} / {}", time(v.composed_ns), time(v.real_ns)),
+        ratio: format!("{:.0}%", v.ratio() * 100.0),
+        sub: v.ratio_ci95().map_or(String::new(), |(lo, hi)| {
+            format!("{:.0}–{:.0}%", lo * 100.0, hi * 100.0)
+        }),
+        off: !v.within(MATCH_PCT),
+    }
+}
+
+fn scenario(r: &FigRow) -> String {
+    match &r.auth {
+        Some(a) => format!("{} + {a}", r.group),
+        None => r.group.clone(),
+    }
+}
+
+fn row(r: &FigRow) -> Row {
+    Row {
+        scenario: scenario(r),
+        baseline: r.baseline,
+        path: time(r.path_ns),
+        latency: if r.baseline {
+            Cell {
+                figures: r.latency.map_or("–".into(), |v| time(v.real_ns)),
+                ratio: "baseline".into(),
+                ..Cell::default()
+            }
+        } else {
+            cell(r.latency.as_ref())
+        },
+        server_memory: cell(r.server_in_memory.as_ref()),
+        client_memory: cell(r.client_in_memory.as_ref()),
+        loopback_share: format!(
+            "{:.0}% / {:.0}%",
+            r.server_loopback.ratio() * 100.0,
+            r.client_loopback.ratio() * 100.0
+        ),
+    }
+}
+
+pub fn build(runs: &[&Run]) -> Vec<View> {
+    runs.iter()
+        .filter_map(|run| {
+            let rows = fig::rows(&run.results);
+            if rows.is_empty() {
+                return None;
+            }
+            let mut stacks: Vec<StackView> = Vec::new();
+            for r in &rows {
+                let at = match stacks.iter().position(|s| s.stack == r.stack) {
+                    Some(k) => k,
+                    None => {
+                        stacks.push(StackView {
+                            stack: r.stack.clone(),
+                            composed_stack: r.composed_stack.clone(),
+                            own: String::from("no baseline in this run"),
+                            rows: Vec::new(),
+                        });
+                        stacks.len() - 1
+                    }
+                };
+                if let (true, Some(o)) = (r.baseline, r.own) {
+                    let half = o
+                        .half95_ns
+                        .map_or(String::new(), |h| format!(" ± {}", time(h)));
+                    stacks[at].own = format!(
+                        "{}{half}: the loopback median of {} less its composed path of {}",
+                        time(o.ns),
+                        scenario(r),
+                        time(r.path_ns)
+                    );
+                }
+                stacks[at].rows.push(row(r));
+            }
+            Some(View {
+                host: run.label.clone(),
+                machine_id: run.anchor.clone(),
+                stacks,
+            })
+        })
+        .collect()
+}
