@@ -128,6 +128,9 @@ pub struct Row {
     /// one figure over all of a scenario's connections).
     pub server_loopback: Versus,
     pub client_loopback: Versus,
+    /// Against the baseline, the call whose cost in situ beyond its loop differs most
+    /// (`answer::largest_gap`), where both scenarios were also timed in situ.
+    pub gap: Option<super::answer::Gap>,
 }
 
 /// Every plain full-handshake scenario of a run whose composed suite has a flow, stacks in the
@@ -179,6 +182,18 @@ pub fn rows(r: &Results) -> Vec<Row> {
             real_ci95_ns: s.median_ci95_ns,
         });
         let memory = in_memory(r, s);
+        let timed = |x: &Scenario| {
+            h.scenarios.iter().find(|t| {
+                t.instrumented
+                    && t.mode.is_full()
+                    && t.stack == x.stack
+                    && t.suite == x.suite
+                    && t.auth_name() == x.auth_name()
+            })
+        };
+        let gap = base
+            .filter(|b| !std::ptr::eq(*b, *s))
+            .and_then(|b| super::answer::largest_gap(r, timed(s)?, timed(b)?));
         let versus = |(c, h): (f64, Option<f64>), real: Option<(f64, Option<(f64, f64)>)>| {
             real.map(|(m, ci)| Versus {
                 composed_ns: c,
@@ -211,6 +226,7 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 real_ns: s.client_cpu_ns,
                 real_ci95_ns: None,
             },
+            gap,
         });
     }
     out

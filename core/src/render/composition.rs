@@ -55,6 +55,8 @@ pub struct Cell {
     pub ratio: String,
     pub sub: String,
     pub off: bool,
+    /// Where the latency misses: the call that costs most beyond its loop in situ.
+    pub why: String,
 }
 
 fn cell(v: Option<&Versus>) -> Cell {
@@ -71,6 +73,7 @@ fn cell(v: Option<&Versus>) -> Cell {
             format!("{:.0}–{:.0}%", lo * 100.0, hi * 100.0)
         }),
         off: !v.within(MATCH_PCT),
+        why: String::new(),
     }
 }
 
@@ -93,7 +96,16 @@ fn row(r: &FigRow) -> Row {
                 ..Cell::default()
             }
         } else {
-            cell(r.latency.as_ref())
+            let mut c = cell(r.latency.as_ref());
+            if let (true, Some(g)) = (c.off, &r.gap) {
+                c.why = format!(
+                    "{} {:.2}× its loop in situ, {} a handshake",
+                    g.label,
+                    g.ratio,
+                    crate::units::signed_time(g.extra_ns)
+                );
+            }
+            c
         },
         server_memory: cell(r.server_in_memory.as_ref()),
         client_memory: cell(r.client_in_memory.as_ref()),
