@@ -69,6 +69,18 @@ pub fn execute(command: Command) -> Result<()> {
                         pct(d.in_next_run)
                     );
                 }
+                let s = crate::comparison::share_coverage(&runs, all);
+                if s.pairs > 0 {
+                    let pct = |n| crate::comparison::Coverage::pct(n, s.pairs);
+                    println!(
+                        "coverage, {what}: of {} paired differences as shares of their baselines (the form the host's speed cancels in), {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
+                        s.pairs,
+                        s.in_interval,
+                        pct(s.in_interval),
+                        s.in_next_run,
+                        pct(s.in_next_run)
+                    );
+                }
                 let c = crate::comparison::coverage(&runs, all);
                 if c.pairs > 0 {
                     let pct = |n| crate::comparison::Coverage::pct(n, c.pairs);

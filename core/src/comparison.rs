@@ -574,6 +574,50 @@ pub fn delta_coverage(runs: &[Results], all_pairs: bool) -> Coverage {
     c
 }
 
+/// `delta_coverage` in the relative form: each paired difference as its median share of the
+/// baseline (`PairedDelta::share`, recomputed from the stored connections), whose interval the
+/// host's speed cancels in, against the other run's share. Scenarios of a file without the
+/// relative form are left out.
+pub fn share_coverage(runs: &[Results], all_pairs: bool) -> Coverage {
+    let shares = |r: &Results| -> Vec<(String, (f64, f64, f64))> {
+        let Some(h) = &r.handshakes else {
+            return Vec::new();
+        };
+        let pairing = crate::figures::handshake::DeltaPairing::of_run(r);
+        h.scenarios
+            .iter()
+            .filter_map(|s| {
+                let a = s.against.as_ref()?;
+                let b = h
+                    .scenarios
+                    .iter()
+                    .find(|x| !std::ptr::eq(*x, s) && x.is(a, &s.stack, s.instrumented))?;
+                let d = crate::figures::answer::paired_scenarios(s, b, pairing)?;
+                Some((s.name(), d.share?))
+            })
+            .collect()
+    };
+    let all: Vec<_> = runs.iter().map(shares).collect();
+    let mut c = Coverage::default();
+    for (i, a) in all.iter().enumerate() {
+        for (j, b) in all.iter().enumerate() {
+            if i == j || (!all_pairs && j != i + 1) {
+                continue;
+            }
+            for (name, (m, lo, hi)) in a {
+                let Some((_, (other, _, _))) = b.iter().find(|(n, _)| n == name) else {
+                    continue;
+                };
+                c.pairs += 1;
+                c.in_interval += usize::from(*lo <= *other && *other <= *hi);
+                let next = std::f64::consts::SQRT_2 * (hi - lo) / 2.0;
+                c.in_next_run += usize::from((other - m).abs() <= next);
+            }
+        }
+    }
+    c
+}
+
 /// Spread of each composed median over runs of the same measurement: (max - min) / median.
 pub fn spread(runs: &[Results]) -> Vec<(String, f64)> {
     let Some(first) = runs.first() else {
@@ -685,6 +729,51 @@ mod tests {
             s.measured_delta_ci95_ns = None;
         }
         assert_eq!(delta_coverage(&[old, b], false).pairs, 0);
+    }
+
+    #[test]
+    fn shares_of_the_baseline_cancel_a_host_that_slowed_between_runs() {
+        // A committed run of the relative form against itself, and against a copy whose every
+        // connection took 20% longer (a slower host): the shares hold in both, while the stored
+        // differences in nanoseconds would have moved by 20%.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let a = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| crate::results::read(&p).ok())
+            .find(|r| share_coverage(&[r.clone(), r.clone()], false).pairs >= 10)
+            .expect("a committed run of the relative form");
+        let same = share_coverage(&[a.clone(), a.clone()], false);
+        assert_eq!(same.in_interval, same.pairs);
+        let mut slow = a.clone();
+        for s in &mut slow.handshakes.as_mut().unwrap().scenarios {
+            for t in &mut s.totals_ns {
+                *t = *t * 6 / 5;
+            }
+        }
+        let c = share_coverage(&[a.clone(), slow.clone()], false);
+        assert_eq!((c.pairs, c.in_interval), (same.pairs, same.pairs));
+        // Each connection moved by an integer rounding at most: the shares within 1e-6.
+        let pairing = crate::figures::handshake::DeltaPairing::of_run(&a);
+        let s = &a.handshakes.as_ref().unwrap().scenarios;
+        let t = &slow.handshakes.as_ref().unwrap().scenarios;
+        let k = s
+            .iter()
+            .position(|x| x.against.is_some() && x.measured_delta_ns.is_some());
+        let k = k.unwrap();
+        let base = |v: &[crate::results::Scenario]| {
+            let g = v[k].against.clone().unwrap();
+            v.iter()
+                .position(|x| x.is(&g, &v[k].stack, v[k].instrumented))
+                .unwrap()
+        };
+        let (da, db) = (
+            crate::figures::answer::paired_scenarios(&s[k], &s[base(s)], pairing).unwrap(),
+            crate::figures::answer::paired_scenarios(&t[k], &t[base(t)], pairing).unwrap(),
+        );
+        assert!((da.share.unwrap().0 - db.share.unwrap().0).abs() < 1e-6);
+        assert!((db.median_ns / da.median_ns - 1.2).abs() < 1e-3);
     }
 
     #[test]

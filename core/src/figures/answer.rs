@@ -48,6 +48,10 @@ pub struct PairedDelta {
     pub block: usize,
     /// How the pairs made the difference (`Absolute` for rounds).
     pub form: DeltaForm,
+    /// In the relative form, the median share of the baseline and its 95% interval, which the
+    /// nanoseconds above are times the baseline's median: the figure the host's speed cancels in,
+    /// and so the one two runs on a drifting host can agree on.
+    pub share: Option<(f64, f64, f64)>,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
@@ -69,6 +73,7 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
         pairs: d.len(),
         block: 0,
         form: DeltaForm::Absolute,
+        share: None,
     })
 }
 

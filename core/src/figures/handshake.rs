@@ -181,11 +181,11 @@ pub fn paired_connections(
     pairing: DeltaPairing,
 ) -> Option<super::answer::PairedDelta> {
     let rounds = block_pairs(changed, baseline, pairing.block)?;
-    let (median_ns, lo95_ns, hi95_ns, pairs) = match pairing.form {
+    let (median_ns, lo95_ns, hi95_ns, pairs, share) = match pairing.form {
         DeltaForm::Absolute => {
             let d: Vec<f64> = rounds.iter().flatten().map(|(a, b)| a - b).collect();
             let (m, lo, hi) = stats::Sample::new(&d).ok()?.median_interval()?;
-            (m, lo, hi, d.len())
+            (m, lo, hi, d.len(), None)
         }
         DeltaForm::Relative => {
             let shares: Vec<Vec<f64>> = rounds
@@ -215,6 +215,7 @@ pub fn paired_connections(
                 lo.min(share) * base,
                 hi.max(share) * base,
                 all.len(),
+                Some((share, lo.min(share), hi.max(share))),
             )
         }
     };
@@ -225,6 +226,7 @@ pub fn paired_connections(
         pairs,
         block: pairing.block,
         form: pairing.form,
+        share,
     })
 }
 

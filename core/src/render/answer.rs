@@ -660,6 +660,19 @@ pub(crate) fn half_us(lo: f64, hi: f64) -> String {
     format!("±{h:.digits$} µs", digits = if h >= 100.0 { 0 } else { 1 })
 }
 
+/// "+18.8% (16.4–21.2)": a share of the baseline with its 95% interval, in percent.
+fn share_pct(m: f64, lo: f64, hi: f64) -> String {
+    let d = |x: f64| if x.abs() >= 0.1 { 0 } else { 1 };
+    format!(
+        "{}{:.p$}% ({:.p$}–{:.p$})",
+        if m < 0.0 { "−" } else { "+" },
+        (m * 100.0).abs(),
+        lo * 100.0,
+        hi * 100.0,
+        p = d(m)
+    )
+}
+
 /// The real loopback difference: with its interval beneath where the interval supports it
 /// (`figures::answer::resolved`), else "not resolved" with the half-width (the difference stays in
 /// the title and the page's data).
@@ -675,10 +688,19 @@ fn real_cell(
     let sub = interval.map_or(String::new(), |i| {
         values.push(value("real-lo", i.lo95_ns));
         values.push(value("real-hi", i.hi95_ns));
-        if resolved {
+        let us = if resolved {
             interval_us(i.lo95_ns, i.hi95_ns)
         } else {
             half_us(i.lo95_ns, i.hi95_ns)
+        };
+        // The share of the baseline beside it: on a host whose speed drifts between runs, the
+        // microseconds move with the host and the share does not.
+        match i.share {
+            Some((m, lo, hi)) if resolved => {
+                values.push(value("share-pct", m * 100.0));
+                format!("{us} · {}", share_pct(m, lo, hi))
+            }
+            _ => us,
         }
     });
     let how = match interval {
@@ -696,6 +718,13 @@ fn real_cell(
         ),
         None => "the difference of the medians".into(),
     };
+    let share = match interval.and_then(|i| i.share) {
+        Some((m, lo, hi)) if resolved => format!(
+            "; as a share of the baseline's median (the figure beside the microseconds, which two runs on a host whose speed drifts agree on where the microseconds do not): {}",
+            share_pct(m, lo, hi)
+        ),
+        _ => String::new(),
+    };
     let host = host_half_ns.map_or(String::new(), |h| {
         format!(
             "; beyond that interval, the host's part, which the share cancels and the baseline's median brings back in microseconds: ±{}",
@@ -711,7 +740,7 @@ fn real_cell(
         sub,
         href,
         title: format!(
-            "loopback connection, {} minus {}: {how}{host}{}",
+            "loopback connection, {} minus {}: {how}{share}{host}{}",
             c.group,
             c.baseline,
             match interval {

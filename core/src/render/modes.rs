@@ -89,6 +89,7 @@ fn stored(s: &crate::results::Scenario, h: &Handshakes) -> Option<PairedDelta> {
         pairs: s.measured_delta_pairs?,
         block: h.pair_block.unwrap_or(0),
         form: h.delta_form,
+        share: None,
     })
 }
 
