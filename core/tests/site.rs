@@ -571,6 +571,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         .count();
     assert_eq!(rows.len(), plain, "{rows:#?}");
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
+    let mut in_grid = 0;
     for stack in ["rustls", "openssl", "go", "russh"] {
         let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
         let bases: Vec<_> = of.iter().filter(|x| x.baseline).collect();
@@ -586,6 +587,18 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             let v = x.latency.unwrap();
             let missed = (x.path_ns - b.path_ns) - (v.real_ns - bl.real_ns);
             assert!((v.composed_ns - v.real_ns - missed).abs() < 1e-6, "{x:?}");
+            // Each RTT of the grid at no loss (where the grid has the scenario), predicted from
+            // the phases by the same miss.
+            assert!(
+                [0, 2].contains(&x.network.len()),
+                "{stack} {}: {:?}",
+                x.group,
+                x.network
+            );
+            in_grid += usize::from(!x.network.is_empty());
+            for a in &x.network {
+                assert!((a.phases_ns - a.model_ns - (v.composed_ns - v.real_ns)).abs() < 1e-6);
+            }
             // The page shows each figure the JSON gives (the baseline: its median alone).
             assert!(
                 x.baseline
@@ -611,4 +624,6 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             }
         }
     }
+    // The grid's key exchanges and chains: 5 per TLS stack, 2 for russh.
+    assert_eq!(in_grid, 17);
 }

@@ -131,6 +131,23 @@ pub struct Row {
     /// Against the baseline, the call whose cost in situ beyond its loop differs most
     /// (`answer::largest_gap`), where both scenarios were also timed in situ.
     pub gap: Option<super::answer::Gap>,
+    /// The scenario's network cells at no loss, each RTT: the p50 against its prediction from
+    /// phases.
+    pub network: Vec<AtRtt>,
+}
+
+/// A network cell's p50 at no loss beside the model's two predictions of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtRtt {
+    pub rtt_ns: f64,
+    pub measured_ns: f64,
+    /// The network model's p50 (`netmodel`): the compute measured through the router at no delay,
+    /// plus the round trips at the link's RTT.
+    pub model_ns: f64,
+    /// The same with the compute the composition predicts in place of the measured one: the model
+    /// moved by the latency row's miss (composed path + own work - loopback median), so that the
+    /// handshake's own time comes from the phases and the stack's baseline alone.
+    pub phases_ns: f64,
 }
 
 /// Every plain full-handshake scenario of a run whose composed suite has a flow, stacks in the
@@ -191,6 +208,7 @@ pub fn rows(r: &Results) -> Vec<Row> {
                     && t.auth_name() == x.auth_name()
             })
         };
+        let network = latency.map_or(Vec::new(), |v| at_rtts(r, s, v.composed_ns - v.real_ns));
         let gap = base
             .filter(|b| !std::ptr::eq(*b, *s))
             .and_then(|b| super::answer::largest_gap(r, timed(s)?, timed(b)?));
@@ -227,9 +245,34 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 real_ci95_ns: None,
             },
             gap,
+            network,
         });
     }
     out
+}
+
+/// The scenario's cells at no loss and a delay, in the grid's order, with the model's p50 and the
+/// same moved by `shift` (the composition's miss on loopback).
+fn at_rtts(r: &Results, s: &Scenario, shift: f64) -> Vec<AtRtt> {
+    let Some(n) = &r.network else {
+        return Vec::new();
+    };
+    n.points
+        .iter()
+        .filter(|p| p.loss_pct == 0.0 && p.rtt_ns > 0.0)
+        .filter_map(|p| {
+            let c = p.cells.iter().find(|c| {
+                c.stack == s.stack && c.group == s.suite && c.auth.as_deref() == s.auth_name()
+            })?;
+            let model = c.model.p50_ns?;
+            Some(AtRtt {
+                rtt_ns: p.rtt_ns,
+                measured_ns: c.ready_median_ns(n)?,
+                model_ns: model,
+                phases_ns: model + shift,
+            })
+        })
+        .collect()
 }
 
 /// The baseline's own work along the path.

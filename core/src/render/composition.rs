@@ -45,6 +45,8 @@ pub struct Row {
     pub client_memory: Cell,
     /// "35% / 50%": the composed CPU's share of the loopback CPU per handshake, server / client.
     pub loopback_share: String,
+    /// Per RTT of the network grid, at no loss: "5.6 ms: 12.19 ms, phases 12.10 ms (−0.7%)".
+    pub network: Vec<String>,
 }
 
 /// "composed / measured", the ratio and its interval beneath, and whether the ratio is outside
@@ -109,6 +111,19 @@ fn row(r: &FigRow) -> Row {
         },
         server_memory: cell(r.server_in_memory.as_ref()),
         client_memory: cell(r.client_in_memory.as_ref()),
+        network: r
+            .network
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}: {}, phases {} ({})",
+                    crate::units::rtt(a.rtt_ns),
+                    time(a.measured_ns),
+                    time(a.phases_ns),
+                    crate::units::delta((a.phases_ns / a.measured_ns - 1.0) * 100.0)
+                )
+            })
+            .collect(),
         loopback_share: format!(
             "{:.0}% / {:.0}%",
             r.server_loopback.ratio() * 100.0,
