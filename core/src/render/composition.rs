@@ -45,8 +45,8 @@ pub struct Row {
     pub client_memory: Cell,
     /// "35% / 50%": the composed CPU's share of the loopback CPU per handshake, server / client.
     pub loopback_share: String,
-    /// Per RTT of the network grid, at no loss: "5.6 ms: 12.19 ms, phases 12.10 ms (−0.7%)".
-    pub network: Vec<String>,
+    /// Per RTT of the network grid, at no loss: ("5.6 ms: 12.19 ms", "phases 12.10 ms (−0.7%)").
+    pub network: Vec<(String, String)>,
 }
 
 /// "composed / measured", the ratio and its interval beneath, and whether the ratio is outside
@@ -101,10 +101,11 @@ fn row(r: &FigRow) -> Row {
             let mut c = cell(r.latency.as_ref());
             if let (true, Some(g)) = (c.off, &r.gap) {
                 c.why = format!(
-                    "{} {:.2}× its loop in situ, {} a handshake",
+                    "{} {:.2}× in situ, {}",
                     g.label,
                     g.ratio,
-                    crate::units::signed_time(g.extra_ns)
+                    // A figure and its unit stay on one line when the note wraps.
+                    crate::units::signed_time(g.extra_ns).replace(' ', "\u{a0}")
                 );
             }
             c
@@ -115,12 +116,13 @@ fn row(r: &FigRow) -> Row {
             .network
             .iter()
             .map(|a| {
-                format!(
-                    "{}: {}, phases {} ({})",
-                    crate::units::rtt(a.rtt_ns),
-                    time(a.measured_ns),
-                    time(a.phases_ns),
-                    crate::units::delta((a.phases_ns / a.measured_ns - 1.0) * 100.0)
+                (
+                    format!("{}: {}", crate::units::rtt(a.rtt_ns), time(a.measured_ns)),
+                    format!(
+                        "phases {} ({})",
+                        time(a.phases_ns),
+                        crate::units::delta((a.phases_ns / a.measured_ns - 1.0) * 100.0)
+                    ),
                 )
             })
             .collect(),
