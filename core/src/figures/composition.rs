@@ -25,9 +25,18 @@ pub struct Versus {
 }
 
 impl Versus {
-    /// Composed over measured.
+    /// Composed over measured; NaN where nothing was measured (a file with no CPU figure).
     pub fn ratio(&self) -> f64 {
-        self.composed_ns / self.real_ns
+        if self.real_ns > 0.0 {
+            self.composed_ns / self.real_ns
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// Whether there is a measured figure to set the composition beside.
+    pub fn measured(&self) -> bool {
+        self.real_ns > 0.0 && self.real_ns.is_finite()
     }
 
     /// The ratio's 95% bounds: each end of the composed interval over the opposite end of the
@@ -49,7 +58,9 @@ impl Versus {
 /// processes, `Phase::process_ids`), the sum is formed in each process and the half-width is the
 /// t-interval of those sums, so a host that drifted between processes widens it as it would move
 /// a next run; otherwise the phases' own half-widths add (a drift shared by all phases moves the
-/// sum by the sum of its moves). `None` where a phase is missing.
+/// sum by the sum of its moves). The figure itself is the pooled means' sum, which weighs each
+/// process by its samples; the half-width is that of the processes' sums around their own mean.
+/// `None` where a phase is missing.
 pub fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Option<f64>)> {
     let mut parts: Vec<(f64, &Phase)> = Vec::new();
     for seg in flow.segments.iter().filter(|s| s.side == side) {
@@ -69,7 +80,11 @@ pub fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Opti
 fn per_process_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
     let (_, first) = parts.first()?;
     let ids = &first.process_ids;
-    if ids.len() < 2 || parts.iter().any(|(_, q)| q.process_ids != *ids) {
+    if ids.len() < 2
+        || parts
+            .iter()
+            .any(|(_, q)| q.process_ids != *ids || q.processes.len() != ids.len())
+    {
         return None;
     }
     let mut sums = vec![0.0; ids.len()];
@@ -144,9 +159,9 @@ pub struct AtRtt {
     /// The network model's p50 (`netmodel`): the compute measured through the router at no delay,
     /// plus the round trips at the link's RTT.
     pub model_ns: f64,
-    /// The same with the compute the composition predicts in place of the measured one: the model
-    /// moved by the latency row's miss (composed path + own work - loopback median), so that the
-    /// handshake's own time comes from the phases and the stack's baseline alone.
+    /// The same from the phases and the stack's baseline alone: the baseline cell's zero point
+    /// (its handshake through the router at no delay) plus the composed path's difference, in
+    /// place of this cell's own zero point; the baseline's row reads the model.
     pub phases_ns: f64,
 }
 
@@ -156,62 +171,67 @@ pub fn rows(r: &Results) -> Vec<Row> {
     let Some(h) = &r.handshakes else {
         return Vec::new();
     };
-    let baseline_auth = r.baseline_auth().unwrap_or("");
-    let plain: Vec<&Scenario> = h
-        .scenarios
-        .iter()
-        .filter(|s| !s.instrumented && s.mode.is_full())
-        .collect();
-    let suite_of = |s: &Scenario| -> Option<(String, &SuiteResult)> {
-        // TLS names its full handshakes by group and authentication, SSH its by the method
-        // (suites/ssh-full.toml).
+    let run = Run {
+        r,
+        scenarios: &h.scenarios,
+        plain: h
+            .scenarios
+            .iter()
+            .filter(|s| !s.instrumented && s.mode.is_full())
+            .collect(),
+        baseline_auth: r.baseline_auth().unwrap_or(""),
+    };
+    run.plain.iter().filter_map(|s| run.row(s)).collect()
+}
+
+/// What a row is looked up in.
+struct Run<'a> {
+    r: &'a Results,
+    scenarios: &'a [Scenario],
+    plain: Vec<&'a Scenario>,
+    baseline_auth: &'a str,
+}
+
+impl<'a> Run<'a> {
+    /// The composed full-handshake suite of a scenario and its flow. TLS names its full
+    /// handshakes by group and authentication, SSH its by the method (suites/ssh-full.toml).
+    fn flow_of(&self, s: &Scenario) -> Option<(String, &'a Flow)> {
         [
-            crate::auth::full_suite(&s.suite, s.auth_name(), baseline_auth),
+            crate::auth::full_suite(&s.suite, s.auth_name(), self.baseline_auth),
             format!("{} full key exchange", s.suite),
         ]
         .into_iter()
-        .find_map(|name| Some((name.clone(), r.suite(&name, &s.composed_stack)?)))
-    };
-    let mut out = Vec::new();
-    for s in &plain {
-        let Some((name, suite)) = suite_of(s) else {
-            continue;
-        };
-        let Some(flow) = &suite.flow else {
-            continue;
-        };
-        let (Some(server), Some(client)) = (
-            side_mean(flow, Side::Server, &r.phases),
-            side_mean(flow, Side::Client, &r.phases),
-        ) else {
-            continue;
-        };
-        let base = root(&plain, s);
-        let own = base.and_then(|b| {
-            let (_, bs) = suite_of(b)?;
-            let bf = bs.flow.as_ref()?;
-            Some(own_work(b, bf))
-        });
+        .find_map(|name| {
+            let suite: &SuiteResult = self.r.suite(&name, &s.composed_stack)?;
+            Some((name, suite.flow.as_ref()?))
+        })
+    }
+
+    /// The same scenario timed in situ.
+    fn timed(&self, x: &Scenario) -> Option<&'a Scenario> {
+        self.scenarios.iter().find(|t| {
+            t.instrumented
+                && t.mode.is_full()
+                && t.stack == x.stack
+                && t.suite == x.suite
+                && t.auth_name() == x.auth_name()
+        })
+    }
+
+    fn row(&self, s: &'a Scenario) -> Option<Row> {
+        let (name, flow) = self.flow_of(s)?;
+        let server = side_mean(flow, Side::Server, &self.r.phases)?;
+        let client = side_mean(flow, Side::Client, &self.r.phases)?;
+        let base = root(&self.plain, s);
+        let base_flow = base.and_then(|b| Some((b, self.flow_of(b)?.1)));
+        let own = base_flow.map(|(b, bf)| own_work(b, bf));
         let latency = own.map(|o| Versus {
             composed_ns: flow.latency_ns + o.ns,
             composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
             real_ns: s.median_ns,
             real_ci95_ns: s.median_ci95_ns,
         });
-        let memory = in_memory(r, s);
-        let timed = |x: &Scenario| {
-            h.scenarios.iter().find(|t| {
-                t.instrumented
-                    && t.mode.is_full()
-                    && t.stack == x.stack
-                    && t.suite == x.suite
-                    && t.auth_name() == x.auth_name()
-            })
-        };
-        let network = latency.map_or(Vec::new(), |v| at_rtts(r, s, v.composed_ns - v.real_ns));
-        let gap = base
-            .filter(|b| !std::ptr::eq(*b, *s))
-            .and_then(|b| super::answer::largest_gap(r, timed(s)?, timed(b)?));
+        let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), real: Option<(f64, Option<(f64, f64)>)>| {
             real.map(|(m, ci)| Versus {
                 composed_ns: c,
@@ -220,56 +240,67 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 real_ci95_ns: ci,
             })
         };
-        out.push(Row {
+        let loopback = |(c, h): (f64, Option<f64>), real: f64| Versus {
+            composed_ns: c,
+            composed_half95_ns: h,
+            real_ns: real,
+            real_ci95_ns: None,
+        };
+        Some(Row {
             stack: s.stack.name().to_string(),
             composed_stack: s.composed_stack.clone(),
             group: s.suite.clone(),
             auth: s.auth_name().map(str::to_string),
             suite: name,
-            baseline: base.is_some_and(|b| std::ptr::eq(b, *s)),
+            baseline: base.is_some_and(|b| std::ptr::eq(b, s)),
             path_ns: flow.latency_ns,
             own,
             latency,
             server_in_memory: versus(server, memory.map(|m| m.0)),
             client_in_memory: versus(client, memory.map(|m| m.1)),
-            server_loopback: Versus {
-                composed_ns: server.0,
-                composed_half95_ns: server.1,
-                real_ns: s.server_cpu_ns,
-                real_ci95_ns: None,
-            },
-            client_loopback: Versus {
-                composed_ns: client.0,
-                composed_half95_ns: client.1,
-                real_ns: s.client_cpu_ns,
-                real_ci95_ns: None,
-            },
-            gap,
-            network,
-        });
+            server_loopback: loopback(server, s.server_cpu_ns),
+            client_loopback: loopback(client, s.client_cpu_ns),
+            gap: base
+                .filter(|b| !std::ptr::eq(*b, s))
+                .and_then(|b| super::answer::largest_gap(self.r, self.timed(s)?, self.timed(b)?)),
+            network: base_flow.map_or(Vec::new(), |(b, bf)| {
+                at_rtts(self.r, (s, b), flow.latency_ns - bf.latency_ns)
+            }),
+        })
     }
-    out
 }
 
-/// The scenario's cells at no loss and a delay, in the grid's order, with the model's p50 and the
-/// same moved by `shift` (the composition's miss on loopback).
-fn at_rtts(r: &Results, s: &Scenario, shift: f64) -> Vec<AtRtt> {
+/// The scenario's cells at no loss and a delay, in the grid's order, each with the model's p50
+/// and the same from phases: the model's network part for this cell (its p50 less its zero
+/// point) on top of the baseline cell's zero point plus `path_delta` (this scenario's composed
+/// path less the baseline's). Cells without their baseline cell at the same point are left out.
+fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), path_delta: f64) -> Vec<AtRtt> {
     let Some(n) = &r.network else {
         return Vec::new();
     };
+    let baseline_auth = r.baseline_auth();
+    fn of<'p>(
+        p: &'p crate::results::Point,
+        x: &Scenario,
+        baseline_auth: Option<&str>,
+    ) -> Option<&'p crate::results::Cell> {
+        p.cells.iter().find(|c| {
+            c.stack == x.stack
+                && c.group == x.suite
+                && c.auth.as_deref().or(baseline_auth) == x.auth_name().or(baseline_auth)
+        })
+    }
     n.points
         .iter()
         .filter(|p| p.loss_pct == 0.0 && p.rtt_ns > 0.0)
         .filter_map(|p| {
-            let c = p.cells.iter().find(|c| {
-                c.stack == s.stack && c.group == s.suite && c.auth.as_deref() == s.auth_name()
-            })?;
+            let (c, cb) = (of(p, s, baseline_auth)?, of(p, b, baseline_auth)?);
             let model = c.model.p50_ns?;
             Some(AtRtt {
                 rtt_ns: p.rtt_ns,
                 measured_ns: c.ready_median_ns(n)?,
                 model_ns: model,
-                phases_ns: model + shift,
+                phases_ns: model - c.model.zero_ns + cb.model.zero_ns + path_delta,
             })
         })
         .collect()

@@ -660,17 +660,20 @@ pub(crate) fn half_us(lo: f64, hi: f64) -> String {
     format!("±{h:.digits$} µs", digits = if h >= 100.0 { 0 } else { 1 })
 }
 
-/// "+18.8% (16.4–21.2)": a share of the baseline with its 95% interval, in percent.
-fn share_pct(m: f64, lo: f64, hi: f64) -> String {
-    let d = |x: f64| if x.abs() >= 0.1 { 0 } else { 1 };
-    format!(
-        "{}{:.p$}% ({:.p$}–{:.p$})",
-        if m < 0.0 { "−" } else { "+" },
-        (m * 100.0).abs(),
-        lo * 100.0,
-        hi * 100.0,
-        p = d(m)
-    )
+/// A share of the baseline with its 95% interval, in percent: "+19% (16–21)", one decimal under
+/// 10% ("+4.2% (1.5–6.9)"), a minus sign where a figure is negative.
+fn share_text(m: f64, lo: f64, hi: f64) -> String {
+    let p = if m.abs() >= 0.1 { 0 } else { 1 };
+    let pct = |x: f64| {
+        let s = format!("{:.p$}", (x * 100.0).abs());
+        if x < 0.0 {
+            format!("−{s}")
+        } else {
+            s
+        }
+    };
+    let sign = if m < 0.0 { "" } else { "+" };
+    format!("{sign}{}% ({}–{})", pct(m), pct(lo), pct(hi))
 }
 
 /// The real loopback difference: with its interval beneath where the interval supports it
@@ -698,7 +701,7 @@ fn real_cell(
         match i.share {
             Some((m, lo, hi)) if resolved => {
                 values.push(value("share-pct", m * 100.0));
-                format!("{us} · {}", share_pct(m, lo, hi))
+                format!("{us} · {}", share_text(m, lo, hi))
             }
             _ => us,
         }
@@ -721,7 +724,7 @@ fn real_cell(
     let share = match interval.and_then(|i| i.share) {
         Some((m, lo, hi)) if resolved => format!(
             "; as a share of the baseline's median (the figure beside the microseconds, which two runs on a host whose speed drifts agree on where the microseconds do not): {}",
-            share_pct(m, lo, hi)
+            share_text(m, lo, hi)
         ),
         _ => String::new(),
     };
@@ -951,5 +954,12 @@ mod tests {
             super::rtt_extra_cell(5.6, -0.3e6, None, &c, "m").text,
             "−0.30 ms"
         );
+    }
+
+    #[test]
+    fn a_share_prints_whole_percent_from_ten_and_signs_every_negative_end() {
+        assert_eq!(super::share_text(0.188, 0.164, 0.212), "+19% (16–21)");
+        assert_eq!(super::share_text(0.042, 0.015, 0.069), "+4.2% (1.5–6.9)");
+        assert_eq!(super::share_text(-0.05, -0.08, -0.02), "−5.0% (−8.0–−2.0)");
     }
 }
