@@ -57,41 +57,18 @@ pub fn execute(command: Command) -> Result<()> {
                 (false, "consecutive runs"),
                 (true, "every ordered pair of runs"),
             ] {
-                let d = crate::comparison::delta_coverage(&runs, all);
-                if d.pairs > 0 {
-                    let pct = |n| crate::comparison::Coverage::pct(n, d.pairs);
-                    println!(
-                        "coverage, {what}: of {} paired handshake differences, {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
-                        d.pairs,
-                        d.in_interval,
-                        pct(d.in_interval),
-                        d.in_next_run,
-                        pct(d.in_next_run)
-                    );
-                }
-                let s = crate::comparison::share_coverage(&runs, all);
-                if s.pairs > 0 {
-                    let pct = |n| crate::comparison::Coverage::pct(n, s.pairs);
-                    println!(
-                        "coverage, {what}: of {} paired differences as shares of their baselines (the form the host's speed cancels in), {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
-                        s.pairs,
-                        s.in_interval,
-                        pct(s.in_interval),
-                        s.in_next_run,
-                        pct(s.in_next_run)
-                    );
-                }
-                let c = crate::comparison::coverage(&runs, all);
-                if c.pairs > 0 {
-                    let pct = |n| crate::comparison::Coverage::pct(n, c.pairs);
-                    println!(
-                        "coverage, {what}: of {} phase medians, {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
-                        c.pairs,
-                        c.in_interval,
-                        pct(c.in_interval),
-                        c.in_next_run,
-                        pct(c.in_next_run)
-                    );
+                use crate::comparison as c;
+                for (coverage, of_what) in [
+                    (c::delta_coverage(&runs, all), "paired handshake differences"),
+                    (
+                        c::share_coverage(&runs, all),
+                        "paired differences as shares of their baselines (the form the host's speed cancels in)",
+                    ),
+                    (c::coverage(&runs, all), "phase medians"),
+                ] {
+                    if let Some(line) = coverage.sentence(what, of_what) {
+                        println!("{line}");
+                    }
                 }
             }
             Ok(())

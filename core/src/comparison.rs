@@ -492,6 +492,21 @@ impl Coverage {
     pub fn pct(n: usize, of: usize) -> f64 {
         n as f64 / of.max(1) as f64 * 100.0
     }
+
+    /// "coverage, consecutive runs: of 34 phase medians, 19 (55.9%) inside ...", `None` where
+    /// nothing was set beside anything.
+    pub fn sentence(&self, pairs_of: &str, of_what: &str) -> Option<String> {
+        (self.pairs > 0).then(|| {
+            format!(
+                "coverage, {pairs_of}: of {} {of_what}, {} ({:.1}%) inside the other run's 95% interval, {} ({:.1}%) inside its next-run interval",
+                self.pairs,
+                self.in_interval,
+                Self::pct(self.in_interval, self.pairs),
+                self.in_next_run,
+                Self::pct(self.in_next_run, self.pairs)
+            )
+        })
+    }
 }
 
 /// A phase's next-run half-width, percent: its record's, or for a file before them sqrt 2 times

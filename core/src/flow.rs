@@ -334,17 +334,7 @@ mod tests {
                 form: Form::Handshake,
             },
             vec![median; 3],
-            crate::figures::Measured {
-                iterations_reason: crate::results::Reason::Default,
-                warmup: 1,
-                verified: 1,
-                includes: String::new(),
-                steal_pct: None,
-                run_delay_pct: None,
-                timed_ms: None,
-                cycles: None,
-                batch: 1,
-            },
+            crate::figures::Measured::bare(),
         );
         p.median_ci95_ns = Some((median as f64 - 1.0, median as f64 + 1.0));
         p

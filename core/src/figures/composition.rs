@@ -365,17 +365,7 @@ mod tests {
         let mut p = crate::figures::measured_phase(
             PhaseId::handshake("b", "A", op),
             samples,
-            crate::figures::Measured {
-                iterations_reason: crate::results::Reason::Default,
-                warmup: 1,
-                verified: 1,
-                includes: String::new(),
-                steal_pct: None,
-                run_delay_pct: None,
-                timed_ms: None,
-                cycles: None,
-                batch: 1,
-            },
+            crate::figures::Measured::bare(),
         );
         p.processes = processes;
         p.process_ids = ids;

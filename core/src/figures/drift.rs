@@ -110,17 +110,7 @@ mod tests {
             ids.iter()
                 .map(|&i| (base * factors[i]).round() as u64)
                 .collect(),
-            crate::figures::Measured {
-                iterations_reason: crate::results::Reason::Default,
-                warmup: 1,
-                verified: 1,
-                includes: String::new(),
-                steal_pct: None,
-                run_delay_pct: None,
-                timed_ms: None,
-                cycles: None,
-                batch: 1,
-            },
+            crate::figures::Measured::bare(),
         );
         p.processes = vec![1; ids.len()];
         p.process_ids = ids.to_vec();

@@ -31,6 +31,23 @@ pub struct Measured {
     pub batch: usize,
 }
 
+impl Measured {
+    /// Nothing recorded beside the samples but one checked call: what a test's phase needs.
+    pub fn bare() -> Measured {
+        Measured {
+            iterations_reason: Reason::Default,
+            warmup: 1,
+            verified: 1,
+            includes: String::new(),
+            steal_pct: None,
+            run_delay_pct: None,
+            timed_ms: None,
+            cycles: None,
+            batch: 1,
+        }
+    }
+}
+
 /// A measured phase: its samples, what was recorded beside them, and every statistic computed
 /// from the samples (`set_sample_figures`).
 pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
