@@ -209,13 +209,13 @@ impl<'a> Run<'a> {
 
     /// The same scenario timed in situ.
     fn timed(&self, x: &Scenario) -> Option<&'a Scenario> {
-        self.scenarios.iter().find(|t| {
-            t.instrumented
-                && t.mode.is_full()
-                && t.stack == x.stack
-                && t.suite == x.suite
-                && t.auth_name() == x.auth_name()
-        })
+        let same = crate::results::Against {
+            suite: x.suite.clone(),
+            auth: x.auth_name().map(str::to_string),
+        };
+        self.scenarios
+            .iter()
+            .find(|t| t.mode.is_full() && t.is(&same, &x.stack, true))
     }
 
     fn row(&self, s: &'a Scenario) -> Option<Row> {
@@ -232,19 +232,11 @@ impl<'a> Run<'a> {
             real_ci95_ns: s.median_ci95_ns,
         });
         let memory = in_memory(self.r, s);
-        let versus = |(c, h): (f64, Option<f64>), real: Option<(f64, Option<(f64, f64)>)>| {
-            real.map(|(m, ci)| Versus {
-                composed_ns: c,
-                composed_half95_ns: h,
-                real_ns: m,
-                real_ci95_ns: ci,
-            })
-        };
-        let loopback = |(c, h): (f64, Option<f64>), real: f64| Versus {
+        let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
             composed_half95_ns: h,
-            real_ns: real,
-            real_ci95_ns: None,
+            real_ns: m,
+            real_ci95_ns: ci,
         };
         Some(Row {
             stack: s.stack.name().to_string(),
@@ -256,10 +248,11 @@ impl<'a> Run<'a> {
             path_ns: flow.latency_ns,
             own,
             latency,
-            server_in_memory: versus(server, memory.map(|m| m.0)),
-            client_in_memory: versus(client, memory.map(|m| m.1)),
-            server_loopback: loopback(server, s.server_cpu_ns),
-            client_loopback: loopback(client, s.client_cpu_ns),
+            server_in_memory: memory.map(|m| versus(server, m.0)),
+            client_in_memory: memory.map(|m| versus(client, m.1)),
+            // One figure over all of a scenario's connections: no interval.
+            server_loopback: versus(server, (s.server_cpu_ns, None)),
+            client_loopback: versus(client, (s.client_cpu_ns, None)),
             gap: base
                 .filter(|b| !std::ptr::eq(*b, s))
                 .and_then(|b| super::answer::largest_gap(self.r, self.timed(s)?, self.timed(b)?)),
