@@ -1,5 +1,5 @@
-//! Every TLS client against every TLS server, with every authentication of suites/auth.toml: each
-//! pair completes a handshake and its evidence is what the scenario declares (group, certificate
+//! Every TLS client against every TLS server of its transport (TCP, QUIC), with every
+//! authentication of suites/auth.toml: each pair completes a handshake and its evidence is what the scenario declares (group, certificate
 //! key, signature scheme, the certificates received). Go takes part where its peer is built.
 
 use pqprof::auth::{Auths, Step};
@@ -42,7 +42,7 @@ fn every_client_completes_a_handshake_with_every_server_and_every_chain() {
             let mut srv = server
                 .start_server(&Start::loopback(group, files, false))
                 .unwrap_or_else(|e| panic!("{} server, {}: {e:#}", server.name(), a.name));
-            for client in &tls {
+            for client in tls.iter().filter(|c| c.transport() == server.transport()) {
                 let c = client.client(Config::plain(group, id)).unwrap();
                 let one = c.connect(srv.addr, true).unwrap_or_else(|e| {
                     panic!(
@@ -60,6 +60,7 @@ fn every_client_completes_a_handshake_with_every_server_and_every_chain() {
                         shares: Some((1216, 1120)),
                         auth: Some(&id.auth),
                         mode: pqprof::results::Mode::Full,
+                        transport: server.transport(),
                     },
                     &ev,
                 );
@@ -77,5 +78,11 @@ fn every_client_completes_a_handshake_with_every_server_and_every_chain() {
     }
     // The pairings each step runs exist in the file.
     assert!(!auths.extra_pairs(Step::Handshake).is_empty());
-    assert_eq!(pairs, auths.auths.len() * tls.len() * tls.len());
+    let of = |t| tls.iter().filter(|s| s.transport() == t).count();
+    let (tcp, quic) = (
+        of(pqprof::results::Transport::Tcp),
+        of(pqprof::results::Transport::Quic),
+    );
+    assert!(quic >= 1, "{names:?}");
+    assert_eq!(pairs, auths.auths.len() * (tcp * tcp + quic * quic));
 }

@@ -103,6 +103,7 @@ fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
         shares: r.declared,
         auth: r.auth.as_ref(),
         mode: r.mode,
+        transport: r.stack.transport(),
     };
     let wrong = crate::figures::evidence::contradictions(&d, ev);
     ensure!(wrong.is_empty(), "{}", wrong.join("; "));
@@ -259,18 +260,16 @@ pub fn run(
                 let can = |m: Mode| match m {
                     Mode::Resumed => f.resumption,
                     Mode::HelloRetry => f.hello_retry,
-                    Mode::Full | Mode::TwoShares => true,
+                    Mode::TwoShares => f.two_shares,
+                    Mode::Full => true,
                 };
-                if made(Mode::HelloRetry) && !f.hello_retry && !instrumented {
-                    notes.push(Warning::NotMeasured {
-                        what: format!("{} after a HelloRetryRequest", st.name()),
-                        reason: format!(
-                            "{}'s client cannot offer the hybrid with X25519's key share alone \
-                             (crypto/tls ignores the order of its curve preferences and sends the \
-                             hybrid's share whenever it offers the hybrid)",
-                            st.name()
-                        ),
-                    });
+                for m in [Mode::Resumed, Mode::TwoShares, Mode::HelloRetry] {
+                    if made(m) && !can(m) && !instrumented {
+                        notes.push(Warning::NotMeasured {
+                            what: format!("{} {}", st.name(), m.described()),
+                            reason: st.cannot(m),
+                        });
+                    }
                 }
                 let modes = [Mode::Full, Mode::Resumed, Mode::TwoShares, Mode::HelloRetry]
                     .into_iter()
@@ -798,6 +797,7 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         composed_stack: r.stack.composed_stack(),
         instrumented: r.instrumented,
         mode: r.mode,
+        transport: r.stack.transport(),
         server_resumed: (r.mode == Mode::Resumed).then_some(ss.resumed),
         insitu,
         insitu_overhead_pct: None,

@@ -945,6 +945,7 @@ fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
         shares: None,
         auth,
         mode: crate::results::Mode::Full,
+        transport: s.stack.transport(),
     };
     let wrong = crate::figures::evidence::contradictions(&d, &ev);
     anyhow::ensure!(wrong.is_empty(), "{}: {}", s.name(), wrong.join("; "));

@@ -294,7 +294,7 @@ pub fn server_main(
     let records: &'static Mutex<Vec<insitu::Record>> =
         Box::leak(Box::new(insitu::sink(if instrumented { 4096 } else { 0 })));
     let served = Box::leak(Box::new(std::sync::atomic::AtomicU64::new(0)));
-    let listener = std::net::TcpListener::bind((listen.bind, 0))
+    let listener = super::Listener::bind(stack.transport(), listen.bind)
         .with_context(|| format!("cannot bind a port on {}", listen.bind))?;
     let concurrent = listen.concurrent;
     println!("port {}", listener.local_addr()?.port());

@@ -21,7 +21,7 @@
 
 use super::{child, Availability, Config, Features, One, Pair, Sample, Teardown, TlsStack};
 use crate::parse::tls::key_shares;
-use crate::results::{AllocCounters, Evidence};
+use crate::results::{AllocCounters, Evidence, Mode};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::io::{BufRead, BufReader, Write};
@@ -70,6 +70,17 @@ impl TlsStack for Go {
             network: true,
             resumption: true,
             hello_retry: false,
+            two_shares: true,
+        }
+    }
+
+    fn cannot(&self, m: Mode) -> String {
+        match m {
+            Mode::HelloRetry => "go's client cannot offer the hybrid with X25519's key share alone \
+                                 (crypto/tls ignores the order of its curve preferences and sends \
+                                 the hybrid's share whenever it offers the hybrid)"
+                .into(),
+            _ => format!("go does not make {} handshakes here", m.suffix()),
         }
     }
 
@@ -488,6 +499,7 @@ impl Client {
             chain_bytes: e.chain_bytes,
             server_flight_bytes: e.server_flight_bytes,
             client_hello_bytes: super::tls::first_record_bytes(&sent),
+            quic: None,
         };
         Ok(One {
             total_ns: 0.0,

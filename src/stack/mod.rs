@@ -33,7 +33,13 @@ macro_rules! registry {
     };
 }
 
-registry!(rustls::Rustls, openssl::OpenSsl, russh::Russh, go::Go);
+registry!(
+    rustls::Rustls,
+    openssl::OpenSsl,
+    russh::Russh,
+    go::Go,
+    quinn::Quinn
+);
 
 /// The stack registered under `name`.
 pub fn find(name: &str) -> Result<&'static dyn TlsStack> {
@@ -79,6 +85,8 @@ pub struct Features {
     /// the hybrid retries (`Mode::HelloRetry`). Go's cannot: crypto/tls ignores the order of
     /// CurvePreferences (Go 1.24 on) and sends the hybrid's share whenever it offers it.
     pub hello_retry: bool,
+    /// Its client can offer the hybrid and X25519 with a key share each (`Mode::TwoShares`).
+    pub two_shares: bool,
 }
 
 /// Whether a stack can run here, which groups it negotiates and which certificates it serves.
@@ -300,6 +308,11 @@ pub trait TlsStack: Sync {
     /// real handshakes are set beside.
     fn composition(&self) -> crate::results::Stack;
 
+    /// What carries its handshakes: TCP, or QUIC over UDP.
+    fn transport(&self) -> crate::results::Transport {
+        crate::results::Transport::Tcp
+    }
+
     /// The composition's name.
     fn composed_stack(&self) -> String {
         self.composition().name
@@ -309,6 +322,15 @@ pub trait TlsStack: Sync {
 
     fn features(&self) -> Features {
         Features::default()
+    }
+
+    /// Why it does not make handshakes of mode `m` (one its `features` lack), as a note says it.
+    fn cannot(&self, m: Mode) -> String {
+        format!(
+            "{} does not make {} handshakes here",
+            self.name(),
+            m.suffix()
+        )
     }
 
     /// Whether it runs here (the Go peer needs its binary) and which groups it negotiates.
@@ -348,12 +370,50 @@ pub trait TlsStack: Sync {
     fn serve(
         &self,
         c: Config,
-        listener: TcpListener,
+        listener: Listener,
         served: &'static AtomicU64,
         sink: Option<&'static Sink>,
         concurrent: bool,
     ) -> Result<()> {
-        tls::serve_with(self.acceptor(c)?, listener, served, sink, concurrent)
+        tls::serve_with(self.acceptor(c)?, listener.tcp()?, served, sink, concurrent)
+    }
+}
+
+/// The socket a `handshake-server` child serves on, bound before it prints its port (so that a
+/// client's first packet never finds the port closed): a TCP listener, or for QUIC a UDP socket.
+pub enum Listener {
+    Tcp(TcpListener),
+    Udp(std::net::UdpSocket),
+}
+
+impl Listener {
+    /// A socket of `transport` on an ephemeral port of `ip`.
+    pub fn bind(transport: crate::results::Transport, ip: std::net::IpAddr) -> Result<Listener> {
+        Ok(match transport {
+            crate::results::Transport::Tcp => Listener::Tcp(TcpListener::bind((ip, 0))?),
+            crate::results::Transport::Quic => Listener::Udp(std::net::UdpSocket::bind((ip, 0))?),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        match self {
+            Listener::Tcp(l) => l.local_addr(),
+            Listener::Udp(u) => u.local_addr(),
+        }
+    }
+
+    pub fn tcp(self) -> Result<TcpListener> {
+        match self {
+            Listener::Tcp(l) => Ok(l),
+            Listener::Udp(_) => bail!("a TCP server was given a UDP socket"),
+        }
+    }
+
+    pub fn udp(self) -> Result<std::net::UdpSocket> {
+        match self {
+            Listener::Udp(u) => Ok(u),
+            Listener::Tcp(_) => bail!("a QUIC server was given a TCP listener"),
+        }
     }
 }
 

@@ -54,6 +54,7 @@ impl TlsStack for OpenSsl {
             network: true,
             resumption: true,
             hello_retry: true,
+            two_shares: true,
         }
     }
 

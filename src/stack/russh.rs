@@ -66,12 +66,12 @@ impl TlsStack for Russh {
     fn serve(
         &self,
         c: Config,
-        listener: std::net::TcpListener,
+        listener: super::Listener,
         served: &'static AtomicU64,
         _sink: Option<&'static Sink>,
         concurrent: bool,
     ) -> Result<()> {
-        serve(c.group, listener, served, concurrent)
+        serve(c.group, listener.tcp()?, served, concurrent)
     }
 }
 

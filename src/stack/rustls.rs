@@ -46,6 +46,7 @@ impl TlsStack for Rustls {
             network: true,
             resumption: true,
             hello_retry: true,
+            two_shares: true,
         }
     }
 
@@ -113,7 +114,7 @@ fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
 
 /// The provider for one group and the identity's signature scheme: aws-lc-rs's default, or with
 /// every crypto call timed.
-fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
+pub(super) fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
     let scheme = c.identity.auth.scheme;
     // One group only, unless the mode offers two: with X25519 after the hybrid, rustls sends the
     // hybrid's X25519 half as a second share (its key reused, no second key generation); with
@@ -133,6 +134,11 @@ fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
 thread_local! {
     /// The scheme of the last CertificateVerify this thread's client checked.
     static PEER_SCHEME: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
+}
+
+/// The scheme of the last CertificateVerify this thread's client checked, cleared.
+pub(super) fn take_peer_scheme() -> Option<u16> {
+    PEER_SCHEME.with(|s| s.take())
 }
 
 /// webpki's verifier, noting the CertificateVerify's scheme (rustls reports none): the only change
@@ -178,9 +184,16 @@ impl rustls::client::danger::ServerCertVerifier for Recording {
 }
 
 fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
+    client_config_with(c, provider(c)?)
+}
+
+/// The client's configuration over `provider` (quinn's evidence client notes its key exchanges).
+pub(super) fn client_config_with(
+    c: Config,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<rustls::ClientConfig>> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(c.identity.root_der.clone().into())?;
-    let provider = provider(c)?;
     let webpki =
         rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()?;
@@ -200,7 +213,7 @@ fn client_config(c: Config) -> Result<Arc<rustls::ClientConfig>> {
 /// TLS 1.3 only, no session cache; the identity's chain, leaf first. Full handshakes: no tickets;
 /// resumed ones: one stateless ticket per connection, sealed by aws-lc-rs's ticketer (as
 /// OpenSSL's and Go's are), whose keys rotate every 6 hours.
-fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
+pub(super) fn server_config(c: Config) -> Result<Arc<rustls::ServerConfig>> {
     let certs = c
         .identity
         .chain_der

@@ -149,6 +149,7 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             shares: s.declared_shares,
             auth: s.auth.as_ref(),
             mode: s.mode,
+            transport: s.transport,
         };
         for c in contradictions(&declared, &s.evidence) {
             problems.push(format!(

@@ -4,7 +4,7 @@
 //! PSK accepted, no CertificateVerify and a server flight too small for the certificates. The producer refuses a
 //! scenario whose evidence contradicts it; `check` holds a stored file to the same rules.
 
-use crate::results::{AuthInfo, Evidence, Mode};
+use crate::results::{AuthInfo, Evidence, Mode, Transport};
 
 /// What a scenario declares: its protocol and group, the key shares the group sends, and the
 /// authentication its server presents.
@@ -14,6 +14,7 @@ pub struct Declared<'a> {
     pub shares: Option<(usize, usize)>,
     pub auth: Option<&'a AuthInfo>,
     pub mode: Mode,
+    pub transport: Transport,
 }
 
 /// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
@@ -61,6 +62,7 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
         out.push(format!("negotiated {}, not TLS 1.3", ev.version));
     }
     shares_offered(d, ev, &mut out);
+    quic(d, ev, &mut out);
     // After a HelloRetryRequest the first flights hold X25519's share and the retry's group alone.
     if let Some((c, s)) = d.shares.filter(|_| d.mode != Mode::HelloRetry) {
         if ev.client_share.map(|x| x.1) != Some(c) {
@@ -120,6 +122,60 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
         None => out.push("no server flight recorded".into()),
     }
     out
+}
+
+/// The smallest datagram that may carry a client's Initial packet (RFC 9000 section 14.1).
+pub const QUIC_MIN_INITIAL: u64 = 1200;
+
+/// A QUIC scenario's record of its flights: present exactly when the scenario is QUIC, version 1,
+/// every Initial datagram of the client padded to 1,200 bytes, and the client's key share inside
+/// that Initial flight (a hybrid's 1,216-byte share needs two datagrams).
+fn quic(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
+    let q = match (d.transport, &ev.quic) {
+        (Transport::Tcp, None) => return,
+        (Transport::Tcp, Some(_)) => {
+            out.push("a QUIC record in a scenario over TCP".into());
+            return;
+        }
+        (Transport::Quic, None) => {
+            out.push("no QUIC record in a scenario over QUIC".into());
+            return;
+        }
+        (Transport::Quic, Some(q)) => q,
+    };
+    if q.version != 1 {
+        out.push(format!(
+            "QUIC version {}, the scenario runs version 1",
+            q.version
+        ));
+    }
+    if q.client_initial_datagrams == 0
+        || q.client_initial_bytes < QUIC_MIN_INITIAL * q.client_initial_datagrams
+    {
+        out.push(format!(
+            "an Initial flight of {} bytes in {} datagrams: each must be at least {QUIC_MIN_INITIAL}",
+            q.client_initial_bytes, q.client_initial_datagrams
+        ));
+    }
+    let shares: usize = ev.client_shares.iter().map(|s| s.1).sum();
+    if shares as u64 >= q.client_initial_bytes {
+        out.push(format!(
+            "key shares of {shares} bytes cannot travel in an Initial flight of {} bytes",
+            q.client_initial_bytes
+        ));
+    }
+    if ev.server_flight_bytes != Some(q.server_bytes) {
+        out.push(format!(
+            "a server flight of {:?} bytes, its datagrams {} bytes",
+            ev.server_flight_bytes, q.server_bytes
+        ));
+    }
+    if q.server_datagrams == 0 || q.server_bytes < q.server_datagrams {
+        out.push(format!(
+            "{} server datagrams of {} bytes",
+            q.server_datagrams, q.server_bytes
+        ));
+    }
 }
 
 /// X25519's code point (RFC 8446 §4.2.7) and share size: the second share of a two-share
@@ -215,6 +271,7 @@ mod tests {
             chain_bytes: vec![5472, 5525],
             server_flight_bytes: Some(15_637),
             client_hello_bytes: Some(1_538),
+            quic: None,
         }
     }
 
@@ -226,6 +283,7 @@ mod tests {
             shares: Some((1216, 1120)),
             auth: Some(a),
             mode,
+            transport: Transport::Tcp,
         }
     }
 
@@ -266,10 +324,63 @@ mod tests {
             shares: None,
             auth: None,
             mode: Mode::Full,
+            transport: Transport::Tcp,
         };
         let mut e = evidence();
         e.group = "curve25519-sha256".into();
         assert!(contradictions(&ssh, &e).is_empty());
+    }
+
+    #[test]
+    fn a_quic_scenario_shows_its_padded_initial_flight_and_a_tcp_one_none() {
+        use crate::results::QuicEvidence;
+        let a = auth();
+        let tcp = hybrid(&a, Mode::Full);
+        let quic = Declared {
+            transport: Transport::Quic,
+            ..hybrid(&a, Mode::Full)
+        };
+        // What quinn's client saw with this chain (2026-12-03): a two-datagram Initial flight,
+        // 15 datagrams back.
+        let mut ev = evidence();
+        ev.client_shares = vec![(0x11ec, 1216)];
+        ev.server_flight_bytes = Some(16_780);
+        ev.quic = Some(QuicEvidence {
+            version: 1,
+            client_initial_datagrams: 2,
+            client_initial_bytes: 2400,
+            server_datagrams: 15,
+            server_bytes: 16_780,
+            token: false,
+        });
+        assert_eq!(contradictions(&quic, &ev), Vec::<String>::new());
+        let q = ev.quic.clone().expect("a QUIC record");
+        // 16,780 bytes back against 3 x 2,400 received: the server had to wait for the client.
+        assert_eq!(q.amplification_budget(), 7200);
+        assert!(q.amplification_limited());
+        assert!(!QuicEvidence {
+            token: true,
+            ..q.clone()
+        }
+        .amplification_limited());
+        assert!(changed(&tcp, &ev, &|_| {}).contains("a QUIC record in a scenario over TCP"));
+        assert!(changed(&quic, &ev, &|e| e.quic = None).contains("no QUIC record"));
+        let with = |f: &dyn Fn(&mut QuicEvidence)| {
+            changed(&quic, &ev, &|e| {
+                if let Some(q) = e.quic.as_mut() {
+                    f(q)
+                }
+            })
+        };
+        assert!(with(&|q| q.version = 2).contains("QUIC version 2"));
+        // An unpadded Initial, and a hybrid share in one datagram's worth of bytes.
+        assert!(with(&|q| q.client_initial_bytes = 2000).contains("each must be at least 1200"));
+        assert!(with(&|q| {
+            q.client_initial_datagrams = 1;
+            q.client_initial_bytes = 1200
+        })
+        .contains("key shares of 1216 bytes cannot travel in an Initial flight of 1200 bytes"));
+        assert!(with(&|q| q.server_bytes = 16_000).contains("its datagrams 16000 bytes"));
     }
 
     #[test]

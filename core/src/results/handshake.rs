@@ -197,6 +197,61 @@ impl DeltaForm {
     }
 }
 
+/// What carries a scenario's handshake (files from 2026-12-03 on; absent: TCP).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// TLS records over a TCP connection (SSH: its packets).
+    #[default]
+    Tcp,
+    /// QUIC v1 over UDP (RFC 9000): the TLS handshake messages in CRYPTO frames (RFC 9001).
+    Quic,
+}
+
+impl Transport {
+    pub fn is_tcp(&self) -> bool {
+        *self == Transport::Tcp
+    }
+
+    /// How a row names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Tcp => "TCP",
+            Transport::Quic => "QUIC",
+        }
+    }
+}
+
+/// What a QUIC client saw of its connection's first flights, UDP payload bytes (RFC 9000).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuicEvidence {
+    /// The QUIC version the connection ran (1: RFC 9000).
+    pub version: u32,
+    /// The datagrams the client sent before it received anything (its Initial flight, each padded
+    /// to at least 1,200 bytes, RFC 9000 section 14.1), and their bytes.
+    pub client_initial_datagrams: u64,
+    pub client_initial_bytes: u64,
+    /// The datagrams and bytes the client had received when its handshake completed.
+    pub server_datagrams: u64,
+    pub server_bytes: u64,
+    /// The client presented an address-validation token (NEW_TOKEN) from an earlier connection.
+    pub token: bool,
+}
+
+impl QuicEvidence {
+    /// What the server could send before the client's next flight validated its address, when
+    /// it had no token: three times what it had received (RFC 9000 section 8.1).
+    pub fn amplification_budget(&self) -> u64 {
+        3 * self.client_initial_bytes
+    }
+
+    /// The server's flight was more than the budget, so part of it had to wait a round trip for
+    /// the client's next flight (without a token).
+    pub fn amplification_limited(&self) -> bool {
+        !self.token && self.server_bytes > self.amplification_budget()
+    }
+}
+
 /// What kind of handshake a scenario makes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -232,6 +287,16 @@ impl Mode {
     }
 
     /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
+    /// How a note names a stack's handshakes of this mode ("go after a HelloRetryRequest").
+    pub fn described(&self) -> &'static str {
+        match self {
+            Mode::Full => "full handshakes",
+            Mode::Resumed => "resumed handshakes",
+            Mode::TwoShares => "with two key shares",
+            Mode::HelloRetry => "after a HelloRetryRequest",
+        }
+    }
+
     pub fn suffix(&self) -> &'static str {
         match self {
             Mode::Full => "",
@@ -274,6 +339,9 @@ pub struct Evidence {
     /// The ClientHello's TLS record, bytes with its 5-byte header (files from 2026-12-02 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_hello_bytes: Option<u64>,
+    /// QUIC scenarios: the client's Initial flight and the server's first flight as datagrams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicEvidence>,
 }
 
 /// A scenario another is compared with: its group and authentication (by name).
@@ -375,6 +443,9 @@ pub struct Scenario {
     /// Full, resumed, with two key shares or after a HelloRetryRequest (#34); absent: full.
     #[serde(default, skip_serializing_if = "Mode::is_full")]
     pub mode: Mode,
+    /// TCP or QUIC (#35); absent: TCP.
+    #[serde(default, skip_serializing_if = "Transport::is_tcp")]
+    pub transport: Transport,
     /// Resumed scenarios: the connections the server saw resume a session, which must be every
     /// connection measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
