@@ -55,6 +55,40 @@ pub fn slow_start_round_trips(bytes: u64, mss: u32, initcwnd: u32) -> u32 {
     }
 }
 
+/// Round trips before a QUIC client completes, when nothing waits: its Initial, the server's
+/// flight back (RFC 9000 section 7; no TCP connect before it).
+pub const QUIC_ROUND_TRIPS: f64 = 1.0;
+
+/// quinn's initial congestion window, bytes: 14,720 clamped to 2-10 datagrams of 1,200 bytes
+/// (quinn-proto 0.11 congestion/cubic.rs, after RFC 9002 section 7.2).
+pub const QUIC_INITIAL_WINDOW: u64 = 12_000;
+
+/// Round trips a QUIC server's first flight of `server_bytes` takes beyond its first, without an
+/// address-validation token: until the client's next flight validates its address the server may
+/// send three times what it received (RFC 9000 section 8.1), the client's Initial flight of
+/// `client_initial_bytes`, and never more than its congestion window; after it, slow start adds
+/// to the window every byte acknowledged (RFC 9002 section 7.3.1), so each later round trip sends
+/// the window as it then is. With a token the budget does not apply.
+pub fn quic_round_trips(
+    server_bytes: u64,
+    client_initial_bytes: u64,
+    token: bool,
+    window: u64,
+) -> u32 {
+    let first = if token {
+        window
+    } else {
+        window.min(3 * client_initial_bytes)
+    };
+    let (mut sent, mut window, mut extra) = (first, window + first, 0);
+    while sent < server_bytes {
+        sent += window;
+        window *= 2;
+        extra += 1;
+    }
+    extra
+}
+
 pub use crate::results::Flight;
 
 /// The critical path of a TLS 1.3 or SSH handshake over TCP, flight by flight: SYN, SYN-ACK, then
@@ -219,6 +253,25 @@ pub fn loss_percentiles(
 #[cfg(test)]
 mod tests {
     const MS: f64 = 1e6;
+
+    #[test]
+    fn a_quic_flight_past_three_times_the_initial_costs_a_round_trip_and_then_slow_starts() {
+        use super::{quic_round_trips as q, QUIC_INITIAL_WINDOW as W};
+        // ECDSA chain, X25519: 1,253 bytes back for a 1,200-byte Initial (budget 3,600).
+        assert_eq!(q(1_253, 1_200, false, W), 0);
+        // ML-DSA-44 chain with the hybrid (two Initial datagrams): 7,200 first, then the window of
+        // 12,000 + 7,200 acknowledged: 26,400 in two round trips.
+        assert_eq!(q(12_634, 2_400, false, W), 1);
+        // With one Initial datagram the budget is 3,600, then 15,600: 19,200.
+        assert_eq!(q(12_634, 1_200, false, W), 1);
+        assert_eq!(q(3_600, 1_200, false, W), 0);
+        assert_eq!(q(3_601, 1_200, false, W), 1);
+        // 60,000 bytes: 3,600, then 15,600 (19,200), 31,200 (50,400), 62,400 (112,800).
+        assert_eq!(q(60_000, 1_200, false, W), 3);
+        // A token lifts the budget; the window still holds: 12,634 > 12,000.
+        assert_eq!(q(12_634, 1_200, true, W), 1);
+        assert_eq!(q(11_999, 1_200, true, W), 0);
+    }
 
     #[test]
     fn a_flight_past_the_initial_window_costs_a_round_trip_per_doubling() {

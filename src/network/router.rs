@@ -24,7 +24,7 @@ use std::io::{ErrorKind, Write};
 const C2S: usize = 0;
 const S2C: usize = 1;
 
-/// What the emulator saw since the last `set`, per server port (a TCP packet's destination port
+/// What the emulator saw since the last `set`, per server port (a TCP or UDP packet's destination port
 /// client to server, its source port server to client: each cell's server has its own).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Stats {
@@ -152,36 +152,52 @@ fn kernel_queue_dropped() -> u64 {
         .unwrap_or(0)
 }
 
-/// What the counters need of a packet, from the IPv4 + TCP headers NFQUEUE copied (128 bytes).
+/// What the counters need of a packet, from the IPv4 + TCP or UDP headers NFQUEUE copied (128
+/// bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Packet {
-    /// It has a TCP payload (not a pure ACK).
+    /// It has a TCP payload (not a pure ACK), or it is a UDP datagram with a payload (QUIC: every
+    /// packet, its ACKs included, is a datagram).
     pub data: bool,
     pub syn: bool,
-    /// TCP's (source, destination) ports.
+    /// TCP's or UDP's (source, destination) ports.
     pub ports: Option<(u16, u16)>,
 }
 
 pub fn classify(ip: &[u8]) -> Packet {
-    if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
+    if ip.len() < 20 || ip[0] >> 4 != 4 || !matches!(ip[9], 6 | 17) {
         return Packet::default();
     }
     let ihl = (ip[0] & 0x0f) as usize * 4;
     let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
-    let Some(tcp) = ip.get(ihl..) else {
+    let Some(l4) = ip.get(ihl..) else {
         return Packet::default();
     };
-    if tcp.len() < 14 {
+    let ports = |h: &[u8]| {
+        Some((
+            u16::from_be_bytes([h[0], h[1]]),
+            u16::from_be_bytes([h[2], h[3]]),
+        ))
+    };
+    if ip[9] == 17 {
+        // UDP: an 8-byte header.
+        if l4.len() < 8 {
+            return Packet::default();
+        }
+        return Packet {
+            data: total > ihl + 8,
+            syn: false,
+            ports: ports(l4),
+        };
+    }
+    if l4.len() < 14 {
         return Packet::default();
     }
-    let doff = (tcp[12] >> 4) as usize * 4;
+    let doff = (l4[12] >> 4) as usize * 4;
     Packet {
         data: total > ihl + doff,
-        syn: tcp[13] & 0x02 != 0,
-        ports: Some((
-            u16::from_be_bytes([tcp[0], tcp[1]]),
-            u16::from_be_bytes([tcp[2], tcp[3]]),
-        )),
+        syn: l4[13] & 0x02 != 0,
+        ports: ports(l4),
     }
 }
 
@@ -482,10 +498,25 @@ mod tests {
         // The same headers with 100 bytes of payload behind them (only the headers are copied).
         ack[2..4].copy_from_slice(&152u16.to_be_bytes());
         assert_eq!((classify(&ack).data, classify(&ack).syn), (true, false));
-        // Not TCP, not IPv4, too short.
-        let mut udp = ack.clone();
+        // A UDP datagram (QUIC) of 1,200 bytes of payload: data, its ports.
+        let mut udp = vec![0u8; 28];
+        udp[0] = 0x45;
+        udp[2..4].copy_from_slice(&1228u16.to_be_bytes());
         udp[9] = 17;
-        assert_eq!(classify(&udp), Packet::default());
+        udp[20..22].copy_from_slice(&50000u16.to_be_bytes());
+        udp[22..24].copy_from_slice(&4433u16.to_be_bytes());
+        assert_eq!(
+            classify(&udp),
+            Packet {
+                data: true,
+                syn: false,
+                ports: Some((50000, 4433))
+            }
+        );
+        // Not TCP or UDP, not IPv4, too short.
+        let mut icmp = ack.clone();
+        icmp[9] = 1;
+        assert_eq!(classify(&icmp), Packet::default());
         assert_eq!(classify(&[0x60; 40]), Packet::default());
         assert_eq!(classify(&[0x45; 10]), Packet::default());
     }

@@ -383,35 +383,51 @@ pub trait TlsStack: Sync {
 /// client's first packet never finds the port closed): a TCP listener, or for QUIC a UDP socket.
 pub enum Listener {
     Tcp(TcpListener),
-    Udp(std::net::UdpSocket),
+    /// The UDP socket, and a TCP listener on the same port that holds the number while the server
+    /// lives: the emulator counts each server's packets by port (router.rs), so no TCP server of
+    /// the same window may share it.
+    Udp(std::net::UdpSocket, TcpListener),
 }
 
 impl Listener {
     /// A socket of `transport` on an ephemeral port of `ip`.
     pub fn bind(transport: crate::results::Transport, ip: std::net::IpAddr) -> Result<Listener> {
-        Ok(match transport {
-            crate::results::Transport::Tcp => Listener::Tcp(TcpListener::bind((ip, 0))?),
-            crate::results::Transport::Quic => Listener::Udp(std::net::UdpSocket::bind((ip, 0))?),
-        })
+        match transport {
+            crate::results::Transport::Tcp => Ok(Listener::Tcp(TcpListener::bind((ip, 0))?)),
+            crate::results::Transport::Quic => {
+                let mut last = None;
+                for _ in 0..16 {
+                    let tcp = TcpListener::bind((ip, 0))?;
+                    match std::net::UdpSocket::bind(tcp.local_addr()?) {
+                        Ok(udp) => return Ok(Listener::Udp(udp, tcp)),
+                        Err(e) => last = Some(e),
+                    }
+                }
+                Err(anyhow!(
+                    "no port of {ip} free for both TCP and UDP in 16 tries: {last:?}"
+                ))
+            }
+        }
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         match self {
             Listener::Tcp(l) => l.local_addr(),
-            Listener::Udp(u) => u.local_addr(),
+            Listener::Udp(u, _) => u.local_addr(),
         }
     }
 
     pub fn tcp(self) -> Result<TcpListener> {
         match self {
             Listener::Tcp(l) => Ok(l),
-            Listener::Udp(_) => bail!("a TCP server was given a UDP socket"),
+            Listener::Udp(..) => bail!("a TCP server was given a UDP socket"),
         }
     }
 
-    pub fn udp(self) -> Result<std::net::UdpSocket> {
+    /// The UDP socket and the TCP listener that holds its port number (keep it open).
+    pub fn udp(self) -> Result<(std::net::UdpSocket, TcpListener)> {
         match self {
-            Listener::Udp(u) => Ok(u),
+            Listener::Udp(u, t) => Ok((u, t)),
             Listener::Tcp(_) => bail!("a QUIC server was given a TCP listener"),
         }
     }

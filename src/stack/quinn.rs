@@ -51,12 +51,13 @@ impl TlsStack for Quinn {
 
     /// The client completes after one round trip: no TCP connect before the Initial.
     fn round_trips(&self) -> f64 {
-        1.0
+        crate::netmodel::QUIC_ROUND_TRIPS
     }
 
     fn features(&self) -> Features {
         Features {
             in_memory: true,
+            network: true,
             ..Features::default()
         }
     }
@@ -103,7 +104,8 @@ impl TlsStack for Quinn {
         _sink: Option<&'static super::Sink>,
         _concurrent: bool,
     ) -> Result<()> {
-        serve(&listener.udp()?, server_config(c)?, served)
+        let (sock, _held) = listener.udp()?;
+        serve(&sock, server_config(c)?, served)
     }
 
     fn acceptor(&self, _c: Config) -> Result<Box<dyn Acceptor>> {

@@ -12,6 +12,51 @@ pub fn check(results: &Results) -> Vec<String> {
     results.network.as_ref().map_or_else(Vec::new, section)
 }
 
+/// A QUIC cell: its zero-point flights recorded, its server flight theirs, 0% loss (QUIC has no
+/// loss model yet), and the model's round trips QUIC's one plus those the anti-amplification
+/// budget and slow start add to that flight (`netmodel::quic_round_trips`); a TCP cell has no
+/// QUIC record.
+fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_pct: f64) {
+    use crate::results::Transport;
+    let q = match (c.transport, &c.quic) {
+        (Transport::Tcp, None) => return,
+        (Transport::Tcp, Some(_)) => {
+            problems.push(format!("{name}: a QUIC record in a cell over TCP"));
+            return;
+        }
+        (Transport::Quic, None) => {
+            problems.push(format!("{name}: a QUIC cell without its flights"));
+            return;
+        }
+        (Transport::Quic, Some(q)) => q,
+    };
+    if c.server_flight_bytes != Some(q.server_bytes) {
+        problems.push(format!(
+            "{name}: server flight {:?} bytes, its datagrams {}",
+            c.server_flight_bytes, q.server_bytes
+        ));
+    }
+    if loss_pct > 0.0 {
+        problems.push(format!(
+            "{name}: a QUIC cell at {loss_pct}% loss, which has no model"
+        ));
+    }
+    let extra = crate::netmodel::quic_round_trips(
+        q.server_bytes,
+        q.client_initial_bytes,
+        q.token,
+        crate::netmodel::QUIC_INITIAL_WINDOW,
+    );
+    let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
+    if c.model.round_trips != want {
+        problems.push(format!(
+            "{name}: the model counts {} round trips; a {}-byte server flight after a {}-byte \
+             Initial flight takes {want}",
+            c.model.round_trips, q.server_bytes, q.client_initial_bytes
+        ));
+    }
+}
+
 fn section(n: &crate::results::Network) -> Vec<String> {
     let mut problems = Vec::new();
     for point in &n.points {
@@ -70,6 +115,7 @@ fn section(n: &crate::results::Network) -> Vec<String> {
             if c.ready_ns.iter().zip(&c.echo_ns).any(|(r, e)| r > e) {
                 problems.push(format!("{name}: a handshake completed after its echo"));
             }
+            quic(&mut problems, &name, c, point.loss_pct);
             let levels = n.percentiles.len();
             if c.ready_percentiles_ns.len() != levels || c.echo_percentiles_ns.len() != levels {
                 problems.push(format!(
@@ -351,5 +397,67 @@ mod tests {
         };
         assert_eq!(super::section(&window(1)), Vec::<String>::new());
         fails(&window(2), "their windows say [Some(2)]");
+    }
+
+    #[test]
+    fn a_quic_cell_counts_the_round_trips_its_flights_take_and_runs_at_no_loss() {
+        use crate::results::{QuicEvidence, Transport};
+        // The fixture's cell as quinn's at 0% loss: one round trip and the one a 12,633-byte
+        // flight waits after a 2,400-byte Initial (7,200 first): 2, as the fixture's model says.
+        let mut n = network();
+        n.points[0].loss_pct = 0.0;
+        let cell = &mut n.points[0].cells[0];
+        cell.model = f::model(
+            f::ModelInputs {
+                zero_ns: cell.model.zero_ns,
+                round_trips: cell.model.round_trips,
+                data_packets: cell.model.data_packets,
+                bytes: cell.model.bytes,
+                path: Vec::new(),
+            },
+            f::Conditions {
+                rtt_ns: 5.6e6,
+                measured: true,
+                base_rtt_ns: 1e5,
+                loss_pct: 0.0,
+                rate_mbit: None,
+            },
+        );
+        cell.transport = Transport::Quic;
+        cell.server_flight_bytes = Some(12_633);
+        cell.quic = Some(QuicEvidence {
+            version: 1,
+            client_initial_datagrams: 2,
+            client_initial_bytes: 2400,
+            server_datagrams: 12,
+            server_bytes: 12_633,
+            token: false,
+        });
+        assert_eq!(super::section(&n), Vec::<String>::new());
+        let with = |edit: &dyn Fn(&mut crate::results::Cell)| {
+            let mut m = n.clone();
+            edit(&mut m.points[0].cells[0]);
+            m
+        };
+        // Within the budget the flight takes one round trip, not the model's two.
+        fails(
+            &with(&|c| {
+                c.quic.as_mut().unwrap().server_bytes = 7_000;
+                c.server_flight_bytes = Some(7_000);
+            }),
+            "takes 1",
+        );
+        fails(&with(&|c| c.quic = None), "a QUIC cell without its flights");
+        fails(
+            &with(&|c| c.server_flight_bytes = Some(1)),
+            "its datagrams 12633",
+        );
+        fails(
+            &with(&|c| c.transport = Transport::Tcp),
+            "a QUIC record in a cell over TCP",
+        );
+        let mut lossy = n.clone();
+        lossy.points[0].loss_pct = 1.0;
+        fails(&lossy, "has no model");
     }
 }

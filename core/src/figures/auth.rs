@@ -111,6 +111,9 @@ pub struct Figures {
     /// congestion window at the network section's MSS.
     pub flight_bytes: Option<f64>,
     pub window_bytes: Option<f64>,
+    /// QUIC: what the server may send before the client's next flight validates its address,
+    /// three times the client's Initial flight (RFC 9000 section 8.1); TCP: none.
+    pub budget_bytes: Option<f64>,
     pub median_ns: Option<f64>,
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
@@ -193,13 +196,19 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
         Some(suite(x)? - suite(y)?)
     });
     let real = fig::real_delta(s, b, super::handshake::DeltaPairing::of_run(r));
+    let quic = s
+        .and_then(|s| s.evidence.quic.as_ref())
+        .or_else(|| clean_cell.and_then(|c| c.quic.as_ref()));
     Figures {
         baseline: is_baseline,
         flight_bytes: s
             .and_then(|s| s.evidence.server_flight_bytes)
             .or_else(|| clean_cell.and_then(|c| c.server_flight_bytes))
             .map(|b| b as f64),
-        window_bytes: n.and_then(|n| Some(f64::from(n.mss? * n.initcwnd?))),
+        window_bytes: n
+            .filter(|_| quic.is_none())
+            .and_then(|n| Some(f64::from(n.mss? * n.initcwnd?))),
+        budget_bytes: quic.map(|q| q.amplification_budget() as f64),
         median_ns: s.map(|s| s.median_ns),
         real_ns: real.0,
         real_interval: real.1,

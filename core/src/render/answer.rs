@@ -830,7 +830,7 @@ pub fn table(run: &Run) -> Table {
                         let f = figures(r, c);
                         Row {
                             key: c.key(&run.json_href),
-                            stack: c.stack.clone(),
+                            stack: r.stack_label(&c.stack),
                             cells: cells(run, &machine_id, c, &f),
                         }
                     })

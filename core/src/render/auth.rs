@@ -14,6 +14,8 @@ pub struct View {
     pub machine_id: String,
     pub baseline: String,
     pub window: String,
+    /// A row runs over QUIC: the page says what its budget is.
+    pub quic: bool,
     pub columns: Vec<&'static str>,
     /// Each column's most common cell title, on its header: a cell carries a title of its own only
     /// where it says something else (the page is read per machine, and repeating a column's
@@ -112,9 +114,17 @@ fn cells(f: &Figures) -> Vec<Cell> {
     out.push(match f.flight_bytes {
         Some(b) => cell(
             format!("{} B", count(b)),
-            f.window_bytes
-                .and_then(|w| fig::windows(b, w))
-                .map_or(String::new(), |x| format!("{x:.2} initial windows")),
+            match (f.budget_bytes, f.window_bytes) {
+                (Some(q), _) => format!(
+                    "{:.2}× the {} B amplification budget",
+                    b / q.max(1.0),
+                    count(q)
+                ),
+                (None, Some(w)) => {
+                    fig::windows(b, w).map_or(String::new(), |x| format!("{x:.2} initial windows"))
+                }
+                (None, None) => String::new(),
+            },
             "ServerHello to Finished as the client received it (the evidence of the first connection)",
             &[("flight", Some(b))],
         ),
@@ -188,7 +198,11 @@ fn cells(f: &Figures) -> Vec<Cell> {
             format!("{rt}"),
             f.p50_ns
                 .map_or(String::new(), |p| format!("{:.2} measured", p / fig::RTT_NS)),
-            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows), and the measured median over the RTT",
+            if f.budget_bytes.is_some() {
+                "the model's round trips before the client's Finished (QUIC: the Initial and the server's flight, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, and then one per congestion window it overflows), and the measured median over the RTT"
+            } else {
+                "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows), and the measured median over the RTT"
+            },
             &[("round-trips", Some(rt))],
         ),
         None => dash("the grid has no such cell"),
@@ -233,13 +247,15 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
             }
             let mut rows = Vec::new();
             let mut last: Option<(String, String)> = None;
+            let mut quic = false;
             for k in &keys {
                 let f = fig::figures(r, k);
+                quic |= f.budget_bytes.is_some();
                 let group = (k.group.clone(), k.stack.clone());
                 rows.push(Row {
                     key: k.key(&run.json_href),
                     first_of_group: last.as_ref() != Some(&group),
-                    stack: k.stack.clone(),
+                    stack: r.stack_label(&k.stack),
                     group: k.group.clone(),
                     auth: k.auth.clone(),
                     baseline: f.baseline,
@@ -281,6 +297,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                         ))
                     })
                     .unwrap_or_default(),
+                quic,
                 columns: COLUMNS.to_vec(),
                 column_titles,
                 rows,

@@ -162,7 +162,7 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 _ => String::new(),
             };
             HandshakeRow {
-                stack: s.stack.name().into(),
+                stack: r.stack_label(s.stack.name()),
                 median: format::time(s.median_ns),
                 precision: crate::figures::precision_label(s.precision.as_ref()),
                 rsd: format!("{:.1}%", s.rsd_pct),
@@ -200,10 +200,32 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 server_cpu: format::time(s.server_cpu_ns),
                 client_mem: mem(&s.client_mem),
                 server_mem: mem(&s.server_mem),
-                evidence: format!("{} · {} · {} · {}{}{}", e.version, e.group, e.cipher, e.cert_key, if e.resumed { " · resumed" } else { " · full handshake" }, shares),
+                evidence: format!("{} · {} · {} · {}{}{}{}", e.version, e.group, e.cipher, e.cert_key, if e.resumed { " · resumed" } else { " · full handshake" }, shares, e.quic.as_ref().map_or(String::new(), quic_flights)),
             }
         })
         .collect()
+}
+
+/// A QUIC handshake's first flights, and whether the server's was over the anti-amplification
+/// budget (RFC 9000 section 8.1).
+fn quic_flights(q: &crate::results::QuicEvidence) -> String {
+    format!(
+        " · client Initial flight {} datagrams, {} B · server flight {} datagrams, {} B against a \
+         budget of 3 × {} = {} B: {}",
+        q.client_initial_datagrams,
+        format::count(q.client_initial_bytes as f64),
+        q.server_datagrams,
+        format::count(q.server_bytes as f64),
+        format::count(q.client_initial_bytes as f64),
+        format::count(q.amplification_budget() as f64),
+        if q.token {
+            "validated by a token"
+        } else if q.amplification_limited() {
+            "amplification-limited, the rest waits a round trip"
+        } else {
+            "within it"
+        }
+    )
 }
 
 /// The in-situ views of the real handshakes of the kex group a full-handshake suite is about.

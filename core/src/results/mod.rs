@@ -90,6 +90,32 @@ pub struct Results {
 }
 
 impl Results {
+    /// How a row names a stack: its name, with its transport where that is not TCP
+    /// ("quinn (QUIC)"), as its real handshakes or its network cells record it.
+    pub fn stack_label(&self, stack: &str) -> String {
+        let scenarios = self.handshakes.iter().flat_map(|h| &h.scenarios);
+        let cells = self
+            .network
+            .iter()
+            .flat_map(|n| &n.points)
+            .flat_map(|p| &p.cells);
+        let transport = scenarios
+            .filter(|s| s.stack.name() == stack)
+            .map(|s| s.transport)
+            .chain(
+                cells
+                    .filter(|c| c.stack.name() == stack)
+                    .map(|c| c.transport),
+            )
+            .next()
+            .unwrap_or_default();
+        if transport.is_tcp() {
+            stack.to_string()
+        } else {
+            format!("{stack} ({})", transport.name())
+        }
+    }
+
     /// " · N process samples, RSD x%" for a phase or suite name, if the run has process samples.
     pub fn run_spread(&self, name: &str) -> String {
         let Some(ps) = &self.process_samples else {

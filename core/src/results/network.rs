@@ -92,6 +92,13 @@ pub struct Cell {
     /// segments it takes at the section's MSS (schema 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_flight_bytes: Option<u64>,
+    /// TCP or QUIC (files from 2026-12-03 on; absent: TCP).
+    #[serde(default, skip_serializing_if = "super::Transport::is_tcp")]
+    pub transport: super::Transport,
+    /// QUIC: the zero point's first connection's flights (Initial, server's first), from which the
+    /// model's round trips follow (`netmodel::quic_round_trips`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<super::QuicEvidence>,
     /// The classical group of the same stack and protocol, if this is not it.
     pub baseline: Option<String>,
     /// The cell this one is set against, group and authentication (schema 3): the classical group
