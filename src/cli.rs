@@ -154,8 +154,8 @@ pub enum Command {
         /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
         #[arg(long)]
         quick: bool,
-        /// Only these stacks (repeatable; default every stack with a capacity measurement).
-        #[arg(long = "stack", value_parser = stacks(|f| f.capacity))]
+        /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server).
+        #[arg(long = "stack", value_parser = stacks(|f| f.capacity || f.in_memory))]
         stacks: Vec<String>,
         /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
         #[arg(long, default_value = "suites")]

@@ -74,7 +74,8 @@ pub struct Features {
     pub unarmed_wrapper: bool,
     /// A client and a server in one thread over memory buffers (`Pair`).
     pub in_memory: bool,
-    /// The capacity measurements (in memory, load steps, held connections).
+    /// The capacity measurements over sockets (load steps, held connections), through a capacity
+    /// server; a stack with `in_memory` alone is measured in memory only.
     pub capacity: bool,
     /// Through the emulated network (a server that serves many connections at once).
     pub network: bool,
