@@ -71,8 +71,18 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let inmem = c["in_memory"].as_array().unwrap();
     assert_eq!(
         inmem.len() - of("in_memory", "go").len(),
-        16,
-        "rustls and OpenSSL x (four groups with ECDSA-P256 + the four pairings of suites/auth.toml's capacity step)"
+        24,
+        "rustls, OpenSSL and quinn x (four groups with ECDSA-P256 + the four pairings of suites/auth.toml's capacity step)"
+    );
+    // quinn (QUIC) in memory only: no capacity server, and a note says so.
+    assert_eq!(of("in_memory", "quinn").len(), 8);
+    assert!(of("sockets", "quinn").is_empty() && of("memory", "quinn").is_empty());
+    assert!(
+        c["notes"]
+            .to_string()
+            .contains("quinn over sockets and with connections held"),
+        "{}",
+        c["notes"]
     );
     if let Some(groups) = &go {
         let rows = of("in_memory", "go");

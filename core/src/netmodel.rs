@@ -63,27 +63,51 @@ pub const QUIC_ROUND_TRIPS: f64 = 1.0;
 /// (quinn-proto 0.11 congestion/cubic.rs, after RFC 9002 section 7.2).
 pub const QUIC_INITIAL_WINDOW: u64 = 12_000;
 
+/// The datagrams a QUIC handshake's flights travel in before path MTU discovery (RFC 9000
+/// section 14.1: an Initial's at least 1,200 bytes; quinn stays at 1,200 without discovery).
+pub const QUIC_DATAGRAM: u64 = 1_200;
+
 /// Round trips a QUIC server's first flight of `server_bytes` takes beyond its first, without an
-/// address-validation token: until the client's next flight validates its address the server may
-/// send three times what it received (RFC 9000 section 8.1), the client's Initial flight of
-/// `client_initial_bytes`, and never more than its congestion window; after it, slow start adds
-/// to the window every byte acknowledged (RFC 9002 section 7.3.1), so each later round trip sends
-/// the window as it then is. With a token the budget does not apply.
+/// address-validation token (`token` false): until the client's next flight validates its address
+/// the server may send three times what it received (RFC 9000 section 8.1), the client's Initial
+/// flight of `client_initial_bytes`; and it sends a datagram only while the bytes in flight and
+/// that datagram stay under its congestion window (quinn-proto 0.11 connection/mod.rs:
+/// `in_flight + segment >= window` blocks), so the window less a datagram per round trip. Slow
+/// start (RFC 9002 section 7.3.1) adds to the window the bytes acknowledged while the sender was
+/// held by the window, not while it was held by the budget or had nothing to send (section 7.8:
+/// quinn's `app_limited`). So how the client acknowledges the first round matters:
+/// - `batched` (pqprof's client from 2026-12-03 03:00, as quinn's own endpoint driver does: every
+///   datagram waiting is read before it answers): one acknowledgement for the budget-limited
+///   round, which grows nothing; the second round carries the initial window less a datagram;
+/// - otherwise (each datagram acknowledged as it came, the files before): the first
+///   acknowledgement validates the address and the rest find the server held by its window, which
+///   then grows by the first round.
+///
+/// After that each round trip carries the window as it is, and the window grows by it.
 pub fn quic_round_trips(
     server_bytes: u64,
     client_initial_bytes: u64,
     token: bool,
     window: u64,
+    batched: bool,
 ) -> u32 {
+    let room = |w: u64| w.saturating_sub(QUIC_DATAGRAM).max(QUIC_DATAGRAM);
     let first = if token {
-        window
+        room(window)
     } else {
-        window.min(3 * client_initial_bytes)
+        room(window).min(3 * client_initial_bytes)
     };
-    let (mut sent, mut window, mut extra) = (first, window + first, 0);
+    let held_by_window = first >= room(window);
+    let mut window = if held_by_window || !batched {
+        window + first
+    } else {
+        window
+    };
+    let (mut sent, mut extra) = (first, 0);
     while sent < server_bytes {
-        sent += window;
-        window *= 2;
+        let round = room(window);
+        sent += round;
+        window += round;
         extra += 1;
     }
     extra
@@ -256,21 +280,38 @@ mod tests {
 
     #[test]
     fn a_quic_flight_past_three_times_the_initial_costs_a_round_trip_and_then_slow_starts() {
-        use super::{quic_round_trips as q, QUIC_INITIAL_WINDOW as W};
+        use super::{quic_round_trips, QUIC_INITIAL_WINDOW as W};
+        let q = |f, i, token| quic_round_trips(f, i, token, W, true);
+        let each = |f, i| quic_round_trips(f, i, false, W, false);
         // ECDSA chain, X25519: 1,253 bytes back for a 1,200-byte Initial (budget 3,600).
-        assert_eq!(q(1_253, 1_200, false, W), 0);
-        // ML-DSA-44 chain with the hybrid (two Initial datagrams): 7,200 first, then the window of
-        // 12,000 + 7,200 acknowledged: 26,400 in two round trips.
-        assert_eq!(q(12_634, 2_400, false, W), 1);
-        // With one Initial datagram the budget is 3,600, then 15,600: 19,200.
-        assert_eq!(q(12_634, 1_200, false, W), 1);
-        assert_eq!(q(3_600, 1_200, false, W), 0);
-        assert_eq!(q(3_601, 1_200, false, W), 1);
-        // 60,000 bytes: 3,600, then 15,600 (19,200), 31,200 (50,400), 62,400 (112,800).
-        assert_eq!(q(60_000, 1_200, false, W), 3);
-        // A token lifts the budget; the window still holds: 12,634 > 12,000.
-        assert_eq!(q(12_634, 1_200, true, W), 1);
-        assert_eq!(q(11_999, 1_200, true, W), 0);
+        assert_eq!(q(1_253, 1_200, false), 0);
+        // The hybrid (two Initial datagrams): 7,200 first; the one acknowledgement of a
+        // budget-limited round grows nothing, so 12,000 less a datagram next: 18,000 in two
+        // round trips (ML-DSA-65's 16,529 bytes), and ML-DSA-87's 22,012 in three: the window,
+        // grown by the 10,800 it then held, carries 21,600 more.
+        assert_eq!(q(16_529, 2_400, false), 1);
+        assert_eq!(q(18_000, 2_400, false), 1);
+        assert_eq!(q(22_012, 2_400, false), 2);
+        assert_eq!(q(39_600, 2_400, false), 2);
+        assert_eq!(q(39_601, 2_400, false), 3);
+        // Acknowledged datagram by datagram the window grows by the first round too:
+        // 7,200, then 19,200 less a datagram: 25,200 in two.
+        assert_eq!(each(22_158, 2_400), 1);
+        assert_eq!(each(25_200, 2_400), 1);
+        assert_eq!(each(25_201, 2_400), 2);
+        // One Initial datagram: a budget of 3,600, then 10,800: 14,400.
+        assert_eq!(q(12_634, 1_200, false), 1);
+        assert_eq!(q(3_600, 1_200, false), 0);
+        assert_eq!(q(3_601, 1_200, false), 1);
+        assert_eq!(q(14_401, 1_200, false), 2);
+        // 60,000 bytes: 3,600, then 10,800 (14,400; window 22,800), 21,600 (36,000; 44,400),
+        // 43,200 (79,200).
+        assert_eq!(q(60_000, 1_200, false), 3);
+        // A token lifts the budget; the window less a datagram still holds: 10,800, and that
+        // round, held by the window, grows it: 21,600 more.
+        assert_eq!(q(10_800, 1_200, true), 0);
+        assert_eq!(q(10_801, 1_200, true), 1);
+        assert_eq!(q(32_400, 1_200, true), 1);
     }
 
     #[test]

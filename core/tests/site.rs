@@ -560,8 +560,9 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     let run = render::load(&[file]).unwrap().remove(0);
     let r = &run.results;
     let rows = rows(r);
-    // Every plain full handshake with a flow gets a row: the 38df4d run's 24 (russh's 2 included).
-    assert_eq!(rows.len(), 24);
+    // Every plain full handshake with a flow gets a row: the 38df4d run's 32 (russh's 2 and
+    // quinn's 8 included).
+    assert_eq!(rows.len(), 32);
     let plain = r
         .handshakes
         .as_ref()
@@ -573,7 +574,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert_eq!(rows.len(), plain, "{rows:#?}");
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
     let mut in_grid = 0;
-    for stack in ["rustls", "openssl", "go", "russh"] {
+    for stack in ["rustls", "openssl", "go", "russh", "quinn"] {
         let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
         let bases: Vec<_> = of.iter().filter(|x| x.baseline).collect();
         assert_eq!(bases.len(), 1, "{stack}: one baseline");
@@ -635,8 +636,8 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             }
         }
     }
-    // The grid's key exchanges and chains: 5 per TLS stack, 2 for russh.
-    assert_eq!(in_grid, 17);
+    // The grid's key exchanges and chains: 5 per TLS stack (quinn's at 0% loss too), 2 for russh.
+    assert_eq!(in_grid, 22);
 }
 
 #[test]

@@ -1001,6 +1001,7 @@ fn extra_round_trips(f: &Flights, mss: Option<u32>, initcwnd: u32) -> f64 {
             q.client_initial_bytes,
             q.token,
             crate::netmodel::QUIC_INITIAL_WINDOW,
+            q.batched_acks,
         ) as f64;
     }
     match (f.server, mss) {

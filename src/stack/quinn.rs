@@ -154,20 +154,147 @@ fn transport() -> Arc<quinn_proto::TransportConfig> {
 }
 
 fn endpoint(server: Option<Arc<ServerConfig>>) -> Endpoint {
-    Endpoint::new(Arc::new(EndpointConfig::default()), server, false, None)
+    // No path MTU discovery: datagrams stay at QUIC's 1,200 bytes (the methodology says so).
+    let allow_mtud = false;
+    Endpoint::new(Arc::new(EndpointConfig::default()), server, allow_mtud, None)
 }
 
-/// What the client saw of one connection on the wire, UDP payload bytes.
+/// A nonblocking UDP socket on an ephemeral port of `addr`'s family.
+fn client_socket(addr: SocketAddr) -> Result<UdpSocket> {
+    let any: SocketAddr = if addr.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let sock = UdpSocket::bind(any)?;
+    sock.set_nonblocking(true)?;
+    Ok(sock)
+}
+
+/// Waits until `sock` has a datagram or `until` comes, to the nanosecond (a socket's receive
+/// timeout would round up to the kernel's tick, 1-4 ms, and wake timers late).
+fn readable(sock: &UdpSocket, until: Instant) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let wait = until.saturating_duration_since(Instant::now());
+    let ts = libc::timespec {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    let mut fd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd and a valid timespec, for the duration of the call; no signal mask.
+    let n = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
+/// The next datagram on a nonblocking socket, if one is there.
+fn receive(sock: &UdpSocket, buf: &mut [u8]) -> Result<Option<(usize, SocketAddr)>> {
+    match sock.recv_from(buf) {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A connection's datagrams to send now, each passed to `send` with its size, until it has none.
+fn transmit(
+    c: &mut quinn_proto::Connection,
+    buf: &mut Vec<u8>,
+    mut send: impl FnMut(&[u8], SocketAddr) -> Result<()>,
+) -> Result<()> {
+    loop {
+        buf.clear();
+        let Some(t) = c.poll_transmit(Instant::now(), 1, buf) else {
+            return Ok(());
+        };
+        send(&buf[..t.size], t.destination)?;
+    }
+}
+
+/// The connection's events for its endpoint, and the endpoint's answers.
+fn events(ep: &mut Endpoint, h: ConnectionHandle, c: &mut quinn_proto::Connection) {
+    while let Some(ev) = c.poll_endpoint_events() {
+        if let Some(back) = ep.handle_event(h, ev) {
+            c.handle_event(back);
+        }
+    }
+}
+
+/// A client thread's datagram buffers, made once and lent to each of its connections outside the
+/// timed region: what a QUIC client keeps with its socket, not what a connection costs.
+struct Buffers {
+    send: Vec<u8>,
+    recv: Vec<u8>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Buffers {
+    fn take() -> Buffers {
+        BUFFERS
+            .with(|b| b.borrow_mut().take())
+            .unwrap_or_else(|| Buffers {
+                send: Vec::with_capacity(DATAGRAM),
+                recv: vec![0; DATAGRAM],
+            })
+    }
+
+    fn give_back(self) {
+        BUFFERS.with(|b| *b.borrow_mut() = Some(self));
+    }
+}
+
+/// What the client saw of one connection on the wire, UDP payload bytes, datagram by datagram.
 #[derive(Debug, Default, Clone, Copy)]
 struct Wire {
     sent: u64,
     received: u64,
-    /// The datagrams of the client's first flight (before it received anything), and their bytes.
+    /// The datagrams of the client's first flight (before it received anything), their bytes and
+    /// the smallest of them.
     first_datagrams: u64,
     first_bytes: u64,
+    first_smallest: u64,
+    /// The version in the first long header the server sent.
+    version: Option<u32>,
+    received_datagrams: u64,
     /// Received when the handshake completed.
     flight_datagrams: u64,
     flight_bytes: u64,
+}
+
+impl Wire {
+    fn sent(&mut self, n: usize) {
+        let n = n as u64;
+        self.sent += n;
+        if self.received_datagrams == 0 {
+            self.first_datagrams += 1;
+            self.first_bytes += n;
+            self.first_smallest = if self.first_datagrams == 1 {
+                n
+            } else {
+                self.first_smallest.min(n)
+            };
+        }
+    }
+
+    fn received(&mut self, d: &[u8]) {
+        if self.version.is_none() && d.len() >= 5 && d[0] & 0x80 != 0 {
+            self.version = Some(u32::from_be_bytes([d[1], d[2], d[3], d[4]]));
+        }
+        self.received += d.len() as u64;
+        self.received_datagrams += 1;
+    }
 }
 
 /// One connection of the client: its endpoint, socket and state.
@@ -176,97 +303,63 @@ struct Conn {
     handle: ConnectionHandle,
     conn: quinn_proto::Connection,
     sock: UdpSocket,
-    buf: Vec<u8>,
+    bufs: Buffers,
     wire: Wire,
-    heard: bool,
 }
 
 impl Conn {
-    fn open(cfg: &ClientConfig, addr: SocketAddr) -> Result<Conn> {
-        let bind: SocketAddr = if addr.is_ipv4() {
-            "0.0.0.0:0".parse()?
-        } else {
-            "[::]:0".parse()?
-        };
-        let sock = UdpSocket::bind(bind)?;
-        let mut endpoint = endpoint(None);
-        let (handle, conn) = endpoint
-            .connect(Instant::now(), cfg.clone(), addr, "localhost")
-            .map_err(|e| anyhow!("quinn connect: {e}"))?;
-        Ok(Conn {
-            endpoint,
-            handle,
-            conn,
-            sock,
-            buf: Vec::with_capacity(DATAGRAM),
-            wire: Wire::default(),
-            heard: false,
-        })
-    }
-
     /// Sends what the connection has to send, and passes its events to the endpoint and back.
     fn flush(&mut self) -> Result<()> {
-        loop {
-            self.buf.clear();
-            let Some(t) = self.conn.poll_transmit(Instant::now(), 1, &mut self.buf) else {
-                break;
-            };
-            self.sock.send_to(&self.buf[..t.size], t.destination)?;
-            self.wire.sent += t.size as u64;
-            if !self.heard {
-                self.wire.first_datagrams += 1;
-                self.wire.first_bytes += t.size as u64;
-            }
-        }
-        while let Some(ev) = self.conn.poll_endpoint_events() {
-            if let Some(back) = self.endpoint.handle_event(self.handle, ev) {
-                self.conn.handle_event(back);
-            }
-        }
+        let (sock, wire) = (&self.sock, &mut self.wire);
+        transmit(&mut self.conn, &mut self.bufs.send, |d, to| {
+            sock.send_to(d, to)?;
+            wire.sent(d.len());
+            Ok(())
+        })?;
+        events(&mut self.endpoint, self.handle, &mut self.conn);
         Ok(())
     }
 
-    /// Waits for one datagram until the connection's next timer, and handles it or the timer.
-    fn wait(&mut self, rbuf: &mut [u8], deadline: Instant) -> Result<()> {
-        let now = Instant::now();
-        ensure!(now < deadline, "quinn: no answer in {:?}", super::tls::io_timeout());
+    /// Waits for datagrams until the connection's next timer, handles every one there, then the
+    /// timer if it is due.
+    fn wait(&mut self, deadline: Instant) -> Result<()> {
+        ensure!(
+            Instant::now() < deadline,
+            "quinn: no answer in {:?}",
+            super::tls::io_timeout()
+        );
         let until = self.conn.poll_timeout().map_or(deadline, |t| t.min(deadline));
-        let wait = until.saturating_duration_since(now).max(Duration::from_micros(1));
-        self.sock.set_read_timeout(Some(wait))?;
-        match self.sock.recv_from(rbuf) {
-            Ok((n, from)) => {
-                self.heard = true;
-                self.wire.received += n as u64;
-                let data = BytesMut::from(&rbuf[..n]);
-                self.buf.clear();
-                match self
-                    .endpoint
-                    .handle(Instant::now(), from, None, None, data, &mut self.buf)
-                {
-                    Some(DatagramEvent::ConnectionEvent(_, ev)) => self.conn.handle_event(ev),
-                    Some(DatagramEvent::Response(t)) => {
-                        self.sock.send_to(&self.buf[..t.size], t.destination)?;
-                    }
-                    Some(DatagramEvent::NewConnection(_)) | None => {}
-                }
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
+        readable(&self.sock, until)?;
+        while let Some((n, from)) = receive(&self.sock, &mut self.bufs.recv)? {
+            let d = &self.bufs.recv[..n];
+            self.wire.received(d);
+            self.bufs.send.clear();
+            let data = BytesMut::from(d);
+            match self
+                .endpoint
+                .handle(Instant::now(), from, None, None, data, &mut self.bufs.send)
             {
-                self.conn.handle_timeout(Instant::now());
+                Some(DatagramEvent::ConnectionEvent(_, ev)) => self.conn.handle_event(ev),
+                Some(DatagramEvent::Response(t)) => {
+                    self.sock.send_to(&self.bufs.send[..t.size], t.destination)?;
+                    self.wire.sent(t.size);
+                }
+                Some(DatagramEvent::NewConnection(_)) | None => {}
             }
-            Err(e) => return Err(e.into()),
+        }
+        let now = Instant::now();
+        if self.conn.poll_timeout().is_some_and(|t| t <= now) {
+            self.conn.handle_timeout(now);
         }
         Ok(())
     }
 
     /// Drives the connection until `done` says so from its events.
-    fn drive(&mut self, mut done: impl FnMut(&mut quinn_proto::Connection, Event) -> Result<bool>) -> Result<()> {
+    fn drive(
+        &mut self,
+        mut done: impl FnMut(&mut quinn_proto::Connection, Event) -> Result<bool>,
+    ) -> Result<()> {
         let deadline = Instant::now() + super::tls::io_timeout();
-        let mut rbuf = vec![0u8; DATAGRAM];
         loop {
             self.flush()?;
             while let Some(ev) = self.conn.poll() {
@@ -278,7 +371,7 @@ impl Conn {
                     return Ok(());
                 }
             }
-            self.wait(&mut rbuf, deadline)?;
+            self.wait(deadline)?;
         }
     }
 }
@@ -289,48 +382,51 @@ struct Client {
 }
 
 impl super::Client for Client {
-    /// Connect (the first Initial), handshake until the client has the server's Finished, open a
-    /// stream, echo 32 bytes, close (CONNECTION_CLOSE, not waited for).
+    /// From the UDP socket and the first Initial until the client has verified the server's
+    /// Finished (its `Connected` event), then a stream with the 32-byte echo, then close
+    /// (CONNECTION_CLOSE, not waited for). The endpoint (its random seed, its keys for stateless
+    /// resets) and the datagram buffers are made before the clock starts: a client keeps them
+    /// across connections.
     fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
-        let cpu0 = crate::alloc::thread_cpu_ns();
-        let mem0 = crate::alloc::counters();
         if evidence {
             note::clear();
             super::rustls::take_peer_scheme();
         }
+        let cfg = if evidence { &self.noted } else { &self.plain };
+        let mut endpoint = endpoint(None);
+        let bufs = Buffers::take();
+        let cpu0 = crate::alloc::thread_cpu_ns();
+        let mem0 = crate::alloc::counters();
         let t0 = Instant::now();
-        let mut c = Conn::open(if evidence { &self.noted } else { &self.plain }, addr)?;
-        c.drive(|_, ev| Ok(matches!(ev, Event::Connected)))?;
-        let ready = t0.elapsed();
-        c.wire.flight_datagrams = c.conn.stats().udp_rx.datagrams;
-        c.wire.flight_bytes = c.wire.received;
-        let id = c
-            .conn
-            .streams()
-            .open(Dir::Bi)
-            .ok_or_else(|| anyhow!("quinn: no stream"))?;
-        write_all(&mut c.conn, id, &super::tls::PAYLOAD)?;
-        let mut back = Vec::with_capacity(32);
-        c.drive(|conn, ev| {
-            if let Event::Stream(StreamEvent::Readable { id: r }) = ev {
-                if r == id {
-                    return read_to_end(conn, id, &mut back);
-                }
-            }
-            Ok(false)
-        })?;
-        ensure!(back == super::tls::PAYLOAD, "the echo differs from the payload");
-        c.conn.close(Instant::now(), VarInt::from_u32(0), bytes::Bytes::new());
-        c.flush()?;
+        let sock = client_socket(addr)?;
+        let (handle, conn) = endpoint
+            .connect(Instant::now(), cfg.clone(), addr, "localhost")
+            .map_err(|e| anyhow!("quinn connect: {e}"))?;
+        let mut c = Conn {
+            endpoint,
+            handle,
+            conn,
+            sock,
+            bufs,
+            wire: Wire::default(),
+        };
+        let r = exchange(&mut c, t0);
         let total = t0.elapsed();
+        let (cpu, mem) = (
+            crate::alloc::thread_cpu_ns() - cpu0,
+            crate::alloc::counters().since(mem0),
+        );
+        let ready = r?;
         let ev = evidence.then(|| evidence_of(&c));
+        let wire = c.wire;
+        c.bufs.give_back();
         Ok(One {
             total_ns: total.as_nanos() as f64,
             ready_ns: ready.as_nanos() as f64,
-            sent: c.wire.sent,
-            received: c.wire.received,
-            cpu_ns: crate::alloc::thread_cpu_ns() - cpu0,
-            mem: crate::alloc::counters().since(mem0),
+            sent: wire.sent,
+            received: wire.received,
+            cpu_ns: cpu,
+            mem,
             evidence: ev,
             insitu: None,
             go_allocs: 0.0,
@@ -339,8 +435,41 @@ impl super::Client for Client {
     }
 }
 
+/// The handshake, the echo and the close of one client connection: the time from `t0` until its
+/// handshake completed.
+fn exchange(c: &mut Conn, t0: Instant) -> Result<Duration> {
+    c.drive(|_, ev| Ok(matches!(ev, Event::Connected)))?;
+    let ready = t0.elapsed();
+    c.wire.flight_datagrams = c.wire.received_datagrams;
+    c.wire.flight_bytes = c.wire.received;
+    let id = c
+        .conn
+        .streams()
+        .open(Dir::Bi)
+        .ok_or_else(|| anyhow!("quinn: no stream"))?;
+    write_all(&mut c.conn, id, &super::tls::PAYLOAD)?;
+    let mut back = Vec::with_capacity(32);
+    c.drive(|conn, ev| {
+        if let Event::Stream(StreamEvent::Readable { id: r }) = ev {
+            if r == id {
+                return read_to_end(conn, id, &mut back);
+            }
+        }
+        Ok(false)
+    })?;
+    ensure!(
+        back == super::tls::PAYLOAD,
+        "the echo differs from the payload"
+    );
+    c.conn
+        .close(Instant::now(), VarInt::from_u32(0), bytes::Bytes::new());
+    c.flush()?;
+    Ok(ready)
+}
+
 /// What the evidence connection showed: the key exchanges its client made (`note`), the
-/// CertificateVerify's scheme, the certificates, and the first flights' datagrams.
+/// CertificateVerify's scheme, the certificates, the version the server's first long header
+/// carried, and the first flights' datagrams.
 fn evidence_of(c: &Conn) -> Evidence {
     let chain: Vec<rustls::pki_types::CertificateDer<'static>> = c
         .conn
@@ -350,9 +479,18 @@ fn evidence_of(c: &Conn) -> Evidence {
         .map(|b: Box<Vec<_>>| *b)
         .unwrap_or_default();
     let n = note::take();
+    let version = c.wire.version.unwrap_or(0);
     Evidence {
-        version: format!("QUIC v{VERSION} (TLS 1.3, RFC 9001)"),
-        group: n.completed.map(|g| g.0).map(group_name).unwrap_or_default(),
+        // QUIC version 1 carries TLS 1.3 only (RFC 9001 section 4.2).
+        version: if version == VERSION {
+            "QUIC v1 (TLS 1.3, RFC 9001)".into()
+        } else {
+            format!("QUIC version 0x{version:08x}")
+        },
+        group: n
+            .completed
+            .map(|g| format!("{:?}", rustls::NamedGroup::from(g.0)))
+            .unwrap_or_default(),
         cert_key: chain
             .first()
             .map(|d| super::identity::cert_key_type(d))
@@ -365,26 +503,16 @@ fn evidence_of(c: &Conn) -> Evidence {
         server_share: n.completed,
         hello_retry: n.retried,
         quic: Some(QuicEvidence {
-            version: VERSION,
+            version,
             client_initial_datagrams: c.wire.first_datagrams,
             client_initial_bytes: c.wire.first_bytes,
+            client_initial_smallest: Some(c.wire.first_smallest),
             server_datagrams: c.wire.flight_datagrams,
             server_bytes: c.wire.flight_bytes,
             token: false,
+            batched_acks: true,
         }),
         ..Evidence::default()
-    }
-}
-
-/// A TLS code point's group name, as the suites name it.
-fn group_name(code: u16) -> String {
-    match code {
-        0x001d => "X25519".into(),
-        0x0017 => "secp256r1".into(),
-        0x11ec => "X25519MLKEM768".into(),
-        0x11eb => "SecP256r1MLKEM768".into(),
-        0x0201 => "MLKEM768".into(),
-        other => format!("0x{other:04x}"),
     }
 }
 
@@ -397,7 +525,11 @@ fn write_all(conn: &mut quinn_proto::Connection, id: StreamId, data: &[u8]) -> R
 }
 
 /// Reads what `id` has into `out`; true once the stream is finished.
-fn read_to_end(conn: &mut quinn_proto::Connection, id: StreamId, out: &mut Vec<u8>) -> Result<bool> {
+fn read_to_end(
+    conn: &mut quinn_proto::Connection,
+    id: StreamId,
+    out: &mut Vec<u8>,
+) -> Result<bool> {
     let mut s = conn.recv_stream(id);
     let mut chunks = s.read(true).map_err(|e| anyhow!("quinn read: {e}"))?;
     let finished = loop {
@@ -415,103 +547,127 @@ fn read_to_end(conn: &mut quinn_proto::Connection, id: StreamId, out: &mut Vec<u
     Ok(finished)
 }
 
-/// The server loop: every connection on one socket; each stream the client opens is echoed back
-/// and finished; a connection the client has closed counts as served.
+/// A connection the server holds: its streams' bytes so far, and whether it echoed one.
+struct Held {
+    conn: quinn_proto::Connection,
+    streams: HashMap<StreamId, Vec<u8>>,
+    echoed: bool,
+}
+
+impl Held {
+    /// Reads stream `id`; once the client has finished it, the same bytes back, finished.
+    fn echo(&mut self, id: StreamId) {
+        let got = self.streams.entry(id).or_default();
+        if read_to_end(&mut self.conn, id, got).unwrap_or(false) {
+            let got = self.streams.remove(&id).unwrap_or_default();
+            self.echoed |= write_all(&mut self.conn, id, &got).is_ok();
+        }
+    }
+}
+
+/// The server loop: every connection on one socket. Each datagram goes to its connection, and
+/// only the connections a datagram or a due timer touched are polled. Each stream a client opens
+/// is echoed back; a connection the client closed after its echo counts as served.
 fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64) -> Result<()> {
+    sock.set_nonblocking(true)?;
     let mut ep = endpoint(Some(cfg));
-    let mut conns: HashMap<ConnectionHandle, (quinn_proto::Connection, bool)> = HashMap::new();
+    let mut conns: HashMap<ConnectionHandle, Held> = HashMap::new();
+    let mut timers: HashMap<ConnectionHandle, Instant> = HashMap::new();
     let mut buf = Vec::with_capacity(DATAGRAM);
     let mut rbuf = vec![0u8; DATAGRAM];
+    let mut touched: Vec<ConnectionHandle> = Vec::new();
+    let send = |d: &[u8], to: SocketAddr| -> Result<()> {
+        // A datagram the kernel refuses is a loss QUIC recovers from.
+        let _ = sock.send_to(d, to);
+        Ok(())
+    };
     loop {
-        let next = conns.values_mut().filter_map(|(c, _)| c.poll_timeout()).min();
-        let wait = next.map_or(Duration::from_secs(1), |t| {
-            t.saturating_duration_since(Instant::now())
-                .max(Duration::from_micros(1))
-        });
-        sock.set_read_timeout(Some(wait))?;
-        match sock.recv_from(&mut rbuf) {
-            Ok((n, from)) => {
-                buf.clear();
-                let data = BytesMut::from(&rbuf[..n]);
-                match ep.handle(Instant::now(), from, None, None, data, &mut buf) {
-                    Some(DatagramEvent::ConnectionEvent(h, ev)) => {
-                        if let Some((c, _)) = conns.get_mut(&h) {
-                            c.handle_event(ev);
-                        }
+        let next = timers.values().min().copied();
+        readable(sock, next.unwrap_or_else(|| Instant::now() + Duration::from_secs(1)))?;
+        touched.clear();
+        while let Some((n, from)) = receive(sock, &mut rbuf)? {
+            buf.clear();
+            let data = BytesMut::from(&rbuf[..n]);
+            match ep.handle(Instant::now(), from, None, None, data, &mut buf) {
+                Some(DatagramEvent::ConnectionEvent(h, ev)) => {
+                    if let Some(c) = conns.get_mut(&h) {
+                        c.conn.handle_event(ev);
+                        touched.push(h);
                     }
-                    Some(DatagramEvent::NewConnection(incoming)) => {
-                        buf.clear();
-                        match ep.accept(incoming, Instant::now(), &mut buf, None) {
-                            Ok((h, c)) => {
-                                conns.insert(h, (c, false));
-                            }
-                            Err(e) => {
-                                if let Some(t) = e.response {
-                                    let _ = sock.send_to(&buf[..t.size], t.destination);
-                                }
-                            }
-                        }
-                    }
-                    Some(DatagramEvent::Response(t)) => {
-                        let _ = sock.send_to(&buf[..t.size], t.destination);
-                    }
-                    None => {}
                 }
+                Some(DatagramEvent::NewConnection(incoming)) => {
+                    buf.clear();
+                    match ep.accept(incoming, Instant::now(), &mut buf, None) {
+                        Ok((h, conn)) => {
+                            conns.insert(
+                                h,
+                                Held {
+                                    conn,
+                                    streams: HashMap::new(),
+                                    echoed: false,
+                                },
+                            );
+                            touched.push(h);
+                        }
+                        Err(e) => {
+                            if let Some(t) = e.response {
+                                send(&buf[..t.size], t.destination)?;
+                            }
+                        }
+                    }
+                }
+                Some(DatagramEvent::Response(t)) => send(&buf[..t.size], t.destination)?,
+                None => {}
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => return Err(e.into()),
         }
         let now = Instant::now();
-        let mut gone = Vec::new();
-        for (&h, (c, echoed)) in conns.iter_mut() {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
+        touched.extend(timers.iter().filter(|(_, &t)| t <= now).map(|(&h, _)| h));
+        touched.sort_unstable();
+        touched.dedup();
+        for &h in &touched {
+            let Some(c) = conns.get_mut(&h) else { continue };
+            if c.conn.poll_timeout().is_some_and(|t| t <= now) {
+                c.conn.handle_timeout(now);
             }
-            while let Some(ev) = c.poll() {
+            while let Some(ev) = c.conn.poll() {
                 match ev {
                     Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
-                        while let Some(id) = c.streams().accept(Dir::Bi) {
-                            *echoed |= echo_back(c, id);
+                        while let Some(id) = c.conn.streams().accept(Dir::Bi) {
+                            c.echo(id);
                         }
                     }
-                    Event::Stream(StreamEvent::Readable { id }) => *echoed |= echo_back(c, id),
-                    Event::ConnectionLost { .. } if *echoed => {
-                        *echoed = false;
+                    Event::Stream(StreamEvent::Readable { id }) => c.echo(id),
+                    Event::ConnectionLost {
+                        reason: quinn_proto::ConnectionError::ApplicationClosed(_),
+                    } if c.echoed => {
+                        c.echoed = false;
                         served.fetch_add(1, std::sync::atomic::Ordering::Release);
                     }
                     _ => {}
                 }
             }
-            loop {
-                buf.clear();
-                let Some(t) = c.poll_transmit(now, 1, &mut buf) else { break };
-                let _ = sock.send_to(&buf[..t.size], t.destination);
-            }
-            while let Some(ev) = c.poll_endpoint_events() {
-                let drained = ev.is_drained();
+            transmit(&mut c.conn, &mut buf, send)?;
+            let mut drained = false;
+            while let Some(ev) = c.conn.poll_endpoint_events() {
+                drained |= ev.is_drained();
                 if let Some(back) = ep.handle_event(h, ev) {
-                    c.handle_event(back);
-                }
-                if drained {
-                    gone.push(h);
+                    c.conn.handle_event(back);
                 }
             }
-        }
-        for h in gone {
-            conns.remove(&h);
+            match c.conn.poll_timeout() {
+                _ if drained => {
+                    conns.remove(&h);
+                    timers.remove(&h);
+                }
+                Some(t) => {
+                    timers.insert(h, t);
+                }
+                None => {
+                    timers.remove(&h);
+                }
+            }
         }
     }
-}
-
-/// The server's side of the echo: once the client's stream is finished, the same bytes back and
-/// finished; true when it was.
-fn echo_back(c: &mut quinn_proto::Connection, id: StreamId) -> bool {
-    let mut got = Vec::new();
-    read_to_end(c, id, &mut got).unwrap_or(false) && write_all(c, id, &got).is_ok()
 }
 
 /// Client and server endpoints in one thread, datagrams passed through memory.
@@ -524,35 +680,40 @@ struct InMemory {
 
 impl Pair for InMemory {
     /// The handshake until both sides are connected and nothing is left to send; with `check`,
-    /// the group the client completed is the scenario's.
+    /// the group the client completed is the scenario's. Each side's calls are timed to it; the
+    /// two endpoints are made before (a server keeps its endpoint across connections).
     fn handshake(&self, check: bool) -> Result<Sample> {
         let client_addr: SocketAddr = "127.0.0.1:40001".parse()?;
         let server_addr: SocketAddr = "127.0.0.1:40002".parse()?;
         if check {
             note::clear();
         }
+        let mut sep = endpoint(Some(self.server.clone()));
+        let mut cep = endpoint(None);
+        let cfg = if check { &self.noted } else { &self.client };
+        let mut buf = Vec::with_capacity(DATAGRAM);
         let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
         let start = Instant::now();
-        let mut sep = side(&mut ts, || endpoint(Some(self.server.clone())));
-        let mut cep = side(&mut tc, || endpoint(None));
-        let cfg = if check { &self.noted } else { &self.client };
         let (ch, mut cc) = side(&mut tc, || {
             cep.connect(Instant::now(), cfg.clone(), server_addr, "localhost")
         })
         .map_err(|e| anyhow!("quinn connect: {e}"))?;
         let mut server: Option<(ConnectionHandle, quinn_proto::Connection)> = None;
         let (mut c_up, mut s_up) = (false, false);
-        let mut buf = Vec::with_capacity(DATAGRAM);
         for _ in 0..64 {
             // Client to server.
             let mut out = Vec::new();
-            side(&mut tc, || {
-                poll_out(&mut cc, &mut buf, &mut out);
+            side(&mut tc, || -> Result<()> {
+                transmit(&mut cc, &mut buf, |d, _| {
+                    out.push(BytesMut::from(d));
+                    Ok(())
+                })?;
                 events(&mut cep, ch, &mut cc);
                 while let Some(ev) = cc.poll() {
                     c_up |= matches!(ev, Event::Connected);
                 }
-            });
+                Ok(())
+            })?;
             let to_server = out.len();
             side(&mut ts, || -> Result<()> {
                 for d in out {
@@ -578,13 +739,17 @@ impl Pair for InMemory {
             // Server to client.
             let mut back = Vec::new();
             if let Some((sh, s)) = server.as_mut() {
-                side(&mut ts, || {
+                side(&mut ts, || -> Result<()> {
                     while let Some(ev) = s.poll() {
                         s_up |= matches!(ev, Event::Connected);
                     }
-                    poll_out(s, &mut buf, &mut back);
+                    transmit(s, &mut buf, |d, _| {
+                        back.push(BytesMut::from(d));
+                        Ok(())
+                    })?;
                     events(&mut sep, *sh, s);
-                });
+                    Ok(())
+                })?;
             }
             let to_client = back.len();
             side(&mut tc, || {
@@ -600,24 +765,13 @@ impl Pair for InMemory {
                     c_up |= matches!(ev, Event::Connected);
                 }
             });
-            if to_server == 0 && to_client == 0 && !(c_up && s_up) {
-                // Nothing moved: the next timer (a pacing delay, an ACK delay) is due first.
-                let next = [cc.poll_timeout(), server.as_mut().and_then(|s| s.1.poll_timeout())];
-                let Some(t) = next.into_iter().flatten().min() else {
-                    bail!("quinn: the in-memory handshake stalled with no timer");
-                };
-                std::thread::sleep(t.saturating_duration_since(Instant::now()));
-                let now = Instant::now();
-                side(&mut tc, || cc.handle_timeout(now));
-                if let Some((_, s)) = server.as_mut() {
-                    side(&mut ts, || s.handle_timeout(now));
-                }
-                continue;
-            }
-            if c_up && s_up && to_server == 0 && to_client == 0 {
+            let moved = to_server + to_client > 0;
+            if c_up && s_up && !moved {
                 let wall = start.elapsed();
                 if check {
-                    let got = note::take().completed.map(|g| group_name(g.0));
+                    let got = note::take()
+                        .completed
+                        .map(|g| format!("{:?}", rustls::NamedGroup::from(g.0)));
                     ensure!(
                         got.as_deref().map(super::tls::norm) == Some(super::tls::norm(&self.group)),
                         "quinn negotiated {got:?}, expected {}",
@@ -630,28 +784,24 @@ impl Pair for InMemory {
                     wall_ns: wall.as_nanos() as u64,
                 });
             }
+            if !moved {
+                // Nothing moved: the next timer (a pacing delay, an ACK delay) is due first.
+                let next = [
+                    cc.poll_timeout(),
+                    server.as_mut().and_then(|s| s.1.poll_timeout()),
+                ];
+                let Some(t) = next.into_iter().flatten().min() else {
+                    bail!("quinn: the in-memory handshake stalled with no timer");
+                };
+                std::thread::sleep(t.saturating_duration_since(Instant::now()));
+                let now = Instant::now();
+                side(&mut tc, || cc.handle_timeout(now));
+                if let Some((_, s)) = server.as_mut() {
+                    side(&mut ts, || s.handle_timeout(now));
+                }
+            }
         }
         bail!("quinn: the in-memory handshake did not finish in 64 exchanges")
-    }
-}
-
-/// Every datagram the connection has to send now, into `out`.
-fn poll_out(c: &mut quinn_proto::Connection, buf: &mut Vec<u8>, out: &mut Vec<BytesMut>) {
-    loop {
-        buf.clear();
-        let Some(t) = c.poll_transmit(Instant::now(), 1, buf) else {
-            break;
-        };
-        out.push(BytesMut::from(&buf[..t.size]));
-    }
-}
-
-/// The connection's events for its endpoint, and the endpoint's answers.
-fn events(ep: &mut Endpoint, h: ConnectionHandle, c: &mut quinn_proto::Connection) {
-    while let Some(ev) = c.poll_endpoint_events() {
-        if let Some(back) = ep.handle_event(h, ev) {
-            c.handle_event(back);
-        }
     }
 }
 
@@ -686,8 +836,18 @@ mod note {
         NOTED.with(|n| std::mem::take(&mut *n.borrow_mut()))
     }
 
+    /// `g`, noting its calls; one wrapper per group for the process (made once, kept).
     pub fn wrap(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGroup {
-        Box::leak(Box::new(Noting(g)))
+        type Made = Vec<(usize, &'static dyn SupportedKxGroup)>;
+        static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
+        let key = g as *const dyn SupportedKxGroup as *const () as usize;
+        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, w)) = made.iter().find(|(k, _)| *k == key) {
+            return w;
+        }
+        let w: &'static dyn SupportedKxGroup = Box::leak(Box::new(Noting(g)));
+        made.push((key, w));
+        w
     }
 
     #[derive(Debug)]

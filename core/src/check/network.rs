@@ -46,6 +46,7 @@ fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_p
         q.client_initial_bytes,
         q.token,
         crate::netmodel::QUIC_INITIAL_WINDOW,
+        q.batched_acks,
     );
     let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
     if c.model.round_trips != want {
@@ -429,9 +430,11 @@ mod tests {
             version: 1,
             client_initial_datagrams: 2,
             client_initial_bytes: 2400,
+            client_initial_smallest: Some(1200),
             server_datagrams: 12,
             server_bytes: 12_633,
             token: false,
+            batched_acks: true,
         });
         assert_eq!(super::section(&n), Vec::<String>::new());
         let with = |edit: &dyn Fn(&mut crate::results::Cell)| {

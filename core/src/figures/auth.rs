@@ -124,8 +124,9 @@ pub struct Figures {
     pub capacity_ratio: Option<f64>,
     pub server_cpu_ns: Option<f64>,
     pub memory_bytes: Option<f64>,
-    /// At `RTT_NS` and no loss: the model's round trips (a round trip more for each initial window
-    /// the flight overflows), the median and its difference.
+    /// At `RTT_NS` and no loss: the model's round trips (TCP: a round trip more for each initial
+    /// window the flight overflows; QUIC: one more while it is over the anti-amplification budget,
+    /// then per congestion window), the median and its difference.
     pub round_trips: Option<f64>,
     pub p50_ns: Option<f64>,
     pub extra_ns: Option<f64>,

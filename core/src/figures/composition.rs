@@ -288,7 +288,9 @@ fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), path_delta: f64) -> Vec<
         .filter(|p| p.loss_pct == 0.0 && p.rtt_ns > 0.0)
         .filter_map(|p| {
             let (c, cb) = (of(p, s, baseline_auth)?, of(p, b, baseline_auth)?);
-            let model = c.model.p50_ns?;
+            // At no loss the model is one time: its p50 where it has a loss distribution (TCP),
+            // else its expected time (QUIC, which has none yet), which is then the same figure.
+            let model = c.model.p50_ns.unwrap_or(c.model.expected_ns);
             Some(AtRtt {
                 rtt_ns: p.rtt_ns,
                 measured_ns: c.ready_median_ns(n)?,

@@ -149,12 +149,16 @@ fn quic(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
             q.version
         ));
     }
+    // Files before the smallest was recorded: the flight's bytes against as many 1,200s.
+    let smallest = q.client_initial_smallest.unwrap_or(QUIC_MIN_INITIAL);
     if q.client_initial_datagrams == 0
-        || q.client_initial_bytes < QUIC_MIN_INITIAL * q.client_initial_datagrams
+        || smallest < QUIC_MIN_INITIAL
+        || q.client_initial_bytes < smallest * q.client_initial_datagrams
     {
         out.push(format!(
-            "an Initial flight of {} bytes in {} datagrams: each must be at least {QUIC_MIN_INITIAL}",
-            q.client_initial_bytes, q.client_initial_datagrams
+            "an Initial flight of {} bytes in {} datagrams, the smallest {:?}: each must be at \
+             least {QUIC_MIN_INITIAL}",
+            q.client_initial_bytes, q.client_initial_datagrams, q.client_initial_smallest
         ));
     }
     let shares: usize = ev.client_shares.iter().map(|s| s.1).sum();
@@ -349,9 +353,11 @@ mod tests {
             version: 1,
             client_initial_datagrams: 2,
             client_initial_bytes: 2400,
+            client_initial_smallest: Some(1200),
             server_datagrams: 15,
             server_bytes: 16_780,
             token: false,
+            batched_acks: true,
         });
         assert_eq!(contradictions(&quic, &ev), Vec::<String>::new());
         let q = ev.quic.clone().expect("a QUIC record");
@@ -374,10 +380,13 @@ mod tests {
         };
         assert!(with(&|q| q.version = 2).contains("QUIC version 2"));
         // An unpadded Initial, and a hybrid share in one datagram's worth of bytes.
+        assert!(
+            with(&|q| q.client_initial_smallest = Some(800)).contains("each must be at least 1200")
+        );
         assert!(with(&|q| q.client_initial_bytes = 2000).contains("each must be at least 1200"));
         assert!(with(&|q| {
             q.client_initial_datagrams = 1;
-            q.client_initial_bytes = 1200
+            q.client_initial_bytes = 1200;
         })
         .contains("key shares of 1216 bytes cannot travel in an Initial flight of 1200 bytes"));
         assert!(with(&|q| q.server_bytes = 16_000).contains("its datagrams 16000 bytes"));

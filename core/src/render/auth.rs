@@ -125,7 +125,11 @@ fn cells(f: &Figures) -> Vec<Cell> {
                 }
                 (None, None) => String::new(),
             },
-            "ServerHello to Finished as the client received it (the evidence of the first connection)",
+            if f.budget_bytes.is_some() {
+                "what the client had received when its handshake completed, UDP payload bytes: ServerHello to Finished in QUIC packets, with their headers, padding and acknowledgements (the evidence of the first connection)"
+            } else {
+                "ServerHello to Finished as the client received it (the evidence of the first connection)"
+            },
             &[("flight", Some(b))],
         ),
         None => dash("no connection recorded its flight"),

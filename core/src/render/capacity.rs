@@ -77,7 +77,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 .in_memory
                 .iter()
                 .map(|m| Line {
-                    stack: m.stack.name().into(),
+                    stack: run.results.stack_label(m.stack.name()),
                     group: m.group.clone(),
                     rate: count(m.handshakes_per_s),
                     interval: m.handshakes_per_s_ci95.map_or("n/a".into(), |(a, b)| {
@@ -161,7 +161,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 .in_memory
                 .iter()
                 .map(|m| Bar {
-                    label: format!("{} {}", m.stack.name(), m.group),
+                    label: format!("{} {}", run.results.stack_label(m.stack.name()), m.group),
                     value_ns: m.server_per_core_s,
                     key: m.stack.name().to_string(),
                     note: m

@@ -146,11 +146,14 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
             }
             let mut stacks: Vec<StackView> = Vec::new();
             for r in &rows {
-                let at = match stacks.iter().position(|s| s.stack == r.stack) {
+                let at = match stacks
+                    .iter()
+                    .position(|s| s.stack == run.results.stack_label(&r.stack))
+                {
                     Some(k) => k,
                     None => {
                         stacks.push(StackView {
-                            stack: r.stack.clone(),
+                            stack: run.results.stack_label(&r.stack),
                             composed_stack: r.composed_stack.clone(),
                             own: String::from("no baseline in this run"),
                             rows: Vec::new(),

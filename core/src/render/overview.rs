@@ -200,7 +200,7 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
                 server_cpu: format::time(s.server_cpu_ns),
                 client_mem: mem(&s.client_mem),
                 server_mem: mem(&s.server_mem),
-                evidence: format!("{} · {} · {} · {}{}{}{}", e.version, e.group, e.cipher, e.cert_key, if e.resumed { " · resumed" } else { " · full handshake" }, shares, e.quic.as_ref().map_or(String::new(), quic_flights)),
+                evidence: format!("{}{}{}", [e.version.as_str(), &e.group, &e.cipher, &e.cert_key, if e.resumed { "resumed" } else { "full handshake" }].iter().filter(|x| !x.is_empty()).copied().collect::<Vec<_>>().join(" · "), shares, e.quic.as_ref().map_or(String::new(), quic_flights)),
             }
         })
         .collect()

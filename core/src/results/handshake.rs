@@ -231,22 +231,33 @@ pub struct QuicEvidence {
     /// to at least 1,200 bytes, RFC 9000 section 14.1), and their bytes.
     pub client_initial_datagrams: u64,
     pub client_initial_bytes: u64,
+    /// The smallest of those datagrams, bytes (files from 2026-12-03 03:00 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_initial_smallest: Option<u64>,
     /// The datagrams and bytes the client had received when its handshake completed.
     pub server_datagrams: u64,
     pub server_bytes: u64,
     /// The client presented an address-validation token (NEW_TOKEN) from an earlier connection.
     pub token: bool,
+    /// The client read every datagram waiting before it answered, so it acknowledged a burst at
+    /// once (files from 2026-12-03 03:00 on; before, each datagram as it came): the server's
+    /// window grows differently (`netmodel::quic_round_trips`).
+    #[serde(default)]
+    pub batched_acks: bool,
 }
 
 impl QuicEvidence {
     /// What the server could send before the client's next flight validated its address, when
-    /// it had no token: three times what it had received (RFC 9000 section 8.1).
+    /// it had no token: three times what it had received (RFC 9000 section 8.1; quinn sends one
+    /// whole datagram more while any of it is left, so it may pass it by less than one).
     pub fn amplification_budget(&self) -> u64 {
         3 * self.client_initial_bytes
     }
 
     /// The server's flight was more than the budget, so part of it had to wait a round trip for
-    /// the client's next flight (without a token).
+    /// the client's next flight (without a token). Within a datagram of the budget this is the
+    /// model's reading (`netmodel::quic_round_trips`): the overshoot quinn allows depends on the
+    /// sizes of the datagrams before it.
     pub fn amplification_limited(&self) -> bool {
         !self.token && self.server_bytes > self.amplification_budget()
     }
@@ -286,7 +297,6 @@ impl Mode {
         *self == Mode::Full
     }
 
-    /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
     /// How a note names a stack's handshakes of this mode ("go after a HelloRetryRequest").
     pub fn described(&self) -> &'static str {
         match self {
@@ -297,6 +307,7 @@ impl Mode {
         }
     }
 
+    /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
     pub fn suffix(&self) -> &'static str {
         match self {
             Mode::Full => "",
