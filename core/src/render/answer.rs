@@ -708,7 +708,8 @@ fn real_cell(
     });
     let how = match interval {
         Some(i) if i.block > 0 && !i.form.is_absolute() => format!(
-            "the median of {} paired differences of blocks of {} connections, each block run next to the other's and taken as a share of the baseline's block, times the baseline's median in the rounds both ran in: the share cancels the host's speed, which scales both blocks of a pair; the 95% interval resamples the rounds and then their blocks, widened to the t-interval of the rounds' medians",
+            // The table's cover text says why the share: each cell says what it is.
+            "the median of {} paired differences of blocks of {} connections, each a share of the baseline's block beside it, times the baseline's median; the 95% interval resamples the rounds, then their blocks, widened to the t-interval of the rounds' medians",
             i.pairs, i.block
         ),
         Some(i) if i.block > 0 => format!(
@@ -723,14 +724,14 @@ fn real_cell(
     };
     let share = match interval.and_then(|i| i.share) {
         Some((m, lo, hi)) if resolved => format!(
-            "; as a share of the baseline's median (the figure beside the microseconds, which two runs on a host whose speed drifts agree on where the microseconds do not): {}",
+            "; as a share of the baseline's median: {}",
             share_text(m, lo, hi)
         ),
         _ => String::new(),
     };
     let host = host_half_ns.map_or(String::new(), |h| {
         format!(
-            "; beyond that interval, the host's part, which the share cancels and the baseline's median brings back in microseconds: ±{}",
+            "; beyond it, the host's part, which the share cancels: ±{}",
             units::time(h)
         )
     });

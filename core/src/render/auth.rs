@@ -125,11 +125,7 @@ fn cells(f: &Figures) -> Vec<Cell> {
                 }
                 (None, None) => String::new(),
             },
-            if f.budget_bytes.is_some() {
-                "what the client had received when its handshake completed, UDP payload bytes: ServerHello to Finished in QUIC packets, with their headers, padding and acknowledgements (the evidence of the first connection)"
-            } else {
-                "ServerHello to Finished as the client received it (the evidence of the first connection)"
-            },
+            "ServerHello to Finished as the client received it (over QUIC: the UDP payload of its packets, headers, padding and acknowledgements included; the evidence of the first connection)",
             &[("flight", Some(b))],
         ),
         None => dash("no connection recorded its flight"),
@@ -202,11 +198,7 @@ fn cells(f: &Figures) -> Vec<Cell> {
             format!("{rt}"),
             f.p50_ns
                 .map_or(String::new(), |p| format!("{:.2} measured", p / fig::RTT_NS)),
-            if f.budget_bytes.is_some() {
-                "the model's round trips before the client's Finished (QUIC: the Initial and the server's flight, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, and then one per congestion window it overflows), and the measured median over the RTT"
-            } else {
-                "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows), and the measured median over the RTT"
-            },
+            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows; over QUIC no connect, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, then per congestion window), and the measured median over the RTT",
             &[("round-trips", Some(rt))],
         ),
         None => dash("the grid has no such cell"),

@@ -210,20 +210,20 @@ fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
 /// budget (RFC 9000 section 8.1).
 fn quic_flights(q: &crate::results::QuicEvidence) -> String {
     format!(
-        " · client Initial flight {} datagrams, {} B · server flight {} datagrams, {} B against a \
-         budget of 3 × {} = {} B: {}",
+        " · Initial {} datagrams, {} B · server {} datagrams, {} B{}",
         q.client_initial_datagrams,
         format::count(q.client_initial_bytes as f64),
         q.server_datagrams,
         format::count(q.server_bytes as f64),
-        format::count(q.client_initial_bytes as f64),
-        format::count(q.amplification_budget() as f64),
         if q.token {
-            "validated by a token"
+            ", a token validated the address".to_string()
         } else if q.amplification_limited() {
-            "amplification-limited, the rest waits a round trip"
+            format!(
+                ", over the {} B budget: the rest waits a round trip",
+                format::count(q.amplification_budget() as f64)
+            )
         } else {
-            "within it"
+            String::new()
         }
     )
 }
