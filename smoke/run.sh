@@ -12,6 +12,21 @@ start=$(date +%s)
 "$bin" run --suites suites --samples 2 --iterations 3 --rounds 1 --budget-ms 1 --quiet --out "$out/smoke.json"
 "$bin" capacity --results "$out/smoke.json" --quick --connections 50 >/dev/null
 "$bin" network --results "$out/smoke.json" --grid quick --per-point 6 --parallel 2 | tail -1
+# Where the network ran, every cell has the emulator's clock beside its own: one wire time per
+# handshake (`check` below holds each to its handshake); the report shows the 0%-loss cells' split.
+python3 - "$out/smoke.json" <<'PY'
+import json, sys
+n = json.load(open(sys.argv[1])).get("network")
+if n:
+    for p in n["points"]:
+        for c in p["cells"]:
+            name = f'{c["stack"]} {c["group"]} at {p["rtt_ns"] / 1e6:.1f} ms, {p["loss_pct"]}%'
+            if c["ready_ns"] and (len(c.get("wire_ns", [])) != len(c["ready_ns"]) or not c.get("split")):
+                sys.exit(f"smoke: {name} has no wire time per handshake")
+            if c["ready_ns"] and p["rtt_ns"] > 0 and p["loss_pct"] == 0:
+                s = c["split"]
+                print(f'smoke: {name}: wire {s["wire_p50_ns"] / 1e6:.2f} ms, endpoint {s["endpoint_p50_ns"] / 1e6:.2f} ms (p50s; {c["model"]["round_trips"]:g} round trips)')
+PY
 # The cross-check's short form: liboqs's speed_kem (built once, about 2 minutes) against pqprof,
 # 2 to 3 alternating rounds; no verdict is asked for, only that the section is made and recomputes.
 "$bin" crosscheck --results "$out/smoke.json" --no-openssl --only ML-KEM-768 --rounds 2 --max-rounds 3 | tail -1

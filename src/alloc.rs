@@ -201,6 +201,23 @@ pub fn thread_cpu_ns() -> f64 {
     clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// CLOCK_MONOTONIC, nanoseconds: one clock for every process and network namespace of the machine
+/// (the emulator's and the clients' alike).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An `Instant` (CLOCK_MONOTONIC on Linux) on `monotonic_ns`'s scale.
+pub fn monotonic_at(t: std::time::Instant) -> u64 {
+    monotonic_ns().saturating_sub(t.elapsed().as_nanos() as u64)
+}
+
 /// CPU time of the whole process (all threads), nanoseconds.
 pub fn process_cpu_ns() -> f64 {
     clock(libc::CLOCK_PROCESS_CPUTIME_ID)

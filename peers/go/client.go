@@ -52,6 +52,11 @@ type connection struct {
 	Sent              int64 `json:"sent"`
 	Received          int64 `json:"received"`
 	ServerFlightBytes int64 `json:"server_flight_bytes"`
+	// Port is the client's TCP port and StartedNs CLOCK_MONOTONIC when the
+	// clock started: the emulator's key to the connection's packets and the
+	// start of its wire time.
+	Port      int   `json:"port"`
+	StartedNs int64 `json:"started_ns"`
 }
 
 // runReport is the answer to `run`: each connection, what the process used
@@ -326,10 +331,14 @@ func echoPayload(tc *tls.Conn) error {
 // the socket closes with a TCP reset (SO_LINGER 0).
 func (c *client) connect(capture, reset bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
 	var conn connection
+	conn.StartedNs = monotonicNs()
 	t0 := time.Now()
 	raw, err := c.dialTCP(reset)
 	if err != nil {
 		return nil, conn, err
+	}
+	if a, ok := raw.LocalAddr().(*net.TCPAddr); ok {
+		conn.Port = a.Port
 	}
 	raw.SetDeadline(t0.Add(c.deadline()))
 	wire := &countingConn{Conn: raw, capture: capture}

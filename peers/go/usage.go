@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"syscall"
+	"unsafe"
 )
 
 // usage is a snapshot of what the process has consumed so far: CPU time of all
@@ -26,6 +27,17 @@ func readUsage() (usage, error) {
 		mallocs:    ms.Mallocs,
 		allocBytes: ms.TotalAlloc,
 	}, nil
+}
+
+// monotonicNs is CLOCK_MONOTONIC (1 on Linux) in nanoseconds: the clock the
+// network emulator stamps packets with, one for every process and namespace
+// (0 if the call fails).
+func monotonicNs() int64 {
+	var ts syscall.Timespec
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0
+	}
+	return ts.Nano()
 }
 
 func timevalNs(tv syscall.Timeval) int64 {

@@ -22,6 +22,7 @@ use crate::stack::{self, tls, Config, Identity, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use lab::Lab;
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -653,7 +654,7 @@ impl<'a> Bench<'a> {
         let model = p.zero_model.unwrap_or_else(|| {
             // The zero point is its own compute term.
             let n = (sampled.times.len() + sampled.failed).max(1) as f64;
-            let ready: Vec<u64> = sampled.times.iter().map(|t| t.0).collect();
+            let ready: Vec<u64> = sampled.times.iter().map(|t| t.ready_ns).collect();
             let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
             crate::figures::network::model(
                 ModelInputs {
@@ -705,8 +706,10 @@ fn cell(
         client_ns: sampled.cpu_ns,
         server_ns: server_cpu,
     };
-    let ready: Vec<u64> = times.iter().map(|t| t.0).collect();
-    let echo: Vec<u64> = times.iter().map(|t| t.1).collect();
+    let ready: Vec<u64> = times.iter().map(|t| t.ready_ns).collect();
+    let echo: Vec<u64> = times.iter().map(|t| t.echo_ns).collect();
+    let wire = wire_times(times, &c.held);
+    let split = crate::figures::network::split(&ready, &wire);
     let n = (ready.len() + failed).max(1) as f64;
     let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
     Cell {
@@ -758,8 +761,29 @@ fn cell(
             late_max_ns: c.late_max_ns,
             late_over_1ms: c.late_over_1ms,
         }),
+        split,
+        wire_ns: wire,
         model,
     }
+}
+
+/// Each handshake's wire time, from the emulator's record of its connection (its packets' spans,
+/// by the client's port) within its own clock; none for the cell where a handshake's connection is
+/// not in the record (a client that did not say its port), rather than a wire time of 0.
+fn wire_times(times: &[window::Done], held: &BTreeMap<u16, Vec<[u64; 2]>>) -> Vec<u64> {
+    times
+        .iter()
+        .map(|t| {
+            let spans = held.get(&t.port).filter(|_| t.port != 0)?;
+            let end = t.started_ns + t.ready_ns;
+            Some(crate::figures::network::wire_within(
+                spans,
+                t.started_ns,
+                end,
+            ))
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
 }
 
 pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {

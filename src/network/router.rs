@@ -55,6 +55,11 @@ pub struct Counters {
     pub late_max_ns: u64,
     pub late_over_1ms: u64,
     pub released: u64,
+    /// Per client port (a connection: the server's port is the key of these counters), each
+    /// packet the emulator held, from its arrival to its release, CLOCK_MONOTONIC nanoseconds:
+    /// the handshakes' wire time (`figures::network::wire_within`).
+    #[serde(default)]
+    pub held: BTreeMap<u16, Vec<[u64; 2]>>,
 }
 
 impl Counters {
@@ -66,12 +71,28 @@ impl Counters {
         self.dropped[d] += dropped as u64;
     }
 
-    fn released(&mut self, late: u64) {
+    fn released(&mut self, late: u64, client_port: Option<u16>, span: [u64; 2]) {
+        if let Some(p) = client_port {
+            join(self.held.entry(p).or_default(), span);
+        }
         self.late_sum_ns += late;
         self.late_max_ns = self.late_max_ns.max(late);
         self.late_over_1ms += (late > 1_000_000) as u64;
         self.released += 1;
     }
+}
+
+/// Adds a span to a connection's, joined with those at the end it overlaps (releases come in time
+/// order, so a connection's spans stay a few: one per stretch of its handshake on the wire).
+fn join(spans: &mut Vec<[u64; 2]>, [mut a, mut b]: [u64; 2]) {
+    while let Some(&[x, y]) = spans.last() {
+        if y < a || x > b {
+            break;
+        }
+        (a, b) = (a.min(x), b.max(y));
+        spans.pop();
+    }
+    spans.push([a, b]);
 }
 
 /// splitmix64 (Steele, Lea, Flood 2014): seedable Bernoulli draws, reproducible per seed and server
@@ -96,16 +117,6 @@ fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// `nfq::Queue` does not expose its socket: the process's one NETLINK_NETFILTER socket is it.
@@ -203,8 +214,11 @@ pub fn classify(ip: &[u8]) -> Packet {
 
 struct Held {
     key: (u64, u64),
-    /// The server port the packet's counters go to.
+    /// The server port the packet's counters go to, and the client's.
     port: Option<u16>,
+    client_port: Option<u16>,
+    /// When the emulator received it.
+    arrived: u64,
     msg: nfq::Message,
 }
 impl PartialEq for Held {
@@ -287,12 +301,15 @@ pub fn router_main(client_if: &str) -> Result<()> {
     let mut queue_dropped0 = kernel_queue_dropped();
     let mut line = Vec::new();
     'main: loop {
-        let now = now_ns();
+        let now = crate::alloc::monotonic_ns();
         while heap.peek().is_some_and(|h| h.0.key.0 <= now) {
             let Some(Reverse(h)) = heap.pop() else { break };
             let late = now - h.key.0;
             if let Some(p) = h.port {
-                c.ports.entry(p).or_default().released(late);
+                c.ports
+                    .entry(p)
+                    .or_default()
+                    .released(late, h.client_port, [h.arrived, now]);
             }
             let _ = q.verdict(h.msg);
         }
@@ -316,7 +333,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
         let ts;
         let tsp = match heap.peek() {
             Some(h) => {
-                let wait = h.0.key.0.saturating_sub(now_ns());
+                let wait = h.0.key.0.saturating_sub(crate::alloc::monotonic_ns());
                 ts = libc::timespec {
                     tv_sec: (wait / 1_000_000_000) as libc::time_t,
                     tv_nsec: (wait % 1_000_000_000) as libc::c_long,
@@ -389,7 +406,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(_) => break,
                 };
-                let t = now_ns();
+                let t = crate::alloc::monotonic_ns();
                 let d = if msg.get_indev() == client_ifindex {
                     C2S
                 } else {
@@ -397,6 +414,7 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 };
                 let p = classify(msg.get_payload());
                 let port = p.ports.map(|(src, dst)| if d == C2S { dst } else { src });
+                let client_port = p.ports.map(|(src, dst)| if d == C2S { src } else { dst });
                 let drop = loss[d] > 0.0
                     && rngs
                         .entry(port)
@@ -422,6 +440,8 @@ pub fn router_main(client_if: &str) -> Result<()> {
                 heap.push(Reverse(Held {
                     key: (due, seq),
                     port,
+                    client_port,
+                    arrived: t,
                     msg,
                 }));
             }
@@ -460,8 +480,8 @@ mod tests {
         c.seen(0, 60, false, true, false);
         c.seen(1, 1500, true, false, true);
         c.seen(1, 100, true, false, false);
-        c.released(2_000_000);
-        c.released(500);
+        c.released(2_000_000, Some(40000), [10, 20]);
+        c.released(500, None, [30, 40]);
         assert_eq!(c.packets, [1, 2]);
         assert_eq!(c.bytes, [60, 1600]);
         assert_eq!(c.data_packets, [0, 2]);
@@ -471,6 +491,15 @@ mod tests {
             (c.released, c.late_sum_ns, c.late_max_ns, c.late_over_1ms),
             (2, 2_000_500, 2_000_000, 1)
         );
+        // Held spans by client port; a packet without ports has none.
+        assert_eq!(c.held.get(&40000), Some(&vec![[10, 20]]));
+        assert_eq!(c.held.len(), 1);
+        // Overlapping and touching spans join; one apart stays apart.
+        let mut v = Vec::new();
+        for s in [[0, 10], [5, 12], [12, 15], [20, 30], [18, 31]] {
+            super::join(&mut v, s);
+        }
+        assert_eq!(v, vec![[0, 15], [18, 31]]);
     }
 
     #[test]

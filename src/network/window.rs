@@ -39,12 +39,24 @@ pub(super) struct Lane<'a> {
     pub threads: usize,
 }
 
-/// What a lane's handshakes gave: (ready, echo) per completed handshake, how many failed, the
+/// One completed handshake: its times to ready and to the echo, nanoseconds, and where its
+/// packets are in the emulator's record: the client's port, and when its clock started
+/// (`alloc::monotonic_ns`; the window's own reading before the call where the client does not
+/// say, which puts the start a little early: wire time before it has no packets to count).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Done {
+    pub ready_ns: u64,
+    pub echo_ns: u64,
+    pub port: u16,
+    pub started_ns: u64,
+}
+
+/// What a lane's handshakes gave: each completed handshake, how many failed, the
 /// lane's wall time (its opening to its last handshake's end) and its client CPU (its threads',
 /// from the window's opening, with what clients in processes of their own report: the Go peer's
 /// client processes).
 pub(super) struct Sampled {
-    pub times: Vec<(u64, u64)>,
+    pub times: Vec<Done>,
     pub failed: usize,
     pub wall_ns: f64,
     pub cpu_ns: f64,
@@ -227,12 +239,22 @@ fn run_lane(
                 next.open(Some(Instant::now() + l.gap));
             }
         }
+        let before = crate::alloc::monotonic_ns();
         match c.connect(l.addr, false) {
             Ok(o) => tally
                 .done
                 .lock()
                 .map_err(|_| anyhow!("poisoned"))?
-                .push((o.ready_ns as u64, o.total_ns as u64)),
+                .push(Done {
+                    ready_ns: o.ready_ns as u64,
+                    echo_ns: o.total_ns as u64,
+                    port: o.port,
+                    started_ns: if o.started_ns > 0 {
+                        o.started_ns
+                    } else {
+                        before
+                    },
+                }),
             Err(_) => {
                 tally.failed.fetch_add(1, Relaxed);
             }
@@ -308,7 +330,7 @@ impl Opening {
 struct Tally {
     next: AtomicUsize,
     started: AtomicUsize,
-    done: Mutex<Vec<(u64, u64)>>,
+    done: Mutex<Vec<Done>>,
     failed: AtomicUsize,
     /// How late each start was against its slot (threads all busy, or one waiting out an RTO).
     lag_sum: AtomicU64,

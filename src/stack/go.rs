@@ -396,6 +396,12 @@ struct Connection {
     ready_ns: u64,
     sent: u64,
     received: u64,
+    /// The client's port and CLOCK_MONOTONIC when its clock started (a peer built before
+    /// 2026-12-03 sends neither: 0).
+    #[serde(default)]
+    port: u16,
+    #[serde(default)]
+    started_ns: u64,
 }
 
 #[derive(Deserialize)]
@@ -512,6 +518,8 @@ impl Client {
             insitu: None,
             go_allocs: 0.0,
             go_bytes: 0.0,
+            port: 0,
+            started_ns: 0,
         })
     }
 
@@ -543,6 +551,8 @@ impl Client {
                     insitu: None,
                     go_allocs: r.go_mallocs as f64 / k,
                     go_bytes: r.go_alloc_bytes as f64 / k,
+                    port: c.port,
+                    started_ns: c.started_ns,
                 })
                 .collect(),
         })

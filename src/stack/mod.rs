@@ -195,6 +195,11 @@ pub struct One {
     /// Go's allocations (the Go peer's runtime counters), per connection.
     pub go_allocs: f64,
     pub go_bytes: f64,
+    /// The client's port, where the connection has one (0: not known): the emulator's key to the
+    /// connection's packets.
+    pub port: u16,
+    /// When the connection's clock started, `alloc::monotonic_ns` (0: not known).
+    pub started_ns: u64,
 }
 
 /// One handshake in memory, nanoseconds: each side's calls and the wall time of the exchange.

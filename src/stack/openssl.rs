@@ -360,7 +360,7 @@ impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, want_evidence: bool) -> Result<One> {
         let ticket = self.take_ticket();
         tls::measure_connection(self.armed, |t0| {
-            let sock = Counted::new(tcp(addr)?);
+            let sock = Counted::tcp(tcp(addr)?);
             let mut tls = self.connector.resume(sock, ticket.as_deref())?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;

@@ -399,6 +399,7 @@ impl super::Client for Client {
         let mem0 = crate::alloc::counters();
         let t0 = Instant::now();
         let sock = client_socket(addr)?;
+        let port = sock.local_addr().map_or(0, |a| a.port());
         let (handle, conn) = endpoint
             .connect(Instant::now(), cfg.clone(), addr, "localhost")
             .map_err(|e| anyhow!("quinn connect: {e}"))?;
@@ -431,6 +432,8 @@ impl super::Client for Client {
             insitu: None,
             go_allocs: 0.0,
             go_bytes: 0.0,
+            port,
+            started_ns: crate::alloc::monotonic_at(t0),
         })
     }
 }

@@ -192,6 +192,7 @@ impl super::Client for Client {
             .await
             .context("connect timed out")??;
             tcp.set_nodelay(true)?;
+            wire.lock().map_err(|_| anyhow!("poisoned"))?.port = tcp.local_addr()?.port();
             let stream = Counted {
                 inner: tcp,
                 wire: wire.clone(),
@@ -245,6 +246,8 @@ impl super::Client for Client {
             insitu: None,
             go_allocs: 0.0,
             go_bytes: 0.0,
+            port: w.port,
+            started_ns: crate::alloc::monotonic_at(t0),
         })
     }
 }

@@ -268,7 +268,7 @@ impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, evidence: bool) -> Result<One> {
         PEER_SCHEME.with(|s| s.set(None));
         tls::measure_connection(self.armed, |t0| {
-            let sock = Counted::new(tcp(addr)?);
+            let sock = Counted::tcp(tcp(addr)?);
             let (hs, mut tls) = handshake(&self.cfg, sock, t0)?;
             let flight = tls.sock.received;
             echo(&mut tls)?;

@@ -224,5 +224,7 @@ pub fn measure_connection(
         insitu,
         go_allocs: 0.0,
         go_bytes: 0.0,
+        port: sock.port,
+        started_ns: crate::alloc::monotonic_at(t0),
     })
 }

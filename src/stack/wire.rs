@@ -12,6 +12,8 @@ pub struct Counted<S> {
     pub received: u64,
     pub first_sent: Vec<u8>,
     pub first_received: Vec<u8>,
+    /// The local port of the socket under it (0: none or not known).
+    pub port: u16,
 }
 
 impl<S> Counted<S> {
@@ -22,6 +24,7 @@ impl<S> Counted<S> {
             received: 0,
             first_sent: Vec::new(),
             first_received: Vec::new(),
+            port: 0,
         }
     }
 
@@ -33,6 +36,7 @@ impl<S> Counted<S> {
             received: self.received,
             first_sent: self.first_sent.clone(),
             first_received: self.first_received.clone(),
+            port: self.port,
         }
     }
 }
@@ -44,6 +48,17 @@ impl<S> std::fmt::Debug for Counted<S> {
             "Counted {{ sent: {}, received: {} }}",
             self.sent, self.received
         )
+    }
+}
+
+impl Counted<std::net::TcpStream> {
+    /// A connected socket's counts, with its local port.
+    pub fn tcp(inner: std::net::TcpStream) -> Self {
+        let port = inner.local_addr().map_or(0, |a| a.port());
+        Counted {
+            port,
+            ..Counted::new(inner)
+        }
     }
 }
 

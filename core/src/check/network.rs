@@ -275,9 +275,56 @@ fn section(n: &crate::results::Network) -> Vec<String> {
                     ));
                 }
             }
+            wire(&mut problems, &name, c);
         }
     }
     problems
+}
+
+/// A cell's wire times: one per handshake, none longer than its handshake, and the stored split
+/// the one they give.
+fn wire(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+    if c.wire_ns.is_empty() {
+        if c.split.is_some() {
+            problems.push(format!("{name}: a wire/endpoint split without wire times"));
+        }
+        return;
+    }
+    if c.wire_ns.len() != c.ready_ns.len() {
+        problems.push(format!(
+            "{name}: {} wire times for {} handshakes",
+            c.wire_ns.len(),
+            c.ready_ns.len()
+        ));
+        return;
+    }
+    if let Some((k, (w, r))) = c
+        .wire_ns
+        .iter()
+        .zip(&c.ready_ns)
+        .enumerate()
+        .find(|(_, (w, r))| w > r)
+    {
+        problems.push(format!(
+            "{name}: handshake {k}'s wire time ({w} ns) exceeds its handshake time ({r} ns)"
+        ));
+        return;
+    }
+    let again = crate::figures::network::split(&c.ready_ns, &c.wire_ns);
+    match (c.split, again) {
+        (Some(s), Some(a)) => {
+            for (what, stored, recomputed) in [
+                ("wire_p50_ns", s.wire_p50_ns, a.wire_p50_ns),
+                ("endpoint_p50_ns", s.endpoint_p50_ns, a.endpoint_p50_ns),
+                ("wire_mean_ns", s.wire_mean_ns, a.wire_mean_ns),
+                ("endpoint_mean_ns", s.endpoint_mean_ns, a.endpoint_mean_ns),
+            ] {
+                differs(problems, format!("{name} split {what}"), stored, recomputed);
+            }
+        }
+        (None, _) => problems.push(format!("{name}: wire times without their split")),
+        (Some(_), None) => problems.push(format!("{name}: a split its wire times do not give")),
+    }
 }
 
 #[cfg(test)]
@@ -391,6 +438,28 @@ mod tests {
         fails(
             &with(&|c| c.release.as_mut().unwrap().late_max_ns = 5_000_000),
             "release counts",
+        );
+        // Wire times: one per handshake, each within it, the split theirs.
+        let wired = |edit: &dyn Fn(&mut Vec<u64>)| {
+            with(&|c: &mut crate::results::Cell| {
+                let mut w: Vec<u64> = c.ready_ns.iter().map(|r| r - 900_000).collect();
+                c.split = f::split(&c.ready_ns, &w);
+                edit(&mut w);
+                c.wire_ns = w;
+            })
+        };
+        assert_eq!(super::section(&wired(&|_| ())), Vec::<String>::new());
+        fails(&wired(&|w| w[3] += 1_000_000), "exceeds its handshake time");
+        fails(&wired(&|w| w[3] -= 1_000_000), "split wire_mean_ns");
+        fails(
+            &wired(&|w| {
+                w.pop();
+            }),
+            "19 wire times for 20 handshakes",
+        );
+        fails(
+            &with(&|c| c.split = f::split(&c.ready_ns, &c.ready_ns)),
+            "a wire/endpoint split without wire times",
         );
         // A window of one cell at a point of one cell holds; a window of two there does not.
         let window = |k: usize| {

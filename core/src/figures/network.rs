@@ -156,6 +156,77 @@ mod counts {
     }
 }
 
+/// How long, within `[start, end)`, at least one of `held` (a connection's packets, each from the
+/// emulator receiving it to its release, nanoseconds, in any order and overlapping) was held:
+/// the measure of their union clipped to the handshake.
+pub fn wire_within(held: &[[u64; 2]], start: u64, end: u64) -> u64 {
+    let mut v: Vec<[u64; 2]> = held
+        .iter()
+        .map(|&[a, b]| [a.max(start), b.min(end)])
+        .filter(|&[a, b]| a < b)
+        .collect();
+    v.sort_unstable();
+    let (mut total, mut reach) = (0u64, start);
+    for [a, b] in v {
+        let a = a.max(reach);
+        if b > a {
+            total += b - a;
+            reach = b;
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod wire {
+    use super::wire_within;
+
+    #[test]
+    fn wire_time_is_the_union_of_held_spans_within_the_handshake() {
+        // Two overlapping spans (1-4, 3-6) and one apart (8-9): 5 + 1.
+        assert_eq!(wire_within(&[[3, 6], [8, 9], [1, 4]], 0, 100), 6);
+        // Clipped to the handshake [2, 8): 2-6 only.
+        assert_eq!(wire_within(&[[3, 6], [8, 9], [1, 4]], 2, 8), 4);
+        // One span inside another counts once; a span outside counts nothing.
+        assert_eq!(wire_within(&[[10, 20], [12, 15], [30, 40]], 0, 25), 10);
+        assert_eq!(wire_within(&[], 0, 10), 0);
+        // Touching spans join; never more than the handshake.
+        assert_eq!(wire_within(&[[0, 5], [5, 10]], 0, 10), 10);
+        assert_eq!(wire_within(&[[0, 50]], 10, 20), 10);
+    }
+
+    #[test]
+    fn a_split_adds_up_in_its_means_and_takes_each_median_apart() {
+        // Handshakes 10, 12, 20 with wire 8, 9, 9: endpoint 2, 3, 11.
+        let s = super::split(&[10, 12, 20], &[8, 9, 9]).unwrap();
+        assert_eq!((s.wire_p50_ns, s.endpoint_p50_ns), (9.0, 3.0));
+        assert!((s.wire_mean_ns - 26.0 / 3.0).abs() < 1e-9);
+        assert!((s.endpoint_mean_ns - 16.0 / 3.0).abs() < 1e-9);
+        // Not one wire time per handshake, or more wire than handshake: no split.
+        assert_eq!(super::split(&[10, 12], &[8]), None);
+        assert_eq!(super::split(&[10], &[11]), None);
+        assert_eq!(super::split(&[], &[]), None);
+    }
+}
+
+/// A cell's wire/endpoint split from its handshakes' times and their wire times (same order): none
+/// unless there is one wire time per handshake, each within its handshake.
+pub fn split(ready_ns: &[u64], wire_ns: &[u64]) -> Option<crate::results::Split> {
+    if ready_ns.is_empty()
+        || ready_ns.len() != wire_ns.len()
+        || ready_ns.iter().zip(wire_ns).any(|(r, w)| w > r)
+    {
+        return None;
+    }
+    let endpoint: Vec<u64> = ready_ns.iter().zip(wire_ns).map(|(r, w)| r - w).collect();
+    Some(crate::results::Split {
+        wire_p50_ns: percentiles_ns(wire_ns, &[50.0])[0],
+        endpoint_p50_ns: percentiles_ns(&endpoint, &[50.0])[0],
+        wire_mean_ns: mean_ns(wire_ns),
+        endpoint_mean_ns: mean_ns(&endpoint),
+    })
+}
+
 /// CPU over a wall time, percent of one core (0 for an empty window).
 pub fn busy_pct(cpu_ns: f64, wall_ns: f64) -> f64 {
     if wall_ns > 0.0 {

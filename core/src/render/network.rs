@@ -43,6 +43,8 @@ pub struct Row {
     /// where the measured figure beside them has the same one.
     pub model_p50: String,
     pub model_p95: String,
+    /// The medians of wire and endpoint time (files from 2026-12-03 on; else "–").
+    pub split: String,
     /// Client / server CPU per handshake over the cell's window.
     pub cpu: String,
     pub packets: String,
@@ -327,8 +329,8 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 link: time(p.link.rtt_median_ns),
                                 valid: p.link.valid,
                                 scenario: match &c.auth {
-                                    Some(a) => format!("{} {} + {a}", c.stack.name(), c.group),
-                                    None => format!("{} {}", c.stack.name(), c.group),
+                                    Some(a) => format!("{} {} + {a}", run.results.stack_label(c.stack.name()), c.group),
+                                    None => format!("{} {}", run.results.stack_label(c.stack.name()), c.group),
                                 },
                                 p50: c.ready_median_ns(n).map_or("n/a".into(), time),
                                 p95: c.ready_at(n, 95.0).map_or("n/a".into(), time),
@@ -336,6 +338,9 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 model: time(c.model.expected_ns),
                                 model_p50: c.model.p50_ns.map_or(String::new(), |m| beside(c.ready_median_ns(n), m)),
                                 model_p95: c.model.p95_ns.map_or(String::new(), |m| beside(c.ready_at(n, 95.0), m)),
+                                split: c.split.map_or("–".into(), |s| {
+                                    format!("{} / {}", time(s.wire_p50_ns), time(s.endpoint_p50_ns))
+                                }),
                                 cpu: c.cpu.map_or("–".into(), |cpu| {
                                     let n = crate::figures::network::handshakes(c);
                                     format!("{} / {}", time(cpu.client_ns / n), time(cpu.server_ns / n))

@@ -146,8 +146,29 @@ pub struct Cell {
     /// from 2026-12-02 on): the router's own share of what a cell reads above its model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release: Option<Release>,
+    /// Per completed handshake, in the order of `ready_ns`: its wire time, nanoseconds — how long,
+    /// between its connect() and its completion, at least one of its packets was held by the
+    /// emulator (the router's own clock, per connection). The rest of `ready_ns` is endpoint time:
+    /// nothing of the handshake was on the emulated wire, so it waited on the client, the server or
+    /// their kernels (compute, scheduling, and under loss the retransmission timers). Files from
+    /// 2026-12-03 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire_ns: Vec<u64>,
+    /// The cell's wire/endpoint split from `wire_ns` and `ready_ns` (`figures::network::split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
     /// The model's expected connect-to-complete time and its inputs (netmodel.rs).
     pub model: Model,
+}
+
+/// A cell's handshake time split into wire and endpoint time, nanoseconds: the medians of each
+/// (which need not add up to the handshake's median) and the means (which do).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub wire_p50_ns: f64,
+    pub endpoint_p50_ns: f64,
+    pub wire_mean_ns: f64,
+    pub endpoint_mean_ns: f64,
 }
 
 /// A cell's measured window: its wall time and the CPU each endpoint used over it, nanoseconds.

@@ -3,8 +3,8 @@
 use crate::results::Network;
 use crate::units::{rtt, time};
 
-/// Per point and scenario: the median, p95 and mean, each beside the model's, packets and the
-/// loss applied each way.
+/// Per point and scenario: the median, p95 and mean, each beside the model's, the medians of wire
+/// and endpoint time, packets and the loss applied each way.
 pub fn table(n: &Network) -> String {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::NOTHING);
@@ -20,6 +20,7 @@ pub fn table(n: &Network) -> String {
         "p50",
         "p50 95% ±",
         "model p50",
+        "wire / endpoint p50",
         "p95",
         "model p95",
         "mean",
@@ -47,6 +48,9 @@ pub fn table(n: &Network) -> String {
                     .as_ref()
                     .map_or("n/a".into(), |p| format!("{:.1}%", p.half_width_pct)),
                 c.model.p50_ns.map_or("n/a".into(), time),
+                c.split.map_or("-".into(), |s| {
+                    format!("{} / {}", time(s.wire_p50_ns), time(s.endpoint_p50_ns))
+                }),
                 c.ready_at(n, 95.0).map_or("n/a".into(), time),
                 c.model.p95_ns.map_or("n/a".into(), time),
                 time(c.ready_mean_ns),
