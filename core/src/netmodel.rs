@@ -115,6 +115,13 @@ pub fn quic_round_trips(
 
 pub use crate::results::Flight;
 
+/// Whether the loss model (`critical_path`, `loss_percentiles`) covers a transport: TCP's timers
+/// (initial RTO, RTO, RACK, tail-loss probe) are in it; QUIC's probe timeout is not yet, so a QUIC
+/// cell runs at no loss, without a critical path.
+pub fn models_loss(t: crate::results::Transport) -> bool {
+    t.is_tcp()
+}
+
 /// The critical path of a TLS 1.3 or SSH handshake over TCP, flight by flight: SYN, SYN-ACK, then
 /// a flight each way for every further round trip (TLS: the ClientHello and the server's flight,
 /// ServerHello to Finished, in the segments they take; SSH: one segment each). Round trips that

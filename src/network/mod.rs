@@ -14,6 +14,7 @@ use crate::auth::Step;
 use crate::figures::network::{
     busy_pct, loss_pct, mean_ns, percentiles_ns, tolerance_ns, Conditions, ModelInputs,
 };
+use crate::netmodel::models_loss;
 use crate::results::{
     Against, Cell, CellCpu, CellPace, Link, Model, Network, Point, RealStack, Release, Warning,
 };
@@ -164,7 +165,7 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
             }
         };
         let tls = stack.protocol() == "tls13";
-        if !stack.transport().is_tcp() && opts.grid.losses_pct.iter().any(|&l| l > 0.0) {
+        if !models_loss(stack.transport()) && opts.grid.losses_pct.iter().any(|&l| l > 0.0) {
             notes.push(Warning::NotMeasured {
                 what: format!("{} through the network with loss", stack.name()),
                 reason: "QUIC's cells run at 0% loss only: the loss model (which packet is lost, \
@@ -505,8 +506,8 @@ impl<'a> Bench<'a> {
         (0..self.scenarios.len())
             .filter(|&j| {
                 let s = &self.scenarios[j];
-                // QUIC's cells have no loss model yet: they run where the loss is 0.
-                (s.stack.transport().is_tcp() || loss == 0.0)
+                // Without a loss model (QUIC's, yet) a cell runs only where the loss is 0.
+                (models_loss(s.stack.transport()) || loss == 0.0)
                     && (k == 0
                         || s.baseline_auth
                         || o.all_auths
@@ -1003,8 +1004,7 @@ struct Flights {
 /// the connect, a flight each way; TLS's first exchange in the segments its ClientHello and its
 /// server's flight take at the MSS, every other flight one segment.
 fn path(stack: &dyn TlsStack, f: &Flights, mss: Option<u32>) -> Vec<crate::netmodel::Flight> {
-    // No loss model for QUIC yet: its cells run at 0% loss only.
-    if !stack.transport().is_tcp() {
+    if !models_loss(stack.transport()) {
         return Vec::new();
     }
     let segments = |b: Option<u64>| match (b, mss) {

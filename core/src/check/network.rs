@@ -36,7 +36,7 @@ fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_p
             c.server_flight_bytes, q.server_bytes
         ));
     }
-    if loss_pct > 0.0 {
+    if loss_pct > 0.0 && !crate::netmodel::models_loss(c.transport) {
         problems.push(format!(
             "{name}: a QUIC cell at {loss_pct}% loss, which has no model"
         ));
