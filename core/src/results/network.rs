@@ -26,8 +26,10 @@ pub struct Network {
     pub offloads_off: bool,
     /// Bottleneck rate (tbf on the router's egress), Mbit/s; none: unlimited.
     pub rate_mbit: Option<f64>,
-    /// Connect time through the router with no delay, median, and the offset taken off each
-    /// direction's delay so the measured RTT is the target (half the base RTT).
+    /// Connect time through the router with no delay, median (since 2026-12-03 the zero point's
+    /// link, whose RTT its handshakes include; before, a first probe, which ran cold on a VM), and
+    /// the offset taken off each direction's delay so the measured RTT is the target (half the
+    /// base RTT).
     pub base_rtt_ns: f64,
     pub offset_ns: f64,
     /// The most handshakes of a cell in flight at once (its threads: network::pace; the zero point
