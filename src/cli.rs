@@ -65,197 +65,25 @@ pub enum Command {
     },
     /// Spread of every composed median across runs of the same measurement (reliability), and how
     /// often one run's intervals held the other runs' phase medians (coverage).
-    Spread {
-        #[arg(required = true, num_args = 2..)]
-        files: Vec<PathBuf>,
-    },
+    Spread(SpreadArgs),
     /// Cross-check against liboqs's speed tools, openssl speed and published reference cycles;
     /// adds a `crosscheck` section to the results file.
-    Crosscheck {
-        /// Results file to add the section to (default: the newest results/*.json).
-        #[arg(long)]
-        results: Option<PathBuf>,
-        #[arg(long, default_value = "references/cycles.toml")]
-        references: PathBuf,
-        /// Seconds per tool run (whole seconds: speed_kem's unit).
-        #[arg(long, default_value_t = 1)]
-        duration: u64,
-        /// Alternating rounds (ours, theirs, ours, theirs, ...) before any verdict is final.
-        #[arg(long, default_value_t = 5)]
-        rounds: usize,
-        /// Rounds a tool run may go on to while one of its phases is still undecided (its 95%
-        /// interval straddles the tolerance); `--max-rounds` equal to `--rounds` fixes the count.
-        #[arg(long, default_value_t = 15)]
-        max_rounds: usize,
-        /// Only the tool runs of these algorithms (repeatable; default all).
-        #[arg(long = "only")]
-        only: Vec<String>,
-        /// Agreement tolerance between the two means, percent.
-        #[arg(long, default_value_t = 5.0)]
-        tolerance: f64,
-        /// Exit non-zero when any phase disagrees.
-        #[arg(long)]
-        strict: bool,
-        /// Skip openssl speed (building the openssl app takes about 5 minutes the first time).
-        #[arg(long)]
-        no_openssl: bool,
-        /// Replace a crosscheck section the results file already has.
-        #[arg(long)]
-        force: bool,
-    },
+    Crosscheck(CrosscheckArgs),
     /// Real TLS 1.3 (rustls, OpenSSL) and SSH (russh) handshakes on loopback, beside the composed
     /// figures; adds a `handshakes` section to the results file.
-    Handshake {
-        /// Results file to add the section to (default: the newest results/*.json).
-        #[arg(long)]
-        results: Option<PathBuf>,
-        #[arg(long, default_value = "suites")]
-        suites: PathBuf,
-        /// First rounds every scenario gets, each a round of all of them in turn (the order
-        /// rotated between rounds; at least 4 where --budget-s cannot hold them all); seed 000
-        /// used 20 x 100.
-        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
-        samples: u32,
-        /// Then more rounds of the scenarios whose median's 95% half-width is wider than this,
-        /// percent, the widest first.
-        #[arg(long, default_value_t = 1.0)]
-        precision: f64,
-        /// The most samples a scenario gets.
-        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-        max_samples: u32,
-        /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 4
-        /// where they would leave less than 35% of it), the timers' paired cost and the precision
-        /// rounds in what is left, the answer table's scenarios first (0: exactly --samples, no
-        /// precision rounds).
-        #[arg(long, default_value_t = 90)]
-        budget_s: u64,
-        /// Handshakes per sample. A difference's interval is over rounds (the host's speed moves
-        /// between them), so shorter rounds buy more of them: on the noisy Zen 5 VM (2026-12-02,
-        /// `tools/noise.sh`, two runs each) 50 a round with up to 120 rounds put 7 of the answer's
-        /// 7 differences within target in both runs, 100 with up to 60 put 6 of 7.
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        per_sample: u32,
-        /// Replace a handshakes section the results file already has.
-        #[arg(long)]
-        force: bool,
-        /// Only these stacks (repeatable; default every stack).
-        #[arg(long = "stack", value_parser = stacks(|_| true))]
-        stacks: Vec<String>,
-    },
+    Handshake(HandshakeArgs),
     /// Server capacity: in-memory handshakes per core, throughput and latency under load over
     /// loopback, memory per held connection; adds a `capacity` section to the results file.
-    Capacity {
-        /// Results file to add the section to (default: the newest results/*.json).
-        #[arg(long)]
-        results: Option<PathBuf>,
-        /// Replace a capacity section the results file already has.
-        #[arg(long)]
-        force: bool,
-        /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
-        #[arg(long)]
-        quick: bool,
-        /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server).
-        #[arg(long = "stack", value_parser = stacks(|f| f.capacity || f.in_memory))]
-        stacks: Vec<String>,
-        /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
-        #[arg(long, default_value = "suites")]
-        suites: PathBuf,
-        /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
-        #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        connections: Vec<u32>,
-        /// The whole step's time, seconds (0: the fixed design). The in-memory and socket
-        /// measurements shrink their timed spans to their shares of it, and the memory steps
-        /// leave out their largest where the time left will not hold it; the section says so.
-        #[arg(long, default_value_t = 0)]
-        budget_s: u64,
-    },
+    Capacity(CapacityArgs),
     /// Handshakes through an emulated network (client, router and server namespaces; delay and
     /// loss in user space on NFQUEUE) on a grid of RTT and loss; adds a `network` section.
-    Network {
-        /// Results file to add the section to (default: the newest results/*.json).
-        #[arg(long)]
-        results: Option<PathBuf>,
-        /// Replace a network section the results file already has.
-        #[arg(long)]
-        force: bool,
-        /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 20%), paquin (4 RTTs x 25 losses), quick (CI).
-        #[arg(long, default_value = "default")]
-        grid: String,
-        /// Handshakes per scenario and point (at most; see --cell-seconds): four times as many at
-        /// the zero point, six times at 0% and 1% loss.
-        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        per_point: u32,
-        /// A scenario's point starts only the handshakes whose slot falls within this many
-        /// seconds of its first (at the zero point, back to back: until this many seconds have
-        /// passed), and at least 10 (0: all those --per-point asks for). Those started finish,
-        /// so the sample is not biased.
-        #[arg(long, default_value_t = 2.0)]
-        cell_seconds: f64,
-        /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
-        /// what is left, fewer handshakes where the time is short (each cell records its count and
-        /// interval).
-        #[arg(long, default_value_t = 0)]
-        budget_s: u64,
-        /// The most handshakes of a cell in flight at once (its client threads; see --load-pct;
-        /// with more, the emulator released packets later at 78.7 ms). The next cell of the point
-        /// starts while the last of these finish.
-        #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]
-        parallel: u32,
-        /// The endpoints' offered load, percent of one core: a cell starts a handshake every
-        /// zero-point median / load, so no handshake waits for another's compute (2 cores, shared
-        /// with the router).
-        #[arg(long, default_value_t = 25.0)]
-        load_pct: f64,
-        /// Bottleneck rate, Mbit/s (tbf on the router's egress); unlimited by default.
-        #[arg(long)]
-        rate_mbit: Option<f64>,
-        /// Every TLS group, not only X25519 and X25519MLKEM768.
-        #[arg(long)]
-        all_groups: bool,
-        /// Every authentication of suites/auth.toml at every point, not only at 0% and 5% loss.
-        #[arg(long)]
-        all_auths: bool,
-        /// Only these stacks (repeatable; default every stack that runs through the emulated network).
-        #[arg(long = "stack", value_parser = stacks(|f| f.network))]
-        stacks: Vec<String>,
-        /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
-        #[arg(long, default_value = "suites")]
-        suites: PathBuf,
-        /// Only remove namespaces a killed run left behind, then exit.
-        #[arg(long)]
-        cleanup: bool,
-    },
+    Network(NetworkArgs),
     /// Memory per operation: peak heap and peak stack bytes of one call of every KEM, DH and
     /// signature phase, per backend of the results file; adds a `memory` section.
-    Memory {
-        /// Results file to add the section to (default: the newest results/*.json).
-        #[arg(long)]
-        results: Option<PathBuf>,
-        /// Replace a memory section the results file already has.
-        #[arg(long)]
-        force: bool,
-        /// Probed calls per phase (their stack figures must agree).
-        #[arg(long, default_value_t = crate::memory::CALLS as u32, value_parser = clap::value_parser!(u32).range(2..=100))]
-        calls: u32,
-        /// Backend child processes at a time (default: the machine's cores, at most 2).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Only these algorithms (repeatable; default every KEM, DH and signature algorithm).
-        #[arg(long = "algorithm")]
-        algorithms: Vec<String>,
-    },
+    Memory(MemoryArgs),
     /// One backend's part of `memory`, started by it as a child process.
     #[command(hide = true)]
-    MemoryChild {
-        #[arg(long)]
-        backend: String,
-        #[arg(long)]
-        calls: usize,
-        #[arg(long = "algorithm")]
-        algorithms: Vec<String>,
-        #[arg(long = "operation")]
-        operations: Vec<String>,
-    },
+    MemoryChild(MemoryChildArgs),
     /// The emulator of `network`, started by it in the router namespace.
     #[command(hide = true)]
     NetemRouter {
@@ -264,67 +92,12 @@ pub enum Command {
     },
     /// The server side of `capacity`, started by it as a child process.
     #[command(hide = true)]
-    CapacityServer {
-        #[arg(long)]
-        stack: String,
-        #[arg(long)]
-        group: String,
-        /// The identity's folder (chain, key, root; see stack::identity::Files).
-        #[arg(long)]
-        identity: PathBuf,
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        #[arg(long)]
-        hold: bool,
-        #[arg(long)]
-        core: Option<usize>,
-    },
+    CapacityServer(CapacityServerArgs),
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]
-    HandshakeServer {
-        #[arg(long)]
-        stack: String,
-        #[arg(long)]
-        group: String,
-        /// The identity's folder (chain, key, root; see stack::identity::Files).
-        #[arg(long)]
-        identity: PathBuf,
-        /// Time every crypto call of each connection and report it with `stats`.
-        #[arg(long)]
-        insitu: bool,
-        /// Address to listen on (the network grid's server namespace).
-        #[arg(long, default_value = "127.0.0.1")]
-        bind: std::net::IpAddr,
-        /// A thread (SSH: a task) per connection instead of one connection at a time.
-        #[arg(long)]
-        concurrent: bool,
-        /// Socket timeouts, seconds.
-        #[arg(long, default_value_t = 5)]
-        timeout_s: u64,
-        /// Issue a TLS 1.3 ticket per connection, and resume the connections that offer one.
-        #[arg(long)]
-        resumed: bool,
-    },
+    HandshakeServer(HandshakeServerArgs),
     /// Render the static site from results files.
-    Render {
-        /// Results files, or folders of them (each folder's *.json, not its subfolders).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Every run on the front page and the compare page, not only the newest complete run of
-        /// each machine.
-        #[arg(long)]
-        all: bool,
-        /// Site folder.
-        #[arg(long, default_value = "site")]
-        out: PathBuf,
-        /// Link to the tool's source, with {commit} for the run's commit
-        /// (for example https://example.org/pqprof/tree/{commit}).
-        #[arg(long)]
-        source_url: Option<String>,
-        /// The run every other is compared with on the compare page (default: the oldest).
-        #[arg(long)]
-        baseline: Option<PathBuf>,
-    },
+    Render(RenderArgs),
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
     #[command(hide = true)]
     ResultsPath {
@@ -336,22 +109,293 @@ pub enum Command {
     OpensslVersion,
     /// One phase's counted calls, run by `run --counter instructions` under valgrind.
     #[command(hide = true)]
-    CountPhase {
-        #[arg(long)]
-        backend: String,
-        #[arg(long)]
-        algorithm: String,
-        #[arg(long)]
-        operation: String,
-        #[arg(long, value_parser = ["handshake", "primitive"])]
-        form: String,
-        #[arg(long)]
-        calls: usize,
-        #[arg(long, default_value_t = 0)]
-        payload: usize,
-        #[arg(long, default_value_t = 0)]
-        aad: usize,
-    },
+    CountPhase(CountPhaseArgs),
+}
+
+/// `pqprof crosscheck`'s arguments.
+#[derive(Debug, Args)]
+pub struct CrosscheckArgs {
+    /// Results file to add the section to (default: the newest results/*.json).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    #[arg(long, default_value = "references/cycles.toml")]
+    pub references: PathBuf,
+    /// Seconds per tool run (whole seconds: speed_kem's unit).
+    #[arg(long, default_value_t = 1)]
+    pub duration: u64,
+    /// Alternating rounds (ours, theirs, ours, theirs, ...) before any verdict is final.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Rounds a tool run may go on to while one of its phases is still undecided (its 95%
+    /// interval straddles the tolerance); `--max-rounds` equal to `--rounds` fixes the count.
+    #[arg(long, default_value_t = 15)]
+    pub max_rounds: usize,
+    /// Only the tool runs of these algorithms (repeatable; default all).
+    #[arg(long = "only")]
+    pub only: Vec<String>,
+    /// Agreement tolerance between the two means, percent.
+    #[arg(long, default_value_t = 5.0)]
+    pub tolerance: f64,
+    /// Exit non-zero when any phase disagrees.
+    #[arg(long)]
+    pub strict: bool,
+    /// Skip openssl speed (building the openssl app takes about 5 minutes the first time).
+    #[arg(long)]
+    pub no_openssl: bool,
+    /// Replace a crosscheck section the results file already has.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `pqprof handshake`'s arguments.
+#[derive(Debug, Args)]
+pub struct HandshakeArgs {
+    /// Results file to add the section to (default: the newest results/*.json).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    #[arg(long, default_value = "suites")]
+    pub suites: PathBuf,
+    /// First rounds every scenario gets, each a round of all of them in turn (the order
+    /// rotated between rounds; at least 4 where --budget-s cannot hold them all); seed 000
+    /// used 20 x 100.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: u32,
+    /// Then more rounds of the scenarios whose median's 95% half-width is wider than this,
+    /// percent, the widest first.
+    #[arg(long, default_value_t = 1.0)]
+    pub precision: f64,
+    /// The most samples a scenario gets.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_samples: u32,
+    /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 4
+    /// where they would leave less than 35% of it), the timers' paired cost and the precision
+    /// rounds in what is left, the answer table's scenarios first (0: exactly --samples, no
+    /// precision rounds).
+    #[arg(long, default_value_t = 90)]
+    pub budget_s: u64,
+    /// Handshakes per sample. A difference's interval is over rounds (the host's speed moves
+    /// between them), so shorter rounds buy more of them: on the noisy Zen 5 VM (2026-12-02,
+    /// `tools/noise.sh`, two runs each) 50 a round with up to 120 rounds put 7 of the answer's
+    /// 7 differences within target in both runs, 100 with up to 60 put 6 of 7.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub per_sample: u32,
+    /// Replace a handshakes section the results file already has.
+    #[arg(long)]
+    pub force: bool,
+    /// Only these stacks (repeatable; default every stack).
+    #[arg(long = "stack", value_parser = stacks(|_| true))]
+    pub stacks: Vec<String>,
+}
+
+/// `pqprof capacity`'s arguments.
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// Results file to add the section to (default: the newest results/*.json).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Replace a capacity section the results file already has.
+    #[arg(long)]
+    pub force: bool,
+    /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server).
+    #[arg(long = "stack", value_parser = stacks(|f| f.capacity || f.in_memory))]
+    pub stacks: Vec<String>,
+    /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
+    #[arg(long, default_value = "suites")]
+    pub suites: PathBuf,
+    /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
+    #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub connections: Vec<u32>,
+    /// The whole step's time, seconds (0: the fixed design). The in-memory and socket
+    /// measurements shrink their timed spans to their shares of it, and the memory steps
+    /// leave out their largest where the time left will not hold it; the section says so.
+    #[arg(long, default_value_t = 0)]
+    pub budget_s: u64,
+}
+
+/// `pqprof network`'s arguments.
+#[derive(Debug, Args)]
+pub struct NetworkArgs {
+    /// Results file to add the section to (default: the newest results/*.json).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Replace a network section the results file already has.
+    #[arg(long)]
+    pub force: bool,
+    /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 20%), paquin (4 RTTs x 25 losses), quick (CI).
+    #[arg(long, default_value = "default")]
+    pub grid: String,
+    /// Handshakes per scenario and point (at most; see --cell-seconds): four times as many at
+    /// the zero point, six times at 0% and 1% loss.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub per_point: u32,
+    /// A scenario's point starts only the handshakes whose slot falls within this many
+    /// seconds of its first (at the zero point, back to back: until this many seconds have
+    /// passed), and at least 10 (0: all those --per-point asks for). Those started finish,
+    /// so the sample is not biased.
+    #[arg(long, default_value_t = 2.0)]
+    pub cell_seconds: f64,
+    /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
+    /// what is left, fewer handshakes where the time is short (each cell records its count and
+    /// interval).
+    #[arg(long, default_value_t = 0)]
+    pub budget_s: u64,
+    /// The most handshakes of a cell in flight at once (its client threads; see --load-pct;
+    /// with more, the emulator released packets later at 78.7 ms). The next cell of the point
+    /// starts while the last of these finish.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub parallel: u32,
+    /// The endpoints' offered load, percent of one core: a cell starts a handshake every
+    /// zero-point median / load, so no handshake waits for another's compute (2 cores, shared
+    /// with the router).
+    #[arg(long, default_value_t = 25.0)]
+    pub load_pct: f64,
+    /// Bottleneck rate, Mbit/s (tbf on the router's egress); unlimited by default.
+    #[arg(long)]
+    pub rate_mbit: Option<f64>,
+    /// Every TLS group, not only X25519 and X25519MLKEM768.
+    #[arg(long)]
+    pub all_groups: bool,
+    /// Every authentication of suites/auth.toml at every point, not only at 0% and 5% loss.
+    #[arg(long)]
+    pub all_auths: bool,
+    /// Only these stacks (repeatable; default every stack that runs through the emulated network).
+    #[arg(long = "stack", value_parser = stacks(|f| f.network))]
+    pub stacks: Vec<String>,
+    /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
+    #[arg(long, default_value = "suites")]
+    pub suites: PathBuf,
+    /// Only remove namespaces a killed run left behind, then exit.
+    #[arg(long)]
+    pub cleanup: bool,
+}
+
+/// `pqprof memory`'s arguments.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// Results file to add the section to (default: the newest results/*.json).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Replace a memory section the results file already has.
+    #[arg(long)]
+    pub force: bool,
+    /// Probed calls per phase (their stack figures must agree).
+    #[arg(long, default_value_t = crate::memory::CALLS as u32, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub calls: u32,
+    /// Backend child processes at a time (default: the machine's cores, at most 2).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Only these algorithms (repeatable; default every KEM, DH and signature algorithm).
+    #[arg(long = "algorithm")]
+    pub algorithms: Vec<String>,
+}
+
+/// `pqprof render`'s arguments.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Results files, or folders of them (each folder's *.json, not its subfolders).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Every run on the front page and the compare page, not only the newest complete run of
+    /// each machine.
+    #[arg(long)]
+    pub all: bool,
+    /// Site folder.
+    #[arg(long, default_value = "site")]
+    pub out: PathBuf,
+    /// Link to the tool's source, with {commit} for the run's commit
+    /// (for example https://example.org/pqprof/tree/{commit}).
+    #[arg(long)]
+    pub source_url: Option<String>,
+    /// The run every other is compared with on the compare page (default: the oldest).
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+}
+
+/// `pqprof count-phase`'s arguments.
+#[derive(Debug, Args)]
+pub struct CountPhaseArgs {
+    #[arg(long)]
+    pub backend: String,
+    #[arg(long)]
+    pub algorithm: String,
+    #[arg(long)]
+    pub operation: String,
+    #[arg(long, value_parser = ["handshake", "primitive"])]
+    pub form: String,
+    #[arg(long)]
+    pub calls: usize,
+    #[arg(long, default_value_t = 0)]
+    pub payload: usize,
+    #[arg(long, default_value_t = 0)]
+    pub aad: usize,
+}
+
+/// `pqprof handshake-server`'s arguments.
+#[derive(Debug, Args)]
+pub struct HandshakeServerArgs {
+    #[arg(long)]
+    pub stack: String,
+    #[arg(long)]
+    pub group: String,
+    /// The identity's folder (chain, key, root; see stack::identity::Files).
+    #[arg(long)]
+    pub identity: PathBuf,
+    /// Time every crypto call of each connection and report it with `stats`.
+    #[arg(long)]
+    pub insitu: bool,
+    /// Address to listen on (the network grid's server namespace).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// A thread (SSH: a task) per connection instead of one connection at a time.
+    #[arg(long)]
+    pub concurrent: bool,
+    /// Socket timeouts, seconds.
+    #[arg(long, default_value_t = 5)]
+    pub timeout_s: u64,
+    /// Issue a TLS 1.3 ticket per connection, and resume the connections that offer one.
+    #[arg(long)]
+    pub resumed: bool,
+}
+
+/// `pqprof capacity-server`'s arguments.
+#[derive(Debug, Args)]
+pub struct CapacityServerArgs {
+    #[arg(long)]
+    pub stack: String,
+    #[arg(long)]
+    pub group: String,
+    /// The identity's folder (chain, key, root; see stack::identity::Files).
+    #[arg(long)]
+    pub identity: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    #[arg(long)]
+    pub hold: bool,
+    #[arg(long)]
+    pub core: Option<usize>,
+}
+
+/// `pqprof spread`'s arguments.
+#[derive(Debug, Args)]
+pub struct SpreadArgs {
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+}
+
+/// `pqprof memory-child`'s arguments.
+#[derive(Debug, Args)]
+pub struct MemoryChildArgs {
+    #[arg(long)]
+    pub backend: String,
+    #[arg(long)]
+    pub calls: usize,
+    #[arg(long = "algorithm")]
+    pub algorithms: Vec<String>,
+    #[arg(long = "operation")]
+    pub operations: Vec<String>,
 }
 
 /// The registered stacks with a feature, as `--stack` values.

@@ -269,7 +269,9 @@ impl Early {
     }
 }
 
-pub fn router_main(client_if: &str) -> Result<()> {
+/// The queue, its socket, a signalfd for SIGTERM and SIGINT, and the client interface's index: the
+/// emulator's set-up, at SCHED_FIFO with 1 ns timer slack.
+fn open(client_if: &str) -> Result<(Queue, i32, i32, u32)> {
     let name = std::ffi::CString::new(client_if)?;
     // SAFETY: a valid C string.
     let client_ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
@@ -317,77 +319,190 @@ pub fn router_main(client_if: &str) -> Result<()> {
             4,
         )
     };
-    println!("ready");
-    std::io::stdout().flush()?;
+    Ok((q, fd, sigfd, client_ifindex))
+}
 
-    let (mut delay, mut loss) = ([0u64; 2], [0f64; 2]);
-    // One draw sequence per server port, from the seed and the port: which packets a cell loses
-    // then depends on its own packets alone, not on the other cells sharing its window.
-    let mut draws_seed = 1u64;
-    let mut rngs: BTreeMap<Option<u16>, Rng> = BTreeMap::new();
-    let mut heap: BinaryHeap<Reverse<Held>> = BinaryHeap::new();
-    let mut last_due = [0u64; 2];
-    let mut seq = 0u64;
-    let mut c = Stats::default();
-    let mut queue_dropped0 = kernel_queue_dropped();
-    let mut line = Vec::new();
-    let mut early = Early::default();
-    'main: loop {
-        let now = crate::alloc::monotonic_ns();
-        while heap.peek().is_some_and(|h| h.0.key.0 <= now) {
-            let Some(Reverse(h)) = heap.pop() else { break };
-            let late = now - h.key.0;
+/// What the emulator holds and counts between two `set` lines.
+struct Emulator {
+    client_ifindex: u32,
+    delay: [u64; 2],
+    loss: [f64; 2],
+    /// One draw sequence per server port, from the seed and the port: which packets a cell loses
+    /// then depends on its own packets alone, not on the other cells sharing its window.
+    draws_seed: u64,
+    rngs: BTreeMap<Option<u16>, Rng>,
+    heap: BinaryHeap<Reverse<Held>>,
+    last_due: [u64; 2],
+    seq: u64,
+    c: Stats,
+    queue_dropped0: u64,
+}
+
+impl Emulator {
+    fn new(client_ifindex: u32) -> Emulator {
+        Emulator {
+            client_ifindex,
+            delay: [0; 2],
+            loss: [0.0; 2],
+            draws_seed: 1,
+            rngs: BTreeMap::new(),
+            heap: BinaryHeap::new(),
+            last_due: [0; 2],
+            seq: 0,
+            c: Stats::default(),
+            queue_dropped0: kernel_queue_dropped(),
+        }
+    }
+
+    /// Accepts every held packet due by `now`, counting how late each went.
+    fn release_due(&mut self, q: &mut Queue, now: u64) {
+        while self.heap.peek().is_some_and(|h| h.0.key.0 <= now) {
+            let Some(Reverse(h)) = self.heap.pop() else {
+                break;
+            };
             if let Some(p) = h.port {
-                c.ports
-                    .entry(p)
-                    .or_default()
-                    .released(late, h.client_port, [h.arrived, now]);
+                self.c.ports.entry(p).or_default().released(
+                    now - h.key.0,
+                    h.client_port,
+                    [h.arrived, now],
+                );
             }
             let _ = q.verdict(h.msg);
         }
-        let mut fds = [
-            libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: sigfd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let ts;
-        let due = heap.peek().map(|h| h.0.key.0);
-        let tsp = match due {
-            Some(due) => {
-                let wait = due
-                    .saturating_sub(early.ns())
-                    .saturating_sub(crate::alloc::monotonic_ns());
-                ts = libc::timespec {
-                    tv_sec: (wait / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (wait % 1_000_000_000) as libc::c_long,
-                };
-                &ts as *const libc::timespec
+    }
+
+    /// The answer (one JSON line) to a control line.
+    fn control(&mut self, line: &str) -> Result<String> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        Ok(match w.as_slice() {
+            ["set", d0, d1, l0, l1, seed] => {
+                match (
+                    d0.parse(),
+                    d1.parse(),
+                    l0.parse::<f64>(),
+                    l1.parse::<f64>(),
+                    seed.parse(),
+                ) {
+                    (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s))
+                        if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) =>
+                    {
+                        (self.delay, self.loss, self.draws_seed) = ([a, b], [x, y], s);
+                        self.rngs.clear();
+                        self.c = Stats::default();
+                        self.queue_dropped0 = kernel_queue_dropped();
+                        "\"ok\"".to_string()
+                    }
+                    _ => "\"bad set\"".to_string(),
+                }
             }
-            None => std::ptr::null(),
-        };
+            ["stats"] => {
+                self.c.peak_held = self.c.peak_held.max(self.heap.len());
+                self.c.kernel_queue_dropped =
+                    kernel_queue_dropped().saturating_sub(self.queue_dropped0);
+                serde_json::to_string(&self.c)?
+            }
+            _ => "\"?\"".to_string(),
+        })
+    }
+
+    /// Takes up to 256 waiting packets off the queue: each dropped with its direction's loss
+    /// probability, or held until its direction's delay has passed (never before the direction's
+    /// last, so each direction stays in order).
+    fn intake(&mut self, q: &mut Queue) {
+        for _ in 0..256 {
+            let mut msg = match q.recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            };
+            let t = crate::alloc::monotonic_ns();
+            let d = if msg.get_indev() == self.client_ifindex {
+                C2S
+            } else {
+                S2C
+            };
+            let p = classify(msg.get_payload());
+            let port = p.ports.map(|(src, dst)| if d == C2S { dst } else { src });
+            let client_port = p.ports.map(|(src, dst)| if d == C2S { src } else { dst });
+            let seed = self.draws_seed;
+            let drop = self.loss[d] > 0.0
+                && self
+                    .rngs
+                    .entry(port)
+                    .or_insert_with(|| Rng::for_port(seed, port))
+                    .next_f64()
+                    < self.loss[d];
+            let len = msg.get_original_len() as u64;
+            if let Some(port) = port {
+                self.c
+                    .ports
+                    .entry(port)
+                    .or_default()
+                    .seen(d, len, p.data, p.syn, drop);
+            }
+            if drop {
+                msg.set_verdict(Verdict::Drop);
+                let _ = q.verdict(msg);
+                continue;
+            }
+            msg.set_verdict(Verdict::Accept);
+            let due = (t + self.delay[d]).max(self.last_due[d]);
+            self.last_due[d] = due;
+            self.seq += 1;
+            self.heap.push(Reverse(Held {
+                key: (due, self.seq),
+                port,
+                client_port,
+                arrived: t,
+                msg,
+            }));
+        }
+        self.c.peak_held = self.c.peak_held.max(self.heap.len());
+    }
+}
+
+/// A ppoll timeout of `ns`.
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+pub fn router_main(client_if: &str) -> Result<()> {
+    let (mut q, fd, sigfd, client_ifindex) = open(client_if)?;
+    println!("ready");
+    std::io::stdout().flush()?;
+    let mut e = Emulator::new(client_ifindex);
+    let mut early = Early::default();
+    let mut line = Vec::new();
+    loop {
+        e.release_due(&mut q, crate::alloc::monotonic_ns());
+        let mut fds = [fd, sigfd, 0].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        let due = e.heap.peek().map(|h| h.0.key.0);
+        let ts = due.map(|due| {
+            timespec(
+                due.saturating_sub(early.ns())
+                    .saturating_sub(crate::alloc::monotonic_ns()),
+            )
+        });
+        let tsp = ts
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: three valid pollfds; tsp is null or points at `ts`, alive here.
         let n = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, tsp, std::ptr::null()) };
         if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == ErrorKind::Interrupted {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == ErrorKind::Interrupted {
                 continue;
             }
-            return Err(e.into());
+            return Err(err.into());
         }
         if fds[1].revents & libc::POLLIN != 0 {
-            break 'main;
+            break;
         }
         if let (0, Some(due)) = (n, due) {
             early.woke(due, crate::alloc::monotonic_ns());
@@ -397,97 +512,21 @@ pub fn router_main(client_if: &str) -> Result<()> {
             // SAFETY: reading into a buffer of the given size.
             let r = unsafe { libc::read(0, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
             if r <= 0 {
-                break 'main;
+                break;
             }
             line.extend_from_slice(&b[..r as usize]);
             while let Some(pos) = line.iter().position(|&x| x == b'\n') {
                 let cmd: Vec<u8> = line.drain(..=pos).collect();
-                let cmd = String::from_utf8_lossy(&cmd);
-                let w: Vec<&str> = cmd.split_whitespace().collect();
-                let answer = match w.as_slice() {
-                    ["set", d0, d1, l0, l1, seed] => {
-                        match (
-                            d0.parse(),
-                            d1.parse(),
-                            l0.parse::<f64>(),
-                            l1.parse::<f64>(),
-                            seed.parse(),
-                        ) {
-                            (Ok(a), Ok(b), Ok(x), Ok(y), Ok(s))
-                                if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) =>
-                            {
-                                (delay, loss, draws_seed) = ([a, b], [x, y], s);
-                                rngs.clear();
-                                c = Stats::default();
-                                queue_dropped0 = kernel_queue_dropped();
-                                "\"ok\"".to_string()
-                            }
-                            _ => "\"bad set\"".to_string(),
-                        }
-                    }
-                    ["stats"] => {
-                        c.peak_held = c.peak_held.max(heap.len());
-                        c.kernel_queue_dropped =
-                            kernel_queue_dropped().saturating_sub(queue_dropped0);
-                        serde_json::to_string(&c)?
-                    }
-                    _ => "\"?\"".to_string(),
-                };
-                println!("{answer}");
+                println!("{}", e.control(&String::from_utf8_lossy(&cmd))?);
                 std::io::stdout().flush()?;
             }
         }
         if fds[0].revents & libc::POLLIN != 0 {
-            for _ in 0..256 {
-                let mut msg = match q.recv() {
-                    Ok(m) => m,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(_) => break,
-                };
-                let t = crate::alloc::monotonic_ns();
-                let d = if msg.get_indev() == client_ifindex {
-                    C2S
-                } else {
-                    S2C
-                };
-                let p = classify(msg.get_payload());
-                let port = p.ports.map(|(src, dst)| if d == C2S { dst } else { src });
-                let client_port = p.ports.map(|(src, dst)| if d == C2S { src } else { dst });
-                let drop = loss[d] > 0.0
-                    && rngs
-                        .entry(port)
-                        .or_insert_with(|| Rng::for_port(draws_seed, port))
-                        .next_f64()
-                        < loss[d];
-                let len = msg.get_original_len() as u64;
-                if let Some(port) = port {
-                    c.ports
-                        .entry(port)
-                        .or_default()
-                        .seen(d, len, p.data, p.syn, drop);
-                }
-                if drop {
-                    msg.set_verdict(Verdict::Drop);
-                    let _ = q.verdict(msg);
-                    continue;
-                }
-                msg.set_verdict(Verdict::Accept);
-                let due = (t + delay[d]).max(last_due[d]);
-                last_due[d] = due;
-                seq += 1;
-                heap.push(Reverse(Held {
-                    key: (due, seq),
-                    port,
-                    client_port,
-                    arrived: t,
-                    msg,
-                }));
-            }
-            c.peak_held = c.peak_held.max(heap.len());
+            e.intake(&mut q);
         }
     }
     // Held packets are accepted on the way out: closing the queue would drop them.
-    while let Some(Reverse(h)) = heap.pop() {
+    while let Some(Reverse(h)) = e.heap.pop() {
         let _ = q.verdict(h.msg);
     }
     Ok(())

@@ -1,0 +1,46 @@
+//! `pqprof capacity`.
+
+use super::{newest_results, section_target, write_section};
+use anyhow::Result;
+
+/// `pqprof capacity`: handshakes per core, under load, and memory per held connection.
+pub(super) fn capacity(args: crate::cli::CapacityArgs) -> Result<()> {
+    let crate::cli::CapacityArgs {
+        results: file,
+        force,
+        quick,
+        stacks,
+        suites,
+        connections,
+        budget_s,
+    } = args;
+    let file = file.map_or_else(newest_results, Ok)?;
+    let mut r = section_target(
+        &file,
+        |r| r.capacity.as_ref().map(|c| c.date_utc.clone()),
+        "capacity",
+        force,
+    )?;
+    let mut opts = crate::capacity::Options::default_for(quick, &suites)?;
+    if !stacks.is_empty() {
+        opts.stacks = stacks
+            .iter()
+            .map(|s| crate::stack::find(s))
+            .collect::<Result<_>>()?;
+    }
+    if !connections.is_empty() {
+        opts.connections = connections.iter().map(|&c| c as usize).collect();
+        // The other authentications hold the smallest step.
+        opts.auth_connections = opts.connections.iter().min().into_iter().copied().collect();
+    }
+    opts.budget = (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s));
+    let c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
+    print!("{}", crate::tables::capacity::table(&c));
+    println!(
+        "\ncapacity: {:.0} s; written to {}",
+        c.wall_seconds,
+        file.display()
+    );
+    r.capacity = Some(c);
+    write_section(&file, &r, crate::check::Section::Capacity)
+}

@@ -1,0 +1,94 @@
+//! The hidden subcommands a measuring step starts as its child processes.
+
+use crate::algorithm::Operation;
+use anyhow::Result;
+
+/// The server side of `handshake` and `network`, a child process.
+pub(super) fn handshake_server(args: crate::cli::HandshakeServerArgs) -> Result<()> {
+    let crate::cli::HandshakeServerArgs {
+        stack,
+        group,
+        identity,
+        insitu,
+        bind,
+        concurrent,
+        timeout_s,
+        resumed,
+    } = args;
+    let stack = crate::stack::find(&stack)?;
+    crate::stack::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
+    crate::stack::child::server_main(
+        stack,
+        &group,
+        &identity,
+        insitu,
+        crate::stack::child::Listen { bind, concurrent },
+        if resumed {
+            crate::results::Mode::Resumed
+        } else {
+            crate::results::Mode::Full
+        },
+    )
+}
+
+/// The server side of `capacity`, a child process.
+pub(super) fn capacity_server(args: crate::cli::CapacityServerArgs) -> Result<()> {
+    let crate::cli::CapacityServerArgs {
+        stack,
+        group,
+        identity,
+        threads,
+        hold,
+        core,
+    } = args;
+    let stack = crate::stack::find(&stack)?;
+    crate::capacity::server::server_main(stack, &group, &identity, threads, hold, core)
+}
+
+/// One backend's part of `memory`, a child process.
+pub(super) fn memory_child(args: crate::cli::MemoryChildArgs) -> Result<()> {
+    let crate::cli::MemoryChildArgs {
+        backend,
+        calls,
+        algorithms,
+        operations,
+    } = args;
+    let ops = operations
+        .iter()
+        .map(|o| Operation::from_name(o).ok_or_else(|| anyhow::anyhow!("unknown operation {o}")))
+        .collect::<Result<Vec<_>>>()?;
+    let rep = crate::memory::child(&backend, calls, &algorithms, &ops)?;
+    println!("{}", serde_json::to_string(&rep)?);
+    Ok(())
+}
+
+/// One phase's counted calls, under valgrind or qemu's plugin (`run --counter`).
+pub(super) fn count_phase(args: crate::cli::CountPhaseArgs) -> Result<()> {
+    let crate::cli::CountPhaseArgs {
+        backend,
+        algorithm,
+        operation,
+        form,
+        calls,
+        payload,
+        aad,
+    } = args;
+    let form = if form == "primitive" {
+        crate::results::Form::Primitive
+    } else {
+        crate::results::Form::Handshake
+    };
+    let r = crate::counter::child(
+        &backend,
+        &algorithm,
+        &operation,
+        form,
+        calls.max(1),
+        crate::suite::Workload {
+            payload_bytes: payload,
+            aad_bytes: aad,
+        },
+    )?;
+    println!("{}", serde_json::to_string(&r)?);
+    Ok(())
+}

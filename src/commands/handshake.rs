@@ -1,0 +1,57 @@
+//! `pqprof handshake`.
+
+use super::{newest_results, section_target, write_section};
+use anyhow::{bail, Result};
+
+/// `pqprof handshake`: real handshakes on loopback, beside the composed figures.
+pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
+    let crate::cli::HandshakeArgs {
+        results: file,
+        suites,
+        samples,
+        per_sample,
+        precision,
+        max_samples,
+        budget_s,
+        force,
+        stacks,
+    } = args;
+    if !(precision > 0.0 && precision.is_finite()) {
+        bail!("--precision {precision}: a target is a positive percentage");
+    }
+    let file = file.map_or_else(newest_results, Ok)?;
+    let mut r = section_target(
+        &file,
+        |r| r.handshakes.as_ref().map(|h| h.date_utc.clone()),
+        "handshakes",
+        force,
+    )?;
+    let opts = crate::handshake::Options {
+        suites,
+        samples: samples as usize,
+        per_sample: per_sample as usize,
+        precision_pct: precision,
+        max_samples: (max_samples as usize).max(samples as usize),
+        budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
+        stacks,
+    };
+    let h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
+    print!("{}", crate::tables::handshake::table(&h, &r));
+    println!(
+        "\n{} scenarios, {} failed; {:.0} s; written to {}",
+        h.scenarios.len(),
+        h.failures.len(),
+        h.wall_seconds,
+        file.display()
+    );
+    let failed = h.failures.len();
+    r.handshakes = Some(h);
+    write_section(&file, &r, crate::check::Section::Handshakes)?;
+    if failed > 0 {
+        bail!(
+            "{failed} handshake scenario(s) failed; the others are in {}",
+            file.display()
+        );
+    }
+    Ok(())
+}
