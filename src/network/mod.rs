@@ -365,6 +365,21 @@ impl Drop for Probe {
     }
 }
 
+/// How late this thread wakes past a 1 ms sleep, 200 times, at the endpoints' and the emulator's
+/// 1 ns timer slack (`Network::wake_ns`).
+fn wake_probe() -> Vec<u64> {
+    // SAFETY: a plain prctl on this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let nap = Duration::from_millis(1);
+    (0..200)
+        .map(|_| {
+            let t0 = Instant::now();
+            std::thread::sleep(nap);
+            t0.elapsed().saturating_sub(nap).as_nanos() as u64
+        })
+        .collect()
+}
+
 /// Probes each point's link until a connect through it takes the target RTT: the first probe at
 /// RTT / 2 less half the base RTT each way, then (at most twice, while the median is more than the
 /// tolerance off) the delay corrected by half the error, at most by the tolerance. The endpoints'
@@ -797,6 +812,10 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     let lab = Lab::new()?;
     lab.rate(opts.rate_mbit)?;
     let mut notes = lab.notes.clone();
+    let wake_ns = wake_probe();
+    if let Some((p50_us, p90_us)) = crate::figures::network::slow_wake(&wake_ns) {
+        notes.push(Warning::SlowWake { p50_us, p90_us });
+    }
     let congestion_control = lab.congestion_control.clone();
     let exe = std::env::current_exe()?;
     let mut cmd = Lab::command(lab::ROUTER, &exe);
@@ -942,6 +961,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
         per_point: opts.per_point,
         cell_budget_s: if opts.cell_budget == Duration::MAX { 0.0 } else { opts.cell_budget.as_secs_f64() },
         percentiles: PERCENTILES.to_vec(),
+        wake_ns,
         points,
         notes,
     })

@@ -58,8 +58,34 @@ fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_p
     }
 }
 
+/// The host's wake-ups (files that have them): a `SlowWake` note where, and only where, their p50
+/// is over `SLOW_WAKE_NS`, with the p50 and p90 they give.
+fn wake(problems: &mut Vec<String>, n: &crate::results::Network) {
+    if n.wake_ns.is_empty() {
+        return;
+    }
+    let noted = n.notes.iter().find_map(|w| match w {
+        crate::results::Warning::SlowWake { p50_us, p90_us } => Some((*p50_us, *p90_us)),
+        _ => None,
+    });
+    match (crate::figures::network::slow_wake(&n.wake_ns), noted) {
+        (Some((p50, p90)), Some((p50_noted, p90_noted))) => {
+            differs(problems, "network wake-up p50 (µs)".into(), p50_noted, p50);
+            differs(problems, "network wake-up p90 (µs)".into(), p90_noted, p90);
+        }
+        (Some((p50, _)), None) => problems.push(format!(
+            "network: wake-ups {p50:.0} µs late at the median but no slow-wake note"
+        )),
+        (None, Some(_)) => problems.push(
+            "network: a slow-wake note where the wake-ups' median is within the limit".into(),
+        ),
+        (None, None) => {}
+    }
+}
+
 fn section(n: &crate::results::Network) -> Vec<String> {
     let mut problems = Vec::new();
+    wake(&mut problems, n);
     for point in &n.points {
         let at = format!("network RTT {} loss {}%", rtt(point.rtt_ns), point.loss_pct);
         let l = &point.link;
@@ -392,6 +418,31 @@ mod tests {
     fn fails(n: &Network, what: &str) {
         let p = super::section(n);
         assert!(p.iter().any(|x| x.contains(what)), "{what}: {p:?}");
+    }
+
+    #[test]
+    fn a_slow_wake_note_is_there_exactly_when_the_wake_ups_say_so_with_their_figures() {
+        use crate::results::Warning;
+        let mut n = network();
+        // p50 of 10, 20, ..., 100 us is 55 us (interpolated), over the 50 us limit; p90 91 us.
+        n.wake_ns = (1..=10).map(|k| k * 10_000).collect();
+        fails(&n, "no slow-wake note");
+        n.notes.push(Warning::SlowWake {
+            p50_us: 55.0,
+            p90_us: 91.0,
+        });
+        assert_eq!(super::section(&n), Vec::<String>::new());
+        n.notes.pop();
+        n.notes.push(Warning::SlowWake {
+            p50_us: 40.0,
+            p90_us: 91.0,
+        });
+        fails(&n, "wake-up p50");
+        // Quick wake-ups (p50 5.5 us) want no note.
+        n.wake_ns = (1..=10).map(|k| k * 1_000).collect();
+        fails(&n, "slow-wake note where");
+        n.notes.pop();
+        assert_eq!(super::section(&n), Vec::<String>::new());
     }
 
     #[test]

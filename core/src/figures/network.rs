@@ -3,6 +3,17 @@
 use crate::results::Cell;
 use crate::stats;
 
+/// A wake-up past a timer (`Network::wake_ns`) slower than this at the median makes the
+/// short-RTT cells read over their model: the endpoints wait idle for every flight.
+pub const SLOW_WAKE_NS: f64 = 50_000.0;
+
+/// The p50 and p90 of a host's wake-ups past their timers, microseconds, where the p50 is over
+/// `SLOW_WAKE_NS`: the `SlowWake` note's figures.
+pub fn slow_wake(wake_ns: &[u64]) -> Option<(f64, f64)> {
+    let q = percentiles_ns(wake_ns, &[50.0, 90.0]);
+    (!wake_ns.is_empty() && q[0] > SLOW_WAKE_NS).then(|| (q[0] / 1e3, q[1] / 1e3))
+}
+
 /// The value at each percentile of a set of nanosecond samples (0 where there are none).
 pub fn percentiles_ns(samples_ns: &[u64], percentiles: &[f64]) -> Vec<f64> {
     let sorted = stats::sorted(&samples_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());

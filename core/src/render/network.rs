@@ -360,7 +360,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                 date: n.date_utc.clone(),
                 wall: format!("{:.0} s", n.wall_seconds),
                 setup: format!(
-                    "grid {}; {}; congestion control {}; offloads {}; {}{}; base RTT through the router {} (half taken off each direction's delay); {}",
+                    "grid {}; {}; congestion control {}; offloads {}; {}{}; base RTT through the router {} (half taken off each direction's delay){}; {}",
                     n.grid,
                     n.emulator,
                     n.congestion_control,
@@ -371,6 +371,14 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                         _ => String::new(),
                     },
                     time(n.base_rtt_ns),
+                    match crate::figures::network::percentiles_ns(&n.wake_ns, &[50.0, 90.0]).as_slice() {
+                        [p50, p90] if !n.wake_ns.is_empty() => format!(
+                            "; a thread wakes {} past its timer (p50; p90 {})",
+                            time(*p50),
+                            time(*p90)
+                        ),
+                        _ => String::new(),
+                    },
                     match n.load_pct {
                         Some(load) => format!(
                             "{} handshakes per scenario and point (up to {} at the zero point, one at a time; up to {} at 0% and 1% loss; up to {} at 10% and more), a new one every zero-point median / {load:.0}% of a core, at most {} of a cell in flight{}",

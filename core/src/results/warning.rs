@@ -82,6 +82,10 @@ pub enum Warning {
         client_pct: f64,
         server_pct: f64,
     },
+    /// Network: a thread of this host wakes this late past its timer (p50 and p90 of
+    /// `Network::wake_ns`), which the endpoints pay at every flight they wait for, and the zero
+    /// point, run back to back, hardly at all.
+    SlowWake { p50_us: f64, p90_us: f64 },
     /// Capacity: one core only, so the load generator shared the server's core.
     OneCore,
     /// Capacity: the load generator's core was the limit at these concurrencies.
@@ -173,7 +177,8 @@ impl Warning {
             | Warning::NoCubic { .. }
             | Warning::InvalidPoint { .. }
             | Warning::QueueDrops { .. }
-            | Warning::BusyEndpoint { .. } => WarningKind::Network,
+            | Warning::BusyEndpoint { .. }
+            | Warning::SlowWake { .. } => WarningKind::Network,
             Warning::OneCore | Warning::LoadLimited { .. } | Warning::MemoryLimited { .. } => {
                 WarningKind::Capacity
             }
@@ -282,6 +287,7 @@ impl Warning {
                 server_pct,
                 ..
             } => client_pct.max(*server_pct),
+            Warning::SlowWake { p50_us, .. } => *p50_us,
             _ => 0.0,
         }
     }
@@ -310,6 +316,7 @@ impl std::fmt::Display for Warning {
             Warning::InvalidPoint { rtt_ms, loss_pct, measured_ms, tolerance_ms } => write!(f, "RTT {rtt_ms} ms, loss {loss_pct}%: measured RTT {measured_ms:.3} ms is outside ±{tolerance_ms:.2} ms; the point is marked invalid"),
             Warning::QueueDrops { rtt_ms, loss_pct, cell, dropped } => write!(f, "RTT {rtt_ms} ms, loss {loss_pct}%, {cell}: the kernel dropped {dropped} packets at a full queue"),
             Warning::BusyEndpoint { rtt_ms, loss_pct, cell, client_pct, server_pct } => write!(f, "RTT {rtt_ms} ms, loss {loss_pct}%, {cell}: client {client_pct:.0}% / server {server_pct:.0}% of a core busy: compute may be part of the latency"),
+            Warning::SlowWake { p50_us, p90_us } => write!(f, "a thread of this host wakes {p50_us:.0} µs late past its timer (p50; p90 {p90_us:.0} µs): the endpoints pay about that at every flight they wait for, which the zero point, run back to back, does not, so short-RTT cells read over their model by a few wake-ups (a VM whose vCPUs halt when idle)"),
             Warning::OneCore => write!(f, "one core only: the socket load generator shares the server's core"),
             Warning::LoadLimited { cell, concurrency } => write!(f, "{cell}: at {} in flight the load generator's core was busier than the server's, so throughput there is the generator's limit (a TLS client does more work per handshake than the server: it verifies the certificate); server CPU per handshake still holds", concurrency.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")),
             Warning::MemoryLimited { cell, why } => write!(f, "{cell}: {why}"),
@@ -464,6 +471,10 @@ enum Tagged {
         client_pct: f64,
         server_pct: f64,
     },
+    SlowWake {
+        p50_us: f64,
+        p90_us: f64,
+    },
     OneCore,
     LoadLimited {
         cell: String,
@@ -516,6 +527,7 @@ both_ways! {
     InvalidPoint { rtt_ms, loss_pct, measured_ms, tolerance_ms },
     QueueDrops { rtt_ms, loss_pct, cell, dropped },
     BusyEndpoint { rtt_ms, loss_pct, cell, client_pct, server_pct },
+    SlowWake { p50_us, p90_us },
     LoadLimited { cell, concurrency },
     MemoryLimited { cell, why },
 }
