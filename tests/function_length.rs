@@ -12,7 +12,6 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("core/src/check/phases.rs", "check", 391),
     ("src/crosscheck/mod.rs", "run", 268),
     ("src/handshake/mod.rs", "run", 243),
-    ("core/src/check/network.rs", "section", 222),
     ("core/src/render/methodology.rs", "build", 217),
     ("src/capacity/mod.rs", "in_memory", 215),
     ("src/capacity/mod.rs", "run", 211),
@@ -22,7 +21,6 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("core/src/render/overview.rs", "row", 190),
     ("core/src/render/answer.rs", "cells", 183),
     ("core/src/render/history.rs", "charts", 171),
-    ("src/network/mod.rs", "run", 159),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -97,10 +95,14 @@ fn no_function_is_longer_than_the_limit_unless_listed_and_none_grows() {
                 continue;
             }
             match LONGER.iter().find(|(p, f, _)| *p == rel && *f == name) {
-                Some((_, _, max)) if n <= *max => seen.push((rel.clone(), name)),
-                Some((_, _, max)) => problems.push(format!(
-                    "{rel}: fn {name} grew to {n} lines (listed at {max})"
-                )),
+                Some((_, _, max)) => {
+                    if n > *max {
+                        problems.push(format!(
+                            "{rel}: fn {name} grew to {n} lines (listed at {max})"
+                        ));
+                    }
+                    seen.push((rel.clone(), name));
+                }
                 None => problems.push(format!("{rel}: fn {name} is {n} lines (limit {LIMIT})")),
             }
         }

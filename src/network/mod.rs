@@ -365,19 +365,40 @@ impl Drop for Probe {
     }
 }
 
+/// The emulator in the router namespace, with no delay, and a probe server behind it, through
+/// which a first probe has run (discarded: on a VM the first connects of a fresh namespace ran up
+/// to 4x slower, 1.32 ms against the zero point's 0.31 ms on a Zen 3 VM, and the path's own RTT
+/// taken off the delays, `base_rtt_ns`, is the zero point's).
+fn start_emulator() -> Result<(Router, Probe)> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Lab::command(lab::ROUTER, &exe);
+    cmd.args(["netem-router", "--client-if", lab::ROUTER_CLIENT_IF]);
+    let mut router =
+        Router(Server::spawn(cmd).context("the emulator (netem-router) in the router namespace")?);
+    router.set([0.0, 0.0], 0.0, 1)?;
+    let probe = Probe::start()?;
+    probe_link(probe.addr)
+        .context("TCP connect through the router (is the NFQUEUE target there?)")?;
+    Ok((router, probe))
+}
+
 /// How late this thread wakes past a 1 ms sleep, 200 times, at the endpoints' and the emulator's
-/// 1 ns timer slack (`Network::wake_ns`).
-fn wake_probe() -> Vec<u64> {
+/// 1 ns timer slack (`Network::wake_ns`), with a note where that is slow.
+fn wake_probe(notes: &mut Vec<Warning>) -> Vec<u64> {
     // SAFETY: a plain prctl on this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
     let nap = Duration::from_millis(1);
-    (0..200)
+    let wake_ns: Vec<u64> = (0..200)
         .map(|_| {
             let t0 = Instant::now();
             std::thread::sleep(nap);
             t0.elapsed().saturating_sub(nap).as_nanos() as u64
         })
-        .collect()
+        .collect();
+    if let Some((p50_us, p90_us)) = crate::figures::network::slow_wake(&wake_ns) {
+        notes.push(Warning::SlowWake { p50_us, p90_us });
+    }
+    wake_ns
 }
 
 /// Probes each point's link until a connect through it takes the target RTT: the first probe at
@@ -812,23 +833,9 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     let lab = Lab::new()?;
     lab.rate(opts.rate_mbit)?;
     let mut notes = lab.notes.clone();
-    let wake_ns = wake_probe();
-    if let Some((p50_us, p90_us)) = crate::figures::network::slow_wake(&wake_ns) {
-        notes.push(Warning::SlowWake { p50_us, p90_us });
-    }
+    let wake_ns = wake_probe(&mut notes);
     let congestion_control = lab.congestion_control.clone();
-    let exe = std::env::current_exe()?;
-    let mut cmd = Lab::command(lab::ROUTER, &exe);
-    cmd.args(["netem-router", "--client-if", lab::ROUTER_CLIENT_IF]);
-    let mut router =
-        Router(Server::spawn(cmd).context("the emulator (netem-router) in the router namespace")?);
-    router.set([0.0, 0.0], 0.0, 1)?;
-    let probe = Probe::start()?;
-    // A first probe through the router with no delay, discarded: on a VM the first connects of a
-    // fresh namespace ran up to 4x slower (1.32 ms against the zero point's 0.31 ms on a Zen 3
-    // VM), and the path's own RTT taken off the delays (`base_rtt_ns`) is the zero point's.
-    probe_link(probe.addr)
-        .context("TCP connect through the router (is the NFQUEUE target there?)")?;
+    let (mut router, probe) = start_emulator()?;
     let (mut base_rtt_ns, mut offset_ns) = (0.0, 0.0);
 
     let scenarios = scenarios(opts, &mut notes);

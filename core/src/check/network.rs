@@ -88,33 +88,7 @@ fn section(n: &crate::results::Network) -> Vec<String> {
     wake(&mut problems, n);
     for point in &n.points {
         let at = format!("network RTT {} loss {}%", rtt(point.rtt_ns), point.loss_pct);
-        let l = &point.link;
-        if l.connect_ns.is_empty() {
-            problems.push(format!("{at}: no connect times"));
-        } else {
-            let median = stats::median(&l.connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
-            differs(
-                &mut problems,
-                format!("{at} link rtt_median_ns"),
-                l.rtt_median_ns,
-                median,
-            );
-            let tolerance = tolerance_ns(point.rtt_ns);
-            differs(
-                &mut problems,
-                format!("{at} link tolerance_ns"),
-                l.tolerance_ns,
-                tolerance,
-            );
-            if l.valid != ((median - point.rtt_ns).abs() <= l.tolerance_ns) {
-                problems.push(format!(
-                    "{at}: marked {} but its measured RTT {} against {} says otherwise",
-                    if l.valid { "valid" } else { "invalid" },
-                    time(median),
-                    rtt(point.rtt_ns)
-                ));
-            }
-        }
+        link(&mut problems, &at, point);
         // A point whose cells shared a window says so in every cell, with the point's count.
         let windows: Vec<Option<usize>> = point
             .cells
@@ -130,181 +104,253 @@ fn section(n: &crate::results::Network) -> Vec<String> {
             ));
         }
         for c in &point.cells {
-            let name = format!("{at} {} {} {}", c.protocol, c.stack.name(), c.group);
-            if c.ready_ns.len() != c.echo_ns.len() {
-                problems.push(format!(
-                    "{name}: {} ready times, {} echo times",
-                    c.ready_ns.len(),
-                    c.echo_ns.len()
-                ));
-                continue;
-            }
-            if c.ready_ns.iter().zip(&c.echo_ns).any(|(r, e)| r > e) {
-                problems.push(format!("{name}: a handshake completed after its echo"));
-            }
-            quic(&mut problems, &name, c, point.loss_pct);
-            let levels = n.percentiles.len();
-            if c.ready_percentiles_ns.len() != levels || c.echo_percentiles_ns.len() != levels {
-                problems.push(format!(
-                    "{name}: percentiles stored for {} / {} of {levels} levels",
-                    c.ready_percentiles_ns.len(),
-                    c.echo_percentiles_ns.len(),
-                ));
-            }
-            for (field, stored, samples) in [
-                ("ready_percentiles_ns", &c.ready_percentiles_ns, &c.ready_ns),
-                ("echo_percentiles_ns", &c.echo_percentiles_ns, &c.echo_ns),
-            ] {
-                let fresh = percentiles_ns(samples, &n.percentiles);
-                for (k, (a, b)) in stored.iter().zip(fresh).enumerate() {
-                    differs(&mut problems, format!("{name} {field}[{k}]"), *a, b);
-                }
-            }
-            if c.precision.is_some() || c.ready_p50_ci95_ns.is_some() {
-                let (p50, p95) = crate::figures::network::ready_intervals(&c.ready_ns);
-                for (field, stored, fresh) in [
-                    ("ready_p50_ci95_ns", c.ready_p50_ci95_ns, p50),
-                    ("ready_p95_ci95_ns", c.ready_p95_ci95_ns, p95),
-                ] {
-                    match (stored, fresh) {
-                        (Some(a), Some(b)) => {
-                            differs(&mut problems, format!("{name} {field} low"), a.0, b.0);
-                            differs(&mut problems, format!("{name} {field} high"), a.1, b.1);
-                        }
-                        (None, None) => {}
-                        _ => problems.push(format!("{name}: {field} stored and recomputed differ")),
-                    }
-                }
-                if let Some(pr) = &c.precision {
-                    let centre = percentiles_ns(&c.ready_ns, &[50.0])[0];
-                    super::precision::check(
-                        &mut problems,
-                        &name,
-                        pr,
-                        p50,
-                        centre,
-                        super::precision::Batches {
-                            count: 1,
-                            what: "batches",
-                            confirm: 0,
-                        },
-                    );
-                }
-            }
-            if !c.ready_ns.is_empty() {
-                let mean = mean_ns(&c.ready_ns);
-                differs(
-                    &mut problems,
-                    format!("{name} ready_mean_ns"),
-                    c.ready_mean_ns,
-                    mean,
-                );
-            }
-            let n_hs = handshakes(c);
-            for d in 0..2 {
-                let per = |x: u64| x as f64 / n_hs;
-                let field = |f: &str| format!("{name} {f}[{d}]");
-                let packets = c.packets_per_handshake[d];
-                differs(
-                    &mut problems,
-                    field("packets_per_handshake"),
-                    packets,
-                    per(c.packets[d]),
-                );
-                let bytes = c.bytes_per_handshake[d];
-                differs(
-                    &mut problems,
-                    field("bytes_per_handshake"),
-                    bytes,
-                    per(c.bytes[d]),
-                );
-                let loss = loss_pct(c.dropped[d], c.packets[d]);
-                differs(
-                    &mut problems,
-                    field("observed_loss_pct"),
-                    c.observed_loss_pct[d],
-                    loss,
-                );
-            }
-            let m = &c.model;
-            let fresh = crate::figures::network::model(
-                crate::figures::network::ModelInputs {
-                    zero_ns: m.zero_ns,
-                    round_trips: m.round_trips,
-                    data_packets: m.data_packets,
-                    bytes: m.bytes,
-                    path: m.path.clone(),
-                },
-                crate::figures::network::Conditions {
-                    rtt_ns: m.link_rtt_ns.unwrap_or(point.rtt_ns),
-                    measured: m.link_rtt_ns.is_some(),
-                    base_rtt_ns: n.base_rtt_ns,
-                    loss_pct: point.loss_pct,
-                    rate_mbit: n.rate_mbit,
-                },
-            );
-            if let Some(r) = m.link_rtt_ns {
-                differs(
-                    &mut problems,
-                    format!("{name} model link_rtt_ns"),
-                    r,
-                    point.link.rtt_median_ns,
-                );
-            }
-            differs(
-                &mut problems,
-                format!("{name} model expected_ns"),
-                m.expected_ns,
-                fresh.expected_ns,
-            );
-            for (field, stored, recomputed) in [
-                ("p50_ns", m.p50_ns, fresh.p50_ns),
-                ("p95_ns", m.p95_ns, fresh.p95_ns),
-            ] {
-                match (stored, recomputed) {
-                    (Some(a), Some(b)) => {
-                        differs(&mut problems, format!("{name} model {field}"), a, b)
-                    }
-                    (None, None) => {}
-                    _ => problems.push(format!(
-                        "{name}: model {field} stored and recomputed differ"
-                    )),
-                }
-            }
-            if let Some(cpu) = &c.cpu {
-                if !(cpu.wall_ns > 0.0 && cpu.client_ns >= 0.0 && cpu.server_ns >= 0.0) {
-                    problems.push(format!(
-                        "{name}: a measured window of {} with CPU {} / {}",
-                        cpu.wall_ns, cpu.client_ns, cpu.server_ns
-                    ));
-                }
-                let busy = crate::figures::network::busy_pct;
-                differs(
-                    &mut problems,
-                    format!("{name} client_busy_pct"),
-                    c.client_busy_pct,
-                    busy(cpu.client_ns, cpu.wall_ns),
-                );
-                differs(
-                    &mut problems,
-                    format!("{name} server_busy_pct"),
-                    c.server_busy_pct,
-                    busy(cpu.server_ns, cpu.wall_ns),
-                );
-            }
-            if let Some(r) = &c.release {
-                // (Released packets may include a previous cell's last ones, held across the reset.)
-                if r.late_over_1ms > r.released || r.late_max_ns > r.late_sum_ns {
-                    problems.push(format!(
-                        "{name}: the emulator's release counts contradict each other ({} released, {} over 1 ms, max {} ns of a sum of {} ns)",
-                        r.released, r.late_over_1ms, r.late_max_ns, r.late_sum_ns
-                    ));
-                }
-            }
-            wire(&mut problems, &name, c);
+            cell(&mut problems, n, point, &at, c);
         }
     }
     problems
+}
+
+/// A point's link: its median and tolerance from the connect times, and whether it is valid.
+fn link(problems: &mut Vec<String>, at: &str, point: &crate::results::Point) {
+    let l = &point.link;
+    if l.connect_ns.is_empty() {
+        problems.push(format!("{at}: no connect times"));
+    } else {
+        let median = stats::median(&l.connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        differs(
+            problems,
+            format!("{at} link rtt_median_ns"),
+            l.rtt_median_ns,
+            median,
+        );
+        let tolerance = tolerance_ns(point.rtt_ns);
+        differs(
+            problems,
+            format!("{at} link tolerance_ns"),
+            l.tolerance_ns,
+            tolerance,
+        );
+        if l.valid != ((median - point.rtt_ns).abs() <= l.tolerance_ns) {
+            problems.push(format!(
+                "{at}: marked {} but its measured RTT {} against {} says otherwise",
+                if l.valid { "valid" } else { "invalid" },
+                time(median),
+                rtt(point.rtt_ns)
+            ));
+        }
+    }
+}
+
+/// A cell: its handshakes' times, distribution, counts, model, CPU, the emulator's releases and
+/// its wire time.
+fn cell(
+    problems: &mut Vec<String>,
+    n: &crate::results::Network,
+    point: &crate::results::Point,
+    at: &str,
+    c: &crate::results::Cell,
+) {
+    let name = format!("{at} {} {} {}", c.protocol, c.stack.name(), c.group);
+    if c.ready_ns.len() != c.echo_ns.len() {
+        problems.push(format!(
+            "{name}: {} ready times, {} echo times",
+            c.ready_ns.len(),
+            c.echo_ns.len()
+        ));
+        return;
+    }
+    if c.ready_ns.iter().zip(&c.echo_ns).any(|(r, e)| r > e) {
+        problems.push(format!("{name}: a handshake completed after its echo"));
+    }
+    quic(problems, &name, c, point.loss_pct);
+    distribution(problems, n, &name, c);
+    counts(problems, &name, c);
+    model(problems, n, point, &name, c);
+    cpu_and_releases(problems, &name, c);
+    wire(problems, &name, c);
+}
+
+/// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.
+fn distribution(
+    problems: &mut Vec<String>,
+    n: &crate::results::Network,
+    name: &str,
+    c: &crate::results::Cell,
+) {
+    let levels = n.percentiles.len();
+    if c.ready_percentiles_ns.len() != levels || c.echo_percentiles_ns.len() != levels {
+        problems.push(format!(
+            "{name}: percentiles stored for {} / {} of {levels} levels",
+            c.ready_percentiles_ns.len(),
+            c.echo_percentiles_ns.len(),
+        ));
+    }
+    for (field, stored, samples) in [
+        ("ready_percentiles_ns", &c.ready_percentiles_ns, &c.ready_ns),
+        ("echo_percentiles_ns", &c.echo_percentiles_ns, &c.echo_ns),
+    ] {
+        let fresh = percentiles_ns(samples, &n.percentiles);
+        for (k, (a, b)) in stored.iter().zip(fresh).enumerate() {
+            differs(problems, format!("{name} {field}[{k}]"), *a, b);
+        }
+    }
+    if c.precision.is_some() || c.ready_p50_ci95_ns.is_some() {
+        let (p50, p95) = crate::figures::network::ready_intervals(&c.ready_ns);
+        for (field, stored, fresh) in [
+            ("ready_p50_ci95_ns", c.ready_p50_ci95_ns, p50),
+            ("ready_p95_ci95_ns", c.ready_p95_ci95_ns, p95),
+        ] {
+            match (stored, fresh) {
+                (Some(a), Some(b)) => {
+                    differs(problems, format!("{name} {field} low"), a.0, b.0);
+                    differs(problems, format!("{name} {field} high"), a.1, b.1);
+                }
+                (None, None) => {}
+                _ => problems.push(format!("{name}: {field} stored and recomputed differ")),
+            }
+        }
+        if let Some(pr) = &c.precision {
+            let centre = percentiles_ns(&c.ready_ns, &[50.0])[0];
+            super::precision::check(
+                problems,
+                name,
+                pr,
+                p50,
+                centre,
+                super::precision::Batches {
+                    count: 1,
+                    what: "batches",
+                    confirm: 0,
+                },
+            );
+        }
+    }
+    if !c.ready_ns.is_empty() {
+        let mean = mean_ns(&c.ready_ns);
+        differs(
+            problems,
+            format!("{name} ready_mean_ns"),
+            c.ready_mean_ns,
+            mean,
+        );
+    }
+}
+
+/// A cell's packets, bytes and loss per handshake, from the emulator's counts.
+fn counts(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+    let n_hs = handshakes(c);
+    for d in 0..2 {
+        let per = |x: u64| x as f64 / n_hs;
+        let field = |f: &str| format!("{name} {f}[{d}]");
+        let packets = c.packets_per_handshake[d];
+        differs(
+            problems,
+            field("packets_per_handshake"),
+            packets,
+            per(c.packets[d]),
+        );
+        let bytes = c.bytes_per_handshake[d];
+        differs(
+            problems,
+            field("bytes_per_handshake"),
+            bytes,
+            per(c.bytes[d]),
+        );
+        let loss = loss_pct(c.dropped[d], c.packets[d]);
+        differs(
+            problems,
+            field("observed_loss_pct"),
+            c.observed_loss_pct[d],
+            loss,
+        );
+    }
+}
+
+/// A cell's model, recomputed from its stored inputs and the point's conditions.
+fn model(
+    problems: &mut Vec<String>,
+    n: &crate::results::Network,
+    point: &crate::results::Point,
+    name: &str,
+    c: &crate::results::Cell,
+) {
+    let m = &c.model;
+    let fresh = crate::figures::network::model(
+        crate::figures::network::ModelInputs {
+            zero_ns: m.zero_ns,
+            round_trips: m.round_trips,
+            data_packets: m.data_packets,
+            bytes: m.bytes,
+            path: m.path.clone(),
+        },
+        crate::figures::network::Conditions {
+            rtt_ns: m.link_rtt_ns.unwrap_or(point.rtt_ns),
+            measured: m.link_rtt_ns.is_some(),
+            base_rtt_ns: n.base_rtt_ns,
+            loss_pct: point.loss_pct,
+            rate_mbit: n.rate_mbit,
+        },
+    );
+    if let Some(r) = m.link_rtt_ns {
+        differs(
+            problems,
+            format!("{name} model link_rtt_ns"),
+            r,
+            point.link.rtt_median_ns,
+        );
+    }
+    differs(
+        problems,
+        format!("{name} model expected_ns"),
+        m.expected_ns,
+        fresh.expected_ns,
+    );
+    for (field, stored, recomputed) in [
+        ("p50_ns", m.p50_ns, fresh.p50_ns),
+        ("p95_ns", m.p95_ns, fresh.p95_ns),
+    ] {
+        match (stored, recomputed) {
+            (Some(a), Some(b)) => differs(problems, format!("{name} model {field}"), a, b),
+            (None, None) => {}
+            _ => problems.push(format!(
+                "{name}: model {field} stored and recomputed differ"
+            )),
+        }
+    }
+}
+
+/// A cell's busy shares from its CPU, and the emulator's release counts agreeing with each other.
+fn cpu_and_releases(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+    if let Some(cpu) = &c.cpu {
+        if !(cpu.wall_ns > 0.0 && cpu.client_ns >= 0.0 && cpu.server_ns >= 0.0) {
+            problems.push(format!(
+                "{name}: a measured window of {} with CPU {} / {}",
+                cpu.wall_ns, cpu.client_ns, cpu.server_ns
+            ));
+        }
+        let busy = crate::figures::network::busy_pct;
+        differs(
+            problems,
+            format!("{name} client_busy_pct"),
+            c.client_busy_pct,
+            busy(cpu.client_ns, cpu.wall_ns),
+        );
+        differs(
+            problems,
+            format!("{name} server_busy_pct"),
+            c.server_busy_pct,
+            busy(cpu.server_ns, cpu.wall_ns),
+        );
+    }
+    if let Some(r) = &c.release {
+        // (Released packets may include a previous cell's last ones, held across the reset.)
+        if r.late_over_1ms > r.released || r.late_max_ns > r.late_sum_ns {
+            problems.push(format!(
+                "{name}: the emulator's release counts contradict each other ({} released, {} over 1 ms, max {} ns of a sum of {} ns)",
+                r.released, r.late_over_1ms, r.late_max_ns, r.late_sum_ns
+            ));
+        }
+    }
 }
 
 /// A cell's wire times: one per handshake, none longer than its handshake, and the stored split
