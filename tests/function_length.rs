@@ -3,7 +3,10 @@
 //! rustfmt's layout: a line opening `fn NAME` and the first line after it that closes its block at
 //! the same indentation.
 
-use std::path::{Path, PathBuf};
+use common::rust_files;
+use std::path::Path;
+
+mod common;
 
 const LIMIT: usize = 150;
 
@@ -22,17 +25,6 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("core/src/render/answer.rs", "cells", 183),
     ("core/src/render/history.rs", "charts", 171),
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// Every function of a source text with its length in lines: (name, lines).
 fn functions(text: &str) -> Vec<(String, usize)> {

@@ -5,19 +5,11 @@
 //! every `crate::NAME` a file mentions (in `use` lines, grouped `use crate::{a, b}` lists or paths)
 //! is an edge from the file's top-level module to NAME.
 
+use common::rust_files;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+mod common;
 
 /// Top-level module of a file under `src` (src/ or core/src/): `core/src/render/svg.rs` -> render,
 /// `core/src/stats.rs` -> stats, `src/run.rs` -> run.

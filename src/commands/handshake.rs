@@ -47,11 +47,5 @@ pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
     let failed = h.failures.len();
     r.handshakes = Some(h);
     write_section(&file, &r, crate::check::Section::Handshakes)?;
-    if failed > 0 {
-        bail!(
-            "{failed} handshake scenario(s) failed; the others are in {}",
-            file.display()
-        );
-    }
-    Ok(())
+    super::failed(&file, failed, "handshake scenario(s) failed")
 }

@@ -1,7 +1,7 @@
 //! `pqprof memory`.
 
 use super::{newest_results, section_target, write_section};
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 /// `pqprof memory`: peak heap and stack of one call of every phase.
 pub(super) fn memory(args: crate::cli::MemoryArgs) -> Result<()> {
@@ -44,11 +44,5 @@ pub(super) fn memory(args: crate::cli::MemoryArgs) -> Result<()> {
     let failed = m.failures.len();
     r.memory = Some(m);
     write_section(&file, &r, crate::check::Section::Memory)?;
-    if failed > 0 {
-        bail!(
-            "{failed} phase(s) could not be measured; the others are in {}",
-            file.display()
-        );
-    }
-    Ok(())
+    super::failed(&file, failed, "phase(s) could not be measured")
 }

@@ -140,6 +140,14 @@ fn render_site(args: crate::cli::RenderArgs) -> Result<()> {
     Ok(())
 }
 
+/// An error where some of a step's measurements failed, once the others are written to `file`.
+fn failed(file: &Path, count: usize, what: &str) -> Result<()> {
+    if count > 0 {
+        bail!("{count} {what}; the others are in {}", file.display());
+    }
+    Ok(())
+}
+
 /// Writes a results file a section was just added to, once the whole file holds against its own
 /// raw data (what `pqprof check` would say), so a section `check` rejects never lands.
 fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Result<()> {
