@@ -382,19 +382,25 @@ fn start_emulator() -> Result<(Router, Probe)> {
     Ok((router, probe))
 }
 
-/// How late this thread wakes past a 1 ms sleep, 200 times, at the endpoints' and the emulator's
-/// 1 ns timer slack (`Network::wake_ns`), with a note where that is slow.
+/// How late a thread wakes past a 1 ms sleep, 200 times, at the emulator's 1 ns timer slack
+/// (`Network::wake_ns`), with a note where that is slow.
 fn wake_probe(notes: &mut Vec<Warning>) -> Vec<u64> {
-    // SAFETY: a plain prctl on this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-    let nap = Duration::from_millis(1);
-    let wake_ns: Vec<u64> = (0..200)
-        .map(|_| {
-            let t0 = Instant::now();
-            std::thread::sleep(nap);
-            t0.elapsed().saturating_sub(nap).as_nanos() as u64
-        })
-        .collect();
+    // In a thread of its own: the slack is inherited by the threads and processes a thread starts,
+    // and the endpoints keep the default.
+    let wake_ns = std::thread::spawn(|| {
+        // SAFETY: a plain prctl on this thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+        let nap = Duration::from_millis(1);
+        (0..200)
+            .map(|_| {
+                let t0 = Instant::now();
+                std::thread::sleep(nap);
+                t0.elapsed().saturating_sub(nap).as_nanos() as u64
+            })
+            .collect::<Vec<u64>>()
+    })
+    .join()
+    .unwrap_or_default();
     if let Some((p50_us, p90_us)) = crate::figures::network::slow_wake(&wake_ns) {
         notes.push(Warning::SlowWake { p50_us, p90_us });
     }

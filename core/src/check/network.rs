@@ -61,13 +61,39 @@ fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_p
 /// The host's wake-ups (files that have them): a `SlowWake` note where, and only where, their p50
 /// is over `SLOW_WAKE_NS`, with the p50 and p90 they give.
 fn wake(problems: &mut Vec<String>, n: &crate::results::Network) {
+    let notes: Vec<(f64, f64)> = n
+        .notes
+        .iter()
+        .filter_map(|w| match w {
+            crate::results::Warning::SlowWake { p50_us, p90_us } => Some((*p50_us, *p90_us)),
+            _ => None,
+        })
+        .collect();
+    if notes.len() > 1 {
+        problems.push(format!("network: {} slow-wake notes", notes.len()));
+    }
     if n.wake_ns.is_empty() {
+        if !notes.is_empty() {
+            problems.push("network: a slow-wake note without wake-up samples".into());
+        }
         return;
     }
-    let noted = n.notes.iter().find_map(|w| match w {
-        crate::results::Warning::SlowWake { p50_us, p90_us } => Some((*p50_us, *p90_us)),
-        _ => None,
-    });
+    // Files with wake-ups (2026-12-03 08:35 on) take the base RTT from the zero point's link.
+    if let Some(zero) = n.points.first().filter(|p| p.rtt_ns == 0.0) {
+        differs(
+            problems,
+            "network base_rtt_ns (the zero point's link)".into(),
+            n.base_rtt_ns,
+            zero.link.rtt_median_ns,
+        );
+        differs(
+            problems,
+            "network offset_ns".into(),
+            n.offset_ns,
+            n.base_rtt_ns / 2.0,
+        );
+    }
+    let noted = notes.first().copied();
     match (crate::figures::network::slow_wake(&n.wake_ns), noted) {
         (Some((p50, p90)), Some((p50_noted, p90_noted))) => {
             differs(problems, "network wake-up p50 (µs)".into(), p50_noted, p50);
@@ -489,6 +515,31 @@ mod tests {
         fails(&n, "slow-wake note where");
         n.notes.pop();
         assert_eq!(super::section(&n), Vec::<String>::new());
+        // Two notes, or a note without samples, are refused.
+        let note = Warning::SlowWake {
+            p50_us: 5.5,
+            p90_us: 9.1,
+        };
+        n.notes.extend([note.clone(), note.clone()]);
+        fails(&n, "2 slow-wake notes");
+        n.notes.truncate(n.notes.len() - 1);
+        n.wake_ns.clear();
+        fails(&n, "without wake-up samples");
+        n.notes.pop();
+        // With wake-ups, the base RTT is the zero point's link, and the offset half of it.
+        n.wake_ns = (1..=10).map(|k| k * 1_000).collect();
+        let mut zero = n.points[0].clone();
+        zero.rtt_ns = 0.0;
+        zero.cells.clear();
+        zero.link.connect_ns = vec![100_000; 3];
+        zero.link.rtt_median_ns = 1e5;
+        zero.link.tolerance_ns = crate::figures::network::tolerance_ns(0.0);
+        zero.link.valid = true;
+        n.points.insert(0, zero);
+        assert_eq!(super::section(&n), Vec::<String>::new());
+        n.points[0].link.connect_ns = vec![200_000; 3];
+        n.points[0].link.rtt_median_ns = 2e5;
+        fails(&n, "base_rtt_ns (the zero point's link)");
     }
 
     #[test]

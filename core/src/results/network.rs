@@ -50,7 +50,7 @@ pub struct Network {
     /// Paquin et al.'s percentiles.
     pub percentiles: Vec<f64>,
     /// How late a thread of this host woke past a 1 ms sleep (1 ns timer slack), 200 times before
-    /// the first point, nanoseconds (files from 2026-12-03 08:45 on): a VM's vCPU that halts when
+    /// the first point, nanoseconds (files from 2026-12-03 08:35 on; that run's endpoints inherited the probe's 1 ns timer slack, later ones keep the default): a VM's vCPU that halts when
     /// idle wakes tens to hundreds of microseconds late, and the endpoints pay that at every flight
     /// they wait for (`figures::network::slow_wake`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
