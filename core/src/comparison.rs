@@ -671,19 +671,33 @@ mod tests {
     use super::*;
 
     /// A committed timed run (an emulated one has no intervals).
+    /// The newest committed run (by name: the UTC time) with phase intervals and paired handshake
+    /// differences; by name, not the folder's order, which differs from one checkout to another.
     fn timed_committed_run() -> Results {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        std::fs::read_dir(&dir)
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| crate::results::read(&p).ok())
+            .collect();
+        paths.sort();
+        paths
+            .iter()
+            .rev()
+            .filter_map(|p| crate::results::read(p).ok())
             .find(|r| {
                 r.phases
                     .iter()
                     .filter(|p| p.median_ci95_ns.is_some())
                     .count()
                     > 1
+                    && r.handshakes.as_ref().is_some_and(|h| {
+                        h.scenarios
+                            .iter()
+                            .filter(|s| s.measured_delta_ns.is_some())
+                            .count()
+                            >= 3
+                    })
             })
             .unwrap()
     }
