@@ -86,14 +86,26 @@ fn rows(m: &OperationMemory, r: &Results) -> Vec<Line> {
                             .map_or("not timed".into(), |p| time(p.stats.median_ns)),
                         heap: bytes(e.peak_heap_bytes as usize),
                         stack: bytes(e.peak_stack_bytes as usize),
-                        title: format!(
-                            "{} {} {}: at most {} allocations in one call; calls: {}",
-                            e.backend,
-                            e.algorithm,
-                            e.operation.name(),
-                            count(e.heap_allocs as f64),
-                            calls.join("; ")
-                        ),
+                        // Calls that agree are said once (the front page's size budget).
+                        title: if calls.windows(2).all(|w| w[0] == w[1]) && calls.len() > 1 {
+                            format!(
+                                "{} {} {}: {} calls, each {}",
+                                e.backend,
+                                e.algorithm,
+                                e.operation.name(),
+                                calls.len(),
+                                calls[0]
+                            )
+                        } else {
+                            format!(
+                                "{} {} {}: at most {} allocations in one call; calls: {}",
+                                e.backend,
+                                e.algorithm,
+                                e.operation.name(),
+                                count(e.heap_allocs as f64),
+                                calls.join("; ")
+                            )
+                        },
                     })
                 })
                 .collect(),
