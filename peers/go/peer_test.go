@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto"
 	"crypto/ecdsa"
@@ -13,9 +14,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -509,6 +512,27 @@ func TestPairTimesEachSideInsideTheWallTime(t *testing.T) {
 
 // The capacity server: the pool serves and counts connections; the hold mode
 // keeps them, with each recorded handshake's peak at least what it kept.
+// TestHelperHoldClient is TestCapacityServerPoolAndHold's client, run as a
+// process of its own: it opens three held connections, says so, and keeps them
+// until its input closes.
+func TestHelperHoldClient(t *testing.T) {
+	v := os.Getenv("PQPROF_HOLD_CLIENT")
+	if v == "" {
+		t.Skip("run by TestCapacityServerPoolAndHold")
+	}
+	arg := strings.Split(v, "\n")
+	s := newSession(t, "X25519MLKEM768", arg[1], arg[2], arg[3])
+	c := *s.client
+	c.addr = arg[0]
+	for range 3 {
+		if _, err := c.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Printf("held %d\n", len(c.held))
+	io.Copy(io.Discard, os.Stdin)
+}
+
 func TestCapacityServerPoolAndHold(t *testing.T) {
 	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
 	config, err := serverConfig("X25519MLKEM768", chainPath, keyPath)
@@ -559,17 +583,34 @@ func TestCapacityServerPoolAndHold(t *testing.T) {
 	t.Cleanup(func() { ln2.Close() })
 	hold := &capacityServer{timeout: ioTimeout}
 	go hold.holdLoop(ln2, config)
-	c := newClient(ln2)
-	for range 3 {
-		if _, err := c.open(); err != nil {
-			t.Fatal(err)
-		}
+	// The server's heap is measured as in production, where the client is
+	// another process: a client in this process would allocate and free on
+	// the same heap while a connection is recorded (a retained size below
+	// zero).
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperHoldClient$")
+	holder.Env = append(os.Environ(), "PQPROF_HOLD_CLIENT="+strings.Join([]string{ln2.Addr().String(), chainPath, keyPath, rootPath}, "\n"))
+	holder.Stderr = os.Stderr
+	to, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { to.Close(); holder.Wait() })
+	if line, err := bufio.NewReader(from).ReadString('\n'); err != nil || line != "held 3\n" {
+		t.Fatalf("the holding client said %q (%v)", line, err)
 	}
 	var mem memAnswer
 	ask(hold, "mem 3", &mem)
 	if mem.Held != 3 || len(mem.PeakBytes) != 3 || mem.HeapGoBytes <= 0 || mem.RSSBytes == 0 || mem.HeapRustBytes != 0 {
 		t.Fatalf("hold: %+v", mem)
 	}
+	t.Logf("held: peak %v, retained %v bytes", mem.PeakBytes, mem.RetainedBytes)
 	// A held connection keeps its keys and buffers. (The first may also see
 	// something of the test's earlier garbage go: the middle one of three is
 	// looked at.)
