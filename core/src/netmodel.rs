@@ -113,6 +113,38 @@ pub fn quic_round_trips(
     extra
 }
 
+/// What a window stall hides of the zero point's compute, nanoseconds (#38, #37's flows): where
+/// the server's first flight overflows the initial window (`flight_bytes > window_bytes`), the
+/// rest of it waits a round trip for the client's ACKs (`wait_ns`), and work that needs no more
+/// of the flight than has gone runs in that wait instead of on the critical path:
+/// - a server that writes up to the Certificate before it signs (OpenSSL 3.5) signs in the wait;
+/// - a client that checks the chain as soon as the Certificate is in (OpenSSL, Go's crypto/tls)
+///   checks it in the wait when the Certificate ends inside the window; otherwise after it, as a
+///   client that checks the chain with the CertificateVerify (rustls) always does.
+///
+/// The zero point counts that work once: the longer of the two where they overlap (the server
+/// signs while the client checks the chain), the chain check alone where the server signs before
+/// its one write. Hidden is what the zero point counted less what still runs after the wait
+/// (the chain check where it must wait, and whatever of the work outlasts the wait).
+pub fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
+    if s.flight_bytes <= s.window_bytes || wait_ns <= 0.0 {
+        return 0.0;
+    }
+    let chain = s.client_chain_ns;
+    let counted = s
+        .server_after_write_ns
+        .map_or(chain, |server| server.max(chain));
+    let chain_waits = s.chain_on_arrival && s.certificate_end <= s.window_bytes;
+    let in_wait = match (s.server_after_write_ns, chain_waits) {
+        (Some(server), true) => server.max(chain),
+        (Some(server), false) => server,
+        (None, true) => chain,
+        (None, false) => 0.0,
+    };
+    let after = (in_wait - wait_ns).max(0.0) + if chain_waits { 0.0 } else { chain };
+    (counted - after).max(0.0)
+}
+
 pub use crate::results::Flight;
 
 /// Whether the loss model (`critical_path`, `loss_percentiles`) covers a transport: TCP's timers
@@ -508,5 +540,60 @@ mod tests {
         // 20%: P(none) = 0.8^5 = 32.8% < 50%, so the median carries a recovery.
         let twenty = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.2, &[50.0]);
         assert!(twenty[0] > 12.0 * MS, "{twenty:?}");
+    }
+    fn stall(
+        server: Option<f64>,
+        chain: f64,
+        on_arrival: bool,
+        cert_end: u64,
+    ) -> crate::results::Stall {
+        crate::results::Stall {
+            suite: "s".into(),
+            composed_stack: "x".into(),
+            flight_bytes: 15_675,
+            certificate_end: cert_end,
+            window_bytes: 14_480,
+            server_after_write_ns: server,
+            client_chain_ns: chain,
+            chain_on_arrival: on_arrival,
+            hidden_ns: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_stall_hides_what_runs_while_the_flight_waits_for_its_acks() {
+        use super::stall_hidden_ns as hidden;
+        // OpenSSL, ML-DSA-65: signs after writing to the Certificate (1,000 us), checks the chain
+        // on arrival (600 us), the Certificate inside the window: the zero point counted the
+        // longer, 1,000 us, and all of it runs in a 5.5 ms wait.
+        assert_eq!(
+            hidden(&stall(Some(1000.0), 600.0, true, 12_262), 5500.0),
+            1000.0
+        );
+        // ML-DSA-87: the Certificate ends past the window, so the chain is checked after the
+        // wait: 1,000 counted, 600 still run.
+        assert_eq!(
+            hidden(&stall(Some(1000.0), 600.0, true, 16_178), 5500.0),
+            400.0
+        );
+        // A longer chain check than the signing hides nothing then.
+        assert_eq!(
+            hidden(&stall(Some(500.0), 600.0, true, 16_178), 5500.0),
+            0.0
+        );
+        // Go: one write after signing, the chain on arrival inside the window: the chain hides.
+        assert_eq!(hidden(&stall(None, 600.0, true, 12_262), 5500.0), 600.0);
+        // rustls: the chain with the CertificateVerify, one write: nothing hides.
+        assert_eq!(hidden(&stall(None, 600.0, false, 12_262), 5500.0), 0.0);
+        // A wait shorter than the work hides only the wait: 1,000 counted, 1,000 - 300 after it.
+        assert_eq!(
+            hidden(&stall(Some(1000.0), 600.0, true, 12_262), 300.0),
+            300.0
+        );
+        // No stall (the flight fits the window) or no wait (the zero point): nothing.
+        let mut fits = stall(Some(1000.0), 600.0, true, 9_000);
+        fits.flight_bytes = 11_728;
+        assert_eq!(hidden(&fits, 5500.0), 0.0);
+        assert_eq!(hidden(&stall(Some(1000.0), 600.0, true, 12_262), 0.0), 0.0);
     }
 }

@@ -73,7 +73,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
             crate::handshake::tls_auths(&suites, &kex)?
         },
     };
-    let n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
+    let mut n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
         Ok(n) => n,
         Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {
             println!("network: skipped: {e}");
@@ -81,6 +81,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
+    crate::figures::network::add_stalls(&r, &mut n);
     print!("{}", crate::tables::network::table(&n));
     println!(
         "\nnetwork: {:.0} s; written to {}",

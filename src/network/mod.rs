@@ -706,6 +706,7 @@ impl<'a> Bench<'a> {
                     data_packets: per(counters.data_packets),
                     bytes: per(counters.bytes),
                     path: path(s.stack, &self.flights[p.j], self.mss),
+                    stall: None,
                 },
                 Conditions {
                     loss_pct: 0.0,
@@ -994,6 +995,8 @@ fn model_for(
             data_packets: [z.data_packets[0] as f64 / n, z.data_packets[1] as f64 / n],
             bytes: z.bytes_per_handshake,
             path,
+            // The run's flows are not at hand here: figures::network::add_stalls, once they are.
+            stall: None,
         },
         at,
     )

@@ -54,6 +54,10 @@ impl TlsStack for Go {
             "go",
             &["tls13", "raw"],
         )
+        // Its client checks the chain once the Certificate is in (crypto/tls
+        // handshake_client_tls13.go: readServerCertificate calls verifyServerCertificate before
+        // it reads the CertificateVerify); its server writes the flight at once, after signing.
+        .with_on_certificate(&["ServerHello to the chain"])
     }
 
     fn round_trips(&self) -> f64 {

@@ -39,6 +39,9 @@ impl TlsStack for OpenSsl {
             &[],
         )
         .with_overlap(&[("CertificateVerify, Finished", "ServerHello to the chain")])
+        // Its client checks the chain once the Certificate is in (statem_clnt.c:
+        // tls_post_process_server_certificate, before the CertificateVerify is read).
+        .with_on_certificate(&["ServerHello to the chain"])
     }
 
     fn round_trips(&self) -> f64 {

@@ -9,7 +9,67 @@ use crate::stats;
 use crate::units::{rtt, time};
 
 pub fn check(results: &Results) -> Vec<String> {
-    results.network.as_ref().map_or_else(Vec::new, section)
+    results.network.as_ref().map_or_else(Vec::new, |n| {
+        let mut problems = section(n);
+        stalls(&mut problems, results, n);
+        problems
+    })
+}
+
+/// Each cell's stall (what a window stall hides of its zero point, figures::network::stall_for)
+/// recomputed from the run's flows, stacks and evidence: the same inputs where the file states
+/// one, none where it states none (the model itself is recomputed from the stored one in `model`).
+fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) {
+    for p in n.points.iter().filter(|p| p.rtt_ns > 0.0) {
+        for c in &p.cells {
+            let name = format!(
+                "network RTT {} loss {}% {} {} {}",
+                rtt(p.rtt_ns),
+                p.loss_pct,
+                c.stack.name(),
+                c.group,
+                c.auth.as_deref().unwrap_or("")
+            );
+            let fresh = crate::figures::network::stall_for(r, n, c);
+            match (&c.model.stall, fresh) {
+                (None, None) => {}
+                (Some(s), Some(f)) => {
+                    if (s.suite.as_str(), s.composed_stack.as_str())
+                        != (&f.suite, &f.composed_stack)
+                        || (s.flight_bytes, s.certificate_end, s.window_bytes)
+                            != (f.flight_bytes, f.certificate_end, f.window_bytes)
+                        || s.chain_on_arrival != f.chain_on_arrival
+                        || s.server_after_write_ns.is_some() != f.server_after_write_ns.is_some()
+                    {
+                        problems.push(format!(
+                            "{name}: the model's stall {s:?} is not the run's {f:?}"
+                        ));
+                        continue;
+                    }
+                    differs(
+                        problems,
+                        format!("{name} stall client_chain_ns"),
+                        s.client_chain_ns,
+                        f.client_chain_ns,
+                    );
+                    if let (Some(a), Some(b)) = (s.server_after_write_ns, f.server_after_write_ns) {
+                        differs(
+                            problems,
+                            format!("{name} stall server_after_write_ns"),
+                            a,
+                            b,
+                        );
+                    }
+                }
+                (Some(_), None) => problems.push(format!(
+                    "{name}: the model takes off a stall the run's flows and stacks do not give"
+                )),
+                (None, Some(_)) => problems.push(format!(
+                    "{name}: the run's flows and stacks give a stall the model does not take off"
+                )),
+            }
+        }
+    }
 }
 
 /// A QUIC cell: its zero-point flights recorded, its server flight theirs, 0% loss (QUIC has no
@@ -308,15 +368,18 @@ fn model(
             data_packets: m.data_packets,
             bytes: m.bytes,
             path: m.path.clone(),
+            stall: m.stall.clone(),
         },
-        crate::figures::network::Conditions {
-            rtt_ns: m.link_rtt_ns.unwrap_or(point.rtt_ns),
-            measured: m.link_rtt_ns.is_some(),
-            base_rtt_ns: n.base_rtt_ns,
-            loss_pct: point.loss_pct,
-            rate_mbit: n.rate_mbit,
-        },
+        crate::figures::network::conditions(n, point, m),
     );
+    if let (Some(s), Some(f)) = (&m.stall, &fresh.stall) {
+        differs(
+            problems,
+            format!("{name} model stall hidden_ns"),
+            s.hidden_ns,
+            f.hidden_ns,
+        );
+    }
     if let Some(r) = m.link_rtt_ns {
         differs(
             problems,
@@ -427,7 +490,9 @@ fn wire(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
 
 #[cfg(test)]
 mod tests {
+    use super::check;
     use crate::figures::network as f;
+    use crate::results::Results;
     use crate::results::{CellCpu, Flight, Network, Release};
 
     /// A 5.6 ms, 1% loss point with one cell whose every figure is computed from its raw data.
@@ -450,6 +515,7 @@ mod tests {
                 data_packets: [4.0, 4.0],
                 bytes: [2e3, 3e3],
                 path,
+                stall: None,
             },
             at,
         );
@@ -632,6 +698,7 @@ mod tests {
                 data_packets: cell.model.data_packets,
                 bytes: cell.model.bytes,
                 path: Vec::new(),
+                stall: None,
             },
             f::Conditions {
                 rtt_ns: 5.6e6,
@@ -679,5 +746,149 @@ mod tests {
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
         fails(&lossy, "has no model");
+    }
+
+    /// The newest committed run (by name) with network cells, real handshakes and flows: the
+    /// stall's inputs are all in it.
+    fn committed_run_with_flows() -> Results {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let mut files: Vec<_> = [root.clone(), root.join("archive")]
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort_by_key(|p| p.file_name().map(|n| n.to_owned()));
+        files
+            .iter()
+            .rev()
+            .filter_map(|f| crate::results::read(f).ok())
+            .find(|r| {
+                r.network.is_some()
+                    && r.handshakes.is_some()
+                    && r.stacks
+                        .iter()
+                        .any(|s| s.name == "openssl" && !s.overlap.is_empty())
+                    && r.suites.iter().any(|s| s.flow.is_some())
+            })
+            .expect("a committed run with network cells, handshakes and flows")
+    }
+
+    #[test]
+    fn a_stall_takes_off_what_the_flows_say_it_hides_and_check_holds_it_to_them() {
+        let mut r = committed_run_with_flows();
+        // A file before the stacks said when their clients check the chain has no stall, and
+        // check asks for none.
+        assert!(check(&r).is_empty(), "{:?}", check(&r));
+        for s in r
+            .stacks
+            .iter_mut()
+            .filter(|s| s.name == "openssl" || s.name == "go")
+        {
+            s.on_certificate = vec!["ServerHello to the chain".into()];
+        }
+        let before = r.network.clone().unwrap();
+        assert!(
+            !check(&r).is_empty(),
+            "a stall the models do not take off is caught"
+        );
+        let mut n = before.clone();
+        crate::figures::network::add_stalls(&r, &mut n);
+        r.network = Some(n);
+        assert!(check(&r).is_empty(), "{:?}", check(&r));
+        let n = r.network.as_ref().unwrap();
+        let at = |stack: &str, auth: &str| {
+            let p = n
+                .points
+                .iter()
+                .find(|p| p.rtt_ns == 5.6e6 && p.loss_pct == 0.0)
+                .unwrap();
+            p.cells
+                .iter()
+                .find(|c| {
+                    c.stack.name() == stack
+                        && c.group == "X25519MLKEM768"
+                        && c.auth.as_deref() == Some(auth)
+                })
+                .unwrap()
+        };
+        let segment = |stack: &str, suite: &str, name: &str| {
+            r.suite(suite, stack)
+                .unwrap()
+                .flow
+                .as_ref()
+                .unwrap()
+                .segments
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap()
+                .median_ns
+        };
+        // OpenSSL's ML-DSA-65 flight (15.7 kB) overflows the 14,480-byte window with its
+        // Certificate inside it: the signing and the chain check both run in the wait, and the
+        // zero point had counted the longer of them.
+        let suite = "X25519MLKEM768 + ML-DSA-65 full handshake";
+        let c = at("openssl", "ML-DSA-65");
+        let s = c.model.stall.as_ref().unwrap();
+        let want = segment("openssl", suite, "CertificateVerify, Finished").max(segment(
+            "openssl",
+            suite,
+            "ServerHello to the chain",
+        ));
+        assert!(
+            s.certificate_end <= s.window_bytes && s.flight_bytes > s.window_bytes,
+            "{s:?}"
+        );
+        assert_eq!(s.hidden_ns, want);
+        let old = before
+            .points
+            .iter()
+            .find(|p| p.rtt_ns == 5.6e6 && p.loss_pct == 0.0)
+            .unwrap()
+            .cells
+            .iter()
+            .find(|x| x.stack == c.stack && x.group == c.group && x.auth == c.auth)
+            .unwrap();
+        assert!((old.model.expected_ns - c.model.expected_ns - want).abs() < 1.0);
+        // ML-DSA-87's Certificate ends past the window: only what signing outlasts the chain.
+        let s87 = at("openssl", "ML-DSA-87").model.stall.clone().unwrap();
+        assert!(s87.certificate_end > s87.window_bytes, "{s87:?}");
+        let suite87 = "X25519MLKEM768 + ML-DSA-87 full handshake";
+        let want87 = (segment("openssl", suite87, "CertificateVerify, Finished")
+            - segment("openssl", suite87, "ServerHello to the chain"))
+        .max(0.0);
+        assert!((s87.hidden_ns - want87).abs() < 1e-6);
+        // A flight inside the window hides nothing; rustls states no early chain check, no stall.
+        assert_eq!(
+            at("openssl", "ML-DSA-44")
+                .model
+                .stall
+                .as_ref()
+                .unwrap()
+                .hidden_ns,
+            0.0
+        );
+        assert!(at("rustls", "ML-DSA-65").model.stall.is_none());
+        // A changed hidden time, or a stall the flows do not give, is caught.
+        let borrowed = at("openssl", "ML-DSA-65").model.stall.clone();
+        let tamper = |stack: &str, f: &dyn Fn(&mut crate::results::Model)| {
+            let mut t = r.clone();
+            let mut p = t.network.as_mut().unwrap().points.iter_mut();
+            let p = p.find(|p| p.rtt_ns == 5.6e6 && p.loss_pct == 0.0).unwrap();
+            let c = p
+                .cells
+                .iter_mut()
+                .find(|c| c.stack.name() == stack && c.auth.as_deref() == Some("ML-DSA-65"));
+            f(&mut c.unwrap().model);
+            check(&t)
+        };
+        let halved = tamper("openssl", &|m| m.stall.as_mut().unwrap().hidden_ns *= 0.5);
+        assert!(
+            halved.iter().any(|p| p.contains("stall hidden_ns")),
+            "{halved:?}"
+        );
+        let given = tamper("rustls", &|m| m.stall = borrowed.clone());
+        assert!(given.iter().any(|p| p.contains("do not give")), "{given:?}");
     }
 }

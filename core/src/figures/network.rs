@@ -1,6 +1,6 @@
 //! Network figures a producer stores and `check` recomputes.
 
-use crate::results::Cell;
+use crate::results::{Cell, Network};
 use crate::stats;
 
 /// A wake-up past a timer (`Network::wake_ns`) slower than this at the median makes the
@@ -75,6 +75,8 @@ pub struct ModelInputs {
     pub data_packets: [f64; 2],
     pub bytes: [f64; 2],
     pub path: Vec<crate::results::Flight>,
+    /// What a window stall can hide (`stall_for`), its `hidden_ns` set by `model`.
+    pub stall: Option<crate::results::Stall>,
 }
 
 /// A point's conditions: its RTT (the link's measured one where there is one), the path's own
@@ -93,9 +95,14 @@ pub struct Conditions {
 /// is known, the modelled p50 and p95 under loss (netmodel::loss_percentiles over the loss-free
 /// time, the expected time at no loss).
 pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
+    let stall = i.stall.map(|mut s| {
+        s.hidden_ns = crate::netmodel::stall_hidden_ns(&s, at.rtt_ns - at.base_rtt_ns);
+        s
+    });
+    let hidden = stall.as_ref().map_or(0.0, |s| s.hidden_ns);
     let expected = |loss: f64| {
         crate::netmodel::expected_ns(
-            i.zero_ns,
+            i.zero_ns - hidden,
             i.round_trips,
             at.rtt_ns,
             at.base_rtt_ns,
@@ -127,6 +134,108 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
         path: i.path,
         p50_ns,
         p95_ns,
+        stall,
+    }
+}
+
+/// A point's conditions for a cell's model: the link's measured RTT where the model stored it.
+pub fn conditions(n: &Network, p: &crate::results::Point, m: &crate::results::Model) -> Conditions {
+    Conditions {
+        rtt_ns: m.link_rtt_ns.unwrap_or(p.rtt_ns),
+        measured: m.link_rtt_ns.is_some(),
+        base_rtt_ns: n.base_rtt_ns,
+        loss_pct: p.loss_pct,
+        rate_mbit: n.rate_mbit,
+    }
+}
+
+/// A CertificateVerify and a Finished in records of their own, bytes beyond the signature: a
+/// record's header (5), content type and AEAD tag (1 + 16) each (RFC 8446 section 5.2), the
+/// CertificateVerify's handshake header, scheme and length (4 + 2 + 2, section 4.4.3), the
+/// Finished's header and a SHA-384 MAC (4 + 48, section 4.4.4; a SHA-256 suite's is 16 bytes
+/// shorter, which moves the Certificate's end by as much).
+const AFTER_CERTIFICATE_BYTES: u64 = 2 * (5 + 1 + 16) + 4 + 2 + 2 + 4 + 48;
+
+/// What a window stall could hide of a TLS 1.3 cell over TCP (netmodel::stall_hidden_ns), from
+/// the run's data: the composed suite of the cell's scenario (the real handshakes name its
+/// composition stack), that stack's flow and what it says of its writes and its client's chain
+/// check, the chain's signature size (the handshakes' evidence) and the section's window. None
+/// where any of it is missing or the stack does not say when its client checks the chain.
+pub fn stall_for(
+    r: &crate::results::Results,
+    n: &Network,
+    c: &Cell,
+) -> Option<crate::results::Stall> {
+    if c.protocol != "tls13" || c.quic.is_some() {
+        return None;
+    }
+    let baseline = r.baseline_auth().unwrap_or("");
+    let h = r.handshakes.as_ref()?;
+    let scenario = h.scenarios.iter().find(|s| {
+        !s.instrumented
+            && s.mode.is_full()
+            && s.stack == c.stack
+            && s.suite == c.group
+            && s.auth_name().unwrap_or(baseline) == c.auth.as_deref().unwrap_or(baseline)
+    })?;
+    let stack = r
+        .stacks
+        .iter()
+        .find(|s| s.name == scenario.composed_stack)?;
+    let chain_segment = stack.on_certificate.first()?;
+    let suite_name = crate::auth::full_suite(&c.group, c.auth.as_deref(), baseline);
+    let flow = r.suite(&suite_name, &stack.name)?.flow.as_ref()?;
+    let segment = |name: &str| {
+        flow.segments
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.median_ns)
+    };
+    let server_after_write_ns = match stack.overlap.iter().find(|(_, b)| b == chain_segment) {
+        Some((a, _)) => Some(segment(a)?),
+        None => None,
+    };
+    let signature = crate::algorithm::find(&scenario.evidence.cert_key)?.signature? as u64;
+    let flight_bytes = c.server_flight_bytes?;
+    Some(crate::results::Stall {
+        suite: suite_name,
+        composed_stack: stack.name.clone(),
+        flight_bytes,
+        certificate_end: flight_bytes.saturating_sub(signature + AFTER_CERTIFICATE_BYTES),
+        window_bytes: u64::from(n.initcwnd?) * u64::from(n.mss?),
+        server_after_write_ns,
+        client_chain_ns: segment(chain_segment)?,
+        chain_on_arrival: true,
+        hidden_ns: 0.0,
+    })
+}
+
+/// Every cell's model away from the zero point with what a window stall hides (`stall_for`),
+/// recomputed from its stored inputs: the network step's models once the run's phases and
+/// stacks are at hand.
+pub fn add_stalls(r: &crate::results::Results, n: &mut Network) {
+    let mut stalls = Vec::new();
+    for (i, p) in n.points.iter().enumerate().filter(|(_, p)| p.rtt_ns > 0.0) {
+        for (j, c) in p.cells.iter().enumerate() {
+            if let Some(stall) = stall_for(r, n, c) {
+                stalls.push((i, j, stall, conditions(n, p, &c.model)));
+            }
+        }
+    }
+    for (i, j, stall, at) in stalls {
+        let m = &n.points[i].cells[j].model;
+        let fresh = model(
+            ModelInputs {
+                zero_ns: m.zero_ns,
+                round_trips: m.round_trips,
+                data_packets: m.data_packets,
+                bytes: m.bytes,
+                path: m.path.clone(),
+                stall: Some(stall),
+            },
+            at,
+        );
+        n.points[i].cells[j].model = fresh;
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Row {
     /// where the measured figure beside them has the same one.
     pub model_p50: String,
     pub model_p95: String,
+    /// What a window stall hides of the zero point, taken off the model (netmodel::
+    /// stall_hidden_ns; files from 2026-12-03 on), where it hides anything; else empty.
+    pub stall: String,
     /// The medians of wire and endpoint time (files from 2026-12-03 on; else "–").
     pub split: String,
     /// Client / server CPU per handshake over the cell's window.
@@ -338,6 +341,7 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                                 model: time(c.model.expected_ns),
                                 model_p50: c.model.p50_ns.map_or(String::new(), |m| beside(c.ready_median_ns(n), m)),
                                 model_p95: c.model.p95_ns.map_or(String::new(), |m| beside(c.ready_at(n, 95.0), m)),
+                                stall: c.model.stall.as_ref().filter(|s| s.hidden_ns > 0.0).map_or(String::new(), |s| time(s.hidden_ns)),
                                 split: c.split.map_or("–".into(), |s| {
                                     format!("{} / {}", time(s.wire_p50_ns), time(s.endpoint_p50_ns))
                                 }),

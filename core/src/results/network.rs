@@ -255,6 +255,39 @@ pub struct Model {
     pub p50_ns: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p95_ns: Option<f64>,
+    /// The compute a window stall hides (netmodel::stall_hidden_ns), taken off the zero point in
+    /// `expected_ns` and the percentiles; none where the stack does not say when its client starts
+    /// the chain (files before 2026-12-03 12:00) or nothing can hide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
+}
+
+/// What a TCP window stall can hide of a TLS 1.3 handshake's compute, with its inputs: the zero
+/// point counts the server's work after its first write and the client's chain check in its time,
+/// and at a round trip where the server's flight overflows the initial window, work that can run
+/// while the flight waits for the client's ACKs leaves the critical path (netmodel::
+/// stall_hidden_ns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    /// The composed suite whose flow gave the segments' medians, and its stack.
+    pub suite: String,
+    pub composed_stack: String,
+    /// The server's first flight, its bytes up to the end of the Certificate (the flight less a
+    /// CertificateVerify of the chain's signature size and a SHA-384 Finished, each in a record of
+    /// its own), and the initial window (initcwnd x MSS), bytes.
+    pub flight_bytes: u64,
+    pub certificate_end: u64,
+    pub window_bytes: u64,
+    /// The median of the server's segment that a stack which writes up to the Certificate before
+    /// it signs runs after that write (`Stack::overlap`); none where the stack writes the flight
+    /// at once, after its work.
+    pub server_after_write_ns: Option<f64>,
+    /// The median of the client's chain segment, and whether the client starts it as soon as the
+    /// Certificate is in (`Stack::on_certificate`) rather than with the CertificateVerify.
+    pub client_chain_ns: f64,
+    pub chain_on_arrival: bool,
+    /// What it hides at this point's round trip.
+    pub hidden_ns: f64,
 }
 
 impl Cell {

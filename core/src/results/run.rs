@@ -211,6 +211,11 @@ pub struct Stack {
     /// (files from 2026-12-02 on): what makes its critical path shorter than the sum.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overlap: Vec<(String, String)>,
+    /// Client segments of a flow this stack starts as soon as the server's Certificate is in,
+    /// before the rest of the server's flight (files from 2026-12-03 on): what a window stall
+    /// can hide (netmodel::stall_hidden_ns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_certificate: Vec<String>,
 }
 
 impl Stack {
@@ -228,6 +233,7 @@ impl Stack {
             classical: classical.into(),
             protocols: protocols.iter().map(|p| p.to_string()).collect(),
             overlap: Vec::new(),
+            on_certificate: Vec::new(),
         }
     }
 
@@ -237,6 +243,12 @@ impl Stack {
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect();
+        self
+    }
+
+    /// The same stack, whose client starts these segments as soon as the Certificate is in.
+    pub fn with_on_certificate(mut self, segments: &[&str]) -> Stack {
+        self.on_certificate = segments.iter().map(|s| s.to_string()).collect();
         self
     }
 
