@@ -237,6 +237,35 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "host".into())
 }
 
+/// A PM QoS request that keeps every core out of its idle states while it is held (the kernel's
+/// `/dev/cpu_dma_latency` at 0 µs: the cpuidle governor then polls instead of halting, as tuned's
+/// latency-performance profile asks). On a VM an idle vCPU halts, and its next wake-up waits for
+/// the host to schedule it again: on the Zen 3 VM (KVM, the haltpoll driver) a ping-pong between
+/// two processes over a socket pair took 127-170 µs at the median and 0.7-1.9 ms at p90 without
+/// it, 19-20 µs and 39-49 µs with it (2026-12-03, a noisy hour). A handshake waits for its peer at
+/// every flight, so the steps that time handshakes hold it; released when dropped or when the
+/// process ends, however it ends.
+pub struct NoIdle {
+    _request: std::fs::File,
+}
+
+/// Holds the request, or says why it cannot (no such device, or not root; or PQPROF_IDLE=allow,
+/// to measure what idle cores cost).
+pub fn hold_off_idle() -> Result<NoIdle, String> {
+    use std::io::Write;
+    if std::env::var("PQPROF_IDLE").is_ok_and(|v| v == "allow") {
+        return Err("PQPROF_IDLE=allow".into());
+    }
+    let path = "/dev/cpu_dma_latency";
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{path}: {e}"))?;
+    f.write_all(&0i32.to_ne_bytes())
+        .map_err(|e| format!("{path}: {e}"))?;
+    Ok(NoIdle { _request: f })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

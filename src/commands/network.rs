@@ -73,6 +73,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
             crate::handshake::tls_auths(&suites, &kex)?
         },
     };
+    let idle = crate::host::hold_off_idle();
     let mut n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
         Ok(n) => n,
         Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {
@@ -81,6 +82,12 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
+    if let Err(reason) = idle {
+        n.notes.push(crate::results::Warning::IdleWakeups {
+            step: "network".into(),
+            reason,
+        });
+    }
     crate::figures::network::add_stalls(&r, &mut n);
     print!("{}", crate::tables::network::table(&n));
     println!(
