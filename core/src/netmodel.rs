@@ -122,10 +122,13 @@ pub fn quic_round_trips(
 ///   checks it in the wait when the Certificate ends inside the window; otherwise after it, as a
 ///   client that checks the chain with the CertificateVerify (rustls) always does.
 ///
-/// The zero point counts that work once: the longer of the two where they overlap (the server
+/// Without a wait that work counts once: the longer of the two where they overlap (the server
 /// signs while the client checks the chain), the chain check alone where the server signs before
-/// its one write. Hidden is what the zero point counted less what still runs after the wait
-/// (the chain check where it must wait, and whatever of the work outlasts the wait).
+/// its one write. Hidden is that less what still runs after the wait (whatever of the work
+/// outlasts it; where the chain must wait for the rest of the flight, the longer of the chain
+/// check and what of the signing outlasts the wait). The zero point, through the same router,
+/// waits its own base RTT: a cell's model takes off what its RTT hides beyond that
+/// (figures::network::model).
 pub fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
     if s.flight_bytes <= s.window_bytes || wait_ns <= 0.0 {
         return 0.0;
@@ -141,7 +144,14 @@ pub fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
         (None, true) => chain,
         (None, false) => 0.0,
     };
-    let after = (in_wait - wait_ns).max(0.0) + if chain_waits { 0.0 } else { chain };
+    // What still runs after the wait: what outlasts it; or, where the chain must wait for the
+    // rest of the flight, the chain check beside whatever of the signing outlasts the wait (the
+    // two sides at once).
+    let after = if chain_waits {
+        (in_wait - wait_ns).max(0.0)
+    } else {
+        chain.max((in_wait - wait_ns).max(0.0))
+    };
     (counted - after).max(0.0)
 }
 
@@ -588,6 +598,12 @@ mod tests {
         // A wait shorter than the work hides only the wait: 1,000 counted, 1,000 - 300 after it.
         assert_eq!(
             hidden(&stall(Some(1000.0), 600.0, true, 12_262), 300.0),
+            300.0
+        );
+        // The Certificate past the window and a short wait: after it the chain check (600) runs
+        // beside the rest of the signing (700), so 1,000 - 700.
+        assert_eq!(
+            hidden(&stall(Some(1000.0), 600.0, true, 16_178), 300.0),
             300.0
         );
         // No stall (the flight fits the window) or no wait (the zero point): nothing.

@@ -15,6 +15,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="$root/target/go"
 venv="$out/venv"
+# A peer from an earlier build must not outlive a build that fails (target/ may be a cache that
+# persists between checkouts, as CI's is): the tests would run an older peer.
+rm -f "$out/pqprof-go-peer"
 
 # go_ok GO: true when GO runs and is Go 1.24 or newer.
 go_ok() {

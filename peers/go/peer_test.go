@@ -510,8 +510,6 @@ func TestPairTimesEachSideInsideTheWallTime(t *testing.T) {
 	}
 }
 
-// The capacity server: the pool serves and counts connections; the hold mode
-// keeps them, with each recorded handshake's peak at least what it kept.
 // TestHelperHoldClient is TestCapacityServerPoolAndHold's client, run as a
 // process of its own: it opens three held connections, says so, and keeps them
 // until its input closes.
@@ -533,6 +531,8 @@ func TestHelperHoldClient(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin)
 }
 
+// The capacity server: the pool serves and counts connections; the hold mode
+// keeps them, with each recorded handshake's peak at least what it kept.
 func TestCapacityServerPoolAndHold(t *testing.T) {
 	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
 	config, err := serverConfig("X25519MLKEM768", chainPath, keyPath)
@@ -602,8 +602,18 @@ func TestCapacityServerPoolAndHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { to.Close(); holder.Wait() })
-	if line, err := bufio.NewReader(from).ReadString('\n'); err != nil || line != "held 3\n" {
-		t.Fatalf("the holding client said %q (%v)", line, err)
+	said := make(chan string, 1)
+	go func() {
+		line, err := bufio.NewReader(from).ReadString('\n')
+		said <- fmt.Sprintf("%q (%v)", line, err)
+	}()
+	select {
+	case s := <-said:
+		if s != fmt.Sprintf("%q (%v)", "held 3\n", nil) {
+			t.Fatalf("the holding client said %s", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the holding client said nothing in 30 s")
 	}
 	var mem memAnswer
 	ask(hold, "mem 3", &mem)

@@ -54,6 +54,12 @@ pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
     );
     let failed = h.failures.len();
     r.handshakes = Some(h);
+    // The network models' stalls come from the real handshakes (each scenario's composition and
+    // chain): a new handshakes section recomputes them beside the cells they model.
+    if let Some(mut n) = r.network.take() {
+        crate::figures::network::set_stalls(&r, &mut n);
+        r.network = Some(n);
+    }
     write_section(&file, &r, crate::check::Section::Handshakes)?;
     super::failed(&file, failed, "handshake scenario(s) failed")
 }

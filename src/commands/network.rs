@@ -82,13 +82,14 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
-    if let Err(reason) = idle {
+    if let Err(reason) = &idle {
         n.notes.push(crate::results::Warning::IdleWakeups {
             step: "network".into(),
-            reason,
+            reason: reason.clone(),
         });
     }
-    crate::figures::network::add_stalls(&r, &mut n);
+    drop(idle);
+    crate::figures::network::set_stalls(&r, &mut n);
     print!("{}", crate::tables::network::table(&n));
     println!(
         "\nnetwork: {:.0} s; written to {}",

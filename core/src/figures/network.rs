@@ -1,6 +1,6 @@
 //! Network figures a producer stores and `check` recomputes.
 
-use crate::results::{Cell, Network};
+use crate::results::{Cell, Network, Stall};
 use crate::stats;
 
 /// A wake-up past a timer (`Network::wake_ns`) slower than this at the median makes the
@@ -96,7 +96,9 @@ pub struct Conditions {
 /// time, the expected time at no loss).
 pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
     let stall = i.stall.map(|mut s| {
-        s.hidden_ns = crate::netmodel::stall_hidden_ns(&s, at.rtt_ns - at.base_rtt_ns);
+        // The zero point waited its own base RTT through the same router and hid that much.
+        s.hidden_ns = crate::netmodel::stall_hidden_ns(&s, at.rtt_ns)
+            - crate::netmodel::stall_hidden_ns(&s, at.base_rtt_ns);
         s
     });
     let hidden = stall.as_ref().map_or(0.0, |s| s.hidden_ns);
@@ -149,12 +151,11 @@ pub fn conditions(n: &Network, p: &crate::results::Point, m: &crate::results::Mo
     }
 }
 
-/// A CertificateVerify and a Finished in records of their own, bytes beyond the signature: a
-/// record's header (5), content type and AEAD tag (1 + 16) each (RFC 8446 section 5.2), the
-/// CertificateVerify's handshake header, scheme and length (4 + 2 + 2, section 4.4.3), the
-/// Finished's header and a SHA-384 MAC (4 + 48, section 4.4.4; a SHA-256 suite's is 16 bytes
-/// shorter, which moves the Certificate's end by as much).
-const AFTER_CERTIFICATE_BYTES: u64 = 2 * (5 + 1 + 16) + 4 + 2 + 2 + 4 + 48;
+/// A CertificateVerify and a Finished in records of their own, bytes beyond the signature and
+/// the Finished's MAC: a record's header (5), content type and AEAD tag (1 + 16) each (RFC 8446
+/// section 5.2), the CertificateVerify's handshake header, scheme and length (4 + 2 + 2, section
+/// 4.4.3), the Finished's header (4, section 4.4.4).
+const AFTER_CERTIFICATE_BYTES: u64 = 2 * (5 + 1 + 16) + 4 + 2 + 2 + 4;
 
 /// What a window stall could hide of a TLS 1.3 cell over TCP (netmodel::stall_hidden_ns), from
 /// the run's data: the composed suite of the cell's scenario (the real handshakes name its
@@ -166,7 +167,7 @@ pub fn stall_for(
     n: &Network,
     c: &Cell,
 ) -> Option<crate::results::Stall> {
-    if c.protocol != "tls13" || c.quic.is_some() {
+    if c.protocol != "tls13" || !c.transport.is_tcp() {
         return None;
     }
     let baseline = r.baseline_auth().unwrap_or("");
@@ -195,34 +196,55 @@ pub fn stall_for(
         Some((a, _)) => Some(segment(a)?),
         None => None,
     };
-    let signature = crate::algorithm::find(&scenario.evidence.cert_key)?.signature? as u64;
+    let signature = crate::algorithm::find(&scenario.auth.as_ref()?.algorithm)?.signature? as u64;
+    // The Finished's MAC is the suite's hash (RFC 8446 section 4.4.4).
+    let finished = if scenario.evidence.cipher.ends_with("SHA384") {
+        48
+    } else {
+        32
+    };
     let flight_bytes = c.server_flight_bytes?;
     Some(crate::results::Stall {
         suite: suite_name,
         composed_stack: stack.name.clone(),
         flight_bytes,
-        certificate_end: flight_bytes.saturating_sub(signature + AFTER_CERTIFICATE_BYTES),
+        certificate_end: flight_bytes
+            .saturating_sub(signature + finished + AFTER_CERTIFICATE_BYTES),
         window_bytes: u64::from(n.initcwnd?) * u64::from(n.mss?),
         server_after_write_ns,
         client_chain_ns: segment(chain_segment)?,
+        // Every stack that names its early segments starts them on arrival; a stack that checks
+        // the chain with the CertificateVerify names none and gets no stall.
         chain_on_arrival: true,
         hidden_ns: 0.0,
     })
 }
 
-/// Every cell's model away from the zero point with what a window stall hides (`stall_for`),
-/// recomputed from its stored inputs: the network step's models once the run's phases and
-/// stacks are at hand.
-pub fn add_stalls(r: &crate::results::Results, n: &mut Network) {
-    let mut stalls = Vec::new();
+/// Every cell's model away from the zero point with what a window stall hides (`stall_for`,
+/// none where it gives none), recomputed from its stored inputs: the network step's models once
+/// the run's phases and stacks are at hand, and again when a handshakes section (which names
+/// each scenario's composition and chain) is written beside them.
+pub fn set_stalls(r: &crate::results::Results, n: &mut Network) {
+    let mut changed = Vec::new();
     for (i, p) in n.points.iter().enumerate().filter(|(_, p)| p.rtt_ns > 0.0) {
         for (j, c) in p.cells.iter().enumerate() {
-            if let Some(stall) = stall_for(r, n, c) {
-                stalls.push((i, j, stall, conditions(n, p, &c.model)));
+            let stall = stall_for(r, n, c);
+            let same = match (&stall, &c.model.stall) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    Stall {
+                        hidden_ns: b.hidden_ns,
+                        ..a.clone()
+                    } == *b
+                }
+                _ => false,
+            };
+            if !same {
+                changed.push((i, j, stall, conditions(n, p, &c.model)));
             }
         }
     }
-    for (i, j, stall, at) in stalls {
+    for (i, j, stall, at) in changed {
         let m = &n.points[i].cells[j].model;
         let fresh = model(
             ModelInputs {
@@ -231,7 +253,7 @@ pub fn add_stalls(r: &crate::results::Results, n: &mut Network) {
                 data_packets: m.data_packets,
                 bytes: m.bytes,
                 path: m.path.clone(),
-                stall: Some(stall),
+                stall,
             },
             at,
         );

@@ -257,7 +257,7 @@ pub struct Model {
     pub p95_ns: Option<f64>,
     /// The compute a window stall hides (netmodel::stall_hidden_ns), taken off the zero point in
     /// `expected_ns` and the percentiles; none where the stack does not say when its client starts
-    /// the chain (files before 2026-12-03 12:00) or nothing can hide.
+    /// the chain (files before 2026-12-03 12:40) or it is not TLS 1.3 over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
 }
@@ -273,8 +273,8 @@ pub struct Stall {
     pub suite: String,
     pub composed_stack: String,
     /// The server's first flight, its bytes up to the end of the Certificate (the flight less a
-    /// CertificateVerify of the chain's signature size and a SHA-384 Finished, each in a record of
-    /// its own), and the initial window (initcwnd x MSS), bytes.
+    /// CertificateVerify of the chain's signature size and a Finished of the suite's hash, each in
+    /// a record of its own), and the initial window (initcwnd x MSS), bytes.
     pub flight_bytes: u64,
     pub certificate_end: u64,
     pub window_bytes: u64,

@@ -322,7 +322,7 @@ impl std::fmt::Display for Warning {
             Warning::QueueDrops { rtt_ms, loss_pct, cell, dropped } => write!(f, "RTT {rtt_ms} ms, loss {loss_pct}%, {cell}: the kernel dropped {dropped} packets at a full queue"),
             Warning::BusyEndpoint { rtt_ms, loss_pct, cell, client_pct, server_pct } => write!(f, "RTT {rtt_ms} ms, loss {loss_pct}%, {cell}: client {client_pct:.0}% / server {server_pct:.0}% of a core busy: compute may be part of the latency"),
             Warning::SlowWake { p50_us, p90_us } => write!(f, "a thread of this host wakes {p50_us:.0} µs late past its timer (p50; p90 {p90_us:.0} µs): the endpoints pay about that at every flight they wait for, which the zero point, run back to back, does not, so short-RTT cells read over their model by a few wake-ups (a VM whose vCPUs halt when idle)"),
-            Warning::IdleWakeups { step, reason } => write!(f, "{step}: the cores could not be kept out of their idle states ({reason}), so its handshakes pay an idle core's wake-up at every flight (on a VM tens of µs to milliseconds): run as root"),
+            Warning::IdleWakeups { step, reason } => write!(f, "{step}: the cores could not be kept out of their idle states ({reason}), so its handshakes pay an idle core's wake-up at every flight (on a VM tens of µs to milliseconds): run as root, without PQPROF_IDLE=allow, to hold them off"),
             Warning::OneCore => write!(f, "one core only: the socket load generator shares the server's core"),
             Warning::LoadLimited { cell, concurrency } => write!(f, "{cell}: at {} in flight the load generator's core was busier than the server's, so throughput there is the generator's limit (a TLS client does more work per handshake than the server: it verifies the certificate); server CPU per handshake still holds", concurrency.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")),
             Warning::MemoryLimited { cell, why } => write!(f, "{cell}: {why}"),
@@ -579,7 +579,9 @@ mod tests {
         let json = serde_json::to_string(&idle).unwrap();
         assert!(json.contains(r#""kind":"idle_wakeups""#), "{json}");
         assert_eq!(serde_json::from_str::<Warning>(&json).unwrap(), idle);
-        assert!(idle.to_string().starts_with("network: the cores could not be kept out"));
+        assert!(idle
+            .to_string()
+            .starts_with("network: the cores could not be kept out"));
     }
 
     #[test]
