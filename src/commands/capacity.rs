@@ -34,15 +34,9 @@ pub(super) fn capacity(args: crate::cli::CapacityArgs) -> Result<()> {
         opts.auth_connections = opts.connections.iter().min().into_iter().copied().collect();
     }
     opts.budget = (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s));
-    let idle = crate::host::hold_off_idle();
+    let idle = super::Idle::hold("capacity");
     let mut c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
-    if let Err(reason) = &idle {
-        c.notes.push(crate::results::Warning::IdleWakeups {
-            step: "capacity".into(),
-            reason: reason.clone(),
-        });
-    }
-    drop(idle);
+    c.notes.extend(idle.release());
     print!("{}", crate::tables::capacity::table(&c));
     println!(
         "\ncapacity: {:.0} s; written to {}",

@@ -35,15 +35,9 @@ pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
         budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
         stacks,
     };
-    let idle = crate::host::hold_off_idle();
+    let idle = super::Idle::hold("handshake");
     let mut h = crate::handshake::run(&opts, &r, &mut |m| eprintln!("handshake: {m}"))?;
-    if let Err(reason) = &idle {
-        h.notes.push(crate::results::Warning::IdleWakeups {
-            step: "handshake".into(),
-            reason: reason.clone(),
-        });
-    }
-    drop(idle);
+    h.notes.extend(idle.release());
     print!("{}", crate::tables::handshake::table(&h, &r));
     println!(
         "\n{} scenarios, {} failed; {:.0} s; written to {}",

@@ -16,6 +16,26 @@ mod handshake;
 mod memory;
 mod network;
 
+/// The cores kept out of idle while a step times handshakes (host::hold_off_idle), or the note
+/// that says why they were not.
+struct Idle(Result<crate::host::NoIdle, crate::results::Warning>);
+
+impl Idle {
+    fn hold(step: &str) -> Idle {
+        Idle(
+            crate::host::hold_off_idle().map_err(|reason| crate::results::Warning::IdleWakeups {
+                step: step.into(),
+                reason,
+            }),
+        )
+    }
+
+    /// Lets the cores idle again; the note for the step's section where they were never held.
+    fn release(self) -> Option<crate::results::Warning> {
+        self.0.err()
+    }
+}
+
 pub fn execute(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run_cmd(args),

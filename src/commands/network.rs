@@ -73,7 +73,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
             crate::handshake::tls_auths(&suites, &kex)?
         },
     };
-    let idle = crate::host::hold_off_idle();
+    let idle = super::Idle::hold("network");
     let mut n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {
         Ok(n) => n,
         Err(e) if e.downcast_ref::<crate::network::Unavailable>().is_some() => {
@@ -82,13 +82,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
-    if let Err(reason) = &idle {
-        n.notes.push(crate::results::Warning::IdleWakeups {
-            step: "network".into(),
-            reason: reason.clone(),
-        });
-    }
-    drop(idle);
+    n.notes.extend(idle.release());
     crate::figures::network::set_stalls(&r, &mut n);
     print!("{}", crate::tables::network::table(&n));
     println!(
