@@ -551,6 +551,7 @@ mod tests {
         let twenty = loss_percentiles(12.0 * MS, &path, 5.6 * MS, 0.2, &[50.0]);
         assert!(twenty[0] > 12.0 * MS, "{twenty:?}");
     }
+
     fn stall(
         server: Option<f64>,
         chain: f64,
@@ -572,44 +573,74 @@ mod tests {
 
     #[test]
     fn a_stall_hides_what_runs_while_the_flight_waits_for_its_acks() {
-        use super::stall_hidden_ns as hidden;
-        // OpenSSL, ML-DSA-65: signs after writing to the Certificate (1,000 us), checks the chain
-        // on arrival (600 us), the Certificate inside the window: the zero point counted the
-        // longer, 1,000 us, and all of it runs in a 5.5 ms wait.
-        assert_eq!(
-            hidden(&stall(Some(1000.0), 600.0, true, 12_262), 5500.0),
-            1000.0
-        );
-        // ML-DSA-87: the Certificate ends past the window, so the chain is checked after the
-        // wait: 1,000 counted, 600 still run.
-        assert_eq!(
-            hidden(&stall(Some(1000.0), 600.0, true, 16_178), 5500.0),
-            400.0
-        );
-        // A longer chain check than the signing hides nothing then.
-        assert_eq!(
-            hidden(&stall(Some(500.0), 600.0, true, 16_178), 5500.0),
-            0.0
-        );
-        // Go: one write after signing, the chain on arrival inside the window: the chain hides.
-        assert_eq!(hidden(&stall(None, 600.0, true, 12_262), 5500.0), 600.0);
-        // rustls: the chain with the CertificateVerify, one write: nothing hides.
-        assert_eq!(hidden(&stall(None, 600.0, false, 12_262), 5500.0), 0.0);
-        // A wait shorter than the work hides only the wait: 1,000 counted, 1,000 - 300 after it.
-        assert_eq!(
-            hidden(&stall(Some(1000.0), 600.0, true, 12_262), 300.0),
-            300.0
-        );
-        // The Certificate past the window and a short wait: after it the chain check (600) runs
-        // beside the rest of the signing (700), so 1,000 - 700.
-        assert_eq!(
-            hidden(&stall(Some(1000.0), 600.0, true, 16_178), 300.0),
-            300.0
-        );
-        // No stall (the flight fits the window) or no wait (the zero point): nothing.
+        // (what the case is, server after its write, chain check, on arrival, Certificate's end,
+        // wait, hidden); the flight is 15,675 bytes against a 14,480-byte window.
+        type Case = (&'static str, Option<f64>, f64, bool, u64, f64, f64);
+        let cases: [Case; 8] = [
+            // OpenSSL, ML-DSA-65: without a wait the longer (1,000) counts, and all of it runs
+            // in a 5.5 ms wait.
+            (
+                "both in the wait",
+                Some(1000.0),
+                600.0,
+                true,
+                12_262,
+                5500.0,
+                1000.0,
+            ),
+            // ML-DSA-87: the chain is checked after the wait: 1,000 counted, 600 still run.
+            (
+                "chain after the wait",
+                Some(1000.0),
+                600.0,
+                true,
+                16_178,
+                5500.0,
+                400.0,
+            ),
+            (
+                "a longer chain check",
+                Some(500.0),
+                600.0,
+                true,
+                16_178,
+                5500.0,
+                0.0,
+            ),
+            // Go: one write after signing, the chain on arrival inside the window.
+            ("the chain alone", None, 600.0, true, 12_262, 5500.0, 600.0),
+            // rustls: the chain with the CertificateVerify, one write.
+            ("nothing early", None, 600.0, false, 12_262, 5500.0, 0.0),
+            // A short wait hides only itself: 1,000 counted, 1,000 - 300 after it.
+            (
+                "a short wait",
+                Some(1000.0),
+                600.0,
+                true,
+                12_262,
+                300.0,
+                300.0,
+            ),
+            // After a short wait the chain (600) runs beside the rest of the signing (700).
+            (
+                "chain beside signing",
+                Some(1000.0),
+                600.0,
+                true,
+                16_178,
+                300.0,
+                300.0,
+            ),
+            // No wait (the zero point): nothing.
+            ("no wait", Some(1000.0), 600.0, true, 12_262, 0.0, 0.0),
+        ];
+        for (what, server, chain, on_arrival, cert_end, wait, want) in cases {
+            let s = stall(server, chain, on_arrival, cert_end);
+            assert_eq!(super::stall_hidden_ns(&s, wait), want, "{what}");
+        }
+        // A flight that fits the window stalls nothing.
         let mut fits = stall(Some(1000.0), 600.0, true, 9_000);
         fits.flight_bytes = 11_728;
-        assert_eq!(hidden(&fits, 5500.0), 0.0);
-        assert_eq!(hidden(&stall(Some(1000.0), 600.0, true, 12_262), 0.0), 0.0);
+        assert_eq!(super::stall_hidden_ns(&fits, 5500.0), 0.0);
     }
 }

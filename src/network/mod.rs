@@ -995,7 +995,7 @@ fn model_for(
             data_packets: [z.data_packets[0] as f64 / n, z.data_packets[1] as f64 / n],
             bytes: z.bytes_per_handshake,
             path,
-            // The run's flows are not at hand here: figures::network::add_stalls, once they are.
+            // The run's flows are not at hand here: figures::network::set_stalls, once they are.
             stall: None,
         },
         at,

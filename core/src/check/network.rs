@@ -31,43 +31,20 @@ fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) 
                 c.auth.as_deref().unwrap_or("")
             );
             let fresh = crate::figures::network::stall_for(r, n, c);
-            match (&c.model.stall, fresh) {
-                (None, None) => {}
-                (Some(s), Some(f)) => {
-                    if (s.suite.as_str(), s.composed_stack.as_str())
-                        != (&f.suite, &f.composed_stack)
-                        || (s.flight_bytes, s.certificate_end, s.window_bytes)
-                            != (f.flight_bytes, f.certificate_end, f.window_bytes)
-                        || s.chain_on_arrival != f.chain_on_arrival
-                        || s.server_after_write_ns.is_some() != f.server_after_write_ns.is_some()
-                    {
-                        problems.push(format!(
-                            "{name}: the model's stall {s:?} is not the run's {f:?}"
-                        ));
-                        continue;
-                    }
-                    differs(
-                        problems,
-                        format!("{name} stall client_chain_ns"),
-                        s.client_chain_ns,
-                        f.client_chain_ns,
-                    );
-                    if let (Some(a), Some(b)) = (s.server_after_write_ns, f.server_after_write_ns) {
-                        differs(
-                            problems,
-                            format!("{name} stall server_after_write_ns"),
-                            a,
-                            b,
-                        );
-                    }
-                }
-                (Some(_), None) => problems.push(format!(
-                    "{name}: the model takes off a stall the run's flows and stacks do not give"
-                )),
-                (None, Some(_)) => problems.push(format!(
-                    "{name}: the run's flows and stacks give a stall the model does not take off"
-                )),
+            if crate::figures::network::same_stall(c.model.stall.as_ref(), fresh.as_ref()) {
+                continue;
             }
+            problems.push(match (&c.model.stall, fresh) {
+                (Some(s), Some(f)) => {
+                    format!("{name}: the model's stall {s:?} is not the run's {f:?}")
+                }
+                (Some(_), None) => format!(
+                    "{name}: the model takes off a stall the run's flows and stacks do not give"
+                ),
+                _ => format!(
+                    "{name}: the run's flows and stacks give a stall the model does not take off"
+                ),
+            });
         }
     }
 }

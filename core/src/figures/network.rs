@@ -220,6 +220,21 @@ pub fn stall_for(
     })
 }
 
+/// Whether two stalls have the same inputs (their hidden time is the model's to recompute), or
+/// both are none.
+pub fn same_stall(a: Option<&Stall>, b: Option<&Stall>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            Stall {
+                hidden_ns: b.hidden_ns,
+                ..a.clone()
+            } == *b
+        }
+        _ => false,
+    }
+}
+
 /// Every cell's model away from the zero point with what a window stall hides (`stall_for`,
 /// none where it gives none), recomputed from its stored inputs: the network step's models once
 /// the run's phases and stacks are at hand, and again when a handshakes section (which names
@@ -229,17 +244,7 @@ pub fn set_stalls(r: &crate::results::Results, n: &mut Network) {
     for (i, p) in n.points.iter().enumerate().filter(|(_, p)| p.rtt_ns > 0.0) {
         for (j, c) in p.cells.iter().enumerate() {
             let stall = stall_for(r, n, c);
-            let same = match (&stall, &c.model.stall) {
-                (None, None) => true,
-                (Some(a), Some(b)) => {
-                    Stall {
-                        hidden_ns: b.hidden_ns,
-                        ..a.clone()
-                    } == *b
-                }
-                _ => false,
-            };
-            if !same {
+            if !same_stall(stall.as_ref(), c.model.stall.as_ref()) {
                 changed.push((i, j, stall, conditions(n, p, &c.model)));
             }
         }
