@@ -17,7 +17,7 @@ trap 'rm -rf "$profile"' EXIT
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --user-data-dir="$profile" --enable-logging=stderr --v=0)
 mkdir -p target
-for page in index compare history methodology insitu network composition; do
+for page in index phases compare history methodology insitu network composition; do
   timeout 90 "$browser" "${flags[@]}" --window-size=1280,2400 --screenshot="target/site-$page.png" \
     "file://$site/$page.html" 2>"$profile/$page.log" >/dev/null
   if grep -q ":CONSOLE" "$profile/$page.log"; then

@@ -106,12 +106,12 @@ fn numbers_on_the_page_are_the_numbers_in_the_json() {
 fn shares_sum_to_100_and_the_page_keeps_the_identity() {
     let site = render(&[measured().to_path_buf()], "site-identity");
     assert_eq!(verify::check_site(&site).unwrap(), Vec::<String>::new());
-    // And the check can fail: an edited contribution on the page is caught.
-    let index = site.join("index.html");
-    let html = std::fs::read_to_string(&index).unwrap();
+    // And the check can fail: an edited contribution on the phases page is caught.
+    let phases = site.join("phases.html");
+    let html = std::fs::read_to_string(&phases).unwrap();
     let at = html.find("data-contribution-ns=\"").unwrap() + "data-contribution-ns=\"".len();
     let broken = format!("{}9{}", &html[..at], &html[at..]);
-    std::fs::write(&index, broken).unwrap();
+    std::fs::write(&phases, broken).unwrap();
     let problems = verify::check_site(&site).unwrap();
     assert!(
         problems.iter().any(|p| p.contains("phases add up to")),

@@ -195,8 +195,9 @@ fn the_answer_shows_the_json_figures_and_a_changed_one_is_caught() {
     ))));
     assert!(row.contains(&format::signed_time(rustls.composed_delta_ns.unwrap())));
     // Each figure links to where it comes from.
-    assert!(row.contains("href=\"#hs-m-5d798a-X25519MLKEM768\""));
-    assert!(index.contains("id=\"hs-m-5d798a-X25519MLKEM768\""));
+    assert!(row.contains("href=\"phases.html#hs-m-5d798a-X25519MLKEM768\""));
+    let phases = std::fs::read_to_string(site.join("phases.html")).unwrap();
+    assert!(phases.contains("id=\"hs-m-5d798a-X25519MLKEM768\""));
     assert!(
         index.contains("id=\"capacity-m-5d798a\"") && index.contains("id=\"network-m-5d798a\"")
     );

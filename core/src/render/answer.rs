@@ -489,7 +489,10 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         (section.clone(), section.clone(), section)
     } else {
         (
-            link(has(&c.group), handshakes_id(machine_id, &c.group)),
+            // On the phases page (render::build).
+            Some(handshakes_id(machine_id, &c.group))
+                .filter(|_| has(&c.group))
+                .map_or(String::new(), |id| format!("phases.html#{id}")),
             // On the in-situ page (render::build).
             Some(insitu_id(machine_id, &c.group))
                 .filter(|_| {

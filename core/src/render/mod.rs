@@ -47,8 +47,16 @@ pub struct Options {
     pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 8] = [
+const TEMPLATES: [(&str, &str); 10] = [
     ("base.html", include_str!("../../../templates/base.html")),
+    (
+        "macros.html",
+        include_str!("../../../templates/macros.html"),
+    ),
+    (
+        "phases.html",
+        include_str!("../../../templates/phases.html"),
+    ),
     ("index.html", include_str!("../../../templates/index.html")),
     (
         "compare.html",
@@ -561,8 +569,18 @@ fn build(
         files: runs.len(),
         machines: machines.len(),
     };
-    // The in-situ views, long per card, and every network cell are pages of their own that the
-    // front page links to.
+    // The in-situ views, long per card, every phase table and real handshake, and every network
+    // cell are pages of their own that the front page links to (its size budget: core/tests/site.rs).
+    write(
+        "phases.html",
+        env.get_template("phases.html")?.render(page(
+            &scope,
+            opts,
+            "Every phase and every real handshake",
+            "phases",
+            &front,
+        ))?,
+    )?;
     write(
         "network.html",
         env.get_template("network.html")?.render(page(

@@ -25,8 +25,10 @@ pub struct View {
 pub struct RttView {
     pub rtt: String,
     pub rows: Vec<Row>,
-    /// One chart per group: p50 and p95 over loss, a line each per stack.
+    /// One chart per group: p50 and p95 over loss, a line each per stack (on the network page).
     pub charts: Vec<Value>,
+    /// The answer at this RTT: each hybrid's extra time over its baseline (on both pages).
+    pub delta: Vec<Value>,
 }
 
 #[derive(Serialize)]
@@ -116,7 +118,12 @@ fn ms(x: f64) -> String {
     }
 }
 
-fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -> Vec<Value> {
+/// The RTT's charts over loss, one per group, and its answer (`delta_chart`), on the same axis.
+fn charts(
+    n: &Network,
+    rtt: f64,
+    published: &[crate::references::PaquinPoint],
+) -> (Vec<Value>, Option<Value>) {
     let at: Vec<&crate::results::Point> = n.points.iter().filter(|p| p.rtt_ns == rtt).collect();
     let mut groups: Vec<(&str, &str, Option<&String>)> = Vec::new();
     let mut stacks: Vec<&str> = Vec::new();
@@ -141,7 +148,7 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
         .iter()
         .map(|p| (x_of(p.loss_pct), format!("{}%", p.loss_pct)))
         .collect();
-    let mut out: Vec<Value> = groups
+    let out: Vec<Value> = groups
         .iter()
         .map(|(protocol, group, baseline)| {
             let mut lines = Vec::new();
@@ -224,8 +231,8 @@ fn charts(n: &Network, rtt: f64, published: &[crate::references::PaquinPoint]) -
             ))
         })
         .collect();
-    out.extend(delta_chart(n, rtt, &at, &ticks, &x_of));
-    out
+    let delta = delta_chart(n, rtt, &at, &ticks, &x_of);
+    (out, delta)
 }
 
 /// The answer at this RTT: each hybrid's p50 minus its classical baseline's, same stack and
@@ -355,7 +362,10 @@ pub fn build(runs: &[&Run]) -> Vec<View> {
                             })
                         })
                         .collect();
-                    RttView { rtt: units::rtt(rtt), rows, charts: charts(n, rtt, &published) }
+                    {
+                        let (charts, delta) = charts(n, rtt, &published);
+                        RttView { rtt: units::rtt(rtt), rows, charts, delta: delta.into_iter().collect() }
+                    }
                 })
                 .collect();
             Some(View {

@@ -30,17 +30,20 @@ pub fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Problems found in `dir/index.html`; empty means the page keeps the identity.
+/// Problems found in `dir/index.html` and the phase tables of `dir/phases.html`; empty means the
+/// pages keep the identity.
 pub fn check_site(dir: &Path) -> Result<Vec<String>> {
-    let index = dir.join("index.html");
-    let html = std::fs::read_to_string(&index)
-        .with_context(|| format!("{}: cannot read", index.display()))?;
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read", path.display()))
+    };
+    let (html, phases) = (read("index.html")?, read("phases.html")?);
     let mut problems = broken_links(dir)?;
     problems.extend(answer_problems(dir, &html)?);
     problems.extend(auth_problems(dir, &html)?);
-    let rows: Vec<&str> = html.split("<tbody class=\"phases\"").skip(1).collect();
+    let rows: Vec<&str> = phases.split("<tbody class=\"phases\"").skip(1).collect();
     if rows.is_empty() {
-        problems.push("index.html: no suite cards with phase tables".to_string());
+        problems.push("phases.html: no phase tables".to_string());
     }
     for chunk in rows {
         let chunk = chunk.split("</tbody>").next().unwrap_or("");
@@ -92,8 +95,9 @@ pub fn check_site(dir: &Path) -> Result<Vec<String>> {
 /// (`#id` on the same page: the answer table's figures to their cards; `page.html#id` on another:
 /// the in-situ views and the network cells) that no element of that page is.
 fn broken_links(dir: &Path) -> Result<Vec<String>> {
-    const PAGES: [&str; 7] = [
+    const PAGES: [&str; 8] = [
         "index.html",
+        "phases.html",
         "compare.html",
         "history.html",
         "methodology.html",
