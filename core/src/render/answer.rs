@@ -475,9 +475,9 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
     let mut out = Vec::new();
     // The cards the links go to are the run's suites: a run measured without one links nowhere.
     let has = |name: &str| r.suites.iter().any(|s| s.name == name);
-    let link = |present: bool, id: String| {
-        if present {
-            format!("#{id}")
+    let link = |page: &str, id: String| {
+        if has(&c.group) {
+            format!("{page}#{id}")
         } else {
             String::new()
         }
@@ -489,10 +489,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         (section.clone(), section.clone(), section)
     } else {
         (
-            // On the phases page (render::build).
-            Some(handshakes_id(machine_id, &c.group))
-                .filter(|_| has(&c.group))
-                .map_or(String::new(), |id| format!("phases.html#{id}")),
+            link("phases.html", handshakes_id(machine_id, &c.group)),
             // On the in-situ page (render::build).
             Some(insitu_id(machine_id, &c.group))
                 .filter(|_| {
@@ -500,7 +497,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
                         || has(&format!("{} full key exchange", c.group))
                 })
                 .map_or(String::new(), |id| format!("insitu.html#{id}")),
-            link(has(&c.group), card_id(&c.group)),
+            link("", card_id(&c.group)),
         )
     };
     out.push(match f.composed_ns {

@@ -571,36 +571,20 @@ fn build(
     };
     // The in-situ views, long per card, every phase table and real handshake, and every network
     // cell are pages of their own that the front page links to (its size budget: core/tests/site.rs).
-    write(
-        "phases.html",
-        env.get_template("phases.html")?.render(page(
-            &scope,
-            opts,
+    for (file, title, name) in [
+        (
+            "phases.html",
             "Every phase and every real handshake",
             "phases",
-            &front,
-        ))?,
-    )?;
-    write(
-        "network.html",
-        env.get_template("network.html")?.render(page(
-            &scope,
-            opts,
-            "Every network cell",
-            "network",
-            &front,
-        ))?,
-    )?;
-    write(
-        "insitu.html",
-        env.get_template("insitu.html")?.render(page(
-            &scope,
-            opts,
-            "Where a handshake's time goes",
-            "insitu",
-            &front,
-        ))?,
-    )?;
+        ),
+        ("network.html", "Every network cell", "network"),
+        ("insitu.html", "Where a handshake's time goes", "insitu"),
+    ] {
+        let html = env
+            .get_template(file)?
+            .render(page(&scope, opts, title, name, &front))?;
+        write(file, html)?;
+    }
     write(
         "composition.html",
         env.get_template("composition.html")?.render(page(
