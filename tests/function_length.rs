@@ -12,7 +12,7 @@ const LIMIT: usize = 150;
 
 /// Functions still longer than `LIMIT` (file, name, lines today). Splitting one removes its line.
 const LONGER: &[(&str, &str, usize)] = &[
-    ("core/src/check/phases.rs", "check", 391),
+    ("core/src/check/phases.rs", "check", 381),
     ("src/crosscheck/mod.rs", "run", 268),
     ("src/handshake/mod.rs", "run", 243),
     ("core/src/render/methodology.rs", "build", 217),

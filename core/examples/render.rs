@@ -59,7 +59,13 @@ fn main() -> ExitCode {
                     let p = pqprof_core::check::check(&r);
                     if !p.is_empty() {
                         failed = true;
-                        eprintln!("{}: {} problem(s): {}", f.display(), p.len(), p.join("; "));
+                        let lines: Vec<String> = p.iter().map(|x| x.line()).collect();
+                        eprintln!(
+                            "{}: {} problem(s): {}",
+                            f.display(),
+                            p.len(),
+                            lines.join("; ")
+                        );
                     }
                 }
                 Err(e) => {

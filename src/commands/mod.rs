@@ -168,6 +168,15 @@ fn failed(file: &Path, count: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A check's problems, one a line, each with its section and kind.
+fn lines(problems: &[crate::check::Problem]) -> String {
+    problems
+        .iter()
+        .map(crate::check::Problem::line)
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
+
 /// Writes a results file a section was just added to, once the whole file holds against its own
 /// raw data (what `pqprof check` would say), so a section `check` rejects never lands.
 fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Result<()> {
@@ -177,7 +186,7 @@ fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Re
             "{}: the {} section does not hold against its own raw data:\n  {}",
             file.display(),
             section.name(),
-            problems.join("\n  ")
+            lines(&problems)
         );
     }
     results::update(file, r)
@@ -317,7 +326,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
     if !problems.is_empty() {
         bail!(
             "the results just written fail their own check:\n  {}",
-            problems.join("\n  ")
+            lines(&problems)
         );
     }
     if !results.failures.is_empty() {
@@ -434,9 +443,7 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
         } else {
             failed += 1;
             eprintln!("{}: {} problem(s):", f.display(), problems.len());
-            for p in &problems {
-                eprintln!("  {p}");
-            }
+            eprintln!("  {}", lines(&problems));
         }
     }
     if failed > 0 {

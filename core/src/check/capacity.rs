@@ -3,15 +3,16 @@
 //! from the phases.
 
 use super::differs;
+use super::problem::Problem;
 use crate::results::{Capacity, Results, Summary};
 use crate::stats;
 
-fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[u64]) {
+fn summary(problems: &mut Vec<Problem>, name: &str, stored: &Summary, samples: &[u64]) {
     let xs: Vec<f64> = samples.iter().map(|&x| x as f64).collect();
     let s = match stats::Sample::new(&xs) {
         Ok(s) => s.summary(),
         Err(e) => {
-            problems.push(format!("{name}: {e}"));
+            problems.push(Problem::incomplete(format!("{name}: {e}")));
             return;
         }
     };
@@ -30,15 +31,15 @@ fn summary(problems: &mut Vec<String>, name: &str, stored: &Summary, samples: &[
     differs(problems, format!("{name} p95_ns"), stored.p95_ns, s.p95_ns);
     differs(problems, format!("{name} p99_ns"), stored.p99_ns, s.p99_ns);
     if stored.iterations != samples.len() {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} iterations stored, {} samples",
             stored.iterations,
             samples.len()
-        ));
+        )));
     }
 }
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(c) = &results.capacity else {
         return problems;
@@ -53,11 +54,11 @@ pub fn check(results: &Results) -> Vec<String> {
                 st.concurrency
             );
             if st.latency_ns.len() as u64 != st.completed {
-                problems.push(format!(
+                problems.push(Problem::incomplete(format!(
                     "{name}: {} latencies for {} completed handshakes",
                     st.latency_ns.len(),
                     st.completed
-                ));
+                )));
             }
             if st.completed > 0 {
                 let sorted =
@@ -98,17 +99,17 @@ pub fn check(results: &Results) -> Vec<String> {
     for m in &c.memory {
         let name = format!("capacity memory {} {}", m.stack.name(), m.group);
         let (Some(first), Some(last)) = (m.steps.first(), m.steps.last()) else {
-            problems.push(format!("{name}: no steps"));
+            problems.push(Problem::incomplete(format!("{name}: no steps")));
             continue;
         };
         if first.connections != 0
             || last.connections != m.per_connection.connections
             || last.connections == 0
         {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: steps must run from 0 connections to the per-connection figure's {}",
                 m.per_connection.connections
-            ));
+            )));
             continue;
         }
         let pc = &m.per_connection;
@@ -148,13 +149,15 @@ pub fn check(results: &Results) -> Vec<String> {
             .zip(&m.retained_bytes)
             .any(|(p, r)| p < r)
         {
-            problems.push(format!("{name}: a handshake retained more than its peak"));
+            problems.push(Problem::bound(format!(
+                "{name}: a handshake retained more than its peak"
+            )));
         }
     }
     problems
 }
 
-fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
+fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
     for m in &c.in_memory {
         let name = format!(
             "capacity in-memory {} {}{}",
@@ -163,9 +166,9 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
             m.auth.as_ref().map_or(String::new(), |a| format!(" + {a}"))
         );
         if m.client_ns.len() != m.wall_ns.len() || m.server_ns.len() != m.wall_ns.len() {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: client, server and wall samples differ in number"
-            ));
+            )));
             continue;
         }
         if m.client_ns
@@ -174,9 +177,9 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
             .zip(&m.wall_ns)
             .any(|((c, s), w)| c + s > *w)
         {
-            problems.push(format!(
+            problems.push(Problem::bound(format!(
                 "{name}: a handshake's two sides add up to more than its wall time"
-            ));
+            )));
         }
         summary(problems, &format!("{name} client"), &m.client, &m.client_ns);
         summary(problems, &format!("{name} server"), &m.server, &m.server_ns);
@@ -277,11 +280,13 @@ fn in_memory(problems: &mut Vec<String>, c: &Capacity, results: &Results) {
                         );
                         match fresh {
                             Some(x) => differs(problems, format!("{name} composed_server_delta_ns"), d, x),
-                            None => problems.push(format!("{name}: a composed server-side difference without its full-handshake suites")),
+                            None => problems.push(Problem::incomplete(format!("{name}: a composed server-side difference without its full-handshake suites"))),
                         }
                     }
                 }
-                None => problems.push(format!("{name}: its baseline {base} was not measured")),
+                None => problems.push(Problem::incomplete(format!(
+                    "{name}: its baseline {base} was not measured"
+                ))),
             }
         }
     }

@@ -2,11 +2,12 @@
 //! per-round figures it stores (rows written before schema 2 have none and are only read).
 
 use super::differs;
+use super::problem::Problem;
 use crate::results::{should_continue, Agreement, CrosscheckRow, Results};
 use crate::stats;
 use std::collections::BTreeMap;
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(c) = &results.crosscheck else {
         return problems;
@@ -14,11 +15,11 @@ pub fn check(results: &Results) -> Vec<String> {
     for r in c.rows.iter().filter(|r| !r.tool_rounds.is_empty()) {
         let name = format!("crosscheck {} vs {}", r.id(), r.tool);
         let Some((ratio, ci)) = stats::paired_ratio(&r.pqprof_rounds, &r.tool_rounds) else {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: {} pqprof rounds around {} tool rounds",
                 r.pqprof_rounds.len(),
                 r.tool_rounds.len()
-            ));
+            )));
             continue;
         };
         differs(
@@ -43,11 +44,11 @@ pub fn check(results: &Results) -> Vec<String> {
         }
         let verdict = Agreement::judge(ci, c.tolerance_pct);
         if r.verdict != Some(verdict) || r.agree != (verdict == Agreement::Agree) {
-            problems.push(format!(
+            problems.push(Problem::recomputed(format!(
                 "{name}: verdict {:?} but the rounds give {}",
                 r.verdict,
                 verdict.text()
-            ));
+            )));
         }
     }
     if let Some(max) = c.max_rounds {
@@ -63,16 +64,16 @@ fn stopping_rule(
     min: usize,
     max: usize,
     tolerance_pct: f64,
-) -> Vec<String> {
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut groups: BTreeMap<usize, Vec<&CrosscheckRow>> = BTreeMap::new();
     for r in rows.iter().filter(|r| !r.tool_rounds.is_empty()) {
         match r.group {
             Some(g) => groups.entry(g).or_default().push(r),
-            None => problems.push(format!(
+            None => problems.push(Problem::incomplete(format!(
                 "crosscheck {} {} vs {}: no tool run index (adaptive rounds need one)",
                 r.algorithm, r.operation, r.tool
-            )),
+            ))),
         }
     }
     for (g, rs) in groups {
@@ -81,15 +82,15 @@ fn stopping_rule(
             .iter()
             .any(|r| r.tool_rounds.len() != n || r.pqprof_rounds.len() != n + 1)
         {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "crosscheck tool run {g}: its phases have different round counts"
-            ));
+            )));
             continue;
         }
         if n < min || n > max {
-            problems.push(format!(
+            problems.push(Problem::bound(format!(
                 "crosscheck tool run {g}: {n} rounds, outside {min}..={max}"
-            ));
+            )));
             continue;
         }
         let verdicts = |k: usize| -> Vec<Agreement> {
@@ -105,12 +106,12 @@ fn stopping_rule(
         };
         // Every round count before n must have asked for another round, and n must not.
         if let Some(k) = (1..n).find(|&k| !should_continue(&verdicts(k), k, min, max)) {
-            problems.push(format!(
+            problems.push(Problem::bound(format!(
                 "crosscheck tool run {g}: every phase was decided after {k} rounds, yet it ran {n}"
-            ));
+            )));
         }
         if should_continue(&verdicts(n), n, min, max) {
-            problems.push(format!("crosscheck tool run {g}: stopped after {n} rounds with a phase undecided and {max} allowed"));
+            problems.push(Problem::bound(format!("crosscheck tool run {g}: stopped after {n} rounds with a phase undecided and {max} allowed")));
         }
     }
     problems

@@ -3,9 +3,10 @@
 //! measurement of the emulated CPU and mean nothing: every one is refused, and every phase must
 //! carry counts that hold (`instructions::check`).
 
+use super::problem::Problem;
 use crate::results::{Outliers, Results, Summary};
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(e) = &results.run.host.emulated else {
         return problems;
@@ -56,19 +57,21 @@ pub fn check(results: &Results) -> Vec<String> {
         }
         match &p.instructions {
             Some(ins) if ins.ir().is_some() => counted.push((name, ins)),
-            _ => problems.push(format!(
+            _ => problems.push(Problem::incomplete(format!(
                 "{name}: no instruction count, and an emulated run has nothing else"
-            )),
+            ))),
         }
     }
     for what in timed_parts {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "{what}: a wall-time figure in a run emulated by {} (-cpu {}), which carries instruction counts only",
             e.emulator, e.cpu
-        ));
+        )));
     }
     if results.run.counter.is_none() {
-        problems.push("run.counter: an emulated run without a counter".into());
+        problems.push(Problem::evidence(
+            "run.counter: an emulated run without a counter",
+        ));
     }
     for (name, ins) in counted {
         problems.extend(super::instructions::check(&name, ins));
@@ -78,6 +81,7 @@ pub fn check(results: &Results) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::problem::{Kind, Problem};
     use crate::results::{
         CounterMethod, CounterRun, Emulation, Instructions, Operation, PhaseId, Results,
     };
@@ -126,22 +130,25 @@ mod tests {
     #[test]
     fn an_emulated_run_holds_counts_and_no_time() {
         let r = emulated();
-        assert_eq!(super::check(&r), Vec::<String>::new());
+        assert_eq!(super::check(&r), Vec::<Problem>::new());
         // A time in it is refused, and so is a phase without its count, or counts that do not add up.
         let mut timed = r.clone();
         timed.phases[0].samples_ns = vec![1000];
         timed.phases[0].stats.median_ns = 1000.0;
         let problems = super::check(&timed);
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("a wall-time figure"), "{problems:?}");
+        assert!(
+            problems[0].is(Kind::Evidence, "a wall-time figure"),
+            "{problems:?}"
+        );
         let mut clock = r.clone();
         clock.run.timer.tsc_hz = Some(3e9);
-        assert!(super::check(&clock)[0].starts_with("run.timer:"));
+        assert!(super::check(&clock)[0].is(Kind::Evidence, "run.timer: a wall-time figure"));
         let mut uncounted = r.clone();
         uncounted.phases[0].instructions = None;
-        assert!(super::check(&uncounted)[0].contains("no instruction count"));
+        assert!(super::check(&uncounted)[0].is(Kind::Incomplete, "no instruction count"));
         let mut wrong = r;
         wrong.phases[0].instructions.as_mut().unwrap().ir_calls = vec![187_000, 187_001];
-        assert!(super::check(&wrong)[0].contains("add up to 374001"));
+        assert!(super::check(&wrong)[0].is(Kind::Recomputed, "add up to 374001"));
     }
 }

@@ -3,10 +3,11 @@
 //! three figures recomputed from the phases (`flow::figures`).
 
 use super::differs;
+use super::problem::Problem;
 use crate::flow::fixed_side;
 use crate::results::{Flow, Results, SuiteResult};
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     for s in &results.suites {
         if let Some(f) = &s.flow {
@@ -16,7 +17,7 @@ pub fn check(results: &Results) -> Vec<String> {
     problems
 }
 
-fn suite(problems: &mut Vec<String>, results: &Results, s: &SuiteResult, f: &Flow) {
+fn suite(problems: &mut Vec<Problem>, results: &Results, s: &SuiteResult, f: &Flow) {
     let name = format!("suite {} [{}] flow", s.name, s.stack);
     // Each phase's calls, all of them and no more, among the segments.
     for p in &s.phases {
@@ -30,11 +31,11 @@ fn suite(problems: &mut Vec<String>, results: &Results, s: &SuiteResult, f: &Flo
             .map(|q| q.count)
             .sum();
         if (placed - f64::from(p.count)).abs() > 1e-6 {
-            problems.push(format!(
+            problems.push(Problem::evidence(format!(
                 "{name}: {} has {placed} calls in the segments and {} in the suite",
                 p.id(),
                 p.count
-            ));
+            )));
         }
     }
     for g in &f.segments {
@@ -42,16 +43,16 @@ fn suite(problems: &mut Vec<String>, results: &Results, s: &SuiteResult, f: &Flo
             if !s.phases.iter().any(|p| {
                 p.backend == q.backend && p.algorithm == q.algorithm && p.operation == q.operation
             }) {
-                problems.push(format!(
+                problems.push(Problem::evidence(format!(
                     "{name}: segment \"{}\" holds {} {} {}, which the suite does not",
                     g.name, q.backend, q.algorithm, q.operation
-                ));
+                )));
             }
             if let Some(side) = fixed_side(q.operation).filter(|x| *x != g.side) {
-                problems.push(format!(
+                problems.push(Problem::evidence(format!(
                     "{name}: segment \"{}\" is the {}'s, but the protocol has the {side} make {}",
                     g.name, g.side, q.operation
-                ));
+                )));
             }
         }
     }
@@ -63,23 +64,25 @@ fn suite(problems: &mut Vec<String>, results: &Results, s: &SuiteResult, f: &Flo
         .map(|st| st.overlap.clone())
         .unwrap_or_default();
     if f.overlap != declared {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "{name}: overlap {:?}, but stack {} declares {declared:?}",
             f.overlap, s.stack
-        ));
+        )));
     }
     for (a, b) in &f.overlap {
         let side = |n: &str| f.segments.iter().find(|g| g.name == n).map(|g| g.side);
         if let (Some(x), Some(y)) = (side(a), side(b)) {
             if x == y {
-                problems.push(format!(
+                problems.push(Problem::evidence(format!(
                     "{name}: \"{a}\" and \"{b}\" overlap but are both the {x}'s"
-                ));
+                )));
             }
         }
     }
     let Some(fresh) = crate::flow::figures(f.segments.clone(), &f.overlap, &results.phases) else {
-        problems.push(format!("{name}: a phase of its segments is not measured"));
+        problems.push(Problem::incomplete(format!(
+            "{name}: a phase of its segments is not measured"
+        )));
         return;
     };
     for (g, h) in f.segments.iter().zip(&fresh.segments) {

@@ -5,6 +5,7 @@
 //! the scenario declares (group, key shares, certificate key, signature scheme, certificates).
 
 use super::differs;
+use super::problem::Problem;
 use crate::figures::evidence::{contradictions, Declared};
 use crate::figures::handshake::{median_figures, paired_connections, Connections, DeltaPairing};
 use crate::results::{Against, Handshakes, InSitu, Mode, PairedOverhead, Results, Scenario};
@@ -12,19 +13,21 @@ use crate::stats;
 
 /// Where the connections are stored (files from 2026-12-01 on): the median, its interval, the
 /// sample medians and the precision recomputed from them, and a round for every sample.
-fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
+fn medians(problems: &mut Vec<Problem>, name: &str, s: &Scenario) {
     if s.totals_ns.is_empty() {
         if s.precision.is_some() {
-            problems.push(format!("{name}: a precision without the connections"));
+            problems.push(Problem::incomplete(format!(
+                "{name}: a precision without the connections"
+            )));
         }
         return;
     }
     let Some(f) = median_figures(&s.totals_ns, &s.sample_sizes) else {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} connections do not make samples of {:?}",
             s.totals_ns.len(),
             s.sample_sizes
-        ));
+        )));
         return;
     };
     differs(
@@ -34,11 +37,11 @@ fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
         f.median_ns,
     );
     if f.sample_medians_ns.len() != s.sample_medians_ns.len() {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} sample medians stored, the connections make {}",
             s.sample_medians_ns.len(),
             f.sample_medians_ns.len()
-        ));
+        )));
     } else {
         for (k, (a, b)) in s
             .sample_medians_ns
@@ -50,11 +53,11 @@ fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
         }
     }
     if s.sample_rounds.len() != s.sample_sizes.len() {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} rounds for {} samples",
             s.sample_rounds.len(),
             s.sample_sizes.len()
-        ));
+        )));
     }
     match (s.median_ci95_ns, f.ci95_ns) {
         (Some(a), Some(b)) => {
@@ -62,9 +65,9 @@ fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
             differs(problems, format!("{name}: median_ci95_ns high"), a.1, b.1);
         }
         (None, None) => {}
-        _ => problems.push(format!(
+        _ => problems.push(Problem::recomputed(format!(
             "{name}: median_ci95_ns stored and recomputed differ"
-        )),
+        ))),
     }
     if let Some(pr) = &s.precision {
         super::precision::check(
@@ -82,29 +85,31 @@ fn medians(problems: &mut Vec<String>, name: &str, s: &Scenario) {
     }
 }
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(h) = &results.handshakes else {
         return problems;
     };
     // Full handshakes and the other modes are stored apart, each list paired within itself.
     for s in h.scenarios.iter().filter(|s| !s.mode.is_full()) {
-        problems.push(format!("handshake {}: among the full handshakes", s.name()));
+        problems.push(Problem::evidence(format!(
+            "handshake {}: among the full handshakes",
+            s.name()
+        )));
     }
     for s in h.other_modes.iter().filter(|s| s.mode.is_full()) {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "handshake {}: a full handshake among the other modes",
             s.name()
-        ));
+        )));
     }
     for s in h.scenarios.iter().chain(&h.other_modes) {
         resumptions(&mut problems, s);
     }
     if h.pair_block.is_none() && !h.delta_form.is_absolute() {
-        problems.push(
-            "handshakes: a delta_form without the paired design's pair_block it is taken over"
-                .into(),
-        );
+        problems.push(Problem::incomplete(
+            "handshakes: a delta_form without the paired design's pair_block it is taken over",
+        ));
     }
     scenarios(&mut problems, results, h, &h.scenarios);
     scenarios(&mut problems, results, h, &h.other_modes);
@@ -113,25 +118,25 @@ pub fn check(results: &Results) -> Vec<String> {
 
 /// A resumed scenario's server saw every measured connection resume; no other scenario counts
 /// resumptions.
-fn resumptions(problems: &mut Vec<String>, s: &Scenario) {
+fn resumptions(problems: &mut Vec<Problem>, s: &Scenario) {
     let made = s.totals_ns.len() as u64;
     match (s.mode, s.server_resumed) {
         (Mode::Resumed, Some(n)) if made == 0 || n == made => {}
-        (Mode::Resumed, n) => problems.push(format!(
+        (Mode::Resumed, n) => problems.push(Problem::evidence(format!(
             "handshake {}: the server saw {n:?} of {made} connections resume",
             s.name()
-        )),
+        ))),
         (_, None) => {}
-        (_, Some(_)) => problems.push(format!(
+        (_, Some(_)) => problems.push(Problem::evidence(format!(
             "handshake {}: resumptions counted for a scenario that does not resume",
             s.name()
-        )),
+        ))),
     }
 }
 
 /// One list of scenarios (the full handshakes, or the resumed ones), each against the scenarios
 /// of its own list.
-fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list: &[Scenario]) {
+fn scenarios(problems: &mut Vec<Problem>, results: &Results, h: &Handshakes, list: &[Scenario]) {
     // The same group and authentication on the same stack, plain or instrumented.
     let twin = |s: &Scenario, instrumented: bool| {
         let own = Against {
@@ -152,9 +157,9 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
             transport: s.transport,
         };
         for c in contradictions(&declared, &s.evidence) {
-            problems.push(format!(
+            problems.push(Problem::evidence(format!(
                 "{name}: its evidence contradicts the scenario: {c}"
-            ));
+            )));
         }
         if let (Some(a), Some(shares)) = (&s.auth, s.declared_shares) {
             // The declared shares are the group's: the kex suite of that name says so too.
@@ -164,15 +169,15 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
                 .find(|x| x.name == s.suite && x.wire_bytes.is_some());
             if let Some(w) = kex.and_then(|x| x.wire_bytes) {
                 if w != shares.0 + shares.1 {
-                    problems.push(format!(
+                    problems.push(Problem::evidence(format!(
                         "{name} ({}): declares {} + {} share bytes, the suite {} has {w}",
                         a.name, shares.0, shares.1, s.suite
-                    ));
+                    )));
                 }
             }
         }
         if s.sample_medians_ns.is_empty() {
-            problems.push(format!("{name}: no sample medians"));
+            problems.push(Problem::incomplete(format!("{name}: no sample medians")));
             continue;
         }
         differs(
@@ -194,9 +199,9 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
                     o,
                     (i.median_ns / s.median_ns - 1.0) * 100.0,
                 ),
-                None => problems.push(format!(
+                None => problems.push(Problem::incomplete(format!(
                     "{name}: an overhead without its instrumented scenario"
-                )),
+                ))),
             }
         }
         for (what, p) in [
@@ -215,7 +220,7 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
         if let Some(o) = s.insitu_overhead_est_pct {
             match (twin(s, true).and_then(|i| i.insitu.as_ref()), h.insitu_call_cost_ns) {
                 (Some(i), Some(cost)) => differs(problems, format!("{name}: insitu_overhead_est_pct"), o, i.calls_per_handshake() * cost / s.median_ns * 100.0),
-                _ => problems.push(format!("{name}: an estimated overhead without its instrumented scenario or the cost per call")),
+                _ => problems.push(Problem::incomplete(format!("{name}: an estimated overhead without its instrumented scenario or the cost per call"))),
             }
         }
         if let Some(i) = &s.insitu {
@@ -248,16 +253,16 @@ fn scenarios(problems: &mut Vec<String>, results: &Results, h: &Handshakes, list
                         i.crypto_ns - bi,
                     );
                 }
-                None => problems.push(format!(
+                None => problems.push(Problem::incomplete(format!(
                     "{name}: its baseline's instrumented scenario is missing"
-                )),
+                ))),
             }
         }
     }
 }
 
 /// Before the paired design: the difference of the two medians, and the ratio that goes with it.
-fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scenario) {
+fn unpaired(problems: &mut Vec<Problem>, name: &str, list: &[Scenario], s: &Scenario) {
     let (Some(ratio), Some(delta)) = (s.vs_baseline_ratio, s.measured_delta_ns) else {
         return;
     };
@@ -280,11 +285,11 @@ fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scena
                 delta,
                 s.median_ns - x.median_ns,
             ),
-            None => problems.push(format!(
+            None => problems.push(Problem::incomplete(format!(
                 "{name}: against {} {}, which is not measured",
                 a.suite,
                 a.auth.as_deref().unwrap_or("")
-            )),
+            ))),
         }
     }
 }
@@ -293,7 +298,7 @@ fn unpaired(problems: &mut Vec<String>, name: &str, list: &[Scenario], s: &Scena
 /// difference in the file's form (`DeltaPairing::of`) with its interval and count, recomputed from
 /// both scenarios' connections. A difference needs the scenario it is against, measured.
 fn paired_delta(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
     name: &str,
     list: &[Scenario],
     s: &Scenario,
@@ -307,9 +312,9 @@ fn paired_delta(
     );
     let Some(a) = &s.against else {
         if stored != (None, None, None, None) {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: a difference without the scenario it is against"
-            ));
+            )));
         }
         return;
     };
@@ -317,11 +322,11 @@ fn paired_delta(
         .iter()
         .find(|x| x.is(a, &s.stack, s.instrumented) && x.mode == s.mode)
     else {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: against {} {}, which is not measured",
             a.suite,
             a.auth.as_deref().unwrap_or("")
-        ));
+        )));
         return;
     };
     match s.vs_baseline_ratio {
@@ -331,7 +336,10 @@ fn paired_delta(
             r,
             s.median_ns / x.median_ns,
         ),
-        None => problems.push(format!("{name}: no ratio against {}", x.name())),
+        None => problems.push(Problem::incomplete(format!(
+            "{name}: no ratio against {}",
+            x.name()
+        ))),
     }
     let d = paired_connections(Connections::of(s), Connections::of(x), pairing);
     match (
@@ -360,36 +368,38 @@ fn paired_delta(
                 d.hi95_ns,
             );
             if n != d.pairs {
-                problems.push(format!(
+                problems.push(Problem::incomplete(format!(
                     "{name}: {n} paired blocks stored, the connections make {}",
                     d.pairs
-                ));
+                )));
             }
         }
         (None, None, None, None) => {}
-        (_, _, _, None) => problems.push(format!(
+        (_, _, _, None) => problems.push(Problem::recomputed(format!(
             "{name}: a paired difference that its connections and {}'s do not make",
             x.name()
-        )),
-        _ => problems.push(format!(
+        ))),
+        _ => problems.push(Problem::incomplete(format!(
             "{name}: the paired difference, its interval or its pairs are missing"
-        )),
+        ))),
     }
 }
 
-fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
+fn in_situ(name: &str, i: &InSitu) -> Vec<Problem> {
     let mut problems = Vec::new();
     let n = i.labels.len();
     if i.connections.is_empty() {
-        return vec![format!("{name}: in situ without connections")];
+        return vec![Problem::incomplete(format!(
+            "{name}: in situ without connections"
+        ))];
     }
     for (k, c) in i.connections.iter().enumerate() {
         if c.client.len() != n || c.server.len() != n {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: connection {k} has {} / {} figures for {n} labels",
                 c.client.len(),
                 c.server.len()
-            ));
+            )));
             continue;
         }
         let crypto: i128 = c
@@ -399,10 +409,10 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
             .map(|&x| i128::from(x))
             .sum();
         if i128::from(c.total_ns) != crypto + i128::from(c.remainder_ns) {
-            problems.push(format!(
+            problems.push(Problem::recomputed(format!(
                 "{name}: connection {k}: total {} ns is not its crypto calls ({crypto} ns) plus its remainder ({} ns)",
                 c.total_ns, c.remainder_ns
-            ));
+            )));
         }
     }
     if !problems.is_empty() {
@@ -464,7 +474,7 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<String> {
 }
 
 /// A paired timer-cost measurement recomputed from its block medians.
-fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns: f64) {
+fn paired(problems: &mut Vec<Problem>, name: &str, p: &PairedOverhead, median_ns: f64) {
     let Some(r) = crate::overhead::summarise(
         p.per_block,
         p.plain_ns.clone(),
@@ -472,12 +482,12 @@ fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns:
         p.timed_ns.clone(),
         median_ns,
     ) else {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} plain, {} wrapped and {} timed blocks",
             p.plain_ns.len(),
             p.wrapped_ns.len(),
             p.timed_ns.len()
-        ));
+        )));
         return;
     };
     let mut fields = vec![
@@ -505,9 +515,9 @@ fn paired(problems: &mut Vec<String>, name: &str, p: &PairedOverhead, median_ns:
         match (stored, recomputed) {
             (Some(a), Some(b)) => differs(problems, format!("{name} {field}"), a, b),
             (None, None) => {}
-            _ => problems.push(format!(
+            _ => problems.push(Problem::incomplete(format!(
                 "{name}: {field} without its blocks, or blocks without it"
-            )),
+            ))),
         }
     }
 }

@@ -3,10 +3,11 @@
 //! (callgrind, qemu's plugin) and for timed and emulated runs alike.
 
 use super::differs;
+use super::problem::Problem;
 use crate::results::Instructions;
 
 /// Problems of one phase's counts; `name` is the phase's, "phase liboqs ML-KEM-768 kem.keygen".
-pub fn check(name: &str, ins: &Instructions) -> Vec<String> {
+pub fn check(name: &str, ins: &Instructions) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (k, e) in ins.events.iter().enumerate() {
         let recomputed = ins
@@ -28,16 +29,16 @@ pub fn check(name: &str, ins: &Instructions) -> Vec<String> {
             .position(|e| e == "Ir")
             .and_then(|k| ins.totals.get(k).copied());
         if ins.ir_calls.len() != ins.calls {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: {} per-call instruction counts for {} calls",
                 ins.ir_calls.len(),
                 ins.calls
-            ));
+            )));
         } else if total != Some(ins.ir_calls.iter().sum()) {
-            problems.push(format!(
+            problems.push(Problem::recomputed(format!(
                 "{name}: the per-call instruction counts add up to {}, the total is {total:?}",
                 ins.ir_calls.iter().sum::<u64>()
-            ));
+            )));
         }
     }
     problems

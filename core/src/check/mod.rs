@@ -11,6 +11,9 @@ mod memory;
 pub mod network;
 mod phases;
 mod precision;
+mod problem;
+
+pub use problem::{Kind, Problem};
 
 use crate::results::Results;
 
@@ -18,11 +21,11 @@ use crate::results::Results;
 pub const TOLERANCE_PCT: f64 = 0.002;
 
 /// Adds a problem when a stored figure and its recomputation differ by more than the tolerance.
-pub(crate) fn differs(problems: &mut Vec<String>, what: String, stored: f64, recomputed: f64) {
+pub(crate) fn differs(problems: &mut Vec<Problem>, what: String, stored: f64, recomputed: f64) {
     if !crate::stats::agrees(stored, recomputed, TOLERANCE_PCT) {
-        problems.push(format!(
+        problems.push(Problem::recomputed(format!(
             "{what}: stored {stored} but the raw data give {recomputed}"
-        ));
+        )));
     }
 }
 
@@ -52,30 +55,47 @@ impl Section {
 /// What `check` says of one section alone. A producer checks the section it adds and no more: the
 /// phases' recomputation (every bootstrap interval again: about 7 s here) was done when the phases
 /// were written, and the whole file is checked once more at the end of `make run`.
-pub fn check_section(results: &Results, section: Section) -> Vec<String> {
-    match section {
+pub fn check_section(results: &Results, section: Section) -> Vec<Problem> {
+    let problems = match section {
         Section::Crosscheck => crosscheck::check(results),
         Section::Handshakes => handshakes::check(results),
         Section::Capacity => capacity::check(results),
         Section::Network => network::check(results),
         Section::Memory => memory::check(results),
-    }
+    };
+    placed(section.name(), problems)
+}
+
+/// `problems`, each placed in `section`.
+fn placed(section: &'static str, problems: Vec<Problem>) -> Vec<Problem> {
+    problems
+        .into_iter()
+        .map(|p| p.in_section(section))
+        .collect()
 }
 
 /// Every way a results file disagrees with its own raw data; empty means it holds.
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     // An emulated run holds counts only: its phases have no samples to recompute.
-    let mut problems = if results.run.host.is_emulated() {
-        emulated::check(results)
-    } else {
-        phases::check(results)
-    };
-    problems.extend(flows::check(results));
-    problems.extend(handshakes::check(results));
-    problems.extend(crosscheck::check(results));
-    problems.extend(capacity::check(results));
-    problems.extend(network::check(results));
-    problems.extend(memory::check(results));
+    let mut problems = placed(
+        "phases",
+        if results.run.host.is_emulated() {
+            emulated::check(results)
+        } else {
+            phases::check(results)
+        },
+    );
+    problems.extend(placed("suites", flows::check(results)));
+    for section in [
+        Section::Handshakes,
+        Section::Crosscheck,
+        Section::Capacity,
+        Section::Network,
+        Section::Memory,
+    ] {
+        problems.extend(check_section(results, section));
+    }
+    let mut run = Vec::new();
     if let Some(c) = &results.run.calibration {
         let fresh = crate::figures::calibration(
             &c.workload,
@@ -84,29 +104,29 @@ pub fn check(results: &Results) -> Vec<String> {
             c.pinned_ns,
         );
         differs(
-            &mut problems,
+            &mut run,
             "calibration median_ns".into(),
             c.median_ns,
             fresh.median_ns,
         );
         differs(
-            &mut problems,
+            &mut run,
             "calibration factor".into(),
             c.factor,
             fresh.factor,
         );
         differs(
-            &mut problems,
+            &mut run,
             "calibration drift_pct".into(),
             c.drift_pct,
             fresh.drift_pct,
         );
         if fresh.round_medians_ns.len() != c.round_medians_ns.len() {
-            problems.push(format!(
+            run.push(Problem::incomplete(format!(
                 "calibration: {} round medians stored, the samples make {}",
                 c.round_medians_ns.len(),
                 fresh.round_medians_ns.len()
-            ));
+            )));
         } else {
             for (k, (a, b)) in c
                 .round_medians_ns
@@ -115,7 +135,7 @@ pub fn check(results: &Results) -> Vec<String> {
                 .enumerate()
             {
                 differs(
-                    &mut problems,
+                    &mut run,
                     format!("calibration round_medians_ns[{k}]"),
                     *a,
                     *b,
@@ -128,28 +148,24 @@ pub fn check(results: &Results) -> Vec<String> {
             let name = format!("go raw {}", r.name);
             let medians = crate::stats::chunk_medians(&r.samples_ns, r.per_sample);
             if medians.len() != r.sample_medians_ns.len() {
-                problems.push(format!(
+                run.push(Problem::incomplete(format!(
                     "{name}: {} sample medians stored, the samples make {}",
                     r.sample_medians_ns.len(),
                     medians.len()
-                ));
+                )));
                 continue;
             }
             for (k, (a, b)) in r.sample_medians_ns.iter().zip(&medians).enumerate() {
-                differs(
-                    &mut problems,
-                    format!("{name}: sample_medians_ns[{k}]"),
-                    *a,
-                    *b,
-                );
+                differs(&mut run, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
             }
             differs(
-                &mut problems,
+                &mut run,
                 format!("{name}: median_ns"),
                 r.median_ns,
                 crate::stats::median(&medians),
             );
         }
     }
+    problems.extend(placed("run", run));
     problems
 }

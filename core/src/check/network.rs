@@ -3,12 +3,13 @@
 //! validity from its connect times, and the model from its inputs.
 
 use super::differs;
+use super::problem::Problem;
 use crate::figures::network::{handshakes, loss_pct, mean_ns, percentiles_ns, tolerance_ns};
 use crate::results::Results;
 use crate::stats;
 use crate::units::{rtt, time};
 
-pub fn check(results: &Results) -> Vec<String> {
+pub fn check(results: &Results) -> Vec<Problem> {
     results.network.as_ref().map_or_else(Vec::new, |n| {
         let mut problems = section(n);
         stalls(&mut problems, results, n);
@@ -19,7 +20,7 @@ pub fn check(results: &Results) -> Vec<String> {
 /// Each cell's stall (what a window stall hides of its zero point, figures::network::stall_for)
 /// recomputed from the run's flows, stacks and evidence: the same inputs where the file states
 /// one, none where it states none (the model itself is recomputed from the stored one in `model`).
-fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) {
+fn stalls(problems: &mut Vec<Problem>, r: &Results, n: &crate::results::Network) {
     for p in n.points.iter().filter(|p| p.rtt_ns > 0.0) {
         for c in &p.cells {
             let name = format!(
@@ -34,7 +35,7 @@ fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) 
             if crate::figures::network::same_stall(c.model.stall.as_ref(), fresh.as_ref()) {
                 continue;
             }
-            problems.push(match (&c.model.stall, fresh) {
+            problems.push(Problem::recomputed(match (&c.model.stall, fresh) {
                 (Some(s), Some(f)) => {
                     format!("{name}: the model's stall {s:?} is not the run's {f:?}")
                 }
@@ -44,7 +45,7 @@ fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) 
                 _ => format!(
                     "{name}: the run's flows and stacks give a stall the model does not take off"
                 ),
-            });
+            }));
         }
     }
 }
@@ -53,30 +54,34 @@ fn stalls(problems: &mut Vec<String>, r: &Results, n: &crate::results::Network) 
 /// loss model yet), and the model's round trips QUIC's one plus those the anti-amplification
 /// budget and slow start add to that flight (`netmodel::quic_round_trips`); a TCP cell has no
 /// QUIC record.
-fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_pct: f64) {
+fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_pct: f64) {
     use crate::results::Transport;
     let q = match (c.transport, &c.quic) {
         (Transport::Tcp, None) => return,
         (Transport::Tcp, Some(_)) => {
-            problems.push(format!("{name}: a QUIC record in a cell over TCP"));
+            problems.push(Problem::evidence(format!(
+                "{name}: a QUIC record in a cell over TCP"
+            )));
             return;
         }
         (Transport::Quic, None) => {
-            problems.push(format!("{name}: a QUIC cell without its flights"));
+            problems.push(Problem::incomplete(format!(
+                "{name}: a QUIC cell without its flights"
+            )));
             return;
         }
         (Transport::Quic, Some(q)) => q,
     };
     if c.server_flight_bytes != Some(q.server_bytes) {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "{name}: server flight {:?} bytes, its datagrams {}",
             c.server_flight_bytes, q.server_bytes
-        ));
+        )));
     }
     if loss_pct > 0.0 && !crate::netmodel::models_loss(c.transport) {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "{name}: a QUIC cell at {loss_pct}% loss, which has no model"
-        ));
+        )));
     }
     let extra = crate::netmodel::quic_round_trips(
         q.server_bytes,
@@ -87,17 +92,17 @@ fn quic(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell, loss_p
     );
     let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
     if c.model.round_trips != want {
-        problems.push(format!(
+        problems.push(Problem::evidence(format!(
             "{name}: the model counts {} round trips; a {}-byte server flight after a {}-byte \
              Initial flight takes {want}",
             c.model.round_trips, q.server_bytes, q.client_initial_bytes
-        ));
+        )));
     }
 }
 
 /// The host's wake-ups (files that have them): a `SlowWake` note where, and only where, their p50
 /// is over `SLOW_WAKE_NS`, with the p50 and p90 they give.
-fn wake(problems: &mut Vec<String>, n: &crate::results::Network) {
+fn wake(problems: &mut Vec<Problem>, n: &crate::results::Network) {
     let notes: Vec<(f64, f64)> = n
         .notes
         .iter()
@@ -107,11 +112,16 @@ fn wake(problems: &mut Vec<String>, n: &crate::results::Network) {
         })
         .collect();
     if notes.len() > 1 {
-        problems.push(format!("network: {} slow-wake notes", notes.len()));
+        problems.push(Problem::incomplete(format!(
+            "network: {} slow-wake notes",
+            notes.len()
+        )));
     }
     if n.wake_ns.is_empty() {
         if !notes.is_empty() {
-            problems.push("network: a slow-wake note without wake-up samples".into());
+            problems.push(Problem::incomplete(
+                "network: a slow-wake note without wake-up samples",
+            ));
         }
         return;
     }
@@ -136,17 +146,17 @@ fn wake(problems: &mut Vec<String>, n: &crate::results::Network) {
             differs(problems, "network wake-up p50 (µs)".into(), p50_noted, p50);
             differs(problems, "network wake-up p90 (µs)".into(), p90_noted, p90);
         }
-        (Some((p50, _)), None) => problems.push(format!(
+        (Some((p50, _)), None) => problems.push(Problem::incomplete(format!(
             "network: wake-ups {p50:.0} µs late at the median but no slow-wake note"
+        ))),
+        (None, Some(_)) => problems.push(Problem::incomplete(
+            "network: a slow-wake note where the wake-ups' median is within the limit",
         )),
-        (None, Some(_)) => problems.push(
-            "network: a slow-wake note where the wake-ups' median is within the limit".into(),
-        ),
         (None, None) => {}
     }
 }
 
-fn section(n: &crate::results::Network) -> Vec<String> {
+fn section(n: &crate::results::Network) -> Vec<Problem> {
     let mut problems = Vec::new();
     wake(&mut problems, n);
     for point in &n.points {
@@ -161,10 +171,10 @@ fn section(n: &crate::results::Network) -> Vec<String> {
         if windows.iter().any(Option::is_some)
             && windows.iter().any(|w| *w != Some(point.cells.len()))
         {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{at}: {} cells, but their windows say {windows:?}",
                 point.cells.len()
-            ));
+            )));
         }
         for c in &point.cells {
             cell(&mut problems, n, point, &at, c);
@@ -174,10 +184,10 @@ fn section(n: &crate::results::Network) -> Vec<String> {
 }
 
 /// A point's link: its median and tolerance from the connect times, and whether it is valid.
-fn link(problems: &mut Vec<String>, at: &str, point: &crate::results::Point) {
+fn link(problems: &mut Vec<Problem>, at: &str, point: &crate::results::Point) {
     let l = &point.link;
     if l.connect_ns.is_empty() {
-        problems.push(format!("{at}: no connect times"));
+        problems.push(Problem::incomplete(format!("{at}: no connect times")));
     } else {
         let median = stats::median(&l.connect_ns.iter().map(|&x| x as f64).collect::<Vec<_>>());
         differs(
@@ -194,12 +204,12 @@ fn link(problems: &mut Vec<String>, at: &str, point: &crate::results::Point) {
             tolerance,
         );
         if l.valid != ((median - point.rtt_ns).abs() <= l.tolerance_ns) {
-            problems.push(format!(
+            problems.push(Problem::recomputed(format!(
                 "{at}: marked {} but its measured RTT {} against {} says otherwise",
                 if l.valid { "valid" } else { "invalid" },
                 time(median),
                 rtt(point.rtt_ns)
-            ));
+            )));
         }
     }
 }
@@ -207,7 +217,7 @@ fn link(problems: &mut Vec<String>, at: &str, point: &crate::results::Point) {
 /// A cell: its handshakes' times, distribution, counts, model, CPU, the emulator's releases and
 /// its wire time.
 fn cell(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
     n: &crate::results::Network,
     point: &crate::results::Point,
     at: &str,
@@ -215,15 +225,17 @@ fn cell(
 ) {
     let name = format!("{at} {} {} {}", c.protocol, c.stack.name(), c.group);
     if c.ready_ns.len() != c.echo_ns.len() {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} ready times, {} echo times",
             c.ready_ns.len(),
             c.echo_ns.len()
-        ));
+        )));
         return;
     }
     if c.ready_ns.iter().zip(&c.echo_ns).any(|(r, e)| r > e) {
-        problems.push(format!("{name}: a handshake completed after its echo"));
+        problems.push(Problem::bound(format!(
+            "{name}: a handshake completed after its echo"
+        )));
     }
     quic(problems, &name, c, point.loss_pct);
     distribution(problems, n, &name, c);
@@ -235,18 +247,18 @@ fn cell(
 
 /// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.
 fn distribution(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
     n: &crate::results::Network,
     name: &str,
     c: &crate::results::Cell,
 ) {
     let levels = n.percentiles.len();
     if c.ready_percentiles_ns.len() != levels || c.echo_percentiles_ns.len() != levels {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: percentiles stored for {} / {} of {levels} levels",
             c.ready_percentiles_ns.len(),
             c.echo_percentiles_ns.len(),
-        ));
+        )));
     }
     for (field, stored, samples) in [
         ("ready_percentiles_ns", &c.ready_percentiles_ns, &c.ready_ns),
@@ -269,7 +281,9 @@ fn distribution(
                     differs(problems, format!("{name} {field} high"), a.1, b.1);
                 }
                 (None, None) => {}
-                _ => problems.push(format!("{name}: {field} stored and recomputed differ")),
+                _ => problems.push(Problem::recomputed(format!(
+                    "{name}: {field} stored and recomputed differ"
+                ))),
             }
         }
         if let Some(pr) = &c.precision {
@@ -300,7 +314,7 @@ fn distribution(
 }
 
 /// A cell's packets, bytes and loss per handshake, from the emulator's counts.
-fn counts(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+fn counts(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
     let n_hs = handshakes(c);
     for d in 0..2 {
         let per = |x: u64| x as f64 / n_hs;
@@ -331,7 +345,7 @@ fn counts(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
 
 /// A cell's model, recomputed from its stored inputs and the point's conditions.
 fn model(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
     n: &crate::results::Network,
     point: &crate::results::Point,
     name: &str,
@@ -378,21 +392,21 @@ fn model(
         match (stored, recomputed) {
             (Some(a), Some(b)) => differs(problems, format!("{name} model {field}"), a, b),
             (None, None) => {}
-            _ => problems.push(format!(
+            _ => problems.push(Problem::recomputed(format!(
                 "{name}: model {field} stored and recomputed differ"
-            )),
+            ))),
         }
     }
 }
 
 /// A cell's busy shares from its CPU, and the emulator's release counts agreeing with each other.
-fn cpu_and_releases(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+fn cpu_and_releases(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
     if let Some(cpu) = &c.cpu {
         if !(cpu.wall_ns > 0.0 && cpu.client_ns >= 0.0 && cpu.server_ns >= 0.0) {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: a measured window of {} with CPU {} / {}",
                 cpu.wall_ns, cpu.client_ns, cpu.server_ns
-            ));
+            )));
         }
         let busy = crate::figures::network::busy_pct;
         differs(
@@ -411,29 +425,31 @@ fn cpu_and_releases(problems: &mut Vec<String>, name: &str, c: &crate::results::
     if let Some(r) = &c.release {
         // (Released packets may include a previous cell's last ones, held across the reset.)
         if r.late_over_1ms > r.released || r.late_max_ns > r.late_sum_ns {
-            problems.push(format!(
+            problems.push(Problem::bound(format!(
                 "{name}: the emulator's release counts contradict each other ({} released, {} over 1 ms, max {} ns of a sum of {} ns)",
                 r.released, r.late_over_1ms, r.late_max_ns, r.late_sum_ns
-            ));
+            )));
         }
     }
 }
 
 /// A cell's wire times: one per handshake, none longer than its handshake, and the stored split
 /// the one they give.
-fn wire(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
+fn wire(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
     if c.wire_ns.is_empty() {
         if c.split.is_some() {
-            problems.push(format!("{name}: a wire/endpoint split without wire times"));
+            problems.push(Problem::incomplete(format!(
+                "{name}: a wire/endpoint split without wire times"
+            )));
         }
         return;
     }
     if c.wire_ns.len() != c.ready_ns.len() {
-        problems.push(format!(
+        problems.push(Problem::incomplete(format!(
             "{name}: {} wire times for {} handshakes",
             c.wire_ns.len(),
             c.ready_ns.len()
-        ));
+        )));
         return;
     }
     if let Some((k, (w, r))) = c
@@ -443,9 +459,9 @@ fn wire(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
         .enumerate()
         .find(|(_, (w, r))| w > r)
     {
-        problems.push(format!(
+        problems.push(Problem::bound(format!(
             "{name}: handshake {k}'s wire time ({w} ns) exceeds its handshake time ({r} ns)"
-        ));
+        )));
         return;
     }
     let again = crate::figures::network::split(&c.ready_ns, &c.wire_ns);
@@ -460,14 +476,20 @@ fn wire(problems: &mut Vec<String>, name: &str, c: &crate::results::Cell) {
                 differs(problems, format!("{name} split {what}"), stored, recomputed);
             }
         }
-        (None, _) => problems.push(format!("{name}: wire times without their split")),
-        (Some(_), None) => problems.push(format!("{name}: a split its wire times do not give")),
+        (None, _) => problems.push(Problem::incomplete(format!(
+            "{name}: wire times without their split"
+        ))),
+        (Some(_), None) => problems.push(Problem::recomputed(format!(
+            "{name}: a split its wire times do not give"
+        ))),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::check;
+    use super::Problem;
+    use crate::check::Kind;
     use crate::figures::network as f;
     use crate::results::Results;
     use crate::results::{CellCpu, Flight, Network, Release};
@@ -530,9 +552,9 @@ mod tests {
     }
 
     #[track_caller]
-    fn fails(n: &Network, what: &str) {
+    fn fails(n: &Network, kind: Kind, what: &str) {
         let p = super::section(n);
-        assert!(p.iter().any(|x| x.contains(what)), "{what}: {p:?}");
+        assert!(p.iter().any(|x| x.is(kind, what)), "{kind:?} {what}: {p:?}");
     }
 
     #[test]
@@ -541,33 +563,33 @@ mod tests {
         let mut n = network();
         // p50 of 10, 20, ..., 100 us is 55 us (interpolated), over the 50 us limit; p90 91 us.
         n.wake_ns = (1..=10).map(|k| k * 10_000).collect();
-        fails(&n, "no slow-wake note");
+        fails(&n, Kind::Incomplete, "no slow-wake note");
         n.notes.push(Warning::SlowWake {
             p50_us: 55.0,
             p90_us: 91.0,
         });
-        assert_eq!(super::section(&n), Vec::<String>::new());
+        assert_eq!(super::section(&n), Vec::<Problem>::new());
         n.notes.pop();
         n.notes.push(Warning::SlowWake {
             p50_us: 40.0,
             p90_us: 91.0,
         });
-        fails(&n, "wake-up p50");
+        fails(&n, Kind::Recomputed, "wake-up p50");
         // Quick wake-ups (p50 5.5 us) want no note.
         n.wake_ns = (1..=10).map(|k| k * 1_000).collect();
-        fails(&n, "slow-wake note where");
+        fails(&n, Kind::Incomplete, "slow-wake note where");
         n.notes.pop();
-        assert_eq!(super::section(&n), Vec::<String>::new());
+        assert_eq!(super::section(&n), Vec::<Problem>::new());
         // Two notes, or a note without samples, are refused.
         let note = Warning::SlowWake {
             p50_us: 5.5,
             p90_us: 9.1,
         };
         n.notes.extend([note.clone(), note.clone()]);
-        fails(&n, "2 slow-wake notes");
+        fails(&n, Kind::Incomplete, "2 slow-wake notes");
         n.notes.truncate(n.notes.len() - 1);
         n.wake_ns.clear();
-        fails(&n, "without wake-up samples");
+        fails(&n, Kind::Incomplete, "without wake-up samples");
         n.notes.pop();
         // With wake-ups, the base RTT is the zero point's link, and the offset half of it.
         n.wake_ns = (1..=10).map(|k| k * 1_000).collect();
@@ -579,16 +601,16 @@ mod tests {
         zero.link.tolerance_ns = crate::figures::network::tolerance_ns(0.0);
         zero.link.valid = true;
         n.points.insert(0, zero);
-        assert_eq!(super::section(&n), Vec::<String>::new());
+        assert_eq!(super::section(&n), Vec::<Problem>::new());
         n.points[0].link.connect_ns = vec![200_000; 3];
         n.points[0].link.rtt_median_ns = 2e5;
-        fails(&n, "base_rtt_ns (the zero point's link)");
+        fails(&n, Kind::Recomputed, "base_rtt_ns (the zero point's link)");
     }
 
     #[test]
     fn the_loss_model_the_busy_shares_and_the_emulators_counts_are_held_to_the_raw_data() {
         let n = network();
-        assert_eq!(super::section(&n), Vec::<String>::new());
+        assert_eq!(super::section(&n), Vec::<Problem>::new());
         let c = |n: &mut Network| n.points[0].cells[0].clone();
         let with = |edit: &dyn Fn(&mut crate::results::Cell)| {
             let mut m = n.clone();
@@ -599,10 +621,12 @@ mod tests {
         };
         fails(
             &with(&|c| c.model.p95_ns = c.model.p95_ns.map(|x| x * 0.9)),
+            Kind::Recomputed,
             "model p95_ns",
         );
         fails(
             &with(&|c| c.model.p50_ns = None),
+            Kind::Recomputed,
             "model p50_ns stored and recomputed differ",
         );
         // A segment more in the server's flight is another model.
@@ -614,20 +638,28 @@ mod tests {
                     opening: false,
                 }
             }),
+            Kind::Recomputed,
             "model p95_ns",
         );
-        fails(&with(&|c| c.client_busy_pct = 80.0), "client_busy_pct");
+        fails(
+            &with(&|c| c.client_busy_pct = 80.0),
+            Kind::Recomputed,
+            "client_busy_pct",
+        );
         // The model counts the link's measured round trip, not another.
         fails(
             &with(&|c| c.model.link_rtt_ns = Some(5.0e6)),
+            Kind::Recomputed,
             "model link_rtt_ns",
         );
         fails(
             &with(&|c| c.cpu.as_mut().unwrap().wall_ns = 0.0),
+            Kind::Incomplete,
             "a measured window",
         );
         fails(
             &with(&|c| c.release.as_mut().unwrap().late_max_ns = 5_000_000),
+            Kind::Bound,
             "release counts",
         );
         // Wire times: one per handshake, each within it, the split theirs.
@@ -639,25 +671,35 @@ mod tests {
                 c.wire_ns = w;
             })
         };
-        assert_eq!(super::section(&wired(&|_| ())), Vec::<String>::new());
-        fails(&wired(&|w| w[3] += 1_000_000), "exceeds its handshake time");
-        fails(&wired(&|w| w[3] -= 1_000_000), "split wire_mean_ns");
+        assert_eq!(super::section(&wired(&|_| ())), Vec::<Problem>::new());
+        fails(
+            &wired(&|w| w[3] += 1_000_000),
+            Kind::Bound,
+            "exceeds its handshake time",
+        );
+        fails(
+            &wired(&|w| w[3] -= 1_000_000),
+            Kind::Recomputed,
+            "split wire_mean_ns",
+        );
         fails(
             &wired(&|w| {
                 w.pop();
             }),
+            Kind::Incomplete,
             "19 wire times for 20 handshakes",
         );
         fails(
             &with(&|c| c.split = f::split(&c.ready_ns, &c.ready_ns)),
+            Kind::Incomplete,
             "a wire/endpoint split without wire times",
         );
         // A window of one cell at a point of one cell holds; a window of two there does not.
         let window = |k: usize| {
             with(&|c: &mut crate::results::Cell| c.pace.as_mut().unwrap().window_cells = Some(k))
         };
-        assert_eq!(super::section(&window(1)), Vec::<String>::new());
-        fails(&window(2), "their windows say [Some(2)]");
+        assert_eq!(super::section(&window(1)), Vec::<Problem>::new());
+        fails(&window(2), Kind::Incomplete, "their windows say [Some(2)]");
     }
 
     #[test]
@@ -697,7 +739,7 @@ mod tests {
             token: false,
             batched_acks: true,
         });
-        assert_eq!(super::section(&n), Vec::<String>::new());
+        assert_eq!(super::section(&n), Vec::<Problem>::new());
         let with = |edit: &dyn Fn(&mut crate::results::Cell)| {
             let mut m = n.clone();
             edit(&mut m.points[0].cells[0]);
@@ -709,20 +751,27 @@ mod tests {
                 c.quic.as_mut().unwrap().server_bytes = 7_000;
                 c.server_flight_bytes = Some(7_000);
             }),
+            Kind::Evidence,
             "takes 1",
         );
-        fails(&with(&|c| c.quic = None), "a QUIC cell without its flights");
+        fails(
+            &with(&|c| c.quic = None),
+            Kind::Incomplete,
+            "a QUIC cell without its flights",
+        );
         fails(
             &with(&|c| c.server_flight_bytes = Some(1)),
+            Kind::Evidence,
             "its datagrams 12633",
         );
         fails(
             &with(&|c| c.transport = Transport::Tcp),
+            Kind::Evidence,
             "a QUIC record in a cell over TCP",
         );
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
-        fails(&lossy, "has no model");
+        fails(&lossy, Kind::Evidence, "has no model");
     }
 
     /// The newest committed run (by name) with network cells, real handshakes and flows: the
@@ -874,10 +923,15 @@ mod tests {
         };
         let halved = tamper("openssl", &|m| m.stall.as_mut().unwrap().hidden_ns *= 0.5);
         assert!(
-            halved.iter().any(|p| p.contains("stall hidden_ns")),
+            halved
+                .iter()
+                .any(|p| p.is(Kind::Recomputed, "stall hidden_ns")),
             "{halved:?}"
         );
         let given = tamper("rustls", &|m| m.stall = borrowed.clone());
-        assert!(given.iter().any(|p| p.contains("do not give")), "{given:?}");
+        assert!(
+            given.iter().any(|p| p.is(Kind::Recomputed, "do not give")),
+            "{given:?}"
+        );
     }
 }

@@ -2,29 +2,36 @@
 //! sum of count x phase mean, resampled percentiles and bootstrap intervals from the fixed seeds.
 
 use super::differs;
+use super::problem::Problem;
 use crate::compose::{self, delta_pct};
 use crate::results::{Form, Phase, Results};
 use crate::{stats, suite};
 
-pub fn check(results: &Results) -> Vec<String> {
+/// Every suite's phase counts that no suite file allows.
+fn counts(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
-    // A count no suite file allows would make the resampling below run for hours: refuse it first.
     for s in &results.suites {
         for p in s
             .phases
             .iter()
             .filter(|p| i64::from(p.count) > suite::MAX_COUNT)
         {
-            problems.push(format!(
+            problems.push(Problem::bound(format!(
                 "suite {} [{}]: {} count {} is out of range 0..={}",
                 s.name,
                 s.stack,
                 p.id(),
                 p.count,
                 suite::MAX_COUNT
-            ));
+            )));
         }
     }
+    problems
+}
+
+pub fn check(results: &Results) -> Vec<Problem> {
+    // A count no suite file allows would make the resampling below run for hours: refuse it first.
+    let mut problems = counts(results);
     if !problems.is_empty() {
         return problems;
     }
@@ -38,11 +45,11 @@ pub fn check(results: &Results) -> Vec<String> {
             (Some(d), (Some(pct), f)) => {
                 differs(&mut problems, "process_samples host_drift_pct".into(), pct, d.rsd_pct);
                 if f.len() != d.factors.len() {
-                    problems.push(format!(
+                    problems.push(Problem::incomplete(format!(
                         "process_samples host_factors: {} stored, the phases give {}",
                         f.len(),
                         d.factors.len()
-                    ));
+                    )));
                 }
                 for (i, (a, b)) in f.iter().zip(&d.factors).enumerate() {
                     match (a, b) {
@@ -53,16 +60,16 @@ pub fn check(results: &Results) -> Vec<String> {
                             *b,
                         ),
                         (None, None) => {}
-                        _ => problems.push(format!(
+                        _ => problems.push(Problem::recomputed(format!(
                             "process_samples host_factors[{i}]: stored {a:?}, the phases give {b:?}"
-                        )),
+                        ))),
                     }
                 }
             }
-            (d, (stored, _)) => problems.push(format!(
+            (d, (stored, _)) => problems.push(Problem::recomputed(format!(
                 "process_samples host_drift_pct: {stored:?} stored, the phases' processes give {:?}",
                 d.as_ref().map(|d| d.rsd_pct)
-            )),
+            ))),
         }
     }
     if let Some(stored) = results
@@ -80,9 +87,9 @@ pub fn check(results: &Results) -> Vec<String> {
                 stored,
                 h,
             ),
-            None => problems.push(format!(
+            None => problems.push(Problem::recomputed(format!(
                 "process_samples host_half95_pct: {stored} stored, the phases give no common mode"
-            )),
+            ))),
         }
     }
     let mut fresh: Vec<Phase> = Vec::new();
@@ -98,27 +105,27 @@ pub fn check(results: &Results) -> Vec<String> {
                     differs(&mut problems, format!("{name}: median_ci95_own_ns low"), lo, a);
                     differs(&mut problems, format!("{name}: median_ci95_own_ns high"), hi, b);
                 }
-                None => problems.push(format!(
+                None => problems.push(Problem::recomputed(format!(
                     "{name}: an interval without the host's common mode, which its processes and the run's factors do not give"
-                )),
+                ))),
             }
         }
         if !p.process_ids.is_empty() {
             let count = results.process_samples.as_ref().map_or(0, |ps| ps.count);
             if p.process_ids.len() != p.processes.len() {
-                problems.push(format!(
+                problems.push(Problem::incomplete(format!(
                     "{name}: {} process ids for {} processes",
                     p.process_ids.len(),
                     p.processes.len()
-                ));
+                )));
             }
             if !p.process_ids.windows(2).all(|w| w[0] < w[1])
                 || p.process_ids.iter().any(|&i| i >= count)
             {
-                problems.push(format!(
+                problems.push(Problem::bound(format!(
                     "{name}: process ids {:?} are not increasing below the run's {count} processes",
                     p.process_ids
-                ));
+                )));
             }
         }
         // A phase whose next run's half-width is recorded adds the run's drift, if it has one.
@@ -132,17 +139,17 @@ pub fn check(results: &Results) -> Vec<String> {
                     b,
                 ),
                 (None, None) => {}
-                (a, b) => problems.push(format!(
+                (a, b) => problems.push(Problem::recomputed(format!(
                     "{name}: precision host_drift_pct {a:?} is not the run's {b:?}"
-                )),
+                ))),
             }
         }
         if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
-            problems.push(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: processes add up to {} samples, the phase has {}",
                 p.processes.iter().sum::<usize>(),
                 p.samples_ns.len()
-            ));
+            )));
         }
         let Some(f) = stats::figures_grouped(&p.samples_ns, &p.processes) else {
             differs(
@@ -215,10 +222,10 @@ pub fn check(results: &Results) -> Vec<String> {
             f.rsd_pct,
         );
         if p.outliers != f.outliers {
-            problems.push(format!(
+            problems.push(Problem::recomputed(format!(
                 "{name}: outliers: stored {:?} but the samples give {:?}",
                 p.outliers, f.outliers
-            ));
+            )));
         }
         if let (Some((lo, hi)), Some((l2, h2))) = (p.median_ci95_ns, f.median_ci95) {
             differs(&mut problems, format!("{name}: median_ci95_ns low"), lo, l2);
@@ -263,7 +270,9 @@ pub fn check(results: &Results) -> Vec<String> {
             })
             .sum();
         if sum.is_nan() {
-            problems.push(format!("{name}: a phase it lists is not in phases[]"));
+            problems.push(Problem::incomplete(format!(
+                "{name}: a phase it lists is not in phases[]"
+            )));
             continue;
         }
         differs(
@@ -280,9 +289,9 @@ pub fn check(results: &Results) -> Vec<String> {
                     ins,
                     c,
                 ),
-                None => problems.push(format!(
+                None => problems.push(Problem::incomplete(format!(
                     "{name}: instructions stored but a phase was not counted"
-                )),
+                ))),
             }
         }
         match compose::compose(&s.phases, &fresh) {
@@ -318,7 +327,7 @@ pub fn check(results: &Results) -> Vec<String> {
                     c.p99_ns / c.median_ns,
                 );
             }
-            Err(e) => problems.push(format!("{name}: {e}")),
+            Err(e) => problems.push(Problem::incomplete(format!("{name}: {e}"))),
         }
         if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
             match results.suite(base, &s.stack) {
@@ -328,7 +337,9 @@ pub fn check(results: &Results) -> Vec<String> {
                     d,
                     delta_pct(s.composed.median_ns, b.composed.median_ns),
                 ),
-                None => problems.push(format!("{name}: baseline {base} is not in this stack")),
+                None => problems.push(Problem::incomplete(format!(
+                    "{name}: baseline {base} is not in this stack"
+                ))),
             }
         }
     }
@@ -357,7 +368,9 @@ pub fn check(results: &Results) -> Vec<String> {
                     c.handshake_median_ns - c.primitive_median_ns,
                 );
             }
-            _ => problems.push(format!("{name}: both forms must be in phases[]")),
+            _ => problems.push(Problem::incomplete(format!(
+                "{name}: both forms must be in phases[]"
+            ))),
         }
     }
     for (s, (ci, dci)) in results
@@ -400,6 +413,8 @@ pub fn check(results: &Results) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::Problem;
+    use crate::check::Kind;
     use crate::results::Results;
 
     /// The Xeon's committed make run, with every phase's processes named as the run made them
@@ -437,10 +452,10 @@ mod tests {
         ));
     }
 
-    fn drift_problems(r: &Results) -> Vec<String> {
+    fn drift_problems(r: &Results) -> Vec<Problem> {
         super::check(r)
             .into_iter()
-            .filter(|p| p.contains("host_") || p.contains("process ids"))
+            .filter(|p| p.text.contains("host_") || p.text.contains("process ids"))
             .collect()
     }
 
@@ -453,7 +468,7 @@ mod tests {
         }
         r.process_samples.as_mut().unwrap().host_half95_pct =
             crate::figures::drift::host_half95_pct(&d.factors);
-        assert_eq!(drift_problems(&r), Vec::<String>::new());
+        assert_eq!(drift_problems(&r), Vec::<Problem>::new());
         // Taken out, the common mode leaves each phase no wider than it was.
         let narrower = r
             .phases
@@ -472,7 +487,7 @@ mod tests {
         moved.phases[0].median_ci95_own_ns.as_mut().unwrap().0 -= 100.0;
         assert!(super::check(&moved)
             .iter()
-            .any(|p| p.contains("median_ci95_own_ns low")));
+            .any(|p| p.is(Kind::Recomputed, "median_ci95_own_ns low")));
         let mut host = r.clone();
         *host
             .process_samples
@@ -483,18 +498,20 @@ mod tests {
             .unwrap() *= 2.0;
         assert!(drift_problems(&host)
             .iter()
-            .any(|p| p.contains("host_half95_pct")));
+            .any(|p| p.is(Kind::Recomputed, "host_half95_pct")));
         // A phase of one process has no interval of its own to store.
         let mut one = r;
         one.phases[0].processes = vec![one.phases[0].samples_ns.len()];
         one.phases[0].process_ids = vec![0];
-        assert!(super::check(&one).iter().any(|p| p.contains("do not give")));
+        assert!(super::check(&one)
+            .iter()
+            .any(|p| p.is(Kind::Recomputed, "do not give")));
     }
 
     #[test]
     fn the_host_drift_is_recomputed_from_the_phases_processes() {
         let r = with_process_ids();
-        assert_eq!(drift_problems(&r), Vec::<String>::new());
+        assert_eq!(drift_problems(&r), Vec::<Problem>::new());
         let mut moved = r.clone();
         *moved
             .process_samples
@@ -503,18 +520,20 @@ mod tests {
             .host_drift_pct
             .as_mut()
             .unwrap() += 0.5;
-        assert!(drift_problems(&moved)[0].contains("host_drift_pct"));
+        assert!(drift_problems(&moved)[0].is(Kind::Recomputed, "host_drift_pct"));
         let mut short = r.clone();
         short.phases[0].process_ids.pop();
         assert!(drift_problems(&short)
             .iter()
-            .any(|p| p.contains("process ids")));
+            .any(|p| p.is(Kind::Incomplete, "process ids")));
         // A phase whose precision names another drift than the run's.
         let mut other = r;
         set_phase_drift(&mut other, Some(9.0));
         let problems = drift_problems(&other);
         assert!(
-            problems.iter().any(|p| p.contains("host_drift_pct")),
+            problems
+                .iter()
+                .any(|p| p.is(Kind::Recomputed, "host_drift_pct")),
             "{problems:?}"
         );
         // A phase whose drift was dropped, its next-run half-width narrowed to match.
@@ -522,7 +541,9 @@ mod tests {
         set_phase_drift(&mut dropped, None);
         let problems = drift_problems(&dropped);
         assert!(
-            problems.iter().any(|p| p.contains("is not the run's")),
+            problems
+                .iter()
+                .any(|p| p.is(Kind::Recomputed, "is not the run's")),
             "{problems:?}"
         );
         // The run's drift dropped.
@@ -539,6 +560,6 @@ mod tests {
         q.process_ids.swap(0, 1);
         assert!(drift_problems(&order)
             .iter()
-            .any(|p| p.contains("not increasing")));
+            .any(|p| p.is(Kind::Bound, "not increasing")));
     }
 }

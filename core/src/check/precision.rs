@@ -3,6 +3,7 @@
 //! every section that records precision.
 
 use super::differs;
+use super::problem::Problem;
 use crate::results::Precision;
 use crate::stats;
 
@@ -17,7 +18,7 @@ pub struct Batches<'a> {
 
 /// Problems of `pr` against the recomputed interval `ci` around `centre`, from `batches`.
 pub fn check(
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
     name: &str,
     pr: &Precision,
     ci: Option<(f64, f64)>,
@@ -36,13 +37,15 @@ pub fn check(
             pr.half_width_pct,
             hw,
         ),
-        None => problems.push(format!("{name}: a precision but no interval to give it")),
+        None => problems.push(Problem::incomplete(format!(
+            "{name}: a precision but no interval to give it"
+        ))),
     }
     if !pr.consistent(confirm) {
-        problems.push(format!(
+        problems.push(Problem::bound(format!(
             "{name}: stopped for {:?} at ±{:.2}% against a ±{}% target",
             pr.reason, pr.half_width_pct, pr.target_pct
-        ));
+        )));
     }
     if let Some(next) = pr.next_run_pct {
         differs(
@@ -53,9 +56,9 @@ pub fn check(
         );
     }
     if pr.batches != batches {
-        problems.push(format!(
+        problems.push(Problem::recomputed(format!(
             "{name}: precision says {} {what}, the samples {batches}",
             pr.batches
-        ));
+        )));
     }
 }
