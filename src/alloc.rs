@@ -151,33 +151,33 @@ pub fn track_live() {
 }
 
 /// (Rust, C) bytes in use since track_live.
-pub fn live() -> (i64, i64) {
+pub(crate) fn live() -> (i64, i64) {
     (RUST_LIVE.load(Relaxed), C_LIVE.load(Relaxed))
 }
 
 /// Starts a new high-water mark at the bytes in use now; returns them.
-pub fn reset_peak() -> i64 {
+pub(crate) fn reset_peak() -> i64 {
     let now = ALL_LIVE.load(Relaxed);
     PEAK.store(now, Relaxed);
     now
 }
 
 /// The most bytes in use since reset_peak.
-pub fn peak() -> i64 {
+pub(crate) fn peak() -> i64 {
     PEAK.load(Relaxed)
 }
 
 /// Bytes in use now (Rust + C).
-pub fn live_total() -> i64 {
+pub(crate) fn live_total() -> i64 {
     ALL_LIVE.load(Relaxed)
 }
 
-pub fn enable(on: bool) {
+pub(crate) fn enable(on: bool) {
     ENABLED.store(on, Relaxed);
 }
 
 /// The running totals of the counters.
-pub fn counters() -> AllocCounters {
+pub(crate) fn counters() -> AllocCounters {
     AllocCounters {
         rust_allocs: RUST_ALLOCS.load(Relaxed),
         rust_bytes: RUST_BYTES.load(Relaxed),
@@ -197,13 +197,13 @@ fn clock(id: libc::clockid_t) -> f64 {
 }
 
 /// CPU time of the calling thread, nanoseconds.
-pub fn thread_cpu_ns() -> f64 {
+pub(crate) fn thread_cpu_ns() -> f64 {
     clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CLOCK_MONOTONIC, nanoseconds: one clock for every process and network namespace of the machine
 /// (the emulator's and the clients' alike).
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -214,11 +214,11 @@ pub fn monotonic_ns() -> u64 {
 }
 
 /// An `Instant` (CLOCK_MONOTONIC on Linux) on `monotonic_ns`'s scale.
-pub fn monotonic_at(t: std::time::Instant) -> u64 {
+pub(crate) fn monotonic_at(t: std::time::Instant) -> u64 {
     monotonic_ns().saturating_sub(t.elapsed().as_nanos() as u64)
 }
 
 /// CPU time of the whole process (all threads), nanoseconds.
-pub fn process_cpu_ns() -> f64 {
+pub(crate) fn process_cpu_ns() -> f64 {
     clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }

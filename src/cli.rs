@@ -117,34 +117,34 @@ pub enum Command {
 pub struct CrosscheckArgs {
     /// Results file to add the section to (default: the newest results/*.json).
     #[arg(long)]
-    pub results: Option<PathBuf>,
+    pub(crate) results: Option<PathBuf>,
     #[arg(long, default_value = "references/cycles.toml")]
-    pub references: PathBuf,
+    pub(crate) references: PathBuf,
     /// Seconds per tool run (whole seconds: speed_kem's unit).
     #[arg(long, default_value_t = 1)]
-    pub duration: u64,
+    pub(crate) duration: u64,
     /// Alternating rounds (ours, theirs, ours, theirs, ...) before any verdict is final.
     #[arg(long, default_value_t = 5)]
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Rounds a tool run may go on to while one of its phases is still undecided (its 95%
     /// interval straddles the tolerance); `--max-rounds` equal to `--rounds` fixes the count.
     #[arg(long, default_value_t = 15)]
-    pub max_rounds: usize,
+    pub(crate) max_rounds: usize,
     /// Only the tool runs of these algorithms (repeatable; default all).
     #[arg(long = "only")]
-    pub only: Vec<String>,
+    pub(crate) only: Vec<String>,
     /// Agreement tolerance between the two means, percent.
     #[arg(long, default_value_t = 5.0)]
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// Exit non-zero when any phase disagrees.
     #[arg(long)]
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// Skip openssl speed (building the openssl app takes about 5 minutes the first time).
     #[arg(long)]
-    pub no_openssl: bool,
+    pub(crate) no_openssl: bool,
     /// Replace a crosscheck section the results file already has.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 }
 
 /// `pqprof handshake`'s arguments.
@@ -152,39 +152,39 @@ pub struct CrosscheckArgs {
 pub struct HandshakeArgs {
     /// Results file to add the section to (default: the newest results/*.json).
     #[arg(long)]
-    pub results: Option<PathBuf>,
+    pub(crate) results: Option<PathBuf>,
     #[arg(long, default_value = "suites")]
-    pub suites: PathBuf,
+    pub(crate) suites: PathBuf,
     /// First rounds every scenario gets, each a round of all of them in turn (the order
     /// rotated between rounds; at least 4 where --budget-s cannot hold them all); seed 000
     /// used 20 x 100.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub samples: u32,
+    pub(crate) samples: u32,
     /// Then more rounds of the scenarios whose median's 95% half-width is wider than this,
     /// percent, the widest first.
     #[arg(long, default_value_t = 1.0)]
-    pub precision: f64,
+    pub(crate) precision: f64,
     /// The most samples a scenario gets.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub max_samples: u32,
+    pub(crate) max_samples: u32,
     /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 4
     /// where they would leave less than 35% of it), the timers' paired cost and the precision
     /// rounds in what is left, the answer table's scenarios first (0: exactly --samples, no
     /// precision rounds).
     #[arg(long, default_value_t = 90)]
-    pub budget_s: u64,
+    pub(crate) budget_s: u64,
     /// Handshakes per sample. A difference's interval is over rounds (the host's speed moves
     /// between them), so shorter rounds buy more of them: on the noisy Zen 5 VM (2026-12-02,
     /// `tools/noise.sh`, two runs each) 50 a round with up to 120 rounds put 7 of the answer's
     /// 7 differences within target in both runs, 100 with up to 60 put 6 of 7.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub per_sample: u32,
+    pub(crate) per_sample: u32,
     /// Replace a handshakes section the results file already has.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Only these stacks (repeatable; default every stack).
     #[arg(long = "stack", value_parser = stacks(|_| true))]
-    pub stacks: Vec<String>,
+    pub(crate) stacks: Vec<String>,
 }
 
 /// `pqprof capacity`'s arguments.
@@ -192,27 +192,27 @@ pub struct HandshakeArgs {
 pub struct CapacityArgs {
     /// Results file to add the section to (default: the newest results/*.json).
     #[arg(long)]
-    pub results: Option<PathBuf>,
+    pub(crate) results: Option<PathBuf>,
     /// Replace a capacity section the results file already has.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
     #[arg(long)]
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server).
     #[arg(long = "stack", value_parser = stacks(|f| f.capacity || f.in_memory))]
-    pub stacks: Vec<String>,
+    pub(crate) stacks: Vec<String>,
     /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
     #[arg(long, default_value = "suites")]
-    pub suites: PathBuf,
+    pub(crate) suites: PathBuf,
     /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
     #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub connections: Vec<u32>,
+    pub(crate) connections: Vec<u32>,
     /// The whole step's time, seconds (0: the fixed design). The in-memory and socket
     /// measurements shrink their timed spans to their shares of it, and the memory steps
     /// leave out their largest where the time left will not hold it; the section says so.
     #[arg(long, default_value_t = 0)]
-    pub budget_s: u64,
+    pub(crate) budget_s: u64,
 }
 
 /// `pqprof network`'s arguments.
@@ -220,56 +220,56 @@ pub struct CapacityArgs {
 pub struct NetworkArgs {
     /// Results file to add the section to (default: the newest results/*.json).
     #[arg(long)]
-    pub results: Option<PathBuf>,
+    pub(crate) results: Option<PathBuf>,
     /// Replace a network section the results file already has.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// default (RTT 5.6, 78.7 ms x loss 0, 1, 5, 20%), paquin (4 RTTs x 25 losses), quick (CI).
     #[arg(long, default_value = "default")]
-    pub grid: String,
+    pub(crate) grid: String,
     /// Handshakes per scenario and point (at most; see --cell-seconds): four times as many at
     /// the zero point, six times at 0% and 1% loss.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub per_point: u32,
+    pub(crate) per_point: u32,
     /// A scenario's point starts only the handshakes whose slot falls within this many
     /// seconds of its first (at the zero point, back to back: until this many seconds have
     /// passed), and at least 10 (0: all those --per-point asks for). Those started finish,
     /// so the sample is not biased.
     #[arg(long, default_value_t = 2.0)]
-    pub cell_seconds: f64,
+    pub(crate) cell_seconds: f64,
     /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
     /// what is left, fewer handshakes where the time is short (each cell records its count and
     /// interval).
     #[arg(long, default_value_t = 0)]
-    pub budget_s: u64,
+    pub(crate) budget_s: u64,
     /// The most handshakes of a cell in flight at once (its client threads; see --load-pct;
     /// with more, the emulator released packets later at 78.7 ms). The next cell of the point
     /// starts while the last of these finish.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub parallel: u32,
+    pub(crate) parallel: u32,
     /// The endpoints' offered load, percent of one core: a cell starts a handshake every
     /// zero-point median / load, so no handshake waits for another's compute (2 cores, shared
     /// with the router).
     #[arg(long, default_value_t = 25.0)]
-    pub load_pct: f64,
+    pub(crate) load_pct: f64,
     /// Bottleneck rate, Mbit/s (tbf on the router's egress); unlimited by default.
     #[arg(long)]
-    pub rate_mbit: Option<f64>,
+    pub(crate) rate_mbit: Option<f64>,
     /// Every TLS group, not only X25519 and X25519MLKEM768.
     #[arg(long)]
-    pub all_groups: bool,
+    pub(crate) all_groups: bool,
     /// Every authentication of suites/auth.toml at every point, not only at 0% and 5% loss.
     #[arg(long)]
-    pub all_auths: bool,
+    pub(crate) all_auths: bool,
     /// Only these stacks (repeatable; default every stack that runs through the emulated network).
     #[arg(long = "stack", value_parser = stacks(|f| f.network))]
-    pub stacks: Vec<String>,
+    pub(crate) stacks: Vec<String>,
     /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.
     #[arg(long, default_value = "suites")]
-    pub suites: PathBuf,
+    pub(crate) suites: PathBuf,
     /// Only remove namespaces a killed run left behind, then exit.
     #[arg(long)]
-    pub cleanup: bool,
+    pub(crate) cleanup: bool,
 }
 
 /// `pqprof memory`'s arguments.
@@ -277,19 +277,19 @@ pub struct NetworkArgs {
 pub struct MemoryArgs {
     /// Results file to add the section to (default: the newest results/*.json).
     #[arg(long)]
-    pub results: Option<PathBuf>,
+    pub(crate) results: Option<PathBuf>,
     /// Replace a memory section the results file already has.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Probed calls per phase (their stack figures must agree).
     #[arg(long, default_value_t = crate::memory::CALLS as u32, value_parser = clap::value_parser!(u32).range(2..=100))]
-    pub calls: u32,
+    pub(crate) calls: u32,
     /// Backend child processes at a time (default: the machine's cores, at most 2).
     #[arg(long)]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// Only these algorithms (repeatable; default every KEM, DH and signature algorithm).
     #[arg(long = "algorithm")]
-    pub algorithms: Vec<String>,
+    pub(crate) algorithms: Vec<String>,
 }
 
 /// `pqprof render`'s arguments.
@@ -297,105 +297,105 @@ pub struct MemoryArgs {
 pub struct RenderArgs {
     /// Results files, or folders of them (each folder's *.json, not its subfolders).
     #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Every run on the front page and the compare page, not only the newest complete run of
     /// each machine.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Site folder.
     #[arg(long, default_value = "site")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Link to the tool's source, with {commit} for the run's commit
     /// (for example https://example.org/pqprof/tree/{commit}).
     #[arg(long)]
-    pub source_url: Option<String>,
+    pub(crate) source_url: Option<String>,
     /// The run every other is compared with on the compare page (default: the oldest).
     #[arg(long)]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
 }
 
 /// `pqprof count-phase`'s arguments.
 #[derive(Debug, Args)]
 pub struct CountPhaseArgs {
     #[arg(long)]
-    pub backend: String,
+    pub(crate) backend: String,
     #[arg(long)]
-    pub algorithm: String,
+    pub(crate) algorithm: String,
     #[arg(long)]
-    pub operation: String,
+    pub(crate) operation: String,
     #[arg(long, value_parser = ["handshake", "primitive"])]
-    pub form: String,
+    pub(crate) form: String,
     #[arg(long)]
-    pub calls: usize,
+    pub(crate) calls: usize,
     #[arg(long, default_value_t = 0)]
-    pub payload: usize,
+    pub(crate) payload: usize,
     #[arg(long, default_value_t = 0)]
-    pub aad: usize,
+    pub(crate) aad: usize,
 }
 
 /// `pqprof handshake-server`'s arguments.
 #[derive(Debug, Args)]
 pub struct HandshakeServerArgs {
     #[arg(long)]
-    pub stack: String,
+    pub(crate) stack: String,
     #[arg(long)]
-    pub group: String,
+    pub(crate) group: String,
     /// The identity's folder (chain, key, root; see stack::identity::Files).
     #[arg(long)]
-    pub identity: PathBuf,
+    pub(crate) identity: PathBuf,
     /// Time every crypto call of each connection and report it with `stats`.
     #[arg(long)]
-    pub insitu: bool,
+    pub(crate) insitu: bool,
     /// Address to listen on (the network grid's server namespace).
     #[arg(long, default_value = "127.0.0.1")]
-    pub bind: std::net::IpAddr,
+    pub(crate) bind: std::net::IpAddr,
     /// A thread (SSH: a task) per connection instead of one connection at a time.
     #[arg(long)]
-    pub concurrent: bool,
+    pub(crate) concurrent: bool,
     /// Socket timeouts, seconds.
     #[arg(long, default_value_t = 5)]
-    pub timeout_s: u64,
+    pub(crate) timeout_s: u64,
     /// Issue a TLS 1.3 ticket per connection, and resume the connections that offer one.
     #[arg(long)]
-    pub resumed: bool,
+    pub(crate) resumed: bool,
 }
 
 /// `pqprof capacity-server`'s arguments.
 #[derive(Debug, Args)]
 pub struct CapacityServerArgs {
     #[arg(long)]
-    pub stack: String,
+    pub(crate) stack: String,
     #[arg(long)]
-    pub group: String,
+    pub(crate) group: String,
     /// The identity's folder (chain, key, root; see stack::identity::Files).
     #[arg(long)]
-    pub identity: PathBuf,
+    pub(crate) identity: PathBuf,
     #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    pub(crate) threads: usize,
     #[arg(long)]
-    pub hold: bool,
+    pub(crate) hold: bool,
     #[arg(long)]
-    pub core: Option<usize>,
+    pub(crate) core: Option<usize>,
 }
 
 /// `pqprof spread`'s arguments.
 #[derive(Debug, Args)]
 pub struct SpreadArgs {
     #[arg(required = true, num_args = 2..)]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
 }
 
 /// `pqprof memory-child`'s arguments.
 #[derive(Debug, Args)]
 pub struct MemoryChildArgs {
     #[arg(long)]
-    pub backend: String,
+    pub(crate) backend: String,
     #[arg(long)]
-    pub calls: usize,
+    pub(crate) calls: usize,
     #[arg(long = "algorithm")]
-    pub algorithms: Vec<String>,
+    pub(crate) algorithms: Vec<String>,
     #[arg(long = "operation")]
-    pub operations: Vec<String>,
+    pub(crate) operations: Vec<String>,
 }
 
 /// The registered stacks with a feature, as `--stack` values.
@@ -425,65 +425,65 @@ fn export_format(s: &str) -> Result<crate::export::Format, String> {
 pub struct RunArgs {
     /// Suite file or folder of suite files.
     #[arg(long, default_value = "suites")]
-    pub suites: PathBuf,
+    pub(crate) suites: PathBuf,
     /// The same iteration count for every phase, in total over the --samples processes, and no
     /// precision batches (default: 1,000, fewer for phases over the budget, then more processes
     /// while a phase is wider than --precision).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub iterations: Option<u32>,
+    pub(crate) iterations: Option<u32>,
     /// Results file (default: results/<host>-<UTC time>-<host fingerprint>.json); an existing file
     /// is never replaced unless --force.
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Replace the --out file if it exists.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Time budget per phase in milliseconds: slower phases get fewer iterations (at least 10).
     #[arg(long, default_value_t = 2000)]
-    pub budget_ms: u64,
+    pub(crate) budget_ms: u64,
     /// Rounds each phase's iterations are split into, run in turn with every other phase.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// Measure only these backends (repeatable; default every backend and the Go peer).
     #[arg(long = "backend", value_parser = clap::builder::PossibleValuesParser::new(crate::backend::cli_names()))]
-    pub backends: Vec<String>,
+    pub(crate) backends: Vec<String>,
     /// Independent processes every phase is measured in at least (each with a K-th of the
     /// iterations and budget, the phase order rotated between them; a phase whose calls take
     /// seconds, on its 10-call floor, in the first 3 only); more follow for the phases still
     /// wider than --precision while --budget-s lasts. 1: one process, no precision batches.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=12))]
-    pub samples: u32,
+    pub(crate) samples: u32,
     /// The 95% half-width, percent of the median, every phase is measured towards.
     #[arg(long, default_value_t = 1.0)]
-    pub precision: f64,
+    pub(crate) precision: f64,
     /// The time for measuring, in seconds, precision batches included (composing and checking
     /// follow; 0: no limit but 12 processes per phase).
     #[arg(long, default_value_t = 120)]
-    pub budget_s: u64,
+    pub(crate) budget_s: u64,
     /// Start the round-robin at this phase (set by --samples for each child).
     #[arg(long, default_value_t = 0, hide = true)]
-    pub rotate: usize,
+    pub(crate) rotate: usize,
     /// Only the phases named in this file, one per line (a precision batch's child).
     #[arg(long, hide = true)]
-    pub only: Option<PathBuf>,
+    pub(crate) only: Option<PathBuf>,
     /// A child's iterations per phase when the phase fits its budget (set by --samples).
     #[arg(long, hide = true)]
-    pub worker_iterations: Option<usize>,
+    pub(crate) worker_iterations: Option<usize>,
     /// A child's fewest iterations for a slow phase (set by --samples).
     #[arg(long, hide = true)]
-    pub worker_floor: Option<usize>,
+    pub(crate) worker_floor: Option<usize>,
     /// A child's warm-up per phase, milliseconds (set by --samples: 10).
     #[arg(long, hide = true)]
-    pub worker_warmup_ms: Option<u64>,
+    pub(crate) worker_warmup_ms: Option<u64>,
     /// No progress bar.
     #[arg(long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Also count each phase's instructions: `instructions` (callgrind; under --emulator, qemu's
     /// counting plugin, and nothing is timed).
     #[arg(long, value_parser = ["instructions"])]
-    pub counter: Option<String>,
+    pub(crate) counter: Option<String>,
     #[command(flatten)]
-    pub emulation: EmulationArgs,
+    pub(crate) emulation: EmulationArgs,
 }
 
 /// A run under qemu-user (tools/aarch64 starts one): the results are marked emulated and carry
@@ -492,18 +492,18 @@ pub struct RunArgs {
 pub struct EmulationArgs {
     /// The qemu-aarch64 this process runs under; counting children run under it too.
     #[arg(long, requires = "emulated_cpu")]
-    pub emulator: Option<PathBuf>,
+    pub(crate) emulator: Option<PathBuf>,
     /// The -cpu model it was started with (neoverse-n1, neoverse-v1): checked against the CPU this
     /// process sees.
     #[arg(long, requires = "emulator")]
-    pub emulated_cpu: Option<String>,
+    pub(crate) emulated_cpu: Option<String>,
     /// qemu's counting plugin (libpqcount.so, built by tools/aarch64/build-qemu.sh).
     #[arg(long, requires = "emulator")]
-    pub qemu_plugin: Option<PathBuf>,
+    pub(crate) qemu_plugin: Option<PathBuf>,
 }
 
 impl EmulationArgs {
-    pub fn emulator(&self) -> Option<crate::emulator::Emulator> {
+    pub(crate) fn emulator(&self) -> Option<crate::emulator::Emulator> {
         Some(crate::emulator::Emulator {
             qemu: self.emulator.clone()?,
             cpu: self.emulated_cpu.clone()?,

@@ -13,7 +13,7 @@ use std::arch::asm;
 /// Opens a timed region: `isb; mrs cntvct_el0; isb`. The first ISB waits for what came before to
 /// finish, the second keeps what follows from starting before the read.
 #[inline(always)]
-pub fn begin() -> u64 {
+pub(crate) fn begin() -> u64 {
     let t: u64;
     // SAFETY: ISB has no preconditions; CNTVCT_EL0 is readable at EL0 on Linux (see the module).
     // No `nomem`: the block is a compiler barrier, so no work is moved across the read.
@@ -23,7 +23,7 @@ pub fn begin() -> u64 {
 
 /// Closes a timed region: `isb; mrs cntvct_el0`, after everything in it has finished.
 #[inline(always)]
-pub fn end() -> u64 {
+pub(crate) fn end() -> u64 {
     let t: u64;
     // SAFETY: as in `begin`.
     unsafe { asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack)) };
@@ -32,7 +32,7 @@ pub fn end() -> u64 {
 
 /// A read without barriers, for regions timed inside real work (`Timer::start_light`).
 #[inline(always)]
-pub fn read() -> u64 {
+pub(crate) fn read() -> u64 {
     let t: u64;
     // SAFETY: as in `begin`.
     unsafe { asm!("mrs {t}, cntvct_el0", t = out(reg) t, options(nostack)) };
@@ -41,7 +41,7 @@ pub fn read() -> u64 {
 
 /// The counter's rate in Hz (CNTFRQ_EL0, which firmware sets to the system counter's frequency);
 /// `None` if it reads 0 (a firmware that left it unset).
-pub fn rate() -> Option<f64> {
+pub(crate) fn rate() -> Option<f64> {
     let hz: u64;
     // SAFETY: CNTFRQ_EL0 is readable at EL0 whenever the counter is (Arm ARM D12.1.1).
     unsafe { asm!("mrs {hz}, cntfrq_el0", hz = out(reg) hz, options(nomem, nostack)) };

@@ -16,18 +16,18 @@ use std::process::Command;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
-pub struct Emulator {
+pub(crate) struct Emulator {
     /// The qemu-aarch64 this process was started under.
-    pub qemu: PathBuf,
+    pub(crate) qemu: PathBuf,
     /// Its `-cpu` model.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// The counting plugin (libpqcount.so), for `--counter instructions`.
-    pub plugin: Option<PathBuf>,
+    pub(crate) plugin: Option<PathBuf>,
 }
 
 impl Emulator {
     /// The emulator's version and the architecture it runs on.
-    pub fn describe(&self) -> Result<Emulation> {
+    pub(crate) fn describe(&self) -> Result<Emulation> {
         let out = Command::new(&self.qemu)
             .arg("--version")
             .output()
@@ -60,7 +60,7 @@ impl Emulator {
     /// qemu answers /proc/cpuinfo (MIDR_EL1's implementer and part) for the model it emulates:
     /// a run whose CPU is not the one named is refused, since the counts depend on the model
     /// (qemu's default `max` advertises SHA3, SVE2 and more, and changes code paths).
-    pub fn check_cpu(&self, host: &Host) -> Result<()> {
+    pub(crate) fn check_cpu(&self, host: &Host) -> Result<()> {
         if host.microarchitecture != self.cpu {
             bail!(
                 "--emulated-cpu {}: this process runs on {} ({}); start it under `{} -cpu {}`",
@@ -79,7 +79,7 @@ impl Emulator {
     }
 
     /// The plugin counter for this emulator.
-    pub fn counter(&self, e: &Emulation) -> Result<QemuPlugin> {
+    pub(crate) fn counter(&self, e: &Emulation) -> Result<QemuPlugin> {
         let plugin = self.plugin.clone().ok_or_else(|| {
             anyhow!("--counter instructions under --emulator needs --qemu-plugin (libpqcount.so)")
         })?;
@@ -96,7 +96,7 @@ impl Emulator {
 }
 
 /// The architecture an ELF header's e_machine names (System V ABI, "Machine" values).
-pub fn elf_machine(head: &[u8]) -> Option<&'static str> {
+pub(crate) fn elf_machine(head: &[u8]) -> Option<&'static str> {
     if head.len() < 20 || &head[..4] != b"\x7fELF" {
         return None;
     }
@@ -120,7 +120,7 @@ pub fn elf_machine(head: &[u8]) -> Option<&'static str> {
 /// Every planned phase built and its first output verified (setup and checks as in a timed run,
 /// and nothing timed), then counted: the phases that have their instructions, the failures, and
 /// the counter's run. `includes` says what a phase's call contains.
-pub fn count_phases(
+pub(crate) fn count_phases(
     backends: &[Box<dyn Backend>],
     plan: &Plan,
     counter: &QemuPlugin,

@@ -13,7 +13,7 @@ use std::process::Command;
 
 /// The peer's binary: $PQPROF_GO_PEER, else target/go/pqprof-go-peer beside this pqprof's target
 /// folder. The error says how to build it.
-pub fn binary() -> Result<PathBuf> {
+pub(crate) fn binary() -> Result<PathBuf> {
     if let Ok(p) = std::env::var("PQPROF_GO_PEER") {
         return Ok(PathBuf::from(p));
     }
@@ -33,18 +33,18 @@ pub fn binary() -> Result<PathBuf> {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Version {
-    pub go_version: String,
-    pub goos: String,
-    pub goarch: String,
-    pub groups: Vec<String>,
+pub(crate) struct Version {
+    pub(crate) go_version: String,
+    pub(crate) goos: String,
+    pub(crate) goarch: String,
+    pub(crate) groups: Vec<String>,
     /// The leaf keys its crypto/tls serves and verifies, as authentication algorithms
     /// ("ECDSA-P256", "ML-DSA-65"); `None` from a peer built before it said.
     #[serde(default)]
-    pub cert_keys: Option<Vec<String>>,
+    pub(crate) cert_keys: Option<Vec<String>>,
 }
 
-pub fn version(bin: &Path) -> Result<Version> {
+pub(crate) fn version(bin: &Path) -> Result<Version> {
     let out = Command::new(bin)
         .arg("version")
         .output()
@@ -84,12 +84,12 @@ struct GoRaw {
 }
 
 /// Seed 000's raw workload: 20 samples of 100 round trips.
-pub const RAW_SAMPLES: usize = 20;
-pub const RAW_PER_SAMPLE: usize = 100;
+pub(crate) const RAW_SAMPLES: usize = 20;
+pub(crate) const RAW_PER_SAMPLE: usize = 100;
 
 /// Runs the peer's phases (on this process's core: the child inherits the affinity) and turns them
 /// into phases of backend `go`, with every statistic computed here from the samples, as pqprof's own.
-pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
+pub(crate) fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
     let started = std::time::Instant::now();
     let v = version(bin)?;
     let mut cmd = Command::new(bin);
@@ -184,7 +184,11 @@ pub fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoPeer)> {
 }
 
 /// A raw workload's samples in groups of `per_sample`, each group's median and their median.
-pub fn raw_round_trip(name: String, samples_ns: Vec<u64>, per_sample: usize) -> RawRoundTrip {
+pub(crate) fn raw_round_trip(
+    name: String,
+    samples_ns: Vec<u64>,
+    per_sample: usize,
+) -> RawRoundTrip {
     let medians = stats::chunk_medians(&samples_ns, per_sample);
     RawRoundTrip {
         name,

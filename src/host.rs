@@ -29,13 +29,13 @@ const INTERESTING: [&str; 19] = [
     "sve2",
 ];
 
-pub fn describe() -> Host {
+pub(crate) fn describe() -> Host {
     describe_as(None)
 }
 
 /// The machine as this process sees it; under an emulator, the emulated CPU (qemu answers
 /// /proc/cpuinfo for it) on the real host's name, marked emulated.
-pub fn describe_as(emulated: Option<Emulation>) -> Host {
+pub(crate) fn describe_as(emulated: Option<Emulation>) -> Host {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| cpu_field(&cpuinfo, name);
     let arm = field("CPU implementer")
@@ -116,17 +116,17 @@ fn parse_hex(s: &str) -> Option<u32> {
 
 /// An aarch64 core pqprof knows by its MIDR_EL1 implementer and part number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ArmCore {
-    pub vendor: &'static str,
-    pub name: &'static str,
-    pub microarchitecture: &'static str,
+pub(crate) struct ArmCore {
+    pub(crate) vendor: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) microarchitecture: &'static str,
 }
 
 /// Implementer and part numbers from Linux's arch/arm64/include/asm/cputype.h (and Arm's technical
 /// reference manuals, which give each core's MIDR_EL1). The cloud cores: Neoverse-N1 is AWS
 /// Graviton2's and Ampere Altra's, Neoverse-V1 Graviton3's, Neoverse-V2 Graviton4's and NVIDIA
 /// Grace's, Neoverse-N2 Azure Cobalt 100's.
-pub fn arm_core(implementer: u32, part: u32) -> Option<ArmCore> {
+pub(crate) fn arm_core(implementer: u32, part: u32) -> Option<ArmCore> {
     let (vendor, name, microarchitecture) = match (implementer, part) {
         (0x41, 0xd03) => ("ARM", "Cortex-A53", "cortex-a53"),
         (0x41, 0xd04) => ("ARM", "Cortex-A35", "cortex-a35"),
@@ -159,7 +159,7 @@ pub fn arm_core(implementer: u32, part: u32) -> Option<ArmCore> {
 
 /// Six hex digits of FNV-1a over the machine's identity: enough to tell apart two machines that
 /// share a hostname (a fresh VM image), not a secret.
-pub fn fingerprint(parts: &[&str]) -> String {
+pub(crate) fn fingerprint(parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in parts.join("\n").bytes() {
         h ^= u64::from(b);
@@ -171,7 +171,7 @@ pub fn fingerprint(parts: &[&str]) -> String {
 /// A results path that no other run takes: results/<host>-<UTC time to the second>-<fingerprint>.json;
 /// an emulated run's name says so after the host (results/vm-aarch64-emulated-neoverse-n1-...), so
 /// it is never taken for a measurement of the machine itself.
-pub fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
+pub(crate) fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
     let name: String = host
         .hostname
         .chars()
@@ -200,7 +200,7 @@ pub fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
 
 /// AMD families from AMD's processor programming references (0x17 Zen/Zen 2, 0x19 Zen 3/Zen 4,
 /// 0x1A Zen 5); Intel is left unnamed since its models need a long table.
-pub fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str {
+pub(crate) fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str {
     match (vendor, family) {
         ("AuthenticAMD", 0x17) if model >= 0x30 => "zen2",
         ("AuthenticAMD", 0x17) => "zen1",
@@ -216,11 +216,11 @@ pub fn microarchitecture(vendor: &str, family: u32, model: u32) -> &'static str 
 }
 
 /// Now, as RFC 3339 UTC to the second ("2026-11-30T03:26:02Z").
-pub fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     format_utc(time::OffsetDateTime::now_utc())
 }
 
-pub fn format_utc(t: time::OffsetDateTime) -> String {
+pub(crate) fn format_utc(t: time::OffsetDateTime) -> String {
     let t = t
         .to_offset(time::UtcOffset::UTC)
         .replace_nanosecond(0)
@@ -229,7 +229,7 @@ pub fn format_utc(t: time::OffsetDateTime) -> String {
         .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_string())
@@ -245,13 +245,13 @@ pub fn hostname() -> String {
 /// it, 19-20 µs and 39-49 µs with it (2026-12-03, a noisy hour). A handshake waits for its peer at
 /// every flight, so the steps that time handshakes hold it; released when dropped or when the
 /// process ends, however it ends.
-pub struct NoIdle {
+pub(crate) struct NoIdle {
     _request: std::fs::File,
 }
 
 /// Holds the request, or says why it cannot (no such device, or not root; or PQPROF_IDLE=allow,
 /// to measure what idle cores cost).
-pub fn hold_off_idle() -> Result<NoIdle, String> {
+pub(crate) fn hold_off_idle() -> Result<NoIdle, String> {
     use std::io::Write;
     if std::env::var("PQPROF_IDLE").is_ok_and(|v| v == "allow") {
         return Err("PQPROF_IDLE=allow".into());

@@ -13,7 +13,7 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// The error a command returns when it stopped because it was asked to.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by signal {0}; nothing half-measured was written")]
-pub struct Interrupted(pub i32);
+pub(crate) struct Interrupted(pub i32);
 
 /// Installs the handlers (once; later calls do nothing).
 pub fn install() -> std::io::Result<()> {
@@ -32,12 +32,12 @@ pub fn install() -> std::io::Result<()> {
     Ok(())
 }
 
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     REQUESTED.get().is_some_and(|f| f.load(Relaxed))
 }
 
 /// `Err(Interrupted)` once a stop was asked for: call it at every safe point.
-pub fn check() -> Result<(), Interrupted> {
+pub(crate) fn check() -> Result<(), Interrupted> {
     if requested() {
         Err(Interrupted(SIGNAL.load(Relaxed)))
     } else {
@@ -54,7 +54,7 @@ pub fn exit_code(e: &anyhow::Error) -> i32 {
 
 /// Makes a child die with pqprof: the kernel sends it SIGKILL when pqprof's thread that started it
 /// ends, however that happens.
-pub fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
+pub(crate) fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl is async-signal-safe and touches only the child's own state; it runs between
     // fork and exec.

@@ -8,7 +8,7 @@ use anyhow::Result;
 use std::time::{Duration, Instant};
 
 /// Iterations (samples) for a phase whose sample takes `estimate_ns`.
-pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) {
+pub(crate) fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) {
     if let Some(n) = settings.forced {
         return (n.max(1), Reason::Forced);
     }
@@ -27,12 +27,12 @@ pub fn iterations_for(settings: &Settings, estimate_ns: f64) -> (usize, Reason) 
 
 /// A phase shorter than this many times the timer's own cost is timed in batches, so the timer
 /// stays under 1% of every sample (criterion and divan batch for the same reason).
-pub const BATCH_THRESHOLD: f64 = 100.0;
+pub(crate) const BATCH_THRESHOLD: f64 = 100.0;
 /// The largest batch: beyond it a sample averages away too much of the call-to-call spread.
-pub const MAX_BATCH: usize = 64;
+pub(crate) const MAX_BATCH: usize = 64;
 
 /// Calls per sample for a call of `estimate_ns` with a timer costing `overhead_ns`.
-pub fn batch_for(estimate_ns: f64, overhead_ns: f64) -> usize {
+pub(crate) fn batch_for(estimate_ns: f64, overhead_ns: f64) -> usize {
     if estimate_ns <= 0.0 || estimate_ns >= BATCH_THRESHOLD * overhead_ns {
         return 1;
     }
@@ -45,15 +45,15 @@ pub fn batch_for(estimate_ns: f64, overhead_ns: f64) -> usize {
 /// (`cntvct`), at CNTFRQ_EL0's rate, which is a time and not a cycle count; elsewhere the
 /// monotonic clock alone.
 #[derive(Debug, Clone, Copy)]
-pub struct Timer {
+pub(crate) struct Timer {
     /// Counter ticks per second, when a counter is used (the TSC, or aarch64's CNTVCT_EL0).
-    pub tsc_hz: Option<f64>,
+    pub(crate) tsc_hz: Option<f64>,
     origin: Option<Instant>,
 }
 
 impl Timer {
     /// Detects the TSC and measures its rate against the monotonic clock over `calibrate`.
-    pub fn detect(calibrate: Duration) -> Timer {
+    pub(crate) fn detect(calibrate: Duration) -> Timer {
         if !tsc_invariant() {
             return Timer {
                 tsc_hz: None,
@@ -73,7 +73,8 @@ impl Timer {
     }
 
     /// The monotonic clock only (for tests and machines without an invariant TSC).
-    pub fn monotonic() -> Timer {
+    #[cfg(test)]
+    pub(crate) fn monotonic() -> Timer {
         Timer {
             tsc_hz: None,
             origin: Some(Instant::now()),
@@ -83,7 +84,7 @@ impl Timer {
     /// Opens a timed region: `lfence; rdtsc; lfence`, so nothing before it is still running and
     /// nothing after it has started.
     #[inline(always)]
-    pub fn start(&self) -> u64 {
+    pub(crate) fn start(&self) -> u64 {
         match self.origin {
             None => tsc_begin(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -92,7 +93,7 @@ impl Timer {
 
     /// Closes a timed region: `rdtscp; lfence`, after everything in it has finished.
     #[inline(always)]
-    pub fn stop(&self) -> u64 {
+    pub(crate) fn stop(&self) -> u64 {
         match self.origin {
             None => tsc_end(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -104,7 +105,7 @@ impl Timer {
     /// the read may drift by a few tens of cycles into the work around it, which a call timed in a
     /// handshake (0.1-100 µs) can carry and a phase loop's single call cannot.
     #[inline(always)]
-    pub fn start_light(&self) -> u64 {
+    pub(crate) fn start_light(&self) -> u64 {
         match self.origin {
             None => read_tsc(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -113,7 +114,7 @@ impl Timer {
 
     /// Closes a region opened by `start_light`: `rdtscp`, which waits for the timed work to finish.
     #[inline(always)]
-    pub fn stop_light(&self) -> u64 {
+    pub(crate) fn stop_light(&self) -> u64 {
         match self.origin {
             None => tsc_end_light(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -121,7 +122,7 @@ impl Timer {
     }
 
     /// Nanoseconds in `ticks` (TSC cycles, or nanoseconds already).
-    pub fn ns(&self, ticks: u64) -> f64 {
+    pub(crate) fn ns(&self, ticks: u64) -> f64 {
         match self.tsc_hz {
             Some(hz) => ticks as f64 * 1e9 / hz,
             None => ticks as f64,
@@ -129,19 +130,19 @@ impl Timer {
     }
 
     /// Whether the counter's ticks are the TSC's cycles (aarch64's counter ticks are not cycles).
-    pub fn counts_cycles(&self) -> bool {
+    pub(crate) fn counts_cycles(&self) -> bool {
         self.tsc_hz.is_some() && cfg!(target_arch = "x86_64")
     }
 
     /// One tick, nanoseconds: a sample is only as fine as this (CNTVCT_EL0 at 25 MHz: 40 ns).
-    pub fn resolution_ns(&self) -> f64 {
+    pub(crate) fn resolution_ns(&self) -> f64 {
         self.tsc_hz.map_or(1.0, |hz| 1e9 / hz)
     }
 
     /// Median of 10,001 empty timed regions: (nanoseconds, cycles where counted). A counter coarser
     /// than one region reads 0 or 1 tick for most of them, so where the median is 2 ticks or fewer
     /// the cost is the mean over one span of 10,001 regions instead.
-    pub fn overhead(&self) -> (f64, Option<f64>) {
+    pub(crate) fn overhead(&self) -> (f64, Option<f64>) {
         const N: usize = 10_001;
         let mut v: Vec<u64> = (0..N)
             .map(|_| {
@@ -276,7 +277,7 @@ pub fn pin() -> Option<usize> {
 }
 
 /// Jiffies of one CPU from /proc/stat: (steal, total). `None` where /proc/stat is unavailable.
-pub fn cpu_jiffies(core: Option<usize>) -> Option<(u64, u64)> {
+pub(crate) fn cpu_jiffies(core: Option<usize>) -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let label = core.map_or("cpu".to_string(), |c| format!("cpu{c}"));
     parse_jiffies(&stat, &label)
@@ -300,7 +301,7 @@ fn parse_jiffies(stat: &str, label: &str) -> Option<(u64, u64)> {
 /// Nanoseconds this thread has waited on a run queue (the second field of
 /// /proc/thread-self/schedstat, Documentation/scheduler/sched-stats.rst): time it was runnable but
 /// another task had the CPU. Unlike /proc/stat's steal, counted in nanoseconds.
-pub fn run_delay_ns() -> Option<u64> {
+pub(crate) fn run_delay_ns() -> Option<u64> {
     parse_schedstat(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
 }
 
@@ -310,45 +311,45 @@ fn parse_schedstat(text: &str) -> Option<u64> {
 
 /// One phase's raw measurement.
 #[derive(Debug, Clone, Default)]
-pub struct Raw {
+pub(crate) struct Raw {
     /// Per call (a batch's total / its calls).
-    pub samples_ns: Vec<u64>,
-    pub cycles: Vec<u64>,
-    pub steal: u64,
-    pub jiffies: u64,
-    pub verified: usize,
-    pub warmup: usize,
+    pub(crate) samples_ns: Vec<u64>,
+    pub(crate) cycles: Vec<u64>,
+    pub(crate) steal: u64,
+    pub(crate) jiffies: u64,
+    pub(crate) verified: usize,
+    pub(crate) warmup: usize,
     /// Run-queue wait and wall time of the chunks, nanoseconds.
-    pub run_delay_ns: u64,
-    pub wall_ns: u64,
+    pub(crate) run_delay_ns: u64,
+    pub(crate) wall_ns: u64,
     /// Sum of the timed regions, nanoseconds.
-    pub timed_ns: f64,
+    pub(crate) timed_ns: f64,
 }
 
 /// A phase being measured: its case, its target count and what it has so far.
-pub struct Slot {
-    pub case: Box<dyn Case>,
+pub(crate) struct Slot {
+    pub(crate) case: Box<dyn Case>,
     /// Samples to take.
-    pub target: usize,
-    pub reason: Reason,
+    pub(crate) target: usize,
+    pub(crate) reason: Reason,
     /// Calls per sample.
-    pub batch: usize,
+    pub(crate) batch: usize,
     /// Share of calls whose output is kept and verified after the chunk (the last always).
-    pub verify_share: f64,
+    pub(crate) verify_share: f64,
     /// Whether the first timed call's output is checked too: not when a check costs more than the
     /// call and more than a millisecond (SLH-DSA-128s keygen, checked by a signature of seconds),
     /// where the warm-up's checked first output stands for it.
-    pub check_first: bool,
-    pub raw: Raw,
+    pub(crate) check_first: bool,
+    pub(crate) raw: Raw,
     /// Median warm-up call, nanoseconds.
-    pub estimate_ns: f64,
+    pub(crate) estimate_ns: f64,
     /// Calls made so far (the index of the next call).
     calls: usize,
-    pub error: Option<anyhow::Error>,
+    pub(crate) error: Option<anyhow::Error>,
 }
 
 impl Slot {
-    pub fn new(case: Box<dyn Case>) -> Slot {
+    pub(crate) fn new(case: Box<dyn Case>) -> Slot {
         Slot {
             case,
             target: 0,
@@ -367,7 +368,7 @@ impl Slot {
 /// Warm-up: runs the case until `warmup_ms` has passed (at least one call); the first output is
 /// verified. Sets the estimate (median call), the batch and the share of outputs to verify so that
 /// checking stays within half the timed time. Returns the estimate per sample (batch x call).
-pub fn warm_up(
+pub(crate) fn warm_up(
     slot: &mut Slot,
     settings: &Settings,
     timer: &Timer,
@@ -412,7 +413,7 @@ pub fn warm_up(
 
 /// Whether call `j` of `total` is kept for verification: the first (when `first`), the last, and
 /// an even spread of `share` of the rest.
-pub fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
+pub(crate) fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
     (first && j == 0)
         || j + 1 == total
         || ((j + 1) as f64 * share).floor() > (j as f64 * share).floor()
@@ -421,10 +422,10 @@ pub fn chosen(j: usize, total: usize, share: f64, first: bool) -> bool {
 /// The untimed calls before each chunk, nanoseconds' worth at the warm-up's estimate: what brings
 /// back the caches and predictors the previous phases took. With one call a phase's median
 /// depended on which phases shared its process (the methodology page gives the measurement).
-pub const LEAD_IN_NS: f64 = 200_000.0;
+pub(crate) const LEAD_IN_NS: f64 = 200_000.0;
 
 /// How many untimed calls of `estimate_ns` fill `LEAD_IN_NS`: at least one, at most 100,000.
-pub fn lead_in_calls(estimate_ns: f64) -> usize {
+pub(crate) fn lead_in_calls(estimate_ns: f64) -> usize {
     ((LEAD_IN_NS / estimate_ns.max(1.0)).ceil() as usize).clamp(1, 100_000)
 }
 
@@ -432,7 +433,12 @@ pub fn lead_in_calls(estimate_ns: f64) -> usize {
 /// caches the previous phase took (unless a call costs over a millisecond), then each sample's
 /// inputs. The timed region holds the sample's calls and nothing else; outputs chosen for
 /// verification are set aside (a move) and checked after the chunk.
-pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) -> Result<()> {
+pub(crate) fn run_chunk(
+    slot: &mut Slot,
+    n: usize,
+    timer: &Timer,
+    core: Option<usize>,
+) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
@@ -486,7 +492,7 @@ pub fn run_chunk(slot: &mut Slot, n: usize, timer: &Timer, core: Option<usize>) 
 }
 
 /// How many of `target` samples round `r` of `rounds` takes (spreads the remainder).
-pub fn chunk_size(target: usize, rounds: usize, r: usize) -> usize {
+pub(crate) fn chunk_size(target: usize, rounds: usize, r: usize) -> usize {
     let rounds = rounds.max(1);
     target * (r + 1) / rounds - target * r / rounds
 }

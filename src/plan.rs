@@ -9,7 +9,7 @@ use crate::suite::{Suite, Workload};
 use anyhow::{bail, Result};
 
 /// The backend a stack uses for an algorithm: its post-quantum one or its classical one.
-pub fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
+pub(crate) fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
     match algorithm::find(algorithm) {
         Some(a) if a.post_quantum => &stack.post_quantum,
         _ => &stack.classical,
@@ -19,7 +19,7 @@ pub fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
 /// The stacks, default first: liboqs for post-quantum and OpenSSL for classical and AES, as on the
 /// seed site; then one per real stack (`stack::all`), made of exactly the libraries it calls, so
 /// each real handshake sits beside a composition from its own code; and RustCrypto alone.
-pub fn stacks() -> Vec<Stack> {
+pub(crate) fn stacks() -> Vec<Stack> {
     let mut v = vec![Stack::new(
         "default",
         "liboqs for post-quantum, OpenSSL for classical and AES",
@@ -44,21 +44,25 @@ pub fn stacks() -> Vec<Stack> {
 }
 
 #[derive(Debug, Clone)]
-pub struct Composition {
-    pub suite: usize,
-    pub stack: String,
+pub(crate) struct Composition {
+    pub(crate) suite: usize,
+    pub(crate) stack: String,
     /// One backend per phase of the suite, in the suite's order.
-    pub backends: Vec<String>,
+    pub(crate) backends: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Plan {
-    pub phases: Vec<(PhaseId, Workload)>,
-    pub compositions: Vec<Composition>,
+pub(crate) struct Plan {
+    pub(crate) phases: Vec<(PhaseId, Workload)>,
+    pub(crate) compositions: Vec<Composition>,
 }
 
 /// Builds the plan; a suite that no stack can compose is an error naming the phase and its place.
-pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -> Result<Plan> {
+pub(crate) fn plan(
+    suites: &[Suite],
+    backends: &[Box<dyn Backend>],
+    stacks: &[Stack],
+) -> Result<Plan> {
     let find = |name: &str| backends.iter().find(|b| b.name() == name);
     let mut phases: Vec<(PhaseId, Workload)> = Vec::new();
     let mut compositions = Vec::new();
@@ -172,7 +176,7 @@ pub fn plan(suites: &[Suite], backends: &[Box<dyn Backend>], stacks: &[Stack]) -
 
 /// The suites the given backends can compose, and the names of those they cannot: with `run
 /// --backend`, a suite of algorithms none of the chosen libraries has is left out, not an error.
-pub fn composable(
+pub(crate) fn composable(
     suites: Vec<Suite>,
     backends: &[Box<dyn Backend>],
     stacks: &[Stack],

@@ -16,26 +16,26 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub struct Options {
-    pub suites: PathBuf,
-    pub settings: Settings,
+pub(crate) struct Options {
+    pub(crate) suites: PathBuf,
+    pub(crate) settings: Settings,
     /// Only these backends (all when empty).
-    pub backends: Vec<String>,
-    pub progress: bool,
+    pub(crate) backends: Vec<String>,
+    pub(crate) progress: bool,
     /// Start the round-robin at this phase (process samples rotate it so order effects spread).
-    pub rotate: usize,
+    pub(crate) rotate: usize,
     /// Also count instructions per phase (callgrind, or qemu's plugin under an emulator).
-    pub counter: bool,
+    pub(crate) counter: bool,
     /// Only the phases of these names (`PhaseId`'s display), as a precision batch asks for.
-    pub only: Option<Vec<String>>,
+    pub(crate) only: Option<Vec<String>>,
     /// The suites' bootstrap intervals (a child of `--samples` leaves them to its parent, which
     /// composes the pooled phases again).
-    pub intervals: bool,
+    pub(crate) intervals: bool,
     /// This process runs under an emulator: nothing is timed, the phases are counted.
-    pub emulator: Option<crate::emulator::Emulator>,
+    pub(crate) emulator: Option<crate::emulator::Emulator>,
 }
 
-pub fn run(opts: &Options) -> Result<Results> {
+pub(crate) fn run(opts: &Options) -> Result<Results> {
     let started = Instant::now();
     let backends: Vec<Box<dyn Backend>> = backend::all()
         .into_iter()
@@ -445,13 +445,13 @@ fn primitive_includes(b: &dyn Backend, algorithm: &str, op: Operation) -> String
 
 /// Reference samples per round: 100 SHA-256 calls of 4 KiB, about 0.24 ms on the machine the
 /// reference is pinned to (2,364 ns each).
-pub const CALIBRATION_PER_ROUND: usize = 100;
+pub(crate) const CALIBRATION_PER_ROUND: usize = 100;
 /// The reference workload's median on this project's baseline machine: the committed run
 /// results/archive/vm-20261130T143648Z-a2ce70.json (AMD EPYC, Zen 4, 2.6 GHz TSC),
 /// `run.calibration.median_ns`. Calibrated figures are in that machine's time.
-pub const CALIBRATION_PINNED_NS: f64 = 2_364.0;
+pub(crate) const CALIBRATION_PINNED_NS: f64 = 2_364.0;
 
-pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
+pub(crate) fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
     crate::figures::calibration(
         crate::case::Reference::DESCRIPTION,
         samples_ns,
@@ -461,7 +461,7 @@ pub fn calibration(samples_ns: Vec<u64>) -> results::Calibration {
 }
 
 /// The randomness policy every backend follows (see each backend's file).
-pub const RANDOMNESS: &str = "every backend draws from a user-space CSPRNG seeded once, so no timed call makes a system call for randomness: OpenSSL's and liboqs's (through OpenSSL) DRBG, aws-lc's DRBG, and for RustCrypto rand's StdRng (ChaCha12) seeded once per thread from getrandom";
+pub(crate) const RANDOMNESS: &str = "every backend draws from a user-space CSPRNG seeded once, so no timed call makes a system call for randomness: OpenSSL's and liboqs's (through OpenSSL) DRBG, aws-lc's DRBG, and for RustCrypto rand's StdRng (ChaCha12) seeded once per thread from getrandom";
 
 /// Compositions of a stack whose backend is an outside program (the Go peer): every suite of a
 /// protocol the stack composes whose phases that backend all measured.
@@ -555,7 +555,7 @@ fn compose_all(
 }
 
 /// Deltas against each suite's baseline (same stack) and the bootstrap intervals.
-pub fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
+pub(crate) fn fill_deltas(out: &mut [SuiteResult], phases: &[Phase]) {
     deltas(out);
     let intervals = compose::intervals(out, phases);
     for (s, (ci, dci)) in out.iter_mut().zip(intervals) {

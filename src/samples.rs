@@ -18,18 +18,18 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// What `run --samples K` passes on to each child, and how the parent spends its budget.
-pub struct Options {
-    pub samples: usize,
-    pub suites: std::path::PathBuf,
-    pub budget_ms: u64,
-    pub rounds: u32,
-    pub iterations: Option<u32>,
-    pub backends: Vec<String>,
-    pub quiet: bool,
+pub(crate) struct Options {
+    pub(crate) samples: usize,
+    pub(crate) suites: std::path::PathBuf,
+    pub(crate) budget_ms: u64,
+    pub(crate) rounds: u32,
+    pub(crate) iterations: Option<u32>,
+    pub(crate) backends: Vec<String>,
+    pub(crate) quiet: bool,
     /// The 95% half-width to reach, percent of each phase's median.
-    pub precision_pct: f64,
+    pub(crate) precision_pct: f64,
     /// The whole run's time; none: until every phase meets the target or `MAX_PROCESSES`.
-    pub budget: Option<Duration>,
+    pub(crate) budget: Option<Duration>,
 }
 
 /// The share of one process's default iterations and per-phase budget the first K processes take
@@ -104,7 +104,7 @@ fn off_the_floor(phases: &[Phase]) -> Vec<String> {
 }
 
 /// No phase is measured in more processes than this, whatever the budget.
-pub const MAX_PROCESSES: usize = 12;
+pub(crate) const MAX_PROCESSES: usize = 12;
 
 /// One child's results and how long it took, start to end.
 struct Batch {
@@ -112,7 +112,7 @@ struct Batch {
     wall_s: f64,
 }
 
-pub fn run_samples(args: &Options) -> Result<Results> {
+pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     let started = Instant::now();
     let k = args.samples.max(1);
     let suites = suite::load(&args.suites, &backend::names())?;
@@ -376,7 +376,7 @@ fn choose(wide: &[(String, f64)], batches: &[Batch], left_s: Option<f64>) -> Vec
 /// Each phase's precision against the target and why its measuring stopped: on the target only
 /// with `confirm` processes (`figures::confirm_batches`), else on the budget (the time ran out),
 /// its floor, or a fixed design.
-pub fn set_precision(
+pub(crate) fn set_precision(
     phases: &mut [Phase],
     target_pct: f64,
     fixed: bool,
@@ -410,7 +410,7 @@ pub fn set_precision(
 }
 
 /// The phases left wider than the target, as typed warnings.
-pub fn precision_warnings(phases: &[Phase]) -> Vec<Warning> {
+pub(crate) fn precision_warnings(phases: &[Phase]) -> Vec<Warning> {
     phases
         .iter()
         .filter_map(|p| {
@@ -519,7 +519,7 @@ fn pool_phases(runs: &[Results]) -> (Vec<Phase>, Vec<SampleSpread>) {
 }
 
 /// Pools samples phase by phase and recomposes every suite from the pooled phases.
-pub fn aggregate(runs: Vec<Results>) -> Result<Results> {
+pub(crate) fn aggregate(runs: Vec<Results>) -> Result<Results> {
     let Some(first) = runs.first().cloned() else {
         bail!("no samples")
     };

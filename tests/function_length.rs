@@ -17,7 +17,7 @@ const LONGER: &[(&str, &str, usize)] = &[
     ("src/handshake/mod.rs", "run", 243),
     ("core/src/render/methodology.rs", "build", 217),
     ("src/capacity/mod.rs", "in_memory", 215),
-    ("src/capacity/mod.rs", "run", 211),
+    ("src/capacity/mod.rs", "run", 201),
     ("core/src/tables/handshake.rs", "table", 207),
     ("src/run.rs", "run", 203),
     ("core/src/render/svg.rs", "chart", 203),

@@ -15,10 +15,10 @@ use anyhow::{anyhow, Result};
 use aws_lc_rs::signature::KeyPair as _;
 use aws_lc_rs::{aead, agreement, digest, hkdf, hmac, kem, signature};
 
-pub struct AwsLc;
+pub(crate) struct AwsLc;
 
 impl AwsLc {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // The first call into aws-lc initialises it (tens of milliseconds): never inside a timed call.
         aws_lc_rs::init();
         AwsLc

@@ -17,7 +17,7 @@ fn check(ret: std::os::raw::c_int) -> Result<(), ErrorStack> {
 }
 
 /// A key-generation context for a provider algorithm by name ("ML-KEM-768", "ML-DSA-65").
-pub fn keygen_ctx(name: &CStr) -> Result<PkeyCtx<()>, ErrorStack> {
+pub(crate) fn keygen_ctx(name: &CStr) -> Result<PkeyCtx<()>, ErrorStack> {
     // SAFETY: the pointer is checked before use; PkeyCtx owns and frees the context.
     unsafe {
         let ctx =
@@ -32,7 +32,7 @@ pub fn keygen_ctx(name: &CStr) -> Result<PkeyCtx<()>, ErrorStack> {
 }
 
 /// Generates a key with a prepared context.
-pub fn generate_with(ctx: &PkeyCtx<()>) -> Result<PKey<Private>, ErrorStack> {
+pub(crate) fn generate_with(ctx: &PkeyCtx<()>) -> Result<PKey<Private>, ErrorStack> {
     // SAFETY: the context is live; the new key's ownership passes to PKey, which frees it on drop.
     unsafe {
         let mut key = ptr::null_mut();
@@ -43,12 +43,12 @@ pub fn generate_with(ctx: &PkeyCtx<()>) -> Result<PKey<Private>, ErrorStack> {
 
 /// Generates a key of a provider algorithm by name ("ML-KEM-768", "ML-DSA-65", "SLH-DSA-SHAKE-128s")
 /// with a new context, as libssl does per handshake.
-pub fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
+pub(crate) fn generate(name: &CStr) -> Result<PKey<Private>, ErrorStack> {
     generate_with(&keygen_ctx(name)?)
 }
 
 /// Imports a raw public key of a provider algorithm by name.
-pub fn public_from_raw(name: &CStr, raw: &[u8]) -> Result<PKey<Public>, ErrorStack> {
+pub(crate) fn public_from_raw(name: &CStr, raw: &[u8]) -> Result<PKey<Public>, ErrorStack> {
     // SAFETY: `raw` is valid for its length; a non-null result is an owned EVP_PKEY.
     unsafe {
         let key = openssl_sys::EVP_PKEY_new_raw_public_key_ex(
@@ -66,14 +66,14 @@ pub fn public_from_raw(name: &CStr, raw: &[u8]) -> Result<PKey<Public>, ErrorSta
 }
 
 /// An encapsulation context for `key`, with the output lengths it reported.
-pub struct Encapsulator {
+pub(crate) struct Encapsulator {
     ctx: PkeyCtx<Public>,
     ct_len: usize,
     ss_len: usize,
 }
 
 impl Encapsulator {
-    pub fn new(key: &PKey<Public>) -> Result<Encapsulator, ErrorStack> {
+    pub(crate) fn new(key: &PKey<Public>) -> Result<Encapsulator, ErrorStack> {
         let ctx = PkeyCtx::new(key)?;
         // SAFETY: with null output buffers the call only reports the output lengths.
         unsafe {
@@ -98,7 +98,7 @@ impl Encapsulator {
     }
 
     /// -> (ciphertext, shared secret).
-    pub fn encapsulate(&mut self) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
+    pub(crate) fn encapsulate(&mut self) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
         let (mut ct, mut ss) = (vec![0u8; self.ct_len], vec![0u8; self.ss_len]);
         let (mut ct_len, mut ss_len) = (self.ct_len, self.ss_len);
         // SAFETY: the buffers have the lengths the context reported.
@@ -119,17 +119,17 @@ impl Encapsulator {
 
 /// Encapsulates to `key` -> (ciphertext, shared secret). The EVP_PKEY_CTX is made per call, as a
 /// TLS server does per handshake.
-pub fn encapsulate(key: &PKey<Public>) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
+pub(crate) fn encapsulate(key: &PKey<Public>) -> Result<(Vec<u8>, Vec<u8>), ErrorStack> {
     Encapsulator::new(key)?.encapsulate()
 }
 
 /// A decapsulation context for `key`, with the secret length it reported for `ct_len` bytes.
-pub struct Decapsulator {
+pub(crate) struct Decapsulator {
     ctx: PkeyCtx<Private>,
 }
 
 impl Decapsulator {
-    pub fn new(key: &PKey<Private>) -> Result<Decapsulator, ErrorStack> {
+    pub(crate) fn new(key: &PKey<Private>) -> Result<Decapsulator, ErrorStack> {
         let ctx = PkeyCtx::new(key)?;
         // SAFETY: the context is live.
         unsafe {
@@ -141,7 +141,7 @@ impl Decapsulator {
         Ok(Decapsulator { ctx })
     }
 
-    pub fn decapsulate(&mut self, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
+    pub(crate) fn decapsulate(&mut self, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
         // SAFETY: the first call only reports the secret's length; the buffer then has it; `ct` is
         // valid for its length.
         unsafe {
@@ -168,13 +168,13 @@ impl Decapsulator {
 }
 
 /// Decapsulates `ct` with `key` -> shared secret. The EVP_PKEY_CTX is made per call.
-pub fn decapsulate(key: &PKey<Private>, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
+pub(crate) fn decapsulate(key: &PKey<Private>, ct: &[u8]) -> Result<Vec<u8>, ErrorStack> {
     Decapsulator::new(key)?.decapsulate(ct)
 }
 
 /// HKDF through EVP_KDF, as libssl's tls13_hkdf_expand_ex makes each key-schedule call: fetch the
 /// KDF, make a context, set the parameters, derive, free (OpenSSL 3.5 ssl/tls13_enc.c).
-pub struct Hkdf(pub &'static CStr);
+pub(crate) struct Hkdf(pub &'static CStr);
 
 /// EVP_KDF_HKDF_MODE_EXTRACT_ONLY / EXPAND_ONLY (include/openssl/kdf.h).
 const EXTRACT_ONLY: std::os::raw::c_int = 1;
@@ -294,7 +294,7 @@ extern "C" {
 }
 
 /// HMAC keyed per call with EVP_Q_mac.
-pub struct Hmac(pub &'static CStr);
+pub(crate) struct Hmac(pub &'static CStr);
 
 impl crate::backend::Mac for Hmac {
     fn compute(&self, key: &[u8], msg: &[u8]) -> anyhow::Result<Vec<u8>> {

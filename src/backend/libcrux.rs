@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
 
 #[derive(Default)]
-pub struct Libcrux;
+pub(crate) struct Libcrux;
 
 thread_local! {
     static RNG: RefCell<StdRng> = RefCell::new(StdRng::try_from_rng(&mut getrandom::SysRng).expect("the operating system's random source"));
@@ -29,13 +29,13 @@ fn random<const N: usize>() -> [u8; N] {
 }
 
 /// Restarts this thread's generator from a fixed seed (instruction counting).
-pub fn seed(seed: u64) {
+pub(crate) fn seed(seed: u64) {
     RNG.with(|r| *r.borrow_mut() = StdRng::seed_from_u64(seed));
 }
 
 /// Which implementation the library runs on this CPU: its build script compiles the AVX2 code in
 /// on every x86-64 build and the NEON code on every aarch64 one, and it checks the CPU at run time.
-pub fn dispatch() -> &'static str {
+pub(crate) fn dispatch() -> &'static str {
     if libcrux_platform::simd256_support() {
         "AVX2"
     } else if libcrux_platform::simd128_support() {

@@ -12,10 +12,10 @@ use crate::algorithm::Operation;
 use anyhow::{anyhow, Result};
 use oqs::{kem, sig};
 
-pub struct Liboqs;
+pub(crate) struct Liboqs;
 
 impl Liboqs {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         oqs::init();
         Liboqs
     }
@@ -143,7 +143,7 @@ fn yes(b: bool) -> &'static str {
 }
 
 /// The version string liboqs reports about itself.
-pub fn liboqs_version() -> String {
+pub(crate) fn liboqs_version() -> String {
     // SAFETY: OQS_version returns a pointer to a static NUL-terminated string.
     unsafe { std::ffi::CStr::from_ptr(oqs::ffi::common::OQS_version()) }
         .to_string_lossy()
@@ -223,7 +223,7 @@ unsafe extern "C" fn seeded_randombytes(out: *mut u8, n: usize) {
 }
 
 /// Makes liboqs draw from a generator seeded with `seed`.
-pub fn seed(seed: u64) {
+pub(crate) fn seed(seed: u64) {
     use rand::SeedableRng;
     if let Ok(mut g) = SEEDED.lock() {
         *g = Some(rand::rngs::StdRng::seed_from_u64(seed));

@@ -14,7 +14,7 @@ use anyhow::Result;
 use std::any::Any;
 
 /// A backend's own in-memory form of a key; only the backend that made it can use it.
-pub type Loaded = Box<dyn Any + Send>;
+pub(crate) type Loaded = Box<dyn Any + Send>;
 
 /// The primitive form of an operation is not separate from its handshake form in this backend.
 fn no_primitive<T>() -> Result<T> {
@@ -190,7 +190,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// What `run --backend` takes: every backend, and the Go peer, which measures its own phases.
-pub fn cli_names() -> Vec<&'static str> {
+pub(crate) fn cli_names() -> Vec<&'static str> {
     let mut v = names();
     v.push(crate::results::GoPeer::STACK);
     v
@@ -198,14 +198,14 @@ pub fn cli_names() -> Vec<&'static str> {
 
 /// Seeds the generators that can be seeded (RustCrypto's, liboqs's), for instruction counting.
 /// OpenSSL's and aws-lc's DRBGs cannot be, and keep drawing from the operating system's seed.
-pub fn deterministic_randomness(seed: u64) {
+pub(crate) fn deterministic_randomness(seed: u64) {
     rustcrypto::seed(seed);
     liboqs::seed(seed);
     libcrux::seed(seed);
 }
 
 /// A received record split into its ciphertext and its 16-byte tag.
-pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
+pub(crate) fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
     let n = record
         .len()
         .checked_sub(16)
@@ -216,12 +216,12 @@ pub fn split_tag(record: &mut [u8]) -> Result<(&mut [u8], &mut [u8; 16])> {
 
 /// Downcasts a [`Loaded`] key to the type its backend stored; a mismatch means a key was handed to
 /// the wrong backend, which is a bug in the caller, reported as an error rather than a panic.
-pub fn loaded<T: 'static>(key: &Loaded) -> Result<&T> {
+pub(crate) fn loaded<T: 'static>(key: &Loaded) -> Result<&T> {
     key.downcast_ref::<T>()
         .ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
 }
 
-pub fn loaded_mut<T: 'static>(key: &mut Loaded) -> Result<&mut T> {
+pub(crate) fn loaded_mut<T: 'static>(key: &mut Loaded) -> Result<&mut T> {
     key.downcast_mut::<T>()
         .ok_or_else(|| anyhow::anyhow!("key belongs to another backend"))
 }

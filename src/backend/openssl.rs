@@ -21,7 +21,7 @@ use openssl::sign::{Signer, Verifier};
 use std::ffi::CStr;
 
 #[derive(Default)]
-pub struct OpenSsl;
+pub(crate) struct OpenSsl;
 
 /// OpenSSL's names for the provider algorithms.
 fn provider_name(algorithm: &str) -> Option<&'static CStr> {

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 #[derive(Default)]
-pub struct RustCrypto;
+pub(crate) struct RustCrypto;
 
 thread_local! {
     /// The randomness policy shared with OpenSSL, liboqs and aws-lc: a user-space CSPRNG
@@ -25,7 +25,7 @@ thread_local! {
 
 /// Restarts this thread's generator from a fixed seed (instruction counting: the same inputs every
 /// run, so the same count).
-pub fn seed(seed: u64) {
+pub(crate) fn seed(seed: u64) {
     RNG.with(|r| *r.borrow_mut() = StdRng::seed_from_u64(seed));
 }
 

@@ -30,31 +30,31 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Clone)]
-pub struct Options {
-    pub stacks: Vec<&'static dyn TlsStack>,
+pub(crate) struct Options {
+    pub(crate) stacks: Vec<&'static dyn TlsStack>,
     /// In memory: the 95% half-width of each rate to reach, percent, with at most this much more
     /// time per cell (0: exactly `rounds`).
-    pub precision_pct: f64,
-    pub precision_extra_ms: u64,
-    pub groups: Vec<String>,
+    pub(crate) precision_pct: f64,
+    pub(crate) precision_extra_ms: u64,
+    pub(crate) groups: Vec<String>,
     /// In memory: timed handshakes per stack and group, spread over `rounds` interleaved rounds.
-    pub in_memory_ms: u64,
-    pub rounds: usize,
+    pub(crate) in_memory_ms: u64,
+    pub(crate) rounds: usize,
     /// Sockets: concurrency steps and how long each runs.
-    pub concurrency: Vec<usize>,
-    pub step_ms: u64,
+    pub(crate) concurrency: Vec<usize>,
+    pub(crate) step_ms: u64,
     /// Groups the socket and memory measurements take (the in-memory one takes every group).
-    pub socket_groups: Vec<String>,
+    pub(crate) socket_groups: Vec<String>,
     /// Memory: connections held at each step.
-    pub connections: Vec<usize>,
+    pub(crate) connections: Vec<usize>,
     /// The authentications (suites/auth.toml): the in-memory measurement takes every group with
     /// every authentication its pairings name for this step; sockets take the baseline only.
-    pub auths: crate::auth::Auths,
+    pub(crate) auths: crate::auth::Auths,
     /// Memory of the other authentications' held connections: fewer steps (the handshake's peak,
     /// what a chain adds while it is sent, is the figure there).
-    pub auth_connections: Vec<usize>,
+    pub(crate) auth_connections: Vec<usize>,
     /// The whole step's time (`budget_shares`); none: the fixed design above.
-    pub budget: Option<Duration>,
+    pub(crate) budget: Option<Duration>,
 }
 
 /// The shares of a budgeted step's time: in memory, over sockets, memory per connection. On the
@@ -66,7 +66,7 @@ const BUDGET_SHARES: [f64; 3] = [0.3, 0.3, 0.4];
 /// rounds), `rows` socket rows of `steps` load steps of `step_ms` each (a step costs about 10% more
 /// than its span: the server's start and the connections' teardown). 1 where they fit; at least a
 /// tenth.
-pub fn budget_scale(
+pub(crate) fn budget_scale(
     budget_s: f64,
     inmem: (usize, f64),
     sockets: (usize, usize, f64),
@@ -90,7 +90,7 @@ pub fn budget_scale(
 }
 
 impl Options {
-    pub fn default_for(quick: bool, suites: &std::path::Path) -> Result<Options> {
+    pub(crate) fn default_for(quick: bool, suites: &std::path::Path) -> Result<Options> {
         let groups = ["X25519", "X25519MLKEM768", "SecP256r1MLKEM768", "MLKEM768"]
             .map(String::from)
             .to_vec();
@@ -132,7 +132,7 @@ const BASELINE: &str = "X25519";
 type Files = stack::identity::Files;
 
 /// Raises the soft open-file limit to the hard one (and the hard one where root may); -> (before, after).
-pub fn raise_fd_limit(want: u64) -> (u64, u64) {
+pub(crate) fn raise_fd_limit(want: u64) -> (u64, u64) {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -263,7 +263,33 @@ fn cpu(server: &mut Server) -> Result<server::CpuAnswer> {
     serde_json::from_str(&line).with_context(|| format!("capacity server said {line:?}"))
 }
 
-pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) -> Result<Capacity> {
+/// The stacks measured over sockets and held: in memory every stack with a pair, beyond it only
+/// those with a capacity server (a note for each of the others).
+fn served(
+    stacks: &[(&'static dyn TlsStack, Availability)],
+    notes: &mut Vec<Warning>,
+) -> Vec<(&'static dyn TlsStack, Availability)> {
+    for (s, _) in stacks.iter().filter(|(s, _)| !s.features().capacity) {
+        notes.push(Warning::NotMeasured {
+            what: format!("{} over sockets and with connections held", s.name()),
+            reason: format!(
+                "{} has no capacity server yet (its capacity is in memory only)",
+                s.name()
+            ),
+        });
+    }
+    stacks
+        .iter()
+        .filter(|(s, _)| s.features().capacity)
+        .cloned()
+        .collect()
+}
+
+pub(crate) fn run(
+    opts: &Options,
+    results: &Results,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Capacity> {
     let start = Instant::now();
     let date_utc = crate::host::utc_now();
     let cores = core_affinity::get_core_ids().map_or(1, |v| v.len().max(1));
@@ -278,21 +304,7 @@ pub fn run(opts: &Options, results: &Results, progress: &mut dyn FnMut(&str)) ->
     let (id, files) = chains.get(&opts.auths.baseline)?;
     let mut notes = Vec::new();
     let stacks = available(&opts.stacks, &mut notes);
-    // In memory every stack with a pair; over sockets and held only those with a capacity server.
-    let served: Vec<(&'static dyn TlsStack, Availability)> = stacks
-        .iter()
-        .filter(|(s, _)| s.features().capacity)
-        .cloned()
-        .collect();
-    for (s, _) in stacks.iter().filter(|(s, _)| !s.features().capacity) {
-        notes.push(Warning::NotMeasured {
-            what: format!("{} over sockets and with connections held", s.name()),
-            reason: format!(
-                "{} has no capacity server yet (its capacity is in memory only)",
-                s.name()
-            ),
-        });
-    }
+    let served = served(&stacks, &mut notes);
     // With a budget, the timed spans shrink to their shares of it (a stated design: every row
     // records its counts and its interval).
     let scaled;

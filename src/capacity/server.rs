@@ -18,27 +18,27 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 /// Per-connection memory records kept (the first connections of a run).
-pub const KEPT_RECORDS: usize = 1000;
+pub(crate) const KEPT_RECORDS: usize = 1000;
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct CpuAnswer {
-    pub served: u64,
-    pub failed: u64,
-    pub cpu_ns: f64,
+pub(crate) struct CpuAnswer {
+    pub(crate) served: u64,
+    pub(crate) failed: u64,
+    pub(crate) cpu_ns: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct MemAnswer {
-    pub held: usize,
-    pub failed: u64,
-    pub heap_rust_bytes: i64,
-    pub heap_c_bytes: i64,
+pub(crate) struct MemAnswer {
+    pub(crate) held: usize,
+    pub(crate) failed: u64,
+    pub(crate) heap_rust_bytes: i64,
+    pub(crate) heap_c_bytes: i64,
     /// The Go peer's server (peers/go capacity.go): Go's live heap; none here.
     #[serde(default)]
-    pub heap_go_bytes: i64,
-    pub rss_bytes: u64,
-    pub peak_bytes: Vec<i64>,
-    pub retained_bytes: Vec<i64>,
+    pub(crate) heap_go_bytes: i64,
+    pub(crate) rss_bytes: u64,
+    pub(crate) peak_bytes: Vec<i64>,
+    pub(crate) retained_bytes: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -49,7 +49,7 @@ struct Held {
 }
 
 /// Resident set of this process, bytes (/proc/self/statm, second field, in pages).
-pub fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     let pages = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| {
@@ -61,7 +61,7 @@ pub fn rss_bytes() -> u64 {
     pages * page_bytes()
 }
 
-pub fn page_bytes() -> u64 {
+pub(crate) fn page_bytes() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {
@@ -71,7 +71,7 @@ pub fn page_bytes() -> u64 {
     }
 }
 
-pub fn server_main(
+pub(crate) fn server_main(
     stack: &dyn TlsStack,
     group: &str,
     identity: &Path,

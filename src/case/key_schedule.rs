@@ -39,7 +39,7 @@ pub mod reference {
     use hmac::{KeyInit, Mac};
     use sha2::Digest;
 
-    pub fn hkdf(
+    pub(crate) fn hkdf(
         hash_len: usize,
         salt: &[u8],
         ikm: &[u8],
@@ -59,7 +59,7 @@ pub mod reference {
         Ok(out)
     }
 
-    pub fn hmac(hash_len: usize, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn hmac(hash_len: usize, key: &[u8], msg: &[u8]) -> Result<Vec<u8>> {
         Ok(match hash_len {
             32 => hmac::Hmac::<sha2::Sha256>::new_from_slice(key)?
                 .chain_update(msg)
@@ -75,7 +75,7 @@ pub mod reference {
         })
     }
 
-    pub fn sha(hash_len: usize, data: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn sha(hash_len: usize, data: &[u8]) -> Result<Vec<u8>> {
         Ok(match hash_len {
             32 => sha2::Sha256::digest(data).to_vec(),
             48 => sha2::Sha384::digest(data).to_vec(),

@@ -47,7 +47,7 @@ pub trait Case {
 }
 
 /// One operation of one backend: the three steps of a call, each separate.
-pub trait Kernel {
+pub(crate) trait Kernel {
     type In;
     type Out;
     /// Untimed: the inputs of call `i`; `reuse` is the slot's previous input, to refill in place.
@@ -65,14 +65,14 @@ struct Slot<K: Kernel> {
 }
 
 /// A kernel as a `Case`, with `batch` input slots and the outputs kept for verification.
-pub struct Slots<K: Kernel> {
+pub(crate) struct Slots<K: Kernel> {
     kernel: K,
     slots: Vec<Slot<K>>,
     kept: Vec<(usize, K::In, K::Out)>,
 }
 
 impl<K: Kernel> Slots<K> {
-    pub fn new(kernel: K) -> Self {
+    pub(crate) fn new(kernel: K) -> Self {
         Slots {
             kernel,
             slots: vec![Slot {
@@ -143,7 +143,7 @@ pub fn build(
 /// `build` for a case that makes only a few calls (`pqprof memory`): the same set-up, but a
 /// verification case's pool is the one signature the set-up already checks, where `build` signs
 /// about a second's worth (SLH-DSA-128s: seconds per signature).
-pub fn build_few(
+pub(crate) fn build_few(
     backend: &dyn Backend,
     alg: &'static Algorithm,
     op: Operation,

@@ -12,9 +12,10 @@ pub struct Reference {
 }
 
 impl Reference {
-    pub const DESCRIPTION: &'static str = "SHA-256 (RustCrypto sha2) of a fixed 4,096-byte buffer";
+    pub(crate) const DESCRIPTION: &'static str =
+        "SHA-256 (RustCrypto sha2) of a fixed 4,096-byte buffer";
 
-    pub fn new() -> Reference {
+    pub(crate) fn new() -> Reference {
         use sha2::Digest;
         let buf: Vec<u8> = (0..4096u32)
             .map(|i| ((i * 2_654_435_761u32) >> 24) as u8)

@@ -11,15 +11,15 @@ use std::process::Command;
 
 pub struct Callgrind {
     /// `valgrind --version`.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl Callgrind {
     /// Valgrind slows code by about this much against its native time.
-    pub const SLOWDOWN: f64 = 60.0;
+    pub(crate) const SLOWDOWN: f64 = 60.0;
 
     /// The valgrind on PATH, or why there is none.
-    pub fn detect() -> Result<Callgrind> {
+    pub(crate) fn detect() -> Result<Callgrind> {
         Ok(Callgrind {
             version: valgrind()?,
         })

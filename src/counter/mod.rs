@@ -29,18 +29,18 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The seed every counting child's generators start from, so repeated counts see the same values.
-pub const SEED: u64 = 0x7071_7072_6f66_6374;
+pub(crate) const SEED: u64 = 0x7071_7072_6f66_6374;
 /// A phase is counted with this many calls when one call takes at most `FULL_COUNT_NS` natively.
-pub const MAX_CALLS: usize = 50;
-pub const FULL_COUNT_NS: f64 = 2e6;
+pub(crate) const MAX_CALLS: usize = 50;
+pub(crate) const FULL_COUNT_NS: f64 = 2e6;
 /// Slower phases get at most this many, and as many as fit in `MAX_SECONDS` under the counter.
-pub const SLOW_CALLS: usize = 10;
+pub(crate) const SLOW_CALLS: usize = 10;
 /// A phase whose one call would take longer than `MAX_SECONDS` under the counter is not counted
 /// (and named).
-pub const MAX_SECONDS: f64 = 30.0;
+pub(crate) const MAX_SECONDS: f64 = 30.0;
 
 /// One way of counting a phase's calls.
-pub trait Counter: Sync {
+pub(crate) trait Counter: Sync {
     /// The tool, its version and options (`run.counter.tool`).
     fn tool(&self) -> String;
     fn method(&self) -> CounterMethod;
@@ -69,12 +69,12 @@ pub trait Counter: Sync {
 
 /// What the counting child prints.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ChildReport {
-    pub calls: usize,
-    pub verified: usize,
+pub(crate) struct ChildReport {
+    pub(crate) calls: usize,
+    pub(crate) verified: usize,
     /// The CPU features the child saw, in words (under valgrind: what valgrind's CPUID reports;
     /// under qemu: the HWCAPs of its `-cpu` model).
-    pub cpu: String,
+    pub(crate) cpu: String,
 }
 
 /// The counted region: exactly the timed call. Never inlined and never renamed, so callgrind's
@@ -137,7 +137,7 @@ fn cpu_features() -> String {
 }
 
 /// The hidden `count-phase` command: one phase's case, `calls` counted calls, outputs checked.
-pub fn child(
+pub(crate) fn child(
     backend_name: &str,
     algorithm: &str,
     operation: &str,
@@ -180,7 +180,7 @@ pub fn child(
 }
 
 /// The arguments of the `count-phase` child for `calls` calls of `p`.
-pub fn child_args(p: &Phase, calls: usize, w: Workload) -> Vec<String> {
+pub(crate) fn child_args(p: &Phase, calls: usize, w: Workload) -> Vec<String> {
     let form = if p.form == Form::Primitive {
         "primitive"
     } else {
@@ -212,7 +212,7 @@ pub fn child_args(p: &Phase, calls: usize, w: Workload) -> Vec<String> {
 /// machine's noise: where calls differ (a rejection loop), a count of 48 one run and 49 the next
 /// would move the mean per call. So every phase up to `full_ns` (2 ms natively) gets the same 50
 /// calls, and only the few slower ones a count from their time.
-pub fn calls_for(estimate_ns: f64, slowdown: f64, full_ns: f64) -> Option<usize> {
+pub(crate) fn calls_for(estimate_ns: f64, slowdown: f64, full_ns: f64) -> Option<usize> {
     let per_call_s = estimate_ns.max(1.0) * slowdown / 1e9;
     if per_call_s > MAX_SECONDS {
         return None;
@@ -227,7 +227,7 @@ pub fn calls_for(estimate_ns: f64, slowdown: f64, full_ns: f64) -> Option<usize>
 /// and adds the figures to the phases; `estimate_ns` gives a phase's one call before the counter's
 /// slowdown (the native median, or under an emulator its emulated time). Returns what was run and
 /// what was left out.
-pub fn count(
+pub(crate) fn count(
     counter: &dyn Counter,
     phases: &mut [Phase],
     workloads: &[(PhaseId, Workload)],

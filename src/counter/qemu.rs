@@ -12,19 +12,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub struct QemuPlugin {
-    pub qemu: PathBuf,
+    pub(crate) qemu: PathBuf,
     /// The `-cpu` model, the one the run itself is emulated on.
-    pub cpu: String,
+    pub(crate) cpu: String,
     /// libpqcount.so.
-    pub plugin: PathBuf,
+    pub(crate) plugin: PathBuf,
     /// `qemu-aarch64 --version`'s first line.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl QemuPlugin {
     /// The plugin's inline add per instruction costs little beside translation: the estimate
     /// given is already the call's emulated time.
-    pub const SLOWDOWN: f64 = 1.2;
+    pub(crate) const SLOWDOWN: f64 = 1.2;
 }
 
 impl Counter for QemuPlugin {

@@ -24,17 +24,17 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub struct Options {
-    pub results: PathBuf,
-    pub references: PathBuf,
-    pub duration_s: u64,
+pub(crate) struct Options {
+    pub(crate) results: PathBuf,
+    pub(crate) references: PathBuf,
+    pub(crate) duration_s: u64,
     /// Rounds before a verdict can end a tool run, and the most it may have.
-    pub rounds: usize,
-    pub max_rounds: usize,
+    pub(crate) rounds: usize,
+    pub(crate) max_rounds: usize,
     /// Only the tool runs that measure one of these algorithms (all when empty).
-    pub only: Vec<String>,
-    pub tolerance_pct: f64,
-    pub openssl: bool,
+    pub(crate) only: Vec<String>,
+    pub(crate) tolerance_pct: f64,
+    pub(crate) openssl: bool,
 }
 
 /// What still differs between pqprof's call and the tool's, by tool and operation.
@@ -168,7 +168,7 @@ struct Group {
     phases: Vec<(String, Operation)>,
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
+pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
     let start = Instant::now();
     let exe = std::env::current_exe()?;
     let profile = exe

@@ -41,7 +41,7 @@ fn run(cmd: &mut Command, what: &str, log: &Path) -> Result<()> {
 }
 
 /// Where cargo unpacked a dependency's sources (`cargo metadata`).
-pub fn package_dir(name: &str) -> Result<PathBuf> {
+pub(crate) fn package_dir(name: &str) -> Result<PathBuf> {
     let out = Command::new("cargo")
         .args(["metadata", "--format-version", "1", "--locked"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -66,7 +66,7 @@ pub fn package_dir(name: &str) -> Result<PathBuf> {
 }
 
 /// The OpenSSL that openssl-sys built and linked (its install folder under target/).
-pub fn vendored_openssl(profile_dir: &Path) -> Result<PathBuf> {
+pub(crate) fn vendored_openssl(profile_dir: &Path) -> Result<PathBuf> {
     let build = profile_dir.join("build");
     for entry in std::fs::read_dir(&build)
         .with_context(|| format!("{}: no build folder", build.display()))?
@@ -82,14 +82,18 @@ pub fn vendored_openssl(profile_dir: &Path) -> Result<PathBuf> {
     )
 }
 
-pub struct Tools {
-    pub speed_kem: PathBuf,
-    pub speed_sig: PathBuf,
-    pub openssl: Option<PathBuf>,
+pub(crate) struct Tools {
+    pub(crate) speed_kem: PathBuf,
+    pub(crate) speed_sig: PathBuf,
+    pub(crate) openssl: Option<PathBuf>,
 }
 
 /// Builds (or reuses) the tools. `profile_dir` is target/release.
-pub fn build(profile_dir: &Path, with_openssl: bool, log: &mut dyn FnMut(&str)) -> Result<Tools> {
+pub(crate) fn build(
+    profile_dir: &Path,
+    with_openssl: bool,
+    log: &mut dyn FnMut(&str),
+) -> Result<Tools> {
     let work = profile_dir
         .parent()
         .unwrap_or(profile_dir)
@@ -236,7 +240,7 @@ fn relink(oqs_build: &Path, tool: &str, lib: &Path, log: &Path) -> Result<()> {
 /// cc's flags: -ffunction-sections -fdata-sections -fPIC -m64 -march=x86-64 ...), read from its
 /// build output, so speed_kem / speed_sig run the library compiled as pqprof's is. Built with
 /// CMake's defaults alone, speed_sig ran SLH-DSA-SHAKE-128f 4-6% slower than pqprof on Zen 4.
-pub fn vendored_liboqs_flags(profile_dir: &Path) -> Result<String> {
+pub(crate) fn vendored_liboqs_flags(profile_dir: &Path) -> Result<String> {
     let out = newest_build_output(profile_dir, "oqs-sys-", |l| {
         l.starts_with("running") && l.contains("\"cmake\"")
     })?;
@@ -265,7 +269,7 @@ fn newest_build_output(
 /// compiled as the library it is compared with. Without them the app is built with Configure's own
 /// -O3, and OpenSSL's C ML-KEM then runs up to 1.7x faster in `openssl speed` than in the -O2
 /// library pqprof measures: a build difference, not a measuring one.
-pub fn vendored_openssl_flags(profile_dir: &Path) -> Result<Vec<String>> {
+pub(crate) fn vendored_openssl_flags(profile_dir: &Path) -> Result<Vec<String>> {
     let line = newest_build_output(profile_dir, "openssl-sys-", |l| {
         l.starts_with("running") && l.contains("\"./Configure\"")
     })?;

@@ -76,25 +76,25 @@ fn scenario_name(
     )
 }
 
-pub struct Options {
-    pub suites: PathBuf,
-    pub samples: usize,
-    pub per_sample: usize,
+pub(crate) struct Options {
+    pub(crate) suites: PathBuf,
+    pub(crate) samples: usize,
+    pub(crate) per_sample: usize,
     /// The 95% half-width each scenario's median is measured towards, percent.
-    pub precision_pct: f64,
+    pub(crate) precision_pct: f64,
     /// No scenario gets more samples than this (at least `samples`).
-    pub max_samples: usize,
+    pub(crate) max_samples: usize,
     /// The time the samples may take, first rounds and precision rounds together; none: no
     /// precision rounds.
-    pub budget: Option<std::time::Duration>,
+    pub(crate) budget: Option<std::time::Duration>,
     /// Only these stacks (all when empty).
-    pub stacks: Vec<String>,
+    pub(crate) stacks: Vec<String>,
 }
 
 /// An instrumented scenario makes as many connections as the plain one (so the two medians compare
 /// like for like and show the timers' cost), all timed, and keeps the per-connection records of
 /// every this-many-th connection (the records are large; their means need fewer).
-pub const INSITU_SHARE: usize = 5;
+pub(crate) const INSITU_SHARE: usize = 5;
 
 fn check_evidence(r: &Running, ev: &Evidence) -> Result<()> {
     let d = crate::figures::evidence::Declared {
@@ -168,7 +168,7 @@ fn start(
     Ok(r)
 }
 
-pub fn run(
+pub(crate) fn run(
     opts: &Options,
     results: &Results,
     progress: &mut dyn FnMut(&str),
@@ -416,11 +416,11 @@ pub fn run(
 /// connections at a time. From one run of 4,800 loopback handshakes per variant on the Zen 4 VM,
 /// cut into blocks of 1 to 32, blocks of 4 gave the narrowest paired intervals (`paired.rs`; the
 /// absolute form's bootstrap over blocks, before the relative form).
-pub const PAIR_BLOCK: usize = 4;
+pub(crate) const PAIR_BLOCK: usize = 4;
 
 /// How this step's differences are taken: blocks of `PAIR_BLOCK`, each pair's difference as a share
 /// of its baseline block (`results::DeltaForm::Relative`).
-pub const PAIRING: DeltaPairing = DeltaPairing {
+pub(crate) const PAIRING: DeltaPairing = DeltaPairing {
     block: PAIR_BLOCK,
     form: DeltaForm::Relative,
 };
@@ -603,8 +603,8 @@ fn half_width_pct(r: &Running) -> Option<f64> {
 
 /// The 95% half-width a paired difference is measured towards: 15 µs or 10% of the difference,
 /// whichever is larger (#33: the hybrid's difference on loopback is tens of microseconds).
-pub const DELTA_TARGET_NS: f64 = 15_000.0;
-pub const DELTA_TARGET_PCT: f64 = 10.0;
+pub(crate) const DELTA_TARGET_NS: f64 = 15_000.0;
+pub(crate) const DELTA_TARGET_PCT: f64 = 10.0;
 
 /// A scenario's paired difference from its partner so far (`figures::handshake::paired_connections`).
 fn paired_so_far(running: &[Running], r: &Running) -> Option<crate::figures::answer::PairedDelta> {

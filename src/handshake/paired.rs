@@ -30,7 +30,7 @@ const LOOPBACK_PER_BLOCK: usize = 4;
 
 /// Handshakes the paired measurement of one scenario makes, in memory and on loopback (the two
 /// warm-up blocks of each variant included): what `handshake` keeps back from its budget for it.
-pub fn connections(stack: &dyn TlsStack) -> usize {
+pub(crate) fn connections(stack: &dyn TlsStack) -> usize {
     let variants = if stack.features().unarmed_wrapper {
         3
     } else {
@@ -112,7 +112,7 @@ fn loopback_blocks(
 
 /// The timers' cost of one plain scenario's stack and group, paired in memory and on loopback,
 /// before its median is known (`measure`), to be set on the scenario after the rounds (`attach`).
-pub struct Measured {
+pub(crate) struct Measured {
     stack: &'static str,
     group: String,
     memory: PairedBlocks,
@@ -132,7 +132,7 @@ pub struct Measured {
 /// Only the scenarios of the baseline authentication (served from `id`): the timers' cost is that
 /// of the calls a handshake makes, which a certificate changes little, and each paired
 /// measurement takes seconds.
-pub fn measure(
+pub(crate) fn measure(
     targets: &[(&'static dyn TlsStack, String)],
     id: &Identity,
     progress: &mut dyn FnMut(&str),
@@ -177,7 +177,11 @@ fn measure_one(
 /// Sets what `measure` measured on the plain scenarios it was for (those with an instrumented
 /// twin, `insitu_overhead_pct`, of the baseline authentication), summarised against each one's
 /// median. A scenario that failed in the rounds after it was measured is left out.
-pub fn attach(scenarios: &mut [Scenario], baseline: &str, measured: Vec<Measured>) -> Result<()> {
+pub(crate) fn attach(
+    scenarios: &mut [Scenario],
+    baseline: &str,
+    measured: Vec<Measured>,
+) -> Result<()> {
     for m in measured {
         let Some(s) = scenarios.iter_mut().find(|s| {
             !s.instrumented
@@ -221,9 +225,9 @@ fn summarise(
 /// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
 /// (rustls only: OpenSSL's calls always pass the wrappers) and the wrapped one armed.
 pub struct PairedBlocks {
-    pub plain: Vec<f64>,
-    pub wrapped: Vec<f64>,
-    pub timed: Vec<f64>,
+    pub(crate) plain: Vec<f64>,
+    pub(crate) wrapped: Vec<f64>,
+    pub(crate) timed: Vec<f64>,
 }
 
 /// The in-situ timers' cost, paired: `blocks` blocks of `per_block` handshakes per variant on this

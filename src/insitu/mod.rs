@@ -24,7 +24,7 @@ pub struct Record {
     pub ns: [u64; LABELS],
     pub calls: [u32; LABELS],
     /// Bytes fed to the transcript hash.
-    pub hashed_bytes: u64,
+    pub(crate) hashed_bytes: u64,
 }
 
 /// Plain cells, not a `RefCell`: a timed call touches the recorder twice and every borrow check
@@ -103,14 +103,14 @@ pub fn sink(connections: usize) -> std::sync::Mutex<Vec<Record>> {
     std::sync::Mutex::new(v)
 }
 
-pub fn armed() -> bool {
+pub(crate) fn armed() -> bool {
     REC.with(|r| r.armed.get())
 }
 
 /// Runs `f`, adding its time to `label` when armed and not inside another timed call (a signature
 /// check inside a certificate check counts once, as the certificate check).
 #[inline]
-pub fn timed<R>(label: CallLabel, f: impl FnOnce() -> R) -> R {
+pub(crate) fn timed<R>(label: CallLabel, f: impl FnOnce() -> R) -> R {
     if ARMED_THREADS.load(Ordering::Relaxed) == 0 {
         return f();
     }
@@ -141,7 +141,7 @@ pub fn timed<R>(label: CallLabel, f: impl FnOnce() -> R) -> R {
 /// What one timed call costs beyond the call itself, in nanoseconds: an armed `timed` around an
 /// empty closure, the median of 21 batches of 10,000 on this thread. Calls per handshake times this
 /// is the timers' cost, estimated without the noise of two handshake medians.
-pub fn call_cost_ns() -> f64 {
+pub(crate) fn call_cost_ns() -> f64 {
     const BATCH: u32 = 10_000;
     arm();
     let mut batches: Vec<f64> = (0..21)

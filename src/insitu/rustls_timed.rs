@@ -582,7 +582,10 @@ fn group(name: &str) -> Option<&'static dyn SupportedKxGroup> {
 /// signature_algorithms is the `mapping`'s schemes, rustls 0.23 `client/hs.rs`); certificate
 /// signatures (`all`) keep every algorithm. A server's key has exactly one TLS 1.3 scheme, so
 /// only the client's offer needs it: plain and timed clients then send the same ClientHello.
-pub fn one_scheme(base: WebPkiSupportedAlgorithms, scheme: u16) -> WebPkiSupportedAlgorithms {
+pub(crate) fn one_scheme(
+    base: WebPkiSupportedAlgorithms,
+    scheme: u16,
+) -> WebPkiSupportedAlgorithms {
     let scheme = SignatureScheme::from(scheme);
     let mapping: Vec<_> = base
         .mapping
@@ -598,7 +601,7 @@ pub fn one_scheme(base: WebPkiSupportedAlgorithms, scheme: u16) -> WebPkiSupport
 
 /// aws-lc-rs's default provider with these key-exchange groups, the CertificateVerify offer cut to
 /// `scheme`, and every call timed.
-pub fn provider(groups: &[&str], scheme: u16) -> anyhow::Result<Arc<CryptoProvider>> {
+pub(crate) fn provider(groups: &[&str], scheme: u16) -> anyhow::Result<Arc<CryptoProvider>> {
     let base = rustls::crypto::aws_lc_rs::default_provider();
     let kx = groups
         .iter()

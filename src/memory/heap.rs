@@ -16,7 +16,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 /// Live bytes and their high-water mark over one measured call.
-pub struct Tracker {
+pub(crate) struct Tracker {
     on: AtomicBool,
     live: AtomicI64,
     peak: AtomicI64,
@@ -25,17 +25,17 @@ pub struct Tracker {
 
 /// What one call did to the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeapPeak {
+pub(crate) struct HeapPeak {
     /// The most bytes in use above the level at `start` (0 if the call only freed).
-    pub peak_bytes: u64,
+    pub(crate) peak_bytes: u64,
     /// Allocation calls (a realloc counts as one).
-    pub allocs: u64,
+    pub(crate) allocs: u64,
     /// Bytes in use at `stop` above the level at `start` (negative: the call freed more).
-    pub retained_bytes: i64,
+    pub(crate) retained_bytes: i64,
 }
 
 impl Tracker {
-    pub const fn new() -> Tracker {
+    pub(crate) const fn new() -> Tracker {
         Tracker {
             on: AtomicBool::new(false),
             live: AtomicI64::new(0),
@@ -45,14 +45,14 @@ impl Tracker {
     }
 
     /// Starts a measurement at the bytes in use now (counted as 0).
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         self.live.store(0, Relaxed);
         self.peak.store(0, Relaxed);
         self.allocs.store(0, Relaxed);
         self.on.store(true, Relaxed);
     }
 
-    pub fn stop(&self) -> HeapPeak {
+    pub(crate) fn stop(&self) -> HeapPeak {
         self.on.store(false, Relaxed);
         HeapPeak {
             peak_bytes: self.peak.load(Relaxed).max(0) as u64,
@@ -67,20 +67,20 @@ impl Tracker {
     }
 
     /// A new block of `bytes`.
-    pub fn alloc(&self, bytes: usize) {
+    pub(crate) fn alloc(&self, bytes: usize) {
         self.allocs.fetch_add(1, Relaxed);
         let now = self.live.fetch_add(bytes as i64, Relaxed) + bytes as i64;
         self.peak.fetch_max(now, Relaxed);
     }
 
     /// A block of `bytes` given back (it may predate `start`: then the level drops below 0).
-    pub fn free(&self, bytes: usize) {
+    pub(crate) fn free(&self, bytes: usize) {
         self.live.fetch_sub(bytes as i64, Relaxed);
     }
 
     /// A realloc from `old` to `new` bytes; `moved`: the block moved, so for a moment both the old
     /// and the new block were held.
-    pub fn realloc(&self, old: usize, new: usize, moved: bool) {
+    pub(crate) fn realloc(&self, old: usize, new: usize, moved: bool) {
         if moved {
             self.alloc(new);
             self.free(old);
@@ -100,7 +100,7 @@ impl Default for Tracker {
 }
 
 /// The tracker the wrappers feed.
-pub static HEAP: Tracker = Tracker::new();
+pub(crate) static HEAP: Tracker = Tracker::new();
 
 extern "C" {
     fn __real_malloc(n: usize) -> *mut c_void;

@@ -20,11 +20,12 @@ use serde::{Deserialize, Serialize};
 use std::process::Command;
 
 /// Probed calls per phase (their stack figures must agree; the heap figure is their largest).
-pub const CALLS: usize = 3;
+pub(crate) const CALLS: usize = 3;
 /// Calls made first and not measured.
-pub const WARMUP: usize = 1;
+pub(crate) const WARMUP: usize = 1;
 
-pub const HEAP_METHOD: &str = "the most heap bytes in use during one call above what was in use \
+pub(crate) const HEAP_METHOD: &str =
+    "the most heap bytes in use during one call above what was in use \
 when it started, over every malloc, calloc, realloc, posix_memalign and aligned_alloc and every \
 free in the executable (the linker wraps them: -Wl,--wrap): Rust's global allocator, liboqs, the \
 vendored OpenSSL 3.5's CRYPTO_malloc and aws-lc's OPENSSL_malloc all end there; block sizes as \
@@ -32,7 +33,8 @@ the allocator holds them (malloc_usable_size: 16-byte rounding and an 8-byte hea
 massif's heap figure counts the requested bytes); a realloc that moves counts both blocks at \
 once; the call's output buffers are included, its inputs (made before it) are not";
 
-pub const STACK_METHOD: &str = "stack painting: the call runs on a thread of its own with an \
+pub(crate) const STACK_METHOD: &str =
+    "stack painting: the call runs on a thread of its own with an \
 8 MiB stack (bounds from pthread_getattr_np); every word below the probe's stack pointer is set \
 to a pattern, the call is made through a function pointer, and the stack is scanned up from its \
 bottom for the first changed word; the figure is the stack pointer minus that word's address \
@@ -42,7 +44,7 @@ the backend's wrapper and the library's own";
 
 /// The phases `memory` measures on a backend: every operation of every KEM, DH and signature
 /// algorithm it supports (of `only`, if given), in the handshake form.
-pub fn phases(b: &dyn Backend, only: &[String]) -> Vec<PhaseId> {
+pub(crate) fn phases(b: &dyn Backend, only: &[String]) -> Vec<PhaseId> {
     phases_of(b, only, &[])
 }
 
@@ -69,10 +71,10 @@ fn phases_of(b: &dyn Backend, only: &[String], ops: &[Operation]) -> Vec<PhaseId
 
 /// What `memory-child` prints: one backend's entries.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ChildReport {
-    pub harness_stack_bytes: u64,
-    pub entries: Vec<MemoryEntry>,
-    pub failures: Vec<MemoryFailure>,
+pub(crate) struct ChildReport {
+    pub(crate) harness_stack_bytes: u64,
+    pub(crate) entries: Vec<MemoryEntry>,
+    pub(crate) failures: Vec<MemoryFailure>,
 }
 
 /// An operation that does nothing, through the same `Slots` as every case: the probe's own share.
@@ -149,7 +151,7 @@ fn measure(be: &dyn Backend, id: &PhaseId, calls: usize, harness: u64) -> Result
 
 /// The hidden `memory-child` command: every phase of one backend (of the algorithms `only` and
 /// the operations `ops`, if given), each on a fresh thread.
-pub fn child(
+pub(crate) fn child(
     backend_name: &str,
     calls: usize,
     only: &[String],
@@ -188,16 +190,20 @@ pub fn child(
     })
 }
 
-pub struct Options {
-    pub calls: usize,
+pub(crate) struct Options {
+    pub(crate) calls: usize,
     /// Child processes at a time.
-    pub jobs: usize,
+    pub(crate) jobs: usize,
     /// Only these algorithms (default every KEM, DH and signature algorithm).
-    pub only: Vec<String>,
+    pub(crate) only: Vec<String>,
 }
 
 /// Every backend of `r` that pqprof has (not the Go peer) in a child of its own, `jobs` at a time.
-pub fn run(opts: &Options, r: &Results, progress: &mut dyn FnMut(&str)) -> Result<OperationMemory> {
+pub(crate) fn run(
+    opts: &Options,
+    r: &Results,
+    progress: &mut dyn FnMut(&str),
+) -> Result<OperationMemory> {
     ensure!(
         opts.calls >= 2,
         "--calls {}: two calls at least, so their stack figures can be compared",

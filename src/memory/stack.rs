@@ -17,33 +17,33 @@ use std::hint::black_box;
 
 /// What every word below the stack pointer is set to before the call. Any value serves; an odd
 /// one is unlikely to be what a call writes.
-pub const PATTERN: u64 = 0x5a3c_96e1_a55a_c3e7;
+pub(crate) const PATTERN: u64 = 0x5a3c_96e1_a55a_c3e7;
 
 /// The stack every probed call runs on. Much more than any measured call needs (the deepest,
 /// SLH-DSA and Falcon keygen, use tens of KiB); a call that reaches the bottom is an error.
-pub const STACK_BYTES: usize = 8 << 20;
+pub(crate) const STACK_BYTES: usize = 8 << 20;
 
 /// Left unpainted above the stack's lowest address (beside glibc's guard page).
 const BOTTOM_MARGIN: usize = 4096;
 
 /// The index of the lowest word in `words` (lowest address first) that no longer holds `pattern`:
 /// the deepest write. `None` if the call wrote nothing there.
-pub fn deepest_write(words: &[u64], pattern: u64) -> Option<usize> {
+pub(crate) fn deepest_write(words: &[u64], pattern: u64) -> Option<usize> {
     words.iter().position(|&w| w != pattern)
 }
 
 /// Stack bytes from a painted region's top (the stack pointer at the call) down to the deepest
 /// write found in it; `words` start at the region's lowest address `lo`.
-pub fn depth(lo: usize, sp: usize, words: &[u64], pattern: u64) -> Option<usize> {
+pub(crate) fn depth(lo: usize, sp: usize, words: &[u64], pattern: u64) -> Option<usize> {
     deepest_write(words, pattern).map(|i| sp - (lo + 8 * i))
 }
 
 /// One probed call.
 #[derive(Debug, Clone, Copy)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// Bytes below the probe's stack pointer the call reached (harness frames included).
-    pub stack_bytes: usize,
-    pub heap: HeapPeak,
+    pub(crate) stack_bytes: usize,
+    pub(crate) heap: HeapPeak,
 }
 
 /// The lowest usable address of this thread's stack (glibc's guard page lies below it).
@@ -122,13 +122,13 @@ fn probe_at(_lo: usize, _f: &mut dyn FnMut()) -> Result<Probe> {
 }
 
 /// Measures one call of `f` on the current thread, which must be one `on_thread` started.
-pub fn probe(f: &mut dyn FnMut()) -> Result<Probe> {
+pub(crate) fn probe(f: &mut dyn FnMut()) -> Result<Probe> {
     let lo = (stack_low()? + BOTTOM_MARGIN + 7) & !7;
     probe_at(lo, f)
 }
 
 /// Runs `body` on a new thread with a `STACK_BYTES` stack, for `probe`.
-pub fn on_thread<T: Send>(body: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+pub(crate) fn on_thread<T: Send>(body: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .name("pqprof-memory".into())

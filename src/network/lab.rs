@@ -12,14 +12,14 @@ use crate::results::Warning;
 use anyhow::{anyhow, bail, Context, Result};
 use std::process::Command;
 
-pub const CLIENT: &str = "pqp-c";
-pub const ROUTER: &str = "pqp-r";
-pub const SERVER: &str = "pqp-s";
-pub const NAMESPACES: [&str; 3] = [CLIENT, ROUTER, SERVER];
-pub const CLIENT_ADDR: &str = "10.77.1.1";
-pub const SERVER_ADDR: &str = "10.77.2.1";
+pub(crate) const CLIENT: &str = "pqp-c";
+pub(crate) const ROUTER: &str = "pqp-r";
+pub(crate) const SERVER: &str = "pqp-s";
+pub(crate) const NAMESPACES: [&str; 3] = [CLIENT, ROUTER, SERVER];
+pub(crate) const CLIENT_ADDR: &str = "10.77.1.1";
+pub(crate) const SERVER_ADDR: &str = "10.77.2.1";
 /// The router's interface facing the client: packets arriving on it go client to server.
-pub const ROUTER_CLIENT_IF: &str = "r-c";
+pub(crate) const ROUTER_CLIENT_IF: &str = "r-c";
 
 fn run(args: &[&str]) -> Result<String> {
     let out = Command::new(args[0])
@@ -48,7 +48,7 @@ fn exists(ns: &str) -> bool {
 }
 
 /// Why this machine cannot run the network grid, in one line; None when it can.
-pub fn unavailable() -> Option<String> {
+pub(crate) fn unavailable() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root (network namespaces, iptables)".into());
@@ -70,13 +70,13 @@ const LOCK_PATH: &str = "/run/pqprof-network.lock";
 
 /// The namespaces' lock: an exclusive `flock`, released by the kernel when its holder ends, even
 /// killed (so a killed run's namespaces are still removed by the next one).
-pub struct Lock {
+pub(crate) struct Lock {
     _file: std::fs::File,
 }
 
 impl Lock {
     /// Takes the lock, or says which process holds it.
-    pub fn take() -> Result<Lock> {
+    pub(crate) fn take() -> Result<Lock> {
         Lock::take_at(std::path::Path::new(LOCK_PATH))
     }
 
@@ -118,7 +118,7 @@ impl Lock {
 
 /// Removes whatever a previous run left: processes inside the namespaces first (a process still
 /// inside keeps a deleted namespace and its veths alive, invisibly), then the namespaces.
-pub fn cleanup() -> Vec<String> {
+pub(crate) fn cleanup() -> Vec<String> {
     let mut removed = Vec::new();
     for ns in NAMESPACES {
         if !exists(ns) {
@@ -151,15 +151,15 @@ fn in_pids(ns: &str) -> Vec<i32> {
 }
 
 /// The namespaces, set up; torn down on drop (the lock, its last field, is released after).
-pub struct Lab {
-    pub congestion_control: String,
-    pub offloads_off: bool,
-    pub notes: Vec<Warning>,
+pub(crate) struct Lab {
+    pub(crate) congestion_control: String,
+    pub(crate) offloads_off: bool,
+    pub(crate) notes: Vec<Warning>,
     _lock: Lock,
 }
 
 impl Lab {
-    pub fn new() -> Result<Lab> {
+    pub(crate) fn new() -> Result<Lab> {
         let lock = Lock::take()?;
         let left = cleanup();
         let mut lab = Lab {
@@ -305,7 +305,7 @@ impl Lab {
     }
 
     /// tbf on both of the router's egress interfaces, or none.
-    pub fn rate(&self, mbit: Option<f64>) -> Result<()> {
+    pub(crate) fn rate(&self, mbit: Option<f64>) -> Result<()> {
         for dev in ["r-c", "r-s"] {
             let _ = in_ns(ROUTER, &["tc", "qdisc", "del", "dev", dev, "root"]);
             if let Some(r) = mbit {
@@ -335,7 +335,7 @@ impl Lab {
     }
 
     /// A command that runs inside a namespace.
-    pub fn command(ns: &str, program: &std::path::Path) -> Command {
+    pub(crate) fn command(ns: &str, program: &std::path::Path) -> Command {
         let (ip, args) = Lab::wrap(ns);
         let mut c = Command::new(ip);
         c.args(args).arg(program);
@@ -344,7 +344,7 @@ impl Lab {
 
     /// The command line that runs a program in namespace `ns`: the program, then the arguments
     /// to put before the one to run.
-    pub fn wrap(ns: &str) -> (std::path::PathBuf, Vec<String>) {
+    pub(crate) fn wrap(ns: &str) -> (std::path::PathBuf, Vec<String>) {
         ("ip".into(), vec!["netns".into(), "exec".into(), ns.into()])
     }
 }
@@ -356,7 +356,7 @@ impl Drop for Lab {
 }
 
 /// Moves the calling thread into a namespace: its sockets from now on belong there.
-pub fn enter(ns: &str) -> Result<()> {
+pub(crate) fn enter(ns: &str) -> Result<()> {
     let path = ["/var/run/netns", "/run/netns"]
         .iter()
         .map(|d| std::path::Path::new(d).join(ns))
@@ -372,7 +372,7 @@ pub fn enter(ns: &str) -> Result<()> {
 }
 
 /// The MTU of a device in a namespace (`ip -o link show`: "... mtu 1500 ...").
-pub fn mtu(ns: &str, dev: &str) -> Result<u32> {
+pub(crate) fn mtu(ns: &str, dev: &str) -> Result<u32> {
     let out = in_ns(ns, &["ip", "-o", "link", "show", "dev", dev])?;
     let words: Vec<&str> = out.split_whitespace().collect();
     words
@@ -384,11 +384,11 @@ pub fn mtu(ns: &str, dev: &str) -> Result<u32> {
 }
 
 /// Linux's initial congestion window, segments (include/net/tcp.h TCP_INIT_CWND; RFC 6928).
-pub const TCP_INIT_CWND: u32 = 10;
+pub(crate) const TCP_INIT_CWND: u32 = 10;
 
 /// The initial congestion window a namespace's routes give (an `initcwnd` on the route, else the
 /// kernel's TCP_INIT_CWND).
-pub fn initcwnd(ns: &str) -> u32 {
+pub(crate) fn initcwnd(ns: &str) -> u32 {
     let routes = in_ns(ns, &["ip", "route", "show"]).unwrap_or_default();
     routes
         .split_whitespace()
@@ -400,7 +400,7 @@ pub fn initcwnd(ns: &str) -> u32 {
 }
 
 /// The MSS of a connection from the client namespace to `addr` (TCP_MAXSEG once connected).
-pub fn mss(addr: std::net::SocketAddr) -> Result<u32> {
+pub(crate) fn mss(addr: std::net::SocketAddr) -> Result<u32> {
     std::thread::scope(|scope| {
         scope
             .spawn(|| -> Result<u32> {

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 const CELL_TARGET_PCT: f64 = 1.0;
 
 /// Paquin et al.'s percentiles.
-pub const PERCENTILES: [f64; 7] = [25.0, 37.5, 50.0, 62.5, 75.0, 85.0, 95.0];
+pub(crate) const PERCENTILES: [f64; 7] = [25.0, 37.5, 50.0, 62.5, 75.0, 85.0, 95.0];
 /// Socket timeouts over the emulated path: three lost SYNs back off 1 + 2 + 4 s.
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// Handshakes every cell has, whatever its time budget.
@@ -43,18 +43,18 @@ const MIN_PER_CELL: usize = 10;
 const PROBES: usize = 16;
 
 #[derive(Debug, Clone)]
-pub struct Grid {
-    pub name: String,
-    pub rtts_ms: Vec<f64>,
-    pub losses_pct: Vec<f64>,
+pub(crate) struct Grid {
+    pub(crate) name: String,
+    pub(crate) rtts_ms: Vec<f64>,
+    pub(crate) losses_pct: Vec<f64>,
     /// The losses at which the authentications beyond the baseline run (every RTT): the
     /// certificates' cost is in the round trips and the bytes, which the loss-free point shows and
     /// one lossy point tests; the whole grid for them is `--all-auths`.
-    pub auth_losses_pct: Vec<f64>,
+    pub(crate) auth_losses_pct: Vec<f64>,
 }
 
 impl Grid {
-    pub fn named(name: &str) -> Result<Grid> {
+    pub(crate) fn named(name: &str) -> Result<Grid> {
         let (rtts, losses): (Vec<f64>, Vec<f64>) = match name {
             // Small enough for `make run` on 2 cores (a lossy point's cells wait out retransmission
             // timeouts: 10% is in the paquin grid).
@@ -86,26 +86,26 @@ impl Grid {
     }
 }
 
-pub struct Options {
-    pub grid: Grid,
-    pub per_point: usize,
+pub(crate) struct Options {
+    pub(crate) grid: Grid,
+    pub(crate) per_point: usize,
     /// After this long a cell starts no new handshake (once it has MIN_PER_CELL).
-    pub cell_budget: Duration,
+    pub(crate) cell_budget: Duration,
     /// The whole step's time: each cell's budget is then at most an even share of what is left
     /// (`cell_allowance`); none: `cell_budget` alone.
-    pub budget: Option<Duration>,
+    pub(crate) budget: Option<Duration>,
     /// The most handshakes in flight at once (a cell's threads).
-    pub parallel: usize,
+    pub(crate) parallel: usize,
     /// The endpoints' offered load, percent of one core (network::pace).
-    pub load_pct: f64,
-    pub rate_mbit: Option<f64>,
+    pub(crate) load_pct: f64,
+    pub(crate) rate_mbit: Option<f64>,
     /// Every TLS group (MLKEM768, SecP256r1MLKEM768 too), not only X25519 and X25519MLKEM768.
-    pub all_groups: bool,
+    pub(crate) all_groups: bool,
     /// Every authentication at every point of the grid, not only at `auth_losses_pct`.
-    pub all_auths: bool,
-    pub stacks: Vec<String>,
+    pub(crate) all_auths: bool,
+    pub(crate) stacks: Vec<String>,
     /// The authentications (suites/auth.toml).
-    pub auths: crate::auth::Auths,
+    pub(crate) auths: crate::auth::Auths,
 }
 
 #[derive(Clone)]
@@ -234,14 +234,14 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
 /// cores, shared with the router, every collision of two handshakes' crypto is latency the network
 /// did not cause).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pace {
-    pub gap: Duration,
-    pub threads: usize,
+pub(crate) struct Pace {
+    pub(crate) gap: Duration,
+    pub(crate) threads: usize,
 }
 
 impl Pace {
     /// One handshake at a time, back to back (the zero point: the model's compute term).
-    pub const SERIAL: Pace = Pace {
+    pub(crate) const SERIAL: Pace = Pace {
         gap: Duration::ZERO,
         threads: 1,
     };
@@ -252,7 +252,13 @@ impl Pace {
 /// for about `load` of a core on average), with enough threads that a start is not held back by
 /// handshakes still waiting on the network (`expected / gap` of them, and one more), at most
 /// `max_in_flight`, and no more than there are handshakes.
-pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: usize) -> Pace {
+pub(crate) fn pace(
+    zero_ns: f64,
+    expected_ns: f64,
+    load: f64,
+    max_in_flight: usize,
+    n: usize,
+) -> Pace {
     let gap_ns = (zero_ns / load.clamp(0.01, 1.0)).max(0.0);
     Pace {
         gap: Duration::from_nanos(gap_ns.round() as u64),
@@ -263,7 +269,7 @@ pub fn pace(zero_ns: f64, expected_ns: f64, load: f64, max_in_flight: usize, n: 
 /// A cell's time budget: `cell_budget`, or with a step budget, at most an even share of the time
 /// left among the `cells_left` cells still to run (the cell then starts no handshake after it,
 /// once it has `MIN_PER_CELL`; those started finish, so a lossy cell may take longer).
-pub fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> Duration {
+pub(crate) fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> Duration {
     match opts.budget {
         Some(b) => {
             let share = b.saturating_sub(elapsed) / cells_left.max(1) as u32;
@@ -277,7 +283,7 @@ pub fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> D
 /// before, is at most `allowance` after its first, never fewer than `MIN_PER_CELL` (nor more than
 /// asked). Fixed before the cell starts, so which handshakes run does not depend on how any went.
 /// Back to back (no gap), the count asked: the clock stops those cells (window::sample).
-pub fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize {
+pub(crate) fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize {
     if gap.is_zero() {
         return asked;
     }
@@ -830,7 +836,7 @@ fn wire_times(times: &[window::Done], held: &BTreeMap<u16, Vec<[u64; 2]>>) -> Ve
         .unwrap_or_default()
 }
 
-pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
+pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
     if let Some(why) = lab::unavailable() {
         bail!(Unavailable(why));
     }
@@ -1080,7 +1086,7 @@ fn extra_round_trips(f: &Flights, mss: Option<u32>, initcwnd: u32) -> f64 {
 /// This machine cannot run the grid: a one-line reason, not a failure of the run.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Unavailable(pub String);
+pub(crate) struct Unavailable(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -27,39 +27,39 @@ const S2C: usize = 1;
 /// What the emulator saw since the last `set`, per server port (a TCP or UDP packet's destination port
 /// client to server, its source port server to client: each cell's server has its own).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Stats {
-    pub ports: BTreeMap<u16, Counters>,
-    pub peak_held: usize,
+pub(crate) struct Stats {
+    pub(crate) ports: BTreeMap<u16, Counters>,
+    pub(crate) peak_held: usize,
     /// The kernel's own count of packets it dropped because the queue was full or nobody listened.
-    pub kernel_queue_dropped: u64,
+    pub(crate) kernel_queue_dropped: u64,
 }
 
 impl Stats {
     /// The counters of the server at `port` (none seen: zeros).
-    pub fn port(&self, port: u16) -> Counters {
+    pub(crate) fn port(&self, port: u16) -> Counters {
         self.ports.get(&port).cloned().unwrap_or_default()
     }
 }
 
 /// Counters per direction [client to server, server to client].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counters {
-    pub packets: [u64; 2],
-    pub bytes: [u64; 2],
+pub(crate) struct Counters {
+    pub(crate) packets: [u64; 2],
+    pub(crate) bytes: [u64; 2],
     /// Packets with a TCP payload (not pure ACKs), and SYN packets.
-    pub data_packets: [u64; 2],
-    pub syn_packets: [u64; 2],
-    pub dropped: [u64; 2],
+    pub(crate) data_packets: [u64; 2],
+    pub(crate) syn_packets: [u64; 2],
+    pub(crate) dropped: [u64; 2],
     /// Release lateness against the due time, nanoseconds: sum, max, count over 1 ms.
-    pub late_sum_ns: u64,
-    pub late_max_ns: u64,
-    pub late_over_1ms: u64,
-    pub released: u64,
+    pub(crate) late_sum_ns: u64,
+    pub(crate) late_max_ns: u64,
+    pub(crate) late_over_1ms: u64,
+    pub(crate) released: u64,
     /// Per client port (a connection: the server's port is the key of these counters), each
     /// packet the emulator held, from its arrival to its release, CLOCK_MONOTONIC nanoseconds:
     /// the handshakes' wire time (`figures::network::wire_within`).
     #[serde(default)]
-    pub held: BTreeMap<u16, Vec<[u64; 2]>>,
+    pub(crate) held: BTreeMap<u16, Vec<[u64; 2]>>,
 }
 
 impl Counters {
@@ -166,16 +166,16 @@ fn kernel_queue_dropped() -> u64 {
 /// What the counters need of a packet, from the IPv4 + TCP or UDP headers NFQUEUE copied (128
 /// bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Packet {
+pub(crate) struct Packet {
     /// It has a TCP payload (not a pure ACK), or it is a UDP datagram with a payload (QUIC: every
     /// packet, its ACKs included, is a datagram).
-    pub data: bool,
-    pub syn: bool,
+    pub(crate) data: bool,
+    pub(crate) syn: bool,
     /// TCP's or UDP's (source, destination) ports.
-    pub ports: Option<(u16, u16)>,
+    pub(crate) ports: Option<(u16, u16)>,
 }
 
-pub fn classify(ip: &[u8]) -> Packet {
+pub(crate) fn classify(ip: &[u8]) -> Packet {
     if ip.len() < 20 || ip[0] >> 4 != 4 || !matches!(ip[9], 6 | 17) {
         return Packet::default();
     }
@@ -483,7 +483,7 @@ fn timespec(ns: u64) -> libc::timespec {
     }
 }
 
-pub fn router_main(client_if: &str) -> Result<()> {
+pub(crate) fn router_main(client_if: &str) -> Result<()> {
     let (mut q, fd, sigfd, client_ifindex) = open(client_if)?;
     println!("ready");
     std::io::stdout().flush()?;

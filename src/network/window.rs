@@ -26,17 +26,17 @@ use std::time::{Duration, Instant};
 
 /// One scenario's part of a window.
 pub(super) struct Lane<'a> {
-    pub s: &'a Scenario,
+    pub(crate) s: &'a Scenario,
     /// Its clients, one per thread, made before (untimed) and kept for the scenario's next cells:
     /// an OpenSSL client context costs milliseconds of CPU, which must neither land in a cell nor
     /// contend with its handshakes.
-    pub clients: &'a mut Vec<Box<dyn stack::Client>>,
-    pub id: &'a Identity,
-    pub addr: SocketAddr,
+    pub(crate) clients: &'a mut Vec<Box<dyn stack::Client>>,
+    pub(crate) id: &'a Identity,
+    pub(crate) addr: SocketAddr,
     /// The time between its starts; zero: back to back, until `n` or the budget.
-    pub gap: Duration,
-    pub n: usize,
-    pub threads: usize,
+    pub(crate) gap: Duration,
+    pub(crate) n: usize,
+    pub(crate) threads: usize,
 }
 
 /// One completed handshake: its times to ready and to the echo, nanoseconds, and where its
@@ -45,10 +45,10 @@ pub(super) struct Lane<'a> {
 /// say, which puts the start a little early: wire time before it has no packets to count).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Done {
-    pub ready_ns: u64,
-    pub echo_ns: u64,
-    pub port: u16,
-    pub started_ns: u64,
+    pub(crate) ready_ns: u64,
+    pub(crate) echo_ns: u64,
+    pub(crate) port: u16,
+    pub(crate) started_ns: u64,
 }
 
 /// What a lane's handshakes gave: each completed handshake, how many failed, the
@@ -56,19 +56,24 @@ pub(super) struct Done {
 /// from the window's opening, with what clients in processes of their own report: the Go peer's
 /// client processes).
 pub(super) struct Sampled {
-    pub times: Vec<Done>,
-    pub failed: usize,
-    pub wall_ns: f64,
-    pub cpu_ns: f64,
+    pub(crate) times: Vec<Done>,
+    pub(crate) failed: usize,
+    pub(crate) wall_ns: f64,
+    pub(crate) cpu_ns: f64,
     /// How late the paced starts were against their slots, mean and largest.
-    pub lag_mean_ns: f64,
-    pub lag_max_ns: f64,
+    pub(crate) lag_mean_ns: f64,
+    pub(crate) lag_max_ns: f64,
 }
 
 /// A lane's threads: enough that a start is not held back by its handshakes still waiting on the
 /// network (`expected / spacing` of them, and one more), at most `max_in_flight`, no more than
 /// its handshakes, never none. `spacing`: the mean time between the lane's starts.
-pub fn lane_threads(expected_ns: f64, spacing_ns: f64, max_in_flight: usize, n: usize) -> usize {
+pub(crate) fn lane_threads(
+    expected_ns: f64,
+    spacing_ns: f64,
+    max_in_flight: usize,
+    n: usize,
+) -> usize {
     let t = if spacing_ns > 0.0 {
         (expected_ns / spacing_ns).ceil() as usize + 1
     } else {

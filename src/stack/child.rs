@@ -46,22 +46,22 @@ impl Drop for Server {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ServerStats {
-    pub served: u64,
-    pub cpu_ns: f64,
+pub(crate) struct ServerStats {
+    pub(crate) served: u64,
+    pub(crate) cpu_ns: f64,
     #[serde(default)]
-    pub mem: AllocCounters,
+    pub(crate) mem: AllocCounters,
     /// The Go peer's server: its runtime's allocation counters since `reset`.
     #[serde(default)]
-    pub go_mallocs: u64,
+    pub(crate) go_mallocs: u64,
     #[serde(default)]
-    pub go_alloc_bytes: u64,
+    pub(crate) go_alloc_bytes: u64,
     /// The connections served since `reset` that resumed a session.
     #[serde(default)]
-    pub resumed: u64,
+    pub(crate) resumed: u64,
     /// In-situ records of every connection served since `reset`, in order (instrumented servers).
     #[serde(default)]
-    pub insitu: Vec<insitu::Record>,
+    pub(crate) insitu: Vec<insitu::Record>,
 }
 
 /// What a scenario's server is started with.
@@ -104,16 +104,16 @@ impl<'a> Start<'a> {
 /// What a capacity server (capacity/server.rs) is started with: `threads` workers that close each
 /// connection after its echo, or with `hold` one that keeps every connection; pinned to `core`.
 pub struct CapacityStart<'a> {
-    pub group: &'a str,
-    pub files: &'a super::identity::Files,
-    pub threads: usize,
-    pub hold: bool,
-    pub core: Option<usize>,
+    pub(crate) group: &'a str,
+    pub(crate) files: &'a super::identity::Files,
+    pub(crate) threads: usize,
+    pub(crate) hold: bool,
+    pub(crate) core: Option<usize>,
 }
 
 /// Pins a child to one core before it runs (every thread it makes inherits the core): for a
 /// program that cannot pin itself, such as the Go peer, whose runtime then sees one CPU.
-pub fn pin(cmd: &mut Command, core: usize) -> &mut Command {
+pub(crate) fn pin(cmd: &mut Command, core: usize) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET writes inside it.
     let set = unsafe {
@@ -135,7 +135,7 @@ pub fn pin(cmd: &mut Command, core: usize) -> &mut Command {
 
 /// The pqprof binary a child server runs: this one, or `PQPROF_BIN` (a test harness that drives
 /// the stacks from its own process names the built binary there).
-pub fn pqprof_exe() -> Result<std::path::PathBuf> {
+pub(crate) fn pqprof_exe() -> Result<std::path::PathBuf> {
     match std::env::var_os("PQPROF_BIN") {
         Some(p) => Ok(p.into()),
         None => Ok(std::env::current_exe()?),
@@ -145,7 +145,7 @@ pub fn pqprof_exe() -> Result<std::path::PathBuf> {
 impl<'a> Start<'a> {
     /// The command that runs `program` as this scenario's server: `program` itself, or with
     /// `wrap` (the network grid's server namespace) the wrapper's command line before it.
-    pub fn command(&self, program: &Path) -> Command {
+    pub(crate) fn command(&self, program: &Path) -> Command {
         match &self.wrap {
             Some((wrapper, args)) => {
                 let mut c = Command::new(wrapper);
@@ -159,7 +159,7 @@ impl<'a> Start<'a> {
 
 impl Server {
     /// This binary's `handshake-server` for stack `stack`.
-    pub fn start(stack: &str, s: &Start) -> Result<Server> {
+    pub(crate) fn start(stack: &str, s: &Start) -> Result<Server> {
         let mut cmd = s.command(&pqprof_exe()?);
         cmd.args(["handshake-server", "--stack", stack, "--group", s.group])
             .arg("--identity")
@@ -177,7 +177,7 @@ impl Server {
     }
 
     /// This binary's `capacity-server` for stack `stack` (it pins itself to the core).
-    pub fn capacity(stack: &str, s: &CapacityStart) -> Result<Server> {
+    pub(crate) fn capacity(stack: &str, s: &CapacityStart) -> Result<Server> {
         let mut cmd = Command::new(pqprof_exe()?);
         cmd.args([
             "capacity-server",
@@ -199,7 +199,7 @@ impl Server {
 
     /// Starts a scenario's server command, whose first line is its port, at `s.bind` (loopback
     /// when none).
-    pub fn launch(cmd: Command, s: &Start) -> Result<Server> {
+    pub(crate) fn launch(cmd: Command, s: &Start) -> Result<Server> {
         let mut server = Self::spawn(cmd)?;
         if let Some(b) = s.bind {
             server.addr.set_ip(b);
@@ -267,9 +267,9 @@ impl Server {
 /// The hidden `handshake-server` command: serve one stack and group on 127.0.0.1 until stdin closes.
 /// Where and how the server listens: loopback and one connection at a time for `handshake`; an
 /// address in the server namespace and a thread (task) per connection for `network`.
-pub struct Listen {
-    pub bind: std::net::IpAddr,
-    pub concurrent: bool,
+pub(crate) struct Listen {
+    pub(crate) bind: std::net::IpAddr,
+    pub(crate) concurrent: bool,
 }
 
 impl Default for Listen {
@@ -281,7 +281,7 @@ impl Default for Listen {
     }
 }
 
-pub fn server_main(
+pub(crate) fn server_main(
     stack: &'static dyn super::TlsStack,
     group: &str,
     identity: &Path,

@@ -13,12 +13,12 @@ pub struct Identity {
     /// The authentication's name, algorithm, form and signature scheme.
     pub auth: AuthInfo,
     /// The trust anchor, DER.
-    pub root_der: Vec<u8>,
+    pub(crate) root_der: Vec<u8>,
     /// What the server sends, leaf first, DER each, and as PEM (the files servers read).
-    pub chain_der: Vec<Vec<u8>>,
-    pub chain_pem: String,
+    pub(crate) chain_der: Vec<Vec<u8>>,
+    pub(crate) chain_pem: String,
     /// The leaf's private key, PKCS#8 PEM (ML-DSA: the seed-only form every stack reads).
-    pub key_pem: String,
+    pub(crate) key_pem: String,
 }
 
 /// The rcgen algorithm of a registry signature algorithm.
@@ -107,19 +107,20 @@ impl Identity {
         Identity::new(b)
     }
 
-    pub fn leaf_der(&self) -> &[u8] {
+    #[cfg(test)]
+    pub(crate) fn leaf_der(&self) -> &[u8] {
         &self.chain_der[0]
     }
 
     /// The IANA name of its signature scheme (OpenSSL's sigalg lists take it).
-    pub fn scheme_name(&self) -> Result<String> {
+    pub(crate) fn scheme_name(&self) -> Result<String> {
         crate::algorithm::find(&self.auth.algorithm)
             .and_then(|a| a.tls_scheme_name.clone())
             .ok_or_else(|| anyhow!("{}: no TLS 1.3 signature scheme", self.auth.algorithm))
     }
 
     /// Reads what `Files::write` wrote (in a server child).
-    pub fn read(dir: &Path) -> Result<Identity> {
+    pub(crate) fn read(dir: &Path) -> Result<Identity> {
         let file = |name: &str| dir.join(name);
         let read = |name: &str| {
             std::fs::read(file(name))
@@ -185,7 +186,7 @@ const KEY_OIDS: [(&[u8], &str); 4] = [
 /// The key type of a certificate, as the evidence names it. The signature algorithm of an
 /// ML-DSA certificate is the same OID, so the key's is the last one in the DER: the SPKI follows
 /// the signature AlgorithmIdentifier inside the TBS.
-pub fn cert_key_type(der: &[u8]) -> String {
+pub(crate) fn cert_key_type(der: &[u8]) -> String {
     let at = |oid: &[u8]| der.windows(oid.len()).rposition(|w| w == oid);
     KEY_OIDS
         .iter()
@@ -198,9 +199,9 @@ pub fn cert_key_type(der: &[u8]) -> String {
 /// `auth.json`, `root.der`, `chain.pem` (leaf first) and `key.pem`.
 pub struct Files {
     pub dir: PathBuf,
-    pub chain: PathBuf,
-    pub key: PathBuf,
-    pub root: PathBuf,
+    pub(crate) chain: PathBuf,
+    pub(crate) key: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 impl Files {
@@ -268,7 +269,7 @@ impl Chains {
     }
 
     /// The first made (the baseline, where it was made first).
-    pub fn first(&self) -> Result<&(Identity, Files)> {
+    pub(crate) fn first(&self) -> Result<&(Identity, Files)> {
         self.made.first().ok_or_else(|| anyhow!("no chain made"))
     }
 }

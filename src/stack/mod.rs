@@ -56,7 +56,7 @@ pub fn find(name: &str) -> Result<&'static dyn TlsStack> {
 }
 
 /// The names of the stacks with a feature (the CLI's `--stack` values).
-pub fn names(with: impl Fn(&Features) -> bool) -> Vec<&'static str> {
+pub(crate) fn names(with: impl Fn(&Features) -> bool) -> Vec<&'static str> {
     all()
         .iter()
         .filter(|s| with(&s.features()))
@@ -68,38 +68,38 @@ pub fn names(with: impl Fn(&Features) -> bool) -> Vec<&'static str> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Features {
     /// Every crypto call timed in situ (an instrumented scenario beside the plain one).
-    pub in_situ: bool,
+    pub(crate) in_situ: bool,
     /// In its instrumented form the stack has a wrapper that runs without timing (rustls's timing
     /// provider unarmed), so the wrapper's own cost is measured apart from the timers'.
-    pub unarmed_wrapper: bool,
+    pub(crate) unarmed_wrapper: bool,
     /// A client and a server in one thread over memory buffers (`Pair`).
-    pub in_memory: bool,
+    pub(crate) in_memory: bool,
     /// The capacity measurements over sockets (load steps, held connections), through a capacity
     /// server; a stack with `in_memory` alone is measured in memory only.
-    pub capacity: bool,
+    pub(crate) capacity: bool,
     /// Through the emulated network (a server that serves many connections at once).
-    pub network: bool,
+    pub(crate) network: bool,
     /// TLS 1.3 resumption (`Mode::Resumed`): its client keeps the ticket each connection brings
     /// for the next, and its server issues one ticket per connection.
-    pub resumption: bool,
+    pub(crate) resumption: bool,
     /// Its client can offer the hybrid with X25519's key share alone, so that a server requiring
     /// the hybrid retries (`Mode::HelloRetry`). Go's cannot: crypto/tls ignores the order of
     /// CurvePreferences (Go 1.24 on) and sends the hybrid's share whenever it offers it.
-    pub hello_retry: bool,
+    pub(crate) hello_retry: bool,
     /// Its client can offer the hybrid and X25519 with a key share each (`Mode::TwoShares`).
-    pub two_shares: bool,
+    pub(crate) two_shares: bool,
 }
 
 /// Whether a stack can run here, which groups it negotiates and which certificates it serves.
 #[derive(Debug, Clone)]
 pub struct Availability {
     /// The library's version, as a row names it.
-    pub version: String,
+    pub(crate) version: String,
     /// `None`: every group of its protocol's suites.
-    pub groups: Option<Vec<String>>,
+    pub(crate) groups: Option<Vec<String>>,
     /// The authentication algorithms (suites/auth.toml's `algorithm`) whose certificates it serves
     /// and verifies; `None`: every one.
-    pub auths: Option<Vec<String>>,
+    pub(crate) auths: Option<Vec<String>>,
 }
 
 impl Availability {
@@ -110,14 +110,14 @@ impl Availability {
     }
 
     /// Whether it serves and verifies a certificate of `algorithm`.
-    pub fn authenticates(&self, algorithm: &str) -> bool {
+    pub(crate) fn authenticates(&self, algorithm: &str) -> bool {
         self.auths
             .as_ref()
             .is_none_or(|a| a.iter().any(|x| x == algorithm))
     }
 
     /// Why an authentication is not measured on this stack, as a note.
-    pub fn unauthenticated(
+    pub(crate) fn unauthenticated(
         &self,
         stack: &str,
         auth: &crate::auth::Auth,
@@ -161,7 +161,7 @@ impl<'a> Config<'a> {
     /// share: the scenario's alone; for two key shares X25519 after it, both with a share
     /// (`figures::modes::second_share`); for a HelloRetryRequest X25519 before it, X25519's share
     /// alone. A server accepts the scenario's group only.
-    pub fn offered(&self) -> (Vec<&'a str>, usize) {
+    pub(crate) fn offered(&self) -> (Vec<&'a str>, usize) {
         let second = crate::figures::modes::second_share("tls13");
         match self.mode {
             Mode::TwoShares => (std::iter::once(self.group).chain(second).collect(), 2),
@@ -187,19 +187,19 @@ pub struct One {
     pub ready_ns: f64,
     pub sent: u64,
     pub received: u64,
-    pub cpu_ns: f64,
-    pub mem: AllocCounters,
+    pub(crate) cpu_ns: f64,
+    pub(crate) mem: AllocCounters,
     pub evidence: Option<Evidence>,
     /// The client's in-situ record (instrumented scenarios).
-    pub insitu: Option<crate::insitu::Record>,
+    pub(crate) insitu: Option<crate::insitu::Record>,
     /// Go's allocations (the Go peer's runtime counters), per connection.
-    pub go_allocs: f64,
-    pub go_bytes: f64,
+    pub(crate) go_allocs: f64,
+    pub(crate) go_bytes: f64,
     /// The client's port, where the connection has one (0: not known): the emulator's key to the
     /// connection's packets.
-    pub port: u16,
+    pub(crate) port: u16,
     /// When the connection's clock started, `alloc::monotonic_ns` (0: not known).
-    pub started_ns: u64,
+    pub(crate) started_ns: u64,
 }
 
 /// One handshake in memory, nanoseconds: each side's calls and the wall time of the exchange.
@@ -211,7 +211,7 @@ pub struct Sample {
 }
 
 /// Runs one side's part of an in-memory handshake, adding its time to that side's.
-pub fn side<R>(acc: &mut std::time::Duration, f: impl FnOnce() -> R) -> R {
+pub(crate) fn side<R>(acc: &mut std::time::Duration, f: impl FnOnce() -> R) -> R {
     let t = std::time::Instant::now();
     let r = f();
     *acc += t.elapsed();
@@ -302,7 +302,7 @@ pub trait Pair {
 }
 
 /// Where the in-situ records of a server's connections go, one per connection in order.
-pub type Sink = Mutex<Vec<crate::insitu::Record>>;
+pub(crate) type Sink = Mutex<Vec<crate::insitu::Record>>;
 
 /// A real TLS 1.3 or SSH stack.
 pub trait TlsStack: Sync {
@@ -397,7 +397,10 @@ pub enum Listener {
 
 impl Listener {
     /// A socket of `transport` on an ephemeral port of `ip`.
-    pub fn bind(transport: crate::results::Transport, ip: std::net::IpAddr) -> Result<Listener> {
+    pub(crate) fn bind(
+        transport: crate::results::Transport,
+        ip: std::net::IpAddr,
+    ) -> Result<Listener> {
         match transport {
             crate::results::Transport::Tcp => Ok(Listener::Tcp(TcpListener::bind((ip, 0))?)),
             crate::results::Transport::Quic => {
@@ -416,14 +419,14 @@ impl Listener {
         }
     }
 
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+    pub(crate) fn local_addr(&self) -> std::io::Result<SocketAddr> {
         match self {
             Listener::Tcp(l) => l.local_addr(),
             Listener::Udp(u, _) => u.local_addr(),
         }
     }
 
-    pub fn tcp(self) -> Result<TcpListener> {
+    pub(crate) fn tcp(self) -> Result<TcpListener> {
         match self {
             Listener::Tcp(l) => Ok(l),
             Listener::Udp(..) => bail!("a TCP server was given a UDP socket"),
@@ -431,7 +434,7 @@ impl Listener {
     }
 
     /// The UDP socket and the TCP listener that holds its port number (keep it open).
-    pub fn udp(self) -> Result<(std::net::UdpSocket, TcpListener)> {
+    pub(crate) fn udp(self) -> Result<(std::net::UdpSocket, TcpListener)> {
         match self {
             Listener::Udp(u, t) => Ok((u, t)),
             Listener::Tcp(_) => bail!("a QUIC server was given a TCP listener"),

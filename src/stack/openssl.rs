@@ -15,7 +15,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-pub struct OpenSsl;
+pub(crate) struct OpenSsl;
 
 impl TlsStack for OpenSsl {
     fn name(&self) -> &'static str {

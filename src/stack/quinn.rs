@@ -23,7 +23,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub struct Quinn;
+pub(crate) struct Quinn;
 
 /// The QUIC version every connection uses: 1 (RFC 9000).
 const VERSION: u32 = 1;
@@ -819,28 +819,28 @@ mod note {
     use std::cell::RefCell;
 
     #[derive(Debug, Default, Clone)]
-    pub struct Noted {
+    pub(crate) struct Noted {
         /// (code point, bytes) of each share started, in order.
-        pub started: Vec<(u16, usize)>,
+        pub(crate) started: Vec<(u16, usize)>,
         /// (code point, bytes of the server's share) of the exchange completed.
-        pub completed: Option<(u16, usize)>,
-        pub retried: bool,
+        pub(crate) completed: Option<(u16, usize)>,
+        pub(crate) retried: bool,
     }
 
     thread_local! {
         static NOTED: RefCell<Noted> = RefCell::new(Noted::default());
     }
 
-    pub fn clear() {
+    pub(crate) fn clear() {
         NOTED.with(|n| *n.borrow_mut() = Noted::default());
     }
 
-    pub fn take() -> Noted {
+    pub(crate) fn take() -> Noted {
         NOTED.with(|n| std::mem::take(&mut *n.borrow_mut()))
     }
 
     /// `g`, noting its calls; one wrapper per group for the process (made once, kept).
-    pub fn wrap(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGroup {
+    pub(crate) fn wrap(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGroup {
         type Made = Vec<(usize, &'static dyn SupportedKxGroup)>;
         static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
         let key = g as *const dyn SupportedKxGroup as *const () as usize;

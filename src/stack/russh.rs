@@ -16,7 +16,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-pub struct Russh;
+pub(crate) struct Russh;
 
 impl TlsStack for Russh {
     fn name(&self) -> &'static str {
@@ -75,7 +75,7 @@ impl TlsStack for Russh {
     }
 }
 
-pub fn kex_name(method: &str) -> Result<russh::kex::Name> {
+pub(crate) fn kex_name(method: &str) -> Result<russh::kex::Name> {
     Ok(match method {
         "curve25519-sha256" => russh::kex::CURVE25519,
         "mlkem768x25519-sha256" => russh::kex::MLKEM768X25519_SHA256,
@@ -155,13 +155,13 @@ impl client::Handler for ClientHandler {
     }
 }
 
-pub struct Client {
+pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     config: Arc<client::Config>,
 }
 
 impl Client {
-    pub fn new(method: &str) -> Result<Client> {
+    pub(crate) fn new(method: &str) -> Result<Client> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -265,7 +265,7 @@ impl server::Handler for ServerHandler {
 
 /// The server side, in its own process: one session at a time until killed.
 /// With `concurrent`, each session runs as its own task (`pqprof network`).
-pub fn serve(
+pub(crate) fn serve(
     method: &str,
     listener: std::net::TcpListener,
     served: &'static AtomicU64,

@@ -14,24 +14,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The 32-byte payload each connection echoes (seed 000's contract).
-pub const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
+pub(crate) const PAYLOAD: [u8; 32] = *b"pqprof handshake echo payload 32";
 
-pub const TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Socket timeouts of this process, milliseconds: TIMEOUT on loopback; `pqprof network` raises it,
 /// since over a lossy path a retransmission backs off past 5 s (1 + 2 + 4 s for three lost SYNs).
 static IO_TIMEOUT_MS: AtomicU64 = AtomicU64::new(5000);
 
-pub fn set_io_timeout(t: Duration) {
+pub(crate) fn set_io_timeout(t: Duration) {
     IO_TIMEOUT_MS.store(t.as_millis() as u64, Relaxed);
 }
 
-pub fn io_timeout() -> Duration {
+pub(crate) fn io_timeout() -> Duration {
     Duration::from_millis(IO_TIMEOUT_MS.load(Relaxed))
 }
 
 /// A client's TCP connection: no Nagle, the process's timeouts.
-pub fn tcp(addr: SocketAddr) -> Result<TcpStream> {
+pub(crate) fn tcp(addr: SocketAddr) -> Result<TcpStream> {
     let s = TcpStream::connect_timeout(&addr, io_timeout())
         .with_context(|| format!("connect to {addr}"))?;
     s.set_nodelay(true)?;
@@ -42,7 +42,7 @@ pub fn tcp(addr: SocketAddr) -> Result<TcpStream> {
 
 /// Sets SO_LINGER to zero, so closing sends a reset and leaves no TIME_WAIT behind
 /// (`Teardown::Reset`).
-pub fn no_linger(s: &TcpStream) {
+pub(crate) fn no_linger(s: &TcpStream) {
     use std::os::fd::AsRawFd;
     let l = libc::linger {
         l_onoff: 1,
@@ -61,7 +61,7 @@ pub fn no_linger(s: &TcpStream) {
 }
 
 /// A load client's TCP connection (`tcp`), ending as `teardown` says.
-pub fn tcp_with(addr: SocketAddr, teardown: super::Teardown) -> Result<TcpStream> {
+pub(crate) fn tcp_with(addr: SocketAddr, teardown: super::Teardown) -> Result<TcpStream> {
     let s = tcp(addr)?;
     if teardown == super::Teardown::Reset {
         no_linger(&s);
@@ -70,14 +70,14 @@ pub fn tcp_with(addr: SocketAddr, teardown: super::Teardown) -> Result<TcpStream
 }
 
 /// A server's accepted connection, set up as a client's.
-pub fn accepted(stream: &TcpStream) {
+pub(crate) fn accepted(stream: &TcpStream) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(io_timeout()));
     let _ = stream.set_write_timeout(Some(io_timeout()));
 }
 
 /// The client's side of the echo: the payload out, the same 32 bytes back.
-pub fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
+pub(crate) fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
     s.write_all(&PAYLOAD)?;
     s.flush()?;
     let mut back = [0u8; 32];
@@ -87,7 +87,7 @@ pub fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
 }
 
 /// The server's side of the echo.
-pub fn echo_back<S: Read + Write>(s: &mut S) -> Result<()> {
+pub(crate) fn echo_back<S: Read + Write>(s: &mut S) -> Result<()> {
     let mut buf = [0u8; 32];
     s.read_exact(&mut buf)?;
     s.write_all(&buf)?;
@@ -96,14 +96,14 @@ pub fn echo_back<S: Read + Write>(s: &mut S) -> Result<()> {
 
 /// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
 /// ("X25519MLKEM768" from rustls's debug name, "X25519MLKEM768" or "x25519_mlkem768" elsewhere).
-pub fn norm(s: &str) -> String {
+pub(crate) fn norm(s: &str) -> String {
     s.to_ascii_lowercase().replace(['_', '-'], "")
 }
 
 /// The connections this server process has served that resumed a session: counted before
 /// `served`, whose increment releases it and whose readers acquire it, so a count of served never
 /// runs ahead of it.
-pub static RESUMED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static RESUMED: AtomicU64 = AtomicU64::new(0);
 
 /// One more connection served, and resumed if it did: the resumption first (see `RESUMED`).
 fn count(served: &AtomicU64, resumed: bool) {
@@ -169,7 +169,7 @@ pub fn serve_with(
 
 /// What one client connection reports: the time until the handshake was done, the wire's counts
 /// and first flights, and the negotiated parameters when asked.
-pub type Exchange = (
+pub(crate) type Exchange = (
     Duration,
     super::wire::Counted<()>,
     Option<crate::results::Evidence>,
@@ -177,7 +177,7 @@ pub type Exchange = (
 
 /// The first TLS record's length with its header (a handshake record: the ClientHello), from the
 /// first bytes a client sent (RFC 8446 section 5.1: type, version, 2-byte length).
-pub fn first_record_bytes(sent: &[u8]) -> Option<u64> {
+pub(crate) fn first_record_bytes(sent: &[u8]) -> Option<u64> {
     match sent {
         [22, _, _, hi, lo, ..] => Some(5 + u64::from(u16::from_be_bytes([*hi, *lo]))),
         _ => None,
@@ -187,7 +187,7 @@ pub fn first_record_bytes(sent: &[u8]) -> Option<u64> {
 /// Times one client connection made by `exchange` (which connects, handshakes, echoes and closes,
 /// from `t0`): its wall time, the thread's CPU and allocations over it, the in-situ record when
 /// `armed`, and the key shares of the evidence parsed from the first flights.
-pub fn measure_connection(
+pub(crate) fn measure_connection(
     armed: bool,
     exchange: impl FnOnce(std::time::Instant) -> Result<Exchange>,
 ) -> Result<super::One> {

@@ -6,18 +6,18 @@ use std::io::{Read, Write};
 /// Bytes kept from the start of each direction: enough for a hybrid ClientHello.
 const KEEP: usize = 8192;
 
-pub struct Counted<S> {
-    pub inner: S,
-    pub sent: u64,
-    pub received: u64,
-    pub first_sent: Vec<u8>,
-    pub first_received: Vec<u8>,
+pub(crate) struct Counted<S> {
+    pub(crate) inner: S,
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
+    pub(crate) first_sent: Vec<u8>,
+    pub(crate) first_received: Vec<u8>,
     /// The local port of the socket under it (0: none or not known).
-    pub port: u16,
+    pub(crate) port: u16,
 }
 
 impl<S> Counted<S> {
-    pub fn new(inner: S) -> Self {
+    pub(crate) fn new(inner: S) -> Self {
         Counted {
             inner,
             sent: 0,
@@ -29,7 +29,7 @@ impl<S> Counted<S> {
     }
 
     /// The counts and first flights, without the stream (a TLS stream may keep the socket).
-    pub fn summary(&self) -> Counted<()> {
+    pub(crate) fn summary(&self) -> Counted<()> {
         Counted {
             inner: (),
             sent: self.sent,
@@ -53,7 +53,7 @@ impl<S> std::fmt::Debug for Counted<S> {
 
 impl Counted<std::net::TcpStream> {
     /// A connected socket's counts, with its local port.
-    pub fn tcp(inner: std::net::TcpStream) -> Self {
+    pub(crate) fn tcp(inner: std::net::TcpStream) -> Self {
         let port = inner.local_addr().map_or(0, |a| a.port());
         Counted {
             port,
@@ -63,7 +63,7 @@ impl Counted<std::net::TcpStream> {
 }
 
 /// Appends to a first-flight buffer up to its limit.
-pub fn keep(buf: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn keep(buf: &mut Vec<u8>, data: &[u8]) {
     let room = KEEP.saturating_sub(buf.len());
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }
