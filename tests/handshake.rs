@@ -393,8 +393,10 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
     ])
     .status
     .success());
-    let html = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let html = std::fs::read_to_string(site.join("phases.html")).unwrap();
     assert!(html.contains("Real handshakes on loopback"));
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("real handshakes</a>"));
 
     let o = pqprof(&[
         "handshake",
