@@ -18,7 +18,7 @@ pub struct Algorithm {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ciphertext: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub secret_key: Option<usize>,
+    pub(crate) secret_key: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_secret: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,9 +28,9 @@ pub struct Algorithm {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nonce: Option<usize>,
+    pub(crate) nonce: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tag: Option<usize>,
+    pub(crate) tag: Option<usize>,
     /// Hash, HMAC and HKDF: the digest length and the block the compression function takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<usize>,
@@ -49,7 +49,7 @@ impl Algorithm {
     /// Bytes this algorithm adds to the key exchange on the wire: (client share, server share).
     /// A KEM's client share is its encapsulation key and the server's its ciphertext; an ECDH
     /// group sends one public key each way.
-    pub fn wire_shares(&self) -> Option<(usize, usize)> {
+    pub(crate) fn wire_shares(&self) -> Option<(usize, usize)> {
         match self.kind {
             Kind::Kem => Some((self.public_key?, self.ciphertext?)),
             Kind::Dh => Some((self.public_key?, self.public_key?)),
@@ -79,7 +79,7 @@ pub fn find(name: &str) -> Option<&'static Algorithm> {
     all().iter().find(|a| a.name == name)
 }
 
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     all().iter().map(|a| a.name.as_str()).collect()
 }
 

@@ -21,16 +21,6 @@ pub enum Form {
     Leaf,
 }
 
-impl Form {
-    /// Certificates the server sends.
-    pub fn sent(self) -> usize {
-        match self {
-            Form::Chain => 2,
-            Form::Leaf => 1,
-        }
-    }
-}
-
 /// The full-handshake suite (suites/tls13-full.toml, tls13-auth.toml) of a group with an
 /// authentication: "X25519MLKEM768 full handshake" with the baseline, "X25519MLKEM768 + ML-DSA-65
 /// full handshake" with another.
@@ -77,21 +67,20 @@ impl Step {
 
 /// A key-exchange group that meets authentications beyond the baseline in some steps.
 #[derive(Debug, Clone)]
-pub struct Pairing {
-    pub group: String,
-    pub auths: Vec<String>,
-    pub steps: Vec<Step>,
-    pub at: Location,
+pub(crate) struct Pairing {
+    pub(crate) group: String,
+    pub(crate) auths: Vec<String>,
+    pub(crate) steps: Vec<Step>,
 }
 
 /// The authentications of a protocol and their pairings.
 #[derive(Debug, Clone)]
 pub struct Auths {
-    pub protocol: String,
+    pub(crate) protocol: String,
     /// The authentication every group meets (the classical one).
     pub baseline: String,
     pub auths: Vec<Auth>,
-    pub pairings: Vec<Pairing>,
+    pub(crate) pairings: Vec<Pairing>,
 }
 
 impl Auths {
@@ -195,7 +184,7 @@ fn invalid(at: Location, message: String) -> SuiteError {
 
 /// Parses one authentication file; `groups` are the key-exchange suites' names a pairing may name
 /// (`None`: any name).
-pub fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<Auths, SuiteError> {
+pub(crate) fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<Auths, SuiteError> {
     let at = |offset: usize| crate::suite::locate(file, text, offset);
     let def: FileDef = toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
@@ -297,7 +286,6 @@ pub fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<Auths, 
             group: p.group.get_ref().clone(),
             auths: p.auths.iter().map(|a| a.get_ref().clone()).collect(),
             steps,
-            at: at(p.group.span().start),
         });
     }
     Ok(Auths {

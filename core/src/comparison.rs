@@ -23,35 +23,35 @@ pub enum Format {
 
 #[derive(Debug, Serialize)]
 pub struct Comparison {
-    pub a: String,
-    pub b: String,
+    pub(crate) a: String,
+    pub(crate) b: String,
     /// Why the two may differ for reasons other than the code: different host or tool version.
-    pub caveats: Vec<String>,
-    pub rows: Vec<Row>,
+    pub(crate) caveats: Vec<String>,
+    pub(crate) rows: Vec<Row>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// "phase", "suite" or "handshake" (a real handshake scenario, from its samples' medians).
-    pub kind: String,
-    pub name: String,
-    pub a_median_ns: f64,
-    pub b_median_ns: f64,
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) a_median_ns: f64,
+    pub(crate) b_median_ns: f64,
     /// What the ratio and verdict are of: "instructions" where both runs counted them (they do not
     /// move with machine load), else "median ns".
-    pub statistic: String,
-    pub a_instructions: Option<f64>,
-    pub b_instructions: Option<f64>,
-    pub ratio: f64,
-    pub ratio_ci95: Option<(f64, f64)>,
+    pub(crate) statistic: String,
+    pub(crate) a_instructions: Option<f64>,
+    pub(crate) b_instructions: Option<f64>,
+    pub(crate) ratio: f64,
+    pub(crate) ratio_ci95: Option<(f64, f64)>,
     /// Changes smaller than this, percent, are called noise (see `noise_floor`).
-    pub noise_floor_pct: f64,
-    pub verdict: Verdict,
+    pub(crate) noise_floor_pct: f64,
+    pub(crate) verdict: Verdict,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Faster,
     Slower,
     NoChange,
@@ -62,7 +62,7 @@ impl Verdict {
     /// noise floor, slower likewise above; otherwise the difference is within the noise. The
     /// bootstrap interval only knows the noise inside one run; the floor stands for the drift
     /// between runs, which on a shared machine is larger.
-    pub fn judge(ci: Option<(f64, f64)>, ratio: f64, floor_pct: f64) -> Verdict {
+    pub(crate) fn judge(ci: Option<(f64, f64)>, ratio: f64, floor_pct: f64) -> Verdict {
         let floor = floor_pct / 100.0;
         match ci {
             Some((_, hi)) if hi < 1.0 && ratio < 1.0 - floor => Verdict::Faster,
@@ -71,7 +71,7 @@ impl Verdict {
         }
     }
 
-    pub fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
@@ -87,7 +87,7 @@ fn log_se(ci: Option<(f64, f64)>) -> Option<f64> {
 }
 
 /// 95% interval of B / A from the two medians and their stored intervals.
-pub fn ratio_interval(
+pub(crate) fn ratio_interval(
     a_median: f64,
     a_ci: Option<(f64, f64)>,
     b_median: f64,
@@ -134,7 +134,7 @@ pub const DEFAULT_NOISE_FLOOR_PCT: f64 = 5.0;
 
 /// A change in instructions per call beyond this, percent, is a change in the code path: counts
 /// repeat to within 0.1% where the randomness is seeded, and a little more where it cannot be.
-pub const INSTRUCTION_FLOOR_PCT: f64 = 0.5;
+pub(crate) const INSTRUCTION_FLOOR_PCT: f64 = 0.5;
 
 /// Instructions per call (or composed) of each run, with the 95% half-width from per-call counts
 /// where the run has them.
@@ -192,7 +192,7 @@ fn row(
 }
 
 /// Why two runs may differ for reasons other than the code.
-pub fn caveats(a: &Results, b: &Results) -> Vec<String> {
+pub(crate) fn caveats(a: &Results, b: &Results) -> Vec<String> {
     let (ha, hb) = (&a.run.host, &b.run.host);
     let mut caveats = Vec::new();
     let other_machine = if !ha.fingerprint.is_empty() && !hb.fingerprint.is_empty() {
@@ -349,7 +349,7 @@ pub fn compare(a: &Results, b: &Results, threshold_pct: f64) -> Comparison {
 
 /// A real handshake scenario's 95% interval from its independent samples' medians: the t-interval
 /// of their mean log, back on the original scale (its width is what `ratio_interval` uses).
-pub fn sample_interval(sample_medians: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn sample_interval(sample_medians: &[f64]) -> Option<(f64, f64)> {
     if sample_medians.len() < 2 || sample_medians.iter().any(|&x| x <= 0.0) {
         return None;
     }
@@ -480,16 +480,16 @@ pub fn calibrated_spread(runs: &[Results]) -> Vec<(String, f64)> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Coverage {
     /// (run, other run, phase) triples with an interval in the first and the phase in both.
-    pub pairs: usize,
+    pub(crate) pairs: usize,
     /// The other run's median inside the first run's 95% interval (a calibrated interval: about
     /// 83%, see `stats::next_run_half_width_pct`).
-    pub in_interval: usize,
+    pub(crate) in_interval: usize,
     /// Inside the first run's next-run interval (about 95% when the intervals are honest).
-    pub in_next_run: usize,
+    pub(crate) in_next_run: usize,
 }
 
 impl Coverage {
-    pub fn pct(n: usize, of: usize) -> f64 {
+    pub(crate) fn pct(n: usize, of: usize) -> f64 {
         n as f64 / of.max(1) as f64 * 100.0
     }
 
@@ -511,7 +511,7 @@ impl Coverage {
 
 /// A phase's next-run half-width, percent: its record's, or for a file before them sqrt 2 times
 /// its interval's (no drift).
-pub fn next_run_pct(p: &crate::results::Phase) -> f64 {
+pub(crate) fn next_run_pct(p: &crate::results::Phase) -> f64 {
     p.precision
         .as_ref()
         .and_then(|pr| pr.next_run_pct)

@@ -10,10 +10,8 @@ use crate::results::{Composed, Operation, Phase, SuitePhase, SuiteResult};
 use crate::stats::{self, SplitMix64};
 use anyhow::{anyhow, Result};
 
-pub const RESAMPLES: usize = 10_000;
-pub const SEED: u64 = 0x7071_7072_6f66; // "pqprof"
-/// The identity's tolerance, percent (0.002%).
-pub const TOLERANCE_PCT: f64 = 0.002;
+pub(crate) const RESAMPLES: usize = 10_000;
+pub(crate) const SEED: u64 = 0x7071_7072_6f66; // "pqprof"
 
 /// Composes a suite from its phases (looked up in `phases`).
 pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
@@ -58,7 +56,7 @@ pub fn instructions(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
 
 /// Instructions per call of a phase and its 95% half-width from the per-call counts (`None`
 /// without them: results counted before per-call dumps).
-pub fn phase_instructions_half95(p: &Phase) -> Option<(f64, f64)> {
+pub(crate) fn phase_instructions_half95(p: &Phase) -> Option<(f64, f64)> {
     let ins = p.instructions.as_ref()?;
     let xs: Vec<f64> = ins.ir_calls.iter().map(|&x| x as f64).collect();
     stats::mean_half95(&xs)
@@ -66,7 +64,7 @@ pub fn phase_instructions_half95(p: &Phase) -> Option<(f64, f64)> {
 
 /// The half-width of composed instructions' 95% interval: the phases' half-widths times their
 /// counts, in quadrature (the phases are counted independently). `None` if a phase lacks per-call counts.
-pub fn instructions_half95(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+pub(crate) fn instructions_half95(parts: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
     let sq: Option<f64> = parts
         .iter()
         .map(|p| {
@@ -102,7 +100,7 @@ fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
 /// difference in count, in quadrature. Quadrature treats the phases as independent; a drift of
 /// the host that moves a phase of `a` and one of `b` alike would partly cancel, so the interval
 /// errs wide. `None` where a differing phase is missing or has no interval.
-pub fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+pub(crate) fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
     let mut counts: Vec<(crate::results::PhaseId, f64)> = Vec::new();
     for (parts, sign) in [(a, 1.0), (b, -1.0)] {
         for p in parts {
@@ -136,14 +134,14 @@ pub fn predicted_difference(a: &SuiteResult, b: &SuiteResult) -> f64 {
 /// them beyond each 95% bound (200 gave 5); 1,000 draws per world keep `check` of a full run to a
 /// couple of seconds on 2 cores. The draws add their own noise to each world's median, so the
 /// interval errs wide, not narrow.
-pub const CI_RESAMPLES: usize = 1000;
-pub const CI_DRAWS: usize = 1000;
+pub(crate) const CI_RESAMPLES: usize = 1000;
+pub(crate) const CI_DRAWS: usize = 1000;
 
 /// Per suite, the composed median of every bootstrap world: in world `b` every phase is
 /// resampled with replacement once (shared by all suites, so a suite and its baseline move
 /// together), then `CI_DRAWS` handshakes are drawn from the resampled phases. Each world has its
 /// own seed, so the result does not depend on how many threads share the work.
-pub fn bootstrap_medians(
+pub(crate) fn bootstrap_medians(
     suites: &[SuiteResult],
     phases: &[Phase],
     worlds: usize,
@@ -243,7 +241,7 @@ pub fn bootstrap_medians(
 }
 
 /// A 95% interval (low, high), where there is one.
-pub type Interval = Option<(f64, f64)>;
+pub(crate) type Interval = Option<(f64, f64)>;
 
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
@@ -278,7 +276,7 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Int
 /// signs, the client generates the KEM key, decapsulates and verifies; each side makes one
 /// classical key share and derives once, and each runs the key schedule, transcript hash and
 /// record keys over the same bytes (half of a full suite's counts each).
-pub fn server_share(op: Operation) -> f64 {
+pub(crate) fn server_share(op: Operation) -> f64 {
     match op {
         Operation::KemEncaps | Operation::SigSign => 1.0,
         Operation::KemKeygen
@@ -291,7 +289,7 @@ pub fn server_share(op: Operation) -> f64 {
 
 /// The server side of a full-handshake suite composed from phase medians:
 /// sum over phases of count x server share x median.
-pub fn server_side_median_ns(suite: &SuiteResult, phases: &[Phase]) -> Option<f64> {
+pub(crate) fn server_side_median_ns(suite: &SuiteResult, phases: &[Phase]) -> Option<f64> {
     let mut total = 0.0;
     for part in &suite.phases {
         let p = crate::results::find_phase(phases, &part.id())?;

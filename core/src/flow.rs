@@ -21,9 +21,9 @@ use toml::Spanned;
 pub struct FlowDef {
     pub protocol: String,
     /// (name, side), in the order the handshake runs them.
-    pub segments: Vec<(String, Side)>,
+    pub(crate) segments: Vec<(String, Side)>,
     /// Per operation, each segment's share of its calls (indices into `segments`).
-    pub shares: Vec<(Operation, Vec<(usize, f64)>)>,
+    pub(crate) shares: Vec<(Operation, Vec<(usize, f64)>)>,
 }
 
 #[derive(Deserialize)]
@@ -59,7 +59,7 @@ struct OperationDef {
 /// the client makes the KEM key pair and decapsulates, the server encapsulates and signs, the
 /// client verifies (RFC 8446 §4.2.8, §4.4.3; RFC 9142; draft-ietf-tls-ecdhe-mlkem;
 /// draft-kampanakis-curdle-ssh-pq-ke). `None`: both sides make such calls.
-pub fn fixed_side(op: Operation) -> Option<Side> {
+pub(crate) fn fixed_side(op: Operation) -> Option<Side> {
     match op {
         Operation::KemKeygen | Operation::KemDecaps | Operation::SigVerify => Some(Side::Client),
         Operation::KemEncaps | Operation::SigSign => Some(Side::Server),
@@ -99,7 +99,7 @@ pub fn load(path: &Path) -> Result<Vec<FlowDef>, SuiteError> {
 
 /// Parses and validates a flights file: known sides and operations, shares naming segments of the
 /// file and adding up to 1, and every operation the protocols fix on the side they fix it.
-pub fn parse(file: &Path, text: &str) -> Result<Vec<FlowDef>, SuiteError> {
+pub(crate) fn parse(file: &Path, text: &str) -> Result<Vec<FlowDef>, SuiteError> {
     let at = |offset: usize| crate::suite::locate(file, text, offset);
     let invalid = |offset: usize, message: String| SuiteError::Invalid {
         at: at(offset),

@@ -12,30 +12,30 @@ use crate::stats;
 
 /// One kind of call: its in-situ median per call against the phase loop's median.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PerCall {
+pub(crate) struct PerCall {
     /// The in-situ label (`sig.verify.cert` is the certificate's signature check).
-    pub label: String,
-    pub algorithm: String,
-    pub backend: String,
+    pub(crate) label: String,
+    pub(crate) algorithm: String,
+    pub(crate) backend: String,
     /// Median over the kept connections of the per-call time, client and server pooled.
-    pub insitu_ns: f64,
+    pub(crate) insitu_ns: f64,
     /// How many per-call values that median is of.
-    pub values: usize,
+    pub(crate) values: usize,
     /// The phase loop's median for the same backend, algorithm and operation; for a call that does
     /// several phases at once (OpenSSL's hybrid key shares), the sum of theirs.
-    pub loop_ns: f64,
+    pub(crate) loop_ns: f64,
     /// The phase operations `loop_ns` is the sum of, where there are more than one.
-    pub parts: Vec<String>,
+    pub(crate) parts: Vec<String>,
 }
 
 impl PerCall {
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.insitu_ns / self.loop_ns
     }
 
     /// "ML-KEM-768 (awslc)": the algorithm and the backend whose phase it is set beside; for a
     /// call of several phases, which ones ("ML-KEM-768 + X25519 (openssl: kem.keygen + dh.keygen)").
-    pub fn implementation(&self) -> String {
+    pub(crate) fn implementation(&self) -> String {
         if self.parts.len() > 1 {
             format!(
                 "{} ({}: {})",
@@ -56,7 +56,7 @@ impl PerCall {
 /// (OpenSSL 3.5.5 `providers/implementations/keymgmt/mlx_kmgmt.c` `mlx_kem_gen` and
 /// `providers/implementations/kem/mlx_kem.c`), with `kx.import` added to the encapsulation and
 /// the derive.
-pub fn legacy_call_phases(stack: &str, labels: &[String]) -> Vec<CallPhases> {
+pub(crate) fn legacy_call_phases(stack: &str, labels: &[String]) -> Vec<CallPhases> {
     use Operation::*;
     let openssl = stack == "openssl";
     labels
@@ -90,15 +90,11 @@ pub fn legacy_call_phases(stack: &str, labels: &[String]) -> Vec<CallPhases> {
 
 /// Per-call times of label `k` in each connection, both sides: a side's time over its calls per
 /// handshake. Only where a side makes the same whole number of calls in every handshake (the
-/// key-exchange and signature calls do), so that the quotient is a per-call time.
-pub fn per_call_values(i: &InSitu, k: usize) -> Vec<f64> {
-    per_call_values_with(i, k, None)
-}
-
-/// As `per_call_values`, with label `with` added on each side where it is called as often as `k`
+/// key-exchange and signature calls do), so that the quotient is a per-call time; with label
+/// `with` added on each side where it is called as often as `k`
 /// (OpenSSL's `kx.import`, setting the peer's share, which the phases count in the encapsulation
 /// or the derive); a side that calls `with` some other number of times is left out.
-pub fn per_call_values_with(i: &InSitu, k: usize, with: Option<usize>) -> Vec<f64> {
+pub(crate) fn per_call_values_with(i: &InSitu, k: usize, with: Option<usize>) -> Vec<f64> {
     type Side = fn(&InSituConnection) -> &Vec<u64>;
     type Calls = fn(&InSitu) -> &Vec<f64>;
     let sides: [(Calls, Side); 2] = [
@@ -129,7 +125,7 @@ pub fn per_call_values_with(i: &InSitu, k: usize, with: Option<usize>) -> Vec<f6
 
 /// The per-call rows of one instrumented scenario, against the phases its stack's suites are
 /// composed from (the full-handshake suite of its group where there is one, else the group's).
-pub fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
+pub(crate) fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
     let Some(i) = &s.insitu else {
         return Vec::new();
     };
@@ -235,10 +231,10 @@ mod tests {
     fn per_call_values_divide_by_whole_calls_and_skip_the_rest() {
         let i = insitu();
         // kem.keygen: client only, one call each.
-        assert_eq!(per_call_values(&i, 0), vec![10.0, 14.0, 12.0]);
+        assert_eq!(per_call_values_with(&i, 0, None), vec![10.0, 14.0, 12.0]);
         // hash.update: 7 client calls per handshake (70 / 7 = 10, 77 / 7 = 11, 7 / 7 = 1); the
         // server's 3.5 is an average of varying counts, not a per-call divisor.
-        assert_eq!(per_call_values(&i, 1), vec![10.0, 11.0, 1.0]);
+        assert_eq!(per_call_values_with(&i, 1, None), vec![10.0, 11.0, 1.0]);
     }
 
     #[test]

@@ -12,44 +12,44 @@ use crate::references::{self, Reference};
 use crate::results::{Form, Operation, Phase, PhaseId, Results};
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub backend: String,
-    pub form: Form,
-    pub median_ns: f64,
-    pub ci95_ns: Option<(f64, f64)>,
+pub(crate) struct Entry {
+    pub(crate) backend: String,
+    pub(crate) form: Form,
+    pub(crate) median_ns: f64,
+    pub(crate) ci95_ns: Option<(f64, f64)>,
     /// Median TSC cycles per call, where recorded.
-    pub cycles: Option<f64>,
+    pub(crate) cycles: Option<f64>,
     /// Median / the fastest median of this operation in this run (1.0 for the fastest).
-    pub to_fastest: f64,
+    pub(crate) to_fastest: f64,
     /// The two medians' 95% intervals overlap: not distinguishable from the fastest in this run.
-    pub tied_with_fastest: bool,
+    pub(crate) tied_with_fastest: bool,
     /// pqprof's median TSC cycles / the published figure chosen for this operation.
-    pub to_published: Option<f64>,
+    pub(crate) to_published: Option<f64>,
 }
 
 /// The published figure an operation is set against: the lowest for this machine's
 /// microarchitecture, else the lowest for any (labelled as another microarchitecture).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Published {
-    pub cycles: f64,
-    pub implementation: String,
-    pub microarchitecture: String,
-    pub machine: String,
-    pub same_microarchitecture: bool,
-    pub source: String,
+pub(crate) struct Published {
+    pub(crate) cycles: f64,
+    pub(crate) implementation: String,
+    pub(crate) microarchitecture: String,
+    pub(crate) machine: String,
+    pub(crate) same_microarchitecture: bool,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Operation_ {
-    pub operation: Operation,
-    pub entries: Vec<Entry>,
-    pub published: Option<Published>,
+pub(crate) struct Operation_ {
+    pub(crate) operation: Operation,
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) published: Option<Published>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct League {
-    pub algorithm: String,
-    pub operations: Vec<Operation_>,
+    pub(crate) algorithm: String,
+    pub(crate) operations: Vec<Operation_>,
 }
 
 /// The phase that stands for a backend's (algorithm, operation): primitive form if there is one.
@@ -64,7 +64,7 @@ fn like_for_like<'a>(
     find(Form::Primitive).or_else(|| find(Form::Handshake))
 }
 
-pub fn best_published(
+pub(crate) fn best_published(
     refs: &[Reference],
     algorithm: &str,
     op: Operation,
@@ -93,7 +93,7 @@ pub fn best_published(
 
 /// The league tables of one run: algorithms in the registry's order, operations in schema order;
 /// only operations two or more backends measured, or that have a published figure.
-pub fn league(all: &[Phase], here: &str, refs: &[Reference]) -> Vec<League> {
+pub(crate) fn league(all: &[Phase], here: &str, refs: &[Reference]) -> Vec<League> {
     let mut keys: Vec<(String, Operation)> = Vec::new();
     for p in all {
         if !keys
@@ -249,7 +249,7 @@ pub fn render_text(r: &Results, leagues: &[League]) -> String {
 }
 
 /// "16,376 cycles, mlkem-native … (sapphirerapids, another microarchitecture)".
-pub fn describe(p: &Published) -> String {
+pub(crate) fn describe(p: &Published) -> String {
     format!(
         "{} cycles, {} ({}{})",
         crate::units::count(p.cycles),

@@ -17,12 +17,12 @@
 //! p is large.
 
 /// Initial RTO (RFC 6298 section 2.1), nanoseconds (1 s).
-pub const INITIAL_RTO_NS: f64 = 1e9;
+pub(crate) const INITIAL_RTO_NS: f64 = 1e9;
 /// Linux's minimum RTO (include/net/tcp.h TCP_RTO_MIN = HZ / 5), nanoseconds (200 ms).
-pub const MIN_RTO_NS: f64 = 200e6;
+pub(crate) const MIN_RTO_NS: f64 = 200e6;
 
 #[allow(clippy::too_many_arguments)]
-pub fn expected_ns(
+pub(crate) fn expected_ns(
     zero_ns: f64,
     round_trips: f64,
     rtt_ns: f64,
@@ -65,7 +65,7 @@ pub const QUIC_INITIAL_WINDOW: u64 = 12_000;
 
 /// The datagrams a QUIC handshake's flights travel in before path MTU discovery (RFC 9000
 /// section 14.1: an Initial's at least 1,200 bytes; quinn stays at 1,200 without discovery).
-pub const QUIC_DATAGRAM: u64 = 1_200;
+pub(crate) const QUIC_DATAGRAM: u64 = 1_200;
 
 /// Round trips a QUIC server's first flight of `server_bytes` takes beyond its first, without an
 /// address-validation token (`token` false): until the client's next flight validates its address
@@ -129,7 +129,7 @@ pub fn quic_round_trips(
 /// check and what of the signing outlasts the wait). The zero point, through the same router,
 /// waits its own base RTT: a cell's model takes off what its RTT hides beyond that
 /// (figures::network::model).
-pub fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
+pub(crate) fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
     if s.flight_bytes <= s.window_bytes || wait_ns <= 0.0 {
         return 0.0;
     }
@@ -225,7 +225,7 @@ const MAX_LOSSES: u32 = 4;
 /// The flight's delay is its slowest segment's, the segments being recovered in parallel. Taken
 /// as simpler than they are: several segments lost at a flight's end (the probe brings back the
 /// last; the rest take about one RTT more) and ACKs lost (a later one covers them).
-pub fn flight_delay(f: &Flight, rtt_ns: f64, p: f64) -> Vec<(f64, f64)> {
+pub(crate) fn flight_delay(f: &Flight, rtt_ns: f64, p: f64) -> Vec<(f64, f64)> {
     let p = p.clamp(0.0, 1.0);
     let rto = rtt_ns + (2.0 * rtt_ns).max(MIN_RTO_NS);
     // The delay after k losses of one packet whose first recovery takes `first`.
@@ -295,7 +295,7 @@ fn convolve(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
 /// delay (`flight_delay`) added to the next's; the `q`-th percentile is the smallest time whose
 /// probability of not being exceeded reaches q. At 1% loss most handshakes lose nothing, so the
 /// p50 is the loss-free time and the p95 shows the timers.
-pub fn loss_percentiles(
+pub(crate) fn loss_percentiles(
     loss_free_ns: f64,
     path: &[Flight],
     rtt_ns: f64,

@@ -7,36 +7,38 @@ use serde::Deserialize;
 use std::path::Path;
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Reference {
-    pub primitive: String,
-    pub operation: String,
-    pub implementation: String,
-    pub cycles: f64,
-    pub statistic: String,
-    pub machine: String,
-    pub microarchitecture: String,
-    pub source: String,
-    pub source_date: String,
+pub(crate) struct Reference {
+    pub(crate) primitive: String,
+    pub(crate) operation: String,
+    pub(crate) implementation: String,
+    pub(crate) cycles: f64,
+    pub(crate) statistic: String,
+    pub(crate) machine: String,
+    pub(crate) microarchitecture: String,
+    pub(crate) source: String,
+    pub(crate) source_date: String,
     #[serde(default)]
-    pub quote: String,
+    // Parsed so the file states where its figure comes from; nothing prints it yet.
+    #[allow(dead_code)]
+    pub(crate) quote: String,
     /// A build users do not get (experimental compilers): shown in cross-checks, never taken as
     /// the best published figure.
     #[serde(default)]
-    pub experimental: bool,
+    pub(crate) experimental: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Throughput {
-    pub primitive: String,
-    pub operation: String,
-    pub implementation: String,
-    pub message_bytes: usize,
-    pub cycles_per_byte: f64,
-    pub statistic: String,
-    pub machine: String,
-    pub microarchitecture: String,
-    pub source: String,
-    pub source_date: String,
+pub(crate) struct Throughput {
+    pub(crate) primitive: String,
+    pub(crate) operation: String,
+    pub(crate) implementation: String,
+    pub(crate) message_bytes: usize,
+    pub(crate) cycles_per_byte: f64,
+    pub(crate) statistic: String,
+    pub(crate) machine: String,
+    pub(crate) microarchitecture: String,
+    pub(crate) source: String,
+    pub(crate) source_date: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,7 +49,7 @@ struct File {
     throughput_reference: Vec<Throughput>,
 }
 
-pub fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
+pub(crate) fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     parse(&text, &path.display().to_string())
@@ -55,7 +57,7 @@ pub fn load(path: &Path) -> Result<(Vec<Reference>, Vec<Throughput>)> {
 
 /// The references this pqprof was built with (references/cycles.toml, compiled in): what the
 /// league tables set every phase against, whatever directory the site is rendered from.
-pub fn builtin() -> Result<(Vec<Reference>, Vec<Throughput>)> {
+pub(crate) fn builtin() -> Result<(Vec<Reference>, Vec<Throughput>)> {
     parse(
         include_str!("../../references/cycles.toml"),
         "references/cycles.toml",
@@ -153,22 +155,22 @@ pub fn reference_rows(r: &Results, path: &Path) -> Result<Vec<ReferenceRow>> {
 
 /// Seed 000's published figures (references/seed000.toml, compiled in): a labelled reference row.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
-pub struct Seed000 {
-    pub source: String,
-    pub runtime: String,
-    pub machine: String,
-    pub statistic: String,
-    pub tls_classical_ms: f64,
-    pub tls_hybrid_ms: f64,
-    pub raw_mlkem768_ms: f64,
-    pub raw_ecdh_p256_ms: f64,
-    pub client_bytes_classical: f64,
-    pub client_allocs_classical: f64,
-    pub client_bytes_hybrid: f64,
-    pub client_allocs_hybrid: f64,
+pub(crate) struct Seed000 {
+    pub(crate) source: String,
+    pub(crate) runtime: String,
+    pub(crate) machine: String,
+    pub(crate) statistic: String,
+    pub(crate) tls_classical_ms: f64,
+    pub(crate) tls_hybrid_ms: f64,
+    pub(crate) raw_mlkem768_ms: f64,
+    pub(crate) raw_ecdh_p256_ms: f64,
+    pub(crate) client_bytes_classical: f64,
+    pub(crate) client_allocs_classical: f64,
+    pub(crate) client_bytes_hybrid: f64,
+    pub(crate) client_allocs_hybrid: f64,
 }
 
-pub fn seed000() -> Result<Seed000> {
+pub(crate) fn seed000() -> Result<Seed000> {
     toml::from_str(include_str!("../../references/seed000.toml"))
         .map_err(|e| anyhow::anyhow!("references/seed000.toml: {}", e.message()))
 }
@@ -176,10 +178,10 @@ pub fn seed000() -> Result<Seed000> {
 /// What a results file does not record about its machine (references/machines.toml, compiled in),
 /// with where it was found.
 #[derive(Debug, Clone, Deserialize)]
-pub struct MachineNote {
-    pub fingerprint: String,
-    pub note: String,
-    pub source: String,
+pub(crate) struct MachineNote {
+    pub(crate) fingerprint: String,
+    pub(crate) note: String,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -187,7 +189,7 @@ struct MachinesFile {
     machine: Vec<MachineNote>,
 }
 
-pub fn machine_notes() -> Result<Vec<MachineNote>> {
+pub(crate) fn machine_notes() -> Result<Vec<MachineNote>> {
     let f: MachinesFile = toml::from_str(include_str!("../../references/machines.toml"))
         .map_err(|e| anyhow::anyhow!("references/machines.toml: {}", e.message()))?;
     Ok(f.machine)
@@ -197,22 +199,26 @@ pub fn machine_notes() -> Result<Vec<MachineNote>> {
 /// handshake-time percentiles of one key exchange and one server signature algorithm at one RTT and
 /// loss rate, from their key-exchange or their signature experiments.
 #[derive(Debug, Clone, Deserialize)]
-pub struct PaquinPoint {
+pub(crate) struct PaquinPoint {
     /// "kex" (the key exchange varies, ECDSA P-256 authenticates) or "sig" (the signature varies,
     /// p256_kyber512_90s exchanges keys).
     #[serde(default = "kex_experiment")]
-    pub experiment: String,
-    pub kex: String,
+    pub(crate) experiment: String,
+    pub(crate) kex: String,
     #[serde(default = "ecdsa_sig")]
-    pub sig: String,
-    pub rtt_ms: f64,
-    pub loss_pct: f64,
+    pub(crate) sig: String,
+    pub(crate) rtt_ms: f64,
+    pub(crate) loss_pct: f64,
     /// Handshakes per point where the published code says (the signature runs do not).
     #[serde(default)]
-    pub samples: Option<usize>,
-    pub percentiles: Vec<f64>,
-    pub ms: Vec<f64>,
-    pub source_file: String,
+    // Parsed so the file states where its figure comes from; nothing prints it yet.
+    #[allow(dead_code)]
+    pub(crate) samples: Option<usize>,
+    pub(crate) percentiles: Vec<f64>,
+    pub(crate) ms: Vec<f64>,
+    // Parsed so the file states where its figure comes from; nothing prints it yet.
+    #[allow(dead_code)]
+    pub(crate) source_file: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,7 +226,7 @@ struct PaquinFile {
     point: Vec<PaquinPoint>,
 }
 
-pub fn paquin() -> Result<Vec<PaquinPoint>> {
+pub(crate) fn paquin() -> Result<Vec<PaquinPoint>> {
     let f: PaquinFile = toml::from_str(include_str!("../../references/paquin.toml"))
         .map_err(|e| anyhow::anyhow!("references/paquin.toml: {}", e.message()))?;
     Ok(f.point)
@@ -236,7 +242,7 @@ fn ecdsa_sig() -> String {
 
 /// The key-exchange experiments' point of `kex` nearest an RTT (within 10%) at exactly this loss
 /// rate.
-pub fn paquin_nearest<'a>(
+pub(crate) fn paquin_nearest<'a>(
     points: &'a [PaquinPoint],
     kex: &str,
     rtt_ms: f64,
@@ -252,7 +258,7 @@ pub fn paquin_nearest<'a>(
 
 /// The signature experiments' point of `sig` ("ecdsap256", "dilithium2") nearest an RTT (within
 /// 10%) at exactly this loss rate.
-pub fn paquin_sig_nearest<'a>(
+pub(crate) fn paquin_sig_nearest<'a>(
     points: &'a [PaquinPoint],
     sig: &str,
     rtt_ms: f64,

@@ -23,7 +23,7 @@ pub fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Sample standard deviation (n - 1 in the denominator); 0 for fewer than two samples.
-pub fn stdev(xs: &[f64]) -> f64 {
+pub(crate) fn stdev(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }
@@ -57,7 +57,8 @@ pub fn median(xs: &[f64]) -> f64 {
 }
 
 /// The full summary (`Sample::summary`); `None` for no samples or a value that is not finite.
-pub fn summarize(xs: &[f64]) -> Option<Summary> {
+#[cfg(test)]
+pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     Sample::new(xs).ok().map(Sample::summary)
 }
 
@@ -71,13 +72,13 @@ pub fn ops_per_sec(mean_ns: f64) -> f64 {
 }
 
 /// Relative difference in percent: within `tol_pct` of each other?
-pub fn agrees(a: f64, b: f64, tol_pct: f64) -> bool {
+pub(crate) fn agrees(a: f64, b: f64, tol_pct: f64) -> bool {
     let scale = a.abs().max(b.abs());
     scale == 0.0 || (a - b).abs() / scale * 100.0 <= tol_pct
 }
 
 /// Median of `xs` without sorting all of it (reorders `xs`).
-pub fn median_in_place(xs: &mut [f64]) -> f64 {
+pub(crate) fn median_in_place(xs: &mut [f64]) -> f64 {
     let n = xs.len();
     if n == 0 {
         return f64::NAN;
@@ -100,7 +101,7 @@ pub const BOOTSTRAP_SEED: u64 = 0x626f_6f74; // "boot"
 
 /// The medians of `resamples` bootstrap resamples of `xs` (with replacement, drawn with SplitMix64
 /// from `seed`): the one bootstrap behind every interval of a single phase.
-pub fn bootstrap_medians(xs: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+pub(crate) fn bootstrap_medians(xs: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     if xs.len() < 2 {
         return Vec::new();
     }
@@ -122,7 +123,11 @@ pub fn bootstrap_medians(xs: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
 /// draw. The groups are processes: what differs between two processes (code and data placement,
 /// pages, the host's state) is inside the spread, which a flat resample of pooled values leaves
 /// out. One group is `bootstrap_medians` of it, the same random stream.
-pub fn bootstrap_medians_grouped(groups: &[&[f64]], resamples: usize, seed: u64) -> Vec<f64> {
+pub(crate) fn bootstrap_medians_grouped(
+    groups: &[&[f64]],
+    resamples: usize,
+    seed: u64,
+) -> Vec<f64> {
     match groups {
         [] => Vec::new(),
         [one] => bootstrap_medians(one, resamples, seed),
@@ -156,7 +161,7 @@ pub fn bootstrap_medians_grouped(groups: &[&[f64]], resamples: usize, seed: u64)
 /// levels to resample); the t critical value is the usual correction for few clusters (Cameron &
 /// Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", J. Human Resources 50(2),
 /// section VI). `None` unless there are two groups with samples.
-pub fn grouped_median_ci95(groups: &[&[f64]], median: f64) -> Option<(f64, f64)> {
+pub(crate) fn grouped_median_ci95(groups: &[&[f64]], median: f64) -> Option<(f64, f64)> {
     if groups.len() < 2 || groups.iter().any(|g| g.is_empty()) {
         return None;
     }
@@ -172,7 +177,7 @@ pub fn grouped_median_ci95(groups: &[&[f64]], median: f64) -> Option<(f64, f64)>
 }
 
 /// Splits samples into the groups `sizes` gives (in order); `None` unless the sizes add up.
-pub fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
+pub(crate) fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
     if sizes.iter().sum::<usize>() != xs.len() {
         return None;
     }
@@ -190,7 +195,7 @@ pub fn groups<'a, T>(xs: &'a [T], sizes: &[usize]) -> Option<Vec<&'a [T]>> {
 /// the binomial count below the percentile; Conover, "Practical Nonparametric Statistics", 3rd ed.
 /// 1999, §3.2). `None` where those ranks fall outside the sample: too few samples for that
 /// percentile (a p95 needs about 75).
-pub fn percentile_ci95(sorted: &[f64], p: f64) -> Option<(f64, f64)> {
+pub(crate) fn percentile_ci95(sorted: &[f64], p: f64) -> Option<(f64, f64)> {
     let n = sorted.len() as f64;
     let q = p / 100.0;
     if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
@@ -219,14 +224,14 @@ pub fn half_width_pct(interval: (f64, f64), centre: f64) -> Option<f64> {
 /// for every figure at once, but a run only averages its own processes' states, never the next
 /// run's: so each run adds a drift of `drift_pct` (as a 95% term, 1.96 times it) of its own.
 /// sqrt(2 (h^2 + (1.96 d)^2)).
-pub fn next_run_half_width_pct(half_width_pct: f64, drift_pct: f64) -> f64 {
+pub(crate) fn next_run_half_width_pct(half_width_pct: f64, drift_pct: f64) -> f64 {
     let d = 1.96 * drift_pct;
     (2.0 * (half_width_pct * half_width_pct + d * d)).sqrt()
 }
 
 /// The 2.5th and 97.5th percentiles of bootstrap estimates; `None` without estimates or with a
 /// non-finite one.
-pub fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn interval95(estimates: &[f64]) -> Option<(f64, f64)> {
     if estimates.is_empty() || estimates.iter().any(|x| !x.is_finite()) {
         return None;
     }
@@ -249,15 +254,15 @@ pub fn median_interval(xs: &[f64]) -> Option<(f64, f64, f64)> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleFigures {
     pub summary: Summary,
-    pub median_ci95: Option<(f64, f64)>,
-    pub rsd_pct: f64,
-    pub outliers: Outliers,
-    pub ops_per_sec: f64,
+    pub(crate) median_ci95: Option<(f64, f64)>,
+    pub(crate) rsd_pct: f64,
+    pub(crate) outliers: Outliers,
+    pub(crate) ops_per_sec: f64,
 }
 
 impl SampleFigures {
     /// The figures of a phase with no samples (it failed before its first timed call).
-    pub fn empty() -> SampleFigures {
+    pub(crate) fn empty() -> SampleFigures {
         let summary = Summary {
             mean_ns: 0.0,
             median_ns: 0.0,
@@ -284,7 +289,7 @@ pub fn figures(samples_ns: &[u64]) -> Option<SampleFigures> {
 
 /// `figures` of samples measured in several processes (`processes`: how many samples each gave,
 /// in order; empty or one: a single process): the median's interval is the two-stage bootstrap's.
-pub fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<SampleFigures> {
+pub(crate) fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<SampleFigures> {
     let xs: Vec<f64> = samples_ns.iter().map(|&x| x as f64).collect();
     let sample = Sample::new(&xs).ok()?;
     let summary = sample.summary();
@@ -303,7 +308,7 @@ pub fn figures_grouped(samples_ns: &[u64], processes: &[usize]) -> Option<Sample
 
 /// Tukey's fences (Tukey 1977, "Exploratory Data Analysis"): outside Q1 - 1.5 IQR / Q3 + 1.5 IQR is
 /// mild, outside 3 IQR severe. Outliers are counted, never dropped.
-pub fn tukey(xs: &[f64]) -> Outliers {
+pub(crate) fn tukey(xs: &[f64]) -> Outliers {
     let s = sorted(xs);
     let (q1, q3) = (percentile_sorted(&s, 25.0), percentile_sorted(&s, 75.0));
     let iqr = q3 - q1;
@@ -341,7 +346,7 @@ pub fn chunk_medians(samples_ns: &[u64], per: usize) -> Vec<f64> {
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (standard tables, e.g.
 /// NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.2); the normal 1.96 beyond 30.
-pub fn t95(df: usize) -> f64 {
+pub(crate) fn t95(df: usize) -> f64 {
     const T: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -382,10 +387,10 @@ pub fn paired_ratio(ours: &[f64], theirs: &[f64]) -> Option<(f64, Option<(f64, f
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny deterministic generator, so resampled figures are
 /// reproducible from the raw samples by anyone with the seed.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
+pub(crate) struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -394,7 +399,7 @@ impl SplitMix64 {
     }
 
     /// Uniform index in 0..n (n > 0), by Lemire's multiply-shift (bias below 2^-32 for our n).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }

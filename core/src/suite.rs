@@ -130,10 +130,10 @@ struct PhaseDef {
 /// The messages a signature track may sign (see suites/signatures.toml).
 const MESSAGES: [&str; 1] = ["tls13-certificate-verify"];
 /// The most times one phase may occur in a handshake (also enforced on results files by `check`).
-pub const MAX_COUNT: i64 = 1024;
+pub(crate) const MAX_COUNT: i64 = 1024;
 
 /// How a page names a protocol of the suite files ("tls13" -> "TLS 1.3", "ssh" -> "SSH").
-pub fn protocol_label(protocol: &str) -> String {
+pub(crate) fn protocol_label(protocol: &str) -> String {
     match protocol {
         "tls13" => "TLS 1.3".into(),
         "ssh" => "SSH".into(),
@@ -197,7 +197,7 @@ pub fn is_auth_file(text: &str) -> bool {
 
 /// Whether a suite folder's file is a flights file (`kind = "flights"`), which `load` leaves to
 /// flow.rs.
-pub fn is_flights_file(text: &str) -> bool {
+pub(crate) fn is_flights_file(text: &str) -> bool {
     file_kind(text).as_deref() == Some("flights")
 }
 
@@ -417,7 +417,7 @@ fn check_workloads(suites: &[Suite]) -> Result<(), SuiteError> {
     Ok(())
 }
 
-pub fn locate(file: &Path, text: &str, offset: usize) -> Location {
+pub(crate) fn locate(file: &Path, text: &str, offset: usize) -> Location {
     // A span that does not fall on a character boundary (it should) still gives a line.
     let mut end = offset.min(text.len());
     while !text.is_char_boundary(end) {

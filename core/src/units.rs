@@ -19,7 +19,7 @@ pub fn time(ns: f64) -> String {
 
 /// A round-trip time as a grid names it, in milliseconds with no trailing zeros: "5.6 ms",
 /// "78.7 ms", "0 ms".
-pub fn rtt(ns: f64) -> String {
+pub(crate) fn rtt(ns: f64) -> String {
     let ms = format!("{:.3}", ns / 1e6);
     let ms = ms.trim_end_matches('0').trim_end_matches('.');
     format!("{ms} ms")
@@ -49,7 +49,7 @@ pub fn bytes(n: usize) -> String {
 }
 
 /// A signed percentage: "+52.4%", "−47.5%" (a real minus sign).
-pub fn delta(pct: f64) -> String {
+pub(crate) fn delta(pct: f64) -> String {
     let s = format!("{:.1}%", pct.abs());
     if pct < 0.0 && s != "0.0%" {
         format!("−{s}")
@@ -58,7 +58,7 @@ pub fn delta(pct: f64) -> String {
     }
 }
 
-pub fn ratio(x: f64) -> String {
+pub(crate) fn ratio(x: f64) -> String {
     format!("{x:.2}×")
 }
 
@@ -72,7 +72,7 @@ pub fn signed_time(ns: f64) -> String {
 }
 
 /// A plain fixed-width text table (comfy-table, no borders), the columns in `right` right-aligned.
-pub fn text_table(head: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
+pub(crate) fn text_table(head: &[&str], rows: &[Vec<String>], right: &[usize]) -> String {
     use comfy_table::{presets::NOTHING, CellAlignment, ContentArrangement, Table};
     let mut t = Table::new();
     t.load_preset(NOTHING)

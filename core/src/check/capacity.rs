@@ -39,7 +39,7 @@ fn summary(problems: &mut Vec<Problem>, name: &str, stored: &Summary, samples: &
     }
 }
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(c) = &results.capacity else {
         return problems;

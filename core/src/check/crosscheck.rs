@@ -7,7 +7,7 @@ use crate::results::{should_continue, Agreement, CrosscheckRow, Results};
 use crate::stats;
 use std::collections::BTreeMap;
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(c) = &results.crosscheck else {
         return problems;

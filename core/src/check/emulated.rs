@@ -6,7 +6,7 @@
 use super::problem::Problem;
 use crate::results::{Outliers, Results, Summary};
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(e) = &results.run.host.emulated else {
         return problems;
@@ -69,7 +69,7 @@ pub fn check(results: &Results) -> Vec<Problem> {
         )));
     }
     if results.run.counter.is_none() {
-        problems.push(Problem::evidence(
+        problems.push(Problem::incomplete(
             "run.counter: an emulated run without a counter",
         ));
     }

@@ -7,7 +7,7 @@ use super::problem::Problem;
 use crate::flow::fixed_side;
 use crate::results::{Flow, Results, SuiteResult};
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     for s in &results.suites {
         if let Some(f) = &s.flow {
@@ -31,7 +31,7 @@ fn suite(problems: &mut Vec<Problem>, results: &Results, s: &SuiteResult, f: &Fl
             .map(|q| q.count)
             .sum();
         if (placed - f64::from(p.count)).abs() > 1e-6 {
-            problems.push(Problem::evidence(format!(
+            problems.push(Problem::incomplete(format!(
                 "{name}: {} has {placed} calls in the segments and {} in the suite",
                 p.id(),
                 p.count
@@ -43,7 +43,7 @@ fn suite(problems: &mut Vec<Problem>, results: &Results, s: &SuiteResult, f: &Fl
             if !s.phases.iter().any(|p| {
                 p.backend == q.backend && p.algorithm == q.algorithm && p.operation == q.operation
             }) {
-                problems.push(Problem::evidence(format!(
+                problems.push(Problem::incomplete(format!(
                     "{name}: segment \"{}\" holds {} {} {}, which the suite does not",
                     g.name, q.backend, q.algorithm, q.operation
                 )));

@@ -85,7 +85,7 @@ fn medians(problems: &mut Vec<Problem>, name: &str, s: &Scenario) {
     }
 }
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(h) = &results.handshakes else {
         return problems;

@@ -7,7 +7,7 @@ use super::problem::Problem;
 use crate::results::Instructions;
 
 /// Problems of one phase's counts; `name` is the phase's, "phase liboqs ML-KEM-768 kem.keygen".
-pub fn check(name: &str, ins: &Instructions) -> Vec<Problem> {
+pub(crate) fn check(name: &str, ins: &Instructions) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (k, e) in ins.events.iter().enumerate() {
         let recomputed = ins

@@ -89,7 +89,7 @@ fn entry(problems: &mut Vec<Problem>, m: &OperationMemory, r: &Results, e: &Memo
     }
 }
 
-pub fn check(r: &Results) -> Vec<Problem> {
+pub(crate) fn check(r: &Results) -> Vec<Problem> {
     let mut problems = Vec::new();
     let Some(m) = &r.memory else {
         return problems;

@@ -143,12 +143,13 @@ pub fn check(results: &Results) -> Vec<Problem> {
             }
         }
     }
+    let mut go = Vec::new();
     if let Some(g) = &results.go {
         for r in &g.raw {
             let name = format!("go raw {}", r.name);
             let medians = crate::stats::chunk_medians(&r.samples_ns, r.per_sample);
             if medians.len() != r.sample_medians_ns.len() {
-                run.push(Problem::incomplete(format!(
+                go.push(Problem::incomplete(format!(
                     "{name}: {} sample medians stored, the samples make {}",
                     r.sample_medians_ns.len(),
                     medians.len()
@@ -156,10 +157,10 @@ pub fn check(results: &Results) -> Vec<Problem> {
                 continue;
             }
             for (k, (a, b)) in r.sample_medians_ns.iter().zip(&medians).enumerate() {
-                differs(&mut run, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
+                differs(&mut go, format!("{name}: sample_medians_ns[{k}]"), *a, *b);
             }
             differs(
-                &mut run,
+                &mut go,
                 format!("{name}: median_ns"),
                 r.median_ns,
                 crate::stats::median(&medians),
@@ -167,5 +168,6 @@ pub fn check(results: &Results) -> Vec<Problem> {
         }
     }
     problems.extend(placed("run", run));
+    problems.extend(placed("go", go));
     problems
 }

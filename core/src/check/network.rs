@@ -9,7 +9,7 @@ use crate::results::Results;
 use crate::stats;
 use crate::units::{rtt, time};
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     results.network.as_ref().map_or_else(Vec::new, |n| {
         let mut problems = section(n);
         stalls(&mut problems, results, n);
@@ -92,7 +92,7 @@ fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_
     );
     let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
     if c.model.round_trips != want {
-        problems.push(Problem::evidence(format!(
+        problems.push(Problem::recomputed(format!(
             "{name}: the model counts {} round trips; a {}-byte server flight after a {}-byte \
              Initial flight takes {want}",
             c.model.round_trips, q.server_bytes, q.client_initial_bytes
@@ -149,7 +149,7 @@ fn wake(problems: &mut Vec<Problem>, n: &crate::results::Network) {
         (Some((p50, _)), None) => problems.push(Problem::incomplete(format!(
             "network: wake-ups {p50:.0} µs late at the median but no slow-wake note"
         ))),
-        (None, Some(_)) => problems.push(Problem::incomplete(
+        (None, Some(_)) => problems.push(Problem::recomputed(
             "network: a slow-wake note where the wake-ups' median is within the limit",
         )),
         (None, None) => {}
@@ -403,7 +403,7 @@ fn model(
 fn cpu_and_releases(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
     if let Some(cpu) = &c.cpu {
         if !(cpu.wall_ns > 0.0 && cpu.client_ns >= 0.0 && cpu.server_ns >= 0.0) {
-            problems.push(Problem::incomplete(format!(
+            problems.push(Problem::bound(format!(
                 "{name}: a measured window of {} with CPU {} / {}",
                 cpu.wall_ns, cpu.client_ns, cpu.server_ns
             )));
@@ -577,7 +577,7 @@ mod tests {
         fails(&n, Kind::Recomputed, "wake-up p50");
         // Quick wake-ups (p50 5.5 us) want no note.
         n.wake_ns = (1..=10).map(|k| k * 1_000).collect();
-        fails(&n, Kind::Incomplete, "slow-wake note where");
+        fails(&n, Kind::Recomputed, "slow-wake note where");
         n.notes.pop();
         assert_eq!(super::section(&n), Vec::<Problem>::new());
         // Two notes, or a note without samples, are refused.
@@ -654,7 +654,7 @@ mod tests {
         );
         fails(
             &with(&|c| c.cpu.as_mut().unwrap().wall_ns = 0.0),
-            Kind::Incomplete,
+            Kind::Bound,
             "a measured window",
         );
         fails(
@@ -751,7 +751,7 @@ mod tests {
                 c.quic.as_mut().unwrap().server_bytes = 7_000;
                 c.server_flight_bytes = Some(7_000);
             }),
-            Kind::Evidence,
+            Kind::Recomputed,
             "takes 1",
         );
         fails(

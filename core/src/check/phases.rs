@@ -29,7 +29,7 @@ fn counts(results: &Results) -> Vec<Problem> {
     problems
 }
 
-pub fn check(results: &Results) -> Vec<Problem> {
+pub(crate) fn check(results: &Results) -> Vec<Problem> {
     // A count no suite file allows would make the resampling below run for hours: refuse it first.
     let mut problems = counts(results);
     if !problems.is_empty() {

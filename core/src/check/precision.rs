@@ -8,16 +8,16 @@ use crate::results::Precision;
 use crate::stats;
 
 /// The batches a figure was measured in, as the samples give them.
-pub struct Batches<'a> {
-    pub count: usize,
+pub(crate) struct Batches<'a> {
+    pub(crate) count: usize,
     /// What they are, in the messages: "processes", "rounds".
-    pub what: &'a str,
+    pub(crate) what: &'a str,
     /// The batches a figure needs to stop on its target (`figures::confirm_batches`; 0: any).
-    pub confirm: usize,
+    pub(crate) confirm: usize,
 }
 
 /// Problems of `pr` against the recomputed interval `ci` around `centre`, from `batches`.
-pub fn check(
+pub(crate) fn check(
     problems: &mut Vec<Problem>,
     name: &str,
     pr: &Precision,

@@ -35,10 +35,10 @@ impl Kind {
 /// in words, the place (phase, scenario, cell) and what differs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The results file's section: "phases", "handshakes", "network", ... (`check::check` sets it).
-    pub section: &'static str,
-    pub text: String,
+    pub(crate) section: &'static str,
+    pub(crate) text: String,
 }
 
 impl Problem {

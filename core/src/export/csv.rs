@@ -4,7 +4,7 @@ use super::{lines, Exporter, HEADER};
 use crate::results::Results;
 use anyhow::Result;
 
-pub struct Csv;
+pub(crate) struct Csv;
 
 impl Exporter for Csv {
     fn serialize(&self, r: &Results) -> Result<Vec<u8>> {

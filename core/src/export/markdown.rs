@@ -5,7 +5,7 @@ use crate::results::Results;
 use crate::units as format;
 use anyhow::Result;
 
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 impl Exporter for Markdown {
     fn serialize(&self, r: &Results) -> Result<Vec<u8>> {

@@ -25,20 +25,20 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
 }
 
 /// One exported line: a phase or a suite, in nanoseconds.
-pub struct Line {
-    pub kind: &'static str,
-    pub name: String,
-    pub stack_or_backend: String,
-    pub mean: f64,
-    pub median: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub iterations: Option<usize>,
-    pub ci: Option<(f64, f64)>,
-    pub precision: Option<crate::results::Precision>,
+pub(crate) struct Line {
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) stack_or_backend: String,
+    pub(crate) mean: f64,
+    pub(crate) median: f64,
+    pub(crate) p95: f64,
+    pub(crate) p99: f64,
+    pub(crate) iterations: Option<usize>,
+    pub(crate) ci: Option<(f64, f64)>,
+    pub(crate) precision: Option<crate::results::Precision>,
 }
 
-pub const HEADER: [&str; 12] = [
+pub(crate) const HEADER: [&str; 12] = [
     "kind",
     "name",
     "stack_or_backend",
@@ -53,7 +53,7 @@ pub const HEADER: [&str; 12] = [
     "stopped",
 ];
 
-pub fn lines(r: &Results) -> Vec<Line> {
+pub(crate) fn lines(r: &Results) -> Vec<Line> {
     let phases = r.phases.iter().map(|p| Line {
         kind: "phase",
         name: p.id().short(),

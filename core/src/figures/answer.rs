@@ -9,7 +9,7 @@ use crate::stats;
 
 /// The hybrid each protocol's stacks share (ML-KEM-768 with X25519, the one every stack here
 /// negotiates) and its classical baseline: (protocol, hybrid, baseline).
-pub const HYBRID: [(&str, &str, &str); 2] = [
+pub(crate) const HYBRID: [(&str, &str, &str); 2] = [
     ("tls13", "X25519MLKEM768", "X25519"),
     ("ssh", "mlkem768x25519-sha256", "curve25519-sha256"),
 ];
@@ -17,9 +17,9 @@ pub const HYBRID: [(&str, &str, &str); 2] = [
 /// The certificate the answer sets beside the classical one (suites/auth.toml's ML-DSA-65 chain:
 /// NIST's category 3, and the first whose server flight overflows a 10-segment initial window),
 /// on the hybrid group, and the fully post-quantum handshake against the classical one.
-pub const CERTIFICATE: (&str, &str) = ("X25519MLKEM768", "ML-DSA-65");
-pub const POST_QUANTUM: (&str, &str) = ("MLKEM768", "ML-DSA-65");
-pub const CLASSICAL: &str = "X25519";
+pub(crate) const CERTIFICATE: (&str, &str) = ("X25519MLKEM768", "ML-DSA-65");
+pub(crate) const POST_QUANTUM: (&str, &str) = ("MLKEM768", "ML-DSA-65");
+pub(crate) const CLASSICAL: &str = "X25519";
 
 /// Whether a real handshake scenario (`auth` none for SSH) is the changed side of a row of the
 /// answer table whose paired difference is against the scenario the handshake step pairs it with:
@@ -45,13 +45,13 @@ pub struct PairedDelta {
     pub hi95_ns: f64,
     /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
     pub pairs: usize,
-    pub block: usize,
+    pub(crate) block: usize,
     /// How the pairs made the difference (`Absolute` for rounds).
-    pub form: DeltaForm,
+    pub(crate) form: DeltaForm,
     /// In the relative form, the median share of the baseline and its 95% interval, which the
     /// nanoseconds above are times the baseline's median: the figure the host's speed cancels in,
     /// and so the one two runs on a drifting host can agree on.
-    pub share: Option<(f64, f64, f64)>,
+    pub(crate) share: Option<(f64, f64, f64)>,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its
@@ -60,7 +60,7 @@ pub struct PairedDelta {
 /// the two samples of a round share the host's state, so a slow stretch of the shared machine
 /// moves both and cancels in their difference. `None` unless both have the same number (at least
 /// two) of finite rounds.
-pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
+pub(crate) fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
     if changed.len() != baseline.len() || changed.len() < 2 {
         return None;
     }
@@ -80,7 +80,7 @@ pub fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDelta> {
 /// The paired difference of two real handshake scenarios: block by block in the file's form where
 /// the run used the paired design (`DeltaPairing`), else `paired_delta` over the rounds both ran
 /// in (`figures::handshake::common_rounds`).
-pub fn paired_scenarios(
+pub(crate) fn paired_scenarios(
     changed: &Scenario,
     baseline: &Scenario,
     pairing: Option<DeltaPairing>,
@@ -100,7 +100,7 @@ pub fn paired_scenarios(
 /// The real loopback difference of two scenarios and its paired interval: in the paired design the
 /// paired difference in the file's form (what `pqprof handshake` stores as `measured_delta_ns`),
 /// before it the difference of the two medians beside the round-paired interval.
-pub fn real_delta(
+pub(crate) fn real_delta(
     changed: Option<&Scenario>,
     baseline: Option<&Scenario>,
     pairing: Option<DeltaPairing>,
@@ -119,7 +119,7 @@ pub fn real_delta(
 /// difference is a share times the baseline's median, so the baseline median's own 95% interval,
 /// as a share of it, carries over to the difference; nanoseconds, half-width. `None` where the
 /// baseline has no interval.
-pub fn host_part_ns(delta_ns: f64, baseline: &Scenario) -> Option<f64> {
+pub(crate) fn host_part_ns(delta_ns: f64, baseline: &Scenario) -> Option<f64> {
     host_part(delta_ns, baseline.median_ns, baseline.median_ci95_ns?)
 }
 
@@ -136,13 +136,13 @@ pub fn resolved(x: f64, (lo, hi): (f64, f64)) -> bool {
 
 /// A mean difference and its 95% half-width.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Term {
-    pub mean: f64,
-    pub half95: f64,
+pub(crate) struct Term {
+    pub(crate) mean: f64,
+    pub(crate) half95: f64,
 }
 
 impl Term {
-    pub fn resolved(&self) -> bool {
+    pub(crate) fn resolved(&self) -> bool {
         resolved(
             self.mean,
             (self.mean - self.half95, self.mean + self.half95),
@@ -155,7 +155,7 @@ impl Term {
 /// from the connections each in-situ record kept. Paired (`paired`: the paired design, where the
 /// k-th record of each ran next to the other's k-th), the t-interval of the k-th differences;
 /// otherwise the two means' t-intervals in quadrature. `None` with fewer than two records.
-pub fn explained_terms(
+pub(crate) fn explained_terms(
     changed: &crate::results::InSitu,
     baseline: &crate::results::InSitu,
     paired: bool,
@@ -191,13 +191,13 @@ pub fn explained_terms(
 pub struct Gap {
     pub label: String,
     /// The changed scenario's call: "ML-DSA-65 (openssl)" and its in-situ median over the loop's.
-    pub implementation: String,
+    pub(crate) implementation: String,
     pub ratio: f64,
     /// Its excess per handshake less the baseline's same call's, nanoseconds.
     pub extra_ns: f64,
 }
 
-pub fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Option<Gap> {
+pub(crate) fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Option<Gap> {
     let excess = |s: &Scenario| -> Vec<(String, String, f64, f64)> {
         let Some(i) = &s.insitu else {
             return Vec::new();
@@ -234,19 +234,19 @@ pub fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Opti
 
 /// `part / whole` in percent: how much of a measured difference a part of it accounts for.
 /// `None` where the whole is too small to divide by (under 1 ns) or either is not a number.
-pub fn share_pct(part: f64, whole: f64) -> Option<f64> {
+pub(crate) fn share_pct(part: f64, whole: f64) -> Option<f64> {
     (part.is_finite() && whole.is_finite() && whole.abs() >= 1.0).then(|| part / whole * 100.0)
 }
 
 /// Half the width of the band within which a difference of two medians `a - b` moves without
 /// either median changing by more than `floor_pct` (`pqprof compare`'s noise floor): each may move
 /// by that share, in opposite directions.
-pub fn floor_half_width(a: f64, b: f64, floor_pct: f64) -> f64 {
+pub(crate) fn floor_half_width(a: f64, b: f64, floor_pct: f64) -> f64 {
     (a.abs() + b.abs()) * floor_pct / 100.0
 }
 
 /// Bytes each way (client to server, server to client) of a changed scenario minus its baseline's.
-pub fn wire_delta(changed: (f64, f64), baseline: (f64, f64)) -> (f64, f64) {
+pub(crate) fn wire_delta(changed: (f64, f64), baseline: (f64, f64)) -> (f64, f64) {
     (changed.0 - baseline.0, changed.1 - baseline.1)
 }
 
@@ -255,13 +255,13 @@ pub fn wire_delta(changed: (f64, f64), baseline: (f64, f64)) -> (f64, f64) {
 /// means the run's baseline authentication (or none, in files from before authentications), so
 /// the key-exchange rows keep their names across every file.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Side<'a> {
-    pub group: &'a str,
-    pub auth: Option<&'a str>,
+pub(crate) struct Side<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) auth: Option<&'a str>,
 }
 
 impl<'a> Side<'a> {
-    pub fn parse(s: &'a str) -> Side<'a> {
+    pub(crate) fn parse(s: &'a str) -> Side<'a> {
         match s.split_once(" + ") {
             Some((group, auth)) => Side {
                 group,
@@ -277,14 +277,14 @@ impl<'a> Side<'a> {
     /// Whether an entry of `group` recorded with `auth` is this side, in a run whose baseline
     /// authentication is `baseline_auth`: the same authentication, or an entry without one (an
     /// older file, or SSH) where this side means the baseline.
-    pub fn is(&self, group: &str, auth: Option<&str>, baseline_auth: Option<&str>) -> bool {
+    pub(crate) fn is(&self, group: &str, auth: Option<&str>, baseline_auth: Option<&str>) -> bool {
         let want = self.auth.or(baseline_auth);
         group == self.group && (auth == want || (auth.is_none() && want == baseline_auth))
     }
 }
 
 /// The real handshake scenario a side names on `stack`, plain or instrumented.
-pub fn scenario<'a>(
+pub(crate) fn scenario<'a>(
     r: &'a Results,
     stack: &str,
     side: Side,
@@ -301,7 +301,11 @@ pub fn scenario<'a>(
 /// The composition a side is set beside: the group's key exchange for a change of key exchange;
 /// for a change of certificate, its full handshake ("<group> + <auth> full handshake", or "<group>
 /// full handshake" for the baseline authentication), as `pqprof handshake` sets them.
-pub fn composed_suite(side: Side, certificates: bool, baseline_auth: Option<&str>) -> String {
+pub(crate) fn composed_suite(
+    side: Side,
+    certificates: bool,
+    baseline_auth: Option<&str>,
+) -> String {
     match side.auth {
         _ if !certificates => side.group.to_string(),
         Some(a) if Some(a) != baseline_auth => format!("{} + {a} full handshake", side.group),
@@ -310,7 +314,7 @@ pub fn composed_suite(side: Side, certificates: bool, baseline_auth: Option<&str
 }
 
 /// Server heap per held connection of `changed` minus that of `baseline`, same stack (bytes).
-pub fn memory_delta_bytes(
+pub(crate) fn memory_delta_bytes(
     c: &Capacity,
     stack: &str,
     changed: Side,
@@ -330,7 +334,7 @@ pub fn memory_delta_bytes(
 
 /// In-memory server handshakes per core-second of `changed` over those of `baseline`, same stack
 /// (what `pqprof capacity` stores as `vs_baseline` against the row it sets each one beside).
-pub fn capacity_ratio(
+pub(crate) fn capacity_ratio(
     c: &Capacity,
     stack: &str,
     changed: Side,
@@ -373,7 +377,7 @@ fn cells_at<'a>(
 }
 
 /// Median connect-to-complete time of `changed` minus `baseline`'s (`cells_at`).
-pub fn network_extra_ns(
+pub(crate) fn network_extra_ns(
     n: &Network,
     stack: &str,
     sides: (Side, Side),
@@ -389,7 +393,7 @@ pub fn network_extra_ns(
 /// distribution-free interval (`figures::network::ready_intervals`), the two cells' handshakes
 /// independent, so the half-widths add in quadrature about the difference. None where either
 /// cell has no interval.
-pub fn network_extra_interval_ns(
+pub(crate) fn network_extra_interval_ns(
     n: &Network,
     stack: &str,
     sides: (Side, Side),

@@ -39,47 +39,47 @@ pub fn counted_phase(id: PhaseId, verified: usize, includes: String) -> Phase {
 
 /// One column: one run, of one architecture.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Column {
+pub(crate) struct Column {
     /// Index into the runs given.
-    pub run: usize,
+    pub(crate) run: usize,
     /// "x86_64", "aarch64 (emulated: neoverse-n1)" (`Host::architecture`).
-    pub architecture: String,
-    pub emulated: bool,
+    pub(crate) architecture: String,
+    pub(crate) emulated: bool,
     /// The counter ("callgrind", "qemu plugin"), when the run counted instructions.
-    pub counter: Option<&'static str>,
+    pub(crate) counter: Option<&'static str>,
     /// Whether the run's phases were timed: a run on real hardware.
-    pub timed: bool,
+    pub(crate) timed: bool,
 }
 
 /// One phase across the columns.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub phase: PhaseId,
+pub(crate) struct Row {
+    pub(crate) phase: PhaseId,
     /// Instructions per call, one per column.
-    pub instructions: Vec<Option<f64>>,
+    pub(crate) instructions: Vec<Option<f64>>,
     /// Median nanoseconds per call, one per column; always `None` for an emulated one.
-    pub median_ns: Vec<Option<f64>>,
+    pub(crate) median_ns: Vec<Option<f64>>,
     /// Each column's instructions / the reference column's.
-    pub ratio: Vec<Option<f64>>,
+    pub(crate) ratio: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct SideBySide {
-    pub columns: Vec<Column>,
+pub(crate) struct SideBySide {
+    pub(crate) columns: Vec<Column>,
     /// The column the ratios are to: the first x86-64 one that counted instructions.
-    pub reference: Option<usize>,
-    pub rows: Vec<Row>,
+    pub(crate) reference: Option<usize>,
+    pub(crate) rows: Vec<Row>,
 }
 
 /// Whether a run belongs in the table: it counted instructions, or it was timed on a real aarch64
 /// host (whose wall time is what the emulated counts cannot give).
-pub fn is_column(r: &Results) -> bool {
+pub(crate) fn is_column(r: &Results) -> bool {
     r.run.counter.is_some() || (r.run.host.arch == "aarch64" && !r.run.host.is_emulated())
 }
 
 /// The handshake-form phases of `runs` that an aarch64 column has, each across every column, in
 /// the order the first aarch64 run lists them. Runs that are no column (`is_column`) are left out.
-pub fn side_by_side(runs: &[&Results]) -> SideBySide {
+pub(crate) fn side_by_side(runs: &[&Results]) -> SideBySide {
     let columns: Vec<Column> = runs
         .iter()
         .enumerate()

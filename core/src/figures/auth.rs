@@ -7,12 +7,12 @@ use crate::results::{Cell, Network, Results};
 
 /// The RTT and loss rate whose round trips the section shows: the default grid's long path, where
 /// a round trip more is 78.7 ms more and no CPU figure hides it.
-pub const RTT_NS: f64 = 78.7e6;
+pub(crate) const RTT_NS: f64 = 78.7e6;
 
 /// One row: a stack, a group and the chain its server presented ("ML-DSA-65", "ML-DSA-44 leaf").
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub protocol: String,
+pub(crate) struct Row {
+    pub(crate) protocol: String,
     pub stack: String,
     pub group: String,
     pub auth: String,
@@ -20,11 +20,11 @@ pub struct Row {
 
 impl Row {
     /// "data/FILE|stack|group|auth": how the page names a row.
-    pub fn key(&self, json_href: &str) -> String {
+    pub(crate) fn key(&self, json_href: &str) -> String {
         format!("{json_href}|{}|{}|{}", self.stack, self.group, self.auth)
     }
 
-    pub fn from_key(key: &str) -> Option<(String, Row)> {
+    pub(crate) fn from_key(key: &str) -> Option<(String, Row)> {
         let mut p = key.splitn(4, '|');
         let file = p.next()?.to_string();
         Some((
@@ -45,7 +45,7 @@ impl Row {
 
 /// Every group that some chain other than the baseline was measured with, by stack, with every
 /// chain of it (the baseline's first): from the real handshakes and the network grid.
-pub fn rows(r: &Results) -> Vec<Row> {
+pub(crate) fn rows(r: &Results) -> Vec<Row> {
     let Some(baseline) = r.baseline_auth() else {
         return Vec::new();
     };
@@ -105,35 +105,35 @@ pub fn rows(r: &Results) -> Vec<Row> {
 /// Every figure of a row, unformatted; the differences are against the same group and stack with
 /// the baseline chain (none for the baseline's own row).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Figures {
-    pub baseline: bool,
+pub(crate) struct Figures {
+    pub(crate) baseline: bool,
     /// The server's first flight (ServerHello to Finished), bytes, and the sender's initial
     /// congestion window at the network section's MSS.
-    pub flight_bytes: Option<f64>,
-    pub window_bytes: Option<f64>,
+    pub(crate) flight_bytes: Option<f64>,
+    pub(crate) window_bytes: Option<f64>,
     /// QUIC: what the server may send before the client's next flight validates its address,
     /// three times the client's Initial flight (RFC 9000 section 8.1); TCP: none.
-    pub budget_bytes: Option<f64>,
-    pub median_ns: Option<f64>,
+    pub(crate) budget_bytes: Option<f64>,
+    pub(crate) median_ns: Option<f64>,
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
     pub composed_ns: Option<f64>,
     /// In memory: server handshakes per core-second, over the baseline's, and the server's CPU
     /// per handshake (median).
-    pub rate_per_core_s: Option<f64>,
+    pub(crate) rate_per_core_s: Option<f64>,
     pub capacity_ratio: Option<f64>,
-    pub server_cpu_ns: Option<f64>,
-    pub memory_bytes: Option<f64>,
+    pub(crate) server_cpu_ns: Option<f64>,
+    pub(crate) memory_bytes: Option<f64>,
     /// At `RTT_NS` and no loss: the model's round trips (TCP: a round trip more for each initial
     /// window the flight overflows; QUIC: one more while it is over the anti-amplification budget,
     /// then per congestion window), the median and its difference.
-    pub round_trips: Option<f64>,
-    pub p50_ns: Option<f64>,
-    pub extra_ns: Option<f64>,
+    pub(crate) round_trips: Option<f64>,
+    pub(crate) p50_ns: Option<f64>,
+    pub(crate) extra_ns: Option<f64>,
     /// The extra time's 95% interval (`figures::answer::network_extra_interval_ns`).
-    pub extra_interval_ns: Option<(f64, f64)>,
+    pub(crate) extra_interval_ns: Option<(f64, f64)>,
     /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
-    pub lossy: Option<(f64, f64, f64)>,
+    pub(crate) lossy: Option<(f64, f64, f64)>,
 }
 
 fn cell<'a>(p: &'a crate::results::Point, row: &Row) -> Option<&'a Cell> {
@@ -148,7 +148,7 @@ fn at_rtt(n: &Network, loss: f64) -> Option<&crate::results::Point> {
         .find(|p| (p.rtt_ns - RTT_NS).abs() <= RTT_NS * 0.01 && p.loss_pct == loss)
 }
 
-pub fn figures(r: &Results, row: &Row) -> Figures {
+pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
     let baseline_auth = r.baseline_auth();
     let changed = row.side();
     let against = baseline_auth.map(|b| format!("{} + {b}", row.group));
@@ -237,7 +237,7 @@ pub fn figures(r: &Results, row: &Row) -> Figures {
 }
 
 /// The figures by the names the page stores them under (`data-figure`), for `verify`.
-pub fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
+pub(crate) fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
     vec![
         ("flight", f.flight_bytes),
         ("median", f.median_ns),
@@ -255,7 +255,7 @@ pub fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
 }
 
 /// How many initial windows a flight fills: 1.08 for 15,613 bytes against 14,480.
-pub fn windows(flight_bytes: f64, window_bytes: f64) -> Option<f64> {
+pub(crate) fn windows(flight_bytes: f64, window_bytes: f64) -> Option<f64> {
     (window_bytes > 0.0).then(|| flight_bytes / window_bytes)
 }
 

@@ -19,14 +19,14 @@ use crate::stats;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Versus {
     pub composed_ns: f64,
-    pub composed_half95_ns: Option<f64>,
+    pub(crate) composed_half95_ns: Option<f64>,
     pub real_ns: f64,
-    pub real_ci95_ns: Option<(f64, f64)>,
+    pub(crate) real_ci95_ns: Option<(f64, f64)>,
 }
 
 impl Versus {
     /// Composed over measured; NaN where nothing was measured (a file with no CPU figure).
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         if self.real_ns > 0.0 {
             self.composed_ns / self.real_ns
         } else {
@@ -35,20 +35,20 @@ impl Versus {
     }
 
     /// Whether there is a measured figure to set the composition beside.
-    pub fn measured(&self) -> bool {
+    pub(crate) fn measured(&self) -> bool {
         self.real_ns > 0.0 && self.real_ns.is_finite()
     }
 
     /// The ratio's 95% bounds: each end of the composed interval over the opposite end of the
     /// measured one. Treating the two ends as reached at once makes the bounds wide, not narrow.
-    pub fn ratio_ci95(&self) -> Option<(f64, f64)> {
+    pub(crate) fn ratio_ci95(&self) -> Option<(f64, f64)> {
         let h = self.composed_half95_ns?;
         let (lo, hi) = self.real_ci95_ns?;
         (lo > 0.0 && hi > 0.0).then(|| ((self.composed_ns - h) / hi, (self.composed_ns + h) / lo))
     }
 
     /// Whether the composition lands within `pct` percent of the measurement.
-    pub fn within(&self, pct: f64) -> bool {
+    pub(crate) fn within(&self, pct: f64) -> bool {
         (self.ratio() - 1.0).abs() * 100.0 <= pct
     }
 }
@@ -61,7 +61,7 @@ impl Versus {
 /// sum by the sum of its moves). The figure itself is the pooled means' sum, which weighs each
 /// process by its samples; the half-width is that of the processes' sums around their own mean.
 /// `None` where a phase is missing.
-pub fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Option<f64>)> {
+pub(crate) fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Option<f64>)> {
     let mut parts: Vec<(f64, &Phase)> = Vec::new();
     for seg in flow.segments.iter().filter(|s| s.side == side) {
         for p in &seg.parts {
@@ -114,38 +114,38 @@ fn own_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
 /// The stack's own work along a handshake's path, from its baseline: the loopback median less the
 /// composed critical path, with the half-width of both in quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OwnWork {
-    pub ns: f64,
-    pub half95_ns: Option<f64>,
+pub(crate) struct OwnWork {
+    pub(crate) ns: f64,
+    pub(crate) half95_ns: Option<f64>,
 }
 
 /// One real loopback scenario against its composition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub stack: String,
-    pub composed_stack: String,
+    pub(crate) composed_stack: String,
     pub group: String,
     pub auth: Option<String>,
     /// The composed suite ("X25519MLKEM768 + ML-DSA-65 full handshake").
-    pub suite: String,
+    pub(crate) suite: String,
     /// Whether this is the stack's baseline, whose own work the other rows add.
     pub baseline: bool,
     /// Composed critical path alone.
     pub path_ns: f64,
     /// The stack's own work along the path, from its baseline.
-    pub own: Option<OwnWork>,
+    pub(crate) own: Option<OwnWork>,
     /// Path plus the stack's own work against the loopback median (`None` without a baseline).
     pub latency: Option<Versus>,
     /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
     pub server_in_memory: Option<Versus>,
-    pub client_in_memory: Option<Versus>,
+    pub(crate) client_in_memory: Option<Versus>,
     /// Composed CPU per handshake against the loopback handshakes' CPU per handshake (no interval:
     /// one figure over all of a scenario's connections).
-    pub server_loopback: Versus,
-    pub client_loopback: Versus,
+    pub(crate) server_loopback: Versus,
+    pub(crate) client_loopback: Versus,
     /// Against the baseline, the call whose cost in situ beyond its loop differs most
     /// (`answer::largest_gap`), where both scenarios were also timed in situ.
-    pub gap: Option<super::answer::Gap>,
+    pub(crate) gap: Option<super::answer::Gap>,
     /// The scenario's network cells at no loss, each RTT: the p50 against its prediction from
     /// phases.
     pub network: Vec<AtRtt>,
@@ -154,8 +154,8 @@ pub struct Row {
 /// A network cell's p50 at no loss beside the model's two predictions of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AtRtt {
-    pub rtt_ns: f64,
-    pub measured_ns: f64,
+    pub(crate) rtt_ns: f64,
+    pub(crate) measured_ns: f64,
     /// The network model's p50 (`netmodel`): the compute measured through the router at no delay,
     /// plus the round trips at the link's RTT.
     pub model_ns: f64,
@@ -302,7 +302,7 @@ fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), path_delta: f64) -> Vec<
 }
 
 /// The baseline's own work along the path.
-pub fn own_work(baseline: &Scenario, flow: &Flow) -> OwnWork {
+pub(crate) fn own_work(baseline: &Scenario, flow: &Flow) -> OwnWork {
     let half = baseline
         .median_ci95_ns
         .map(|(lo, hi)| ((hi - lo) / 2.0).hypot(flow.latency_half95_ns));
@@ -315,7 +315,7 @@ pub fn own_work(baseline: &Scenario, flow: &Flow) -> OwnWork {
 /// The scenario at the end of `s`'s chain of baselines (`Scenario::against`), on the same stack:
 /// an ML-DSA chain is against its group with ECDSA, which is against the classical group. `None`
 /// where a link is missing; `s` itself where it is against nothing or itself.
-pub fn root<'a>(plain: &[&'a Scenario], s: &'a Scenario) -> Option<&'a Scenario> {
+pub(crate) fn root<'a>(plain: &[&'a Scenario], s: &'a Scenario) -> Option<&'a Scenario> {
     let mut at = s;
     // Three links at most exist (chain, group, classical); a loop in a bad file ends here too.
     for _ in 0..8 {

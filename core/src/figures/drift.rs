@@ -8,7 +8,7 @@ use crate::results::Phase;
 use crate::stats;
 
 /// The fewest phases a process must have measured for its speed to count.
-pub const MIN_PHASES: usize = 5;
+pub(crate) const MIN_PHASES: usize = 5;
 
 /// Each process's speed against the run and their spread.
 #[derive(Debug, Clone, PartialEq)]

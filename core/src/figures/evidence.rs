@@ -19,12 +19,12 @@ pub struct Declared<'a> {
 
 /// Lower-case with `_` and `-` taken out: how a negotiated group's name is compared with a suite's
 /// ("X25519MLKEM768" from rustls, "x25519mlkem768" or "X25519MLKEM768" elsewhere).
-pub fn norm(s: &str) -> String {
+pub(crate) fn norm(s: &str) -> String {
     s.to_ascii_lowercase().replace(['_', '-'], "")
 }
 
 /// How the evidence names a certificate key of a registry signature algorithm.
-pub fn key_name(algorithm: &str) -> &str {
+pub(crate) fn key_name(algorithm: &str) -> &str {
     match algorithm {
         "ECDSA-P256" => "ECDSA P-256",
         other => other,
@@ -125,7 +125,7 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
 }
 
 /// The smallest datagram that may carry a client's Initial packet (RFC 9000 section 14.1).
-pub const QUIC_MIN_INITIAL: u64 = 1200;
+pub(crate) const QUIC_MIN_INITIAL: u64 = 1200;
 
 /// A QUIC scenario's record of its flights: present exactly when the scenario is QUIC, version 1,
 /// every Initial datagram of the client padded to 1,200 bytes, and the client's key share inside

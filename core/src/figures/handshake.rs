@@ -14,7 +14,7 @@ use crate::stats;
 pub struct MedianFigures {
     pub median_ns: f64,
     pub ci95_ns: Option<(f64, f64)>,
-    pub sample_medians_ns: Vec<f64>,
+    pub(crate) sample_medians_ns: Vec<f64>,
 }
 
 /// The figures of connections `totals_ns` made in samples of `sizes` (in order); `None` unless
@@ -37,7 +37,7 @@ pub fn median_figures(totals_ns: &[u64], sizes: &[usize]) -> Option<MedianFigure
 /// The two scenarios' sample medians of the rounds both ran in, in round order: the pairs a
 /// paired difference is taken over (each pair shares the host's state of its round). Files
 /// without rounds ran every scenario in every round: their samples pair by position.
-pub fn common_rounds(a: &Scenario, b: &Scenario) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn common_rounds(a: &Scenario, b: &Scenario) -> (Vec<f64>, Vec<f64>) {
     let rounds = |s: &Scenario| -> Vec<usize> {
         if s.sample_rounds.len() == s.sample_medians_ns.len() {
             s.sample_rounds.clone()
@@ -85,7 +85,7 @@ pub struct DeltaPairing {
 
 impl DeltaPairing {
     /// The handshakes' pairing, where they used the paired design.
-    pub fn of(h: &Handshakes) -> Option<DeltaPairing> {
+    pub(crate) fn of(h: &Handshakes) -> Option<DeltaPairing> {
         h.pair_block.map(|block| DeltaPairing {
             block,
             form: h.delta_form,
@@ -93,7 +93,7 @@ impl DeltaPairing {
     }
 
     /// The run's pairing, where its real handshakes used the paired design.
-    pub fn of_run(r: &Results) -> Option<DeltaPairing> {
+    pub(crate) fn of_run(r: &Results) -> Option<DeltaPairing> {
         r.handshakes.as_ref().and_then(DeltaPairing::of)
     }
 }
@@ -136,7 +136,7 @@ fn median_u64(xs: &[u64]) -> f64 {
 /// round order (`shared_rounds`: rounds only one of the two ran in, or in which they made
 /// different numbers of connections, pair nothing). `None` where the stored connections do not
 /// make their samples or `block` is 0.
-pub fn block_pairs(
+pub(crate) fn block_pairs(
     changed: Connections,
     baseline: Connections,
     block: usize,

@@ -33,7 +33,8 @@ pub struct Measured {
 
 impl Measured {
     /// Nothing recorded beside the samples but one checked call: what a test's phase needs.
-    pub fn bare() -> Measured {
+    #[cfg(test)]
+    pub(crate) fn bare() -> Measured {
         Measured {
             iterations_reason: Reason::Default,
             warmup: 1,
@@ -180,7 +181,7 @@ pub fn precision(
 
 /// A figure's precision in a table cell: "±0.42% target met; next run ±0.59%", "±2.30% budget
 /// spent (target ±1%); next run ±3.25%".
-pub fn precision_label(p: Option<&crate::results::Precision>) -> String {
+pub(crate) fn precision_label(p: Option<&crate::results::Precision>) -> String {
     p.map_or(String::new(), |p| {
         let mut s = format!("±{:.2}% {}", p.half_width_pct, p.reason.describe());
         if p.half_width_pct > p.target_pct {

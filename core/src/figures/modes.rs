@@ -56,14 +56,14 @@ pub fn second_share(protocol: &str) -> Option<&'static str> {
 
 /// A scenario of another mode beside the full one of the same stack, group, chain and form.
 #[derive(Debug, Clone, Copy)]
-pub struct Pair<'a> {
-    pub full: &'a Scenario,
-    pub other: &'a Scenario,
+pub(crate) struct Pair<'a> {
+    pub(crate) full: &'a Scenario,
+    pub(crate) other: &'a Scenario,
 }
 
 /// Every scenario of `mode` with its full twin, in the file's order (one without a twin is left
 /// out: nothing to set it beside).
-pub fn pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
+pub(crate) fn pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
     h.other_modes
         .iter()
         .filter(|o| o.mode == mode)
@@ -83,7 +83,7 @@ pub fn pairs(h: &Handshakes, mode: Mode) -> Vec<Pair<'_>> {
 /// The other mode minus full, paired: the two took turns block by block in every round both ran
 /// in (one stack's scenarios share their turns), so this is a paired difference like the others.
 /// `None` before the paired design or where the connections do not pair.
-pub fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
+pub(crate) fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
     paired_connections(
         Connections::of(p.other),
         Connections::of(p.full),
@@ -95,7 +95,7 @@ pub fn difference(p: &Pair, h: &Handshakes) -> Option<PairedDelta> {
 /// gets more rounds where it is a row of the answer table, and on a host whose speed moves the
 /// rounds only it ran in would move its median against the other's. `None` where the connections
 /// do not make their samples or no round is shared.
-pub fn shared_medians(p: &Pair) -> Option<(f64, f64)> {
+pub(crate) fn shared_medians(p: &Pair) -> Option<(f64, f64)> {
     let (f, o) = (Connections::of(p.full), Connections::of(p.other));
     let median = |c: &Connections, other: &Connections| {
         let groups = crate::stats::groups(c.totals_ns, c.sizes)?;
@@ -111,7 +111,7 @@ pub fn shared_medians(p: &Pair) -> Option<(f64, f64)> {
 }
 
 /// The other mode's median as a share of the full one's over the rounds both ran in, percent.
-pub fn kept_pct(p: &Pair) -> Option<f64> {
+pub(crate) fn kept_pct(p: &Pair) -> Option<f64> {
     let (f, o) = shared_medians(p)?;
     (f > 0.0).then(|| o / f * 100.0)
 }

@@ -5,7 +5,7 @@ use crate::stats;
 
 /// A wake-up past a timer (`Network::wake_ns`) slower than this at the median makes the
 /// short-RTT cells read over their model: the endpoints wait idle for every flight.
-pub const SLOW_WAKE_NS: f64 = 50_000.0;
+pub(crate) const SLOW_WAKE_NS: f64 = 50_000.0;
 
 /// The p50 and p90 of a host's wake-ups past their timers, microseconds, where the p50 is over
 /// `SLOW_WAKE_NS`: the `SlowWake` note's figures.
@@ -30,7 +30,7 @@ pub fn percentiles_ns(samples_ns: &[u64], percentiles: &[f64]) -> Vec<f64> {
 }
 
 /// A 95% interval, low and high, nanoseconds.
-pub type Interval = (f64, f64);
+pub(crate) type Interval = (f64, f64);
 
 /// The 95% intervals of a cell's p50 and p95 connect-to-complete times (`stats::percentile_ci95`;
 /// none for a p95 of too few handshakes).
@@ -141,7 +141,11 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
 }
 
 /// A point's conditions for a cell's model: the link's measured RTT where the model stored it.
-pub fn conditions(n: &Network, p: &crate::results::Point, m: &crate::results::Model) -> Conditions {
+pub(crate) fn conditions(
+    n: &Network,
+    p: &crate::results::Point,
+    m: &crate::results::Model,
+) -> Conditions {
     Conditions {
         rtt_ns: m.link_rtt_ns.unwrap_or(p.rtt_ns),
         measured: m.link_rtt_ns.is_some(),
@@ -162,7 +166,7 @@ const AFTER_CERTIFICATE_BYTES: u64 = 2 * (5 + 1 + 16) + 4 + 2 + 2 + 4;
 /// composition stack), that stack's flow and what it says of its writes and its client's chain
 /// check, the chain's signature size (the handshakes' evidence) and the section's window. None
 /// where any of it is missing or the stack does not say when its client checks the chain.
-pub fn stall_for(
+pub(crate) fn stall_for(
     r: &crate::results::Results,
     n: &Network,
     c: &Cell,
@@ -222,7 +226,7 @@ pub fn stall_for(
 
 /// Whether two stalls have the same inputs (their hidden time is the model's to recompute), or
 /// both are none.
-pub fn same_stall(a: Option<&Stall>, b: Option<&Stall>) -> bool {
+pub(crate) fn same_stall(a: Option<&Stall>, b: Option<&Stall>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => {
@@ -401,24 +405,24 @@ pub fn loss_pct(dropped: u64, packets: u64) -> f64 {
 /// nearest published point, with the leaf-only ECDSA cell of the same stack and group when there is
 /// one (theirs sends the leaf only, the CA being the client's trust anchor; so do these forms).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BesidePaquin {
-    pub stack: String,
-    pub group: String,
-    pub rtt_ns: f64,
-    pub loss_pct: f64,
-    pub leaf_ns: f64,
-    pub ecdsa_ns: Option<f64>,
-    pub their_rtt_ms: f64,
-    pub their_dilithium2_ms: f64,
-    pub their_ecdsa_ms: f64,
+pub(crate) struct BesidePaquin {
+    pub(crate) stack: String,
+    pub(crate) group: String,
+    pub(crate) rtt_ns: f64,
+    pub(crate) loss_pct: f64,
+    pub(crate) leaf_ns: f64,
+    pub(crate) ecdsa_ns: Option<f64>,
+    pub(crate) their_rtt_ms: f64,
+    pub(crate) their_dilithium2_ms: f64,
+    pub(crate) their_ecdsa_ms: f64,
 }
 
 /// The authentications Paquin et al.'s Dilithium2 and ECDSA runs compare with (suites/auth.toml).
-pub const LEAF_MLDSA44: &str = "ML-DSA-44 leaf";
-pub const LEAF_ECDSA: &str = "ECDSA-P256 leaf";
+pub(crate) const LEAF_MLDSA44: &str = "ML-DSA-44 leaf";
+pub(crate) const LEAF_ECDSA: &str = "ECDSA-P256 leaf";
 
 /// Every point with a leaf-only ML-DSA-44 cell and a published Dilithium2 point near it (medians).
-pub fn beside_paquin(n: &crate::results::Network) -> Vec<BesidePaquin> {
+pub(crate) fn beside_paquin(n: &crate::results::Network) -> Vec<BesidePaquin> {
     let published = crate::references::paquin().unwrap_or_default();
     let median_of = |p: &crate::references::PaquinPoint| {
         p.percentiles

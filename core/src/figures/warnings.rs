@@ -4,15 +4,15 @@
 use crate::results::{Operation, Phase, Reason, Settings, Warning};
 
 /// RSD above this, percent, earns a warning.
-pub const RSD_WARN_PCT: f64 = 10.0;
+pub(crate) const RSD_WARN_PCT: f64 = 10.0;
 /// CPU steal above this, percent.
-pub const STEAL_WARN_PCT: f64 = 1.0;
+pub(crate) const STEAL_WARN_PCT: f64 = 1.0;
 /// Severe outliers above this share of samples, percent.
-pub const OUTLIER_WARN_PCT: f64 = 2.0;
+pub(crate) const OUTLIER_WARN_PCT: f64 = 2.0;
 /// Run-queue wait above this share of a phase's timed wall time, percent.
-pub const RUN_DELAY_WARN_PCT: f64 = 1.0;
+pub(crate) const RUN_DELAY_WARN_PCT: f64 = 1.0;
 /// A budget-limited phase whose timed calls overran its budget by more than this, percent.
-pub const BUDGET_OVERRUN_PCT: f64 = 20.0;
+pub(crate) const BUDGET_OVERRUN_PCT: f64 = 20.0;
 /// Process samples whose medians differ by more than this RSD, percent.
 pub const PROCESS_SPREAD_WARN_PCT: f64 = RSD_WARN_PCT / 2.0;
 

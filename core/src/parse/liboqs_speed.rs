@@ -9,9 +9,9 @@ pub struct Row {
     pub algorithm: String,
     /// As liboqs names it: keygen, encaps, decaps, keypair, sign, verify.
     pub operation: String,
-    pub iterations: u64,
+    pub(crate) iterations: u64,
     pub mean_us: f64,
-    pub stdev_us: f64,
+    pub(crate) stdev_us: f64,
     /// Mean TSC ticks per call; `None` where the build timed with nanoseconds instead.
     pub mean_cycles: Option<f64>,
 }

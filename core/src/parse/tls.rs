@@ -2,7 +2,7 @@
 //! connection sent or received (RFC 8446 sections 4.1.2, 4.1.3 and 4.2.8). Never panics on any input.
 
 /// A key share: (named group code point, key_exchange length in bytes).
-pub type Share = (u16, usize);
+pub(crate) type Share = (u16, usize);
 
 struct Cursor<'a>(&'a [u8]);
 
@@ -44,7 +44,7 @@ fn handshake_bytes(flight: &[u8]) -> Vec<u8> {
 
 /// The random a HelloRetryRequest carries in place of a ServerHello's: SHA-256 of
 /// "HelloRetryRequest" (RFC 8446 §4.1.3).
-pub const HELLO_RETRY_RANDOM: [u8; 32] = [
+pub(crate) const HELLO_RETRY_RANDOM: [u8; 32] = [
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 ];

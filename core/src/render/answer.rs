@@ -18,7 +18,7 @@ use serde::Serialize;
 /// A change a question asks about: on `stack`, scenario `group` against scenario `baseline`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
-    pub protocol: String,
+    pub(crate) protocol: String,
     pub stack: String,
     pub group: String,
     pub baseline: String,
@@ -33,7 +33,7 @@ impl Change {
         )
     }
 
-    pub fn from_key(key: &str) -> Option<(String, Change)> {
+    pub(crate) fn from_key(key: &str) -> Option<(String, Change)> {
         let mut p = key.splitn(5, '|');
         let file = p.next()?.to_string();
         Some((
@@ -49,33 +49,29 @@ impl Change {
 }
 
 pub struct Question {
-    pub id: &'static str,
     /// The table's group heading for the question's rows, per protocol ("{group} against {baseline}").
-    pub title: &'static str,
+    pub(crate) title: &'static str,
     pub changes: fn(&Results) -> Vec<Change>,
 }
 
 /// The questions the front page answers, in the order their rows appear.
 pub const QUESTIONS: &[Question] = &[
     Question {
-        id: "hybrid",
         title: "key exchange",
         changes: hybrid_changes,
     },
     Question {
-        id: "certificate",
         title: "certificate chain",
         changes: certificate_changes,
     },
     Question {
-        id: "post-quantum",
         title: "post-quantum handshake",
         changes: post_quantum_changes,
     },
 ];
 
 /// Whether a suite is one the answer's composed figures come from: a hybrid or its baseline.
-pub fn answered_suite(name: &str) -> bool {
+pub(crate) fn answered_suite(name: &str) -> bool {
     HYBRID
         .iter()
         .any(|(_, group, baseline)| name == *group || name == *baseline)
@@ -167,7 +163,7 @@ fn hybrid_changes(r: &Results) -> Vec<Change> {
 }
 
 /// The RTTs the network columns show (the default grid's), milliseconds.
-pub const RTTS_MS: [f64; 2] = [5.6, 78.7];
+pub(crate) const RTTS_MS: [f64; 2] = [5.6, 78.7];
 
 /// Every figure of one change, unformatted: what a row shows and what `verify` reads back.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,30 +171,30 @@ pub struct Figures {
     pub composed_ns: Option<f64>,
     /// Whether `composed_ns` is the difference along the critical path (`flow::figures`), or the
     /// sum of both sides' calls (suites without a flow, older files).
-    pub composed_is_latency: bool,
+    pub(crate) composed_is_latency: bool,
     /// The difference of the sums of both sides' calls (the composed medians).
-    pub composed_cpu_ns: Option<f64>,
+    pub(crate) composed_cpu_ns: Option<f64>,
     /// Where the real handshakes were timed in situ: the call whose cost in situ, beyond its phase
     /// loop's, sets the two scenarios furthest apart (`figures::answer::largest_gap`).
     pub gap: Option<fig::Gap>,
     /// Its 95% half-width from the phases that differ (`compose::delta_half95_ns`).
     pub composed_half95_ns: Option<f64>,
     /// The same difference in instructions, where the run counted them.
-    pub composed_instructions: Option<f64>,
-    pub composed_stack: String,
+    pub(crate) composed_instructions: Option<f64>,
+    pub(crate) composed_stack: String,
     pub real_ns: Option<f64>,
     pub real_interval: Option<PairedDelta>,
     /// The host's part of `real_ns` in the relative form (`figures::answer::host_part_ns`).
-    pub real_host_half_ns: Option<f64>,
-    pub explained_pct: Option<f64>,
+    pub(crate) real_host_half_ns: Option<f64>,
+    pub(crate) explained_pct: Option<f64>,
     /// Whether both terms of the share are resolved (`figures::answer::explained_terms`); `None`
     /// where the records give no interval.
     pub explained_resolved: Option<bool>,
     pub capacity_ratio: Option<f64>,
-    pub memory_bytes: Option<f64>,
+    pub(crate) memory_bytes: Option<f64>,
     /// Bytes client to server and server to client, the changed scenario's and their change.
-    pub wire: Option<(f64, f64)>,
-    pub wire_delta: Option<(f64, f64)>,
+    pub(crate) wire: Option<(f64, f64)>,
+    pub(crate) wire_delta: Option<(f64, f64)>,
     pub rtt_extra_ns: Vec<Option<f64>>,
     /// Their 95% intervals (`figures::answer::network_extra_interval_ns`).
     pub rtt_extra_interval_ns: Vec<Option<(f64, f64)>>,
@@ -301,7 +297,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
 }
 
 /// The figures by the names the page stores them under (`data-figure`), for `verify`.
-pub fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
+pub(crate) fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
     let mut v = vec![
         ("composed".to_string(), f.composed_ns),
         ("real".into(), f.real_ns),
@@ -341,11 +337,11 @@ pub fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
 pub struct Cell {
     pub text: String,
     pub sub: String,
-    pub href: String,
+    pub(crate) href: String,
     pub title: String,
-    pub class: String,
+    pub(crate) class: String,
     /// (data-figure, data-value) for every raw figure the cell shows.
-    pub values: Vec<(String, String)>,
+    pub(crate) values: Vec<(String, String)>,
 }
 
 impl Cell {
@@ -362,7 +358,7 @@ impl Cell {
 }
 
 /// The columns every row fills, in order (the phone layout repeats them beside each figure).
-pub fn columns() -> Vec<String> {
+pub(crate) fn columns() -> Vec<String> {
     let mut c: Vec<String> = [
         "Composed Δ",
         "Real loopback Δ (95%)",
@@ -387,37 +383,37 @@ pub struct Row {
 
 #[derive(Serialize)]
 pub struct Group {
-    pub title: String,
+    pub(crate) title: String,
     pub rows: Vec<Row>,
 }
 
 #[derive(Serialize)]
 pub struct Table {
-    pub machine: String,
+    pub(crate) machine: String,
     /// What the results do not record about the machine (references/machines.toml), and where it
     /// was found.
-    pub note: String,
-    pub note_source: String,
-    pub machine_id: String,
-    pub date: String,
-    pub commit: String,
-    pub json_href: String,
-    pub complete: bool,
+    pub(crate) note: String,
+    pub(crate) note_source: String,
+    pub(crate) machine_id: String,
+    pub(crate) date: String,
+    pub(crate) commit: String,
+    pub(crate) json_href: String,
+    pub(crate) complete: bool,
     /// The sections the run lacks, by the command that adds them.
-    pub missing: Vec<&'static str>,
+    pub(crate) missing: Vec<&'static str>,
     pub groups: Vec<Group>,
-    pub rtts: Vec<String>,
-    pub columns: Vec<String>,
+    pub(crate) rtts: Vec<String>,
+    pub(crate) columns: Vec<String>,
     /// The certificate every row's handshakes used, as the first connection showed it.
-    pub cert: String,
+    pub(crate) cert: String,
     /// How much the host moved during the run and, where figures are not resolved, what to do.
-    pub host: String,
+    pub(crate) host: String,
 }
 
 /// What a reader needs to know first about a run on a shared host: how far the host's speed moved
 /// between the run's processes (`process_samples.host_drift_pct`), how many figures of the table
 /// are not resolved, and what gives answers where time cannot.
-pub fn host_sentence(drift_pct: Option<f64>, unresolved: usize) -> String {
+pub(crate) fn host_sentence(drift_pct: Option<f64>, unresolved: usize) -> String {
     let moved = drift_pct.map_or(String::new(), |d| {
         format!(
             "The host's speed moved {d:.1}% between this run's processes (their speeds' RSD){}",
@@ -457,16 +453,17 @@ fn value(name: &str, x: f64) -> (String, String) {
     (name.to_string(), format!("{x}"))
 }
 
-/// Anchors of the cards and sections the figures come from (the overview gives them these ids).
-pub fn card_id(suite: &str) -> String {
+/// Anchors of the cards and sections the figures come from (the front page gives the cards theirs,
+/// the phases page the real handshakes').
+pub(crate) fn card_id(suite: &str) -> String {
     suite.to_string()
 }
 
-pub fn handshakes_id(machine_id: &str, suite: &str) -> String {
+pub(crate) fn handshakes_id(machine_id: &str, suite: &str) -> String {
     format!("hs-{machine_id}-{suite}")
 }
 
-pub fn insitu_id(machine_id: &str, suite: &str) -> String {
+pub(crate) fn insitu_id(machine_id: &str, suite: &str) -> String {
     format!("insitu-{machine_id}-{suite}")
 }
 
@@ -883,7 +880,7 @@ pub fn table(run: &Run) -> Table {
     }
 }
 
-pub fn build(runs: &[&Run]) -> Vec<Table> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<Table> {
     runs.iter().map(|r| table(r)).collect()
 }
 

@@ -8,44 +8,44 @@ use crate::units as format;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub columns: Vec<ColumnView>,
-    pub rows: Vec<RowView>,
+pub(crate) struct View {
+    pub(crate) columns: Vec<ColumnView>,
+    pub(crate) rows: Vec<RowView>,
     /// The column the ratios are to ("Intel Xeon x86_64 · host vm · 5d798a, callgrind").
-    pub reference: String,
+    pub(crate) reference: String,
 }
 
 #[derive(Serialize)]
-pub struct ColumnView {
-    pub machine: String,
+pub(crate) struct ColumnView {
+    pub(crate) machine: String,
     /// "x86_64", "aarch64 (emulated: neoverse-n1)".
-    pub architecture: String,
-    pub counter: String,
-    pub date: String,
-    pub json_href: String,
+    pub(crate) architecture: String,
+    pub(crate) counter: String,
+    pub(crate) date: String,
+    pub(crate) json_href: String,
     /// Whether the column has a time sub-column (a run on real hardware).
-    pub timed: bool,
+    pub(crate) timed: bool,
 }
 
 #[derive(Serialize)]
-pub struct RowView {
-    pub backend: String,
-    pub algorithm: String,
-    pub operation: String,
-    pub cells: Vec<Cell>,
+pub(crate) struct RowView {
+    pub(crate) backend: String,
+    pub(crate) algorithm: String,
+    pub(crate) operation: String,
+    pub(crate) cells: Vec<Cell>,
 }
 
 #[derive(Serialize)]
-pub struct Cell {
-    pub instructions: String,
-    pub ratio: String,
+pub(crate) struct Cell {
+    pub(crate) instructions: String,
+    pub(crate) ratio: String,
     /// Median per call; empty under an emulated column.
-    pub time: String,
+    pub(crate) time: String,
 }
 
 /// The section from the newest counted run of each machine (`runs`), or `None` when no aarch64
 /// run is among them.
-pub fn build(runs: &[&Run]) -> Option<View> {
+pub(crate) fn build(runs: &[&Run]) -> Option<View> {
     let results: Vec<_> = runs.iter().map(|r| &r.results).collect();
     let t: SideBySide = arch::side_by_side(&results);
     if t.rows.is_empty() {

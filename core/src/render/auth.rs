@@ -9,27 +9,27 @@ use crate::units::{count, ratio, signed_time, time};
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
-    pub baseline: String,
-    pub window: String,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) baseline: String,
+    pub(crate) window: String,
     /// A row runs over QUIC: the page says what its budget is.
-    pub quic: bool,
-    pub columns: Vec<&'static str>,
+    pub(crate) quic: bool,
+    pub(crate) columns: Vec<&'static str>,
     /// Each column's most common cell title, on its header: a cell carries a title of its own only
     /// where it says something else (the page is read per machine, and repeating a column's
     /// sentence in every row is most of its weight).
-    pub column_titles: Vec<String>,
-    pub rows: Vec<Row>,
+    pub(crate) column_titles: Vec<String>,
+    pub(crate) rows: Vec<Row>,
     /// Per point: stack, RTT, loss, our two leaf-only cells, their RTT and their two medians.
-    pub paquin: Vec<Vec<String>>,
+    pub(crate) paquin: Vec<Vec<String>>,
 }
 
 #[derive(Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub key: String,
-    pub first_of_group: bool,
+    pub(crate) first_of_group: bool,
     pub stack: String,
     pub group: String,
     pub auth: String,
@@ -38,15 +38,15 @@ pub struct Row {
 }
 
 #[derive(Serialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub text: String,
     pub sub: String,
     pub title: String,
-    pub values: Vec<(String, String)>,
+    pub(crate) values: Vec<(String, String)>,
 }
 
 /// The columns every row fills, in order (the phone layout repeats them beside each figure).
-pub const COLUMNS: [&str; 10] = [
+pub(crate) const COLUMNS: [&str; 10] = [
     "Server first flight",
     "Loopback handshake",
     "Δ vs baseline (95%)",
@@ -233,7 +233,7 @@ fn cells(f: &Figures) -> Vec<Cell> {
     out
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let r = &run.results;
@@ -333,7 +333,7 @@ fn shared_titles(rows: &mut [Row]) -> Vec<String> {
 }
 
 /// The figures a row shows, by the names `verify` reads back.
-pub fn values(r: &crate::results::Results, key: &Key) -> Vec<(&'static str, Option<f64>)> {
+pub(crate) fn values(r: &crate::results::Results, key: &Key) -> Vec<(&'static str, Option<f64>)> {
     let f = fig::figures(r, key);
     let mut v = fig::values(&f);
     if f.baseline {

@@ -9,67 +9,67 @@ use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
     /// Server handshakes per core-second in memory, a bar per stack and group.
-    pub rate_chart: Value,
+    pub(crate) rate_chart: Value,
     /// Server heap per held connection, a bar per stack and group.
-    pub memory_chart: Value,
-    pub date: String,
-    pub wall: String,
-    pub cores: usize,
-    pub fd_limit: String,
-    pub lines: Vec<Line>,
-    pub steps: Vec<Step>,
-    pub memory: Vec<MemoryLine>,
-    pub notes: Vec<String>,
+    pub(crate) memory_chart: Value,
+    pub(crate) date: String,
+    pub(crate) wall: String,
+    pub(crate) cores: usize,
+    pub(crate) fd_limit: String,
+    pub(crate) lines: Vec<Line>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) memory: Vec<MemoryLine>,
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Serialize)]
-pub struct Line {
-    pub stack: String,
-    pub group: String,
-    pub rate: String,
-    pub interval: String,
-    pub server: String,
-    pub client: String,
-    pub per_core: String,
-    pub vs_baseline: String,
-    pub class: String,
-    pub servers: String,
-    pub delta: String,
-    pub composed: String,
-    pub explained: String,
+pub(crate) struct Line {
+    pub(crate) stack: String,
+    pub(crate) group: String,
+    pub(crate) rate: String,
+    pub(crate) interval: String,
+    pub(crate) server: String,
+    pub(crate) client: String,
+    pub(crate) per_core: String,
+    pub(crate) vs_baseline: String,
+    pub(crate) class: String,
+    pub(crate) servers: String,
+    pub(crate) delta: String,
+    pub(crate) composed: String,
+    pub(crate) explained: String,
 }
 
 #[derive(Serialize)]
-pub struct Step {
-    pub stack: String,
-    pub group: String,
-    pub concurrency: usize,
-    pub rate: String,
-    pub p50: String,
-    pub p99: String,
-    pub cpu: String,
-    pub busy: String,
-    pub failed: u64,
+pub(crate) struct Step {
+    pub(crate) stack: String,
+    pub(crate) group: String,
+    pub(crate) concurrency: usize,
+    pub(crate) rate: String,
+    pub(crate) p50: String,
+    pub(crate) p99: String,
+    pub(crate) cpu: String,
+    pub(crate) busy: String,
+    pub(crate) failed: u64,
 }
 
 #[derive(Serialize)]
-pub struct MemoryLine {
-    pub stack: String,
-    pub group: String,
-    pub connections: String,
-    pub heap: String,
-    pub rss: String,
-    pub kernel: String,
-    pub slab: String,
-    pub peak: String,
-    pub retained: String,
+pub(crate) struct MemoryLine {
+    pub(crate) stack: String,
+    pub(crate) group: String,
+    pub(crate) connections: String,
+    pub(crate) heap: String,
+    pub(crate) rss: String,
+    pub(crate) kernel: String,
+    pub(crate) slab: String,
+    pub(crate) peak: String,
+    pub(crate) retained: String,
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let c = run.results.capacity.as_ref()?;

@@ -8,42 +8,42 @@ use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct Body {
-    pub operations: Vec<Chart>,
-    pub suites: Vec<Chart>,
-    pub legend_backends: Vec<(String, String)>,
-    pub legend_stacks: Vec<(String, String)>,
+pub(crate) struct Body {
+    pub(crate) operations: Vec<Chart>,
+    pub(crate) suites: Vec<Chart>,
+    pub(crate) legend_backends: Vec<(String, String)>,
+    pub(crate) legend_stacks: Vec<(String, String)>,
     /// The baseline run's label, and every other run against it, as `pqprof compare` reports it.
-    pub baseline: String,
-    pub diffs: Vec<Diff>,
-    pub crosschecks: Vec<Cross>,
-    pub leagues: Vec<LeagueRun>,
+    pub(crate) baseline: String,
+    pub(crate) diffs: Vec<Diff>,
+    pub(crate) crosschecks: Vec<Cross>,
+    pub(crate) leagues: Vec<LeagueRun>,
 }
 
 /// One run's league tables (crate::league): per algorithm, backends as rows, operations as columns.
 #[derive(Serialize)]
-pub struct LeagueRun {
-    pub label: String,
-    pub tables: Vec<LeagueTable>,
+pub(crate) struct LeagueRun {
+    pub(crate) label: String,
+    pub(crate) tables: Vec<LeagueTable>,
 }
 
 #[derive(Serialize)]
-pub struct LeagueTable {
-    pub algorithm: String,
-    pub operations: Vec<String>,
+pub(crate) struct LeagueTable {
+    pub(crate) algorithm: String,
+    pub(crate) operations: Vec<String>,
     /// (backend, one cell per operation)
-    pub rows: Vec<(String, Vec<LeagueCell>)>,
+    pub(crate) rows: Vec<(String, Vec<LeagueCell>)>,
     /// One per operation: the published figure, or "".
-    pub published: Vec<String>,
-    pub published_sources: Vec<String>,
+    pub(crate) published: Vec<String>,
+    pub(crate) published_sources: Vec<String>,
 }
 
 #[derive(Serialize, Default)]
-pub struct LeagueCell {
-    pub median: String,
-    pub to_fastest: String,
-    pub to_published: String,
-    pub class: String,
+pub(crate) struct LeagueCell {
+    pub(crate) median: String,
+    pub(crate) to_fastest: String,
+    pub(crate) to_published: String,
+    pub(crate) class: String,
 }
 
 fn leagues(runs: &[&Run]) -> Vec<LeagueRun> {
@@ -135,44 +135,44 @@ fn leagues(runs: &[&Run]) -> Vec<LeagueRun> {
 }
 
 #[derive(Serialize)]
-pub struct Cross {
-    pub host: String,
-    pub date: String,
-    pub tolerance: String,
-    pub wall: String,
+pub(crate) struct Cross {
+    pub(crate) host: String,
+    pub(crate) date: String,
+    pub(crate) tolerance: String,
+    pub(crate) wall: String,
     /// How many rounds, in words.
-    pub rounds: String,
-    pub rows: Vec<CrossRow>,
-    pub references: Vec<RefRow>,
+    pub(crate) rounds: String,
+    pub(crate) rows: Vec<CrossRow>,
+    pub(crate) references: Vec<RefRow>,
 }
 
 #[derive(Serialize)]
-pub struct CrossRow {
-    pub tool: String,
-    pub backend: String,
-    pub phase: String,
-    pub statistic: String,
-    pub pqprof: String,
-    pub tool_value: String,
-    pub median: String,
-    pub diff: String,
-    pub verdict: String,
-    pub class: String,
-    pub note: String,
+pub(crate) struct CrossRow {
+    pub(crate) tool: String,
+    pub(crate) backend: String,
+    pub(crate) phase: String,
+    pub(crate) statistic: String,
+    pub(crate) pqprof: String,
+    pub(crate) tool_value: String,
+    pub(crate) median: String,
+    pub(crate) diff: String,
+    pub(crate) verdict: String,
+    pub(crate) class: String,
+    pub(crate) note: String,
 }
 
 #[derive(Serialize)]
-pub struct RefRow {
-    pub phase: String,
-    pub backend: String,
-    pub pqprof: String,
-    pub reference: String,
-    pub ratio: String,
-    pub implementation: String,
-    pub machine: String,
-    pub comparable: bool,
-    pub source: String,
-    pub date: String,
+pub(crate) struct RefRow {
+    pub(crate) phase: String,
+    pub(crate) backend: String,
+    pub(crate) pqprof: String,
+    pub(crate) reference: String,
+    pub(crate) ratio: String,
+    pub(crate) implementation: String,
+    pub(crate) machine: String,
+    pub(crate) comparable: bool,
+    pub(crate) source: String,
+    pub(crate) date: String,
 }
 
 fn crosschecks(runs: &[&Run]) -> Vec<Cross> {
@@ -236,23 +236,23 @@ fn crosschecks(runs: &[&Run]) -> Vec<Cross> {
 }
 
 #[derive(Serialize)]
-pub struct Diff {
-    pub a: String,
-    pub b: String,
-    pub caveats: Vec<String>,
-    pub rows: Vec<DiffRow>,
+pub(crate) struct Diff {
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) caveats: Vec<String>,
+    pub(crate) rows: Vec<DiffRow>,
 }
 
 #[derive(Serialize)]
-pub struct DiffRow {
-    pub kind: String,
-    pub name: String,
-    pub a: String,
-    pub b: String,
-    pub ratio: String,
-    pub ci: String,
-    pub verdict: String,
-    pub class: String,
+pub(crate) struct DiffRow {
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) ratio: String,
+    pub(crate) ci: String,
+    pub(crate) verdict: String,
+    pub(crate) class: String,
 }
 
 /// Run `b` against the baseline run `a`.
@@ -300,9 +300,9 @@ fn diff(a: &Run, b: &Run) -> Diff {
 }
 
 #[derive(Serialize)]
-pub struct Chart {
-    pub title: String,
-    pub svg: Value,
+pub(crate) struct Chart {
+    pub(crate) title: String,
+    pub(crate) svg: Value,
 }
 
 /// Names in the order the runs list them, each once (backends or stacks): they choose the colours.
@@ -326,7 +326,7 @@ fn legend(names: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn build(runs: &[&Run], baseline: usize) -> Body {
+pub(crate) fn build(runs: &[&Run], baseline: usize) -> Body {
     let several_hosts = runs.len() > 1;
     let backends = union(runs, |r| {
         r.results.backends.iter().map(|b| b.name.clone()).collect()

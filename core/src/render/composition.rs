@@ -10,42 +10,42 @@ use serde::Serialize;
 
 /// How far a composed figure may stray from the measured one and still count as matching it
 /// (#37's target for the latency and the server's CPU; the page holds the client's to it too).
-pub const MATCH_PCT: f64 = 10.0;
+pub(crate) const MATCH_PCT: f64 = 10.0;
 
 #[derive(Serialize)]
-pub struct Page {
+pub(crate) struct Page {
     /// `MATCH_PCT` as the page prints it.
-    pub match_pct: String,
-    pub views: Vec<View>,
+    pub(crate) match_pct: String,
+    pub(crate) views: Vec<View>,
 }
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
-    pub stacks: Vec<StackView>,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) stacks: Vec<StackView>,
 }
 
 #[derive(Serialize)]
-pub struct StackView {
-    pub stack: String,
-    pub composed_stack: String,
+pub(crate) struct StackView {
+    pub(crate) stack: String,
+    pub(crate) composed_stack: String,
     /// "348.1 µs ± 70.4 µs: the loopback median of X25519 + ECDSA-P256 less its composed path of
     /// 346.3 µs": the stack's own work along the path.
-    pub own: String,
-    pub rows: Vec<Row>,
+    pub(crate) own: String,
+    pub(crate) rows: Vec<Row>,
 }
 
 #[derive(Serialize)]
-pub struct Row {
-    pub scenario: String,
+pub(crate) struct Row {
+    pub(crate) scenario: String,
     pub baseline: bool,
-    pub path: String,
+    pub(crate) path: String,
     pub latency: Cell,
-    pub server_memory: Cell,
-    pub client_memory: Cell,
+    pub(crate) server_memory: Cell,
+    pub(crate) client_memory: Cell,
     /// "35% / 50%": the composed CPU's share of the loopback CPU per handshake, server / client.
-    pub loopback_share: String,
+    pub(crate) loopback_share: String,
     /// Per RTT of the network grid, at no loss: ("5.6 ms: 12.19 ms", "phases 12.10 ms (−0.7%)");
     /// the baseline's row, whose prediction from phases is the model's, says "model".
     pub network: Vec<(String, String)>,
@@ -54,13 +54,13 @@ pub struct Row {
 /// "composed / measured", the ratio and its interval beneath, and whether the ratio is outside
 /// `MATCH_PCT`.
 #[derive(Serialize, Default)]
-pub struct Cell {
-    pub figures: String,
-    pub ratio: String,
+pub(crate) struct Cell {
+    pub(crate) figures: String,
+    pub(crate) ratio: String,
     pub sub: String,
-    pub off: bool,
+    pub(crate) off: bool,
     /// Where the latency misses: the call that costs most beyond its loop in situ.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 fn cell(v: Option<&Versus>) -> Cell {
@@ -137,7 +137,7 @@ fn row(r: &FigRow) -> Row {
     }
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let rows = fig::rows(&run.results);

@@ -11,37 +11,37 @@ use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct Body {
-    pub machines: Vec<MachineView>,
-    pub floor_pct: String,
+pub(crate) struct Body {
+    pub(crate) machines: Vec<MachineView>,
+    pub(crate) floor_pct: String,
 }
 
 #[derive(Serialize)]
-pub struct MachineView {
-    pub label: String,
-    pub note: String,
-    pub note_source: String,
-    pub id: String,
-    pub runs: Vec<RunRow>,
-    pub charts: Vec<Value>,
+pub(crate) struct MachineView {
+    pub(crate) label: String,
+    pub(crate) note: String,
+    pub(crate) note_source: String,
+    pub(crate) id: String,
+    pub(crate) runs: Vec<RunRow>,
+    pub(crate) charts: Vec<Value>,
 }
 
 #[derive(Serialize)]
-pub struct RunRow {
-    pub file: String,
-    pub href: String,
-    pub date: String,
-    pub commit: String,
-    pub sections: String,
-    pub complete: bool,
-    pub shown: bool,
-    pub openssl: String,
+pub(crate) struct RunRow {
+    pub(crate) file: String,
+    pub(crate) href: String,
+    pub(crate) date: String,
+    pub(crate) commit: String,
+    pub(crate) sections: String,
+    pub(crate) complete: bool,
+    pub(crate) shown: bool,
+    pub(crate) openssl: String,
 }
 
 /// Seconds since 1970 of an RFC 3339 UTC time ("2026-11-30T14:39:03Z"); `None` if it is not one.
 /// Days from the civil date by Howard Hinnant's `days_from_civil` (chrono-compatible algorithms,
 /// http://howardhinnant.github.io/date_algorithms.html).
-pub fn epoch_seconds(t: &str) -> Option<f64> {
+pub(crate) fn epoch_seconds(t: &str) -> Option<f64> {
     let b = t.as_bytes();
     if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
         return None;
@@ -249,7 +249,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
     out
 }
 
-pub fn build(runs: &[Run], machines: &[Machine]) -> Body {
+pub(crate) fn build(runs: &[Run], machines: &[Machine]) -> Body {
     // The machines with the longest history first.
     let mut order: Vec<&Machine> = machines.iter().collect();
     order.sort_by_key(|m| std::cmp::Reverse(m.runs.len()));

@@ -8,35 +8,35 @@ use crate::units::{bytes, count, time};
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
-    pub date: String,
-    pub wall: String,
-    pub calls: String,
-    pub warmup: usize,
-    pub harness: String,
-    pub heap_method: String,
-    pub stack_method: String,
-    pub backends: Vec<String>,
-    pub rows: Vec<Line>,
-    pub failures: Vec<String>,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) date: String,
+    pub(crate) wall: String,
+    pub(crate) calls: String,
+    pub(crate) warmup: usize,
+    pub(crate) harness: String,
+    pub(crate) heap_method: String,
+    pub(crate) stack_method: String,
+    pub(crate) backends: Vec<String>,
+    pub(crate) rows: Vec<Line>,
+    pub(crate) failures: Vec<String>,
 }
 
 #[derive(Serialize)]
-pub struct Line {
-    pub algorithm: String,
-    pub operation: String,
+pub(crate) struct Line {
+    pub(crate) algorithm: String,
+    pub(crate) operation: String,
     /// One per backend, in `backends`' order; `None` where the backend lacks the operation.
-    pub cells: Vec<Option<Cell>>,
+    pub(crate) cells: Vec<Option<Cell>>,
 }
 
 #[derive(Serialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     /// The phase's median time in this run, or "not timed" (an algorithm no suite uses).
-    pub time: String,
-    pub heap: String,
-    pub stack: String,
+    pub(crate) time: String,
+    pub(crate) heap: String,
+    pub(crate) stack: String,
     /// Hover text: allocations and every call's figures.
     pub title: String,
 }
@@ -113,7 +113,7 @@ fn rows(m: &OperationMemory, r: &Results) -> Vec<Line> {
         .collect()
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let m = run.results.memory.as_ref()?;

@@ -7,34 +7,34 @@ use crate::compose;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct Body {
-    pub policies: Vec<Policy>,
+pub(crate) struct Body {
+    pub(crate) policies: Vec<Policy>,
     /// Per run: every phase's iterations, batch, timed time against the budget, run delay.
-    pub budgets: Vec<Budget>,
-    pub components: Vec<ComponentRow>,
-    pub worlds: String,
-    pub batch_threshold: f64,
-    pub includes: Vec<Include>,
-    pub algorithms: Vec<AlgorithmRow>,
-    pub names: Vec<(String, String, String)>,
+    pub(crate) budgets: Vec<Budget>,
+    pub(crate) components: Vec<ComponentRow>,
+    pub(crate) worlds: String,
+    pub(crate) batch_threshold: f64,
+    pub(crate) includes: Vec<Include>,
+    pub(crate) algorithms: Vec<AlgorithmRow>,
+    pub(crate) names: Vec<(String, String, String)>,
     /// The newest run's backends: library and version, build and dispatch, phases covered.
-    pub backends: Vec<BackendRow>,
+    pub(crate) backends: Vec<BackendRow>,
     /// The newest run's stacks: (name, description).
-    pub stacks: Vec<(String, String)>,
-    pub resamples: usize,
-    pub seed: String,
-    pub tolerance_pct: f64,
+    pub(crate) stacks: Vec<(String, String)>,
+    pub(crate) resamples: usize,
+    pub(crate) seed: String,
+    pub(crate) tolerance_pct: f64,
     /// Per run with a `memory` section: (host, heap method, stack method, the empty call's stack).
-    pub memory: Vec<(String, String, String, String)>,
+    pub(crate) memory: Vec<(String, String, String, String)>,
 }
 
 #[derive(Serialize)]
-pub struct BackendRow {
-    pub name: String,
-    pub version: String,
-    pub build: String,
+pub(crate) struct BackendRow {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) build: String,
     /// "ML-KEM-768: kem.keygen, kem.encaps, kem.decaps", one line per algorithm.
-    pub covers: Vec<String>,
+    pub(crate) covers: Vec<String>,
 }
 
 /// "ML-KEM-768 kem.keygen", "ML-KEM-768 kem.encaps" -> "ML-KEM-768: kem.keygen, kem.encaps".
@@ -53,69 +53,69 @@ fn by_algorithm(covers: &[String]) -> Vec<String> {
 }
 
 #[derive(Serialize)]
-pub struct Policy {
-    pub host: String,
+pub(crate) struct Policy {
+    pub(crate) host: String,
     /// The run's iteration policy, as recorded.
-    pub settings: crate::results::Settings,
-    pub clock: String,
-    pub tsc: String,
-    pub overhead_ns: String,
-    pub overhead_cycles: String,
-    pub randomness: String,
-    pub pinned_core: String,
-    pub rustc: String,
-    pub profile: String,
-    pub wall: String,
+    pub(crate) settings: crate::results::Settings,
+    pub(crate) clock: String,
+    pub(crate) tsc: String,
+    pub(crate) overhead_ns: String,
+    pub(crate) overhead_cycles: String,
+    pub(crate) randomness: String,
+    pub(crate) pinned_core: String,
+    pub(crate) rustc: String,
+    pub(crate) profile: String,
+    pub(crate) wall: String,
 }
 
 #[derive(Serialize)]
-pub struct Budget {
-    pub host: String,
-    pub budget_ms: u64,
-    pub rows: Vec<BudgetRow>,
+pub(crate) struct Budget {
+    pub(crate) host: String,
+    pub(crate) budget_ms: u64,
+    pub(crate) rows: Vec<BudgetRow>,
 }
 
 #[derive(Serialize)]
-pub struct BudgetRow {
-    pub phase: String,
-    pub iterations: String,
-    pub reason: String,
-    pub batch: usize,
-    pub timed: String,
-    pub use_pct: String,
-    pub over: bool,
-    pub run_delay: String,
+pub(crate) struct BudgetRow {
+    pub(crate) phase: String,
+    pub(crate) iterations: String,
+    pub(crate) reason: String,
+    pub(crate) batch: usize,
+    pub(crate) timed: String,
+    pub(crate) use_pct: String,
+    pub(crate) over: bool,
+    pub(crate) run_delay: String,
     /// Processes per phase (how many samples each gave) and the precision they reached.
-    pub processes: String,
-    pub precision: String,
+    pub(crate) processes: String,
+    pub(crate) precision: String,
 }
 
 #[derive(Serialize)]
-pub struct ComponentRow {
-    pub host: String,
-    pub phase: String,
-    pub handshake: String,
-    pub primitive: String,
-    pub setup: String,
-    pub share: String,
-    pub name: String,
+pub(crate) struct ComponentRow {
+    pub(crate) host: String,
+    pub(crate) phase: String,
+    pub(crate) handshake: String,
+    pub(crate) primitive: String,
+    pub(crate) setup: String,
+    pub(crate) share: String,
+    pub(crate) name: String,
 }
 
 #[derive(Serialize)]
-pub struct Include {
-    pub backend: String,
-    pub operation: String,
-    pub includes: String,
+pub(crate) struct Include {
+    pub(crate) backend: String,
+    pub(crate) operation: String,
+    pub(crate) includes: String,
 }
 
 #[derive(Serialize)]
-pub struct AlgorithmRow {
-    pub name: String,
-    pub sizes: String,
-    pub source: String,
+pub(crate) struct AlgorithmRow {
+    pub(crate) name: String,
+    pub(crate) sizes: String,
+    pub(crate) source: String,
 }
 
-pub fn build(runs: &[&Run]) -> Body {
+pub(crate) fn build(runs: &[&Run]) -> Body {
     let policies = runs
         .iter()
         .map(|run| {

@@ -27,14 +27,14 @@ pub struct Run {
     pub results: Results,
     /// Host, CPU, microarchitecture and time ("vm · AMD EPYC (zen5) · 2026-11-30T03:26:02Z"),
     /// unique across the runs given.
-    pub label: String,
+    pub(crate) label: String,
     /// Where the copied JSON is, relative to the site root.
     pub json_href: String,
     /// What the ids of this run's sections on the front page end with: its machine's
     /// (`machine_anchor`), and with `--all`, where a machine has several runs there, its time too.
-    pub anchor: String,
+    pub(crate) anchor: String,
     /// The machine's id on the site: `machine_id`, made unique among the machines rendered.
-    pub machine_anchor: String,
+    pub(crate) machine_anchor: String,
 }
 
 pub struct Options {
@@ -84,7 +84,7 @@ const TEMPLATES: [(&str, &str); 10] = [
     ),
 ];
 
-pub fn environment() -> Result<Environment<'static>> {
+pub(crate) fn environment() -> Result<Environment<'static>> {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::Html);
     for (name, src) in TEMPLATES {
@@ -95,22 +95,22 @@ pub fn environment() -> Result<Environment<'static>> {
 
 /// Header facts every page shows.
 #[derive(Serialize)]
-pub struct RunLine {
-    pub label: String,
+pub(crate) struct RunLine {
+    pub(crate) label: String,
     /// The machine's name on the site and its anchor.
-    pub machine: String,
-    pub machine_id: String,
-    pub host: String,
-    pub microarchitecture: String,
-    pub date: String,
-    pub commit: String,
-    pub commit_url: Option<String>,
-    pub cpu: String,
-    pub arch: String,
-    pub cores: usize,
-    pub liboqs: String,
-    pub openssl: String,
-    pub json_href: String,
+    pub(crate) machine: String,
+    pub(crate) machine_id: String,
+    pub(crate) host: String,
+    pub(crate) microarchitecture: String,
+    pub(crate) date: String,
+    pub(crate) commit: String,
+    pub(crate) commit_url: Option<String>,
+    pub(crate) cpu: String,
+    pub(crate) arch: String,
+    pub(crate) cores: usize,
+    pub(crate) liboqs: String,
+    pub(crate) openssl: String,
+    pub(crate) json_href: String,
 }
 
 fn run_line(run: &Run, opts: &Options) -> RunLine {
@@ -141,17 +141,17 @@ fn run_line(run: &Run, opts: &Options) -> RunLine {
 }
 
 #[derive(Serialize)]
-pub struct Page<T: Serialize> {
-    pub title: String,
-    pub page: &'static str,
+pub(crate) struct Page<T: Serialize> {
+    pub(crate) title: String,
+    pub(crate) page: &'static str,
     /// The runs this page shows.
-    pub runs: Vec<RunLine>,
-    pub architectures: String,
+    pub(crate) runs: Vec<RunLine>,
+    pub(crate) architectures: String,
     /// How many results files were rendered, and how many machines they are of.
-    pub files: usize,
-    pub machines: usize,
-    pub all: bool,
-    pub body: T,
+    pub(crate) files: usize,
+    pub(crate) machines: usize,
+    pub(crate) all: bool,
+    pub(crate) body: T,
 }
 
 /// What every page is told of the whole render: the runs it shows among all the files.
@@ -224,7 +224,7 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// One machine and its runs (indices into the runs rendered, oldest first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
-    pub key: String,
+    pub(crate) key: String,
     pub runs: Vec<usize>,
     /// The run the front page shows: the newest complete one, else the newest.
     pub shown: usize,
@@ -269,7 +269,7 @@ pub fn machines(runs: &[Run]) -> Vec<Machine> {
 
 /// "Intel Xeon · vm · 5d798a": the CPU as its vendor names it (without the trademark signs), the
 /// microarchitecture where pqprof knows it, the hostname and the fingerprint.
-pub fn machine_label(h: &crate::results::Host) -> String {
+pub(crate) fn machine_label(h: &crate::results::Host) -> String {
     let mut cpu = h.cpu_model.replace("(R)", "").replace("(TM)", "");
     if let Some(stripped) = cpu.trim().strip_suffix("Processor") {
         cpu = stripped.to_string();
@@ -288,7 +288,7 @@ pub fn machine_label(h: &crate::results::Host) -> String {
 }
 
 /// What references/machines.toml says of the machine that its results do not, and the source.
-pub fn machine_note(h: &crate::results::Host) -> Option<(String, String)> {
+pub(crate) fn machine_note(h: &crate::results::Host) -> Option<(String, String)> {
     crate::references::machine_notes()
         .ok()?
         .into_iter()
@@ -297,7 +297,7 @@ pub fn machine_note(h: &crate::results::Host) -> Option<(String, String)> {
 }
 
 /// An anchor for the machine: its fingerprint, else its host and microarchitecture.
-pub fn machine_id(h: &crate::results::Host) -> String {
+pub(crate) fn machine_id(h: &crate::results::Host) -> String {
     let raw = if h.fingerprint.is_empty() {
         format!("{}-{}-{}", h.hostname, h.microarchitecture, h.arch)
     } else {

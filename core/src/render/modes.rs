@@ -14,50 +14,50 @@ use crate::units::{bytes, signed_time, time};
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
-    pub rows: Vec<Row>,
-    pub key_shares: Vec<SharesRow>,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) key_shares: Vec<SharesRow>,
 }
 
 /// A stack's hybrid handshake with two key shares, or after a HelloRetryRequest, against the one
 /// whose ClientHello offers the hybrid's share alone.
 #[derive(Serialize)]
-pub struct SharesRow {
-    pub stack: String,
-    pub mode: String,
-    pub first_of_stack: bool,
-    pub one: String,
-    pub two: String,
-    pub difference: Figure,
+pub(crate) struct SharesRow {
+    pub(crate) stack: String,
+    pub(crate) mode: String,
+    pub(crate) first_of_stack: bool,
+    pub(crate) one: String,
+    pub(crate) two: String,
+    pub(crate) difference: Figure,
     /// The ClientHello's bytes, one share → two.
-    pub hello: String,
-    pub client_cpu: String,
+    pub(crate) hello: String,
+    pub(crate) client_cpu: String,
 }
 
 #[derive(Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub stack: String,
-    pub scenario: String,
-    pub first_of_stack: bool,
-    pub full: String,
-    pub resumed: String,
+    pub(crate) scenario: String,
+    pub(crate) first_of_stack: bool,
+    pub(crate) full: String,
+    pub(crate) resumed: String,
     /// Resumed minus full, paired, with its interval beneath (or "not resolved").
-    pub saves: Figure,
-    pub kept: String,
+    pub(crate) saves: Figure,
+    pub(crate) kept: String,
     /// Against the scenario it is compared with (the classical group, or the ECDSA chain): full,
     /// then resumed.
-    pub delta_full: Figure,
-    pub delta_resumed: Figure,
-    pub flight: String,
-    pub server_cpu: String,
+    pub(crate) delta_full: Figure,
+    pub(crate) delta_resumed: Figure,
+    pub(crate) flight: String,
+    pub(crate) server_cpu: String,
 }
 
 #[derive(Serialize)]
-pub struct Figure {
-    pub text: String,
-    pub sub: String,
+pub(crate) struct Figure {
+    pub(crate) text: String,
+    pub(crate) sub: String,
 }
 
 /// A paired difference as the answer shows one: the figure and its interval where the interval
@@ -158,7 +158,7 @@ fn plain_pairs<'a>(h: &'a Handshakes, modes: &[Mode]) -> Vec<Pair<'a>> {
     pairs
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
             let h = run.results.handshakes.as_ref()?;

@@ -1,6 +1,7 @@
-//! The overview page's network section: per RTT, a chart per group of the median and 95th
-//! percentile over loss for every stack, with Paquin et al.'s published points for the nearest
-//! group of theirs beside them, and each loss rate's figures per scenario with the model.
+//! The network sections: per RTT, the hybrid's extra time over its baseline (the front page and the
+//! network page), and on the network page a chart per group of the median and 95th percentile over
+//! loss for every stack, with Paquin et al.'s published points for the nearest group of theirs
+//! beside them, and each loss rate's figures per scenario with the model.
 
 use super::svg::{self, Axes, Line};
 use super::Run;
@@ -11,50 +12,50 @@ use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct View {
-    pub host: String,
-    pub machine_id: String,
-    pub date: String,
-    pub wall: String,
-    pub setup: String,
-    pub rtts: Vec<RttView>,
-    pub notes: Vec<String>,
+pub(crate) struct View {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) date: String,
+    pub(crate) wall: String,
+    pub(crate) setup: String,
+    pub(crate) rtts: Vec<RttView>,
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Serialize)]
-pub struct RttView {
-    pub rtt: String,
-    pub rows: Vec<Row>,
+pub(crate) struct RttView {
+    pub(crate) rtt: String,
+    pub(crate) rows: Vec<Row>,
     /// One chart per group: p50 and p95 over loss, a line each per stack (on the network page).
-    pub charts: Vec<Value>,
+    pub(crate) charts: Vec<Value>,
     /// The answer at this RTT: each hybrid's extra time over its baseline (on both pages).
-    pub delta: Vec<Value>,
+    pub(crate) delta: Vec<Value>,
 }
 
 #[derive(Serialize)]
-pub struct Row {
-    pub loss: String,
-    pub link: String,
-    pub valid: bool,
-    pub scenario: String,
-    pub p50: String,
-    pub p95: String,
-    pub mean: String,
-    pub model: String,
+pub(crate) struct Row {
+    pub(crate) loss: String,
+    pub(crate) link: String,
+    pub(crate) valid: bool,
+    pub(crate) scenario: String,
+    pub(crate) p50: String,
+    pub(crate) p95: String,
+    pub(crate) mean: String,
+    pub(crate) model: String,
     /// The loss model's p50 and p95 (files from 2026-12-02 on; else empty), without their unit
     /// where the measured figure beside them has the same one.
-    pub model_p50: String,
-    pub model_p95: String,
+    pub(crate) model_p50: String,
+    pub(crate) model_p95: String,
     /// What a window stall hides of the zero point, taken off the model (netmodel::
     /// stall_hidden_ns; files from 2026-12-03 on), where it hides anything; else empty.
-    pub stall: String,
+    pub(crate) stall: String,
     /// The medians of wire and endpoint time (files from 2026-12-03 on; else "–").
-    pub split: String,
+    pub(crate) split: String,
     /// Client / server CPU per handshake over the cell's window.
-    pub cpu: String,
-    pub packets: String,
-    pub lost: String,
-    pub failed: usize,
+    pub(crate) cpu: String,
+    pub(crate) packets: String,
+    pub(crate) lost: String,
+    pub(crate) failed: usize,
 }
 
 /// Paquin et al.'s key exchange nearest a group of ours: P-256 for the classical TLS group, their
@@ -319,7 +320,7 @@ fn delta_chart(
     )))
 }
 
-pub fn build(runs: &[&Run]) -> Vec<View> {
+pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     let published = paquin().unwrap_or_default();
     runs.iter()
         .filter_map(|run| {

@@ -10,138 +10,138 @@ use minijinja::Value;
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct Body {
+pub(crate) struct Body {
     /// The answer, one table per run shown (one per machine unless `--all`).
-    pub answers: Vec<super::answer::Table>,
-    pub sections: Vec<Section>,
-    pub signatures: Vec<Card>,
-    pub records: Vec<Card>,
-    pub raw: Vec<RawRow>,
+    pub(crate) answers: Vec<super::answer::Table>,
+    pub(crate) sections: Vec<Section>,
+    pub(crate) signatures: Vec<Card>,
+    pub(crate) records: Vec<Card>,
+    pub(crate) raw: Vec<RawRow>,
     /// Seed 000's table rebuilt from these runs, and the seed's own figures as a reference row.
-    pub seed: Vec<SeedRow>,
-    pub seed_reference: Option<SeedRow>,
-    pub seed_source: String,
-    pub failures: Vec<String>,
-    pub warnings: Vec<RunWarnings>,
+    pub(crate) seed: Vec<SeedRow>,
+    pub(crate) seed_reference: Option<SeedRow>,
+    pub(crate) seed_source: String,
+    pub(crate) failures: Vec<String>,
+    pub(crate) warnings: Vec<RunWarnings>,
     /// `pqprof capacity` sections, one per run that has one.
-    pub auth: Vec<super::auth::View>,
+    pub(crate) auth: Vec<super::auth::View>,
     /// Resumed handshakes and two key shares beside full ones, one per run that has them.
-    pub modes: Vec<super::modes::View>,
-    pub capacity: Vec<super::capacity::View>,
+    pub(crate) modes: Vec<super::modes::View>,
+    pub(crate) capacity: Vec<super::capacity::View>,
     /// `pqprof memory` sections, one per run that has one.
-    pub memory: Vec<super::memory::View>,
+    pub(crate) memory: Vec<super::memory::View>,
     /// `pqprof network` sections, one per run that has one.
-    pub network: Vec<super::network::View>,
+    pub(crate) network: Vec<super::network::View>,
     /// Instructions per phase across architectures (render::arch), set by the caller from every
     /// machine's newest counted run.
-    pub architectures: Option<super::arch::View>,
+    pub(crate) architectures: Option<super::arch::View>,
 }
 
 #[derive(Serialize)]
-pub struct Section {
-    pub title: String,
-    pub cards: Vec<Card>,
+pub(crate) struct Section {
+    pub(crate) title: String,
+    pub(crate) cards: Vec<Card>,
 }
 
 #[derive(Serialize)]
-pub struct Card {
-    pub name: String,
-    pub subtitle: String,
-    pub rows: Vec<Row>,
+pub(crate) struct Card {
+    pub(crate) name: String,
+    pub(crate) subtitle: String,
+    pub(crate) rows: Vec<Row>,
 }
 
 /// One host's figures for a suite.
 #[derive(Serialize)]
-pub struct Row {
-    pub host: String,
+pub(crate) struct Row {
+    pub(crate) host: String,
     /// Anchors of this row's real handshakes and in-situ views (the answer table links to them).
-    pub handshakes_id: String,
-    pub insitu_id: String,
+    pub(crate) handshakes_id: String,
+    pub(crate) insitu_id: String,
     pub key: String,
-    pub measured: bool,
-    pub mean_ns: f64,
-    pub mean: String,
-    pub median: String,
-    pub p95: String,
-    pub p99: String,
-    pub tail: String,
-    pub ops: String,
-    pub wire: String,
-    pub median_ci: String,
-    pub delta: String,
-    pub delta_ci: String,
-    pub delta_class: String,
+    pub(crate) measured: bool,
+    pub(crate) mean_ns: f64,
+    pub(crate) mean: String,
+    pub(crate) median: String,
+    pub(crate) p95: String,
+    pub(crate) p99: String,
+    pub(crate) tail: String,
+    pub(crate) ops: String,
+    pub(crate) wire: String,
+    pub(crate) median_ci: String,
+    pub(crate) delta: String,
+    pub(crate) delta_ci: String,
+    pub(crate) delta_class: String,
     /// The change against the baseline counted in instructions, where both were counted.
-    pub instructions_delta: String,
+    pub(crate) instructions_delta: String,
     /// Composed instructions per handshake, where every phase was counted.
-    pub instructions: String,
-    pub public_key: String,
-    pub signature: String,
-    pub family: String,
-    pub bar: Value,
-    pub phases: Vec<PhaseRow>,
-    pub env: String,
-    pub note: String,
-    pub handshakes: Vec<HandshakeRow>,
+    pub(crate) instructions: String,
+    pub(crate) public_key: String,
+    pub(crate) signature: String,
+    pub(crate) family: String,
+    pub(crate) bar: Value,
+    pub(crate) phases: Vec<PhaseRow>,
+    pub(crate) env: String,
+    pub(crate) note: String,
+    pub(crate) handshakes: Vec<HandshakeRow>,
     /// Full-handshake cards: where each real stack's handshake time goes, timed in situ.
-    pub insitu: Vec<InSituView>,
+    pub(crate) insitu: Vec<InSituView>,
 }
 
 /// One instrumented real handshake: its time split into the crypto calls, by kind, and the rest.
 #[derive(Serialize)]
-pub struct InSituView {
-    pub stack: String,
-    pub total: String,
-    pub crypto: String,
-    pub remainder: String,
-    pub bar: Value,
-    pub rows: Vec<InSituRow>,
+pub(crate) struct InSituView {
+    pub(crate) stack: String,
+    pub(crate) total: String,
+    pub(crate) crypto: String,
+    pub(crate) remainder: String,
+    pub(crate) bar: Value,
+    pub(crate) rows: Vec<InSituRow>,
     /// The composed full-handshake crypto of the same library against the in-situ crypto.
-    pub explained: String,
-    pub connections: usize,
+    pub(crate) explained: String,
+    pub(crate) connections: usize,
     /// Key-exchange and signature calls per call, in situ against the phase loop.
-    pub per_call: Vec<PerCallRow>,
+    pub(crate) per_call: Vec<PerCallRow>,
 }
 
 #[derive(Serialize)]
-pub struct PerCallRow {
-    pub label: String,
-    pub algorithm: String,
-    pub insitu: String,
-    pub phase_loop: String,
-    pub ratio: String,
+pub(crate) struct PerCallRow {
+    pub(crate) label: String,
+    pub(crate) algorithm: String,
+    pub(crate) insitu: String,
+    pub(crate) phase_loop: String,
+    pub(crate) ratio: String,
 }
 
 #[derive(Serialize)]
-pub struct InSituRow {
-    pub label: String,
-    pub client: String,
-    pub server: String,
-    pub calls: String,
+pub(crate) struct InSituRow {
+    pub(crate) label: String,
+    pub(crate) client: String,
+    pub(crate) server: String,
+    pub(crate) calls: String,
 }
 
 /// A real loopback handshake of this suite, beside the composed figure.
 #[derive(Serialize)]
-pub struct HandshakeRow {
-    pub stack: String,
-    pub median: String,
+pub(crate) struct HandshakeRow {
+    pub(crate) stack: String,
+    pub(crate) median: String,
     /// The median's 95% half-width and why its rounds stopped.
-    pub precision: String,
-    pub rsd: String,
-    pub ready: String,
-    pub vs_baseline: String,
-    pub measured_delta: String,
-    pub composed_delta: String,
-    pub composed_stack: String,
-    pub insitu_crypto_delta: String,
-    pub remainder_delta: String,
-    pub overhead: String,
-    pub bytes: String,
-    pub client_cpu: String,
-    pub server_cpu: String,
-    pub client_mem: String,
-    pub server_mem: String,
-    pub evidence: String,
+    pub(crate) precision: String,
+    pub(crate) rsd: String,
+    pub(crate) ready: String,
+    pub(crate) vs_baseline: String,
+    pub(crate) measured_delta: String,
+    pub(crate) composed_delta: String,
+    pub(crate) composed_stack: String,
+    pub(crate) insitu_crypto_delta: String,
+    pub(crate) remainder_delta: String,
+    pub(crate) overhead: String,
+    pub(crate) bytes: String,
+    pub(crate) client_cpu: String,
+    pub(crate) server_cpu: String,
+    pub(crate) client_mem: String,
+    pub(crate) server_mem: String,
+    pub(crate) evidence: String,
 }
 
 fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
@@ -311,42 +311,42 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
 }
 
 #[derive(Serialize)]
-pub struct PhaseRow {
-    pub label: String,
-    pub backend: String,
-    pub count: u32,
-    pub count_label: String,
-    pub contribution_ns: f64,
-    pub contribution: String,
-    pub share_pct: f64,
-    pub mean: String,
-    pub median: String,
+pub(crate) struct PhaseRow {
+    pub(crate) label: String,
+    pub(crate) backend: String,
+    pub(crate) count: u32,
+    pub(crate) count_label: String,
+    pub(crate) contribution_ns: f64,
+    pub(crate) contribution: String,
+    pub(crate) share_pct: f64,
+    pub(crate) mean: String,
+    pub(crate) median: String,
     /// The median's 95% half-width and why its processes stopped.
-    pub precision: String,
-    pub p95: String,
-    pub p99: String,
-    pub stdev: String,
-    pub min: String,
-    pub max: String,
-    pub iterations: String,
+    pub(crate) precision: String,
+    pub(crate) p95: String,
+    pub(crate) p99: String,
+    pub(crate) stdev: String,
+    pub(crate) min: String,
+    pub(crate) max: String,
+    pub(crate) iterations: String,
     /// Instructions per call under valgrind, where counted.
-    pub instructions: String,
+    pub(crate) instructions: String,
 }
 
 /// One stack in seed 000's shape: TLS (or SSH) classical vs hybrid, and the raw round trips.
 #[derive(Serialize)]
-pub struct SeedRow {
-    pub host: String,
-    pub stack: String,
-    pub protocol: String,
-    pub classical: String,
-    pub hybrid: String,
-    pub ratio: String,
-    pub mlkem: String,
-    pub ecdh: String,
-    pub raw_ratio: String,
-    pub raw_how: String,
-    pub allocs: String,
+pub(crate) struct SeedRow {
+    pub(crate) host: String,
+    pub(crate) stack: String,
+    pub(crate) protocol: String,
+    pub(crate) classical: String,
+    pub(crate) hybrid: String,
+    pub(crate) ratio: String,
+    pub(crate) mlkem: String,
+    pub(crate) ecdh: String,
+    pub(crate) raw_ratio: String,
+    pub(crate) raw_how: String,
+    pub(crate) allocs: String,
 }
 
 fn seed_rows(runs: &[&Run]) -> Vec<SeedRow> {
@@ -476,22 +476,22 @@ fn seed_reference() -> (Option<SeedRow>, String) {
 }
 
 #[derive(Serialize)]
-pub struct RawRow {
-    pub host: String,
-    pub stack: String,
-    pub mlkem: String,
-    pub ecdh: String,
-    pub ratio: String,
+pub(crate) struct RawRow {
+    pub(crate) host: String,
+    pub(crate) stack: String,
+    pub(crate) mlkem: String,
+    pub(crate) ecdh: String,
+    pub(crate) ratio: String,
 }
 
 /// One run's warnings, grouped by kind (each kind's heaviest few first, at most `REST_SHOWN` of the
 /// rest behind an expander: the JSON holds every one).
 #[derive(Serialize)]
-pub struct RunWarnings {
-    pub host: String,
-    pub machine_id: String,
-    pub count: usize,
-    pub groups: Vec<crate::results::WarningGroup>,
+pub(crate) struct RunWarnings {
+    pub(crate) host: String,
+    pub(crate) machine_id: String,
+    pub(crate) count: usize,
+    pub(crate) groups: Vec<crate::results::WarningGroup>,
 }
 
 /// Warnings of a kind shown first, and behind the expander.
@@ -534,7 +534,7 @@ fn warnings(run: &Run) -> RunWarnings {
     }
 }
 
-pub fn build(runs: &[&Run]) -> Body {
+pub(crate) fn build(runs: &[&Run]) -> Body {
     let mut sections = Vec::new();
     for (kind, protocol, title) in [
         (TrackKind::Kex, "tls13", "TLS 1.3 key exchange"),
@@ -595,7 +595,7 @@ pub fn build(runs: &[&Run]) -> Body {
 }
 
 /// The suite shown for a run: the default stack, else the first stack that composed it.
-pub fn shown<'a>(r: &'a Results, name: &str) -> Option<&'a Suite> {
+pub(crate) fn shown<'a>(r: &'a Results, name: &str) -> Option<&'a Suite> {
     let all = || r.suites.iter().filter(|s| s.name == name);
     all()
         .find(|s| s.stack == "default")

@@ -5,11 +5,11 @@
 use crate::units as format;
 use std::fmt::Write;
 
-pub const PALETTE: [&str; 7] = [
+pub(crate) const PALETTE: [&str; 7] = [
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
 ];
 
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -17,10 +17,10 @@ pub fn escape(s: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-pub struct Segment {
-    pub label: String,
-    pub value_ns: f64,
-    pub share_pct: f64,
+pub(crate) struct Segment {
+    pub(crate) label: String,
+    pub(crate) value_ns: f64,
+    pub(crate) share_pct: f64,
 }
 
 /// A stacked bar of a handshake's phases: each segment's width is its share of the composed mean.
@@ -63,15 +63,15 @@ fn stacked_bar_coloured(
 }
 
 /// Grey for what a bar or chart lumps together ("other"), apart from the palette's colours.
-pub const OTHER: &str = "#999999";
+pub(crate) const OTHER: &str = "#999999";
 
 /// The most segments a stacked bar shows apart: beyond the palette, colours would repeat and the
 /// legend could not tell two segments apart.
-pub const MAX_SEGMENTS: usize = PALETTE.len() - 1;
+pub(crate) const MAX_SEGMENTS: usize = PALETTE.len() - 1;
 
 /// A stacked bar with its legend, in one figure: every colour named with its time and share. More
 /// than `MAX_SEGMENTS` segments keep the largest apart and lump the rest as "other" (grey).
-pub fn stacked_figure(title: &str, segments: &[Segment]) -> String {
+pub(crate) fn stacked_figure(title: &str, segments: &[Segment]) -> String {
     let mut shown: Vec<Segment> = Vec::new();
     if segments.len() > MAX_SEGMENTS {
         let mut order: Vec<usize> = (0..segments.len()).collect();
@@ -133,21 +133,21 @@ pub fn stacked_figure(title: &str, segments: &[Segment]) -> String {
     s
 }
 
-pub struct Bar {
-    pub label: String,
-    pub value_ns: f64,
+pub(crate) struct Bar {
+    pub(crate) label: String,
+    pub(crate) value_ns: f64,
     /// Chooses the colour; bars with the same key share it.
-    pub key: String,
-    pub note: String,
+    pub(crate) key: String,
+    pub(crate) note: String,
 }
 
 /// Horizontal bars with the label on the left and the value written at the end of each bar.
-pub fn bars(title: &str, axis: &str, bars: &[Bar], keys: &[String]) -> String {
+pub(crate) fn bars(title: &str, axis: &str, bars: &[Bar], keys: &[String]) -> String {
     bars_in(title, axis, bars, keys, &format::time)
 }
 
 /// The same with values in another unit (`value_ns` then holds that unit: bytes, a rate).
-pub fn bars_in(
+pub(crate) fn bars_in(
     title: &str,
     axis: &str,
     bars: &[Bar],
@@ -203,23 +203,23 @@ pub fn bars_in(
 
 /// One line of a `chart`: points joined (or set apart, for a published reference beside the
 /// measurements), with a shaded band (x, low, high) where the figure has a noise band.
-pub struct Line {
-    pub label: String,
-    pub colour: String,
-    pub dashed: bool,
-    pub points_only: bool,
-    pub points: Vec<(f64, f64)>,
-    pub band: Vec<(f64, f64, f64)>,
+pub(crate) struct Line {
+    pub(crate) label: String,
+    pub(crate) colour: String,
+    pub(crate) dashed: bool,
+    pub(crate) points_only: bool,
+    pub(crate) points: Vec<(f64, f64)>,
+    pub(crate) band: Vec<(f64, f64, f64)>,
 }
 
-pub struct Axes<'a> {
-    pub x_label: &'a str,
-    pub y_label: &'a str,
+pub(crate) struct Axes<'a> {
+    pub(crate) x_label: &'a str,
+    pub(crate) y_label: &'a str,
     /// A logarithmic y axis, for latencies that run from milliseconds to seconds.
-    pub log_y: bool,
+    pub(crate) log_y: bool,
     /// Where to mark the x axis, and how.
-    pub x_ticks: Vec<(f64, String)>,
-    pub y_unit: &'a dyn Fn(f64) -> String,
+    pub(crate) x_ticks: Vec<(f64, String)>,
+    pub(crate) y_unit: &'a dyn Fn(f64) -> String,
 }
 
 /// Round tick values between `lo` and `hi`: 1, 2 or 5 times a power of ten apart, 3 to 6 of them.
@@ -243,7 +243,7 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
 
 /// A line chart in SVG with labelled axes and ticks, optional bands, and a legend naming every line
 /// in text. Non-finite points (and non-positive ones on a log axis) are left out.
-pub fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
+pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
     let (left, top, plot_w, plot_h) = (62.0, 10.0, 400.0, 170.0);
     let ok = |y: f64| y.is_finite() && (!axes.log_y || y > 0.0);
     let mut xs: Vec<f64> = Vec::new();

@@ -1,4 +1,4 @@
-//! Checks a rendered site against itself and its JSON: on every card row, the phase contributions
+//! Checks a rendered site against itself and its JSON: on every phase table (the phases page), the phase contributions
 //! add up to the composed mean (within the identity's 0.002%) and the bar shares to 100% (within
 //! 0.01 points); every row names a suite that is in the copied JSON with that composed mean; every
 //! figure of the answer tables and the authentication rows is the one the JSON it names gives

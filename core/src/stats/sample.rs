@@ -31,7 +31,7 @@ impl<'a> Sample<'a> {
     /// The sample of `xs`, or why it is not one: empty, or the first NaN or infinity. An infinity
     /// is refused as well as a NaN: a mean or a standard deviation with one is no figure, and it
     /// takes an end of every sorted order just as a NaN does.
-    pub fn new(xs: &'a [f64]) -> Result<Sample<'a>, SampleError> {
+    pub(crate) fn new(xs: &'a [f64]) -> Result<Sample<'a>, SampleError> {
         if xs.is_empty() {
             return Err(SampleError::Empty);
         }
@@ -41,20 +41,21 @@ impl<'a> Sample<'a> {
         }
     }
 
-    pub fn as_slice(self) -> &'a [f64] {
+    #[cfg(test)]
+    pub(crate) fn as_slice(self) -> &'a [f64] {
         self.0
     }
 
-    pub fn mean(self) -> f64 {
+    pub(crate) fn mean(self) -> f64 {
         mean(self.0)
     }
 
-    pub fn median(self) -> f64 {
+    pub(crate) fn median(self) -> f64 {
         percentile_sorted(&sorted(self.0), 50.0)
     }
 
     /// The full summary: mean, median, p95, p99, standard deviation, extremes and count.
-    pub fn summary(self) -> Summary {
+    pub(crate) fn summary(self) -> Summary {
         let s = sorted(self.0);
         Summary {
             mean_ns: mean(self.0),
@@ -70,7 +71,7 @@ impl<'a> Sample<'a> {
 
     /// 95% percentile-bootstrap interval of the median (`bootstrap_medians`); `None` for a
     /// single value (nothing to resample) or no resamples.
-    pub fn median_ci95(self, resamples: usize, seed: u64) -> Option<(f64, f64)> {
+    pub(crate) fn median_ci95(self, resamples: usize, seed: u64) -> Option<(f64, f64)> {
         if resamples == 0 {
             return None;
         }
@@ -80,13 +81,13 @@ impl<'a> Sample<'a> {
     /// The median and its 95% bootstrap interval, with the phases' resamples and seed: for
     /// paired differences whose noise has heavy tails (a shared host's stalls), where a mean's
     /// t-interval is as wide as the stalls. `None` for a single value.
-    pub fn median_interval(self) -> Option<(f64, f64, f64)> {
+    pub(crate) fn median_interval(self) -> Option<(f64, f64, f64)> {
         let (lo, hi) = self.median_ci95(BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)?;
         Some((self.median(), lo, hi))
     }
 
     /// The mean and its 95% t-interval half-width; `None` for a single value.
-    pub fn mean_half95(self) -> Option<(f64, f64)> {
+    pub(crate) fn mean_half95(self) -> Option<(f64, f64)> {
         let n = self.0.len();
         (n >= 2).then(|| (mean(self.0), t95(n - 1) * stdev(self.0) / (n as f64).sqrt()))
     }
