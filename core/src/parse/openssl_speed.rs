@@ -9,8 +9,8 @@ pub struct Row {
     /// pqprof's names: algorithm and operation.
     pub algorithm: String,
     pub operation: Operation,
-    pub(crate) count: u64,
-    pub(crate) seconds: f64,
+    pub count: u64,
+    pub seconds: f64,
 }
 
 impl Row {
