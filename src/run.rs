@@ -35,6 +35,94 @@ pub(crate) struct Options {
     pub(crate) emulator: Option<crate::emulator::Emulator>,
 }
 
+/// Every planned phase's case, built (keys made, inputs made, first outputs checked) and warmed up
+/// to its number of iterations, before any timing; a case that cannot be built is a failure.
+fn slots(
+    opts: &Options,
+    plan: &plan::Plan,
+    backends: &[Box<dyn Backend>],
+    (clock, overhead_ns): (&measure::Timer, f64),
+    failures: &mut Vec<Failure>,
+) -> Result<Vec<(PhaseId, Slot)>> {
+    let mut slots: Vec<(PhaseId, Slot)> = Vec::new();
+    for (key, workload) in &plan.phases {
+        let Some(alg) = algorithm::find(&key.algorithm) else {
+            continue;
+        };
+        let Some(be) = backends.iter().find(|b| b.name() == key.backend) else {
+            continue;
+        };
+        match crate::case::build(be.as_ref(), alg, key.operation, workload, key.form) {
+            Ok(case) => slots.push((key.clone(), Slot::new(case))),
+            Err(e) => failures.push(failure(key, &e)),
+        }
+    }
+    for (key, slot) in &mut slots {
+        crate::interrupt::check()?;
+        match measure::warm_up(slot, &opts.settings, clock, overhead_ns) {
+            Ok(per_sample) => {
+                (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample)
+            }
+            Err(e) => slot.error = Some(e.context(key.to_string())),
+        }
+    }
+    Ok(slots)
+}
+
+/// The Go peer's phases, where it is wanted, added to the run's with the `go` stack's compositions;
+/// a peer that cannot run is a note.
+fn go_phases(
+    opts: &Options,
+    suites: &[suite::Suite],
+    stacks: &[results::Stack],
+    (phases, plan): (&mut Vec<Phase>, &mut plan::Plan),
+    notes: &mut Vec<Warning>,
+) -> Result<Option<results::GoPeer>> {
+    let wanted = |id: &PhaseId| {
+        opts.only
+            .as_ref()
+            .is_none_or(|names| names.contains(&id.to_string()))
+    };
+    let go_wanted = opts
+        .only
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n.starts_with("go ")));
+    Ok(
+        if go_wanted && (opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go")) {
+            match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
+                Ok((go_phases, peer)) => {
+                    phases.extend(go_phases.into_iter().filter(|p| wanted(&p.id())));
+                    plan.compositions
+                        .extend(peer_compositions(suites, stacks, phases, "go"));
+                    Some(peer)
+                }
+                Err(e) => {
+                    crate::interrupt::check()?;
+                    notes.push(Warning::NotMeasured {
+                        what: "the Go stack".into(),
+                        reason: format!("{e:#}"),
+                    });
+                    None
+                }
+            }
+        } else {
+            None
+        },
+    )
+}
+
+/// Instructions per call of every phase, under callgrind.
+fn count(opts: &Options, phases: &mut [Phase], plan: &plan::Plan) -> Result<results::CounterRun> {
+    let mut say = |m: &str| {
+        if opts.progress {
+            eprintln!("counting instructions: {m}");
+        }
+    };
+    let callgrind = crate::counter::Callgrind::detect()?;
+    let native = |p: &Phase| p.stats.median_ns;
+    crate::counter::count(&callgrind, phases, &plan.phases, &native, &mut say)
+}
+
 pub(crate) fn run(opts: &Options) -> Result<Results> {
     let started = Instant::now();
     let backends: Vec<Box<dyn Backend>> = backend::all()
@@ -80,28 +168,7 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
-    let mut slots: Vec<(PhaseId, Slot)> = Vec::new();
-    for (key, workload) in &plan.phases {
-        let Some(alg) = algorithm::find(&key.algorithm) else {
-            continue;
-        };
-        let Some(be) = backends.iter().find(|b| b.name() == key.backend) else {
-            continue;
-        };
-        match crate::case::build(be.as_ref(), alg, key.operation, workload, key.form) {
-            Ok(case) => slots.push((key.clone(), Slot::new(case))),
-            Err(e) => failures.push(failure(key, &e)),
-        }
-    }
-    for (key, slot) in &mut slots {
-        crate::interrupt::check()?;
-        match measure::warm_up(slot, &opts.settings, &clock, overhead_ns) {
-            Ok(per_sample) => {
-                (slot.target, slot.reason) = measure::iterations_for(&opts.settings, per_sample)
-            }
-            Err(e) => slot.error = Some(e.context(key.to_string())),
-        }
-    }
+    let mut slots = slots(opts, &plan, &backends, (&clock, overhead_ns), &mut failures)?;
 
     // The calibration reference, timed in every round beside the phases.
     let mut reference = Slot::new(Box::new(crate::case::Slots::new(
@@ -153,48 +220,11 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
     // The Go peer's phases, after pqprof's own (a separate program cannot share their rounds), and
     // the compositions of the `go` stack from them.
     let mut notes = Vec::new();
-    let go_wanted = opts
-        .only
-        .as_ref()
-        .is_none_or(|names| names.iter().any(|n| n.starts_with("go ")));
-    let go = if go_wanted && (opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go")) {
-        match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
-            Ok((go_phases, peer)) => {
-                phases.extend(go_phases.into_iter().filter(|p| wanted(&p.id())));
-                plan.compositions
-                    .extend(peer_compositions(&suites, &stacks, &phases, "go"));
-                Some(peer)
-            }
-            Err(e) => {
-                crate::interrupt::check()?;
-                notes.push(Warning::NotMeasured {
-                    what: "the Go stack".into(),
-                    reason: format!("{e:#}"),
-                });
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let counter = if opts.counter {
-        let mut say = |m: &str| {
-            if opts.progress {
-                eprintln!("counting instructions: {m}");
-            }
-        };
-        let callgrind = crate::counter::Callgrind::detect()?;
-        let native = |p: &Phase| p.stats.median_ns;
-        Some(crate::counter::count(
-            &callgrind,
-            &mut phases,
-            &plan.phases,
-            &native,
-            &mut say,
-        )?)
-    } else {
-        None
-    };
+    let go = go_phases(opts, &suites, &stacks, (&mut phases, &mut plan), &mut notes)?;
+    let counter = opts
+        .counter
+        .then(|| count(opts, &mut phases, &plan))
+        .transpose()?;
     let flows = crate::flow::load(&opts.suites)?;
     let suites_out = compose_all(&suites, &plan, &phases, opts.intervals, (&flows, &stacks));
     let components = crate::figures::components(&phases, |id| {

@@ -1,5 +1,4 @@
-//! No function in `src/` or `core/src/` is longer than 150 lines (#36), except the few listed in
-//! `LONGER`, each at most as long as it is today: the list only shrinks. A function is read from
+//! No function in `src/` or `core/src/` is longer than 150 lines (#36). A function is read from
 //! rustfmt's layout: a line opening `fn NAME` and the first line after it that closes its block at
 //! the same indentation.
 
@@ -10,21 +9,6 @@ mod common;
 
 const LIMIT: usize = 150;
 
-/// Functions still longer than `LIMIT` (file, name, lines today). Splitting one removes its line.
-const LONGER: &[(&str, &str, usize)] = &[
-    ("core/src/check/phases.rs", "check", 381),
-    ("src/crosscheck/mod.rs", "run", 268),
-    ("src/handshake/mod.rs", "run", 243),
-    ("core/src/render/methodology.rs", "build", 217),
-    ("src/capacity/mod.rs", "in_memory", 215),
-    ("src/capacity/mod.rs", "run", 201),
-    ("core/src/tables/handshake.rs", "table", 207),
-    ("src/run.rs", "run", 203),
-    ("core/src/render/svg.rs", "chart", 203),
-    ("core/src/render/overview.rs", "row", 190),
-    ("core/src/render/answer.rs", "cells", 183),
-    ("core/src/render/history.rs", "charts", 171),
-];
 
 /// Every function of a source text with its length in lines: (name, lines).
 fn functions(text: &str) -> Vec<(String, usize)> {
@@ -66,13 +50,12 @@ fn functions(text: &str) -> Vec<(String, usize)> {
 }
 
 #[test]
-fn no_function_is_longer_than_the_limit_unless_listed_and_none_grows() {
+fn no_function_is_longer_than_the_limit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     rust_files(&root.join("core/src"), &mut files);
     let mut problems = Vec::new();
-    let mut seen = Vec::new();
     for f in &files {
         let rel = f
             .strip_prefix(root)
@@ -86,24 +69,7 @@ fn no_function_is_longer_than_the_limit_unless_listed_and_none_grows() {
             if n <= LIMIT {
                 continue;
             }
-            match LONGER.iter().find(|(p, f, _)| *p == rel && *f == name) {
-                Some((_, _, max)) => {
-                    if n > *max {
-                        problems.push(format!(
-                            "{rel}: fn {name} grew to {n} lines (listed at {max})"
-                        ));
-                    }
-                    seen.push((rel.clone(), name));
-                }
-                None => problems.push(format!("{rel}: fn {name} is {n} lines (limit {LIMIT})")),
-            }
-        }
-    }
-    for (p, f, _) in LONGER {
-        if !seen.iter().any(|(a, b)| a == p && b == f) {
-            problems.push(format!(
-                "{p}: fn {f} is no longer over {LIMIT} lines (or moved): take it off LONGER"
-            ));
+            problems.push(format!("{rel}: fn {name} is {n} lines (limit {LIMIT})"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -285,6 +285,86 @@ fn served(
         .collect()
 }
 
+/// With a budget, the timed spans shrink to their shares of it (a stated design: every row records
+/// its counts and its interval); `None` keeps the fixed design.
+fn scaled(
+    opts: &Options,
+    stacks: usize,
+    served: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Option<Options> {
+    let b = opts.budget?;
+    let pairs = opts
+        .groups
+        .iter()
+        .map(|g| opts.auths.for_group(g, Step::Capacity).len())
+        .sum::<usize>();
+    let (m, s) = budget_scale(
+        b.as_secs_f64(),
+        (
+            stacks * pairs,
+            (opts.in_memory_ms + opts.precision_extra_ms) as f64,
+        ),
+        (
+            served * opts.socket_groups.len(),
+            opts.concurrency.len(),
+            opts.step_ms as f64,
+        ),
+    );
+    if m < 1.0 || s < 1.0 {
+        progress(&format!(
+            "capacity: in memory at {:.0}% and sockets at {:.0}% of the fixed design's timed spans, to keep to {} s",
+            m * 100.0,
+            s * 100.0,
+            b.as_secs()
+        ));
+    }
+    Some(Options {
+        in_memory_ms: ((opts.in_memory_ms as f64 * m) as u64).max(1),
+        precision_extra_ms: (opts.precision_extra_ms as f64 * m) as u64,
+        step_ms: ((opts.step_ms as f64 * s) as u64).max(50),
+        ..opts.clone()
+    })
+}
+
+/// A memory cell: a stack, group and authentication, and the numbers of connections to hold.
+type MemoryCell<'a> = (
+    &'static dyn TlsStack,
+    &'a String,
+    &'a crate::auth::Auth,
+    &'a [usize],
+);
+
+/// The memory cells: the socket groups with the baseline authentication, then the other
+/// authentications' pairings of those groups, with fewer connections.
+fn memory_cells<'a>(
+    opts: &'a Options,
+    served: &[(&'static dyn TlsStack, Availability)],
+    notes: &mut Vec<Warning>,
+) -> Vec<MemoryCell<'a>> {
+    let mut cells: Vec<MemoryCell> = Vec::new();
+    for (stack, avail) in served {
+        let stack = *stack;
+        for group in &opts.socket_groups {
+            if !negotiates(stack, avail, group, notes) {
+                continue;
+            }
+            for a in opts.auths.for_group(group, Step::Capacity) {
+                if !authenticates(stack, avail, a, notes) {
+                    continue;
+                }
+                let steps: &[usize] = if a.name == opts.auths.baseline {
+                    &opts.connections
+                } else {
+                    &opts.auth_connections
+                };
+                cells.push((stack, group, a, steps));
+            }
+        }
+    }
+    cells
+}
+
 pub(crate) fn run(
     opts: &Options,
     results: &Results,
@@ -307,44 +387,8 @@ pub(crate) fn run(
     let served = served(&stacks, &mut notes);
     // With a budget, the timed spans shrink to their shares of it (a stated design: every row
     // records its counts and its interval).
-    let scaled;
-    let opts = match opts.budget {
-        Some(b) => {
-            let pairs = opts
-                .groups
-                .iter()
-                .map(|g| opts.auths.for_group(g, Step::Capacity).len())
-                .sum::<usize>();
-            let (m, s) = budget_scale(
-                b.as_secs_f64(),
-                (
-                    stacks.len() * pairs,
-                    (opts.in_memory_ms + opts.precision_extra_ms) as f64,
-                ),
-                (
-                    served.len() * opts.socket_groups.len(),
-                    opts.concurrency.len(),
-                    opts.step_ms as f64,
-                ),
-            );
-            if m < 1.0 || s < 1.0 {
-                progress(&format!(
-                    "capacity: in memory at {:.0}% and sockets at {:.0}% of the fixed design's timed spans, to keep to {} s",
-                    m * 100.0,
-                    s * 100.0,
-                    b.as_secs()
-                ));
-            }
-            scaled = Options {
-                in_memory_ms: ((opts.in_memory_ms as f64 * m) as u64).max(1),
-                precision_extra_ms: (opts.precision_extra_ms as f64 * m) as u64,
-                step_ms: ((opts.step_ms as f64 * s) as u64).max(50),
-                ..opts.clone()
-            };
-            &scaled
-        }
-        None => opts,
-    };
+    let scaled = scaled(opts, stacks.len(), served.len(), progress);
+    let opts = scaled.as_ref().unwrap_or(opts);
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
     // are listed before pinning: afterwards this thread's affinity mask holds only one.
@@ -403,26 +447,7 @@ pub(crate) fn run(
 
     // 3. Memory per connection: the socket groups with the baseline authentication, then the
     // other authentications' pairings of those groups, with fewer connections.
-    let mut cells: Vec<(&'static dyn TlsStack, &String, &crate::auth::Auth, &[usize])> = Vec::new();
-    for (stack, avail) in &served {
-        let stack = *stack;
-        for group in &opts.socket_groups {
-            if !negotiates(stack, avail, group, &mut notes) {
-                continue;
-            }
-            for a in opts.auths.for_group(group, Step::Capacity) {
-                if !authenticates(stack, avail, a, &mut notes) {
-                    continue;
-                }
-                let steps: &[usize] = if a.name == opts.auths.baseline {
-                    &opts.connections
-                } else {
-                    &opts.auth_connections
-                };
-                cells.push((stack, group, a, steps));
-            }
-        }
-    }
+    let cells = memory_cells(opts, &served, &mut notes);
     let mut memory = Vec::new();
     let memory_started = Instant::now();
     let rows = cells.len();
@@ -487,6 +512,129 @@ pub(crate) fn run(
     })
 }
 
+/// An in-memory cell: a stack's client and server over memory for one group and authentication.
+struct Cell {
+    stack: &'static dyn TlsStack,
+    group: String,
+    auth: String,
+    pair: Box<dyn Pair>,
+    per_round: usize,
+    samples: Vec<Sample>,
+    failures: usize,
+    rounds: usize,
+}
+
+/// An in-memory cell's handshakes, bootstrapped rate and precision, as its stored row.
+fn in_memory_row(c: &Cell, opts: &Options, cores: usize) -> Result<InMemory> {
+    let col = |f: fn(&Sample) -> u64| c.samples.iter().map(f).collect::<Vec<u64>>();
+    let (client_ns, server_ns, wall_ns) = (
+        col(|s| s.client_ns),
+        col(|s| s.server_ns),
+        col(|s| s.wall_ns),
+    );
+    let summary = |v: &[u64]| {
+        stats::figures(v).map(|f| f.summary).ok_or_else(|| {
+            anyhow!(
+                "{} {}: no in-memory handshake succeeded",
+                c.stack.name(),
+                c.group
+            )
+        })
+    };
+    let (rate, rate_ci) =
+        crate::figures::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
+    let (server_rate, _) =
+        crate::figures::capacity::rate_per_s(&server_ns).ok_or_else(|| anyhow!("no samples"))?;
+    let xs = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    Ok(InMemory {
+        stack: RealStack::new(c.stack.name()),
+        composed_stack: c.stack.composed_stack(),
+        group: c.group.clone(),
+        auth: Some(c.auth.clone()),
+        against: None,
+        client: summary(&client_ns)?,
+        server: summary(&server_ns)?,
+        wall: summary(&wall_ns)?,
+        server_median_ci95_ns: stats::median_ci95(
+            &xs(&server_ns),
+            stats::BOOTSTRAP_RESAMPLES,
+            stats::BOOTSTRAP_SEED,
+        ),
+        wall_median_ci95_ns: stats::median_ci95(
+            &xs(&wall_ns),
+            stats::BOOTSTRAP_RESAMPLES,
+            stats::BOOTSTRAP_SEED,
+        ),
+        handshakes_per_s: rate,
+        handshakes_per_s_ci95: rate_ci,
+        precision: rate_ci.and_then(|ci| {
+            let hw = stats::half_width_pct(ci, rate)?;
+            Some(crate::figures::precision(
+                opts.precision_pct,
+                hw,
+                StopReason::after(
+                    hw,
+                    opts.precision_pct,
+                    opts.precision_extra_ms == 0,
+                    false,
+                    true,
+                ),
+                c.rounds,
+                None,
+            ))
+        }),
+        server_per_core_s: server_rate,
+        servers_for_10k: 10_000.0 / (server_rate * cores.max(1) as f64),
+        baseline: None,
+        vs_baseline: None,
+        server_delta_ns: None,
+        composed_server_delta_ns: None,
+        failures: c.failures,
+        client_ns,
+        server_ns,
+        wall_ns,
+    })
+}
+
+/// Each row against the classical group with the baseline authentication (the same stack), or for
+/// another authentication against the same group with the baseline one.
+fn against_baselines(out: &mut [InMemory], opts: &Options, results: &Results) {
+    let baseline_auth = opts.auths.baseline.as_str();
+    for i in 0..out.len() {
+        let auth = out[i].auth.clone();
+        let against = match auth.as_deref() {
+            Some(a) if a != baseline_auth => Against {
+                suite: out[i].group.clone(),
+                auth: Some(baseline_auth.into()),
+            },
+            _ if out[i].group == BASELINE => continue,
+            a => Against {
+                suite: BASELINE.into(),
+                auth: a.map(String::from),
+            },
+        };
+        let Some(b) = out.iter().position(|b| {
+            b.stack == out[i].stack && b.group == against.suite && b.auth == against.auth
+        }) else {
+            continue;
+        };
+        let (rate, median) = (out[b].server_per_core_s, out[b].server.median_ns);
+        let full =
+            |group: &str, auth: Option<&str>| crate::auth::full_suite(group, auth, baseline_auth);
+        let m = &mut out[i];
+        m.baseline = Some(against.suite.clone());
+        m.vs_baseline = Some(m.server_per_core_s / rate);
+        m.server_delta_ns = Some(m.server.median_ns - median);
+        m.composed_server_delta_ns = crate::figures::capacity::composed_server_delta(
+            results,
+            &m.composed_stack(),
+            &full(&m.group, auth.as_deref()),
+            &full(&against.suite, against.auth.as_deref()),
+        );
+        m.against = Some(against);
+    }
+}
+
 fn in_memory(
     opts: &Options,
     stacks: &[(&'static dyn TlsStack, Availability)],
@@ -496,16 +644,6 @@ fn in_memory(
     notes: &mut Vec<Warning>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<InMemory>> {
-    struct Cell {
-        stack: &'static dyn TlsStack,
-        group: String,
-        auth: String,
-        pair: Box<dyn Pair>,
-        per_round: usize,
-        samples: Vec<Sample>,
-        failures: usize,
-        rounds: usize,
-    }
     let mut cells = Vec::new();
     let pairs: Vec<(&String, &crate::auth::Auth)> = opts
         .groups
@@ -593,113 +731,11 @@ fn in_memory(
         ));
         round_of(&mut cells[i])?;
     }
-    let mut out: Vec<InMemory> = Vec::new();
-    for c in &cells {
-        let col = |f: fn(&Sample) -> u64| c.samples.iter().map(f).collect::<Vec<u64>>();
-        let (client_ns, server_ns, wall_ns) = (
-            col(|s| s.client_ns),
-            col(|s| s.server_ns),
-            col(|s| s.wall_ns),
-        );
-        let summary = |v: &[u64]| {
-            stats::figures(v).map(|f| f.summary).ok_or_else(|| {
-                anyhow!(
-                    "{} {}: no in-memory handshake succeeded",
-                    c.stack.name(),
-                    c.group
-                )
-            })
-        };
-        let (rate, rate_ci) =
-            crate::figures::capacity::rate_per_s(&wall_ns).ok_or_else(|| anyhow!("no samples"))?;
-        let (server_rate, _) = crate::figures::capacity::rate_per_s(&server_ns)
-            .ok_or_else(|| anyhow!("no samples"))?;
-        let xs = |v: &[u64]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
-        out.push(InMemory {
-            stack: RealStack::new(c.stack.name()),
-            composed_stack: c.stack.composed_stack(),
-            group: c.group.clone(),
-            auth: Some(c.auth.clone()),
-            against: None,
-            client: summary(&client_ns)?,
-            server: summary(&server_ns)?,
-            wall: summary(&wall_ns)?,
-            server_median_ci95_ns: stats::median_ci95(
-                &xs(&server_ns),
-                stats::BOOTSTRAP_RESAMPLES,
-                stats::BOOTSTRAP_SEED,
-            ),
-            wall_median_ci95_ns: stats::median_ci95(
-                &xs(&wall_ns),
-                stats::BOOTSTRAP_RESAMPLES,
-                stats::BOOTSTRAP_SEED,
-            ),
-            handshakes_per_s: rate,
-            handshakes_per_s_ci95: rate_ci,
-            precision: rate_ci.and_then(|ci| {
-                let hw = stats::half_width_pct(ci, rate)?;
-                Some(crate::figures::precision(
-                    opts.precision_pct,
-                    hw,
-                    StopReason::after(
-                        hw,
-                        opts.precision_pct,
-                        opts.precision_extra_ms == 0,
-                        false,
-                        true,
-                    ),
-                    c.rounds,
-                    None,
-                ))
-            }),
-            server_per_core_s: server_rate,
-            servers_for_10k: 10_000.0 / (server_rate * cores.max(1) as f64),
-            baseline: None,
-            vs_baseline: None,
-            server_delta_ns: None,
-            composed_server_delta_ns: None,
-            failures: c.failures,
-            client_ns,
-            server_ns,
-            wall_ns,
-        });
-    }
-    // Each row against the classical group with the baseline authentication (the same stack), or
-    // for another authentication against the same group with the baseline one.
-    let baseline_auth = opts.auths.baseline.as_str();
-    for i in 0..out.len() {
-        let auth = out[i].auth.clone();
-        let against = match auth.as_deref() {
-            Some(a) if a != baseline_auth => Against {
-                suite: out[i].group.clone(),
-                auth: Some(baseline_auth.into()),
-            },
-            _ if out[i].group == BASELINE => continue,
-            a => Against {
-                suite: BASELINE.into(),
-                auth: a.map(String::from),
-            },
-        };
-        let Some(b) = out.iter().position(|b| {
-            b.stack == out[i].stack && b.group == against.suite && b.auth == against.auth
-        }) else {
-            continue;
-        };
-        let (rate, median) = (out[b].server_per_core_s, out[b].server.median_ns);
-        let full =
-            |group: &str, auth: Option<&str>| crate::auth::full_suite(group, auth, baseline_auth);
-        let m = &mut out[i];
-        m.baseline = Some(against.suite.clone());
-        m.vs_baseline = Some(m.server_per_core_s / rate);
-        m.server_delta_ns = Some(m.server.median_ns - median);
-        m.composed_server_delta_ns = crate::figures::capacity::composed_server_delta(
-            results,
-            &m.composed_stack(),
-            &full(&m.group, auth.as_deref()),
-            &full(&against.suite, against.auth.as_deref()),
-        );
-        m.against = Some(against);
-    }
+    let mut out = cells
+        .iter()
+        .map(|c| in_memory_row(c, opts, cores))
+        .collect::<Result<Vec<InMemory>>>()?;
+    against_baselines(&mut out, opts, results);
     Ok(out)
 }
 

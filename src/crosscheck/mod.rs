@@ -168,26 +168,19 @@ struct Group {
     phases: Vec<(String, Operation)>,
 }
 
-pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
-    let start = Instant::now();
-    let exe = std::env::current_exe()?;
-    let profile = exe
-        .parent()
-        .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
-    // Pinned before the tools start: children inherit this core.
-    let core = measure::pin();
-    let timer = Timer::detect(Duration::from_millis(200));
-    let (overhead_ns, _) = timer.overhead();
-    let tools = tools::build(profile, opts.openssl, progress)?;
-    let liboqs = backend::liboqs::Liboqs::new();
-    let openssl = backend::openssl::OpenSsl;
-    let secs = opts.duration_s.to_string();
-
+/// The tool runs: liboqs's speed_kem and speed_sig for every algorithm it names, and `openssl speed`
+/// where the tool was built, each with the phases of pqprof it is set against.
+fn groups(tools: &tools::Tools, liboqs: &backend::liboqs::Liboqs, secs: &str) -> Vec<Group> {
     let mut groups = Vec::new();
     let kem_ops = [
         Operation::KemKeygen,
         Operation::KemEncaps,
         Operation::KemDecaps,
+    ];
+    let sig_ops = [
+        Operation::SigKeygen,
+        Operation::SigSign,
+        Operation::SigVerify,
     ];
     groups.push(Group {
         tool: "liboqs speed_kem",
@@ -195,7 +188,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
         bin: tools.speed_kem.clone(),
         cmd: vec![
             "--duration".into(),
-            secs.clone(),
+            secs.into(),
             liboqs
                 .native_name("ML-KEM-768")
                 .unwrap_or("ML-KEM-768")
@@ -217,15 +210,8 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
             tool: "liboqs speed_sig",
             backend: "liboqs",
             bin: tools.speed_sig.clone(),
-            cmd: vec!["--duration".into(), secs.clone(), native.into()],
-            phases: [
-                Operation::SigKeygen,
-                Operation::SigSign,
-                Operation::SigVerify,
-            ]
-            .iter()
-            .map(|o| (a.name.clone(), *o))
-            .collect(),
+            cmd: vec!["--duration".into(), secs.into(), native.into()],
+            phases: sig_ops.iter().map(|o| (a.name.clone(), *o)).collect(),
         });
     }
     if let Some(app) = &tools.openssl {
@@ -233,7 +219,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
             tool: "openssl speed",
             backend: "openssl",
             bin: app.clone(),
-            cmd: ["speed", "-mr", "-elapsed", "-seconds", &secs]
+            cmd: ["speed", "-mr", "-elapsed", "-seconds", secs]
                 .iter()
                 .chain(args)
                 .map(|s| s.to_string())
@@ -255,24 +241,121 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
             kem_ops.iter().map(|o| ("ML-KEM-768", *o)).collect(),
         ));
         for a in ["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"] {
-            groups.push(speed(
-                &[a],
-                [
-                    Operation::SigKeygen,
-                    Operation::SigSign,
-                    Operation::SigVerify,
-                ]
-                .iter()
-                .map(|o| (a, *o))
-                .collect(),
-            ));
+            groups.push(speed(&[a], sig_ops.iter().map(|o| (a, *o)).collect()));
         }
         groups.push(speed(
             &["-evp", "aes-256-gcm", "-bytes", "16384", "-aead"],
             vec![("AES-256-GCM", Operation::AeadEncrypt)],
         ));
     }
+    groups
+}
 
+/// One tool run's figures, each added to the pair it measures.
+fn theirs(g: &Group, pairs: &mut [Pair], out: &str, err: &str) -> Result<()> {
+    if g.tool.starts_with("liboqs") {
+        for row in liboqs_speed::parse(out)? {
+            let Some(p) = pairs
+                .iter_mut()
+                .find(|p| liboqs_speed::op_name(p.op) == Some(row.operation.as_str()))
+            else {
+                continue;
+            };
+            match (p.cycles, row.mean_cycles) {
+                (true, Some(c)) => p.theirs.push(c),
+                _ => {
+                    p.cycles = false;
+                    p.theirs.push(row.mean_us * 1e3);
+                }
+            }
+        }
+    } else {
+        for row in openssl_speed::parse(err)? {
+            let Some(p) = pairs
+                .iter_mut()
+                .find(|p| p.algorithm == row.algorithm && p.op == row.operation)
+            else {
+                continue;
+            };
+            // openssl speed reports counts per second: nanoseconds only.
+            p.cycles = false;
+            p.theirs.push(row.mean_ns());
+        }
+    }
+    Ok(())
+}
+
+/// A group's pairs, each phase in the form the tool measures.
+fn pairs_of(g: &Group, gi: usize, be: &dyn Backend) -> Vec<Pair> {
+    g.phases
+        .iter()
+        .map(|(alg_name, op)| {
+            // The primitive form where this backend's handshake form does setup the tool does once;
+            // signatures always (the tools sign one fixed message).
+            let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig {
+                Form::Primitive
+            } else {
+                Form::Handshake
+            };
+            Pair {
+                tool: g.tool,
+                backend: g.backend,
+                algorithm: alg_name.clone(),
+                op: *op,
+                form,
+                ours: Vec::new(),
+                ours_median_ns: Vec::new(),
+                theirs: Vec::new(),
+                cycles: true,
+                group: gi,
+            }
+        })
+        .collect()
+}
+
+/// A pair's stored row: both sides' rounds, their ratio with its interval, and the verdict.
+fn row(p: Pair, timer: &Timer, tolerance_pct: f64) -> CrosscheckRow {
+    let (ours, (ratio, ci), verdict) = judged(&p, timer, tolerance_pct);
+    CrosscheckRow {
+        note: note(p.tool, p.op).into(),
+        tool: p.tool.into(),
+        backend: p.backend.into(),
+        algorithm: p.algorithm,
+        operation: p.op,
+        statistic: if p.cycles {
+            "mean TSC cycles"
+        } else {
+            "mean ns"
+        }
+        .into(),
+        pqprof: stats::mean(&ours),
+        pqprof_median_ns: stats::median(&p.ours_median_ns),
+        tool_value: stats::mean(&p.theirs),
+        diff_pct: (ratio - 1.0) * 100.0,
+        agree: verdict == Agreement::Agree,
+        form: p.form,
+        pqprof_rounds: ours,
+        tool_rounds: p.theirs,
+        diff_ci95_pct: ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
+        verdict: Some(verdict),
+        group: Some(p.group),
+    }
+}
+
+pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Crosscheck> {
+    let start = Instant::now();
+    let exe = std::env::current_exe()?;
+    let profile = exe
+        .parent()
+        .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+    // Pinned before the tools start: children inherit this core.
+    let core = measure::pin();
+    let timer = Timer::detect(Duration::from_millis(200));
+    let (overhead_ns, _) = timer.overhead();
+    let tools = tools::build(profile, opts.openssl, progress)?;
+    let liboqs = backend::liboqs::Liboqs::new();
+    let openssl = backend::openssl::OpenSsl;
+    let mut groups = groups(&tools, &liboqs, &opts.duration_s.to_string());
     if !opts.only.is_empty() {
         groups.retain(|g| {
             g.phases
@@ -297,27 +380,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
             &openssl
         };
         let first = pairs.len();
-        for (alg_name, op) in &g.phases {
-            // The primitive form where this backend's handshake form does setup the tool does once;
-            // signatures always (the tools sign one fixed message).
-            let form = if be.setup(alg_name, *op).is_some() || op.kind() == algorithm::Kind::Sig {
-                Form::Primitive
-            } else {
-                Form::Handshake
-            };
-            pairs.push(Pair {
-                tool: g.tool,
-                backend: g.backend,
-                algorithm: alg_name.clone(),
-                op: *op,
-                form,
-                ours: Vec::new(),
-                ours_median_ns: Vec::new(),
-                theirs: Vec::new(),
-                cycles: true,
-                group: gi,
-            });
-        }
+        pairs.extend(pairs_of(g, gi, be));
         // ours, theirs, ours, ..., ours: every tool run between two of pqprof's, at least
         // `min_rounds` of them, and more while a phase of this run is undecided.
         let mut k = 0;
@@ -361,68 +424,14 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Cros
             }
             k += 1;
             let (out, err) = output(Command::new(&g.bin).args(&g.cmd))?;
-            if g.tool.starts_with("liboqs") {
-                for row in liboqs_speed::parse(&out)? {
-                    let Some(p) = pairs[first..]
-                        .iter_mut()
-                        .find(|p| liboqs_speed::op_name(p.op) == Some(row.operation.as_str()))
-                    else {
-                        continue;
-                    };
-                    match (p.cycles, row.mean_cycles) {
-                        (true, Some(c)) => p.theirs.push(c),
-                        _ => {
-                            p.cycles = false;
-                            p.theirs.push(row.mean_us * 1e3);
-                        }
-                    }
-                }
-            } else {
-                for row in openssl_speed::parse(&err)? {
-                    let Some(p) = pairs[first..]
-                        .iter_mut()
-                        .find(|p| p.algorithm == row.algorithm && p.op == row.operation)
-                    else {
-                        continue;
-                    };
-                    // openssl speed reports counts per second: nanoseconds only.
-                    p.cycles = false;
-                    p.theirs.push(row.mean_ns());
-                }
-            }
+            theirs(g, &mut pairs[first..], &out, &err)?;
         }
     }
 
     let rows = pairs
         .into_iter()
         .filter(|p| !p.theirs.is_empty() && p.ours.len() == p.theirs.len() + 1)
-        .map(|p| {
-            let (ours, (ratio, ci), verdict) = judged(&p, &timer, opts.tolerance_pct);
-            CrosscheckRow {
-                note: note(p.tool, p.op).into(),
-                tool: p.tool.into(),
-                backend: p.backend.into(),
-                algorithm: p.algorithm,
-                operation: p.op,
-                statistic: if p.cycles {
-                    "mean TSC cycles"
-                } else {
-                    "mean ns"
-                }
-                .into(),
-                pqprof: stats::mean(&ours),
-                pqprof_median_ns: stats::median(&p.ours_median_ns),
-                tool_value: stats::mean(&p.theirs),
-                diff_pct: (ratio - 1.0) * 100.0,
-                agree: verdict == Agreement::Agree,
-                form: p.form,
-                pqprof_rounds: ours,
-                tool_rounds: p.theirs,
-                diff_ci95_pct: ci.map(|(lo, hi)| ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0)),
-                verdict: Some(verdict),
-                group: Some(p.group),
-            }
-        })
+        .map(|p| row(p, &timer, opts.tolerance_pct))
         .collect();
     let results = crate::results::read(&opts.results)?;
     Ok(Crosscheck {

@@ -168,29 +168,21 @@ fn start(
     Ok(r)
 }
 
-pub(crate) fn run(
-    opts: &Options,
-    results: &Results,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Handshakes> {
-    let start_time = Instant::now();
-    crate::alloc::enable(true);
-    let suites = suite::load(&opts.suites, &crate::backend::names())?;
-    let auths = tls_auths(&opts.suites, &suites)?;
-    // One chain per authentication the step uses, the baseline first.
-    let tls_groups: Vec<&suite::Suite> = suites
-        .iter()
-        .filter(|s| s.kind == TrackKind::Kex && s.protocol == "tls13")
-        .collect();
-    let chains = stack::identity::Chains::make(
-        auths.baseline().into_iter().chain(
-            tls_groups
-                .iter()
-                .flat_map(|s| auths.for_group(&s.name, Step::Handshake)),
-        ),
-        "hs",
-    )?;
+/// What a step starts: every scenario the suites, authentications and available stacks make, each
+/// with its server and client running; the ones that could not start, and why a stack, group or mode
+/// is not measured.
+struct Started {
+    running: Vec<Running>,
+    failures: Vec<String>,
+    notes: Vec<Warning>,
+}
 
+fn start_all(
+    opts: &Options,
+    suites: &[suite::Suite],
+    auths: &Auths,
+    chains: &stack::identity::Chains,
+) -> Result<Started> {
     let mut failures = Vec::new();
     let mut notes = Vec::new();
     let wanted =
@@ -303,6 +295,67 @@ pub(crate) fn run(
             }
         }
     }
+    Ok(Started {
+        running,
+        failures,
+        notes,
+    })
+}
+
+/// Each scenario's figures, from its connections and its server's own; a scenario whose server's
+/// figures are lost or do not add up is a failure, not a row.
+fn collect(running: &mut [Running], opts: &Options, failures: &mut Vec<String>) -> Vec<Scenario> {
+    let mut scenarios = Vec::new();
+    for r in running.iter_mut().filter(|r| !r.failed) {
+        let made = r.ones.len();
+        let ss = match r.server.command(&format!("stats {made}")).and_then(|l| {
+            serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))
+        }) {
+            Ok(ss) => ss,
+            Err(e) => {
+                failures.push(format!(
+                    "{}: the server's figures are lost: {e:#}",
+                    r.name()
+                ));
+                continue;
+            }
+        };
+        match scenario(r, ss, opts) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => failures.push(format!("{}: {e:#}", r.name())),
+        }
+    }
+    scenarios
+}
+
+pub(crate) fn run(
+    opts: &Options,
+    results: &Results,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Handshakes> {
+    let start_time = Instant::now();
+    crate::alloc::enable(true);
+    let suites = suite::load(&opts.suites, &crate::backend::names())?;
+    let auths = tls_auths(&opts.suites, &suites)?;
+    // One chain per authentication the step uses, the baseline first.
+    let tls_groups: Vec<&suite::Suite> = suites
+        .iter()
+        .filter(|s| s.kind == TrackKind::Kex && s.protocol == "tls13")
+        .collect();
+    let chains = stack::identity::Chains::make(
+        auths.baseline().into_iter().chain(
+            tls_groups
+                .iter()
+                .flat_map(|s| auths.for_group(&s.name, Step::Handshake)),
+        ),
+        "hs",
+    )?;
+
+    let Started {
+        mut running,
+        mut failures,
+        notes,
+    } = start_all(opts, &suites, &auths, &chains)?;
     let n = running.len();
     pair_up(&mut running, &suites, &auths);
     // The budget is the whole step's, start to end: what the timers' paired cost will take is
@@ -364,26 +417,7 @@ pub(crate) fn run(
         round += 1;
     }
 
-    let mut scenarios = Vec::new();
-    for r in running.iter_mut().filter(|r| !r.failed) {
-        let made = r.ones.len();
-        let ss = match r.server.command(&format!("stats {made}")).and_then(|l| {
-            serde_json::from_str::<ServerStats>(&l).with_context(|| format!("server stats {l:?}"))
-        }) {
-            Ok(ss) => ss,
-            Err(e) => {
-                failures.push(format!(
-                    "{}: the server's figures are lost: {e:#}",
-                    r.name()
-                ));
-                continue;
-            }
-        };
-        match scenario(r, ss, opts) {
-            Ok(s) => scenarios.push(s),
-            Err(e) => failures.push(format!("{}: {e:#}", r.name())),
-        }
-    }
+    let scenarios = collect(&mut running, opts, &mut failures);
     drop(running); // kills and reaps every server and client
                    // Measured after the scenarios, on the client's core, so it does not disturb them.
     let call_cost_ns = scenarios

@@ -4,7 +4,8 @@
 use super::differs;
 use super::problem::Problem;
 use crate::compose::{self, delta_pct};
-use crate::results::{Form, Phase, Results};
+use crate::figures::drift::HostDrift as Drift;
+use crate::results::{Form, Phase, Results, SuiteResult as Suite};
 use crate::{stats, suite};
 
 /// Every suite's phase counts that no suite file allows.
@@ -38,12 +39,28 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
     // The host's drift between processes, from the phases' process medians; every phase's
     // precision adds the run's.
     let drift = crate::figures::drift::host_drift(&results.phases);
+    host(&mut problems, results, drift.as_ref());
+    let fresh: Vec<Phase> = results
+        .phases
+        .iter()
+        .filter_map(|p| phase(&mut problems, results, drift.as_ref(), p))
+        .collect();
+    for s in &results.suites {
+        suite_sum(&mut problems, results, &fresh, s);
+    }
+    components(&mut problems, results);
+    intervals(&mut problems, results, &fresh);
+    problems
+}
+
+/// The run's host drift, its factors and its common mode's half-width, from the phases.
+fn host(problems: &mut Vec<Problem>, results: &Results, drift: Option<&Drift>) {
     if let Some(ps) = &results.process_samples {
         let stored = (ps.host_drift_pct, &ps.host_factors);
-        match (&drift, stored) {
+        match (drift, stored) {
             (None, (None, f)) if f.is_empty() => {}
             (Some(d), (Some(pct), f)) => {
-                differs(&mut problems, "process_samples host_drift_pct".into(), pct, d.rsd_pct);
+                differs(problems, "process_samples host_drift_pct".into(), pct, d.rsd_pct);
                 if f.len() != d.factors.len() {
                     problems.push(Problem::incomplete(format!(
                         "process_samples host_factors: {} stored, the phases give {}",
@@ -54,7 +71,7 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
                 for (i, (a, b)) in f.iter().zip(&d.factors).enumerate() {
                     match (a, b) {
                         (Some(a), Some(b)) => differs(
-                            &mut problems,
+                            problems,
                             format!("process_samples host_factors[{i}]"),
                             *a,
                             *b,
@@ -68,7 +85,7 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
             }
             (d, (stored, _)) => problems.push(Problem::recomputed(format!(
                 "process_samples host_drift_pct: {stored:?} stored, the phases' processes give {:?}",
-                d.as_ref().map(|d| d.rsd_pct)
+                d.map(|d| d.rsd_pct)
             ))),
         }
     }
@@ -77,12 +94,9 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
         .as_ref()
         .and_then(|ps| ps.host_half95_pct)
     {
-        match drift
-            .as_ref()
-            .and_then(|d| crate::figures::drift::host_half95_pct(&d.factors))
-        {
+        match drift.and_then(|d| crate::figures::drift::host_half95_pct(&d.factors)) {
             Some(h) => differs(
-                &mut problems,
+                problems,
                 "process_samples host_half95_pct".into(),
                 stored,
                 h,
@@ -92,323 +106,250 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
             ))),
         }
     }
-    let mut fresh: Vec<Phase> = Vec::new();
-    for p in &results.phases {
-        let name = format!("phase {}", p.id());
-        // The interval without the host's common mode, from the run's factors.
-        if let Some((lo, hi)) = p.median_ci95_own_ns {
-            match drift
-                .as_ref()
-                .and_then(|d| crate::figures::drift::own_interval(p, &d.factors))
-            {
-                Some((a, b)) => {
-                    differs(&mut problems, format!("{name}: median_ci95_own_ns low"), lo, a);
-                    differs(&mut problems, format!("{name}: median_ci95_own_ns high"), hi, b);
-                }
-                None => problems.push(Problem::recomputed(format!(
-                    "{name}: an interval without the host's common mode, which its processes and the run's factors do not give"
-                ))),
-            }
-        }
-        if !p.process_ids.is_empty() {
-            let count = results.process_samples.as_ref().map_or(0, |ps| ps.count);
-            if p.process_ids.len() != p.processes.len() {
-                problems.push(Problem::incomplete(format!(
-                    "{name}: {} process ids for {} processes",
-                    p.process_ids.len(),
-                    p.processes.len()
-                )));
-            }
-            if !p.process_ids.windows(2).all(|w| w[0] < w[1])
-                || p.process_ids.iter().any(|&i| i >= count)
-            {
-                problems.push(Problem::bound(format!(
-                    "{name}: process ids {:?} are not increasing below the run's {count} processes",
-                    p.process_ids
-                )));
-            }
-        }
-        // A phase whose next run's half-width is recorded adds the run's drift, if it has one.
-        let run_drift = drift.as_ref().map(|d| d.rsd_pct);
-        if let Some(pr) = p.precision.as_ref().filter(|pr| pr.next_run_pct.is_some()) {
-            match (pr.host_drift_pct, run_drift) {
-                (Some(a), Some(b)) => differs(
-                    &mut problems,
-                    format!("{name}: precision host_drift_pct"),
-                    a,
-                    b,
-                ),
-                (None, None) => {}
-                (a, b) => problems.push(Problem::recomputed(format!(
-                    "{name}: precision host_drift_pct {a:?} is not the run's {b:?}"
-                ))),
-            }
-        }
-        if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
+}
+
+/// A phase's processes: their ids, their sample counts, and the run's drift in its precision.
+fn processes(problems: &mut Vec<Problem>, results: &Results, drift: Option<&Drift>, p: &Phase) {
+    let name = format!("phase {}", p.id());
+    if !p.process_ids.is_empty() {
+        let count = results.process_samples.as_ref().map_or(0, |ps| ps.count);
+        if p.process_ids.len() != p.processes.len() {
             problems.push(Problem::incomplete(format!(
-                "{name}: processes add up to {} samples, the phase has {}",
-                p.processes.iter().sum::<usize>(),
-                p.samples_ns.len()
+                "{name}: {} process ids for {} processes",
+                p.process_ids.len(),
+                p.processes.len()
             )));
         }
-        let Some(f) = stats::figures_grouped(&p.samples_ns, &p.processes) else {
-            differs(
-                &mut problems,
-                format!("{name}: iterations"),
-                p.stats.iterations as f64,
-                0.0,
-            );
-            continue;
-        };
-        let s = &f.summary;
+        if !p.process_ids.windows(2).all(|w| w[0] < w[1])
+            || p.process_ids.iter().any(|&i| i >= count)
+        {
+            problems.push(Problem::bound(format!(
+                "{name}: process ids {:?} are not increasing below the run's {count} processes",
+                p.process_ids
+            )));
+        }
+    }
+    // A phase whose next run's half-width is recorded adds the run's drift, if it has one.
+    let run_drift = drift.map(|d| d.rsd_pct);
+    if let Some(pr) = p.precision.as_ref().filter(|pr| pr.next_run_pct.is_some()) {
+        match (pr.host_drift_pct, run_drift) {
+            (Some(a), Some(b)) => {
+                differs(problems, format!("{name}: precision host_drift_pct"), a, b);
+            }
+            (None, None) => {}
+            (a, b) => problems.push(Problem::recomputed(format!(
+                "{name}: precision host_drift_pct {a:?} is not the run's {b:?}"
+            ))),
+        }
+    }
+    if !p.processes.is_empty() && p.processes.iter().sum::<usize>() != p.samples_ns.len() {
+        problems.push(Problem::incomplete(format!(
+            "{name}: processes add up to {} samples, the phase has {}",
+            p.processes.iter().sum::<usize>(),
+            p.samples_ns.len()
+        )));
+    }
+}
+
+/// One phase's figures recomputed from its samples; the phase with its fresh statistics, for the
+/// suites' identity, unless it has no samples.
+fn phase(
+    problems: &mut Vec<Problem>,
+    results: &Results,
+    drift: Option<&Drift>,
+    p: &Phase,
+) -> Option<Phase> {
+    let name = format!("phase {}", p.id());
+    // The interval without the host's common mode, from the run's factors.
+    if let Some((lo, hi)) = p.median_ci95_own_ns {
+        match drift.and_then(|d| crate::figures::drift::own_interval(p, &d.factors)) {
+            Some((a, b)) => {
+                differs(problems, format!("{name}: median_ci95_own_ns low"), lo, a);
+                differs(problems, format!("{name}: median_ci95_own_ns high"), hi, b);
+            }
+            None => problems.push(Problem::recomputed(format!(
+                "{name}: an interval without the host's common mode, which its processes and the run's factors do not give"
+            ))),
+        }
+    }
+    processes(problems, results, drift, p);
+    let Some(f) = stats::figures_grouped(&p.samples_ns, &p.processes) else {
         differs(
-            &mut problems,
-            format!("{name}: mean_ns"),
-            p.stats.mean_ns,
-            s.mean_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: median_ns"),
-            p.stats.median_ns,
-            s.median_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: p95_ns"),
-            p.stats.p95_ns,
-            s.p95_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: p99_ns"),
-            p.stats.p99_ns,
-            s.p99_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: stdev_ns"),
-            p.stats.stdev_ns,
-            s.stdev_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: min_ns"),
-            p.stats.min_ns,
-            s.min_ns,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: max_ns"),
-            p.stats.max_ns,
-            s.max_ns,
-        );
-        differs(
-            &mut problems,
+            problems,
             format!("{name}: iterations"),
             p.stats.iterations as f64,
-            s.iterations as f64,
+            0.0,
         );
-        differs(
-            &mut problems,
-            format!("{name}: ops_per_sec"),
-            p.ops_per_sec,
-            f.ops_per_sec,
-        );
-        differs(
-            &mut problems,
-            format!("{name}: rsd_pct"),
-            p.rsd_pct,
-            f.rsd_pct,
-        );
-        if p.outliers != f.outliers {
-            problems.push(Problem::recomputed(format!(
-                "{name}: outliers: stored {:?} but the samples give {:?}",
-                p.outliers, f.outliers
-            )));
-        }
-        if let (Some((lo, hi)), Some((l2, h2))) = (p.median_ci95_ns, f.median_ci95) {
-            differs(&mut problems, format!("{name}: median_ci95_ns low"), lo, l2);
-            differs(
-                &mut problems,
-                format!("{name}: median_ci95_ns high"),
-                hi,
-                h2,
-            );
-        }
-        if let Some(pr) = &p.precision {
-            super::precision::check(
-                &mut problems,
-                &name,
-                pr,
-                f.median_ci95,
-                f.summary.median_ns,
-                super::precision::Batches {
-                    count: p.processes.len().max(1),
-                    what: "processes",
-                    confirm: crate::figures::confirm_batches(
-                        results.run.iterations_policy.processes.unwrap_or(1),
-                    ),
-                },
-            );
-        }
-        if let Some(ins) = &p.instructions {
-            problems.extend(super::instructions::check(&name, ins));
-        }
-        let mut q = p.clone();
-        q.stats = f.summary;
-        fresh.push(q);
+        return None;
+    };
+    let (a, s) = (&p.stats, &f.summary);
+    for (what, stored, fresh) in [
+        ("mean_ns", a.mean_ns, s.mean_ns),
+        ("median_ns", a.median_ns, s.median_ns),
+        ("p95_ns", a.p95_ns, s.p95_ns),
+        ("p99_ns", a.p99_ns, s.p99_ns),
+        ("stdev_ns", a.stdev_ns, s.stdev_ns),
+        ("min_ns", a.min_ns, s.min_ns),
+        ("max_ns", a.max_ns, s.max_ns),
+        ("iterations", a.iterations as f64, s.iterations as f64),
+        ("ops_per_sec", p.ops_per_sec, f.ops_per_sec),
+        ("rsd_pct", p.rsd_pct, f.rsd_pct),
+    ] {
+        differs(problems, format!("{name}: {what}"), stored, fresh);
     }
-    for s in &results.suites {
-        let name = format!("suite {} [{}]", s.name, s.stack);
-        let sum: f64 = s
-            .phases
-            .iter()
-            .map(|sp| {
-                crate::results::find_phase(&fresh, &sp.id())
-                    .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
-            })
-            .sum();
-        if sum.is_nan() {
-            problems.push(Problem::incomplete(format!(
-                "{name}: a phase it lists is not in phases[]"
-            )));
-            continue;
-        }
-        differs(
-            &mut problems,
-            format!("{name}: composed mean_ns (identity: sum of count x phase mean)"),
-            s.composed.mean_ns,
-            sum,
+    if p.outliers != f.outliers {
+        problems.push(Problem::recomputed(format!(
+            "{name}: outliers: stored {:?} but the samples give {:?}",
+            p.outliers, f.outliers
+        )));
+    }
+    if let (Some((lo, hi)), Some((l2, h2))) = (p.median_ci95_ns, f.median_ci95) {
+        differs(problems, format!("{name}: median_ci95_ns low"), lo, l2);
+        differs(problems, format!("{name}: median_ci95_ns high"), hi, h2);
+    }
+    if let Some(pr) = &p.precision {
+        super::precision::check(
+            problems,
+            &name,
+            pr,
+            f.median_ci95,
+            f.summary.median_ns,
+            super::precision::Batches {
+                count: p.processes.len().max(1),
+                what: "processes",
+                confirm: crate::figures::confirm_batches(
+                    results.run.iterations_policy.processes.unwrap_or(1),
+                ),
+            },
         );
-        if let Some(ins) = s.instructions {
-            match compose::instructions(&s.phases, &fresh) {
-                Some(c) => differs(
-                    &mut problems,
-                    format!("{name}: instructions (sum of count x instructions per call)"),
-                    ins,
-                    c,
-                ),
-                None => problems.push(Problem::incomplete(format!(
-                    "{name}: instructions stored but a phase was not counted"
-                ))),
-            }
-        }
-        match compose::compose(&s.phases, &fresh) {
-            Ok(c) => {
-                differs(
-                    &mut problems,
-                    format!("{name}: composed median_ns"),
-                    s.composed.median_ns,
-                    c.median_ns,
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: composed p95_ns"),
-                    s.composed.p95_ns,
-                    c.p95_ns,
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: composed p99_ns"),
-                    s.composed.p99_ns,
-                    c.p99_ns,
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: ops_per_sec"),
-                    s.ops_per_sec,
-                    stats::ops_per_sec(sum),
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: tail"),
-                    s.tail,
-                    c.p99_ns / c.median_ns,
-                );
-            }
-            Err(e) => problems.push(Problem::incomplete(format!("{name}: {e}"))),
-        }
-        if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
-            match results.suite(base, &s.stack) {
-                Some(b) => differs(
-                    &mut problems,
-                    format!("{name}: delta_vs_baseline_pct"),
-                    d,
-                    delta_pct(s.composed.median_ns, b.composed.median_ns),
-                ),
-                None => problems.push(Problem::incomplete(format!(
-                    "{name}: baseline {base} is not in this stack"
-                ))),
-            }
+    }
+    if let Some(ins) = &p.instructions {
+        problems.extend(super::instructions::check(&name, ins));
+    }
+    let mut q = p.clone();
+    q.stats = f.summary;
+    Some(q)
+}
+
+/// A suite's identity (composed mean = sum of count x phase mean), its composed percentiles,
+/// instructions and difference against its baseline, from the fresh phases.
+fn suite_sum(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase], s: &Suite) {
+    let name = format!("suite {} [{}]", s.name, s.stack);
+    let sum: f64 = s
+        .phases
+        .iter()
+        .map(|sp| {
+            crate::results::find_phase(fresh, &sp.id())
+                .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
+        })
+        .sum();
+    if sum.is_nan() {
+        problems.push(Problem::incomplete(format!(
+            "{name}: a phase it lists is not in phases[]"
+        )));
+        return;
+    }
+    differs(
+        problems,
+        format!("{name}: composed mean_ns (identity: sum of count x phase mean)"),
+        s.composed.mean_ns,
+        sum,
+    );
+    if let Some(ins) = s.instructions {
+        match compose::instructions(&s.phases, fresh) {
+            Some(c) => differs(
+                problems,
+                format!("{name}: instructions (sum of count x instructions per call)"),
+                ins,
+                c,
+            ),
+            None => problems.push(Problem::incomplete(format!(
+                "{name}: instructions stored but a phase was not counted"
+            ))),
         }
     }
+    match compose::compose(&s.phases, fresh) {
+        Ok(c) => {
+            for (what, stored, fresh) in [
+                ("composed median_ns", s.composed.median_ns, c.median_ns),
+                ("composed p95_ns", s.composed.p95_ns, c.p95_ns),
+                ("composed p99_ns", s.composed.p99_ns, c.p99_ns),
+                ("ops_per_sec", s.ops_per_sec, stats::ops_per_sec(sum)),
+                ("tail", s.tail, c.p99_ns / c.median_ns),
+            ] {
+                differs(problems, format!("{name}: {what}"), stored, fresh);
+            }
+        }
+        Err(e) => problems.push(Problem::incomplete(format!("{name}: {e}"))),
+    }
+    if let (Some(base), Some(d)) = (&s.baseline, s.delta_vs_baseline_pct) {
+        match results.suite(base, &s.stack) {
+            Some(b) => differs(
+                problems,
+                format!("{name}: delta_vs_baseline_pct"),
+                d,
+                delta_pct(s.composed.median_ns, b.composed.median_ns),
+            ),
+            None => problems.push(Problem::incomplete(format!(
+                "{name}: baseline {base} is not in this stack"
+            ))),
+        }
+    }
+}
+
+/// Each component's handshake and primitive medians and their difference, from the phases.
+fn components(problems: &mut Vec<Problem>, results: &Results) {
     for c in &results.components {
         let name = format!("component {}", c.id());
         let hs = results.phase(&c.id());
         let prim = results.phase(&c.id().with_form(Form::Primitive));
-        match (hs, prim) {
-            (Some(h), Some(p)) => {
-                differs(
-                    &mut problems,
-                    format!("{name}: handshake_median_ns"),
-                    c.handshake_median_ns,
-                    h.stats.median_ns,
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: primitive_median_ns"),
-                    c.primitive_median_ns,
-                    p.stats.median_ns,
-                );
-                differs(
-                    &mut problems,
-                    format!("{name}: setup_ns (handshake - primitive)"),
-                    c.setup_ns,
-                    c.handshake_median_ns - c.primitive_median_ns,
-                );
-            }
-            _ => problems.push(Problem::incomplete(format!(
+        let (Some(h), Some(p)) = (hs, prim) else {
+            problems.push(Problem::incomplete(format!(
                 "{name}: both forms must be in phases[]"
-            ))),
+            )));
+            continue;
+        };
+        for (what, stored, fresh) in [
+            (
+                "handshake_median_ns",
+                c.handshake_median_ns,
+                h.stats.median_ns,
+            ),
+            (
+                "primitive_median_ns",
+                c.primitive_median_ns,
+                p.stats.median_ns,
+            ),
+            (
+                "setup_ns (handshake - primitive)",
+                c.setup_ns,
+                c.handshake_median_ns - c.primitive_median_ns,
+            ),
+        ] {
+            differs(problems, format!("{name}: {what}"), stored, fresh);
         }
     }
+}
+
+/// Every suite's composed interval and its difference's interval, resampled from the fresh phases.
+fn intervals(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase]) {
     for (s, (ci, dci)) in results
         .suites
         .iter()
-        .zip(compose::intervals(&results.suites, &fresh))
+        .zip(compose::intervals(&results.suites, fresh))
     {
         let name = format!("suite {} [{}]", s.name, s.stack);
-        if let (Some(stored), Some(ci)) = (s.composed.median_ci95_ns, ci) {
-            differs(
-                &mut problems,
-                format!("{name}: composed median_ci95_ns low"),
-                stored.0,
-                ci.0,
-            );
-            differs(
-                &mut problems,
-                format!("{name}: composed median_ci95_ns high"),
-                stored.1,
-                ci.1,
-            );
-        }
-        if let (Some(stored), Some(ci)) = (s.delta_ci95_pct, dci) {
-            differs(
-                &mut problems,
-                format!("{name}: delta_ci95_pct low"),
-                stored.0,
-                ci.0,
-            );
-            differs(
-                &mut problems,
-                format!("{name}: delta_ci95_pct high"),
-                stored.1,
-                ci.1,
-            );
+        let pairs = [
+            ("composed median_ci95_ns", s.composed.median_ci95_ns, ci),
+            ("delta_ci95_pct", s.delta_ci95_pct, dci),
+        ];
+        for (what, stored, fresh) in pairs {
+            if let (Some(stored), Some(ci)) = (stored, fresh) {
+                differs(problems, format!("{name}: {what} low"), stored.0, ci.0);
+                differs(problems, format!("{name}: {what} high"), stored.1, ci.1);
+            }
         }
     }
-    problems
 }
 
 #[cfg(test)]

@@ -467,37 +467,10 @@ pub(crate) fn insitu_id(machine_id: &str, suite: &str) -> String {
     format!("insitu-{machine_id}-{suite}")
 }
 
-fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
-    let r = &run.results;
-    let mut out = Vec::new();
-    // The cards the links go to are the run's suites: a run measured without one links nowhere.
-    let has = |name: &str| r.suites.iter().any(|s| s.name == name);
-    let link = |page: &str, id: String| {
-        if has(&c.group) {
-            format!("{page}#{id}")
-        } else {
-            String::new()
-        }
-    };
-    // A change of certificate has its figures in the authentication section, not on a card.
-    let auth_section = Side::parse(&c.group).auth.is_some();
-    let section = format!("#auth-{machine_id}");
-    let (hs, insitu, card) = if auth_section {
-        (section.clone(), section.clone(), section)
-    } else {
-        (
-            link("phases.html", handshakes_id(machine_id, &c.group)),
-            // On the in-situ page (render::build).
-            Some(insitu_id(machine_id, &c.group))
-                .filter(|_| {
-                    has(&format!("{} full handshake", c.group))
-                        || has(&format!("{} full key exchange", c.group))
-                })
-                .map_or(String::new(), |id| format!("insitu.html#{id}")),
-            link("", card_id(&c.group)),
-        )
-    };
-    out.push(match f.composed_ns {
+/// The composed difference's cell: the figure, or "not resolved" where its interval holds zero, and
+/// where it misses the real difference by more than 10% the call that accounts for most of it.
+fn composed_cell(c: &Change, f: &Figures, card: String) -> Cell {
+    match f.composed_ns {
         Some(d) => {
             let title = if f.composed_is_latency {
                 format!(
@@ -570,16 +543,16 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
             }
         }
         None => Cell::missing("no composition of this stack's library"),
-    });
-    out.push(match f.real_ns {
-        Some(d) => real_cell(d, f.real_interval, f.real_host_half_ns, c, hs.clone()),
-        None => Cell::missing("no real handshakes of both scenarios"),
-    });
-    out.push(match (f.explained_pct, f.explained_resolved) {
+    }
+}
+
+/// What the in-situ crypto explains of the connection's difference, where both are resolved.
+fn explained_cell(f: &Figures, insitu: String) -> Cell {
+    match (f.explained_pct, f.explained_resolved) {
         (Some(p), Some(false)) => Cell {
             text: "not resolved".into(),
             sub: String::new(),
-            href: insitu.clone(),
+            href: insitu,
             title: format!(
                 "{p:.0}% here, but the in-situ crypto difference or the connection's difference is not resolved on this run (its 95% interval holds zero or is wider than itself)"
             ),
@@ -589,13 +562,51 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         (Some(p), _) => Cell {
             text: format!("{p:.0}%"),
             sub: String::new(),
-            href: insitu.clone(),
+            href: insitu,
             title: "the in-situ crypto calls' difference (both sides, mean per connection) over the mean connection's difference; above 100% where the two sides' calls overlap in time or the rest got faster".into(),
             class: String::new(),
             values: vec![value("explained", p)],
         },
         (None, _) => Cell::missing("this stack's crypto is not timed in situ here"),
+    }
+}
+
+fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
+    let r = &run.results;
+    let mut out = Vec::new();
+    // The cards the links go to are the run's suites: a run measured without one links nowhere.
+    let has = |name: &str| r.suites.iter().any(|s| s.name == name);
+    let link = |page: &str, id: String| {
+        if has(&c.group) {
+            format!("{page}#{id}")
+        } else {
+            String::new()
+        }
+    };
+    // A change of certificate has its figures in the authentication section, not on a card.
+    let auth_section = Side::parse(&c.group).auth.is_some();
+    let section = format!("#auth-{machine_id}");
+    let (hs, insitu, card) = if auth_section {
+        (section.clone(), section.clone(), section)
+    } else {
+        (
+            link("phases.html", handshakes_id(machine_id, &c.group)),
+            // On the in-situ page (render::build).
+            Some(insitu_id(machine_id, &c.group))
+                .filter(|_| {
+                    has(&format!("{} full handshake", c.group))
+                        || has(&format!("{} full key exchange", c.group))
+                })
+                .map_or(String::new(), |id| format!("insitu.html#{id}")),
+            link("", card_id(&c.group)),
+        )
+    };
+    out.push(composed_cell(c, f, card));
+    out.push(match f.real_ns {
+        Some(d) => real_cell(d, f.real_interval, f.real_host_half_ns, c, hs.clone()),
+        None => Cell::missing("no real handshakes of both scenarios"),
     });
+    out.push(explained_cell(f, insitu));
     out.push(match f.capacity_ratio {
         Some(x) => Cell {
             text: units::ratio(x),

@@ -77,6 +77,77 @@ const PHASES: [(&str, &str, Operation); 3] = [
     ("openssl", "X25519", Operation::DhDerive),
 ];
 
+/// A run built against another OpenSSL (`make openssl4`) is another library for the stacks that run
+/// OpenSSL: its figures get their own line, not a jump in this one.
+fn openssl(r: &Run) -> String {
+    r.results
+        .run
+        .openssl_version
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every change the answer table asks about, in the order the runs first have it, once per OpenSSL
+/// library where the change's stack runs OpenSSL.
+fn series(at: &[(f64, &Run)]) -> Vec<(answer::Change, String)> {
+    let mut changes: Vec<answer::Change> = Vec::new();
+    for (_, run) in at {
+        for q in answer::QUESTIONS {
+            for c in (q.changes)(&run.results) {
+                if !changes.contains(&c) {
+                    changes.push(c);
+                }
+            }
+        }
+    }
+    let mut series: Vec<(answer::Change, String)> = Vec::new();
+    for c in &changes {
+        let mut libs: Vec<String> = Vec::new();
+        for (_, r) in at {
+            let lib = if c.stack == "openssl" {
+                openssl(r)
+            } else {
+                String::new()
+            };
+            if !libs.contains(&lib) {
+                libs.push(lib);
+            }
+        }
+        series.extend(libs.into_iter().map(|l| (c.clone(), l)));
+    }
+    series
+}
+
+/// The key phases' medians over the runs, each with the newest median's noise floor as its band.
+fn phase_lines(at: &[(f64, &Run)], hours: &dyn Fn(f64) -> f64) -> Vec<Line> {
+    let mut phases = Vec::new();
+    for (k, (backend, alg, op)) in PHASES.iter().enumerate() {
+        let id = PhaseId::handshake(backend, alg, *op);
+        let points: Vec<(f64, f64)> = at
+            .iter()
+            .filter_map(|(t, r)| Some((hours(*t), r.results.phase(&id)?.stats.median_ns)))
+            .collect();
+        let Some(&(_, newest)) = points.last() else {
+            continue;
+        };
+        let h = floor_half_width(newest, 0.0, DEFAULT_NOISE_FLOOR_PCT);
+        phases.push(Line {
+            label: format!("{backend} {alg} {op}"),
+            colour: svg::PALETTE[(k + 3) % svg::PALETTE.len()].into(),
+            dashed: false,
+            points_only: false,
+            band: points
+                .iter()
+                .map(|(x, _)| (*x, newest - h, newest + h))
+                .collect(),
+            points,
+        });
+    }
+    phases
+}
+
 fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
     let at: Vec<(f64, &Run)> = m
         .runs
@@ -95,43 +166,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
             ticks.push((hours(last.0), short(&last.1.results.run.date_utc)));
         }
     }
-    // Every change the answer table asks about, in the order the runs first have it.
-    let mut changes: Vec<answer::Change> = Vec::new();
-    for (_, run) in &at {
-        for q in answer::QUESTIONS {
-            for c in (q.changes)(&run.results) {
-                if !changes.contains(&c) {
-                    changes.push(c);
-                }
-            }
-        }
-    }
-    // A run built against another OpenSSL (`make openssl4`) is another library for the stacks that
-    // run OpenSSL: its figures get their own line, not a jump in this one.
-    let openssl = |r: &Run| {
-        r.results
-            .run
-            .openssl_version
-            .split_whitespace()
-            .take(2)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut series: Vec<(answer::Change, String)> = Vec::new();
-    for c in &changes {
-        let mut libs: Vec<String> = Vec::new();
-        for (_, r) in &at {
-            let lib = if c.stack == "openssl" {
-                openssl(r)
-            } else {
-                String::new()
-            };
-            if !libs.contains(&lib) {
-                libs.push(lib);
-            }
-        }
-        series.extend(libs.into_iter().map(|l| (c.clone(), l)));
-    }
+    let series = series(&at);
     let us = |x: f64| format!("{} µs", units::count(x / 1e3));
     let mut out = Vec::new();
     let mut real = Vec::new();
@@ -217,29 +252,7 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
             svg::chart("Composed Δ over time", &axes("Δ µs"), &composed),
         ));
     }
-    let mut phases = Vec::new();
-    for (k, (backend, alg, op)) in PHASES.iter().enumerate() {
-        let id = PhaseId::handshake(backend, alg, *op);
-        let points: Vec<(f64, f64)> = at
-            .iter()
-            .filter_map(|(t, r)| Some((hours(*t), r.results.phase(&id)?.stats.median_ns)))
-            .collect();
-        let Some(&(_, newest)) = points.last() else {
-            continue;
-        };
-        let h = floor_half_width(newest, 0.0, DEFAULT_NOISE_FLOOR_PCT);
-        phases.push(Line {
-            label: format!("{backend} {alg} {op}"),
-            colour: svg::PALETTE[(k + 3) % svg::PALETTE.len()].into(),
-            dashed: false,
-            points_only: false,
-            band: points
-                .iter()
-                .map(|(x, _)| (*x, newest - h, newest + h))
-                .collect(),
-            points,
-        });
-    }
+    let phases = phase_lines(&at, &hours);
     if !phases.is_empty() {
         out.push(figure(
             &format!("Key phase medians (band: the newest ±{DEFAULT_NOISE_FLOOR_PCT}%)"),

@@ -115,84 +115,140 @@ pub(crate) struct AlgorithmRow {
     pub(crate) source: String,
 }
 
-pub(crate) fn build(runs: &[&Run]) -> Body {
-    let policies = runs
+/// A run's timing policy: its clock, timer cost, randomness, pinning and build.
+fn policy(run: &Run) -> Policy {
+    let r = &run.results.run;
+    Policy {
+        host: run.label.clone(),
+        settings: r.iterations_policy.clone(),
+        clock: r.timer.clock.clone(),
+        tsc: match (r.timer.tsc_invariant, r.timer.tsc_hz) {
+            (true, Some(hz)) => format!("invariant, {:.3} GHz measured", hz / 1e9),
+            _ => "not used (no invariant TSC)".into(),
+        },
+        overhead_ns: format!("{:.1} ns", r.timer.overhead_ns),
+        overhead_cycles: r
+            .timer
+            .overhead_cycles
+            .map_or("not counted".into(), |c| format!("{c:.0} cycles")),
+        randomness: if r.timer.randomness.is_empty() {
+            "not recorded (before schema 2: RustCrypto drew from getrandom on every call)".into()
+        } else {
+            r.timer.randomness.clone()
+        },
+        pinned_core: r
+            .pinned_core
+            .map_or("not pinned".into(), |c| format!("core {c}")),
+        rustc: r.rustc_version.clone(),
+        profile: r.build_profile.clone(),
+        wall: format!("{:.0} s", r.wall_seconds),
+    }
+}
+
+/// The run's phases against its time budget: iterations, why, timed share and precision.
+fn budget(run: &Run) -> Budget {
+    let r = &run.results;
+    let budget_ms = r.run.iterations_policy.budget_ms;
+    let rows = r
+        .phases
         .iter()
-        .map(|run| {
-            let r = &run.results.run;
-            Policy {
-                host: run.label.clone(),
-                settings: r.iterations_policy.clone(),
-                clock: r.timer.clock.clone(),
-                tsc: match (r.timer.tsc_invariant, r.timer.tsc_hz) {
-                    (true, Some(hz)) => format!("invariant, {:.3} GHz measured", hz / 1e9),
-                    _ => "not used (no invariant TSC)".into(),
-                },
-                overhead_ns: format!("{:.1} ns", r.timer.overhead_ns),
-                overhead_cycles: r
-                    .timer
-                    .overhead_cycles
-                    .map_or("not counted".into(), |c| format!("{c:.0} cycles")),
-                randomness: if r.timer.randomness.is_empty() {
-                    "not recorded (before schema 2: RustCrypto drew from getrandom on every call)"
-                        .into()
+        .map(|p| {
+            let use_pct = p.timed_ms.map(|ms| ms / budget_ms as f64 * 100.0);
+            BudgetRow {
+                phase: p.name(),
+                iterations: crate::units::count(p.stats.iterations as f64),
+                reason: format!("{:?}", p.iterations_reason).to_lowercase(),
+                batch: p.batch,
+                timed: p.timed_ms.map_or("–".into(), |ms| format!("{ms:.0} ms")),
+                use_pct: use_pct.map_or("–".into(), |u| format!("{u:.0}%")),
+                // A floor phase is over its budget by design (the minimum samples).
+                over: p.iterations_reason != crate::results::Reason::Floor
+                    && use_pct.is_some_and(|u| u > 120.0),
+                run_delay: p.run_delay_pct.map_or("–".into(), |d| format!("{d:.2}%")),
+                processes: if p.processes.is_empty() {
+                    "1".into()
                 } else {
-                    r.timer.randomness.clone()
+                    format!(
+                        "{} ({})",
+                        p.processes.len(),
+                        p.processes
+                            .iter()
+                            .map(|n| n.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" + ")
+                    )
                 },
-                pinned_core: r
-                    .pinned_core
-                    .map_or("not pinned".into(), |c| format!("core {c}")),
-                rustc: r.rustc_version.clone(),
-                profile: r.build_profile.clone(),
-                wall: format!("{:.0} s", r.wall_seconds),
+                precision: crate::figures::precision_label(p.precision.as_ref()),
             }
         })
         .collect();
-    let budgets = runs
-        .iter()
-        .map(|run| {
-            let r = &run.results;
-            let budget_ms = r.run.iterations_policy.budget_ms;
-            let rows = r
-                .phases
+    Budget {
+        host: run.label.clone(),
+        budget_ms,
+        rows,
+    }
+}
+
+/// What each backend's operation includes in its timed region, once per backend and operation.
+fn includes(runs: &[&Run]) -> Vec<Include> {
+    let mut includes: Vec<Include> = Vec::new();
+    for run in runs {
+        for p in &run.results.phases {
+            let op = format!(
+                "{}{}",
+                p.operation.name(),
+                if p.form == crate::results::Form::Primitive {
+                    " (primitive)"
+                } else {
+                    ""
+                }
+            );
+            if !includes
                 .iter()
-                .map(|p| {
-                    let use_pct = p.timed_ms.map(|ms| ms / budget_ms as f64 * 100.0);
-                    BudgetRow {
-                        phase: p.name(),
-                        iterations: crate::units::count(p.stats.iterations as f64),
-                        reason: format!("{:?}", p.iterations_reason).to_lowercase(),
-                        batch: p.batch,
-                        timed: p.timed_ms.map_or("–".into(), |ms| format!("{ms:.0} ms")),
-                        use_pct: use_pct.map_or("–".into(), |u| format!("{u:.0}%")),
-                        // A floor phase is over its budget by design (the minimum samples).
-                        over: p.iterations_reason != crate::results::Reason::Floor
-                            && use_pct.is_some_and(|u| u > 120.0),
-                        run_delay: p.run_delay_pct.map_or("–".into(), |d| format!("{d:.2}%")),
-                        processes: if p.processes.is_empty() {
-                            "1".into()
-                        } else {
-                            format!(
-                                "{} ({})",
-                                p.processes.len(),
-                                p.processes
-                                    .iter()
-                                    .map(|n| n.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(" + ")
-                            )
-                        },
-                        precision: crate::figures::precision_label(p.precision.as_ref()),
-                    }
-                })
-                .collect();
-            Budget {
-                host: run.label.clone(),
-                budget_ms,
-                rows,
+                .any(|i| i.backend == p.backend && i.operation == op)
+            {
+                includes.push(Include {
+                    backend: p.backend.clone(),
+                    operation: op,
+                    includes: p.includes.clone(),
+                });
+            }
+        }
+    }
+    includes.sort_by(|a, b| (&a.operation, &a.backend).cmp(&(&b.operation, &b.backend)));
+    includes
+}
+
+/// Every algorithm's sizes with their source.
+fn algorithms() -> Vec<AlgorithmRow> {
+    algorithm::all()
+        .iter()
+        .map(|a| {
+            let mut sizes = Vec::new();
+            let mut add = |what: &str, v: Option<usize>| {
+                if let Some(v) = v {
+                    sizes.push(format!("{what} {}", crate::units::bytes(v)));
+                }
+            };
+            add("public key", a.public_key);
+            add("ciphertext", a.ciphertext);
+            add("signature", a.signature);
+            add("shared secret", a.shared_secret);
+            add("key", a.key);
+            add("nonce", a.nonce);
+            add("tag", a.tag);
+            AlgorithmRow {
+                name: a.name.clone(),
+                sizes: sizes.join(", "),
+                source: a.source.clone(),
             }
         })
-        .collect();
+        .collect()
+}
+
+pub(crate) fn build(runs: &[&Run]) -> Body {
+    let policies = runs.iter().map(|run| policy(run)).collect();
+    let budgets = runs.iter().map(|run| budget(run)).collect();
     let components = runs
         .iter()
         .flat_map(|run| {
@@ -221,54 +277,8 @@ pub(crate) fn build(runs: &[&Run]) -> Body {
             )
         },
     );
-    let mut includes: Vec<Include> = Vec::new();
-    for run in runs {
-        for p in &run.results.phases {
-            let op = format!(
-                "{}{}",
-                p.operation.name(),
-                if p.form == crate::results::Form::Primitive {
-                    " (primitive)"
-                } else {
-                    ""
-                }
-            );
-            if !includes
-                .iter()
-                .any(|i| i.backend == p.backend && i.operation == op)
-            {
-                includes.push(Include {
-                    backend: p.backend.clone(),
-                    operation: op,
-                    includes: p.includes.clone(),
-                });
-            }
-        }
-    }
-    includes.sort_by(|a, b| (&a.operation, &a.backend).cmp(&(&b.operation, &b.backend)));
-    let algorithms = algorithm::all()
-        .iter()
-        .map(|a| {
-            let mut sizes = Vec::new();
-            let mut add = |what: &str, v: Option<usize>| {
-                if let Some(v) = v {
-                    sizes.push(format!("{what} {}", crate::units::bytes(v)));
-                }
-            };
-            add("public key", a.public_key);
-            add("ciphertext", a.ciphertext);
-            add("signature", a.signature);
-            add("shared secret", a.shared_secret);
-            add("key", a.key);
-            add("nonce", a.nonce);
-            add("tag", a.tag);
-            AlgorithmRow {
-                name: a.name.clone(),
-                sizes: sizes.join(", "),
-                source: a.source.clone(),
-            }
-        })
-        .collect();
+    let includes = includes(runs);
+    let algorithms = algorithms();
     let mut names = Vec::new();
     if let Some(run) = runs.first() {
         for b in &run.results.backends {

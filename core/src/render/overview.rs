@@ -51,7 +51,7 @@ pub(crate) struct Card {
 }
 
 /// One host's figures for a suite.
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 pub(crate) struct Row {
     pub(crate) host: String,
     /// Anchors of this row's real handshakes and in-situ views (the answer table links to them).
@@ -656,40 +656,16 @@ fn count_label(count: u32, kind: TrackKind) -> String {
     }
 }
 
-fn row(run: &Run, name: &str) -> Row {
-    let r = &run.results;
-    let Some(s) = shown(r, name) else {
-        return Row {
-            host: run.label.clone(),
-            handshakes_id: String::new(),
-            insitu_id: String::new(),
-            key: String::new(),
-            measured: false,
-            mean_ns: 0.0,
-            mean: String::new(),
-            median: String::new(),
-            p95: String::new(),
-            p99: String::new(),
-            tail: String::new(),
-            ops: String::new(),
-            wire: String::new(),
-            median_ci: String::new(),
-            delta: String::new(),
-            delta_ci: String::new(),
-            delta_class: String::new(),
-            instructions_delta: String::new(),
-            instructions: String::new(),
-            public_key: String::new(),
-            signature: String::new(),
-            family: String::new(),
-            bar: Value::from(""),
-            phases: Vec::new(),
-            env: String::new(),
-            note: "not measured in this run".into(),
-            handshakes: Vec::new(),
-            insitu: Vec::new(),
-        };
-    };
+/// A suite's phase rows, its bar's segments, the worst CPU steal among its phases and the notes
+/// its backends need.
+struct Phases {
+    phases: Vec<PhaseRow>,
+    segments: Vec<Segment>,
+    steal: f64,
+    notes: Vec<String>,
+}
+
+fn phase_rows(r: &Results, s: &Suite) -> Phases {
     let algorithms: Vec<&str> = s.phases.iter().map(|p| p.algorithm.as_str()).collect();
     let several = algorithms.iter().any(|a| *a != algorithms[0]);
     let mut phases = Vec::new();
@@ -748,8 +724,17 @@ fn row(run: &Run, name: &str) -> Row {
                 .map_or("–".into(), format::count),
         });
     }
-    // The same change counted in instructions (run --counter instructions), beside the wall-time one.
-    let instructions_delta = match (&s.baseline, s.instructions) {
+    Phases {
+        phases,
+        segments,
+        steal,
+        notes,
+    }
+}
+
+/// The same change counted in instructions (run --counter instructions), beside the wall-time one.
+fn instructions_delta(r: &Results, s: &Suite) -> String {
+    match (&s.baseline, s.instructions) {
         (Some(b), Some(mine)) if b != &s.name => r
             .suites
             .iter()
@@ -762,15 +747,11 @@ fn row(run: &Run, name: &str) -> Row {
                 )
             }),
         _ => String::new(),
-    };
-    let (delta, delta_class) = match (s.delta_vs_baseline_pct, &s.baseline) {
-        (Some(d), _) => (
-            format::delta(d),
-            if d > 0.0 { "slower" } else { "faster" }.to_string(),
-        ),
-        (None, Some(b)) if b == &s.name => ("baseline".into(), "baseline".into()),
-        _ => (String::new(), String::new()),
-    };
+    }
+}
+
+/// The line under a suite's figures: stack, backends, CPU, extensions, steal, spread and commit.
+fn env_line(r: &Results, s: &Suite, steal: f64) -> String {
     let backends: Vec<&str> = {
         let mut b: Vec<&str> = s.phases.iter().map(|p| p.backend.as_str()).collect();
         b.sort();
@@ -783,7 +764,7 @@ fn row(run: &Run, name: &str) -> Row {
         ""
     };
     let samples = r.run_spread(&format!("{} [{}]", s.name, s.stack));
-    let env = format!(
+    format!(
         "{dispatch}stack {} ({}) · {} {} · CPU extensions {} · CPU steal {:.2}%{samples} · run {}",
         s.stack,
         backends.join(" + "),
@@ -796,7 +777,35 @@ fn row(run: &Run, name: &str) -> Row {
         },
         steal,
         r.run.tool_commit
-    );
+    )
+}
+
+fn row(run: &Run, name: &str) -> Row {
+    let r = &run.results;
+    let Some(s) = shown(r, name) else {
+        return Row {
+            host: run.label.clone(),
+            bar: Value::from(""),
+            note: "not measured in this run".into(),
+            ..Row::default()
+        };
+    };
+    let Phases {
+        phases,
+        segments,
+        steal,
+        notes,
+    } = phase_rows(r, s);
+    let instructions_delta = instructions_delta(r, s);
+    let (delta, delta_class) = match (s.delta_vs_baseline_pct, &s.baseline) {
+        (Some(d), _) => (
+            format::delta(d),
+            if d > 0.0 { "slower" } else { "faster" }.to_string(),
+        ),
+        (None, Some(b)) if b == &s.name => ("baseline".into(), "baseline".into()),
+        _ => (String::new(), String::new()),
+    };
+    let env = env_line(r, s, steal);
     let machine_id = run.anchor.clone();
     let group = s
         .name

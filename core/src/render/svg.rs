@@ -241,10 +241,65 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
-/// A line chart in SVG with labelled axes and ticks, optional bands, and a legend naming every line
-/// in text. Non-finite points (and non-positive ones on a log axis) are left out.
-pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
-    let (left, top, plot_w, plot_h) = (62.0, 10.0, 400.0, 170.0);
+/// A chart's plot area and its data's ranges: where a value falls in the picture.
+struct Frame {
+    left: f64,
+    top: f64,
+    plot_w: f64,
+    plot_h: f64,
+    x0: f64,
+    x1: f64,
+    ty0: f64,
+    ty1: f64,
+    log_y: bool,
+}
+
+impl Frame {
+    fn ty(&self, y: f64) -> f64 {
+        if self.log_y {
+            y.log10()
+        } else {
+            y
+        }
+    }
+    fn px(&self, x: f64) -> f64 {
+        self.left + (x - self.x0) / (self.x1 - self.x0) * self.plot_w
+    }
+    fn py(&self, y: f64) -> f64 {
+        self.top + (self.ty1 - self.ty(y)) / (self.ty1 - self.ty0) * self.plot_h
+    }
+    /// A value the y axis can show (positive on a log scale).
+    fn ok(&self, y: f64) -> bool {
+        y.is_finite() && (!self.log_y || y > 0.0)
+    }
+}
+
+/// The y axis's ticks, widening `y0..y1` to whole decades (log) or to the outer ticks (linear, from
+/// zero where the data start below half their top).
+fn y_ticks(log_y: bool, y0: &mut f64, y1: &mut f64) -> Vec<f64> {
+    if log_y {
+        let (a, b) = (y0.log10().floor() as i32, y1.log10().ceil() as i32);
+        *y0 = 10f64.powi(a);
+        *y1 = 10f64.powi(b.max(a + 1));
+        return (a..=b.max(a + 1)).map(|e| 10f64.powi(e)).collect();
+    }
+    if *y0 > 0.0 && *y0 < *y1 * 0.5 {
+        *y0 = 0.0;
+    }
+    if *y1 - *y0 < 1e-9 * y1.abs().max(1.0) {
+        *y0 -= y0.abs().max(1.0) * 0.05;
+        *y1 += y1.abs().max(1.0) * 0.05;
+    }
+    let t = linear_ticks(*y0, *y1);
+    if let (Some(a), Some(b)) = (t.first(), t.last()) {
+        *y0 = y0.min(*a);
+        *y1 = y1.max(*b);
+    }
+    t
+}
+
+/// The frame for these lines' points and bands, with the y ticks; `None` where nothing can be drawn.
+fn frame(axes: &Axes, lines: &[Line]) -> Option<(Frame, Vec<f64>)> {
     let ok = |y: f64| y.is_finite() && (!axes.log_y || y > 0.0);
     let mut xs: Vec<f64> = Vec::new();
     let mut ys: Vec<f64> = Vec::new();
@@ -263,7 +318,7 @@ pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         }
     }
     if xs.is_empty() {
-        return format!(r#"<p class="note">{}: nothing to draw.</p>"#, escape(title));
+        return None;
     }
     let (mut x0, mut x1) = xs
         .iter()
@@ -275,41 +330,27 @@ pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         x0 -= 1.0;
         x1 += 1.0;
     }
-    let ty = |y: f64| if axes.log_y { y.log10() } else { y };
-    let y_ticks: Vec<f64> = if axes.log_y {
-        let (a, b) = (y0.log10().floor() as i32, y1.log10().ceil() as i32);
-        y0 = 10f64.powi(a);
-        y1 = 10f64.powi(b.max(a + 1));
-        (a..=b.max(a + 1)).map(|e| 10f64.powi(e)).collect()
-    } else {
-        if !axes.log_y && y0 > 0.0 && y0 < y1 * 0.5 {
-            y0 = 0.0;
-        }
-        if y1 - y0 < 1e-9 * y1.abs().max(1.0) {
-            y0 -= y0.abs().max(1.0) * 0.05;
-            y1 += y1.abs().max(1.0) * 0.05;
-        }
-        let t = linear_ticks(y0, y1);
-        if let (Some(a), Some(b)) = (t.first(), t.last()) {
-            y0 = y0.min(*a);
-            y1 = y1.max(*b);
-        }
-        t
+    let ticks = y_ticks(axes.log_y, &mut y0, &mut y1);
+    let mut f = Frame {
+        left: 62.0,
+        top: 10.0,
+        plot_w: 400.0,
+        plot_h: 170.0,
+        x0,
+        x1,
+        ty0: 0.0,
+        ty1: 0.0,
+        log_y: axes.log_y,
     };
-    let (ty0, ty1) = (ty(y0), ty(y1));
-    let px = |x: f64| left + (x - x0) / (x1 - x0) * plot_w;
-    let py = |y: f64| top + (ty1 - ty(y)) / (ty1 - ty0) * plot_h;
-    let legend_h = 16.0 * lines.len() as f64;
-    let height = top + plot_h + 40.0 + legend_h;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg class="chart" role="img" viewBox="0 0 {} {height}" xmlns="http://www.w3.org/2000/svg"><title>{}</title>"#,
-        left + plot_w + 16.0,
-        escape(title)
-    );
-    for &t in &y_ticks {
-        let y = py(t);
+    (f.ty0, f.ty1) = (f.ty(y0), f.ty(y1));
+    Some((f, ticks))
+}
+
+/// The grid, the ticks' labels and both axes with their titles.
+fn axes_svg(s: &mut String, f: &Frame, axes: &Axes, y_ticks: &[f64]) {
+    let (left, top, plot_w, plot_h) = (f.left, f.top, f.plot_w, f.plot_h);
+    for &t in y_ticks {
+        let y = f.py(t);
         let _ = write!(
             s,
             r##"<line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{}" y="{:.1}" class="axis" text-anchor="end">{}</text>"##,
@@ -320,13 +361,13 @@ pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         );
     }
     for (x, label) in &axes.x_ticks {
-        if *x < x0 || *x > x1 {
+        if *x < f.x0 || *x > f.x1 {
             continue;
         }
         // Ends anchored inward, so a label at either end stays inside the picture.
-        let anchor = if *x <= x0 {
+        let anchor = if *x <= f.x0 {
             "start"
-        } else if *x >= x1 {
+        } else if *x >= f.x1 {
             "end"
         } else {
             "middle"
@@ -334,7 +375,7 @@ pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         let _ = write!(
             s,
             r#"<text x="{:.1}" y="{}" class="axis" text-anchor="{anchor}">{}</text>"#,
-            px(*x),
+            f.px(*x),
             top + plot_h + 14.0,
             escape(label)
         );
@@ -351,97 +392,127 @@ pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
         escape(axes.y_label),
         b = top + plot_h
     );
-    for l in lines {
-        let band: Vec<&(f64, f64, f64)> = l
-            .band
-            .iter()
-            .filter(|(x, lo, hi)| x.is_finite() && ok(*lo) && ok(*hi))
-            .collect();
-        if band.len() >= 2 {
-            let upper = band
-                .iter()
-                .map(|(x, _, hi)| format!("{:.1},{:.1}", px(*x), py(*hi)));
-            let lower = band
-                .iter()
-                .rev()
-                .map(|(x, lo, _)| format!("{:.1},{:.1}", px(*x), py(*lo)));
+}
+
+/// A line's interval band, where it has two or more drawable points.
+fn band_svg(s: &mut String, f: &Frame, l: &Line) {
+    let band: Vec<&(f64, f64, f64)> = l
+        .band
+        .iter()
+        .filter(|(x, lo, hi)| x.is_finite() && f.ok(*lo) && f.ok(*hi))
+        .collect();
+    if band.len() < 2 {
+        return;
+    }
+    let upper = band
+        .iter()
+        .map(|(x, _, hi)| format!("{:.1},{:.1}", f.px(*x), f.py(*hi)));
+    let lower = band
+        .iter()
+        .rev()
+        .map(|(x, lo, _)| format!("{:.1},{:.1}", f.px(*x), f.py(*lo)));
+    let _ = write!(
+        s,
+        r#"<polygon points="{}" fill="{}" fill-opacity="0.15" stroke="none"/>"#,
+        upper.chain(lower).collect::<Vec<_>>().join(" "),
+        l.colour
+    );
+}
+
+/// The `i`-th line: its polyline (unless points only), its marks with their titles and its legend
+/// entry.
+fn line_svg(s: &mut String, f: &Frame, axes: &Axes, i: usize, l: &Line) {
+    let left = f.left;
+    let pts: Vec<(f64, f64)> = l
+        .points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && f.ok(*y))
+        .collect();
+    let dash = if l.dashed {
+        r#" stroke-dasharray="5 4""#
+    } else {
+        ""
+    };
+    if !l.points_only && pts.len() > 1 {
+        let _ = write!(
+            s,
+            r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"><title>{}</title></polyline>"#,
+            l.colour,
+            pts.iter()
+                .map(|(x, y)| format!("{:.1},{:.1}", f.px(*x), f.py(*y)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            escape(&l.label)
+        );
+    }
+    for (x, y) in &pts {
+        let (cx, cy) = (f.px(*x), f.py(*y));
+        if l.points_only {
             let _ = write!(
                 s,
-                r#"<polygon points="{}" fill="{}" fill-opacity="0.15" stroke="none"/>"#,
-                upper.chain(lower).collect::<Vec<_>>().join(" "),
-                l.colour
+                r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="none" stroke="{}" stroke-width="1.5"><title>{}: {}</title></rect>"#,
+                cx - 3.0,
+                cy - 3.0,
+                l.colour,
+                escape(&l.label),
+                escape(&(axes.y_unit)(*y))
+            );
+        } else {
+            let _ = write!(
+                s,
+                r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{}"><title>{}: {}</title></circle>"#,
+                l.colour,
+                escape(&l.label),
+                escape(&(axes.y_unit)(*y))
             );
         }
     }
+    let ly = f.top + f.plot_h + 46.0 + 16.0 * i as f64;
+    let swatch = if l.points_only {
+        format!(
+            r#"<rect x="{}" y="{:.1}" width="6" height="6" fill="none" stroke="{}" stroke-width="1.5"/>"#,
+            left + 9.0,
+            ly - 7.0,
+            l.colour
+        )
+    } else {
+        format!(
+            r#"<line x1="{left}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{}" stroke-width="2"{dash}/>"#,
+            ly - 4.0,
+            left + 24.0,
+            ly - 4.0,
+            l.colour
+        )
+    };
+    let _ = write!(
+        s,
+        r#"{swatch}<text x="{}" y="{ly:.1}" class="axis">{}</text>"#,
+        left + 30.0,
+        escape(&l.label)
+    );
+}
+
+/// A line chart in SVG with labelled axes and ticks, optional bands, and a legend naming every line
+/// in text. Non-finite points (and non-positive ones on a log axis) are left out.
+pub(crate) fn chart(title: &str, axes: &Axes, lines: &[Line]) -> String {
+    let Some((f, ticks)) = frame(axes, lines) else {
+        return format!(r#"<p class="note">{}: nothing to draw.</p>"#, escape(title));
+    };
+    let height = f.top + f.plot_h + 40.0 + 16.0 * lines.len() as f64;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" role="img" viewBox="0 0 {} {height}" xmlns="http://www.w3.org/2000/svg"><title>{}</title>"#,
+        f.left + f.plot_w + 16.0,
+        escape(title)
+    );
+    axes_svg(&mut s, &f, axes, &ticks);
+    for l in lines {
+        band_svg(&mut s, &f, l);
+    }
     for (i, l) in lines.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = l
-            .points
-            .iter()
-            .copied()
-            .filter(|(x, y)| x.is_finite() && ok(*y))
-            .collect();
-        let dash = if l.dashed {
-            r#" stroke-dasharray="5 4""#
-        } else {
-            ""
-        };
-        if !l.points_only && pts.len() > 1 {
-            let _ = write!(
-                s,
-                r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"><title>{}</title></polyline>"#,
-                l.colour,
-                pts.iter()
-                    .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                escape(&l.label)
-            );
-        }
-        for (x, y) in &pts {
-            let (cx, cy) = (px(*x), py(*y));
-            if l.points_only {
-                let _ = write!(
-                    s,
-                    r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="none" stroke="{}" stroke-width="1.5"><title>{}: {}</title></rect>"#,
-                    cx - 3.0,
-                    cy - 3.0,
-                    l.colour,
-                    escape(&l.label),
-                    escape(&(axes.y_unit)(*y))
-                );
-            } else {
-                let _ = write!(
-                    s,
-                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="2.5" fill="{}"><title>{}: {}</title></circle>"#,
-                    l.colour,
-                    escape(&l.label),
-                    escape(&(axes.y_unit)(*y))
-                );
-            }
-        }
-        let ly = top + plot_h + 46.0 + 16.0 * i as f64;
-        let swatch = if l.points_only {
-            format!(
-                r#"<rect x="{}" y="{:.1}" width="6" height="6" fill="none" stroke="{}" stroke-width="1.5"/>"#,
-                left + 9.0,
-                ly - 7.0,
-                l.colour
-            )
-        } else {
-            format!(
-                r#"<line x1="{left}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="{}" stroke-width="2"{dash}/>"#,
-                ly - 4.0,
-                left + 24.0,
-                ly - 4.0,
-                l.colour
-            )
-        };
-        let _ = write!(
-            s,
-            r#"{swatch}<text x="{}" y="{ly:.1}" class="axis">{}</text>"#,
-            left + 30.0,
-            escape(&l.label)
-        );
+        line_svg(&mut s, &f, axes, i, l);
     }
     s.push_str("</svg>");
     s

@@ -1,10 +1,10 @@
 //! The `handshakes` section as text: what `pqprof handshake` prints after measuring.
 
 use crate::results::{Handshakes, Results};
+use crate::units::{count, ratio, text_table, time};
 
-/// The scenario table as text; `results` holds the phases the in-situ calls are set beside.
-pub fn table(h: &Handshakes, results: &Results) -> String {
-    use crate::units::{count, ratio, text_table, time};
+/// Every scenario: its median, precision, spread, bytes, CPU and allocations.
+fn scenarios(h: &Handshakes) -> String {
     let head = [
         "proto",
         "suite",
@@ -59,7 +59,11 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
             ]
         })
         .collect();
-    let mut s = text_table(&head, &rows, &[3, 5, 6, 7, 8, 9, 10, 11, 12]) + "\n";
+    text_table(&head, &rows, &[3, 5, 6, 7, 8, 9, 10, 11, 12]) + "\n"
+}
+
+/// Where the hybrid's extra time goes: measured, in situ, composed.
+fn deltas(h: &Handshakes) -> String {
     // Where the hybrid's extra time goes: measured, in situ, composed.
     let rows: Vec<Vec<String>> = h
         .scenarios
@@ -82,6 +86,7 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
             ]
         })
         .collect();
+    let mut s = String::new();
     if !rows.is_empty() {
         s += "\nAgainst the baseline group, per connection:\n";
         s += &text_table(
@@ -98,6 +103,11 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         );
         s += "\n";
     }
+    s
+}
+
+/// Each key-exchange and signature call, in situ against the phase loop.
+fn per_call(h: &Handshakes, results: &Results) -> String {
     // Each key-exchange and signature call, in situ against the phase loop.
     let rows: Vec<Vec<String>> = h
         .scenarios
@@ -119,6 +129,7 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
                 })
         })
         .collect();
+    let mut s = String::new();
     if !rows.is_empty() {
         s += "\nPer call, in situ (median, both sides) against the phase loop (median):\n";
         s += &text_table(
@@ -136,6 +147,11 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         );
         s += "\n";
     }
+    s
+}
+
+/// The timers' cost three ways; the paired one is the measurement, the others its cross-checks.
+fn timers(h: &Handshakes) -> String {
     // The timers' cost three ways; the paired one is the measurement, the others its cross-checks.
     let rows: Vec<Vec<String>> = h
         .scenarios
@@ -186,6 +202,7 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
             ]
         })
         .collect();
+    let mut s = String::new();
     if !rows.is_empty() {
         s += "\nIn-situ timers' cost, over the plain loopback median (paired: the median of the block differences, its 95% interval and upper end; on loopback also their mean ± 95% half-width):\n";
         s += &text_table(
@@ -205,6 +222,12 @@ pub fn table(h: &Handshakes, results: &Results) -> String {
         );
         s += "\n";
     }
+    s
+}
+
+/// The scenario table as text; `results` holds the phases the in-situ calls are set beside.
+pub fn table(h: &Handshakes, results: &Results) -> String {
+    let mut s = scenarios(h) + &deltas(h) + &per_call(h, results) + &timers(h);
     for f in &h.failures {
         s += &format!("failed: {f}\n");
     }
