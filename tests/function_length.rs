@@ -9,7 +9,6 @@ mod common;
 
 const LIMIT: usize = 150;
 
-
 /// Every function of a source text with its length in lines: (name, lines).
 fn functions(text: &str) -> Vec<(String, usize)> {
     let lines: Vec<&str> = text.lines().collect();

@@ -87,14 +87,47 @@ pub(crate) fn paired_scenarios(
 ) -> Option<PairedDelta> {
     use super::handshake::{paired_connections, Connections};
     match pairing {
-        Some(pairing) => {
+        Some(pairing) => stored(changed, baseline, pairing).or_else(|| {
             paired_connections(Connections::of(changed), Connections::of(baseline), pairing)
-        }
+        }),
         None => {
             let (a, b) = super::handshake::common_rounds(changed, baseline);
             paired_delta(&a, &b)
         }
     }
+}
+
+/// The paired difference `pqprof handshake` stored with `changed`, where it is against `baseline`
+/// (the same scenario `check` recomputes it against, from the same connections, within its
+/// tolerance): the pages read it rather than resample the connections again. In the relative form
+/// the share is the stored difference over the baseline's median in the shared rounds, as
+/// `paired_connections` makes it.
+fn stored(changed: &Scenario, baseline: &Scenario, pairing: DeltaPairing) -> Option<PairedDelta> {
+    let against = changed.against.as_ref()?;
+    if !(baseline.is(against, &changed.stack, changed.instrumented)
+        && baseline.mode == changed.mode)
+    {
+        return None;
+    }
+    let median_ns = changed.measured_delta_ns?;
+    let (lo95_ns, hi95_ns) = changed.measured_delta_ci95_ns?;
+    let share = match pairing.form {
+        DeltaForm::Absolute => None,
+        DeltaForm::Relative => {
+            use super::handshake::{shared_baseline_median, Connections};
+            let base = shared_baseline_median(Connections::of(changed), Connections::of(baseline))?;
+            Some((median_ns / base, lo95_ns / base, hi95_ns / base))
+        }
+    };
+    Some(PairedDelta {
+        median_ns,
+        lo95_ns,
+        hi95_ns,
+        pairs: changed.measured_delta_pairs?,
+        block: pairing.block,
+        form: pairing.form,
+        share,
+    })
 }
 
 /// The real loopback difference of two scenarios and its paired interval: in the paired design the
@@ -411,6 +444,56 @@ pub(crate) fn network_extra_interval_ns(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_difference_is_read_where_it_is_against_the_baseline_and_equals_the_resampled_one() {
+        // The newest committed run of the paired design: every scenario's stored difference, read
+        // by the pages, agrees with the one resampled from the connections (check's tolerance), its
+        // share too; against any other scenario the connections are resampled.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        let r = files
+            .iter()
+            .rev()
+            .filter_map(|p| crate::results::read(p).ok())
+            .find(|r| super::super::handshake::DeltaPairing::of_run(r).is_some())
+            .expect("a committed run of the paired design");
+        let pairing = super::super::handshake::DeltaPairing::of_run(&r).unwrap();
+        let h = r.handshakes.as_ref().unwrap();
+        let mut read = 0;
+        for s in &h.scenarios {
+            let Some(a) = &s.against else { continue };
+            let Some(b) = h
+                .scenarios
+                .iter()
+                .find(|x| x.is(a, &s.stack, s.instrumented) && x.mode == s.mode)
+            else {
+                continue;
+            };
+            let Some(kept) = stored(s, b, pairing) else {
+                continue;
+            };
+            use super::super::handshake::{paired_connections, Connections};
+            let fresh =
+                paired_connections(Connections::of(s), Connections::of(b), pairing).unwrap();
+            let close = |x: f64, y: f64| stats::agrees(x, y, crate::check::TOLERANCE_PCT);
+            assert!(close(kept.median_ns, fresh.median_ns), "{}", s.name());
+            assert!(close(kept.lo95_ns, fresh.lo95_ns) && close(kept.hi95_ns, fresh.hi95_ns));
+            assert_eq!((kept.pairs, kept.form), (fresh.pairs, fresh.form));
+            if let (Some(x), Some(y)) = (kept.share, fresh.share) {
+                assert!(close(x.0, y.0) && close(x.1, y.1) && close(x.2, y.2));
+            }
+            // Against itself there is no stored difference: resampled, it is zero.
+            assert!(stored(s, s, pairing).is_none());
+            read += 1;
+        }
+        assert!(read >= 10, "{read} stored differences read");
+    }
 
     #[test]
     fn the_host_part_is_the_baseline_medians_share_of_the_difference() {

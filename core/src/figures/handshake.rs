@@ -125,6 +125,16 @@ fn shared_rounds<'a>(
     Some(out)
 }
 
+/// The median of the baseline's connections in the rounds both scenarios share: what a relative
+/// difference's share is times (`paired_connections`).
+pub(crate) fn shared_baseline_median(changed: Connections, baseline: Connections) -> Option<f64> {
+    let shared: Vec<u64> = shared_rounds(changed, baseline)?
+        .iter()
+        .flat_map(|(_, b)| b.iter().copied())
+        .collect();
+    (!shared.is_empty()).then(|| median_u64(&shared))
+}
+
 fn median_u64(xs: &[u64]) -> f64 {
     stats::median(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>())
 }
@@ -205,11 +215,7 @@ pub fn paired_connections(
             let share = stats::median(&all);
             let groups: Vec<&[f64]> = shares.iter().map(Vec::as_slice).collect();
             let (lo, hi) = median_ci95_over(&groups, &all, share)?;
-            let shared: Vec<u64> = shared_rounds(changed, baseline)?
-                .iter()
-                .flat_map(|(_, b)| b.iter().copied())
-                .collect();
-            let base = median_u64(&shared);
+            let base = shared_baseline_median(changed, baseline)?;
             (
                 share * base,
                 lo.min(share) * base,

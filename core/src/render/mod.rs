@@ -519,11 +519,33 @@ fn build(
     opts: &Options,
 ) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
-    for (run, file) in runs.iter().zip(files) {
-        // A copy, not a link: editing the site's copy must never touch a measurement.
-        std::fs::copy(file, dir.join(&run.json_href))
-            .with_context(|| format!("{}: cannot copy", file.display()))?;
-    }
+    // The files are copied while the pages render (the copies are the kernel's work, the pages
+    // this thread's).
+    std::thread::scope(|scope| {
+        let copies = scope.spawn(|| -> Result<()> {
+            for (run, file) in runs.iter().zip(files) {
+                // A copy, not a link: editing the site's copy must never touch a measurement.
+                std::fs::copy(file, dir.join(&run.json_href))
+                    .with_context(|| format!("{}: cannot copy", file.display()))?;
+            }
+            Ok(())
+        });
+        let pages = pages(env, runs, files, dir, opts);
+        copies
+            .join()
+            .map_err(|_| anyhow!("copying the results files into the site failed"))??;
+        pages
+    })
+}
+
+/// Every page of the site, written into `dir`.
+fn pages(
+    env: &Environment,
+    runs: &[Run],
+    files: &[PathBuf],
+    dir: &Path,
+    opts: &Options,
+) -> Result<()> {
     let write = |name: &str, html: String| {
         std::fs::write(dir.join(name), html).with_context(|| format!("cannot write {name}"))
     };
