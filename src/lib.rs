@@ -32,3 +32,4 @@ pub mod plan;
 pub mod run;
 pub mod samples;
 pub mod stack;
+pub mod virtual_clock;

@@ -49,15 +49,25 @@ pub(crate) struct Timer {
     /// Counter ticks per second, when a counter is used (the TSC, or aarch64's CNTVCT_EL0).
     pub(crate) tsc_hz: Option<f64>,
     origin: Option<Instant>,
+    /// The tests' virtual clock (`virtual_clock`) instead of either.
+    simulated: bool,
 }
 
 impl Timer {
     /// Detects the TSC and measures its rate against the monotonic clock over `calibrate`.
     pub(crate) fn detect(calibrate: Duration) -> Timer {
+        if crate::virtual_clock::on() {
+            return Timer {
+                tsc_hz: None,
+                origin: None,
+                simulated: true,
+            };
+        }
         if !tsc_invariant() {
             return Timer {
                 tsc_hz: None,
                 origin: Some(Instant::now()),
+                simulated: false,
             };
         }
         let hz = fixed_rate().unwrap_or_else(|| {
@@ -69,6 +79,7 @@ impl Timer {
         Timer {
             tsc_hz: Some(hz),
             origin: None,
+            simulated: false,
         }
     }
 
@@ -78,6 +89,7 @@ impl Timer {
         Timer {
             tsc_hz: None,
             origin: Some(Instant::now()),
+            simulated: false,
         }
     }
 
@@ -85,6 +97,9 @@ impl Timer {
     /// nothing after it has started.
     #[inline(always)]
     pub(crate) fn start(&self) -> u64 {
+        if self.simulated {
+            return crate::virtual_clock::now();
+        }
         match self.origin {
             None => tsc_begin(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -94,6 +109,9 @@ impl Timer {
     /// Closes a timed region: `rdtscp; lfence`, after everything in it has finished.
     #[inline(always)]
     pub(crate) fn stop(&self) -> u64 {
+        if self.simulated {
+            return crate::virtual_clock::now();
+        }
         match self.origin {
             None => tsc_end(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -106,6 +124,9 @@ impl Timer {
     /// handshake (0.1-100 µs) can carry and a phase loop's single call cannot.
     #[inline(always)]
     pub(crate) fn start_light(&self) -> u64 {
+        if self.simulated {
+            return crate::virtual_clock::now();
+        }
         match self.origin {
             None => read_tsc(),
             Some(o) => o.elapsed().as_nanos() as u64,
@@ -115,6 +136,9 @@ impl Timer {
     /// Closes a region opened by `start_light`: `rdtscp`, which waits for the timed work to finish.
     #[inline(always)]
     pub(crate) fn stop_light(&self) -> u64 {
+        if self.simulated {
+            return crate::virtual_clock::now();
+        }
         match self.origin {
             None => tsc_end_light(),
             Some(o) => o.elapsed().as_nanos() as u64,

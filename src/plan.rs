@@ -20,6 +20,16 @@ pub(crate) fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
 /// seed site; then one per real stack (`stack::all`), made of exactly the libraries it calls, so
 /// each real handshake sits beside a composition from its own code; and RustCrypto alone.
 pub(crate) fn stacks() -> Vec<Stack> {
+    // Behind the tests' switch the deterministic backend composes everything on its own.
+    if crate::backend::fixed::enabled() {
+        return vec![Stack::new(
+            "fixed",
+            "the deterministic test backend for everything",
+            "fixed",
+            "fixed",
+            &[],
+        )];
+    }
     let mut v = vec![Stack::new(
         "default",
         "liboqs for post-quantum, OpenSSL for classical and AES",

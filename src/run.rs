@@ -83,10 +83,12 @@ fn go_phases(
             .as_ref()
             .is_none_or(|names| names.contains(&id.to_string()))
     };
-    let go_wanted = opts
-        .only
-        .as_ref()
-        .is_none_or(|names| names.iter().any(|n| n.starts_with("go ")));
+    // The tests' deterministic backend runs alone: the Go peer's clock is a real one.
+    let go_wanted = !crate::backend::fixed::enabled()
+        && opts
+            .only
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n.starts_with("go ")));
     Ok(
         if go_wanted && (opts.backends.is_empty() || opts.backends.iter().any(|b| b == "go")) {
             match crate::go::binary().and_then(|bin| crate::go::phases(&bin, &opts.settings)) {
@@ -171,9 +173,11 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
     let mut slots = slots(opts, &plan, &backends, (&clock, overhead_ns), &mut failures)?;
 
     // The calibration reference, timed in every round beside the phases.
-    let mut reference = Slot::new(Box::new(crate::case::Slots::new(
-        crate::case::Reference::new(),
-    )));
+    let mut reference = Slot::new(if crate::virtual_clock::on() {
+        Box::new(crate::case::Slots::new(crate::case::VirtualReference))
+    } else {
+        Box::new(crate::case::Slots::new(crate::case::Reference::new()))
+    });
     measure::warm_up(&mut reference, &opts.settings, &clock, overhead_ns)?;
     reference.target = CALIBRATION_PER_ROUND * opts.settings.rounds.max(1);
     let total: u64 = slots

@@ -22,7 +22,7 @@ mod sig;
 
 pub use aead::Record;
 pub use inputs::{certificate_verify_message, seed_inputs, CV_MESSAGE_LEN, SPEED_SIG_MESSAGE_LEN};
-pub use reference::Reference;
+pub use reference::{Reference, VirtualReference};
 pub use sig::{SigIn, SigOut};
 
 use aead::{AeadCase, AeadKeyCase};

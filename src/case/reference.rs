@@ -46,3 +46,26 @@ impl Kernel for Reference {
         Ok(())
     }
 }
+
+/// The calibration reference on the tests' virtual clock (`crate::virtual_clock`): a known time per
+/// call, since no real work is timed on that clock.
+pub struct VirtualReference;
+
+impl VirtualReference {
+    /// Its time per call, nanoseconds.
+    pub(crate) const NS: u64 = 5_000;
+}
+
+impl Kernel for VirtualReference {
+    type In = ();
+    type Out = ();
+    fn input(&mut self, _: usize, _: Option<()>) -> Result<()> {
+        Ok(())
+    }
+    fn call(&mut self, _: &mut ()) {
+        crate::virtual_clock::advance(Self::NS);
+    }
+    fn check(&mut self, _: &(), _: ()) -> Result<()> {
+        Ok(())
+    }
+}
