@@ -18,7 +18,7 @@ pub mod verify;
 
 use crate::results::{self, Results};
 use anyhow::{anyhow, bail, Context, Result};
-use minijinja::{AutoEscape, Environment};
+use minijinja::{AutoEscape, Environment, Value};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -591,6 +591,28 @@ fn pages(
         files: runs.len(),
         machines: machines.len(),
     };
+    // The compare page sets the shown runs against the baseline; a baseline named with --baseline
+    // joins them if it is not one.
+    let mut compared = shown.clone();
+    let baseline = baseline_index(runs, files, opts.baseline.as_deref(), &compared)?;
+    if !compared.contains(&baseline) {
+        compared.push(baseline);
+    }
+    let compared_runs: Vec<&Run> = compared.iter().map(|&i| &runs[i]).collect();
+    let at = compared.iter().position(|&i| i == baseline).unwrap_or(0);
+    // The front page's figures, made into the templates' values once: four pages show them.
+    let front = Value::from_serialize(&front);
+    let (scope, shown_runs, compared_runs, machines) =
+        (&scope, &shown_runs, &compared_runs, &machines);
+    let render = move |file: &str, title: &str, name: &'static str, body: Value| -> Result<()> {
+        let html = env
+            .get_template(file)?
+            .render(page(scope, opts, title, name, body))?;
+        write(file, html)
+    };
+    // Each page in a thread of its own: they only read the runs.
+    type Job<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
+    let mut jobs: Vec<Job> = Vec::new();
     // The in-situ views, long per card, every phase table and real handshake, and every network
     // cell are pages of their own that the front page links to (its size budget: core/tests/site.rs).
     for (file, title, name) in [
@@ -601,73 +623,55 @@ fn pages(
         ),
         ("network.html", "Every network cell", "network"),
         ("insitu.html", "Where a handshake's time goes", "insitu"),
+        ("index.html", "What the hybrid key exchange costs", "index"),
     ] {
-        let html = env
-            .get_template(file)?
-            .render(page(&scope, opts, title, name, &front))?;
-        write(file, html)?;
+        let front = front.clone();
+        jobs.push(Box::new(move || render(file, title, name, front)));
     }
-    write(
-        "composition.html",
-        env.get_template("composition.html")?.render(page(
-            &scope,
-            opts,
+    jobs.push(Box::new(move || {
+        let body = composition::Page {
+            match_pct: format!("{:.0}", composition::MATCH_PCT),
+            views: composition::build(shown_runs),
+        };
+        render(
+            "composition.html",
             "Each handshake against its composition",
             "composition",
-            composition::Page {
-                match_pct: format!("{:.0}", composition::MATCH_PCT),
-                views: composition::build(&shown_runs),
-            },
-        ))?,
-    )?;
-    write(
-        "index.html",
-        env.get_template("index.html")?.render(page(
-            &scope,
-            opts,
-            "What the hybrid key exchange costs",
-            "index",
-            front,
-        ))?,
-    )?;
-    // The compare page sets the shown runs against the baseline; a baseline named with --baseline
-    // joins them if it is not one.
-    let mut compared = shown.clone();
-    let baseline = baseline_index(runs, files, opts.baseline.as_deref(), &compared)?;
-    if !compared.contains(&baseline) {
-        compared.push(baseline);
-    }
-    let compared_runs: Vec<&Run> = compared.iter().map(|&i| &runs[i]).collect();
-    let at = compared.iter().position(|&i| i == baseline).unwrap_or(0);
-    write(
-        "compare.html",
-        env.get_template("compare.html")?.render(page(
-            &scope,
-            opts,
+            Value::from_serialize(&body),
+        )
+    }));
+    jobs.push(Box::new(move || {
+        let body = compare::build(compared_runs, at);
+        render(
+            "compare.html",
             "Compare",
             "compare",
-            compare::build(&compared_runs, at),
-        ))?,
-    )?;
-    write(
-        "history.html",
-        env.get_template("history.html")?.render(page(
-            &scope,
-            opts,
+            Value::from_serialize(&body),
+        )
+    }));
+    jobs.push(Box::new(move || {
+        let body = history::build(runs, machines);
+        render(
+            "history.html",
             "History",
             "history",
-            history::build(runs, &machines),
-        ))?,
-    )?;
-    write(
-        "methodology.html",
-        env.get_template("methodology.html")?.render(page(
-            &scope,
-            opts,
+            Value::from_serialize(&body),
+        )
+    }));
+    jobs.push(Box::new(move || {
+        let body = methodology::build(shown_runs);
+        render(
+            "methodology.html",
             "Methodology",
             "methodology",
-            methodology::build(&shown_runs),
-        ))?,
-    )?;
-    Ok(())
+            Value::from_serialize(&body),
+        )
+    }));
+    std::thread::scope(|threads| {
+        let running: Vec<_> = jobs.into_iter().map(|j| threads.spawn(j)).collect();
+        running.into_iter().try_for_each(|t| {
+            t.join()
+                .map_err(|_| anyhow!("a page's thread stopped unexpectedly"))?
+        })
+    })
 }
