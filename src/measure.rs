@@ -48,9 +48,19 @@ pub(crate) fn batch_for(estimate_ns: f64, overhead_ns: f64) -> usize {
 pub(crate) struct Timer {
     /// Counter ticks per second, when a counter is used (the TSC, or aarch64's CNTVCT_EL0).
     pub(crate) tsc_hz: Option<f64>,
-    origin: Option<Instant>,
-    /// The tests' virtual clock (`virtual_clock`) instead of either.
-    simulated: bool,
+    source: Source,
+}
+
+/// Where a timed region's ticks come from: one match, the TSC's arm first, as before the tests'
+/// clock was added.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// The TSC (or aarch64's counter) at `tsc_hz`.
+    Counter,
+    /// Nanoseconds of the monotonic clock since this instant.
+    Monotonic(Instant),
+    /// The tests' virtual clock (`crate::virtual_clock`).
+    Virtual,
 }
 
 impl Timer {
@@ -59,15 +69,13 @@ impl Timer {
         if crate::virtual_clock::on() {
             return Timer {
                 tsc_hz: None,
-                origin: None,
-                simulated: true,
+                source: Source::Virtual,
             };
         }
         if !tsc_invariant() {
             return Timer {
                 tsc_hz: None,
-                origin: Some(Instant::now()),
-                simulated: false,
+                source: Source::Monotonic(Instant::now()),
             };
         }
         let hz = fixed_rate().unwrap_or_else(|| {
@@ -78,8 +86,7 @@ impl Timer {
         });
         Timer {
             tsc_hz: Some(hz),
-            origin: None,
-            simulated: false,
+            source: Source::Counter,
         }
     }
 
@@ -88,8 +95,7 @@ impl Timer {
     pub(crate) fn monotonic() -> Timer {
         Timer {
             tsc_hz: None,
-            origin: Some(Instant::now()),
-            simulated: false,
+            source: Source::Monotonic(Instant::now()),
         }
     }
 
@@ -97,24 +103,20 @@ impl Timer {
     /// nothing after it has started.
     #[inline(always)]
     pub(crate) fn start(&self) -> u64 {
-        if self.simulated {
-            return crate::virtual_clock::now();
-        }
-        match self.origin {
-            None => tsc_begin(),
-            Some(o) => o.elapsed().as_nanos() as u64,
+        match self.source {
+            Source::Counter => tsc_begin(),
+            Source::Monotonic(o) => o.elapsed().as_nanos() as u64,
+            Source::Virtual => crate::virtual_clock::now(),
         }
     }
 
     /// Closes a timed region: `rdtscp; lfence`, after everything in it has finished.
     #[inline(always)]
     pub(crate) fn stop(&self) -> u64 {
-        if self.simulated {
-            return crate::virtual_clock::now();
-        }
-        match self.origin {
-            None => tsc_end(),
-            Some(o) => o.elapsed().as_nanos() as u64,
+        match self.source {
+            Source::Counter => tsc_end(),
+            Source::Monotonic(o) => o.elapsed().as_nanos() as u64,
+            Source::Virtual => crate::virtual_clock::now(),
         }
     }
 
@@ -124,24 +126,20 @@ impl Timer {
     /// handshake (0.1-100 µs) can carry and a phase loop's single call cannot.
     #[inline(always)]
     pub(crate) fn start_light(&self) -> u64 {
-        if self.simulated {
-            return crate::virtual_clock::now();
-        }
-        match self.origin {
-            None => read_tsc(),
-            Some(o) => o.elapsed().as_nanos() as u64,
+        match self.source {
+            Source::Counter => read_tsc(),
+            Source::Monotonic(o) => o.elapsed().as_nanos() as u64,
+            Source::Virtual => crate::virtual_clock::now(),
         }
     }
 
     /// Closes a region opened by `start_light`: `rdtscp`, which waits for the timed work to finish.
     #[inline(always)]
     pub(crate) fn stop_light(&self) -> u64 {
-        if self.simulated {
-            return crate::virtual_clock::now();
-        }
-        match self.origin {
-            None => tsc_end_light(),
-            Some(o) => o.elapsed().as_nanos() as u64,
+        match self.source {
+            Source::Counter => tsc_end_light(),
+            Source::Monotonic(o) => o.elapsed().as_nanos() as u64,
+            Source::Virtual => crate::virtual_clock::now(),
         }
     }
 
