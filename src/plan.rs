@@ -18,7 +18,8 @@ pub(crate) fn backend_for<'a>(stack: &'a Stack, algorithm: &str) -> &'a str {
 
 /// The stacks, default first: liboqs for post-quantum and OpenSSL for classical and AES, as on the
 /// seed site; then one per real stack (`stack::all`), made of exactly the libraries it calls, so
-/// each real handshake sits beside a composition from its own code; and RustCrypto alone.
+/// each real handshake sits beside a composition from its own code; and RustCrypto alone. Behind the
+/// tests' switch (`backend::fixed`), the one `fixed` stack.
 pub(crate) fn stacks() -> Vec<Stack> {
     // Behind the tests' switch the deterministic backend composes everything on its own.
     if crate::backend::fixed::enabled() {

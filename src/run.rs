@@ -281,6 +281,8 @@ fn timer_section(clock: &measure::Timer, overhead_ns: f64, overhead_cycles: Opti
             "TSC, fenced (lfence; rdtsc; lfence to open, rdtscp; lfence to close); nanoseconds are those cycles at the TSC rate measured against CLOCK_MONOTONIC".into()
         } else if cntvct {
             "CNTVCT_EL0, the generic timer's virtual count, behind an ISB (isb; mrs; isb to open, isb; mrs to close); nanoseconds are its ticks at CNTFRQ_EL0's rate; a time, not a cycle count".into()
+        } else if crate::virtual_clock::on() {
+            "the tests' virtual clock (PQPROF_TEST_BACKEND=fixed): each call's known time, nothing measured".into()
         } else {
             "CLOCK_MONOTONIC (std::time::Instant); no invariant TSC".into()
         },

@@ -280,9 +280,11 @@ fn child(
         &WARMUP_MS.to_string(),
     ]);
     cmd.args(["--rotate", &rotate.to_string()]);
-    // Which process of the run this is: only the tests' deterministic backend reads it
-    // (`backend::fixed`, whose processes run at known speeds).
-    cmd.env("PQPROF_PROCESS", i.to_string());
+    // Which process of the run this is, for the tests' deterministic backend alone
+    // (`backend::fixed`, whose processes run at known speeds): a real run's children are unchanged.
+    if crate::backend::fixed::enabled() {
+        cmd.env("PQPROF_PROCESS", i.to_string());
+    }
     if let Some(it) = args.iterations {
         cmd.args(["--iterations", &share(it as usize, k, i).to_string()]);
     }

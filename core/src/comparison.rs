@@ -590,7 +590,8 @@ pub fn delta_coverage(runs: &[Results], all_pairs: bool) -> Coverage {
 }
 
 /// `delta_coverage` in the relative form: each paired difference as its median share of the
-/// baseline (`PairedDelta::share`, recomputed from the stored connections), whose interval the
+/// baseline (`PairedDelta::share`: the stored difference over the baseline's median in the shared rounds,
+/// or recomputed from the stored connections where none is stored), whose interval the
 /// host's speed cancels in, against the other run's share. Scenarios of a file without the
 /// relative form are left out.
 pub fn share_coverage(runs: &[Results], all_pairs: bool) -> Coverage {

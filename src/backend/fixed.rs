@@ -44,13 +44,18 @@ fn process() -> usize {
         .unwrap_or(0)
 }
 
+/// `base_ns` at this process's speed.
+pub(crate) fn in_this_process(base_ns: u64) -> u64 {
+    base_ns * PROCESS_FACTORS[process() % PROCESS_FACTORS.len()] / 1000
+}
+
 /// Advances the virtual clock by one call of `op` in this process.
 fn spend(op: Operation) {
     let base = CALL_NS
         .iter()
         .find(|(o, _)| *o == op)
         .map_or(0, |(_, ns)| *ns);
-    crate::virtual_clock::advance(base * PROCESS_FACTORS[process() % PROCESS_FACTORS.len()] / 1000);
+    crate::virtual_clock::advance(in_this_process(base));
 }
 
 /// A counter's bytes: distinct values for every draw, the same in every run.

@@ -48,11 +48,11 @@ impl Kernel for Reference {
 }
 
 /// The calibration reference on the tests' virtual clock (`crate::virtual_clock`): a known time per
-/// call, since no real work is timed on that clock.
+/// call at the process's speed, as a real host's reference moves with its phases.
 pub struct VirtualReference;
 
 impl VirtualReference {
-    /// Its time per call, nanoseconds.
+    /// Its time per call at the base speed, nanoseconds.
     pub(crate) const NS: u64 = 5_000;
 }
 
@@ -63,7 +63,7 @@ impl Kernel for VirtualReference {
         Ok(())
     }
     fn call(&mut self, _: &mut ()) {
-        crate::virtual_clock::advance(Self::NS);
+        crate::virtual_clock::advance(crate::backend::fixed::in_this_process(Self::NS));
     }
     fn check(&mut self, _: &(), _: ()) -> Result<()> {
         Ok(())

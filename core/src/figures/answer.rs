@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_stored_difference_is_read_where_it_is_against_the_baseline_and_equals_the_resampled_one() {
-        // The newest committed run of the paired design: every scenario's stored difference, read
+        // The last committed run by name of the paired design: every scenario's stored difference, read
         // by the pages, agrees with the one resampled from the connections (check's tolerance), its
         // share too; against any other scenario the connections are resampled.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
@@ -485,10 +485,11 @@ mod tests {
             assert!(close(kept.median_ns, fresh.median_ns), "{}", s.name());
             assert!(close(kept.lo95_ns, fresh.lo95_ns) && close(kept.hi95_ns, fresh.hi95_ns));
             assert_eq!((kept.pairs, kept.form), (fresh.pairs, fresh.form));
+            assert_eq!(kept.share.is_some(), fresh.share.is_some());
             if let (Some(x), Some(y)) = (kept.share, fresh.share) {
                 assert!(close(x.0, y.0) && close(x.1, y.1) && close(x.2, y.2));
             }
-            // Against itself there is no stored difference: resampled, it is zero.
+            // Against itself nothing is stored: the connections are resampled.
             assert!(stored(s, s, pairing).is_none());
             read += 1;
         }

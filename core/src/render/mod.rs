@@ -520,7 +520,7 @@ fn build(
 ) -> Result<()> {
     std::fs::create_dir_all(dir.join("data"))?;
     // The files are copied while the pages render (the copies are the kernel's work, the pages
-    // this thread's).
+    // their threads').
     std::thread::scope(|scope| {
         let copies = scope.spawn(|| -> Result<()> {
             for (run, file) in runs.iter().zip(files) {
