@@ -15,15 +15,30 @@ start=$(date +%s)
 # Where the network ran, every cell has the emulator's clock beside its own: one wire time per
 # handshake (`check` below holds each to its handshake); the report shows the 0%-loss cells' split.
 python3 - "$out/smoke.json" <<'PY'
-import json, sys
+import base64, json, sys
+def ints(v):
+    # A raw array: packed (schema 4: "d1:", base64 of zigzag LEB128 differences) or a list.
+    if isinstance(v, list):
+        return v
+    out, z, shift, prev = [], 0, 0, 0
+    for b in base64.b64decode(v[3:]):
+        z |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+            continue
+        prev = (prev + ((z >> 1) ^ -(z & 1))) % 2**64
+        out.append(prev)
+        z, shift = 0, 0
+    return out
 n = json.load(open(sys.argv[1])).get("network")
 if n:
     for p in n["points"]:
         for c in p["cells"]:
             name = f'{c["stack"]} {c["group"]} at {p["rtt_ns"] / 1e6:.1f} ms, {p["loss_pct"]}%'
-            if c["ready_ns"] and (len(c.get("wire_ns", [])) != len(c["ready_ns"]) or not c.get("split")):
+            ready, wire = ints(c["ready_ns"]), ints(c.get("wire_ns", []))
+            if ready and (len(wire) != len(ready) or not c.get("split")):
                 sys.exit(f"smoke: {name} has no wire time per handshake")
-            if c["ready_ns"] and p["rtt_ns"] > 0 and p["loss_pct"] == 0:
+            if ready and p["rtt_ns"] > 0 and p["loss_pct"] == 0:
                 s = c["split"]
                 print(f'smoke: {name}: wire {s["wire_p50_ns"] / 1e6:.2f} ms, endpoint {s["endpoint_p50_ns"] / 1e6:.2f} ms (p50s; {c["model"]["round_trips"]:g} round trips)')
 PY

@@ -94,22 +94,16 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         }
         // Each handshake's two sides, timed in the peer, lie inside its wall time.
         for m in &rows {
-            let v = |k: &str| -> Vec<u64> {
-                m[k].as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .collect()
-            };
+            let v = |k: &str| -> Vec<u64> { common::ints(&m[k]) };
             let (cl, sv, wall) = (v("client_ns"), v("server_ns"), v("wall_ns"));
             assert!(cl.iter().zip(&sv).zip(&wall).all(|((c, s), w)| c + s <= *w));
             assert_eq!(m["composed_stack"], "go");
         }
     }
     for m in inmem {
-        let n = m["wall_ns"].as_array().unwrap().len();
+        let n = common::ints(&m["wall_ns"]).len();
         assert!(n >= 5, "{m}");
-        assert_eq!(m["client_ns"].as_array().unwrap().len(), n);
+        assert_eq!(common::ints(&m["client_ns"]).len(), n);
         assert_eq!(m["failures"], 0, "{}", m["group"]);
         // Both sides did work on every handshake.
         assert!(

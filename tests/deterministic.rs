@@ -88,7 +88,10 @@ fn a_fixed_design_run_is_exact_and_checks_and_renders() {
             serde_json::json!([10, 10, 10]),
             "{op} {alg}"
         );
-        let samples: Vec<f64> = p["samples_ns"].as_array().unwrap().iter().map(f).collect();
+        let samples: Vec<f64> = common::ints(&p["samples_ns"])
+            .into_iter()
+            .map(|x| x as f64)
+            .collect();
         let mut want = vec![base; 10];
         want.extend(vec![base * 1.02; 10]);
         want.extend(vec![base * 0.98; 10]);
@@ -152,43 +155,63 @@ fn a_fixed_design_run_is_exact_and_checks_and_renders() {
     }
 }
 
+/// A run with no forced count and no run budget (`--budget-ms` is each phase's time in a process):
+/// processes are added while a phase is wider than `precision` percent or not yet confirmed, up to
+/// the most a run takes (12).
+fn precision_run(name: &str, precision: &str) -> Value {
+    let out = tmp("deterministic", name);
+    let o = fixed(&[
+        "run",
+        "--suites",
+        "tests/data/mini",
+        "--samples",
+        "3",
+        "--precision",
+        precision,
+        "--budget-ms",
+        "20",
+        "--rounds",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = fixed(&["check", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json(&out)
+}
+
 #[test]
-fn precision_batches_are_deterministic_and_stop_where_the_rule_says() {
-    // No forced count and no budget: processes are added while a phase is wider than 1% or not
-    // yet confirmed, up to the most a run takes. Two runs make the same processes and samples.
-    let run = |name: &str| {
-        let out = tmp("deterministic", name);
-        let o = fixed(&[
-            "run",
-            "--suites",
-            "tests/data/mini",
-            "--samples",
-            "3",
-            "--precision",
-            "1",
-            "--budget-ms",
-            "20",
-            "--rounds",
-            "2",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let o = fixed(&["check", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        json(&out)
-    };
-    let (a, b) = (run("precision-a.json"), run("precision-b.json"));
+fn precision_batches_stop_where_the_rule_says_and_are_the_same_in_two_runs() {
+    // A 3% target: after the first three processes the medians' t-interval is t(2) x 0.02 /
+    // sqrt 3 = 4.97% (too wide); the fourth, at 1.00, confirms them (no phase stops before K + 1)
+    // and leaves t(3) x 0.01633 / 2 = 2.60%, within it. Four processes, every phase.
+    let v = precision_run("precision-3.json", "3");
+    assert_eq!(v["process_samples"]["count"], 4);
+    for (op, alg, base) in BASE {
+        let p = phase(&v, op, alg);
+        assert_eq!(p["processes"].as_array().unwrap().len(), 4, "{op} {alg}");
+        let hw = f(&p["precision"]["half_width_pct"]);
+        assert!(
+            (hw - 3.182_446 * (0.0008f64 / 3.0).sqrt() / 2.0 * 100.0).abs() < 1e-3,
+            "{hw}"
+        );
+        assert_eq!(f(&p["stats"]["median_ns"]), base);
+    }
+    // A 1% target: no number of processes reaches it (below), so both runs take the most, 12.
+    let (a, b) = (
+        precision_run("precision-a.json", "1"),
+        precision_run("precision-b.json", "1"),
+    );
     for (op, alg, base) in BASE {
         let (p, q) = (phase(&a, op, alg), phase(&b, op, alg));
         assert_eq!(p["samples_ns"], q["samples_ns"], "{op} {alg}");
         assert_eq!(p["processes"], q["processes"]);
         assert_eq!(p["median_ci95_ns"], q["median_ci95_ns"]);
-        // Past the first three, precision batches with every phase (all are equally wide) up to
-        // the most a run takes, 12: the processes' levels repeat 1.00, 1.02, 0.98, so after 12 their
-        // medians' t-interval is still t(11) x 0.0171 / sqrt 12 = 1.08% of the median, over the 1%
-        // target, and the resampled processes' medians reach both outer levels.
+        // The processes' levels repeat 1.00, 1.02, 0.98, so after 12 their medians' t-interval
+        // is still t(11) x 0.0171 / sqrt 12 = 1.08% of the median, over the target, and the
+        // resampled processes' medians reach both outer levels.
         let k = p["processes"].as_array().unwrap().len();
         assert_eq!(k, 12, "{op} {alg}");
         assert_eq!(f(&p["stats"]["median_ns"]), base);

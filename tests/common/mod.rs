@@ -78,3 +78,18 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// A raw array of a results file as its integers: packed (schema 4, `results::packed`) or, in an
+/// older file, a JSON list.
+pub fn ints(v: &serde_json::Value) -> Vec<u64> {
+    match v {
+        serde_json::Value::String(s) => pqprof::results::packed::decode(s).unwrap(),
+        serde_json::Value::Array(a) => a.iter().map(|x| x.as_u64().unwrap()).collect(),
+        other => panic!("not a raw array: {other}"),
+    }
+}
+
+/// Integers as a results file stores a raw array (packed).
+pub fn packed(xs: &[u64]) -> serde_json::Value {
+    serde_json::Value::String(pqprof::results::packed::encode(xs))
+}

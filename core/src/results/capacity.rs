@@ -44,8 +44,11 @@ pub struct InMemory {
     /// Per handshake, nanoseconds: every client-side call (connection made, records written and
     /// read), every server-side call, and the wall time of the whole handshake (both sides plus
     /// the loop that passes buffers between them). Same index, same handshake.
+    #[serde(with = "super::packed::u64s")]
     pub client_ns: Vec<u64>,
+    #[serde(with = "super::packed::u64s")]
     pub server_ns: Vec<u64>,
+    #[serde(with = "super::packed::u64s")]
     pub wall_ns: Vec<u64>,
     pub client: Summary,
     pub server: Summary,
@@ -115,6 +118,7 @@ pub struct LoadStep {
     pub completed: u64,
     pub failed: u64,
     /// Connect to handshake complete, every completed connection, nanoseconds.
+    #[serde(with = "super::packed::u64s")]
     pub latency_ns: Vec<u64>,
     pub p50_ns: f64,
     pub p90_ns: f64,
@@ -146,7 +150,9 @@ pub struct Memory {
     pub per_connection: PerConnection,
     /// Server heap in use during each handshake above what was in use when it started (its
     /// peak), and what was still in use after it (retained), bytes; the first connections.
+    #[serde(with = "super::packed::i64s")]
     pub peak_bytes: Vec<i64>,
+    #[serde(with = "super::packed::i64s")]
     pub retained_bytes: Vec<i64>,
     pub peak_median_bytes: f64,
     pub retained_median_bytes: f64,

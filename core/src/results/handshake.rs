@@ -400,6 +400,7 @@ pub struct Scenario {
     /// Each connection's total in the order made, nanoseconds (files from 2026-12-01 on): what
     /// the median, its interval and the sample medians are recomputed from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(with = "super::packed::u64s")]
     pub totals_ns: Vec<u64>,
     /// Connections in each sample, in order (with `totals_ns`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -612,7 +613,11 @@ pub struct InSitu {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct InSituConnection {
     pub total_ns: u64,
+    /// Each timed call of the connection, in the order `InSitu::client_calls` and `server_calls`
+    /// name them, nanoseconds.
+    #[serde(with = "super::packed::u64s")]
     pub client: Vec<u64>,
+    #[serde(with = "super::packed::u64s")]
     pub server: Vec<u64>,
     pub remainder_ns: i64,
 }

@@ -43,7 +43,7 @@ pub fn parse(text: &str) -> Result<Results> {
     serde_json::from_str(text).map_err(|e| anyhow!("does not match schema {v}: {e}"))
 }
 
-/// "1, 2 or 3".
+/// "1, 2, 3 or 4".
 fn readable() -> String {
     let v = READABLE_VERSIONS.map(|v| v.to_string());
     match v.split_last() {
@@ -103,7 +103,19 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// The file's bytes, in this pqprof's schema: a file of an older one that gets a section added is
+/// written whole in the current form (its arrays packed), so it says the current version.
 fn to_bytes(results: &Results) -> Result<Vec<u8>> {
+    let current;
+    let results = if results.schema_version == super::SCHEMA_VERSION {
+        results
+    } else {
+        current = Results {
+            schema_version: super::SCHEMA_VERSION,
+            ..results.clone()
+        };
+        &current
+    };
     let mut bytes = serde_json::to_vec(results)?;
     bytes.push(b'\n');
     Ok(bytes)
@@ -140,6 +152,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_older_file_is_written_whole_in_the_current_schema_with_every_sample() {
+        // A committed file of schema 3 (lists), written again: schema 4, packed, the same samples.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let (path, old) = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|p| Some((p.clone(), read(&p).ok()?)))
+            .find(|(_, r)| r.schema_version == 3 && r.handshakes.is_some())
+            .expect("a committed schema 3 file with handshakes");
+        let bytes = to_bytes(&old).unwrap();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        assert!(text.contains("\"samples_ns\":\"d1:"));
+        let new = parse(text).unwrap();
+        assert_eq!(new.schema_version, super::super::SCHEMA_VERSION);
+        assert_eq!(new.phases.len(), old.phases.len());
+        for (a, b) in new.phases.iter().zip(&old.phases) {
+            assert_eq!(a.samples_ns, b.samples_ns);
+        }
+        let (a, b) = (new.handshakes.unwrap(), old.handshakes.unwrap());
+        for (x, y) in a.scenarios.iter().zip(&b.scenarios) {
+            assert_eq!(x.totals_ns, y.totals_ns);
+        }
+        // Packed, the file is smaller than in lists (about two thirds of it).
+        assert!(bytes.len() < std::fs::metadata(&path).unwrap().len() as usize * 4 / 5);
+    }
+
+    #[test]
     fn write_new_refuses_an_existing_file_and_leaves_it_whole() {
         let dir = std::env::temp_dir().join(format!("pqprof-io-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -161,7 +201,7 @@ mod tests {
         assert!(parse("{\"schema_version\": 99}")
             .unwrap_err()
             .to_string()
-            .contains("schema_version 99, but this pqprof reads schema_version 1, 2 or 3"));
+            .contains("schema_version 99, but this pqprof reads schema_version 1, 2, 3 or 4"));
         assert!(parse("{}")
             .unwrap_err()
             .to_string()

@@ -9,6 +9,7 @@ mod handshake;
 mod io;
 mod memory;
 mod network;
+pub mod packed;
 mod peer;
 mod phase;
 mod precision;
@@ -39,10 +40,12 @@ use serde::{Deserialize, Serialize};
 /// fenced TSC cycles over the same span as the nanoseconds; results files are never overwritten.
 /// 3: the network section in nanoseconds (`network::upgrade_v2` reads schema 2's milliseconds);
 /// warnings and notes typed (`Warning`; a sentence of an older file reads as `Warning::Text`).
-pub const SCHEMA_VERSION: u32 = 3;
+/// 4: the raw arrays packed (`packed`: a `d1:` string of base64 varint differences); a list of an
+/// older file reads the same.
+pub const SCHEMA_VERSION: u32 = 4;
 /// Versions this pqprof reads: every field added since 1 has a default and every renamed one an
 /// upgrade, so nothing a user measured with an older pqprof becomes unreadable.
-pub const READABLE_VERSIONS: [u32; 3] = [1, 2, 3];
+pub const READABLE_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Results {

@@ -54,6 +54,7 @@ pub struct Network {
     /// idle wakes tens to hundreds of microseconds late, and the endpoints pay that at every flight
     /// they wait for (`figures::network::slow_wake`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(with = "super::packed::u64s")]
     pub wake_ns: Vec<u64>,
     pub points: Vec<Point>,
     #[serde(default)]
@@ -74,6 +75,7 @@ pub struct Point {
 /// point's delay and no loss.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Link {
+    #[serde(with = "super::packed::u64s")]
     pub connect_ns: Vec<u64>,
     pub rtt_median_ns: f64,
     /// max(0.3 ms, 3% of the target): a point whose measured RTT is further off is invalid.
@@ -115,7 +117,9 @@ pub struct Cell {
     pub against: Option<super::Against>,
     /// Per completed handshake, nanoseconds: connect() to handshake complete, and to the 32-byte
     /// echo back.
+    #[serde(with = "super::packed::u64s")]
     pub ready_ns: Vec<u64>,
+    #[serde(with = "super::packed::u64s")]
     pub echo_ns: Vec<u64>,
     pub failed: usize,
     /// At each of the section's percentiles.
@@ -161,6 +165,7 @@ pub struct Cell {
     /// their kernels (compute, scheduling, and under loss the retransmission timers). Files from
     /// 2026-12-03 on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(with = "super::packed::u64s")]
     pub wire_ns: Vec<u64>,
     /// The cell's wire/endpoint split from `wire_ns` and `ready_ns` (`figures::network::split`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,7 @@ pub struct GoPeer {
 pub struct RawRoundTrip {
     pub name: String,
     pub per_sample: usize,
+    #[serde(with = "super::packed::u64s")]
     pub samples_ns: Vec<u64>,
     /// The median of each sample, and their median (the seed's statistic).
     pub sample_medians_ns: Vec<f64>,

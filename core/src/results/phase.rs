@@ -229,6 +229,7 @@ pub struct Phase {
     pub verified: usize,
     /// What the timed region contains beyond the arithmetic.
     pub includes: String,
+    #[serde(with = "super::packed::u64s")]
     pub samples_ns: Vec<u64>,
     pub cycles: Option<Cycles>,
     /// 95% bootstrap interval of the median (stats::median_ci95; measured in several processes,

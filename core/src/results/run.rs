@@ -35,6 +35,7 @@ pub struct Calibration {
     pub workload: String,
     /// Samples per round (the rounds' samples follow each other in `samples_ns`).
     pub per_round: usize,
+    #[serde(with = "super::packed::u64s")]
     pub samples_ns: Vec<u64>,
     pub round_medians_ns: Vec<f64>,
     pub median_ns: f64,
