@@ -124,7 +124,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     // QUIC's cells run at 0% loss only (no loss model for QUIC yet).
     let quic = |stack: &str| stack == "quinn";
     for (p, cells) in points.iter().zip([3, 3, 2]) {
-        assert_eq!(p["link"]["connect_ns"].as_array().unwrap().len(), 16);
+        assert_eq!(common::ints(&p["link"]["connect_ns"]).len(), 16);
         let lossy = p["loss_pct"].as_f64().unwrap() > 0.0;
         let want: usize = stacks
             .iter()
