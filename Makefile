@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/pqprof
 # OUT=FILE chooses the results file; by default each run gets a new one that no other run takes
-# (results/<host>-<UTC time>-<host fingerprint>.json): nothing measured is ever overwritten.
+# (results/<host>-<UTC time>-<host fingerprint>.json.gz): nothing measured is ever overwritten.
 OUT ?=
 # BUDGET=S is `make run`'s time after the build, seconds (default 600: 10 minutes on 2 cores). Each
 # step keeps to its share of it, whatever the host's speed: `run` 20% for measuring (120 s), then
@@ -49,7 +49,7 @@ run: build
 # the older runs, on the history page); RENDER_FLAGS=--all puts every run on the front page.
 render:
 	$(BIN) render results results/archive --out site $(RENDER_FLAGS)
-	$(BIN) check --site site results/*.json results/archive/*.json
+	$(BIN) check --site site results/*.json* results/archive/*.json*
 
 test: build
 	$(CARGO) test --release --locked --workspace

@@ -168,7 +168,8 @@ pub(crate) fn fingerprint(parts: &[&str]) -> String {
     format!("{:06x}", h & 0xff_ffff)
 }
 
-/// A results path that no other run takes: results/<host>-<UTC time to the second>-<fingerprint>.json;
+/// A results path that no other run takes: results/<host>-<UTC time to the second>-<fingerprint>.json.gz
+/// (gzip'd JSON: results::io writes by the name);
 /// an emulated run's name says so after the host (results/vm-aarch64-emulated-neoverse-n1-...), so
 /// it is never taken for a measurement of the machine itself.
 pub(crate) fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
@@ -193,7 +194,7 @@ pub(crate) fn results_path(host: &Host, utc: &str) -> std::path::PathBuf {
     });
     let stamp: String = utc.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     std::path::PathBuf::from("results").join(format!(
-        "{name}{emulated}-{stamp}-{}.json",
+        "{name}{emulated}-{stamp}-{}.json.gz",
         host.fingerprint
     ))
 }
@@ -307,7 +308,7 @@ mod tests {
         let p1 = super::results_path(&h, "2026-11-30T03:26:02Z");
         assert_eq!(
             p1.to_str().unwrap(),
-            format!("results/vm-20261130T032602Z-{}.json", h.fingerprint)
+            format!("results/vm-20261130T032602Z-{}.json.gz", h.fingerprint)
         );
         assert_ne!(p1, super::results_path(&h, "2026-11-30T03:26:03Z"));
         h.fingerprint = super::fingerprint(&["b", "vm"]);
@@ -323,7 +324,7 @@ mod tests {
                 .to_str()
                 .unwrap(),
             format!(
-                "results/vm-aarch64-emulated-neoverse-n1-20261130T032602Z-{}.json",
+                "results/vm-aarch64-emulated-neoverse-n1-20261130T032602Z-{}.json.gz",
                 h.fingerprint
             )
         );

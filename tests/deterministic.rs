@@ -22,7 +22,7 @@ fn fixed(args: &[&str]) -> Output {
 }
 
 fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    serde_json::from_str(&pqprof_core::results::read_text(p).unwrap()).unwrap()
 }
 
 /// A phase by operation and algorithm.
@@ -187,7 +187,10 @@ fn precision_batches_stop_where_the_rule_says_and_are_the_same_in_two_runs() {
     // A 3% target: after the first three processes the medians' t-interval is t(2) x 0.02 /
     // sqrt 3 = 4.97% (too wide); the fourth, at 1.00, confirms them (no phase stops before K + 1)
     // and leaves t(3) x 0.01633 / 2 = 2.60%, within it. Four processes, every phase.
-    let v = precision_run("precision-3.json", "3");
+    // Written through gzip (a run's default form), checked and read back the same way.
+    let v = precision_run("precision-3.json.gz", "3");
+    let gz = std::fs::read(tmp("deterministic", "precision-3.json.gz")).unwrap();
+    assert_eq!(gz[..2], [0x1f, 0x8b]);
     assert_eq!(v["process_samples"]["count"], 4);
     for (op, alg, base) in BASE {
         let p = phase(&v, op, alg);

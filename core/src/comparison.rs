@@ -675,14 +675,7 @@ mod tests {
     /// The newest committed run (by name: the UTC time) with phase intervals and paired handshake
     /// differences; by name, not the folder's order, which differs from one checkout to another.
     fn timed_committed_run() -> Results {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        paths.sort();
-        paths
+        crate::results::committed(false)
             .iter()
             .rev()
             .filter_map(|p| crate::results::read(p).ok())
@@ -766,12 +759,9 @@ mod tests {
         // A committed run of the relative form against itself, and against a copy whose every
         // connection took 20% longer (a slower host): the shares hold in both, while the stored
         // differences in nanoseconds would have moved by 20%.
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let a = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .filter_map(|p| crate::results::read(&p).ok())
+        let a = crate::results::committed(false)
+            .iter()
+            .filter_map(|p| crate::results::read(p).ok())
             .find(|r| share_coverage(&[r.clone(), r.clone()], false).pairs >= 10)
             .expect("a committed run of the relative form");
         let same = share_coverage(&[a.clone(), a.clone()], false);
@@ -964,40 +954,31 @@ mod tests {
     fn every_committed_run_compared_with_itself_changes_nothing() {
         // Every handshake scenario pairs with itself (protocol, group, stack, form and chain),
         // every phase and suite too: no row may call a change.
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
         let mut files = 0;
-        for sub in [dir.clone(), dir.join("archive")] {
-            for p in std::fs::read_dir(&sub)
-                .unwrap()
-                .filter_map(|e| e.ok().map(|e| e.path()))
-            {
-                if p.extension().is_none_or(|x| x != "json") {
-                    continue;
-                }
-                let Ok(r) = crate::results::read(&p) else {
-                    continue;
-                };
-                files += 1;
-                let c = compare(&r, &r, 5.0);
-                let changed: Vec<&Row> = c
-                    .rows
-                    .iter()
-                    .filter(|x| x.verdict != Verdict::NoChange)
-                    .collect();
-                assert!(
-                    changed.is_empty(),
-                    "{}: {:?}",
-                    p.display(),
-                    changed.iter().map(|x| &x.name).collect::<Vec<_>>()
-                );
-                let handshakes = r.handshakes.as_ref().map_or(0, |h| h.scenarios.len());
-                assert_eq!(
-                    c.rows.iter().filter(|x| x.kind == "handshake").count(),
-                    handshakes,
-                    "{}",
-                    p.display()
-                );
-            }
+        for p in crate::results::committed(true) {
+            let Ok(r) = crate::results::read(&p) else {
+                continue;
+            };
+            files += 1;
+            let c = compare(&r, &r, 5.0);
+            let changed: Vec<&Row> = c
+                .rows
+                .iter()
+                .filter(|x| x.verdict != Verdict::NoChange)
+                .collect();
+            assert!(
+                changed.is_empty(),
+                "{}: {:?}",
+                p.display(),
+                changed.iter().map(|x| &x.name).collect::<Vec<_>>()
+            );
+            let handshakes = r.handshakes.as_ref().map_or(0, |h| h.scenarios.len());
+            assert_eq!(
+                c.rows.iter().filter(|x| x.kind == "handshake").count(),
+                handshakes,
+                "{}",
+                p.display()
+            );
         }
         assert!(files > 1);
     }

@@ -15,18 +15,7 @@ fn committed() -> Vec<PathBuf> {
 fn committed_files() -> usize {
     committed()
         .iter()
-        .map(|d| {
-            std::fs::read_dir(d)
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .extension()
-                        .is_some_and(|x| x == "json")
-                })
-                .count()
-        })
+        .map(|d| pqprof_core::results::results_files(d).unwrap().len())
         .sum()
 }
 
@@ -263,7 +252,9 @@ fn all_keeps_every_run_on_the_front_page() {
 fn folders_give_their_json_files_and_an_empty_one_is_refused() {
     let files = render::inputs(&committed()).unwrap();
     assert_eq!(files.len(), committed_files());
-    assert!(files.iter().all(|f| f.extension().unwrap() == "json"));
+    assert!(files
+        .iter()
+        .all(|f| pqprof_core::results::is_results_file(f)));
     let empty = std::env::temp_dir().join(format!("pqprof-core-empty-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     let e = render::inputs(&[empty]).unwrap_err().to_string();

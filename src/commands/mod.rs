@@ -467,16 +467,15 @@ fn emit(out: Option<&Path>, bytes: &[u8]) -> Result<()> {
 /// The newest results file in results/: the one whose run was measured last (its recorded UTC
 /// time), whatever the files are called or when they were copied.
 fn newest_results() -> Result<PathBuf> {
-    let files: Vec<PathBuf> = std::fs::read_dir("results")
-        .map_err(|e| anyhow::anyhow!("results/: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+    let files = results::results_files(Path::new("results"))
+        .map_err(|e| anyhow::anyhow!("results/: {e}"))?;
     let dated: Vec<(String, PathBuf)> = files
         .into_iter()
         .filter_map(|p| results::read(&p).ok().map(|r| (r.run.date_utc, p)))
         .collect();
     dated.into_iter().max().map(|(_, p)| p).ok_or_else(|| {
-        anyhow::anyhow!("no readable results/*.json: run `make run` first or pass --results FILE")
+        anyhow::anyhow!(
+            "no readable results file in results/: run `make run` first or pass --results FILE"
+        )
     })
 }

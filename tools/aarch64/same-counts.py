@@ -8,6 +8,7 @@ for those, the counts are a function of the seeded inputs and must repeat exactl
 aws-lc's generators cannot be seeded, so a phase whose work depends on fresh randomness (a
 rejection loop) may differ there; those are listed, not failed.
 """
+import gzip
 import json
 import sys
 from collections import defaultdict
@@ -16,7 +17,10 @@ SEEDED = {"liboqs", "libcrux", "rustcrypto"}
 
 
 def counts(path):
-    with open(path) as f:
+    # A results file is JSON, or JSON through gzip (what a run writes by default).
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rt") if gz else open(path)) as f:
         r = json.load(f)
     return {
         (p["backend"], p["algorithm"], p["operation"], p.get("form", "handshake")): p["instructions"]["ir_calls"]

@@ -777,16 +777,7 @@ mod tests {
     /// The newest committed run (by name) with network cells, real handshakes and flows: the
     /// stall's inputs are all in it.
     fn committed_run_with_flows() -> Results {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let mut files: Vec<_> = [root.clone(), root.join("archive")]
-            .iter()
-            .filter_map(|d| std::fs::read_dir(d).ok())
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort_by_key(|p| p.file_name().map(|n| n.to_owned()));
-        files
+        crate::results::committed(true)
             .iter()
             .rev()
             .filter_map(|f| crate::results::read(f).ok())

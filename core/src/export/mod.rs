@@ -88,19 +88,7 @@ mod tests {
 
     /// Every committed results file (results/ and results/archive/).
     fn committed() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let mut files = Vec::new();
-        for dir in [root.clone(), root.join("archive")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            files.extend(
-                entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "json")),
-            );
-        }
-        files
+        crate::results::committed(true)
     }
 
     #[test]

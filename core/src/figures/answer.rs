@@ -450,14 +450,7 @@ mod tests {
         // The last committed run by name of the paired design: every scenario's stored difference, read
         // by the pages, agrees with the one resampled from the connections (check's tolerance), its
         // share too; against any other scenario the connections are resampled.
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        let r = files
+        let r = crate::results::committed(false)
             .iter()
             .rev()
             .filter_map(|p| crate::results::read(p).ok())

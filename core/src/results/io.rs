@@ -4,14 +4,68 @@
 
 use super::{Results, READABLE_VERSIONS};
 use anyhow::{anyhow, bail, Context, Result};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Reads a results file, refusing other schema versions with a message that says what to do.
+/// gzip's first two bytes (RFC 1952 §2.3.1, ID1 and ID2): a file that starts with them is read
+/// through gzip, whatever its name.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a results file, plain JSON or gzip'd JSON, refusing other schema versions with a message
+/// that says what to do.
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+    let text = read_text(path)?;
+    parse(&text).map_err(|e| {
+        let gzip = is_gzip_name(path).then_some(" (in its JSON, once unzipped)");
+        anyhow!("{}: {e}{}", path.display(), gzip.unwrap_or(""))
+    })
+}
+
+/// A results file's JSON text, unzipped where it is gzip'd (for readers of the JSON itself).
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    text(bytes).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+/// A file's JSON text: unzipped where it is gzip'd (the whole stream, checked against its CRC and
+/// length, so a cut-off file is an error and not half a file).
+fn text(bytes: Vec<u8>) -> Result<String> {
+    let bytes = if bytes.starts_with(&GZIP_MAGIC) {
+        let mut out = Vec::with_capacity(bytes.len() * 3);
+        flate2::read::GzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .context("not a whole gzip stream")?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes)
+        .map_err(|e| anyhow!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
+fn is_gzip_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".gz"))
+}
+
+/// Whether `path` names a results file: `NAME.json`, or `NAME.json.gz`, the same JSON through
+/// gzip (what a run writes by default: about half the bytes, since the packed samples are near
+/// their entropy and the rest is repetitive JSON).
+pub fn is_results_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
+}
+
+/// The results files directly in `dir` (not its subfolders), in name order.
+pub fn results_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|f| f.is_file() && is_results_file(f))
+        .collect();
+    found.sort();
+    Ok(found)
 }
 
 /// The version alone, read first so that a file of another schema is refused by its version and
@@ -104,8 +158,10 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The file's bytes, in this pqprof's schema: a file of an older one that gets a section added is
-/// written whole in the current form (its arrays packed), so it says the current version.
-fn to_bytes(results: &Results) -> Result<Vec<u8>> {
+/// written whole in the current form (its arrays packed), so it says the current version. gzip'd
+/// where the name ends in `.gz` (with no time or name in its header, so the same results give the
+/// same bytes).
+fn to_bytes(results: &Results, path: &Path) -> Result<Vec<u8>> {
     let current;
     let results = if results.schema_version == super::SCHEMA_VERSION {
         results
@@ -118,12 +174,20 @@ fn to_bytes(results: &Results) -> Result<Vec<u8>> {
     };
     let mut bytes = serde_json::to_vec(results)?;
     bytes.push(b'\n');
-    Ok(bytes)
+    if !is_gzip_name(path) {
+        return Ok(bytes);
+    }
+    let mut gz = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 2),
+        flate2::Compression::default(),
+    );
+    gz.write_all(&bytes)?;
+    Ok(gz.finish()?)
 }
 
 /// A new results file; refuses an existing one unless `force`.
 pub fn create(path: &Path, results: &Results, force: bool) -> Result<()> {
-    let bytes = to_bytes(results)?;
+    let bytes = to_bytes(results, path)?;
     if force {
         write_atomic(path, &bytes)
     } else {
@@ -134,7 +198,7 @@ pub fn create(path: &Path, results: &Results, force: bool) -> Result<()> {
 /// Rewrites a results file that was read and extended (a section added): everything it held is
 /// still in `results`.
 pub fn update(path: &Path, results: &Results) -> Result<()> {
-    write_atomic(path, &to_bytes(results)?)
+    write_atomic(path, &to_bytes(results, path)?)
 }
 
 /// Fails now, with one line, if `dir` cannot take a results file (not after minutes of measuring).
@@ -147,6 +211,24 @@ pub fn check_writable(dir: &Path) -> Result<()> {
     r.with_context(|| format!("{}: cannot write results there", dir.display()))
 }
 
+/// The committed results files in name order: results/, then results/archive/ with `archive`
+/// (the runs core's tests read).
+#[cfg(test)]
+pub(crate) fn committed(archive: bool) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    let dirs = if archive {
+        vec![root.join("archive"), root]
+    } else {
+        vec![root]
+    };
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| results_files(d).unwrap_or_default())
+        .collect();
+    files.sort_by_key(|p| p.file_name().map(|n| n.to_owned()));
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,14 +237,13 @@ mod tests {
     fn an_older_file_is_written_whole_in_the_current_schema_with_every_sample() {
         // A committed file of schema 3 (lists), written again: schema 4, packed, the same samples.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-        let (path, old) = std::fs::read_dir(&dir)
+        let (path, old) = results_files(&dir)
             .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .into_iter()
             .filter_map(|p| Some((p.clone(), read(&p).ok()?)))
             .find(|(_, r)| r.schema_version == 3 && r.handshakes.is_some())
             .expect("a committed schema 3 file with handshakes");
-        let bytes = to_bytes(&old).unwrap();
+        let bytes = to_bytes(&old, Path::new("r.json")).unwrap();
         let text = std::str::from_utf8(&bytes).unwrap();
         assert!(text.contains("\"samples_ns\":\"d1:"));
         let new = parse(text).unwrap();
@@ -177,6 +258,64 @@ mod tests {
         }
         // Packed, the file is smaller than in lists (about two thirds of it).
         assert!(bytes.len() < std::fs::metadata(&path).unwrap().len() as usize * 4 / 5);
+    }
+
+    #[test]
+    fn a_gz_name_is_written_through_gzip_and_read_back_the_same() {
+        let dir = std::env::temp_dir().join(format!("pqprof-io-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let old = results_files(&src)
+            .unwrap()
+            .iter()
+            .find_map(|p| read(p).ok().filter(|r| r.handshakes.is_some()))
+            .unwrap();
+        let (plain, gz) = (dir.join("r.json"), dir.join("r.json.gz"));
+        for p in [&plain, &gz] {
+            let _ = std::fs::remove_file(p);
+            create(p, &old, false).unwrap();
+        }
+        let (a, b) = (std::fs::read(&plain).unwrap(), std::fs::read(&gz).unwrap());
+        assert!(a.starts_with(b"{"));
+        assert!(b.starts_with(&GZIP_MAGIC));
+        // Smaller by half or more, and byte for byte the same JSON inside.
+        assert!(b.len() * 2 < a.len(), "{} against {}", b.len(), a.len());
+        assert_eq!(text(b.clone()).unwrap().as_bytes(), a.as_slice());
+        let (x, y) = (read(&plain).unwrap(), read(&gz).unwrap());
+        assert_eq!(x.phases.len(), y.phases.len());
+        for (p, q) in x.phases.iter().zip(&y.phases) {
+            assert_eq!(p.samples_ns, q.samples_ns);
+        }
+        // The same results give the same bytes (no time in the gzip header).
+        assert_eq!(to_bytes(&old, &gz).unwrap(), b);
+        // Cut short, it is an error that names the file, not half a file.
+        std::fs::write(&gz, &b[..b.len() / 2]).unwrap();
+        let e = format!("{:#}", read(&gz).unwrap_err());
+        assert!(
+            e.contains("r.json.gz: cannot read") && e.contains("gzip"),
+            "{e}"
+        );
+        // Its JSON broken, the error says the place is in the unzipped JSON.
+        let mut broken = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        broken
+            .write_all(b"{\"schema_version\": 4, \"run\": 3}")
+            .unwrap();
+        std::fs::write(&gz, broken.finish().unwrap()).unwrap();
+        let e = format!("{:#}", read(&gz).unwrap_err());
+        assert!(
+            e.contains("line 1 column") && e.contains("once unzipped"),
+            "{e}"
+        );
+        // Only .json and .json.gz are results files.
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        std::fs::write(dir.join("r.gz"), "x").unwrap();
+        let names: Vec<_> = results_files(&dir)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["r.json", "r.json.gz"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
