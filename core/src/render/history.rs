@@ -171,13 +171,16 @@ fn charts(runs: &[Run], m: &Machine) -> Vec<Value> {
     let mut out = Vec::new();
     let mut real = Vec::new();
     let mut composed = Vec::new();
-    for (k, (c, lib)) in series.iter().enumerate() {
-        let colour = svg::PALETTE[k % svg::PALETTE.len()].to_string();
-        let figs: Vec<(f64, &Run, answer::Figures)> = at
-            .iter()
+    // Each series' figures over the runs, the series on threads of their own: a machine's history
+    // is most of this page's time (a paired difference resampled per run where none is stored).
+    let figures = super::par_map(&series, |(c, lib)| {
+        at.iter()
             .filter(|(_, r)| c.stack != "openssl" || openssl(r) == *lib)
             .map(|(t, r)| (hours(*t), *r, answer::figures(&r.results, c)))
-            .collect();
+            .collect::<Vec<(f64, &Run, answer::Figures)>>()
+    });
+    for (k, ((c, lib), figs)) in series.iter().zip(figures).enumerate() {
+        let colour = svg::PALETTE[k % svg::PALETTE.len()].to_string();
         let name = if lib.is_empty() {
             format!("{} {}", c.stack, c.group)
         } else {

@@ -197,13 +197,10 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("{}: cannot read the folder", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
-                .collect();
-            found.sort();
-            files.extend(found);
+            files.extend(
+                results::results_files(p)
+                    .with_context(|| format!("{}: cannot read the folder", p.display()))?,
+            );
         } else {
             files.push(p.clone());
         }
@@ -314,6 +311,27 @@ pub(crate) fn machine_id(h: &crate::results::Host) -> String {
         })
         .collect();
     format!("m-{slug}")
+}
+
+/// `f` over `items`, in order, on as many threads as there are cores (at most 8), each taking a
+/// run of consecutive items.
+pub(crate) fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(items.len().max(1));
+    let per = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(per)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<U>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// Every file read and parsed, in order, on as many threads as there are cores: parsing large
