@@ -39,6 +39,7 @@ pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
         median_ci95_ns: None,
         ci_worlds: CI_RESAMPLES,
         ci_draws: CI_DRAWS,
+        ci_by_process: true,
     })
 }
 
@@ -147,18 +148,7 @@ pub(crate) fn bootstrap_medians(
     worlds: usize,
     draws_per_world: usize,
 ) -> Vec<Vec<f64>> {
-    let index: Vec<Vec<(usize, u32)>> = suites
-        .iter()
-        .map(|s| {
-            s.phases
-                .iter()
-                .filter_map(|sp| {
-                    let id = sp.id();
-                    phases.iter().position(|q| q.is(&id)).map(|i| (i, sp.count))
-                })
-                .collect()
-        })
-        .collect();
+    let index = suite_index(suites, phases);
     let used: Vec<bool> = (0..phases.len())
         .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
         .collect();
@@ -210,20 +200,50 @@ pub(crate) fn bootstrap_medians(
             })
             .collect()
     };
+    let fresh =
+        || -> Vec<Vec<u64>> { phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect() };
+    per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
+}
+
+/// Each suite's phases as (index into `phases`, count); a phase not measured is left out.
+fn suite_index(suites: &[SuiteResult], phases: &[Phase]) -> Vec<Vec<(usize, u32)>> {
+    suites
+        .iter()
+        .map(|s| {
+            s.phases
+                .iter()
+                .filter_map(|sp| {
+                    let id = sp.id();
+                    phases.iter().position(|q| q.is(&id)).map(|i| (i, sp.count))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every world's suite medians (`world_medians(b, scratch, draws)`), the worlds shared among the
+/// cores, then turned into each suite's list over the worlds. Each world has its own seed, so the
+/// result does not depend on how many threads share the work.
+fn per_suite<W>(
+    suites: usize,
+    worlds: usize,
+    draws_per_world: usize,
+    fresh: impl Fn() -> W + Sync,
+    world_medians: &(impl Fn(usize, &mut W, &mut Vec<f64>) -> Vec<f64> + Sync),
+) -> Vec<Vec<f64>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
+    let fresh = &fresh;
     let per_world: Vec<Vec<f64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let f = &world_medians;
                 scope.spawn(move || {
-                    let mut world: Vec<Vec<u64>> =
-                        phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect();
+                    let mut world = fresh();
                     let mut draws = vec![0.0; draws_per_world];
                     (t..worlds)
                         .step_by(threads)
-                        .map(|b| (b, f(b, &mut world, &mut draws)))
+                        .map(|b| (b, world_medians(b, &mut world, &mut draws)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -235,9 +255,96 @@ pub(crate) fn bootstrap_medians(
         all.sort_by_key(|(b, _)| *b);
         all.into_iter().map(|(_, m)| m).collect()
     });
-    (0..suites.len())
+    (0..suites)
         .map(|si| per_world.iter().map(|w| w[si]).collect())
         .collect()
+}
+
+/// `bootstrap_medians` with the run's processes drawn once per world for every phase, and each
+/// drawn handshake made in one of them (files from 2026-12-03 on, `Composed::ci_by_process`).
+///
+/// A world draws K of the run's K processes with replacement; each phase's samples are resampled
+/// within each drawn process (a phase not measured in one, a precision batch's, takes one of its
+/// own processes instead). A handshake draw then picks one of the K slots, the same slot for every
+/// suite at the same draw, and draws every call of every phase from that slot. So a slow process
+/// slows a suite and its baseline alike in the same draws, and the host's common mode cancels in
+/// their difference, which the independent draws of `bootstrap_medians` left in it (a run whose
+/// every process is one speed times another gave 198-202% for an exact +200%).
+pub(crate) fn bootstrap_medians_by_process(
+    suites: &[SuiteResult],
+    phases: &[Phase],
+    worlds: usize,
+    draws_per_world: usize,
+) -> Vec<Vec<f64>> {
+    let index = suite_index(suites, phases);
+    let used: Vec<bool> = (0..phases.len())
+        .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
+        .collect();
+    let k = phases
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .flat_map(|(p, _)| p.process_ids.iter().map(|&i| i + 1))
+        .max()
+        .unwrap_or(1);
+    // Each phase's samples by process, with the run's process index of each (one group of every
+    // sample where the phase has no processes recorded).
+    let grouped: Vec<(Vec<&[u64]>, Vec<usize>)> = phases
+        .iter()
+        .map(
+            |p| match crate::stats::groups(&p.samples_ns, &p.processes) {
+                Some(g) if g.len() > 1 && g.len() == p.process_ids.len() => {
+                    (g, p.process_ids.clone())
+                }
+                _ => (vec![p.samples_ns.as_slice()], Vec::new()),
+            },
+        )
+        .collect();
+    let world_medians = |b: usize, world: &mut Vec<Vec<Vec<u64>>>, draws: &mut Vec<f64>| {
+        let seed = stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9);
+        let mut rng = SplitMix64(seed);
+        let picks: Vec<usize> = (0..k).map(|_| rng.below(k)).collect();
+        for ((w, (groups, ids)), u) in world.iter_mut().zip(&grouped).zip(&used) {
+            if !*u {
+                continue;
+            }
+            for (slot, &id) in w.iter_mut().zip(&picks) {
+                let one = match ids.iter().position(|&x| x == id) {
+                    Some(i) => groups[i],
+                    None => groups[rng.below(groups.len())],
+                };
+                slot.clear();
+                for _ in 0..one.len() {
+                    slot.push(one[rng.below(one.len())]);
+                }
+            }
+        }
+        index
+            .iter()
+            .map(|parts| {
+                // The slots' sequence is the world's, the same for every suite.
+                let mut slots = SplitMix64(seed ^ 0x736c_6f74);
+                for d in draws.iter_mut() {
+                    let slot = slots.below(k);
+                    let mut sum = 0u64;
+                    for &(pi, count) in parts {
+                        let w = world[pi][slot].as_slice();
+                        let n = w.len();
+                        if n == 0 {
+                            continue;
+                        }
+                        for _ in 0..count {
+                            sum += w[rng.below(n)];
+                        }
+                    }
+                    *d = sum as f64;
+                }
+                stats::median_in_place(draws)
+            })
+            .collect()
+    };
+    let fresh = || -> Vec<Vec<Vec<u64>>> { phases.iter().map(|_| vec![Vec::new(); k]).collect() };
+    per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
 }
 
 /// A 95% interval (low, high), where there is one.
@@ -246,10 +353,18 @@ pub(crate) type Interval = Option<(f64, f64)>;
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
 pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Interval)> {
-    let (w, d) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS), |s| {
-        (s.composed.ci_worlds, s.composed.ci_draws)
+    let (w, d, by_process) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS, true), |s| {
+        (
+            s.composed.ci_worlds,
+            s.composed.ci_draws,
+            s.composed.ci_by_process,
+        )
     });
-    let worlds = bootstrap_medians(suites, phases, w, d);
+    let worlds = if by_process {
+        bootstrap_medians_by_process(suites, phases, w, d)
+    } else {
+        bootstrap_medians(suites, phases, w, d)
+    };
     suites
         .iter()
         .enumerate()

@@ -72,6 +72,11 @@ pub struct Composed {
     pub ci_worlds: usize,
     #[serde(default = "v1_draws")]
     pub ci_draws: usize,
+    /// Whether those worlds drew the run's processes once for every phase and each handshake in
+    /// one process (compose::bootstrap_medians_by_process; files from 2026-12-03 on), so that the
+    /// host's common mode cancels in a difference; before, each phase's processes were drawn apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ci_by_process: bool,
 }
 
 fn v1_worlds() -> usize {
