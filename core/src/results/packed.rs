@@ -83,16 +83,23 @@ pub fn decode(s: &str) -> Result<Vec<u64>, String> {
     } else {
         raw.len()
     };
-    let mut bytes = Vec::with_capacity(raw.len() / 4 * 3);
+    // The bytes go straight into the varints, one pass and no buffer between: a render decodes
+    // some 75 million characters. At most one value a byte; the spare room is given back at the end.
+    let mut v = Varints {
+        out: Vec::with_capacity(raw.len() / 4 * 3),
+        ..Varints::default()
+    };
     for quad in raw[..full].chunks_exact(4) {
-        let v = [0, 1, 2, 3].map(|i| VALUES[quad[i] as usize]);
+        let x = [0, 1, 2, 3].map(|i| VALUES[quad[i] as usize]);
         // Alphabet values are under 64: any other bit set is a character outside it.
-        if (v[0] | v[1] | v[2] | v[3]) & 0xc0 != 0 {
+        if (x[0] | x[1] | x[2] | x[3]) & 0xc0 != 0 {
             return Err(not_base64(quad));
         }
         let n =
-            u32::from(v[0]) << 18 | u32::from(v[1]) << 12 | u32::from(v[2]) << 6 | u32::from(v[3]);
-        bytes.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+            u32::from(x[0]) << 18 | u32::from(x[1]) << 12 | u32::from(x[2]) << 6 | u32::from(x[3]);
+        v.push((n >> 16) as u8)?;
+        v.push((n >> 8) as u8)?;
+        v.push(n as u8)?;
     }
     if full < raw.len() {
         let quad = &raw[full..];
@@ -102,35 +109,52 @@ pub fn decode(s: &str) -> Result<Vec<u64>, String> {
         }
         let mut n = 0u32;
         for (i, &c) in quad[..4 - pad].iter().enumerate() {
-            let v = VALUES[c as usize];
-            if v == INVALID {
+            let x = VALUES[c as usize];
+            if x == INVALID {
                 return Err(not_base64(&quad[..4 - pad]));
             }
-            n |= u32::from(v) << (18 - 6 * i);
+            n |= u32::from(x) << (18 - 6 * i);
         }
-        bytes.extend((0..3 - pad).map(|i| (n >> (16 - 8 * i)) as u8));
+        for i in 0..3 - pad {
+            v.push((n >> (16 - 8 * i)) as u8)?;
+        }
     }
-    // One value ends at every byte without the high bit: exactly this many, allocated once.
-    let mut out = Vec::with_capacity(bytes.iter().filter(|&&b| b & 0x80 == 0).count());
-    let (mut z, mut shift, mut prev) = (0u64, 0u32, 0u64);
-    for (i, &b) in bytes.iter().enumerate() {
-        if shift > 63 || (shift == 63 && b & 0x7e != 0) {
-            return Err(format!("a varint longer than 64 bits at byte {i}"));
-        }
-        z |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 != 0 {
-            shift += 7;
-            continue;
-        }
-        let d = (z >> 1) as i64 ^ -((z & 1) as i64);
-        prev = prev.wrapping_add(d as u64);
-        out.push(prev);
-        (z, shift) = (0, 0);
-    }
-    if shift != 0 {
+    if v.shift != 0 {
         return Err("a packed list ends inside a value".into());
     }
-    Ok(out)
+    v.out.shrink_to_fit();
+    Ok(v.out)
+}
+
+/// The varint reader: each value's 7-bit groups, low first, then its zigzag difference added to
+/// the value before.
+#[derive(Default)]
+struct Varints {
+    out: Vec<u64>,
+    z: u64,
+    shift: u32,
+    prev: u64,
+    at: usize,
+}
+
+impl Varints {
+    #[inline(always)]
+    fn push(&mut self, b: u8) -> Result<(), String> {
+        if self.shift > 63 || (self.shift == 63 && b & 0x7e != 0) {
+            return Err(format!("a varint longer than 64 bits at byte {}", self.at));
+        }
+        self.at += 1;
+        self.z |= u64::from(b & 0x7f) << self.shift;
+        if b & 0x80 != 0 {
+            self.shift += 7;
+            return Ok(());
+        }
+        let d = (self.z >> 1) as i64 ^ -((self.z & 1) as i64);
+        self.prev = self.prev.wrapping_add(d as u64);
+        self.out.push(self.prev);
+        (self.z, self.shift) = (0, 0);
+        Ok(())
+    }
 }
 
 /// What is wrong with a quad that holds a character outside the alphabet.
@@ -142,65 +166,84 @@ fn not_base64(quad: &[u8]) -> String {
     }
 }
 
+/// An integer packed as its 64 bits: a `u64` as it is, an `i64` (memory deltas, which can be
+/// negative) as its two's complement.
+trait Bits: Copy + for<'de> Deserialize<'de> {
+    fn from_bits(b: u64) -> Self;
+    fn to_bits(self) -> u64;
+}
+
+impl Bits for u64 {
+    fn from_bits(b: u64) -> Self {
+        b
+    }
+    fn to_bits(self) -> u64 {
+        self
+    }
+}
+
+impl Bits for i64 {
+    fn from_bits(b: u64) -> Self {
+        b as i64
+    }
+    fn to_bits(self) -> u64 {
+        self as u64
+    }
+}
+
+fn serialize<T: Bits, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+    let bits: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+    s.serialize_str(&encode(&bits))
+}
+
+/// Reads a packed string, or a JSON list as older files hold.
+struct Packed<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Bits> Visitor<'de> for Packed<T> {
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of integers, or one packed as \"d1:...\"")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Vec<T>, E> {
+        // For u64 the map is the identity, and the vector is reused in place.
+        Ok(decode(s)
+            .map_err(E::custom)?
+            .into_iter()
+            .map(T::from_bits)
+            .collect())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<T>, A::Error> {
+        Vec::<T>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+    }
+}
+
+fn deserialize<'de, T: Bits, D: Deserializer<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    d.deserialize_any(Packed(std::marker::PhantomData))
+}
+
 /// Serde's form of a `Vec<u64>` field: written packed, read packed or as a JSON list.
 pub mod u64s {
     use super::*;
 
     pub fn serialize<S: Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode(v))
+        super::serialize(v, s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
-        d.deserialize_any(Packed)
-    }
-
-    struct Packed;
-
-    impl<'de> Visitor<'de> for Packed {
-        type Value = Vec<u64>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a list of integers, or one packed as \"d1:...\"")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<Vec<u64>, E> {
-            decode(s).map_err(E::custom)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<u64>, A::Error> {
-            Vec::<u64>::deserialize(de::value::SeqAccessDeserializer::new(seq))
-        }
+        super::deserialize(d)
     }
 }
 
-/// The same for a `Vec<i64>` field (memory deltas, which can be negative): each value's two's
-/// complement bits packed as `u64s` packs them.
+/// The same for a `Vec<i64>` field.
 pub mod i64s {
     use super::*;
 
     pub fn serialize<S: Serializer>(v: &[i64], s: S) -> Result<S::Ok, S::Error> {
-        let bits: Vec<u64> = v.iter().map(|&x| x as u64).collect();
-        s.serialize_str(&encode(&bits))
+        super::serialize(v, s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i64>, D::Error> {
-        d.deserialize_any(Packed)
-    }
-
-    struct Packed;
-
-    impl<'de> Visitor<'de> for Packed {
-        type Value = Vec<i64>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a list of integers, or one packed as \"d1:...\"")
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<Vec<i64>, E> {
-            Ok(decode(s)
-                .map_err(E::custom)?
-                .into_iter()
-                .map(|x| x as i64)
-                .collect())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<i64>, A::Error> {
-            Vec::<i64>::deserialize(de::value::SeqAccessDeserializer::new(seq))
-        }
+        super::deserialize(d)
     }
 }
 
