@@ -892,7 +892,7 @@ pub fn table(run: &Run) -> Table {
 }
 
 pub(crate) fn build(runs: &[&Run]) -> Vec<Table> {
-    runs.iter().map(|r| table(r)).collect()
+    super::par_map(runs, |r| table(r))
 }
 
 #[cfg(test)]

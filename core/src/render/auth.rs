@@ -234,73 +234,76 @@ fn cells(f: &Figures) -> Vec<Cell> {
 }
 
 pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
-    runs.iter()
-        .filter_map(|run| {
-            let r = &run.results;
-            let keys = fig::rows(r);
-            if keys.is_empty() {
-                return None;
-            }
-            let mut rows = Vec::new();
-            let mut last: Option<(String, String)> = None;
-            let mut quic = false;
-            for k in &keys {
-                let f = fig::figures(r, k);
-                quic |= f.budget_bytes.is_some();
-                let group = (k.group.clone(), k.stack.clone());
-                rows.push(Row {
-                    key: k.key(&run.json_href),
-                    first_of_group: last.as_ref() != Some(&group),
-                    stack: r.stack_label(&k.stack),
-                    group: k.group.clone(),
-                    auth: k.auth.clone(),
-                    baseline: f.baseline,
-                    cells: cells(&f),
-                });
-                last = Some(group);
-            }
-            let column_titles = shared_titles(&mut rows);
-            let paquin = r
-                .network
-                .iter()
-                .flat_map(crate::figures::network::beside_paquin)
-                .map(|p| {
-                    vec![
-                        p.stack,
-                        crate::units::rtt(p.rtt_ns),
-                        format!("{}%", p.loss_pct),
-                        time(p.leaf_ns),
-                        p.ecdsa_ns.map_or("–".into(), time),
-                        format!("{} ms", p.their_rtt_ms),
-                        format!("{} ms", p.their_dilithium2_ms),
-                        format!("{} ms", p.their_ecdsa_ms),
-                    ]
-                })
-                .collect();
-            let n = r.network.as_ref();
-            Some(View {
-                host: run.label.clone(),
-                machine_id: run.anchor.clone(),
-                baseline: r.baseline_auth().unwrap_or_default().to_string(),
-                window: n
-                    .and_then(|n| {
-                        Some(format!(
-                            "MTU {}, MSS {}, initial window {} segments = {} B",
-                            n.mtu?,
-                            n.mss?,
-                            n.initcwnd?,
-                            count(f64::from(n.mss? * n.initcwnd?))
-                        ))
-                    })
-                    .unwrap_or_default(),
-                quic,
-                columns: COLUMNS.to_vec(),
-                column_titles,
-                rows,
-                paquin,
+    // A machine at a time, on threads of their own (the paired differences resampled per run are
+    // most of the front page's time with many machines).
+    super::par_map(runs, |run| {
+        let r = &run.results;
+        let keys = fig::rows(r);
+        if keys.is_empty() {
+            return None;
+        }
+        let mut rows = Vec::new();
+        let mut last: Option<(String, String)> = None;
+        let mut quic = false;
+        for k in &keys {
+            let f = fig::figures(r, k);
+            quic |= f.budget_bytes.is_some();
+            let group = (k.group.clone(), k.stack.clone());
+            rows.push(Row {
+                key: k.key(&run.json_href),
+                first_of_group: last.as_ref() != Some(&group),
+                stack: r.stack_label(&k.stack),
+                group: k.group.clone(),
+                auth: k.auth.clone(),
+                baseline: f.baseline,
+                cells: cells(&f),
+            });
+            last = Some(group);
+        }
+        let column_titles = shared_titles(&mut rows);
+        let paquin = r
+            .network
+            .iter()
+            .flat_map(crate::figures::network::beside_paquin)
+            .map(|p| {
+                vec![
+                    p.stack,
+                    crate::units::rtt(p.rtt_ns),
+                    format!("{}%", p.loss_pct),
+                    time(p.leaf_ns),
+                    p.ecdsa_ns.map_or("–".into(), time),
+                    format!("{} ms", p.their_rtt_ms),
+                    format!("{} ms", p.their_dilithium2_ms),
+                    format!("{} ms", p.their_ecdsa_ms),
+                ]
             })
+            .collect();
+        let n = r.network.as_ref();
+        Some(View {
+            host: run.label.clone(),
+            machine_id: run.anchor.clone(),
+            baseline: r.baseline_auth().unwrap_or_default().to_string(),
+            window: n
+                .and_then(|n| {
+                    Some(format!(
+                        "MTU {}, MSS {}, initial window {} segments = {} B",
+                        n.mtu?,
+                        n.mss?,
+                        n.initcwnd?,
+                        count(f64::from(n.mss? * n.initcwnd?))
+                    ))
+                })
+                .unwrap_or_default(),
+            quic,
+            columns: COLUMNS.to_vec(),
+            column_titles,
+            rows,
+            paquin,
         })
-        .collect()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Per column, the title most of its cells carry (the first such, on a tie), which is then left off

@@ -159,34 +159,37 @@ fn plain_pairs<'a>(h: &'a Handshakes, modes: &[Mode]) -> Vec<Pair<'a>> {
 }
 
 pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
-    runs.iter()
-        .filter_map(|run| {
-            let h = run.results.handshakes.as_ref()?;
-            let resumed = plain_pairs(h, &[Mode::Resumed]);
-            let shares = plain_pairs(h, &[Mode::TwoShares, Mode::HelloRetry]);
-            if resumed.is_empty() && shares.is_empty() {
-                return None;
-            }
-            let mut rows = Vec::new();
-            let mut last = None;
-            for p in &resumed {
-                let stack = p.other.stack.name();
-                rows.push(row(p, h, last != Some(stack)));
-                last = Some(stack);
-            }
-            Some(View {
-                host: run.label.clone(),
-                machine_id: run.anchor.clone(),
-                rows,
-                key_shares: shares
-                    .iter()
-                    .enumerate()
-                    .map(|(k, p)| {
-                        let first = k == 0 || shares[k - 1].other.stack != p.other.stack;
-                        shares_row(p, h, first)
-                    })
-                    .collect(),
-            })
+    // A machine at a time, on threads of their own (the paired differences resampled per run are
+    // most of the front page's time with many machines).
+    super::par_map(runs, |run| {
+        let h = run.results.handshakes.as_ref()?;
+        let resumed = plain_pairs(h, &[Mode::Resumed]);
+        let shares = plain_pairs(h, &[Mode::TwoShares, Mode::HelloRetry]);
+        if resumed.is_empty() && shares.is_empty() {
+            return None;
+        }
+        let mut rows = Vec::new();
+        let mut last = None;
+        for p in &resumed {
+            let stack = p.other.stack.name();
+            rows.push(row(p, h, last != Some(stack)));
+            last = Some(stack);
+        }
+        Some(View {
+            host: run.label.clone(),
+            machine_id: run.anchor.clone(),
+            rows,
+            key_shares: shares
+                .iter()
+                .enumerate()
+                .map(|(k, p)| {
+                    let first = k == 0 || shares[k - 1].other.stack != p.other.stack;
+                    shares_row(p, h, first)
+                })
+                .collect(),
         })
-        .collect()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
