@@ -148,10 +148,7 @@ pub(crate) fn bootstrap_medians(
     worlds: usize,
     draws_per_world: usize,
 ) -> Vec<Vec<f64>> {
-    let index = suite_index(suites, phases);
-    let used: Vec<bool> = (0..phases.len())
-        .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
-        .collect();
+    let (index, used) = suite_index(suites, phases);
     let world_medians = |b: usize, world: &mut Vec<Vec<u64>>, draws: &mut Vec<f64>| -> Vec<f64> {
         let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
         for ((w, p), u) in world.iter_mut().zip(phases).zip(&used) {
@@ -181,20 +178,7 @@ pub(crate) fn bootstrap_medians(
             .iter()
             .map(|parts| {
                 for d in draws.iter_mut() {
-                    let mut sum = 0u64;
-                    for &(pi, count) in parts {
-                        let w = world[pi].as_slice();
-                        // The draws dominate `check` (hash.block counts run to hundreds), so the
-                        // loop holds no test per draw; an empty phase draws nothing, as before.
-                        let n = w.len();
-                        if n == 0 {
-                            continue;
-                        }
-                        for _ in 0..count {
-                            sum += w[rng.below(n)];
-                        }
-                    }
-                    *d = sum as f64;
+                    *d = draw(parts, |pi| world[pi].as_slice(), &mut rng);
                 }
                 stats::median_in_place(draws)
             })
@@ -205,9 +189,33 @@ pub(crate) fn bootstrap_medians(
     per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
 }
 
-/// Each suite's phases as (index into `phases`, count); a phase not measured is left out.
-fn suite_index(suites: &[SuiteResult], phases: &[Phase]) -> Vec<Vec<(usize, u32)>> {
-    suites
+/// One composed handshake: every call of every phase (`parts`: index, count) drawn from that
+/// phase's samples in the world.
+fn draw<'a>(
+    parts: &[(usize, u32)],
+    samples: impl Fn(usize) -> &'a [u64],
+    rng: &mut SplitMix64,
+) -> f64 {
+    let mut sum = 0u64;
+    for &(pi, count) in parts {
+        let w = samples(pi);
+        // The draws dominate `check` (hash.block counts run to hundreds), so the loop holds no
+        // test per draw; an empty phase draws nothing, as before.
+        let n = w.len();
+        if n == 0 {
+            continue;
+        }
+        for _ in 0..count {
+            sum += w[rng.below(n)];
+        }
+    }
+    sum as f64
+}
+
+/// Each suite's phases as (index into `phases`, count), a phase not measured left out; and which
+/// phases some suite uses (the others are not resampled).
+fn suite_index(suites: &[SuiteResult], phases: &[Phase]) -> (Vec<Vec<(usize, u32)>>, Vec<bool>) {
+    let index: Vec<Vec<(usize, u32)>> = suites
         .iter()
         .map(|s| {
             s.phases
@@ -218,7 +226,11 @@ fn suite_index(suites: &[SuiteResult], phases: &[Phase]) -> Vec<Vec<(usize, u32)
                 })
                 .collect()
         })
-        .collect()
+        .collect();
+    let used = (0..phases.len())
+        .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
+        .collect();
+    (index, used)
 }
 
 /// Every world's suite medians (`world_medians(b, scratch, draws)`), the worlds shared among the
@@ -276,10 +288,7 @@ pub(crate) fn bootstrap_medians_by_process(
     worlds: usize,
     draws_per_world: usize,
 ) -> Vec<Vec<f64>> {
-    let index = suite_index(suites, phases);
-    let used: Vec<bool> = (0..phases.len())
-        .map(|i| index.iter().flatten().any(|(pi, _)| *pi == i))
-        .collect();
+    let (index, used) = suite_index(suites, phases);
     let k = phases
         .iter()
         .zip(&used)
@@ -326,18 +335,7 @@ pub(crate) fn bootstrap_medians_by_process(
                 let mut slots = SplitMix64(seed ^ 0x736c_6f74);
                 for d in draws.iter_mut() {
                     let slot = slots.below(k);
-                    let mut sum = 0u64;
-                    for &(pi, count) in parts {
-                        let w = world[pi][slot].as_slice();
-                        let n = w.len();
-                        if n == 0 {
-                            continue;
-                        }
-                        for _ in 0..count {
-                            sum += w[rng.below(n)];
-                        }
-                    }
-                    *d = sum as f64;
+                    *d = draw(parts, |pi| world[pi][slot].as_slice(), &mut rng);
                 }
                 stats::median_in_place(draws)
             })
