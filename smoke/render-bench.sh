@@ -5,8 +5,8 @@
 # 50 runs of one machine, at other times: the front page shows the newest, the history page all
 # (what results/archive/ grows into).
 # PQPROF=target/release/examples/render measures core's example, which takes the same arguments.
-# The copies are written by core's example `copies` (cargo build --release -p pqprof-core --example
-# copies), in this pqprof's schema, whatever the source file's.
+# The copies are written by core's example `copies` (built here if it is not), in this pqprof's
+# schema and a run's default form (gzip), whatever the source file's.
 # Usage: smoke/render-bench.sh [RESULTS.json]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,9 @@ cmd=("$bin" render)
 src=${1:-$(ls results/vm-2*.json* | sort -t- -k2 | tail -1)}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"${copies:-target/release/examples/copies}" "$src" "$dir"
+copies=${copies:-target/release/examples/copies}
+[[ -x $copies ]] || cargo build --release --locked -p pqprof-core --example copies
+"$copies" "$src" "$dir"
 for n in 1 2 3 10 50; do
   files=()
   for i in $(seq 0 $((n - 1))); do files+=("$dir/run-$i.json.gz"); done

@@ -60,7 +60,7 @@ pub enum Command {
     /// League tables: every backend's phases against the fastest measured in the run and the best
     /// published cycle count (references/cycles.toml, compiled in).
     League {
-        /// Results file (default: the newest results/*.json).
+        /// Results file (default: the newest in results/, .json or .json.gz).
         file: Option<PathBuf>,
     },
     /// Spread of every composed median across runs of the same measurement (reliability), and how
@@ -98,7 +98,7 @@ pub enum Command {
     HandshakeServer(HandshakeServerArgs),
     /// Render the static site from results files.
     Render(RenderArgs),
-    /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json).
+    /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json.gz).
     #[command(hide = true)]
     ResultsPath {
         #[command(flatten)]
@@ -115,7 +115,7 @@ pub enum Command {
 /// `pqprof crosscheck`'s arguments.
 #[derive(Debug, Args)]
 pub struct CrosscheckArgs {
-    /// Results file to add the section to (default: the newest results/*.json).
+    /// Results file to add the section to (default: the newest in results/, .json or .json.gz).
     #[arg(long)]
     pub(crate) results: Option<PathBuf>,
     #[arg(long, default_value = "references/cycles.toml")]
@@ -150,7 +150,7 @@ pub struct CrosscheckArgs {
 /// `pqprof handshake`'s arguments.
 #[derive(Debug, Args)]
 pub struct HandshakeArgs {
-    /// Results file to add the section to (default: the newest results/*.json).
+    /// Results file to add the section to (default: the newest in results/, .json or .json.gz).
     #[arg(long)]
     pub(crate) results: Option<PathBuf>,
     #[arg(long, default_value = "suites")]
@@ -190,7 +190,7 @@ pub struct HandshakeArgs {
 /// `pqprof capacity`'s arguments.
 #[derive(Debug, Args)]
 pub struct CapacityArgs {
-    /// Results file to add the section to (default: the newest results/*.json).
+    /// Results file to add the section to (default: the newest in results/, .json or .json.gz).
     #[arg(long)]
     pub(crate) results: Option<PathBuf>,
     /// Replace a capacity section the results file already has.
@@ -218,7 +218,7 @@ pub struct CapacityArgs {
 /// `pqprof network`'s arguments.
 #[derive(Debug, Args)]
 pub struct NetworkArgs {
-    /// Results file to add the section to (default: the newest results/*.json).
+    /// Results file to add the section to (default: the newest in results/, .json or .json.gz).
     #[arg(long)]
     pub(crate) results: Option<PathBuf>,
     /// Replace a network section the results file already has.
@@ -275,7 +275,7 @@ pub struct NetworkArgs {
 /// `pqprof memory`'s arguments.
 #[derive(Debug, Args)]
 pub struct MemoryArgs {
-    /// Results file to add the section to (default: the newest results/*.json).
+    /// Results file to add the section to (default: the newest in results/, .json or .json.gz).
     #[arg(long)]
     pub(crate) results: Option<PathBuf>,
     /// Replace a memory section the results file already has.
@@ -295,7 +295,7 @@ pub struct MemoryArgs {
 /// `pqprof render`'s arguments.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// Results files, or folders of them (each folder's *.json, not its subfolders).
+    /// Results files, or folders of them (each folder's *.json and *.json.gz, not its subfolders).
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
     /// Every run on the front page and the compare page, not only the newest complete run of
@@ -431,7 +431,8 @@ pub struct RunArgs {
     /// while a phase is wider than --precision).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) iterations: Option<u32>,
-    /// Results file (default: results/<host>-<UTC time>-<host fingerprint>.json); an existing file
+    /// Results file (default: results/<host>-<UTC time>-<host fingerprint>.json.gz, gzip'd; a name
+    /// ending in .json is written as plain JSON); an existing file
     /// is never replaced unless --force.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,

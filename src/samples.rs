@@ -639,10 +639,9 @@ mod tests {
     /// A committed results file, as a child's output.
     fn child() -> Results {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-        let file = std::fs::read_dir(&dir)
+        let file = results::results_files(&dir)
             .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .into_iter()
             .max()
             .expect("a committed results file");
         results::read(&file).unwrap()
@@ -651,13 +650,8 @@ mod tests {
     /// The newest committed timed results file measured in several processes.
     fn timed_child() -> Results {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
+        results::results_files(&dir)
             .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        files
             .iter()
             .rev()
             .map(|f| results::read(f).unwrap())

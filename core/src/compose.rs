@@ -275,7 +275,8 @@ fn per_suite<W>(
 /// `bootstrap_medians` with the run's processes drawn once per world for every phase, and each
 /// drawn handshake made in one of them (files from 2026-12-03 on, `Composed::ci_by_process`).
 ///
-/// A world draws K of the run's K processes with replacement; each phase's samples are resampled
+/// A world draws K of the K processes some suite's phase was measured in, with replacement; each
+/// phase's samples are resampled
 /// within each drawn process (a phase not measured in one, a precision batch's, takes one of its
 /// own processes instead). A handshake draw then picks one of the K slots, the same slot for every
 /// suite at the same draw, and draws every call of every phase from that slot. So a slow process
@@ -289,30 +290,41 @@ pub(crate) fn bootstrap_medians_by_process(
     draws_per_world: usize,
 ) -> Vec<Vec<f64>> {
     let (index, used) = suite_index(suites, phases);
-    let k = phases
-        .iter()
-        .zip(&used)
-        .filter(|(_, u)| **u)
-        .flat_map(|(p, _)| p.process_ids.iter().map(|&i| i + 1))
-        .max()
-        .unwrap_or(1);
     // Each phase's samples by process, with the run's process index of each (one group of every
-    // sample where the phase has no processes recorded).
+    // sample where the phase has no processes recorded, or an empty one).
     let grouped: Vec<(Vec<&[u64]>, Vec<usize>)> = phases
         .iter()
         .map(
             |p| match crate::stats::groups(&p.samples_ns, &p.processes) {
-                Some(g) if g.len() > 1 && g.len() == p.process_ids.len() => {
+                Some(g)
+                    if g.len() > 1
+                        && g.len() == p.process_ids.len()
+                        && g.iter().all(|x| !x.is_empty()) =>
+                {
                     (g, p.process_ids.clone())
                 }
                 _ => (vec![p.samples_ns.as_slice()], Vec::new()),
             },
         )
         .collect();
+    // The processes drawn from: those some used phase was measured in (a file's ids are data, so
+    // their count, not their largest value, sizes the draws).
+    let mut ids: Vec<usize> = grouped
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .flat_map(|((_, ids), _)| ids.iter().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        ids.push(0);
+    }
+    let k = ids.len();
     let world_medians = |b: usize, world: &mut Vec<Vec<Vec<u64>>>, draws: &mut Vec<f64>| {
         let seed = stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9);
         let mut rng = SplitMix64(seed);
-        let picks: Vec<usize> = (0..k).map(|_| rng.below(k)).collect();
+        let picks: Vec<usize> = (0..k).map(|_| ids[rng.below(k)]).collect();
         for ((w, (groups, ids)), u) in world.iter_mut().zip(&grouped).zip(&used) {
             if !*u {
                 continue;

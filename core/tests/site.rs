@@ -269,7 +269,7 @@ fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
     std::fs::create_dir_all(&dir).unwrap();
     let src = xeon_shown();
     let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&src).unwrap()).unwrap();
+        serde_json::from_str(&pqprof_core::results::read_text(&src).unwrap()).unwrap();
     v["run"]["host"]["hostname"] = "graviton".into();
     v["run"]["host"]["arch"] = "aarch64".into();
     v["run"]["host"]["cpu_model"] = "ARM part 0xd40".into();

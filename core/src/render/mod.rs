@@ -191,8 +191,9 @@ fn page<T: Serialize>(
     }
 }
 
-/// The results files a list of paths names: each file as given, each folder's `*.json` files
-/// (not its subfolders: `results/` and `results/archive/` are named apart), in name order.
+/// The results files a list of paths names: each file as given, each folder's `*.json` and
+/// `*.json.gz` files (not its subfolders: `results/` and `results/archive/` are named apart), in
+/// name order.
 pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for p in paths {

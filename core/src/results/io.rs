@@ -14,27 +14,49 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Reads a results file, plain JSON or gzip'd JSON, refusing other schema versions with a message
 /// that says what to do.
 pub fn read(path: &Path) -> Result<Results> {
-    let text = read_text(path)?;
+    let (text, gzip) = read_text_of(path)?;
     parse(&text).map_err(|e| {
-        let gzip = is_gzip_name(path).then_some(" (in its JSON, once unzipped)");
+        let gzip = gzip.then_some(" (in its JSON, once unzipped)");
         anyhow!("{}: {e}{}", path.display(), gzip.unwrap_or(""))
     })
 }
 
 /// A results file's JSON text, unzipped where it is gzip'd (for readers of the JSON itself).
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    text(bytes).with_context(|| format!("{}: cannot read", path.display()))
+    read_text_of(path).map(|(text, _)| text)
 }
 
-/// A file's JSON text: unzipped where it is gzip'd (the whole stream, checked against its CRC and
-/// length, so a cut-off file is an error and not half a file).
+/// The text, and whether it was gzip'd.
+fn read_text_of(path: &Path) -> Result<(String, bool)> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let gzip = bytes.starts_with(&GZIP_MAGIC);
+    let text = text(bytes).with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok((text, gzip))
+}
+
+/// The most a gzip'd results file may unzip to: a default run is about 3 MB of JSON, so this only
+/// stops a small file that would unzip to gigabytes.
+const MAX_UNZIPPED: u64 = 1 << 30;
+
+/// A file's JSON text: unzipped where it is gzip'd (one whole stream, checked against its CRC and
+/// length, with nothing after it: a file cut short or with bytes added is an error, not part of a
+/// file).
 fn text(bytes: Vec<u8>) -> Result<String> {
     let bytes = if bytes.starts_with(&GZIP_MAGIC) {
+        let mut rest = bytes.as_slice();
         let mut out = Vec::with_capacity(bytes.len() * 3);
-        flate2::read::GzDecoder::new(bytes.as_slice())
+        let mut gz = flate2::bufread::GzDecoder::new(&mut rest);
+        (&mut gz)
+            .take(MAX_UNZIPPED + 1)
             .read_to_end(&mut out)
             .context("not a whole gzip stream")?;
+        if out.len() as u64 > MAX_UNZIPPED {
+            bail!("unzips to more than {MAX_UNZIPPED} bytes");
+        }
+        drop(gz);
+        if !rest.is_empty() {
+            bail!("{} bytes after its gzip stream", rest.len());
+        }
         out
     } else {
         bytes
@@ -295,6 +317,12 @@ mod tests {
             e.contains("r.json.gz: cannot read") && e.contains("gzip"),
             "{e}"
         );
+        // With bytes after the stream (a second file appended), it is an error too.
+        let mut twice = b.clone();
+        twice.extend_from_slice(&b);
+        std::fs::write(&gz, &twice).unwrap();
+        let e = format!("{:#}", read(&gz).unwrap_err());
+        assert!(e.contains("bytes after its gzip stream"), "{e}");
         // Its JSON broken, the error says the place is in the unzipped JSON.
         let mut broken = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         broken

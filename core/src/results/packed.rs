@@ -115,6 +115,11 @@ pub fn decode(s: &str) -> Result<Vec<u64>, String> {
             }
             n |= u32::from(x) << (18 - 6 * i);
         }
+        // The bits past the last byte are zero in the one encoding of those bytes (RFC 4648
+        // section 3.5), so one list has one string.
+        if n & ((1 << (8 * pad)) - 1) != 0 {
+            return Err("a packed list's padding bits are not zero".into());
+        }
         for i in 0..3 - pad {
             v.push((n >> (16 - 8 * i)) as u8)?;
         }
@@ -261,6 +266,8 @@ mod tests {
         assert_eq!(encode(&[300, 299]), "d1:2AQB");
         assert_eq!(decode("d1:2AQB").unwrap(), vec![300, 299]);
         assert_eq!(decode("d1:Ag==").unwrap(), vec![1]);
+        // "Ah==" carries the same byte with a padding bit set: not the encoding of anything.
+        assert!(decode("d1:Ah==").unwrap_err().contains("padding bits"));
         assert_eq!(decode("d1:").unwrap(), Vec::<u64>::new());
     }
 
