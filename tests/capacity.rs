@@ -123,6 +123,44 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         }
     }
 
+    // Resumed beside full (#34), where the handshake step resumes: the hybrid and X25519 with the
+    // baseline chain, the hybrid with ML-DSA-65; every handshake resumed, each row against its
+    // full twin.
+    let resumed = c["resumed"].as_array().unwrap();
+    let resuming = if go.is_some() { 3 } else { 2 };
+    assert_eq!(resumed.len(), 3 * resuming, "{resumed:?}");
+    for m in resumed {
+        let n = common::ints(&m["wall_ns"]).len();
+        assert!(n >= 5, "{m}");
+        assert_eq!(m["resumptions"], n, "{}", m["group"]);
+        assert_eq!(m["against"]["suite"], m["group"]);
+        assert_eq!(m["against"]["auth"], m["auth"]);
+        assert!(m["composed_server_delta_ns"].is_null());
+        let full = inmem
+            .iter()
+            .find(|f| {
+                f["stack"] == m["stack"] && f["group"] == m["group"] && f["auth"] == m["auth"]
+            })
+            .unwrap_or_else(|| panic!("no full row for {m}"));
+        assert!(full.get("resumptions").is_none(), "{full}");
+        let ratio =
+            m["server_per_core_s"].as_f64().unwrap() / full["server_per_core_s"].as_f64().unwrap();
+        assert!((m["vs_baseline"].as_f64().unwrap() - ratio).abs() < 1e-9 * ratio);
+    }
+    assert!(of("resumed", "quinn").is_empty());
+    let triples: Vec<String> = of("resumed", "rustls")
+        .iter()
+        .map(|m| format!("{} + {}", m["group"], m["auth"]).replace('"', ""))
+        .collect();
+    assert_eq!(
+        triples,
+        [
+            "X25519 + ECDSA-P256",
+            "X25519MLKEM768 + ECDSA-P256",
+            "X25519MLKEM768 + ML-DSA-65"
+        ]
+    );
+
     let sockets = c["sockets"].as_array().unwrap();
     let stacks = if go.is_some() { 3 } else { 2 };
     assert_eq!(
@@ -229,6 +267,24 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         "{}",
         common::stderr(&check)
     );
+
+    // A resumed row whose handshakes did not all resume is caught: the certificate's cost would
+    // be back in it.
+    let mut fell_back = v.clone();
+    let n = fell_back["capacity"]["resumed"][1]["resumptions"]
+        .as_u64()
+        .unwrap();
+    fell_back["capacity"]["resumed"][1]["resumptions"] = serde_json::json!(n - 1);
+    let bad = common::tmp("cap", "fell-back.json");
+    std::fs::write(&bad, serde_json::to_string(&fell_back).unwrap()).unwrap();
+    let check = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        common::stderr(&check)
+    );
+    assert!(said.contains("handshakes resumed"), "{said}");
 
     // A second capacity run does not replace the first without --force.
     let again = pqprof(&["capacity", "--results", file, "--quick"]);

@@ -51,6 +51,9 @@ type pair struct {
 	group  tls.CurveID
 	client *tls.Config
 	server *tls.Config
+	// resumed: the server issues a ticket per handshake and the client
+	// resumes the next handshake with it (psk_dhe_ke).
+	resumed bool
 }
 
 // pairReport is the answer to `run N`: each handshake's client, server and
@@ -60,8 +63,10 @@ type pairReport struct {
 	ClientNs []int64 `json:"client_ns"`
 	ServerNs []int64 `json:"server_ns"`
 	WallNs   []int64 `json:"wall_ns"`
-	Failures int     `json:"failures"`
-	Error    string  `json:"last_error,omitempty"`
+	// Resumed says, per handshake, whether the client resumed a session.
+	Resumed  []bool `json:"resumed"`
+	Failures int    `json:"failures"`
+	Error    string `json:"last_error,omitempty"`
 }
 
 // checkReport is the answer to `check`: one handshake's negotiated group.
@@ -75,6 +80,7 @@ func pairCmd(args []string) error {
 	certPath := fs.String("cert", "", "the certificates the server sends: a PEM chain, leaf first, or one DER certificate")
 	keyPath := fs.String("key", "", "PEM PKCS#8 private key of the leaf")
 	caPath := fs.String("ca", "", "DER certificate the client trusts: the root of the chain")
+	resumed := fs.Bool("resumed", false, "issue a ticket per handshake and resume the next handshake with it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -86,6 +92,9 @@ func pairCmd(args []string) error {
 	p, err := newPair(*group, *certPath, *keyPath, *caPath)
 	if err != nil {
 		return err
+	}
+	if *resumed {
+		p.resume()
 	}
 	exitWithParent()
 	return p.commands(os.Stdin, os.Stdout)
@@ -118,6 +127,14 @@ func newPair(group, certPath, keyPath, caPath string) (*pair, error) {
 			ServerName:       "localhost",
 		},
 	}, nil
+}
+
+// resume makes the pair's handshakes resumptions: one ticket per handshake,
+// kept by the client for the next (crypto/tls uses a TLS 1.3 ticket once).
+func (p *pair) resume() {
+	p.resumed = true
+	p.server.SessionTicketsDisabled = false
+	p.client.ClientSessionCache = tls.NewLRUClientSessionCache(1)
 }
 
 // commands answers `check` (one handshake, its group checked) and `run N` (N
@@ -159,6 +176,7 @@ func (p *pair) run(n int) pairReport {
 		ClientNs: make([]int64, 0, n),
 		ServerNs: make([]int64, 0, n),
 		WallNs:   make([]int64, 0, n),
+		Resumed:  make([]bool, 0, n),
 	}
 	for range n {
 		s, err := p.handshake(false)
@@ -170,6 +188,7 @@ func (p *pair) run(n int) pairReport {
 		r.ClientNs = append(r.ClientNs, s.client.Nanoseconds())
 		r.ServerNs = append(r.ServerNs, s.server.Nanoseconds())
 		r.WallNs = append(r.WallNs, s.wall.Nanoseconds())
+		r.Resumed = append(r.Resumed, s.resumed)
 	}
 	return r
 }
@@ -177,6 +196,7 @@ func (p *pair) run(n int) pairReport {
 // pairSample is one handshake's times.
 type pairSample struct {
 	client, server, wall time.Duration
+	resumed              bool
 }
 
 // handshake runs one full handshake in memory: the client in this goroutine,
@@ -216,13 +236,25 @@ func (p *pair) handshake(check bool) (pairSample, error) {
 	// The server reads the client's Finished, or sees the link closed.
 	link.hand(serverTurn)
 	serr := <-done
-	wall := time.Now().Sub(start)
 	if cerr != nil {
 		return pairSample{}, fmt.Errorf("client: %w", cerr)
 	}
 	if serr != nil {
 		return pairSample{}, fmt.Errorf("server: %w", serr)
 	}
+	if p.resumed {
+		// The server's ticket came in its first flight, after its Finished;
+		// the client takes it on its first read after the handshake (client
+		// time, as on a socket). Nothing follows it: the link ends there.
+		link.close()
+		cc.resume()
+		_, err := client.Read(make([]byte, 1))
+		cc.pause()
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return pairSample{}, fmt.Errorf("client: reading the ticket: %v", err)
+		}
+	}
+	wall := time.Now().Sub(start)
 	if check {
 		got, err := negotiatedGroup(client.ConnectionState(), wire.firstReceived)
 		if err != nil {
@@ -237,7 +269,8 @@ func (p *pair) handshake(check bool) (pairSample, error) {
 	if cc.total+sc.total > wall {
 		return pairSample{}, fmt.Errorf("the sides' times (client %v + server %v) exceed the wall time %v", cc.total, sc.total, wall)
 	}
-	return pairSample{client: cc.total, server: sc.total, wall: wall}, nil
+	resumed := client.ConnectionState().DidResume
+	return pairSample{client: cc.total, server: sc.total, wall: wall, resumed: resumed}, nil
 }
 
 // groupName is a group's name as pqprof's suites spell it.

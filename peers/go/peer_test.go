@@ -510,6 +510,35 @@ func TestPairTimesEachSideInsideTheWallTime(t *testing.T) {
 	}
 }
 
+// In memory, resumed: the check's handshake is full and brings the first
+// ticket; every handshake after it resumes with the one before's ticket. The
+// full pair says none resumed.
+func TestPairResumesEachHandshakeWithTheTicketBefore(t *testing.T) {
+	chainPath, keyPath, rootPath := writeChain(t, ecdsaKeys(t, 3)...)
+	run := func(resumed bool) pairReport {
+		p, err := newPair("X25519MLKEM768", chainPath, keyPath, rootPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resumed {
+			p.resume()
+		}
+		if _, err := p.handshake(true); err != nil {
+			t.Fatal(err)
+		}
+		return p.run(30)
+	}
+	full, resumed := run(false), run(true)
+	if full.Failures != 0 || resumed.Failures != 0 || len(resumed.Resumed) != 30 {
+		t.Fatalf("full %+v, resumed %+v", full, resumed)
+	}
+	for i := range resumed.Resumed {
+		if !resumed.Resumed[i] || full.Resumed[i] {
+			t.Fatalf("handshake %d: resumed %v, full pair resumed %v", i, resumed.Resumed[i], full.Resumed[i])
+		}
+	}
+}
+
 // TestHelperHoldClient is TestCapacityServerPoolAndHold's client, run as a
 // process of its own: it opens three held connections, says so, and keeps them
 // until its input closes.

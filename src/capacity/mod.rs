@@ -16,8 +16,8 @@ pub mod server;
 
 use crate::auth::Step;
 use crate::results::{
-    Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, RealStack, Results, Sockets,
-    StopReason, Warning,
+    mode_suffix, Against, Capacity, InMemory, LoadStep, Memory, MemoryStep, Mode, RealStack,
+    Results, Sockets, StopReason, Warning,
 };
 use crate::stack::child::{CapacityStart, Server};
 use crate::stack::{self, Availability, Config, Identity, Pair, Sample, Teardown, TlsStack};
@@ -399,7 +399,8 @@ pub(crate) fn run(
     if load_core.is_none() {
         notes.push(Warning::OneCore);
     }
-    let in_memory = in_memory(opts, &stacks, cores, results, &chains, &mut notes, progress)?;
+    let (in_memory, resumed) =
+        in_memory(opts, &stacks, cores, results, &chains, &mut notes, progress)?;
 
     // 2. Sockets: the server child on the server core, load threads on the load core.
     let mut sockets = Vec::new();
@@ -506,6 +507,7 @@ pub(crate) fn run(
         fd_limit_before,
         fd_limit,
         in_memory,
+        resumed,
         sockets,
         memory,
         notes,
@@ -517,6 +519,8 @@ struct Cell {
     stack: &'static dyn TlsStack,
     group: String,
     auth: String,
+    /// Full handshakes, or resumed ones (each with the ticket the handshake before brought).
+    mode: Mode,
     pair: Box<dyn Pair>,
     per_round: usize,
     samples: Vec<Sample>,
@@ -590,6 +594,8 @@ fn in_memory_row(c: &Cell, opts: &Options, cores: usize) -> Result<InMemory> {
         server_delta_ns: None,
         composed_server_delta_ns: None,
         failures: c.failures,
+        resumptions: (c.mode == Mode::Resumed)
+            .then(|| c.samples.iter().filter(|s| s.resumed).count()),
         client_ns,
         server_ns,
         wall_ns,
@@ -643,7 +649,7 @@ fn in_memory(
     chains: &stack::identity::Chains,
     notes: &mut Vec<Warning>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<InMemory>> {
+) -> Result<(Vec<InMemory>, Vec<InMemory>)> {
     let mut cells = Vec::new();
     let pairs: Vec<(&String, &crate::auth::Auth)> = opts
         .groups
@@ -662,25 +668,49 @@ fn in_memory(
                 continue;
             }
             let (id, _) = chains.get(&auth.name)?;
-            let pair = stack.pair(Config::plain(group, id))?;
-            pair.handshake(true)
-                .with_context(|| format!("{} {group} + {} in memory", stack.name(), auth.name))?;
-            // Warm-up decides how many handshakes a round takes.
-            let warm: Vec<Sample> = pair.handshakes(20).into_iter().collect::<Result<_>>()?;
-            let mean = warm.iter().map(|s| s.wall_ns as f64).sum::<f64>() / warm.len() as f64;
-            let per_round = ((opts.in_memory_ms as f64 * 1e6 / opts.rounds.max(1) as f64 / mean)
-                .round() as usize)
-                .max(5);
-            cells.push(Cell {
-                stack,
-                group: group.to_string(),
-                auth: auth.name.clone(),
-                pair,
-                per_round,
-                samples: Vec::new(),
-                failures: 0,
-                rounds: 0,
-            });
+            // Resumed beside full where the handshake step resumes the same scenario (#34).
+            let resumes = stack.features().resumption
+                && crate::figures::modes::made(
+                    Mode::Resumed,
+                    stack.protocol(),
+                    group,
+                    Some(&auth.name),
+                    &opts.auths.baseline,
+                );
+            let modes = [Mode::Full, Mode::Resumed];
+            for mode in modes.into_iter().filter(|&m| m == Mode::Full || resumes) {
+                let pair = stack.pair(Config {
+                    mode,
+                    ..Config::plain(group, id)
+                })?;
+                // The checked first handshake is full; a resumed pair's brings its first ticket.
+                pair.handshake(true).with_context(|| {
+                    format!(
+                        "{} {group} + {}{} in memory",
+                        stack.name(),
+                        auth.name,
+                        mode_suffix(mode, false)
+                    )
+                })?;
+                // Warm-up decides how many handshakes a round takes.
+                let warm: Vec<Sample> = pair.handshakes(20).into_iter().collect::<Result<_>>()?;
+                let mean = warm.iter().map(|s| s.wall_ns as f64).sum::<f64>() / warm.len() as f64;
+                let per_round =
+                    ((opts.in_memory_ms as f64 * 1e6 / opts.rounds.max(1) as f64 / mean).round()
+                        as usize)
+                        .max(5);
+                cells.push(Cell {
+                    stack,
+                    group: group.to_string(),
+                    auth: auth.name.clone(),
+                    mode,
+                    pair,
+                    per_round,
+                    samples: Vec::new(),
+                    failures: 0,
+                    rounds: 0,
+                });
+            }
         }
     }
     let round_of = |c: &mut Cell| -> Result<()> {
@@ -723,20 +753,48 @@ fn in_memory(
             break;
         };
         progress(&format!(
-            "capacity: in-memory round {} of {} {} + {} (±{hw:.2}%)",
+            "capacity: in-memory round {} of {} {} + {}{} (±{hw:.2}%)",
             cells[i].rounds + 1,
             cells[i].stack.name(),
             cells[i].group,
-            cells[i].auth
+            cells[i].auth,
+            mode_suffix(cells[i].mode, false)
         ));
         round_of(&mut cells[i])?;
     }
-    let mut out = cells
-        .iter()
-        .map(|c| in_memory_row(c, opts, cores))
-        .collect::<Result<Vec<InMemory>>>()?;
+    let (full, resumed): (Vec<&Cell>, Vec<&Cell>) =
+        cells.iter().partition(|c| c.mode == Mode::Full);
+    let rows = |cells: Vec<&Cell>| -> Result<Vec<InMemory>> {
+        cells
+            .into_iter()
+            .map(|c| in_memory_row(c, opts, cores))
+            .collect()
+    };
+    let mut out = rows(full)?;
     against_baselines(&mut out, opts, results);
-    Ok(out)
+    let mut resumed = rows(resumed)?;
+    against_full(&mut resumed, &out);
+    Ok((out, resumed))
+}
+
+/// Each resumed row against the full handshakes of its stack, group and authentication: what
+/// resumption leaves of the server's cost.
+fn against_full(resumed: &mut [InMemory], full: &[InMemory]) {
+    for m in resumed {
+        let Some(f) = full
+            .iter()
+            .find(|f| f.stack == m.stack && f.group == m.group && f.auth == m.auth)
+        else {
+            continue;
+        };
+        m.baseline = Some(f.group.clone());
+        m.against = Some(Against {
+            suite: f.group.clone(),
+            auth: f.auth.clone(),
+        });
+        m.vs_baseline = Some(m.server_per_core_s / f.server_per_core_s);
+        m.server_delta_ns = Some(m.server.median_ns - f.server.median_ns);
+    }
 }
 
 /// The 95% half-width of the in-memory rate of these handshakes, percent of the rate.

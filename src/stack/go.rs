@@ -163,7 +163,8 @@ impl TlsStack for Go {
             .arg("--key")
             .arg(&files.key)
             .arg("--ca")
-            .arg(&files.root);
+            .arg(&files.root)
+            .args((c.mode == crate::results::Mode::Resumed).then_some("--resumed"));
         let (peer, stdin, lines) = Peer::start(cmd, &bin)?;
         Ok(Box::new(GoPair {
             group: c.group.to_string(),
@@ -576,6 +577,9 @@ struct PairReport {
     client_ns: Vec<u64>,
     server_ns: Vec<u64>,
     wall_ns: Vec<u64>,
+    /// Per handshake, whether the client resumed (a peer older than resumed pairs sends none).
+    #[serde(default)]
+    resumed: Vec<bool>,
     failures: usize,
     #[serde(default)]
     last_error: Option<String>,
@@ -635,11 +639,13 @@ impl Pair for GoPair {
             .iter()
             .zip(&r.client_ns)
             .zip(&r.server_ns)
-            .map(|((&wall_ns, &client_ns), &server_ns)| {
+            .enumerate()
+            .map(|(k, ((&wall_ns, &client_ns), &server_ns))| {
                 Ok(Sample {
                     client_ns,
                     server_ns,
                     wall_ns,
+                    resumed: r.resumed.get(k).copied().unwrap_or(false),
                 })
             })
             .collect();

@@ -208,6 +208,9 @@ pub struct Sample {
     pub client_ns: u64,
     pub server_ns: u64,
     pub wall_ns: u64,
+    /// The client resumed a session (a pair made with `Mode::Resumed` resumes each handshake with
+    /// the ticket the one before brought).
+    pub resumed: bool,
 }
 
 /// Runs one side's part of an in-memory handshake, adding its time to that side's.
@@ -290,7 +293,8 @@ pub trait Served: Send {
 
 /// A client and a server of one stack in one thread, passing records through memory.
 pub trait Pair {
-    /// One full handshake; with `check`, the negotiated group is verified.
+    /// One handshake (full, or in a pair made with `Mode::Resumed` resumed with the ticket the
+    /// handshake before brought); with `check`, the negotiated group is verified.
     fn handshake(&self, check: bool) -> Result<Sample>;
 
     /// `n` handshakes one after another, unchecked, each failure in its place. A pair in another

@@ -107,7 +107,7 @@ impl TlsStack for OpenSsl {
         Ok(Box::new(Client {
             connector: connector(c)?,
             armed: c.armed,
-            ticket: (c.mode == Mode::Resumed).then(|| std::sync::Mutex::new(None)),
+            tickets: Tickets::of(c.mode),
         }))
     }
 
@@ -120,6 +120,7 @@ impl TlsStack for OpenSsl {
             client: connector(c)?,
             server: acceptor(c)?,
             group: c.group.to_string(),
+            tickets: Tickets::of(c.mode),
         }))
     }
 }
@@ -334,13 +335,20 @@ fn evidence(ssl: &openssl::ssl::SslRef, flight: u64) -> Evidence {
 struct Client {
     connector: Connector,
     armed: bool,
-    /// Resumed handshakes: the session the last connection's ticket made, for the next.
-    ticket: Option<std::sync::Mutex<Option<openssl::ssl::SslSession>>>,
+    tickets: Tickets,
 }
 
-impl Client {
-    fn take_ticket(&self) -> Option<openssl::ssl::SslSession> {
-        self.ticket.as_ref()?.lock().ok()?.take()
+/// Resumed handshakes (`Mode::Resumed`): the session the last connection's ticket made, for the
+/// next; `None` for every other mode.
+struct Tickets(Option<std::sync::Mutex<Option<openssl::ssl::SslSession>>>);
+
+impl Tickets {
+    fn of(mode: Mode) -> Tickets {
+        Tickets((mode == Mode::Resumed).then(|| std::sync::Mutex::new(None)))
+    }
+
+    fn take(&self) -> Option<openssl::ssl::SslSession> {
+        self.0.as_ref()?.lock().ok()?.take()
     }
 
     /// Keeps the session of a connection that has read past its handshake (the ticket comes
@@ -348,9 +356,9 @@ impl Client {
     /// the connection's session with a new one for each ticket received, so the same session means
     /// no new ticket came, and the next connection makes a full handshake rather than reuse it
     /// (the server's count of resumptions then says so).
-    fn keep_ticket(&self, ssl: &openssl::ssl::SslRef, used: Option<&openssl::ssl::SslSessionRef>) {
+    fn keep(&self, ssl: &openssl::ssl::SslRef, used: Option<&openssl::ssl::SslSessionRef>) {
         use foreign_types::ForeignTypeRef;
-        if let Some(t) = &self.ticket {
+        if let Some(t) = &self.0 {
             if let (Ok(mut t), Some(s)) = (t.lock(), ssl.session()) {
                 let fresh = used.is_none_or(|u| u.as_ptr() != s.as_ptr());
                 *t = (fresh && resumable(s)).then(|| s.to_owned());
@@ -361,14 +369,14 @@ impl Client {
 
 impl super::Client for Client {
     fn connect(&self, addr: SocketAddr, want_evidence: bool) -> Result<One> {
-        let ticket = self.take_ticket();
+        let ticket = self.tickets.take();
         tls::measure_connection(self.armed, |t0| {
             let sock = Counted::tcp(tcp(addr)?);
             let mut tls = self.connector.resume(sock, ticket.as_deref())?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
             echo(&mut tls)?;
-            self.keep_ticket(tls.ssl(), ticket.as_deref());
+            self.tickets.keep(tls.ssl(), ticket.as_deref());
             let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
             let _ = tls.shutdown();
             Ok((hs, tls.get_ref().summary(), ev))
@@ -420,12 +428,13 @@ struct InMemory {
     client: Connector,
     server: openssl::ssl::SslAcceptor,
     group: String,
+    tickets: Tickets,
 }
 
 impl Pair for InMemory {
     fn handshake(&self, check: bool) -> Result<Sample> {
         handshake_in_memory(
-            &self.client,
+            (&self.client, &self.tickets),
             &self.server,
             check.then_some(self.group.as_str()),
         )
@@ -467,7 +476,7 @@ impl Write for MemStream {
 }
 
 fn handshake_in_memory(
-    connector: &Connector,
+    (connector, tickets): (&Connector, &Tickets),
     acceptor: &openssl::ssl::SslAcceptor,
     check: Option<&str>,
 ) -> Result<Sample> {
@@ -475,8 +484,13 @@ fn handshake_in_memory(
     let (mut tc, mut ts) = (Duration::ZERO, Duration::ZERO);
     let (a, b): (Queue, Queue) = (Rc::default(), Rc::default());
     let start = Instant::now();
+    let ticket = tickets.take();
     let mut client = side(&mut tc, || -> Result<_> {
-        let ssl = connector.ssl()?;
+        let mut ssl = connector.ssl()?;
+        if let Some(t) = &ticket {
+            // SAFETY: the session comes from a connection of this same client context.
+            unsafe { ssl.set_session(t)? };
+        }
         Ok(SslStream::new(
             ssl,
             MemStream {
@@ -510,19 +524,45 @@ fn handshake_in_memory(
             server_done = side(&mut ts, || pending(server.accept()))?;
         }
         if client_done && server_done {
-            let wall = start.elapsed();
             if let Some(g) = check {
                 let got = group_name(client.ssl());
                 ensure!(
                     norm(&got) == norm(g),
                     "OpenSSL negotiated {got}, expected {g}"
                 );
-                ensure!(!client.ssl().session_reused(), "OpenSSL resumed a session");
+                ensure!(
+                    ticket.is_some() || !client.ssl().session_reused(),
+                    "OpenSSL resumed a session"
+                );
+            }
+            let resumed = client.ssl().session_reused();
+            if tickets.0.is_some() {
+                // The server wrote its ticket after reading the client's Finished; reading it
+                // (no application data follows) is the client's, as on a socket.
+                side(&mut tc, || -> Result<()> {
+                    let mut byte = [0u8; 1];
+                    match client.ssl_read(&mut byte) {
+                        Err(e) if e.code() == ErrorCode::WANT_READ => Ok(()),
+                        Ok(_) => Err(anyhow!("OpenSSL: data after the handshake")),
+                        Err(e) => Err(anyhow!("OpenSSL: reading the ticket: {e}")),
+                    }
+                })?;
+            }
+            let wall = start.elapsed();
+            if tickets.0.is_some() {
+                tickets.keep(client.ssl(), ticket.as_deref());
+                // Freed without a close_notify sent, a connection's session counts as bad and
+                // OpenSSL marks it not resumable (ssl/ssl_sess.c `ssl_clear_bad_session`); a
+                // client on a socket sends one as it closes, as this one does, untimed.
+                client
+                    .shutdown()
+                    .map_err(|e| anyhow!("OpenSSL: close_notify: {e}"))?;
             }
             return Ok(Sample {
                 client_ns: tc.as_nanos() as u64,
                 server_ns: ts.as_nanos() as u64,
                 wall_ns: wall.as_nanos() as u64,
+                resumed,
             });
         }
     }

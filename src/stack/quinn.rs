@@ -87,6 +87,7 @@ impl TlsStack for Quinn {
     }
 
     fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
+        ensure!(c.mode == Mode::Full, "quinn: only full handshakes");
         Ok(Box::new(InMemory {
             client: client_config(c, false)?,
             noted: client_config(c, true)?,
@@ -785,6 +786,7 @@ impl Pair for InMemory {
                     client_ns: tc.as_nanos() as u64,
                     server_ns: ts.as_nanos() as u64,
                     wall_ns: wall.as_nanos() as u64,
+                    resumed: false,
                 });
             }
             if !moved {

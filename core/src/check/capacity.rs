@@ -158,13 +158,21 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
 }
 
 fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
-    for m in &c.in_memory {
+    let full = c.in_memory.iter().map(|m| (m, false));
+    for (m, resumed) in full.chain(c.resumed.iter().map(|m| (m, true))) {
         let name = format!(
-            "capacity in-memory {} {}{}",
+            "capacity in-memory {} {}{}{}",
             m.stack.name(),
             m.group,
-            m.auth.as_ref().map_or(String::new(), |a| format!(" + {a}"))
+            m.auth.as_ref().map_or(String::new(), |a| format!(" + {a}")),
+            if resumed { " (resumed)" } else { "" }
         );
+        resumptions(problems, &name, m, resumed);
+        if resumed && m.composed_server_delta_ns.is_some() {
+            problems.push(Problem::incomplete(format!(
+                "{name}: a composed server-side difference, which no resumed suite gives"
+            )));
+        }
         if m.client_ns.len() != m.wall_ns.len() || m.server_ns.len() != m.wall_ns.len() {
             problems.push(Problem::incomplete(format!(
                 "{name}: client, server and wall samples differ in number"
@@ -289,5 +297,29 @@ fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
                 ))),
             }
         }
+    }
+}
+
+/// A resumed row's handshakes all resumed, as its client saw them (a resumption that fell back to
+/// a full handshake would put the certificate's cost back in); a full row claims none.
+fn resumptions(
+    problems: &mut Vec<Problem>,
+    name: &str,
+    m: &crate::results::InMemory,
+    resumed: bool,
+) {
+    match (resumed, m.resumptions) {
+        (true, Some(n)) if n == m.wall_ns.len() => {}
+        (true, Some(n)) => problems.push(Problem::evidence(format!(
+            "{name}: {n} of its {} handshakes resumed; a resumed row's must all resume",
+            m.wall_ns.len()
+        ))),
+        (true, None) => problems.push(Problem::evidence(format!(
+            "{name}: a resumed row without its count of resumptions"
+        ))),
+        (false, Some(n)) if n > 0 => problems.push(Problem::evidence(format!(
+            "{name}: a full handshake's row says {n} of its handshakes resumed"
+        ))),
+        (false, _) => {}
     }
 }

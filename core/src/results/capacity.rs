@@ -20,6 +20,10 @@ pub struct Capacity {
     pub fd_limit_before: u64,
     pub fd_limit: u64,
     pub in_memory: Vec<InMemory>,
+    /// Resumed TLS 1.3 handshakes in memory (psk_dhe_ke with the ticket the handshake before
+    /// brought, #34), each against the full row of its stack, group and authentication.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<InMemory>,
     pub sockets: Vec<Sockets>,
     pub memory: Vec<Memory>,
     /// What deserves caution: a load generator that could not keep up, a step cut short.
@@ -83,6 +87,10 @@ pub struct InMemory {
     /// encapsulation, half of the symmetric work; see check::capacity), medians.
     pub composed_server_delta_ns: Option<f64>,
     pub failures: usize,
+    /// Of the handshakes stored, how many the client saw resume a session (resumed rows; every
+    /// one of them, or check fails the row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumptions: Option<usize>,
 }
 
 impl InMemory {
