@@ -10,7 +10,7 @@
 
 use super::answer::{PairedDelta, CERTIFICATE, HYBRID};
 use super::handshake::{paired_connections, Connections, DeltaPairing};
-use crate::results::{Handshakes, Mode, Scenario};
+use crate::results::{Capacity, Handshakes, InMemory, Mode, Scenario};
 
 /// Whether the handshake step makes a scenario in `mode` as well as full:
 /// - resumed: the TLS hybrid and its classical baseline with the baseline certificate (the
@@ -114,6 +114,21 @@ pub(crate) fn shared_medians(p: &Pair) -> Option<(f64, f64)> {
 pub(crate) fn kept_pct(p: &Pair) -> Option<f64> {
     let (f, o) = shared_medians(p)?;
     (f > 0.0).then(|| o / f * 100.0)
+}
+
+/// The in-memory capacity rows of a resumed scenario (`capacity.resumed`) and its full twin:
+/// (full, resumed), matched by stack, group and authentication.
+pub(crate) fn in_memory_rates<'a>(
+    c: &'a Capacity,
+    stack: &str,
+    group: &str,
+    auth: Option<&str>,
+) -> Option<(&'a InMemory, &'a InMemory)> {
+    let of = |rows: &'a [InMemory]| {
+        rows.iter()
+            .find(|m| m.stack.name() == stack && m.group == group && m.auth.as_deref() == auth)
+    };
+    Some((of(&c.in_memory)?, of(&c.resumed)?))
 }
 
 #[cfg(test)]

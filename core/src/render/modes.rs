@@ -9,8 +9,8 @@ use super::answer::{half_us, interval_us};
 use super::Run;
 use crate::figures::answer::{resolved, PairedDelta};
 use crate::figures::modes::{self as fig, Pair};
-use crate::results::{Handshakes, Mode};
-use crate::units::{bytes, signed_time, time};
+use crate::results::{Capacity, Handshakes, Mode};
+use crate::units::{bytes, count, signed_time, time};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -52,6 +52,8 @@ pub(crate) struct Row {
     pub(crate) delta_resumed: Figure,
     pub(crate) flight: String,
     pub(crate) server_cpu: String,
+    /// Handshakes per server core in memory, full → resumed, with the server's time beneath.
+    pub(crate) capacity: Figure,
 }
 
 #[derive(Serialize)]
@@ -93,7 +95,31 @@ fn stored(s: &crate::results::Scenario, h: &Handshakes) -> Option<PairedDelta> {
     })
 }
 
-fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
+/// The server's in-memory rate full → resumed and their ratio, with each one's server time.
+fn capacity(c: Option<&Capacity>, s: &crate::results::Scenario) -> Figure {
+    let rates = c.and_then(|c| fig::in_memory_rates(c, s.stack.name(), &s.suite, s.auth_name()));
+    match rates {
+        Some((f, r)) => Figure {
+            text: format!(
+                "{} → {}/s ×{:.2}",
+                count(f.server_per_core_s),
+                count(r.server_per_core_s),
+                r.server_per_core_s / f.server_per_core_s
+            ),
+            sub: format!(
+                "server {} → {}",
+                time(f.server.median_ns),
+                time(r.server.median_ns)
+            ),
+        },
+        None => Figure {
+            text: "–".into(),
+            sub: String::new(),
+        },
+    }
+}
+
+fn row(p: &Pair, h: &Handshakes, c: Option<&Capacity>, first_of_stack: bool) -> Row {
     let (f, r) = (p.full, p.other);
     let flight = |s: &crate::results::Scenario| {
         s.evidence
@@ -113,6 +139,7 @@ fn row(p: &Pair, h: &Handshakes, first_of_stack: bool) -> Row {
         delta_resumed: figure(stored(r, h)),
         flight: format!("{} → {}", flight(f), flight(r)),
         server_cpu: format!("{} → {}", time(f.server_cpu_ns), time(r.server_cpu_ns)),
+        capacity: capacity(c, r),
     }
 }
 
@@ -172,7 +199,12 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
         let mut last = None;
         for p in &resumed {
             let stack = p.other.stack.name();
-            rows.push(row(p, h, last != Some(stack)));
+            rows.push(row(
+                p,
+                h,
+                run.results.capacity.as_ref(),
+                last != Some(stack),
+            ));
             last = Some(stack);
         }
         Some(View {
