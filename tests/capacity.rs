@@ -133,6 +133,7 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         let n = common::ints(&m["wall_ns"]).len();
         assert!(n >= 5, "{m}");
         assert_eq!(m["resumptions"], n, "{}", m["group"]);
+        assert_eq!(m["failures"], 0, "{}", m["group"]);
         assert_eq!(m["against"]["suite"], m["group"]);
         assert_eq!(m["against"]["auth"], m["auth"]);
         assert!(m["composed_server_delta_ns"].is_null());
@@ -147,7 +148,6 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
             m["server_per_core_s"].as_f64().unwrap() / full["server_per_core_s"].as_f64().unwrap();
         assert!((m["vs_baseline"].as_f64().unwrap() - ratio).abs() < 1e-9 * ratio);
     }
-    assert!(of("resumed", "quinn").is_empty());
     let triples: Vec<String> = of("resumed", "rustls")
         .iter()
         .map(|m| format!("{} + {}", m["group"], m["auth"]).replace('"', ""))
@@ -285,6 +285,18 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         common::stderr(&check)
     );
     assert!(said.contains("handshakes resumed"), "{said}");
+    // So is one set against another row than its full twin.
+    let mut elsewhere = v.clone();
+    elsewhere["capacity"]["resumed"][1]["against"]["auth"] = serde_json::json!("ML-DSA-65");
+    std::fs::write(&bad, serde_json::to_string(&elsewhere).unwrap()).unwrap();
+    let check = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        common::stderr(&check)
+    );
+    assert!(said.contains("against its full twin"), "{said}");
 
     // A second capacity run does not replace the first without --force.
     let again = pqprof(&["capacity", "--results", file, "--quick"]);

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -139,7 +140,7 @@ func clientCmd(args []string) error {
 	}}
 	if *resumed {
 		// One ticket kept: each connection's ticket resumes the next, once.
-		c.config.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+		c.config.ClientSessionCache = &onceCache{}
 	}
 	exitWithParent()
 	// Failures are reported as JSON on stdout too, so that the driver reading
@@ -361,4 +362,29 @@ func (c *client) connect(capture, reset bool, afterHandshake func(*tls.Conn)) (*
 	conn.TotalNs = int64(time.Since(t0))
 	conn.Sent, conn.Received = wire.sent, wire.received
 	return wire, conn, nil
+}
+
+// onceCache keeps the last ticket a connection brought and gives it out
+// once: crypto/tls's LRU cache keeps a ticket after Get, so a connection
+// that brought none would let the next resume with an older one, where pqprof
+// says each connection resumes with the ticket the one before it brought (as
+// rustls's store and pqprof's OpenSSL client do). A connection without a
+// ticket to offer makes a full handshake, which the server's count shows.
+type onceCache struct {
+	mu      sync.Mutex
+	session *tls.ClientSessionState
+}
+
+func (c *onceCache) Get(string) (*tls.ClientSessionState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.session
+	c.session = nil
+	return s, s != nil
+}
+
+func (c *onceCache) Put(_ string, s *tls.ClientSessionState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.session = s
 }

@@ -130,11 +130,11 @@ func newPair(group, certPath, keyPath, caPath string) (*pair, error) {
 }
 
 // resume makes the pair's handshakes resumptions: one ticket per handshake,
-// kept by the client for the next (crypto/tls uses a TLS 1.3 ticket once).
+// kept by the client for the next and given out once (onceCache).
 func (p *pair) resume() {
 	p.resumed = true
 	p.server.SessionTicketsDisabled = false
-	p.client.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+	p.client.ClientSessionCache = &onceCache{}
 }
 
 // commands answers `check` (one handshake, its group checked) and `run N` (N

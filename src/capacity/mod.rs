@@ -289,22 +289,30 @@ fn served(
 /// its counts and its interval); `None` keeps the fixed design.
 fn scaled(
     opts: &Options,
-    stacks: usize,
+    stacks: &[(&'static dyn TlsStack, Availability)],
     served: usize,
     progress: &mut dyn FnMut(&str),
 ) -> Option<Options> {
     let b = opts.budget?;
-    let pairs = opts
-        .groups
+    // Every stack's full cells, and the resumed ones of those that resume.
+    let cells: usize = stacks
         .iter()
-        .map(|g| opts.auths.for_group(g, Step::Capacity).len())
-        .sum::<usize>();
+        .map(|(st, _)| {
+            opts.groups
+                .iter()
+                .flat_map(|g| {
+                    opts.auths
+                        .for_group(g, Step::Capacity)
+                        .into_iter()
+                        .map(move |a| (g, a))
+                })
+                .map(|(g, a)| 1 + usize::from(resumes(*st, g, &a.name, opts)))
+                .sum::<usize>()
+        })
+        .sum();
     let (m, s) = budget_scale(
         b.as_secs_f64(),
-        (
-            stacks * pairs,
-            (opts.in_memory_ms + opts.precision_extra_ms) as f64,
-        ),
+        (cells, (opts.in_memory_ms + opts.precision_extra_ms) as f64),
         (
             served * opts.socket_groups.len(),
             opts.concurrency.len(),
@@ -325,6 +333,19 @@ fn scaled(
         step_ms: ((opts.step_ms as f64 * s) as u64).max(50),
         ..opts.clone()
     })
+}
+
+/// Whether a stack's in-memory cell of a group and authentication also runs resumed: where the
+/// handshake step resumes the same scenario (#34) and the stack resumes.
+fn resumes(stack: &dyn TlsStack, group: &str, auth: &str, opts: &Options) -> bool {
+    stack.features().resumption
+        && crate::figures::modes::made(
+            Mode::Resumed,
+            stack.protocol(),
+            group,
+            Some(auth),
+            &opts.auths.baseline,
+        )
 }
 
 /// A memory cell: a stack, group and authentication, and the numbers of connections to hold.
@@ -387,7 +408,7 @@ pub(crate) fn run(
     let served = served(&stacks, &mut notes);
     // With a budget, the timed spans shrink to their shares of it (a stated design: every row
     // records its counts and its interval).
-    let scaled = scaled(opts, stacks.len(), served.len(), progress);
+    let scaled = scaled(opts, &stacks, served.len(), progress);
     let opts = scaled.as_ref().unwrap_or(opts);
 
     // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
@@ -668,15 +689,7 @@ fn in_memory(
                 continue;
             }
             let (id, _) = chains.get(&auth.name)?;
-            // Resumed beside full where the handshake step resumes the same scenario (#34).
-            let resumes = stack.features().resumption
-                && crate::figures::modes::made(
-                    Mode::Resumed,
-                    stack.protocol(),
-                    group,
-                    Some(&auth.name),
-                    &opts.auths.baseline,
-                );
+            let resumes = resumes(stack, group, &auth.name, opts);
             let modes = [Mode::Full, Mode::Resumed];
             for mode in modes.into_iter().filter(|&m| m == Mode::Full || resumes) {
                 let pair = stack.pair(Config {
@@ -715,11 +728,19 @@ fn in_memory(
     }
     let round_of = |c: &mut Cell| -> Result<()> {
         crate::interrupt::check()?;
+        let mut failed = false;
         for r in c.pair.handshakes(c.per_round) {
             match r {
                 Ok(s) => c.samples.push(s),
-                Err(_) => c.failures += 1,
+                Err(_) => {
+                    c.failures += 1;
+                    failed = true;
+                }
             }
+        }
+        // A failed resumption used its ticket up: one untimed handshake brings the next round's.
+        if failed && c.mode == Mode::Resumed {
+            c.pair.handshake(false)?;
         }
         c.rounds += 1;
         Ok(())

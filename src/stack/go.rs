@@ -154,6 +154,10 @@ impl TlsStack for Go {
     /// The peer's `pair`, started now by the calling thread, whose core it inherits (capacity's
     /// in-memory measurement runs on the server core).
     fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
+        anyhow::ensure!(
+            matches!(c.mode, Mode::Full | Mode::Resumed),
+            "the Go pair makes full and resumed handshakes only"
+        );
         let files = write_files(c.identity, "go-pair")?;
         let bin = crate::go::binary()?;
         let mut cmd = Command::new(&bin);
@@ -164,7 +168,7 @@ impl TlsStack for Go {
             .arg(&files.key)
             .arg("--ca")
             .arg(&files.root)
-            .args((c.mode == crate::results::Mode::Resumed).then_some("--resumed"));
+            .args((c.mode == Mode::Resumed).then_some("--resumed"));
         let (peer, stdin, lines) = Peer::start(cmd, &bin)?;
         Ok(Box::new(GoPair {
             group: c.group.to_string(),
@@ -577,8 +581,7 @@ struct PairReport {
     client_ns: Vec<u64>,
     server_ns: Vec<u64>,
     wall_ns: Vec<u64>,
-    /// Per handshake, whether the client resumed (a peer older than resumed pairs sends none).
-    #[serde(default)]
+    /// Per handshake, whether the client resumed.
     resumed: Vec<bool>,
     failures: usize,
     #[serde(default)]

@@ -168,10 +168,8 @@ fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
             if resumed { " (resumed)" } else { "" }
         );
         resumptions(problems, &name, m, resumed);
-        if resumed && m.composed_server_delta_ns.is_some() {
-            problems.push(Problem::incomplete(format!(
-                "{name}: a composed server-side difference, which no resumed suite gives"
-            )));
+        if resumed {
+            twin(problems, &name, m, c);
         }
         if m.client_ns.len() != m.wall_ns.len() || m.server_ns.len() != m.wall_ns.len() {
             problems.push(Problem::incomplete(format!(
@@ -297,6 +295,39 @@ fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
                 ))),
             }
         }
+    }
+}
+
+/// A resumed row is against its full twin (the same stack, group and authentication in
+/// `in_memory`, which must be there), with no composed figure, and is the only resumed row of its
+/// scenario.
+fn twin(problems: &mut Vec<Problem>, name: &str, m: &crate::results::InMemory, c: &Capacity) {
+    let same =
+        |b: &crate::results::InMemory| b.stack == m.stack && b.group == m.group && b.auth == m.auth;
+    let own = crate::results::Against {
+        suite: m.group.clone(),
+        auth: m.auth.clone(),
+    };
+    if m.against.as_ref() != Some(&own) || m.baseline.as_ref() != Some(&m.group) {
+        problems.push(Problem::evidence(format!(
+            "{name}: a resumed row is against its full twin, not {:?}",
+            m.against
+        )));
+    }
+    if !c.in_memory.iter().any(same) {
+        problems.push(Problem::incomplete(format!(
+            "{name}: no full row of the same scenario to set it beside"
+        )));
+    }
+    if c.resumed.iter().filter(|b| same(b)).count() > 1 {
+        problems.push(Problem::evidence(format!(
+            "{name}: more than one resumed row of the same scenario"
+        )));
+    }
+    if m.composed_server_delta_ns.is_some() {
+        problems.push(Problem::incomplete(format!(
+            "{name}: a composed server-side difference, which no resumed suite gives"
+        )));
     }
 }
 

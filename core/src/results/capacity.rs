@@ -31,8 +31,10 @@ pub struct Capacity {
     pub notes: Vec<super::Warning>,
 }
 
-/// Full TLS 1.3 handshakes with client and server in one thread on one pinned core, connected by
-/// memory buffers: each side's calls timed separately.
+/// TLS 1.3 handshakes with client and server in one thread on one pinned core, connected by
+/// memory buffers: each side's calls timed separately. Full handshakes in `in_memory`; resumed
+/// ones in `resumed`, whose `baseline` and `against` are their full twin's own group and
+/// authentication.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InMemory {
     pub stack: RealStack,
@@ -60,7 +62,7 @@ pub struct InMemory {
     /// 95% bootstrap intervals of the medians (stats::median_ci95).
     pub server_median_ci95_ns: Option<(f64, f64)>,
     pub wall_median_ci95_ns: Option<(f64, f64)>,
-    /// 1e9 / the mean wall time: full handshakes (both sides) one core completes per second.
+    /// 1e9 / the mean wall time: handshakes (both sides) one core completes per second.
     pub handshakes_per_s: f64,
     /// From the t-interval of the mean wall time.
     pub handshakes_per_s_ci95: Option<(f64, f64)>,
@@ -69,10 +71,11 @@ pub struct InMemory {
     pub precision: Option<super::Precision>,
     /// 1e9 / the mean server time: handshakes one core can serve per second.
     pub server_per_core_s: f64,
-    /// 10,000 / (server_per_core_s x cores): machines like this one needed to serve 10,000 full
-    /// handshakes per second.
+    /// 10,000 / (server_per_core_s x cores): machines like this one needed to serve 10,000
+    /// handshakes of the row's kind per second.
     pub servers_for_10k: f64,
-    /// The classical group of the same stack, and this group's figures against it.
+    /// The classical group of the same stack, and this group's figures against it (a resumed
+    /// row: its own group, against its full twin).
     pub baseline: Option<String>,
     /// The row the figures are against, group and authentication (schema 3): the baseline group
     /// with the baseline authentication, or for another authentication the same group with the

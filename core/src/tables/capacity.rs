@@ -48,6 +48,33 @@ pub fn table(c: &Capacity) -> String {
         ]);
     }
     s += &t.to_string();
+    if !c.resumed.is_empty() {
+        s += "\n\nResumed in memory (each with the ticket the handshake before brought), against full:\n";
+        let mut t = new(vec![
+            "stack",
+            "group",
+            "auth",
+            "server CPU",
+            "server/core-s",
+            "vs full",
+            "server Δ",
+            "resumed",
+        ]);
+        for m in &c.resumed {
+            t.add_row(vec![
+                m.stack.name().to_string(),
+                m.group.clone(),
+                m.auth.clone().unwrap_or_default(),
+                time(m.server.median_ns),
+                count(m.server_per_core_s),
+                m.vs_baseline.map_or(String::new(), crate::units::ratio),
+                m.server_delta_ns
+                    .map_or(String::new(), crate::units::signed_time),
+                format!("{} of {}", m.resumptions.unwrap_or(0), m.server_ns.len()),
+            ]);
+        }
+        s += &t.to_string();
+    }
     s += "\n\nOver loopback sockets (server pinned to one core, load from another):\n";
     let mut t = new(vec![
         "stack",
