@@ -275,6 +275,41 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             sent(x25519)
         );
     }
+    // Resumed cells (#34) on the stacks that resume, at the zero point and 5.6 ms without loss,
+    // none at 10%: every completed handshake resumed as its server saw it, no certificate on the
+    // wire (the ML-DSA-65 chain's flight gone, so no round trip more in the model).
+    let resuming: Vec<&str> = stacks.iter().copied().filter(|s| *s != "quinn").collect();
+    for (p, want) in points.iter().zip([3, 3, 0]) {
+        let resumed = p["resumed"].as_array().map_or(&[][..], |v| v.as_slice());
+        assert_eq!(resumed.len(), want * resuming.len(), "{}", p["loss_pct"]);
+        for c in resumed {
+            let done = common::ints(&c["ready_ns"]).len() as u64;
+            assert!(done >= 10, "{c}");
+            assert_eq!(c["resumptions"], done, "{} {}", c["stack"], c["group"]);
+            assert_eq!(c["failed"], 0);
+            assert_eq!(c["against"]["suite"], c["group"]);
+            assert_eq!(c["against"]["auth"], c["auth"]);
+            let full = p["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| {
+                    f["stack"] == c["stack"] && f["group"] == c["group"] && f["auth"] == c["auth"]
+                })
+                .unwrap_or_else(|| panic!("no full twin of {c}"));
+            assert!(full.get("resumptions").is_none(), "{full}");
+            let flight = |c: &serde_json::Value| c["server_flight_bytes"].as_u64().unwrap();
+            assert!(flight(c) < flight(full), "{c}\n{full}");
+            if c["auth"] == "ML-DSA-65" && p["rtt_ns"].as_f64().unwrap() > 0.0 {
+                assert!(flight(c) < 14_480, "{c}");
+                assert_eq!(
+                    c["model"]["round_trips"].as_f64().unwrap() + 1.0,
+                    full["model"]["round_trips"].as_f64().unwrap(),
+                    "{c}\n{full}"
+                );
+            }
+        }
+    }
     let lossy = &points[2];
     let dropped: u64 = lossy["cells"]
         .as_array()

@@ -57,6 +57,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
     } else {
         std::time::Duration::from_secs_f64(cell_seconds)
     };
+    let kex = crate::suite::load(&suites, &crate::backend::names())?;
     let opts = crate::network::Options {
         grid: crate::network::Grid::named(&grid)?,
         per_point: per_point as usize,
@@ -68,10 +69,12 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         all_groups,
         all_auths,
         stacks,
-        auths: {
-            let kex = crate::suite::load(&suites, &crate::backend::names())?;
-            crate::handshake::tls_auths(&suites, &kex)?
-        },
+        auths: crate::handshake::tls_auths(&suites, &kex)?,
+        shares: kex
+            .iter()
+            .filter(|s| s.protocol == "tls13")
+            .filter_map(|s| Some((s.name.clone(), s.wire_shares()?)))
+            .collect(),
     };
     let idle = super::Idle::hold("network");
     let mut n = match crate::network::run(&opts, &mut |m| eprintln!("{m}")) {

@@ -16,7 +16,8 @@ use crate::figures::network::{
 };
 use crate::netmodel::models_loss;
 use crate::results::{
-    Against, Cell, CellCpu, CellPace, Link, Model, Network, Point, RealStack, Release, Warning,
+    mode_suffix, Against, Cell, CellCpu, CellPace, Link, Mode, Model, Network, Point, RealStack,
+    Release, Warning,
 };
 use crate::stack::child::{Server, Start};
 use crate::stack::{self, tls, Config, Identity, TlsStack};
@@ -106,6 +107,9 @@ pub(crate) struct Options {
     pub(crate) stacks: Vec<String>,
     /// The authentications (suites/auth.toml).
     pub(crate) auths: crate::auth::Auths,
+    /// Each TLS group's key shares on the wire, client's and server's, bytes (its key-exchange
+    /// suite's), which a resumption's evidence is held to.
+    pub(crate) shares: Vec<(String, (usize, usize))>,
 }
 
 #[derive(Clone)]
@@ -117,19 +121,30 @@ struct Scenario {
     auth: Option<String>,
     baseline_auth: bool,
     against: Option<Against>,
+    /// Full handshakes, or resumed ones (#34): each of a client's connections with the ticket its
+    /// connection before brought, at the zero point and the points without loss.
+    mode: Mode,
 }
 
 impl Scenario {
     fn name(&self) -> String {
         format!(
-            "{} {}{}",
+            "{} {}{}{}",
             self.stack.name(),
             self.group,
             self.auth
                 .as_ref()
                 .filter(|_| !self.baseline_auth)
-                .map_or(String::new(), |a| format!(" + {a}"))
+                .map_or(String::new(), |a| format!(" + {a}")),
+            mode_suffix(self.mode, false)
         )
+    }
+
+    fn config<'a>(&'a self, id: &'a Identity) -> Config<'a> {
+        Config {
+            mode: self.mode,
+            ..Config::plain(&self.group, id)
+        }
     }
 }
 
@@ -215,6 +230,28 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                         auth: Some(baseline.clone()),
                     })
                 };
+                // Resumed beside full where the handshake step resumes the same scenario, each
+                // against its full twin.
+                let resumes = stack.features().resumption
+                    && crate::figures::modes::made(
+                        Mode::Resumed,
+                        stack.protocol(),
+                        g,
+                        auth.as_deref(),
+                        &baseline,
+                    );
+                let resumed = resumes.then(|| Scenario {
+                    stack,
+                    group: g.to_string(),
+                    baseline: classical.clone(),
+                    auth: auth.clone(),
+                    baseline_auth,
+                    against: Some(Against {
+                        suite: g.to_string(),
+                        auth: auth.clone(),
+                    }),
+                    mode: Mode::Resumed,
+                });
                 out.push(Scenario {
                     stack,
                     group: g.to_string(),
@@ -222,7 +259,9 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                     auth,
                     baseline_auth,
                     against,
+                    mode: Mode::Full,
                 });
+                out.extend(resumed);
             }
         }
     }
@@ -504,17 +543,19 @@ fn start_server(s: &Scenario, chains: &stack::identity::Chains, baseline: &str) 
         bind: Some(lab::SERVER_ADDR.parse()?),
         concurrent: true,
         timeout_s: Some(TIMEOUT.as_secs()),
-        mode: crate::results::Mode::Full,
+        mode: s.mode,
     })
 }
 
-fn server_cpu_ns(server: &mut Server) -> Result<f64> {
+/// The server's CPU time and the connections it saw resume, since it started.
+fn server_stats(server: &mut Server) -> Result<(f64, u64)> {
     let line = server.command("stats 0")?;
     let v: serde_json::Value =
         serde_json::from_str(&line).with_context(|| format!("server said {line:?}"))?;
-    v["cpu_ns"]
+    let cpu = v["cpu_ns"]
         .as_f64()
-        .ok_or_else(|| anyhow!("no cpu_ns in {line}"))
+        .ok_or_else(|| anyhow!("no cpu_ns in {line}"))?;
+    Ok((cpu, v["resumed"].as_u64().unwrap_or(0)))
 }
 
 /// What every cell of the grid uses: fixed before the first, and the servers, clients and first
@@ -554,8 +595,11 @@ impl<'a> Bench<'a> {
         (0..self.scenarios.len())
             .filter(|&j| {
                 let s = &self.scenarios[j];
-                // Without a loss model (QUIC's, yet) a cell runs only where the loss is 0.
-                (models_loss(s.stack.transport()) || loss == 0.0)
+                // Without a loss model (QUIC's, yet) a cell runs only where the loss is 0; so do
+                // resumed ones (a lost packet would cost a ticket, and the next one a full
+                // handshake).
+                let runs_lossy = models_loss(s.stack.transport()) && s.mode == Mode::Full;
+                (runs_lossy || loss == 0.0)
                     && (k == 0
                         || s.baseline_auth
                         || o.all_auths
@@ -577,10 +621,21 @@ impl<'a> Bench<'a> {
             .chains
             .get(s.auth.as_deref().unwrap_or(self.baseline))?;
         if at.k == 0 {
-            self.flights[j] = evidence(s, id, self.servers[j].addr)?;
+            let shares = self
+                .opts
+                .shares
+                .iter()
+                .find(|(g, _)| *g == s.group)
+                .map(|x| x.1);
+            self.flights[j] = evidence(s, id, shares, self.servers[j].addr)?;
         }
         let zero = zero_point.and_then(|p| {
-            p.cells.iter().find(|c| {
+            let cells = if s.mode == Mode::Resumed {
+                &p.resumed
+            } else {
+                &p.cells
+            };
+            cells.iter().find(|c| {
                 c.stack.name() == s.stack.name() && c.group == s.group && c.auth == s.auth
             })
         });
@@ -622,17 +677,22 @@ impl<'a> Bench<'a> {
         allowance: Duration,
         router: &mut Router,
         notes: &mut Vec<Warning>,
-    ) -> Result<Vec<Cell>> {
+    ) -> Result<Vec<(Mode, Cell)>> {
         let plans: Vec<Plan> = w
             .iter()
             .map(|&j| self.plan(j, at, zero_point, allowance))
             .collect::<Result<_>>()?;
+        // Each lane's clients, and a resumed lane's first tickets, before the window: neither
+        // lands in its counters or CPU.
+        for p in &plans {
+            self.clients_for(p)?;
+        }
         // Set after the evidence connections: the counters are the window's handshakes'.
         let seed = 0x5eed ^ (at.k as u64) << 8;
         router.set([at.one_way, at.one_way], at.loss / 100.0, seed)?;
-        let scpu0: Vec<f64> = w
+        let scpu0: Vec<(f64, u64)> = w
             .iter()
-            .map(|&j| server_cpu_ns(&mut self.servers[j]))
+            .map(|&j| server_stats(&mut self.servers[j]))
             .collect::<Result<_>>()?;
         let (scenarios, servers) = (self.scenarios, &self.servers);
         let mut lanes: Vec<window::Lane> = self
@@ -670,11 +730,13 @@ impl<'a> Bench<'a> {
             });
         }
         let mut cells = Vec::new();
-        for ((p, sampled), cpu0) in plans.into_iter().zip(sampled).zip(scpu0) {
+        for ((p, sampled), (cpu0, resumed0)) in plans.into_iter().zip(sampled).zip(scpu0) {
             let j = p.j;
-            let server_cpu = server_cpu_ns(&mut self.servers[j])? - cpu0;
+            let (cpu1, resumed1) = server_stats(&mut self.servers[j])?;
             let counters = stats.port(self.servers[j].addr.port());
-            let c = self.cell(p, at, w.len(), &sampled, &counters, server_cpu);
+            let mut c = self.cell(p, at, w.len(), &sampled, &counters, cpu1 - cpu0);
+            let mode = self.scenarios[j].mode;
+            c.resumptions = (mode == Mode::Resumed).then_some(resumed1 - resumed0);
             if at.k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
                 notes.push(Warning::BusyEndpoint {
                     rtt_ms: at.rtt_ms,
@@ -684,9 +746,27 @@ impl<'a> Bench<'a> {
                     server_pct: c.server_busy_pct,
                 });
             }
-            cells.push(c);
+            cells.push((mode, c));
         }
         Ok(cells)
+    }
+
+    /// A plan's clients, one per thread, made now (untimed); a resumed scenario's new clients
+    /// each make one connection first, in the client namespace through the link as it is, so that
+    /// each has a ticket when the window opens.
+    fn clients_for(&mut self, p: &Plan) -> Result<()> {
+        let s = &self.scenarios[p.j];
+        let addr = self.servers[p.j].addr;
+        let pool = &mut self.pools[p.j];
+        let want = p.pace.threads.max(1).min(p.count.max(1));
+        while pool.len() < want {
+            let c = s.stack.client(s.config(p.id))?;
+            if s.mode == Mode::Resumed {
+                prime(&*c, addr).with_context(|| format!("{}: its first ticket", s.name()))?;
+            }
+            pool.push(c);
+        }
+        Ok(())
     }
 
     /// A cell from what its handshakes gave; at the zero point its own model.
@@ -764,6 +844,7 @@ fn cell(
     let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
     Cell {
         protocol: s.stack.protocol().into(),
+        resumptions: None,
         stack: RealStack::new(s.stack.name()),
         group: s.group.clone(),
         auth: s.auth.clone(),
@@ -935,7 +1016,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
             } else {
                 vec![here]
             };
-            let mut cells = Vec::new();
+            let mut cells: Vec<(Mode, Cell)> = Vec::new();
             for w in windows {
                 crate::interrupt::check()?;
                 let allowance = cell_allowance(opts, start.elapsed(), cells_left);
@@ -949,11 +1030,14 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
                     &mut notes,
                 )?);
             }
+            let (resumed, full): (Vec<_>, Vec<_>) =
+                cells.into_iter().partition(|(m, _)| *m == Mode::Resumed);
             points.push(Point {
                 rtt_ns: rtt,
                 loss_pct: loss,
                 link,
-                cells,
+                cells: full.into_iter().map(|(_, c)| c).collect(),
+                resumed: resumed.into_iter().map(|(_, c)| c).collect(),
             });
         }
         Ok(points)
@@ -1010,12 +1094,21 @@ fn model_for(
 
 /// The scenario's first connection through the zero point, with its evidence checked against the
 /// scenario (as `pqprof handshake` does): the server's first flight, bytes.
-fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
-    let c = s.stack.client(Config::plain(&s.group, id))?;
+fn evidence(
+    s: &Scenario,
+    id: &Identity,
+    shares: Option<(usize, usize)>,
+    addr: SocketAddr,
+) -> Result<Flights> {
+    let c = s.stack.client(s.config(id))?;
     let one = std::thread::scope(|scope| {
         scope
             .spawn(|| -> Result<stack::One> {
                 lab::enter(lab::CLIENT)?;
+                if s.mode == Mode::Resumed {
+                    // A full handshake brings the ticket the evidence connection resumes with.
+                    c.connect(addr, false)?;
+                }
                 c.connect(addr, true)
             })
             .join()
@@ -1026,9 +1119,9 @@ fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
     let d = crate::figures::evidence::Declared {
         protocol: s.stack.protocol(),
         group: &s.group,
-        shares: None,
+        shares,
         auth,
-        mode: crate::results::Mode::Full,
+        mode: s.mode,
         transport: s.stack.transport(),
     };
     let wrong = crate::figures::evidence::contradictions(&d, &ev);
@@ -1037,6 +1130,21 @@ fn evidence(s: &Scenario, id: &Identity, addr: SocketAddr) -> Result<Flights> {
         server: ev.server_flight_bytes,
         client_hello: ev.client_hello_bytes,
         quic: ev.quic,
+    })
+}
+
+/// One connection of `c` to `addr` from a thread in the client namespace, unmeasured: a resumed
+/// client's first ticket (Go's peer process starts in that namespace, and keeps it).
+fn prime(c: &dyn stack::Client, addr: SocketAddr) -> Result<()> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<()> {
+                lab::enter(lab::CLIENT)?;
+                c.ready(addr)?;
+                c.connect(addr, false).map(drop)
+            })
+            .join()
+            .map_err(|_| anyhow!("a priming thread panicked"))?
     })
 }
 
@@ -1105,6 +1213,7 @@ mod tests {
             all_auths: false,
             stacks: Vec::new(),
             auths: crate::auth::Auths::baseline_only(),
+            shares: Vec::new(),
         };
         let at = |o: &super::Options, elapsed: u64, left: usize| {
             super::cell_allowance(o, Duration::from_secs(elapsed), left)

@@ -91,8 +91,10 @@ pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled
     for l in lanes.iter_mut() {
         l.threads = l.threads.max(1).min(l.n.max(1));
         while l.clients.len() < l.threads {
-            l.clients
-                .push(l.s.stack.client(stack::Config::plain(&l.s.group, l.id))?);
+            l.clients.push(l.s.stack.client(stack::Config {
+                mode: l.s.mode,
+                ..stack::Config::plain(&l.s.group, l.id)
+            })?);
         }
     }
     let tallies: Vec<Tally> = lanes

@@ -168,19 +168,57 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
             .iter()
             .map(|c| c.pace.and_then(|p| p.window_cells))
             .collect();
-        if windows.iter().any(Option::is_some)
-            && windows.iter().any(|w| *w != Some(point.cells.len()))
-        {
+        let all = point.cells.len() + point.resumed.len();
+        if windows.iter().any(Option::is_some) && windows.iter().any(|w| *w != Some(all)) {
             problems.push(Problem::incomplete(format!(
-                "{at}: {} cells, but their windows say {windows:?}",
-                point.cells.len()
+                "{at}: {all} cells, but their windows say {windows:?}"
             )));
         }
         for c in &point.cells {
             cell(&mut problems, n, point, &at, c);
+            if c.resumptions.is_some_and(|r| r > 0) {
+                problems.push(Problem::evidence(format!(
+                    "{at} {} {}: a full handshake's cell whose server saw connections resume",
+                    c.stack.name(),
+                    c.group
+                )));
+            }
+        }
+        for c in &point.resumed {
+            let name = format!("{at} {} {} (resumed)", c.stack.name(), c.group);
+            cell(&mut problems, n, point, &at, c);
+            resumed(&mut problems, &name, point, c);
         }
     }
     problems
+}
+
+/// A resumed cell: at a point without loss, and every completed handshake resumed as its server
+/// saw it (a failed one may have resumed too): a resumption that fell back to a full handshake
+/// would put the certificate and its round trips back in.
+fn resumed(
+    problems: &mut Vec<Problem>,
+    name: &str,
+    point: &crate::results::Point,
+    c: &crate::results::Cell,
+) {
+    if point.loss_pct > 0.0 {
+        problems.push(Problem::evidence(format!(
+            "{name}: resumed handshakes at {}% loss; they run without loss only",
+            point.loss_pct
+        )));
+    }
+    let done = c.ready_ns.len() as u64;
+    match c.resumptions {
+        Some(r) if r >= done && r <= done + c.failed as u64 => {}
+        Some(r) => problems.push(Problem::evidence(format!(
+            "{name}: its server saw {r} connections resume for {done} completed handshakes and {} failed",
+            c.failed
+        ))),
+        None => problems.push(Problem::evidence(format!(
+            "{name}: a resumed cell without its server's count of resumptions"
+        ))),
+    }
 }
 
 /// A point's link: its median and tolerance from the connect times, and whether it is valid.

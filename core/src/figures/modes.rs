@@ -10,7 +10,7 @@
 
 use super::answer::{PairedDelta, CERTIFICATE, HYBRID};
 use super::handshake::{paired_connections, Connections, DeltaPairing};
-use crate::results::{Capacity, Handshakes, InMemory, Mode, Scenario};
+use crate::results::{Capacity, Cell, Handshakes, InMemory, Mode, Network, Scenario};
 
 /// Whether the handshake step makes a scenario in `mode` as well as full:
 /// - resumed: the TLS hybrid and its classical baseline with the baseline certificate (the
@@ -129,6 +129,27 @@ pub(crate) fn in_memory_rates<'a>(
             .find(|m| m.stack.name() == stack && m.group == group && m.auth.as_deref() == auth)
     };
     Some((of(&c.in_memory)?, of(&c.resumed)?))
+}
+
+/// The network cells of a resumed scenario and its full twin at the grid's point of `rtt_ms` with
+/// no loss: (full, resumed), matched by stack, group and authentication.
+pub(crate) fn network_cells<'a>(
+    n: &'a Network,
+    rtt_ms: f64,
+    stack: &str,
+    group: &str,
+    auth: Option<&str>,
+) -> Option<(&'a Cell, &'a Cell)> {
+    let p = n
+        .points
+        .iter()
+        .find(|p| p.loss_pct == 0.0 && (p.rtt_ns - rtt_ms * 1e6).abs() < 1.0)?;
+    let of = |cells: &'a [Cell]| {
+        cells
+            .iter()
+            .find(|c| c.stack.name() == stack && c.group == group && c.auth.as_deref() == auth)
+    };
+    Some((of(&p.cells)?, of(&p.resumed)?))
 }
 
 #[cfg(test)]

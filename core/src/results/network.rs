@@ -69,6 +69,11 @@ pub struct Point {
     pub loss_pct: f64,
     pub link: Link,
     pub cells: Vec<Cell>,
+    /// Resumed TLS 1.3 handshakes (psk_dhe_ke, each with the ticket its client's connection before
+    /// brought, #34), at the zero point and the points without loss, each against its full twin
+    /// in `cells`; in the same windows as those.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Cell>,
 }
 
 /// What the link did before the point's handshakes: TCP connect times (one RTT each) with the
@@ -93,6 +98,10 @@ pub struct Link {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     pub protocol: String,
+    /// The connections over the cell's window its server saw resume (resumed cells): every
+    /// completed handshake, and at most the failed ones besides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumptions: Option<u64>,
     pub stack: RealStack,
     pub group: String,
     /// The authentication the server presented (schema 3).
