@@ -442,7 +442,8 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
 /// CertificateVerify, with a first flight smaller than its full twin's by at least the chain, and in
 /// situ no signature on either side. Two key shares: the hybrid with ECDSA, its ClientHello with the
 /// hybrid's share and X25519's. HelloRetryRequest: the hybrid with ECDSA, its first ClientHello with
-/// X25519's share alone and the server's first flight a retry. `check` fails a resumed scenario whose evidence shows a
+/// X25519's share alone and the server's first flight a retry; to X25519, OpenSSL's X25519 after a
+/// first ClientHello with the hybrid's share alone. `check` fails a resumed scenario whose evidence shows a
 /// CertificateVerify, or whose server did not see every connection resume.
 fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
     let full = v["handshakes"]["scenarios"].as_array().unwrap();
@@ -486,6 +487,25 @@ fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
             "{s}"
         );
     }
+    // The other direction (a server without the hybrid): OpenSSL only, X25519 negotiated after
+    // a first ClientHello with the hybrid's share alone; rustls says why it does not make it.
+    let down = of("hello_retry_classical");
+    assert_eq!(down.len(), 2, "X25519 x openssl x plain, in situ");
+    for s in &down {
+        assert_eq!(s["stack"], "openssl", "{s}");
+        assert_eq!(s["suite"], "X25519", "{s}");
+        assert_eq!(s["evidence"]["hello_retry"], true, "{s}");
+        assert_eq!(
+            s["evidence"]["client_shares"],
+            serde_json::json!([[0x11ec, 1216]]),
+            "{s}"
+        );
+    }
+    let notes = v["handshakes"]["notes"].to_string();
+    assert!(
+        notes.contains("rustls after a HelloRetryRequest to X25519"),
+        "{notes}"
+    );
     let resumed = of("resumed");
     assert_eq!(
         resumed.len(),

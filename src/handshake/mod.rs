@@ -252,10 +252,17 @@ fn start_all(
                 let can = |m: Mode| match m {
                     Mode::Resumed => f.resumption,
                     Mode::HelloRetry => f.hello_retry,
+                    Mode::HelloRetryClassical => f.hello_retry_classical,
                     Mode::TwoShares => f.two_shares,
                     Mode::Full => true,
                 };
-                for m in [Mode::Resumed, Mode::TwoShares, Mode::HelloRetry] {
+                let others = [
+                    Mode::Resumed,
+                    Mode::TwoShares,
+                    Mode::HelloRetry,
+                    Mode::HelloRetryClassical,
+                ];
+                for m in others {
                     if made(m) && !can(m) && !instrumented {
                         notes.push(Warning::NotMeasured {
                             what: format!("{} {}", st.name(), m.described()),
@@ -263,8 +270,8 @@ fn start_all(
                         });
                     }
                 }
-                let modes = [Mode::Full, Mode::Resumed, Mode::TwoShares, Mode::HelloRetry]
-                    .into_iter()
+                let modes = std::iter::once(Mode::Full)
+                    .chain(others)
                     .filter(|&m| made(m) && can(m));
                 for mode in modes {
                     match start(s, (st, instrumented, mode), chain, tls) {

@@ -74,6 +74,7 @@ impl TlsStack for Go {
             network: true,
             resumption: true,
             hello_retry: false,
+            hello_retry_classical: false,
             two_shares: true,
         }
     }
@@ -83,6 +84,10 @@ impl TlsStack for Go {
             Mode::HelloRetry => "go's client cannot offer the hybrid with X25519's key share alone \
                                  (crypto/tls ignores the order of its curve preferences and sends \
                                  the hybrid's share whenever it offers the hybrid)"
+                .into(),
+            Mode::HelloRetryClassical => "go's client cannot offer the hybrid's key share without \
+                                          X25519's (crypto/tls sends both whenever it offers both, \
+                                          so a server without the hybrid takes X25519's at once)"
                 .into(),
             _ => format!("go does not make {} handshakes here", m.suffix()),
         }

@@ -86,6 +86,11 @@ pub struct Features {
     /// the hybrid retries (`Mode::HelloRetry`). Go's cannot: crypto/tls ignores the order of
     /// CurvePreferences (Go 1.24 on) and sends the hybrid's share whenever it offers it.
     pub(crate) hello_retry: bool,
+    /// Its client can offer the hybrid with its key share alone and X25519 without one, so that a
+    /// server accepting X25519 alone retries (`Mode::HelloRetryClassical`). rustls's cannot: after
+    /// a first hybrid it sends the hybrid's X25519 half as a second share; nor Go's, which sends
+    /// X25519's share whenever it offers X25519.
+    pub(crate) hello_retry_classical: bool,
     /// Its client can offer the hybrid and X25519 with a key share each (`Mode::TwoShares`).
     pub(crate) two_shares: bool,
 }
@@ -166,6 +171,14 @@ impl<'a> Config<'a> {
         match self.mode {
             Mode::TwoShares => (std::iter::once(self.group).chain(second).collect(), 2),
             Mode::HelloRetry => (second.into_iter().chain([self.group]).collect(), 1),
+            // The hybrid first with its share, then the scenario's X25519 without one.
+            Mode::HelloRetryClassical => (
+                crate::figures::modes::predicted_hybrid("tls13")
+                    .into_iter()
+                    .chain([self.group])
+                    .collect(),
+                1,
+            ),
             Mode::Full | Mode::Resumed => (vec![self.group], 1),
         }
     }

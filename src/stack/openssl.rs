@@ -57,6 +57,7 @@ impl TlsStack for OpenSsl {
             network: true,
             resumption: true,
             hello_retry: true,
+            hello_retry_classical: true,
             two_shares: true,
         }
     }
@@ -148,7 +149,7 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     match c.mode {
-        Mode::Full | Mode::TwoShares | Mode::HelloRetry => {
+        Mode::Full | Mode::TwoShares | Mode::HelloRetry | Mode::HelloRetryClassical => {
             b.set_options(SslOptions::NO_TICKET);
         }
         // Stateless tickets (OpenSSL's default), one per connection; the client keeps the

@@ -46,7 +46,18 @@ impl TlsStack for Rustls {
             network: true,
             resumption: true,
             hello_retry: true,
+            hello_retry_classical: false,
             two_shares: true,
+        }
+    }
+
+    fn cannot(&self, m: Mode) -> String {
+        match m {
+            Mode::HelloRetryClassical => "rustls's client sends the hybrid's X25519 half as a second \
+                                          key share after a first hybrid, so a server without the \
+                                          hybrid takes it at once"
+                .into(),
+            _ => format!("rustls does not make {} handshakes here", m.suffix()),
         }
     }
 
@@ -203,7 +214,9 @@ pub(super) fn client_config_with(
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
     cfg.resumption = match c.mode {
-        Mode::Full | Mode::TwoShares | Mode::HelloRetry => rustls::client::Resumption::disabled(),
+        Mode::Full | Mode::TwoShares | Mode::HelloRetry | Mode::HelloRetryClassical => {
+            rustls::client::Resumption::disabled()
+        }
         // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).
         Mode::Resumed => rustls::client::Resumption::in_memory_sessions(4),
     };

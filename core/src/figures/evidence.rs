@@ -51,7 +51,7 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     if d.protocol != "tls13" {
         return out;
     }
-    match (d.mode == Mode::HelloRetry, ev.hello_retry) {
+    match (d.mode.retries(), ev.hello_retry) {
         (true, false) => {
             out.push("no HelloRetryRequest: the server took the first ClientHello".into())
         }
@@ -63,8 +63,9 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     }
     shares_offered(d, ev, &mut out);
     quic(d, ev, &mut out);
-    // After a HelloRetryRequest the first flights hold X25519's share and the retry's group alone.
-    if let Some((c, s)) = d.shares.filter(|_| d.mode != Mode::HelloRetry) {
+    // After a HelloRetryRequest the first flights hold the predicted group's share and the
+    // retry's group alone.
+    if let Some((c, s)) = d.shares.filter(|_| !d.mode.retries()) {
         if ev.client_share.map(|x| x.1) != Some(c) {
             out.push(format!(
                 "ClientHello key_share {:?}, the group declares {c} bytes",
@@ -186,13 +187,19 @@ fn quic(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
 /// ClientHello.
 const X25519: (u16, usize) = (0x001d, 32);
 
+/// X25519MLKEM768's code point and client share (draft-ietf-tls-ecdhe-mlkem §4.1 and its IANA
+/// registration: 0x11EC; the ML-KEM-768 encapsulation key, 1,184 bytes, then X25519's 32): the
+/// first ClientHello's share before a HelloRetryRequest to X25519.
+const X25519MLKEM768: (u16, usize) = (0x11ec, 1216);
+
 /// How many key shares the (first) ClientHello offered (files that record them all): one; for a
 /// scenario of two key shares the group's and then X25519's; before a HelloRetryRequest X25519's.
 fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
     let two = d.mode == Mode::TwoShares;
     let retry = d.mode == Mode::HelloRetry;
+    let retry_down = d.mode == Mode::HelloRetryClassical;
     if ev.client_shares.is_empty() {
-        if two || retry {
+        if two || retry || retry_down {
             out.push("the ClientHello's key shares are not recorded".into());
         }
         return;
@@ -219,6 +226,11 @@ fn shares_offered(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
     } else if retry && ev.client_shares[0] != X25519 {
         out.push(format!(
             "the first ClientHello's key share is {:?}, not X25519's 32 bytes (0x001d)",
+            ev.client_shares[0]
+        ));
+    } else if retry_down && ev.client_shares[0] != X25519MLKEM768 {
+        out.push(format!(
+            "the first ClientHello's key share is {:?}, not X25519MLKEM768's 1,216 bytes (0x11ec)",
             ev.client_shares[0]
         ));
     }
@@ -441,6 +453,38 @@ mod tests {
         )
         .join("; ")
         .contains("a HelloRetryRequest, which the scenario does not make"));
+    }
+
+    #[test]
+    fn a_hello_retry_to_x25519_follows_a_first_hello_with_the_hybrids_share_alone() {
+        let a = auth();
+        let d = Declared {
+            group: "X25519",
+            shares: Some((32, 32)),
+            ..hybrid(&a, Mode::HelloRetryClassical)
+        };
+        // The first ClientHello: the hybrid's 1,216-byte share; the server retries to X25519.
+        let retried = Evidence {
+            group: "X25519".into(),
+            client_share: Some((0x11ec, 1216)),
+            client_shares: vec![(0x11ec, 1216)],
+            server_share: None,
+            hello_retry: true,
+            ..evidence()
+        };
+        assert!(
+            contradictions(&d, &retried).is_empty(),
+            "{:?}",
+            contradictions(&d, &retried)
+        );
+        let with = |f: &dyn Fn(&mut Evidence)| changed(&d, &retried, f);
+        assert!(with(&|e| e.hello_retry = false).contains("no HelloRetryRequest"));
+        assert!(with(&|e| {
+            e.client_shares = vec![(0x1d, 32)];
+            e.client_share = Some((0x1d, 32));
+        })
+        .contains("not X25519MLKEM768's"));
+        assert!(with(&|e| e.group = "X25519MLKEM768".into()).contains("negotiated"));
     }
 
     #[test]

@@ -17,7 +17,8 @@ use crate::results::{Capacity, Cell, Handshakes, InMemory, Mode, Network, Scenar
 ///   hybrid's difference when resuming), and the hybrid with the answer's ML-DSA-65 chain (the
 ///   chain's difference, which resumption removes);
 /// - two key shares: the hybrid with the baseline certificate (X25519 is its second share);
-/// - HelloRetryRequest: the hybrid with the baseline certificate, X25519 predicted.
+/// - HelloRetryRequest: the hybrid with the baseline certificate, X25519 predicted;
+/// - HelloRetryRequest to X25519: X25519 with the baseline certificate, the hybrid predicted.
 pub fn made(
     mode: Mode,
     protocol: &str,
@@ -42,7 +43,17 @@ pub fn made(
                 || (group == CERTIFICATE.0 && auth == Some(CERTIFICATE.1))
         }
         Mode::TwoShares | Mode::HelloRetry => baseline && group == *hybrid,
+        Mode::HelloRetryClassical => baseline && group == *classical,
     }
+}
+
+/// The group a client that retries to X25519 predicted first (`Mode::HelloRetryClassical`): the
+/// protocol's hybrid.
+pub fn predicted_hybrid(protocol: &str) -> Option<&'static str> {
+    HYBRID
+        .iter()
+        .find(|(p, ..)| *p == protocol)
+        .map(|(_, hybrid, _)| *hybrid)
 }
 
 /// The group of the second key share a two-share ClientHello offers: the hybrid's classical
@@ -194,6 +205,12 @@ mod tests {
             e
         ));
         assert!(!made(Mode::HelloRetry, "tls13", "X25519", Some(e), e));
+        // The other direction: X25519 after the client predicted the hybrid, baseline chain only.
+        let classical = |g: &str, a: &str| made(Mode::HelloRetryClassical, "tls13", g, Some(a), e);
+        assert!(classical("X25519", e));
+        assert!(!classical("X25519MLKEM768", e));
+        assert!(!classical("X25519", "ML-DSA-65"));
+        assert_eq!(predicted_hybrid("tls13"), Some("X25519MLKEM768"));
         assert_eq!(second_share("tls13"), Some("X25519"));
         // Every scenario of every protocol is made full.
         assert!(made(Mode::Full, "ssh", "curve25519-sha256", None, e));

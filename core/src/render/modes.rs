@@ -226,7 +226,10 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     super::par_map(runs, |run| {
         let h = run.results.handshakes.as_ref()?;
         let resumed = plain_pairs(h, &[Mode::Resumed]);
-        let shares = plain_pairs(h, &[Mode::TwoShares, Mode::HelloRetry]);
+        let shares = plain_pairs(
+            h,
+            &[Mode::TwoShares, Mode::HelloRetry, Mode::HelloRetryClassical],
+        );
         if resumed.is_empty() && shares.is_empty() {
             return None;
         }

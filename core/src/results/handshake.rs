@@ -280,6 +280,11 @@ pub enum Mode {
     /// offers X25519 and then the hybrid with a key share for X25519 only, the server accepts the
     /// hybrid alone and asks again: a round trip and a key generation more.
     HelloRetry,
+    /// The other direction (the FIPS case, rustls/rustls#2495): the client's first ClientHello
+    /// offers the hybrid with its key share and X25519 without one, the server accepts X25519 alone
+    /// and asks again; the scenario's group is X25519, set against X25519's share alone: the
+    /// hybrid's key generation wasted and a round trip more.
+    HelloRetryClassical,
 }
 
 /// " (resumed, in situ)": what a scenario's name ends with for its mode and form.
@@ -297,6 +302,11 @@ impl Mode {
         *self == Mode::Full
     }
 
+    /// Whether the server answers the first ClientHello with a HelloRetryRequest.
+    pub fn retries(&self) -> bool {
+        matches!(self, Mode::HelloRetry | Mode::HelloRetryClassical)
+    }
+
     /// How a note names a stack's handshakes of this mode ("go after a HelloRetryRequest").
     pub fn described(&self) -> &'static str {
         match self {
@@ -304,6 +314,7 @@ impl Mode {
             Mode::Resumed => "resumed handshakes",
             Mode::TwoShares => "with two key shares",
             Mode::HelloRetry => "after a HelloRetryRequest",
+            Mode::HelloRetryClassical => "after a HelloRetryRequest to X25519",
         }
     }
 
@@ -314,6 +325,7 @@ impl Mode {
             Mode::Resumed => "resumed",
             Mode::TwoShares => "two key shares",
             Mode::HelloRetry => "HelloRetryRequest",
+            Mode::HelloRetryClassical => "HelloRetryRequest to X25519",
         }
     }
 }
