@@ -567,7 +567,12 @@ fn compose_all(
         // with the pairs of segments its stack runs at once.
         let flow = flows
             .iter()
-            .filter(|_| matches!(s.kind, TrackKind::Kex | TrackKind::Full))
+            .filter(|_| {
+                matches!(
+                    s.kind,
+                    TrackKind::Kex | TrackKind::Full | TrackKind::Resumed
+                )
+            })
             .find(|f| f.protocol == s.protocol)
             .and_then(|f| crate::flow::segments(f, &parts))
             .and_then(|segments| {

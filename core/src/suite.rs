@@ -70,7 +70,10 @@ impl Suite {
     /// (client share, server share) in bytes, summed over the suite's distinct algorithms (a hybrid
     /// group sends both parts each way); `None` for tracks without a key exchange.
     pub fn wire_shares(&self) -> Option<(usize, usize)> {
-        if !matches!(self.kind, TrackKind::Kex | TrackKind::Full) {
+        if !matches!(
+            self.kind,
+            TrackKind::Kex | TrackKind::Full | TrackKind::Resumed
+        ) {
             return None;
         }
         let mut seen: Vec<&str> = Vec::new();
@@ -484,6 +487,17 @@ phases = [
             Some(2336),
             "key shares only"
         );
+        // A resumption keeps the key exchange and signs nothing.
+        assert_eq!(wire("X25519MLKEM768 resumed handshake"), Some(2336));
+        let resumed: Vec<&Suite> = suites
+            .iter()
+            .filter(|s| s.kind == TrackKind::Resumed)
+            .collect();
+        assert_eq!(resumed.len(), 2);
+        assert!(resumed.iter().all(|s| s
+            .phases
+            .iter()
+            .all(|p| p.operation.kind() != algorithm::Kind::Sig)));
     }
 
     #[test]

@@ -988,24 +988,7 @@ fn fill_baselines(
             }
         }
         s.against = Some(a.clone());
-        // A resumption makes no certificate operation: only the key exchanges' difference
-        // composes (the PSK binder and the key schedule are the same on both sides).
-        if s.mode == Mode::Resumed && s.auth_name().is_some_and(|x| x != auths.baseline) {
-            continue;
-        }
-        // A new authentication's full handshake against the baseline's, composed; for the baseline
-        // authentication, the two groups' key exchanges, as before authentications.
-        let (ours, theirs) = match s.auth_name() {
-            Some(x) if x != auths.baseline => (
-                format!("{} + {x} full handshake", s.suite),
-                format!("{} full handshake", a.suite),
-            ),
-            _ => (s.suite.clone(), a.suite.clone()),
-        };
-        // What the composition predicts: along the critical path where the suites have a flow.
-        let composed = |n: &str| results.suite(n, &s.composed_stack);
-        if let (Some(x), Some(y)) = (composed(&ours), composed(&theirs)) {
-            s.composed_delta_ns = Some(crate::compose::predicted_difference(x, y));
-        }
+        s.composed_delta_ns =
+            crate::figures::handshake::composed_delta(results, s, &a, &auths.baseline);
     }
 }

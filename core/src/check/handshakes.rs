@@ -105,6 +105,7 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
     }
     for s in h.scenarios.iter().chain(&h.other_modes) {
         resumptions(&mut problems, s);
+        composed_delta(&mut problems, results, s);
     }
     if h.pair_block.is_none() && !h.delta_form.is_absolute() {
         problems.push(Problem::incomplete(
@@ -114,6 +115,23 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
     scenarios(&mut problems, results, h, &h.scenarios);
     scenarios(&mut problems, results, h, &h.other_modes);
     problems
+}
+
+/// A scenario's composed difference from the one it is against, recomputed from the run's suites
+/// by the rule the handshake step used (`figures::handshake::composed_delta`).
+fn composed_delta(problems: &mut Vec<Problem>, results: &Results, s: &Scenario) {
+    let (Some(stored), Some(a)) = (s.composed_delta_ns, &s.against) else {
+        return;
+    };
+    let baseline = results.baseline_auth().unwrap_or("");
+    if let Some(fresh) = crate::figures::handshake::composed_delta(results, s, a, baseline) {
+        differs(
+            problems,
+            format!("handshake {} composed_delta_ns", s.name()),
+            stored,
+            fresh,
+        );
+    }
 }
 
 /// A resumed scenario's server saw every measured connection resume; no other scenario counts

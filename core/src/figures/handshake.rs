@@ -245,6 +245,43 @@ fn median_ci95_over(groups: &[&[f64]], all: &[f64], median: f64) -> Option<(f64,
     }
 }
 
+/// What the composition predicts of a scenario's difference from the one it is against, along the
+/// critical path where the suites have a flow (`compose::predicted_difference`): a new
+/// authentication's full handshake against the baseline's; a resumption, the two groups' resumed
+/// handshakes (suites/tls13-resumed.toml) where the run composed them, and nothing against the
+/// ECDSA chain (a resumption sends none); else the two groups' key exchanges. `check` recomputes
+/// it from the same rule.
+pub fn composed_delta(
+    r: &crate::results::Results,
+    s: &Scenario,
+    against: &crate::results::Against,
+    baseline_auth: &str,
+) -> Option<f64> {
+    let other_auth = s.auth_name().filter(|x| *x != baseline_auth);
+    if s.mode == crate::results::Mode::Resumed && other_auth.is_some() {
+        return None;
+    }
+    let composed = |n: &str| r.suite(n, &s.composed_stack);
+    let resumed = crate::figures::modes::resumed_suite;
+    let (ours, theirs) = match other_auth {
+        Some(x) => (
+            format!("{} + {x} full handshake", s.suite),
+            format!("{} full handshake", against.suite),
+        ),
+        None if s.mode == crate::results::Mode::Resumed
+            && composed(&resumed(&s.suite)).is_some()
+            && composed(&resumed(&against.suite)).is_some() =>
+        {
+            (resumed(&s.suite), resumed(&against.suite))
+        }
+        None => (s.suite.clone(), against.suite.clone()),
+    };
+    Some(crate::compose::predicted_difference(
+        composed(&ours)?,
+        composed(&theirs)?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

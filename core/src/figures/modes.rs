@@ -47,6 +47,23 @@ pub fn made(
     }
 }
 
+/// The suite that composes a group's resumed handshake (suites/tls13-resumed.toml); the same for
+/// every chain, since a resumption sends none.
+pub fn resumed_suite(group: &str) -> String {
+    format!("{group} resumed handshake")
+}
+
+/// What resumption saves by the composition, along the critical path: the group's resumed suite
+/// against the scenario's full one (its chain's), for the stack's composition. `None` where the
+/// run composed either not.
+pub(crate) fn composed_saving(r: &crate::results::Results, s: &Scenario) -> Option<f64> {
+    let baseline = r.baseline_auth().unwrap_or("");
+    let full = crate::auth::full_suite(&s.suite, s.auth_name(), baseline);
+    let resumed = r.suite(&resumed_suite(&s.suite), &s.composed_stack)?;
+    let full = r.suite(&full, &s.composed_stack)?;
+    Some(crate::compose::predicted_difference(resumed, full))
+}
+
 /// The group a client that retries to X25519 predicted first (`Mode::HelloRetryClassical`): the
 /// protocol's hybrid.
 pub fn predicted_hybrid(protocol: &str) -> Option<&'static str> {

@@ -83,6 +83,19 @@ fn figure(d: Option<PairedDelta>) -> Figure {
     }
 }
 
+/// A measured figure with the composition's beside it, beneath (where the run composed it).
+fn composed(mut f: Figure, c: Option<f64>) -> Figure {
+    if let Some(c) = c {
+        let c = format!("composed {}", signed_time(c).replace('-', "−"));
+        f.sub = if f.sub.is_empty() {
+            c
+        } else {
+            format!("{} · {c}", f.sub)
+        };
+    }
+    f
+}
+
 /// A scenario's stored paired difference from the one it is against.
 fn stored(s: &crate::results::Scenario, h: &Handshakes) -> Option<PairedDelta> {
     let (lo, hi) = s.measured_delta_ci95_ns?;
@@ -167,10 +180,10 @@ fn row(p: &Pair, h: &Handshakes, run: &crate::results::Results, first_of_stack: 
         first_of_stack,
         full: time(fm),
         resumed: time(rm),
-        saves: figure(fig::difference(p, h)),
+        saves: composed(figure(fig::difference(p, h)), fig::composed_saving(run, r)),
         kept: fig::kept_pct(p).map_or("–".into(), |k| format!("{k:.0}%")),
-        delta_full: figure(stored(f, h)),
-        delta_resumed: figure(stored(r, h)),
+        delta_full: composed(figure(stored(f, h)), f.composed_delta_ns),
+        delta_resumed: composed(figure(stored(r, h)), r.composed_delta_ns),
         flight: format!("{} → {}", flight(f), flight(r)),
         server_cpu: format!("{} → {}", time(f.server_cpu_ns), time(r.server_cpu_ns)),
         capacity: capacity(c, r),

@@ -545,6 +545,11 @@ pub(crate) fn build(runs: &[&Run]) -> Body {
             "TLS 1.3 full handshake: every cryptographic phase",
         ),
         (
+            TrackKind::Resumed,
+            "tls13",
+            "TLS 1.3 resumed handshake: every cryptographic phase",
+        ),
+        (
             TrackKind::Full,
             "ssh",
             "SSH key exchange with host authentication: every cryptographic phase",

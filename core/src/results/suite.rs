@@ -13,10 +13,13 @@ pub enum TrackKind {
     Raw,
     /// Every cryptographic phase of one full handshake.
     Full,
+    /// Every cryptographic phase of one resumed TLS 1.3 handshake (psk_dhe_ke: the key exchange,
+    /// the key schedule from the PSK, no certificate and no signature), #34.
+    Resumed,
 }
 
 impl TrackKind {
-    pub const NAMES: [&'static str; 5] = ["kex", "signature", "record", "raw", "full"];
+    pub const NAMES: [&'static str; 6] = ["kex", "signature", "record", "raw", "full", "resumed"];
 
     pub fn from_name(s: &str) -> Option<TrackKind> {
         Some(match s {
@@ -25,6 +28,7 @@ impl TrackKind {
             "record" => TrackKind::Record,
             "raw" => TrackKind::Raw,
             "full" => TrackKind::Full,
+            "resumed" => TrackKind::Resumed,
             _ => return None,
         })
     }
@@ -35,7 +39,7 @@ impl TrackKind {
             TrackKind::Kex | TrackKind::Raw => matches!(kind, Kind::Kem | Kind::Dh),
             TrackKind::Signature => kind == Kind::Sig,
             TrackKind::Record => kind == Kind::Aead,
-            TrackKind::Full => true,
+            TrackKind::Full | TrackKind::Resumed => true,
         }
     }
 }
