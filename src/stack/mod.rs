@@ -87,9 +87,9 @@ pub struct Features {
     /// CurvePreferences (Go 1.24 on) and sends the hybrid's share whenever it offers it.
     pub(crate) hello_retry: bool,
     /// Its client can offer the hybrid with its key share alone and X25519 without one, so that a
-    /// server accepting X25519 alone retries (`Mode::HelloRetryClassical`). rustls's cannot: after
-    /// a first hybrid it sends the hybrid's X25519 half as a second share; nor Go's, which sends
-    /// X25519's share whenever it offers X25519.
+    /// server accepting X25519 alone retries (`Mode::HelloRetryClassical`). rustls's does with its
+    /// hybrid's X25519 half not shared (`rustls::share_alone`); Go's cannot: it sends X25519's
+    /// share whenever it offers X25519.
     pub(crate) hello_retry_classical: bool,
     /// Its client can offer the hybrid and X25519 with a key share each (`Mode::TwoShares`).
     pub(crate) two_shares: bool,

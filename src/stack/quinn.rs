@@ -843,16 +843,7 @@ mod note {
 
     /// `g`, noting its calls; one wrapper per group for the process (made once, kept).
     pub(crate) fn wrap(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGroup {
-        type Made = Vec<(usize, &'static dyn SupportedKxGroup)>;
-        static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
-        let key = g as *const dyn SupportedKxGroup as *const () as usize;
-        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&(_, w)) = made.iter().find(|(k, _)| *k == key) {
-            return w;
-        }
-        let w: &'static dyn SupportedKxGroup = Box::leak(Box::new(Noting(g)));
-        made.push((key, w));
-        w
+        crate::stack::rustls::wrapped_once("noting", g, |g| Box::new(Noting(g)))
     }
 
     #[derive(Debug)]

@@ -7,6 +7,7 @@ use super::wire::Counted;
 use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, Served, TlsStack};
 use crate::results::{CallLabel, CallPhases, Evidence, Mode, Operation};
 use anyhow::{anyhow, bail, ensure, Context, Result};
+use rustls::crypto::{ActiveKeyExchange, SupportedKxGroup};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -46,19 +47,13 @@ impl TlsStack for Rustls {
             network: true,
             resumption: true,
             hello_retry: true,
-            hello_retry_classical: false,
+            hello_retry_classical: true,
             two_shares: true,
         }
     }
 
     fn cannot(&self, m: Mode) -> String {
-        match m {
-            Mode::HelloRetryClassical => "rustls's client sends the hybrid's X25519 half as a second \
-                                          key share after a first hybrid, so a server without the \
-                                          hybrid takes it at once"
-                .into(),
-            _ => format!("rustls does not make {} handshakes here", m.suffix()),
-        }
+        format!("rustls does not make {} handshakes here", m.suffix())
     }
 
     fn availability(&self) -> Result<Availability> {
@@ -128,18 +123,101 @@ fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
 pub(super) fn provider(c: Config) -> Result<Arc<rustls::crypto::CryptoProvider>> {
     let scheme = c.identity.auth.scheme;
     // One group only, unless the mode offers two: with X25519 after the hybrid, rustls sends the
-    // hybrid's X25519 half as a second share (its key reused, no second key generation); with
-    // X25519 first, rustls sends X25519's share alone.
+    // hybrid's X25519 half as a second share (its key reused, no second key generation), unless
+    // the hybrid is to go alone (a retry to X25519); with X25519 first, X25519's share alone.
     let (offered, _) = c.offered();
-    if c.wrapped {
-        return crate::insitu::rustls_timed::provider(&offered, scheme);
+    let mut p = if c.wrapped {
+        Arc::unwrap_or_clone(crate::insitu::rustls_timed::provider(&offered, scheme)?)
+    } else {
+        let mut p = rustls::crypto::aws_lc_rs::default_provider();
+        p.kx_groups = offered.iter().map(|g| group(g)).collect::<Result<_>>()?;
+        // One CertificateVerify scheme offered: the identity's.
+        p.signature_verification_algorithms =
+            crate::insitu::rustls_timed::one_scheme(p.signature_verification_algorithms, scheme);
+        p
+    };
+    if c.mode == Mode::HelloRetryClassical {
+        if let Some(first) = p.kx_groups.first_mut() {
+            *first = share_alone(*first);
+        }
     }
-    let mut p = rustls::crypto::aws_lc_rs::default_provider();
-    p.kx_groups = offered.iter().map(|g| group(g)).collect::<Result<_>>()?;
-    // One CertificateVerify scheme offered: the identity's.
-    p.signature_verification_algorithms =
-        crate::insitu::rustls_timed::one_scheme(p.signature_verification_algorithms, scheme);
     Ok(Arc::new(p))
+}
+
+/// `g` whose key exchanges name no X25519 component, so that rustls's client sends the hybrid's
+/// share alone and offers X25519, listed after it, without one (`Mode::HelloRetryClassical`): a
+/// client as OpenSSL's `*X25519MLKEM768:X25519` is, or rustls before it shared the hybrid's
+/// X25519 half (0.23.20's `ActiveKeyExchange::hybrid_component`). Every call is `g`'s own; one
+/// wrapper per group for the process (made once, kept).
+fn share_alone(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGroup {
+    wrapped_once("share alone", g, |g| Box::new(ShareAlone(g)))
+}
+
+/// `make`'s wrapper of `g`, one per kind and group for the process (made once, kept): a provider
+/// holds its groups as `&'static`.
+pub(super) fn wrapped_once(
+    kind: &'static str,
+    g: &'static dyn SupportedKxGroup,
+    make: fn(&'static dyn SupportedKxGroup) -> Box<dyn SupportedKxGroup>,
+) -> &'static dyn SupportedKxGroup {
+    type Made = Vec<(&'static str, usize, &'static dyn SupportedKxGroup)>;
+    static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
+    let key = g as *const dyn SupportedKxGroup as *const () as usize;
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(.., w)) = made.iter().find(|(k, p, _)| *k == kind && *p == key) {
+        return w;
+    }
+    let w: &'static dyn SupportedKxGroup = Box::leak(make(g));
+    made.push((kind, key, w));
+    w
+}
+
+#[derive(Debug)]
+struct ShareAlone(&'static dyn SupportedKxGroup);
+
+impl SupportedKxGroup for ShareAlone {
+    fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, rustls::Error> {
+        Ok(Box::new(AloneActive(self.0.start()?)))
+    }
+    fn start_and_complete(
+        &self,
+        client_share: &[u8],
+    ) -> Result<rustls::crypto::CompletedKeyExchange, rustls::Error> {
+        self.0.start_and_complete(client_share)
+    }
+    fn ffdhe_group(&self) -> Option<rustls::ffdhe_groups::FfdheGroup<'static>> {
+        self.0.ffdhe_group()
+    }
+    fn name(&self) -> rustls::NamedGroup {
+        self.0.name()
+    }
+    fn fips(&self) -> bool {
+        self.0.fips()
+    }
+    fn usable_for_version(&self, v: rustls::ProtocolVersion) -> bool {
+        self.0.usable_for_version(v)
+    }
+}
+
+/// The key exchange as it is, but with `hybrid_component` left at rustls's default (none).
+struct AloneActive(Box<dyn ActiveKeyExchange>);
+
+impl ActiveKeyExchange for AloneActive {
+    fn complete(
+        self: Box<Self>,
+        peer: &[u8],
+    ) -> Result<rustls::crypto::SharedSecret, rustls::Error> {
+        self.0.complete(peer)
+    }
+    fn pub_key(&self) -> &[u8] {
+        self.0.pub_key()
+    }
+    fn ffdhe_group(&self) -> Option<rustls::ffdhe_groups::FfdheGroup<'static>> {
+        self.0.ffdhe_group()
+    }
+    fn group(&self) -> rustls::NamedGroup {
+        self.0.group()
+    }
 }
 
 thread_local! {
