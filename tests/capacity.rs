@@ -71,11 +71,11 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let inmem = c["in_memory"].as_array().unwrap();
     assert_eq!(
         inmem.len() - of("in_memory", "go").len(),
-        24,
-        "rustls, OpenSSL and quinn x (four groups with ECDSA-P256 + the four pairings of suites/auth.toml's capacity step)"
+        27,
+        "rustls, OpenSSL and quinn x (four groups with ECDSA-P256 + the five pairings of suites/auth.toml's capacity step)"
     );
     // quinn (QUIC) in memory only: no capacity server, and a note says so.
-    assert_eq!(of("in_memory", "quinn").len(), 8);
+    assert_eq!(of("in_memory", "quinn").len(), 9);
     assert!(of("sockets", "quinn").is_empty() && of("memory", "quinn").is_empty());
     assert!(
         c["notes"]
@@ -123,12 +123,12 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         }
     }
 
-    // Resumed beside full (#34), where the handshake step resumes: the hybrid and X25519 with the
-    // baseline chain, the hybrid with ML-DSA-65; every handshake resumed, each row against its
+    // Resumed beside full (#34), where the handshake step resumes: the hybrid and X25519, each
+    // with the baseline chain and with ML-DSA-65; every handshake resumed, each row against its
     // full twin.
     let resumed = c["resumed"].as_array().unwrap();
     let resuming = if go.is_some() { 3 } else { 2 };
-    assert_eq!(resumed.len(), 3 * resuming, "{resumed:?}");
+    assert_eq!(resumed.len(), 4 * resuming, "{resumed:?}");
     for m in resumed {
         let n = common::ints(&m["wall_ns"]).len();
         assert!(n >= 5, "{m}");
@@ -156,6 +156,7 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
         triples,
         [
             "X25519 + ECDSA-P256",
+            "X25519 + ML-DSA-65",
             "X25519MLKEM768 + ECDSA-P256",
             "X25519MLKEM768 + ML-DSA-65"
         ]
@@ -185,8 +186,8 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     let memory = c["memory"].as_array().unwrap();
     assert_eq!(
         memory.len(),
-        5 * stacks,
-        "rustls, OpenSSL (and Go) x (X25519, X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-44/65/87)"
+        6 * stacks,
+        "rustls, OpenSSL (and Go) x (X25519, X25519MLKEM768 with ECDSA-P256, X25519MLKEM768 with ML-DSA-44/65/87, X25519 with ML-DSA-65)"
     );
     // Go's server reports its own heap, Go's, and none in Rust's or C's.
     for m in of("memory", "go") {
@@ -287,7 +288,9 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     assert!(said.contains("handshakes resumed"), "{said}");
     // So is one set against another row than its full twin.
     let mut elsewhere = v.clone();
-    elsewhere["capacity"]["resumed"][1]["against"]["auth"] = serde_json::json!("ML-DSA-65");
+    // (resumed[1] is X25519 with ML-DSA-65: set against X25519 with ECDSA-P256.)
+    assert_eq!(elsewhere["capacity"]["resumed"][1]["auth"], "ML-DSA-65");
+    elsewhere["capacity"]["resumed"][1]["against"]["auth"] = serde_json::json!("ECDSA-P256");
     std::fs::write(&bad, serde_json::to_string(&elsewhere).unwrap()).unwrap();
     let check = pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!check.status.success());

@@ -13,9 +13,9 @@ use super::handshake::{paired_connections, Connections, DeltaPairing};
 use crate::results::{Capacity, Cell, Handshakes, InMemory, Mode, Network, Scenario};
 
 /// Whether the handshake step makes a scenario in `mode` as well as full:
-/// - resumed: the TLS hybrid and its classical baseline with the baseline certificate (the
-///   hybrid's difference when resuming), and the hybrid with the answer's ML-DSA-65 chain (the
-///   chain's difference, which resumption removes);
+/// - resumed: the TLS hybrid and its classical baseline, each with the baseline certificate (the
+///   hybrid's difference when resuming) and with the answer's ML-DSA-65 chain (the chain's
+///   difference, which resumption removes; suites/auth.toml pairs X25519 with it for this);
 /// - two key shares: the hybrid with the baseline certificate (X25519 is its second share);
 /// - HelloRetryRequest: the hybrid with the baseline certificate, X25519 predicted;
 /// - HelloRetryRequest to X25519: X25519 with the baseline certificate, the hybrid predicted.
@@ -39,8 +39,7 @@ pub fn made(
     match mode {
         Mode::Full => true,
         Mode::Resumed => {
-            (baseline && (group == *hybrid || group == *classical))
-                || (group == CERTIFICATE.0 && auth == Some(CERTIFICATE.1))
+            (group == *hybrid || group == *classical) && (baseline || auth == Some(CERTIFICATE.1))
         }
         Mode::TwoShares | Mode::HelloRetry => baseline && group == *hybrid,
         Mode::HelloRetryClassical => baseline && group == *classical,
@@ -192,7 +191,8 @@ mod tests {
         assert!(resumed("X25519MLKEM768", Some(e)));
         assert!(resumed("X25519", Some(e)));
         assert!(resumed("X25519MLKEM768", Some("ML-DSA-65")));
-        assert!(!resumed("X25519", Some("ML-DSA-65")));
+        assert!(resumed("X25519", Some("ML-DSA-65")));
+        assert!(!resumed("X25519", Some("ML-DSA-44")));
         assert!(!resumed("MLKEM768", Some(e)));
         assert!(!resumed("X25519MLKEM768", Some("ML-DSA-44")));
         // SSH has no resumption and no second share.
