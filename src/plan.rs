@@ -210,6 +210,25 @@ mod tests {
     use crate::backend;
     use std::path::Path;
 
+    /// A pairing the handshake step makes is set beside its composition: without the suite, its
+    /// composed figures would be left out without a word.
+    #[test]
+    fn every_pairing_the_handshake_step_makes_has_its_composed_full_suite() {
+        let suites = crate::suite::load(Path::new("suites"), &backend::names()).unwrap();
+        let auths = crate::auth::load(Path::new("suites"), "tls13", None)
+            .unwrap()
+            .unwrap();
+        let pairs = auths.extra_pairs(crate::auth::Step::Handshake);
+        assert!(pairs.len() >= 5, "{pairs:?}");
+        for (group, a) in pairs {
+            let name = crate::auth::full_suite(group, Some(&a.name), &auths.baseline);
+            assert!(
+                suites.iter().any(|s| s.name == name),
+                "{name}: no suite composes it"
+            );
+        }
+    }
+
     #[test]
     fn each_phase_is_measured_once_and_the_default_stack_covers_every_suite() {
         let suites = crate::suite::load(Path::new("suites"), &backend::names()).unwrap();

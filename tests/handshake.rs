@@ -442,8 +442,8 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
 /// CertificateVerify, with a first flight smaller than its full twin's by at least the chain, and in
 /// situ no signature on either side. Two key shares: the hybrid with ECDSA, its ClientHello with the
 /// hybrid's share and X25519's. HelloRetryRequest: the hybrid with ECDSA, its first ClientHello with
-/// X25519's share alone and the server's first flight a retry; to X25519, OpenSSL's X25519 after a
-/// first ClientHello with the hybrid's share alone. `check` fails a resumed scenario whose evidence shows a
+/// X25519's share alone and the server's first flight a retry; to X25519, rustls's and OpenSSL's
+/// X25519 after a first ClientHello with the hybrid's share alone. `check` fails a resumed scenario whose evidence shows a
 /// CertificateVerify, or whose server did not see every connection resume.
 fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
     let full = v["handshakes"]["scenarios"].as_array().unwrap();
@@ -562,6 +562,26 @@ fn resumed_handshakes_resume(v: &serde_json::Value, bad: &std::path::Path) {
         !o.status.success()
             && err
                 .contains("(resumed): its evidence contradicts the scenario: a CertificateVerify"),
+        "{err}"
+    );
+    // A composed difference stored where the run's suites give none (the ML-DSA-65 chain's
+    // resumed row: a resumption makes no signature, so none is composed against ECDSA).
+    let chain = others
+        .iter()
+        .position(|s| {
+            s["mode"] == "resumed"
+                && s["auth"]["name"] == "ML-DSA-65"
+                && s["composed_delta_ns"].is_null()
+        })
+        .expect("a resumed ML-DSA-65 row without a composed difference");
+    let mut t = v.clone();
+    t["handshakes"]["other_modes"][chain]["composed_delta_ns"] = 1000.0.into();
+    std::fs::write(bad, serde_json::to_vec(&t).unwrap()).unwrap();
+    let o = pqprof(&["check", bad.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err.contains("a composed_delta_ns the run's suites do not recompute"),
         "{err}"
     );
 }

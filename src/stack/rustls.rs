@@ -153,8 +153,9 @@ fn share_alone(g: &'static dyn SupportedKxGroup) -> &'static dyn SupportedKxGrou
     wrapped_once("share alone", g, |g| Box::new(ShareAlone(g)))
 }
 
-/// `make`'s wrapper of `g`, one per kind and group for the process (made once, kept): a provider
-/// holds its groups as `&'static`.
+/// `make`'s wrapper of `g`, made once per kind and group object and kept: a provider holds its
+/// groups as `&'static`. (The timed provider makes new group objects for each provider, so each
+/// of those gets a wrapper of its own: a few per run.)
 pub(super) fn wrapped_once(
     kind: &'static str,
     g: &'static dyn SupportedKxGroup,
