@@ -278,28 +278,14 @@ fn the_capacity_section_lands_and_check_recomputes_it() {
     fell_back["capacity"]["resumed"][1]["resumptions"] = serde_json::json!(n - 1);
     let bad = common::tmp("cap", "fell-back.json");
     std::fs::write(&bad, serde_json::to_string(&fell_back).unwrap()).unwrap();
-    let check = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!check.status.success());
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        common::stderr(&check)
-    );
-    assert!(said.contains("handshakes resumed"), "{said}");
+    fails_saying(&bad, "handshakes resumed");
     // So is one set against another row than its full twin.
     let mut elsewhere = v.clone();
     // (resumed[1] is X25519 with ML-DSA-65: set against X25519 with ECDSA-P256.)
     assert_eq!(elsewhere["capacity"]["resumed"][1]["auth"], "ML-DSA-65");
     elsewhere["capacity"]["resumed"][1]["against"]["auth"] = serde_json::json!("ECDSA-P256");
     std::fs::write(&bad, serde_json::to_string(&elsewhere).unwrap()).unwrap();
-    let check = pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!check.status.success());
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        common::stderr(&check)
-    );
-    assert!(said.contains("against its full twin"), "{said}");
+    fails_saying(&bad, "against its full twin");
 
     // A second capacity run does not replace the first without --force.
     let again = pqprof(&["capacity", "--results", file, "--quick"]);
@@ -369,4 +355,16 @@ fn a_peer_that_stalls_mid_handshake_is_a_counted_failure() {
     drop(stalled);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// `check` fails the file at `bad`, saying `what` (on stdout or stderr).
+fn fails_saying(bad: &std::path::Path, what: &str) {
+    let check = pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        common::stderr(&check)
+    );
+    assert!(said.contains(what), "{said}");
 }

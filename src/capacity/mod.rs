@@ -298,14 +298,8 @@ fn scaled(
     let cells: usize = stacks
         .iter()
         .map(|(st, _)| {
-            opts.groups
-                .iter()
-                .flat_map(|g| {
-                    opts.auths
-                        .for_group(g, Step::Capacity)
-                        .into_iter()
-                        .map(move |a| (g, a))
-                })
+            pairs(opts)
+                .into_iter()
                 .map(|(g, a)| 1 + usize::from(resumes(*st, g, &a.name, opts)))
                 .sum::<usize>()
         })
@@ -333,6 +327,20 @@ fn scaled(
         step_ms: ((opts.step_ms as f64 * s) as u64).max(50),
         ..opts.clone()
     })
+}
+
+/// Every group with each authentication it meets in the capacity step, in order: the in-memory
+/// cells of a stack, before its availability is asked.
+fn pairs(opts: &Options) -> Vec<(&String, &crate::auth::Auth)> {
+    opts.groups
+        .iter()
+        .flat_map(|g| {
+            opts.auths
+                .for_group(g, Step::Capacity)
+                .into_iter()
+                .map(move |a| (g, a))
+        })
+        .collect()
 }
 
 /// Whether a stack's in-memory cell of a group and authentication also runs resumed: where the
@@ -672,16 +680,7 @@ fn in_memory(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<InMemory>, Vec<InMemory>)> {
     let mut cells = Vec::new();
-    let pairs: Vec<(&String, &crate::auth::Auth)> = opts
-        .groups
-        .iter()
-        .flat_map(|g| {
-            opts.auths
-                .for_group(g, Step::Capacity)
-                .into_iter()
-                .map(move |a| (g, a))
-        })
-        .collect();
+    let pairs = pairs(opts);
     for (stack, a) in stacks {
         let stack = *stack;
         for &(group, auth) in &pairs {

@@ -327,6 +327,15 @@ pub(crate) fn starts_within(asked: usize, allowance: Duration, gap: Duration) ->
     fit.max(MIN_PER_CELL).min(asked)
 }
 
+/// The points of `grid` in the order they run: (RTT ms, loss %), the zero point first.
+fn points_of(grid: &Grid) -> Vec<(f64, f64)> {
+    let each = grid
+        .rtts_ms
+        .iter()
+        .flat_map(|&r| grid.losses_pct.iter().map(move |&l| (r, l)));
+    std::iter::once((0.0, 0.0)).chain(each).collect()
+}
+
 /// How often a paced lane really starts a handshake: every `gap`, unless all its `threads` are
 /// busy first, each connection holding its thread for about `hold_ns` (`hold_ns`: the handshake
 /// and the echo's round trip); then every `hold_ns / threads`. Counting a cell's handshakes by
@@ -981,12 +990,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
         };
         let mut points: Vec<Point> = Vec::new();
         // The zero point first (no delay, no loss): the model's compute term and packet counts.
-        let mut grid: Vec<(f64, f64)> = vec![(0.0, 0.0)];
-        for &r in &opts.grid.rtts_ms {
-            for &l in &opts.grid.losses_pct {
-                grid.push((r, l));
-            }
-        }
+        let grid = points_of(&opts.grid);
         // The cells still to run, for a budget's even shares.
         let mut cells_left: usize = grid
             .iter()
@@ -1220,6 +1224,16 @@ pub(crate) struct Unavailable(pub String);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_zero_point_runs_first_then_each_rtt_with_its_losses() {
+        let g = super::Grid::named("default").unwrap();
+        let p = super::points_of(&g);
+        assert_eq!(p.len(), 9);
+        assert_eq!(&p[..3], &[(0.0, 0.0), (5.6, 0.0), (5.6, 1.0)]);
+        assert_eq!(p[5], (78.7, 0.0));
+        assert_eq!(p[8], (78.7, 20.0));
+    }
+
     #[test]
     fn a_lane_whose_threads_are_all_busy_starts_as_they_free() {
         use super::{start_interval, starts_within};
