@@ -173,11 +173,13 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             if k == 0 {
                 assert!(gap == 0.0 && threads == 1, "{}", c["pace"]);
             } else {
-                // A start every zero-point median / 25% load, a thread for each handshake then
-                // in flight and one more, at most --parallel 4.
+                // A start every zero-point median / 25% load, a thread for each connection then
+                // in flight (each holds its thread for its handshake and the echo's round trip)
+                // and one more, at most --parallel 4.
                 let (zero, expected) = (
                     c["model"]["zero_ns"].as_f64().unwrap(),
-                    c["model"]["expected_ns"].as_f64().unwrap(),
+                    c["model"]["expected_ns"].as_f64().unwrap()
+                        + c["model"]["link_rtt_ns"].as_f64().unwrap(),
                 );
                 assert!(
                     (gap - zero / 0.25).abs() <= 1.0,
