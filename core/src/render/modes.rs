@@ -17,6 +17,8 @@ use serde::Serialize;
 pub(crate) struct View {
     pub(crate) host: String,
     pub(crate) machine_id: String,
+    /// The run has a network section to link to (a run cut off before it has none).
+    pub(crate) has_network: bool,
     pub(crate) rows: Vec<Row>,
     pub(crate) key_shares: Vec<SharesRow>,
 }
@@ -256,6 +258,7 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
         Some(View {
             host: run.label.clone(),
             machine_id: run.anchor.clone(),
+            has_network: run.results.network.is_some(),
             rows,
             key_shares: shares
                 .iter()
