@@ -355,9 +355,11 @@ pub struct HandshakeServerArgs {
     /// Socket timeouts, seconds.
     #[arg(long, default_value_t = 5)]
     pub(crate) timeout_s: u64,
-    /// Issue a TLS 1.3 ticket per connection, and resume the connections that offer one.
-    #[arg(long)]
-    pub(crate) resumed: bool,
+    /// The handshakes' mode (`Mode::name`): `resumed` issues a TLS 1.3 ticket per connection and
+    /// resumes the connections that offer one; QUIC's `token` sends NEW_TOKEN tokens and accepts
+    /// them, `retry` answers each first Initial with a Retry.
+    #[arg(long, default_value = "full", value_parser = parse_mode)]
+    pub(crate) mode: crate::results::Mode,
 }
 
 /// `pqprof capacity-server`'s arguments.
@@ -511,6 +513,11 @@ impl EmulationArgs {
             plugin: self.qemu_plugin.clone(),
         })
     }
+}
+
+/// A mode by its name in files (`Mode::named`).
+fn parse_mode(s: &str) -> Result<crate::results::Mode, String> {
+    crate::results::Mode::named(s).ok_or_else(|| format!("no handshake mode is named {s:?}"))
 }
 
 #[cfg(test)]

@@ -121,22 +121,17 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             .cloned()
             .collect()
     };
-    // QUIC's cells run at 0% loss only (no loss model for QUIC yet).
+    // QUIC's cells run under loss too (its loss model from 2026-12-04).
     let quic = |stack: &str| stack == "quinn";
     for (p, cells) in points.iter().zip([3, 3, 2]) {
         assert_eq!(common::ints(&p["link"]["connect_ns"]).len(), 16);
-        let lossy = p["loss_pct"].as_f64().unwrap() > 0.0;
-        let want: usize = stacks
-            .iter()
-            .map(|s| if quic(s) && lossy { 0 } else { cells })
-            .sum();
         assert_eq!(
             p["cells"].as_array().unwrap().len(),
-            want,
+            cells * stacks.len(),
             "{stacks:?} at {}",
             p["loss_pct"]
         );
-        for stack in stacks.iter().filter(|s| !(quic(s) && lossy)) {
+        for stack in &stacks {
             let cells = of(p, stack);
             let groups: Vec<&str> = cells.iter().map(|c| c["group"].as_str().unwrap()).collect();
             assert!(
@@ -197,9 +192,16 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
                 c["release"]
             );
             // The loss model's critical path: SYN, SYN-ACK, the ClientHello, the server's flight;
-            // none over QUIC.
+            // over QUIC the Initial flight and the server's first round, neither sender with an
+            // RTT sample yet, and QUIC's timers throughout.
             if quic(c["stack"].as_str().unwrap()) {
-                assert!(c["model"]["path"].as_array().is_none_or(|p| p.is_empty()));
+                let path = c["model"]["path"].as_array().unwrap();
+                assert!(
+                    path.len() >= 2 && path.iter().all(|f| f["quic"] == true),
+                    "{c}"
+                );
+                assert!(path[0]["from_client"] == true && path[0]["opening"] == true);
+                assert!(path[1]["from_client"] == false && path[1]["opening"] == true);
                 assert_eq!(c["transport"], "quic");
                 continue;
             }
@@ -309,6 +311,48 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
                     full["model"]["round_trips"].as_f64().unwrap(),
                     "{c}\n{full}"
                 );
+            }
+        }
+    }
+    // QUIC's validated addresses (#35), at the points without loss: a NEW_TOKEN token with each
+    // of its three scenarios, a Retry with ECDSA's two; each shows its token or Retry on the wire
+    // and no more round trips than its full twin, the Retry one more with ECDSA's small flight.
+    for (p, want) in points.iter().zip([5, 5, 0]) {
+        let validated = p["validated"].as_array().map_or(&[][..], |v| v.as_slice());
+        assert_eq!(validated.len(), want, "{}", p["loss_pct"]);
+        for c in validated {
+            assert_eq!(c["stack"], "quinn");
+            let done = common::ints(&c["ready_ns"]).len();
+            assert!(done >= 10 && c["failed"] == 0, "{c}");
+            let full = p["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| {
+                    f["stack"] == c["stack"] && f["group"] == c["group"] && f["auth"] == c["auth"]
+                })
+                .unwrap_or_else(|| panic!("no full twin of {c}"));
+            let rt = |c: &serde_json::Value| c["model"]["round_trips"].as_f64().unwrap();
+            match c["mode"].as_str() {
+                Some("token") => {
+                    assert!(c["quic"]["token"] == true && c["quic"].get("retry").is_none());
+                    assert!(
+                        rt(c) <= rt(full),
+                        "{c}
+{full}"
+                    );
+                }
+                Some("retry") => {
+                    assert!(c["quic"]["token"] == false && c["quic"]["retry"] == true);
+                    assert_eq!(c["auth"], "ECDSA-P256");
+                    assert_eq!(
+                        rt(c),
+                        rt(full) + 1.0,
+                        "{c}
+{full}"
+                    );
+                }
+                m => panic!("a validated cell of mode {m:?}"),
             }
         }
     }

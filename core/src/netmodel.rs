@@ -55,6 +55,12 @@ pub fn slow_start_round_trips(bytes: u64, mss: u32, initcwnd: u32) -> u32 {
     }
 }
 
+/// QUIC's RTT before a sample, nanoseconds: RFC 9002 section 6.2.2's kInitialRtt, quinn-proto
+/// 0.11's `TransportConfig::initial_rtt` default (333 ms).
+pub(crate) const QUIC_INITIAL_RTT_NS: f64 = 333e6;
+/// The probe timeout before a sample: the initial RTT and four times half of it (999 ms).
+pub(crate) const QUIC_INITIAL_PTO_NS: f64 = 3.0 * QUIC_INITIAL_RTT_NS;
+
 /// Round trips before a QUIC client completes, when nothing waits: its Initial, the server's
 /// flight back (RFC 9000 section 7; no TCP connect before it).
 pub const QUIC_ROUND_TRIPS: f64 = 1.0;
@@ -91,6 +97,18 @@ pub fn quic_round_trips(
     window: u64,
     batched: bool,
 ) -> u32 {
+    quic_rounds(server_bytes, client_initial_bytes, token, window, batched).len() as u32 - 1
+}
+
+/// The bytes of the server's first flight each round trip carries (`quic_round_trips`): the
+/// first what the budget or the window lets go, the last what is left.
+pub fn quic_rounds(
+    server_bytes: u64,
+    client_initial_bytes: u64,
+    token: bool,
+    window: u64,
+    batched: bool,
+) -> Vec<u64> {
     let room = |w: u64| w.saturating_sub(QUIC_DATAGRAM).max(QUIC_DATAGRAM);
     let first = if token {
         room(window)
@@ -103,14 +121,93 @@ pub fn quic_round_trips(
     } else {
         window
     };
-    let (mut sent, mut extra) = (first, 0);
+    let mut rounds = vec![first.min(server_bytes)];
+    let mut sent = first;
     while sent < server_bytes {
         let round = room(window);
+        rounds.push(round.min(server_bytes - sent));
         sent += round;
         window += round;
-        extra += 1;
     }
-    extra
+    rounds
+}
+
+/// The critical path of a QUIC handshake for the loss model: the client's Initial flight and the
+/// server's first round, both opening (neither sender has an RTT sample yet), then for each round
+/// trip the budget or the window adds the client's acknowledgement and the server's next round,
+/// in the datagrams its bytes take. After a Retry, the first Initial and the Retry come first,
+/// each of one opening datagram as taken here.
+pub fn quic_critical_path(q: &crate::results::QuicEvidence) -> Vec<Flight> {
+    let rounds = quic_rounds(
+        q.server_bytes,
+        q.client_initial_bytes,
+        q.address_validated(),
+        QUIC_INITIAL_WINDOW,
+        q.batched_acks,
+    );
+    let datagrams = |b: u64| b.div_ceil(QUIC_DATAGRAM).max(1) as u32;
+    let initial = Flight {
+        from_client: true,
+        segments: q.client_initial_datagrams.max(1) as u32,
+        opening: true,
+        quic: true,
+    };
+    let mut v = Vec::new();
+    if q.retry {
+        v.push(initial);
+        v.push(Flight {
+            from_client: false,
+            segments: 1,
+            opening: true,
+            quic: true,
+        });
+    }
+    v.push(initial);
+    for (k, &bytes) in rounds.iter().enumerate() {
+        if k > 0 {
+            v.push(Flight {
+                from_client: true,
+                segments: 1,
+                opening: false,
+                quic: true,
+            });
+        }
+        v.push(Flight {
+            from_client: false,
+            segments: datagrams(bytes),
+            opening: k == 0,
+            quic: true,
+        });
+    }
+    v
+}
+
+/// The mean delay loss adds along a critical path (each flight's `flight_delay`, summed): QUIC's
+/// expected time under loss, in place of TCP's first-order `expected_ns` term.
+pub(crate) fn loss_mean_ns(path: &[Flight], rtt_ns: f64, p: f64) -> f64 {
+    path.iter()
+        .map(|f| {
+            flight_delay(f, rtt_ns, p)
+                .iter()
+                .map(|(d, q)| d * q)
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+/// Round trips beyond QUIC's one that a connection's recorded flights take: a Retry's round trip,
+/// and those the anti-amplification budget (none where a token or the Retry validated the
+/// address) and slow start add to the server's first flight (`quic_round_trips`, at quinn's
+/// initial window).
+pub fn quic_extra_round_trips(q: &crate::results::QuicEvidence) -> u32 {
+    u32::from(q.retry)
+        + quic_round_trips(
+            q.server_bytes,
+            q.client_initial_bytes,
+            q.address_validated(),
+            QUIC_INITIAL_WINDOW,
+            q.batched_acks,
+        )
 }
 
 /// What a window stall hides of the zero point's compute, nanoseconds (#38, #37's flows): where
@@ -157,13 +254,6 @@ pub(crate) fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
 
 pub use crate::results::Flight;
 
-/// Whether the loss model (`critical_path`, `loss_percentiles`) covers a transport: TCP's timers
-/// (initial RTO, RTO, RACK, tail-loss probe) are in it; QUIC's probe timeout is not yet, so a QUIC
-/// cell runs at no loss, without a critical path.
-pub fn models_loss(t: crate::results::Transport) -> bool {
-    t.is_tcp()
-}
-
 /// The critical path of a TLS 1.3 or SSH handshake over TCP, flight by flight: SYN, SYN-ACK, then
 /// a flight each way for every further round trip (TLS: the ClientHello and the server's flight,
 /// ServerHello to Finished, in the segments they take; SSH: one segment each). Round trips that
@@ -174,11 +264,13 @@ pub fn critical_path(exchanges: u32, client_segments: u32, server_segments: u32)
             from_client: true,
             segments: 1,
             opening: true,
+            quic: false,
         },
         Flight {
             from_client: false,
             segments: 1,
             opening: true,
+            quic: false,
         },
     ];
     for k in 0..exchanges {
@@ -191,11 +283,13 @@ pub fn critical_path(exchanges: u32, client_segments: u32, server_segments: u32)
             from_client: true,
             segments: c.max(1),
             opening: false,
+            quic: false,
         });
         v.push(Flight {
             from_client: false,
             segments: s.max(1),
             opening: false,
+            quic: false,
         });
     }
     v
@@ -225,50 +319,119 @@ const MAX_LOSSES: u32 = 4;
 /// The flight's delay is its slowest segment's, the segments being recovered in parallel. Taken
 /// as simpler than they are: several segments lost at a flight's end (the probe brings back the
 /// last; the rest take about one RTT more) and ACKs lost (a later one covers them).
+///
+/// A QUIC flight (`Flight::quic`) is recovered by QUIC's timers instead (`Timers::quic`).
 pub(crate) fn flight_delay(f: &Flight, rtt_ns: f64, p: f64) -> Vec<(f64, f64)> {
-    let p = p.clamp(0.0, 1.0);
-    let rto = rtt_ns + (2.0 * rtt_ns).max(MIN_RTO_NS);
-    // The delay after k losses of one packet whose first recovery takes `first`.
-    let chain = |first: f64, k: u32| first + rto * (2f64.powi(k as i32 - 1) - 1.0);
-    let losses = |first: f64, timer: f64| -> Vec<(f64, f64)> {
-        // Lost k times (k >= 1), then delivered; the last atom holds every k beyond it.
-        (1..=MAX_LOSSES)
-            .map(|k| {
-                let pk = p.powi(k as i32) * if k == MAX_LOSSES { 1.0 } else { 1.0 - p };
-                let d = if timer > 0.0 {
-                    timer * (2f64.powi(k as i32) - 1.0)
-                } else {
-                    chain(first, k)
-                };
-                (d, pk)
-            })
-            .collect()
+    let t = if f.quic {
+        Timers::quic(f, rtt_ns)
+    } else {
+        Timers::tcp(f, rtt_ns)
     };
-    if f.opening {
-        let mut v = vec![(0.0, 1.0 - p)];
-        v.extend(losses(0.0, INITIAL_RTO_NS));
-        return v;
+    t.delay(f.segments, p)
+}
+
+/// The timers that recover a flight's losses: `whole`, the first wait for a flight of one packet
+/// lost (and over QUIC for an opening flight lost whole), doubling at each loss; `backoff`, the
+/// wait after a retransmission is lost, doubling; `early`, when an earlier packet is found lost
+/// from a later one acknowledged; `tail`, when a lost last packet is resent.
+struct Timers {
+    whole: f64,
+    backoff: f64,
+    early: f64,
+    tail: f64,
+    /// Losing every packet of the flight waits for `whole` (QUIC's opening flights: no RTT sample
+    /// to time a probe by); otherwise the tail's timer recovers it.
+    whole_when_all_lost: bool,
+}
+
+impl Timers {
+    /// TCP's (`flight_delay`).
+    fn tcp(f: &Flight, rtt_ns: f64) -> Timers {
+        let rto = rtt_ns + (2.0 * rtt_ns).max(MIN_RTO_NS);
+        Timers {
+            whole: if f.opening { INITIAL_RTO_NS } else { rto },
+            backoff: rto,
+            early: if f.segments >= 4 { 1.0 } else { 1.25 } * rtt_ns,
+            tail: (2.0 * rtt_ns + 2e6).min(rto),
+            whole_when_all_lost: false,
+        }
     }
-    if f.segments <= 1 {
-        let mut v = vec![(0.0, 1.0 - p)];
-        v.extend(losses(0.0, rto));
-        return v;
+
+    /// QUIC's (RFC 9002, as quinn-proto 0.11 runs it):
+    /// - a flight its sender sent before any RTT sample (the client's Initial, the server's first
+    ///   flight), lost whole, waits for the probe timeout at the initial RTT: 333 ms + 4 x 166.5
+    ///   ms, no ack delay in the Initial and Handshake spaces (sections 6.2.1 and 6.2.2), 999 ms,
+    ///   doubling;
+    /// - otherwise the receiver's acknowledgement gives the sender a sample, and a lost last packet
+    ///   waits for the probe timeout it sets, RTT + max(4 x RTT / 2, 1 ms) = 3 RTT (first sample:
+    ///   rttvar = RTT / 2, section 5.3), doubling;
+    /// - an earlier packet with a later one acknowledged is lost by the time threshold, 9/8 of the
+    ///   RTT after it was sent (section 6.1.2), or at once by the packet threshold of 3 (section
+    ///   6.1.1), taken as a flight of 4 or more.
+    fn quic(f: &Flight, rtt_ns: f64) -> Timers {
+        let pto = rtt_ns + (2.0 * rtt_ns).max(1e6);
+        Timers {
+            whole: if f.opening { QUIC_INITIAL_PTO_NS } else { pto },
+            backoff: pto,
+            early: if f.segments >= 4 { 1.0 } else { 9.0 / 8.0 } * rtt_ns,
+            tail: pto,
+            whole_when_all_lost: f.opening,
+        }
     }
-    let rest = f.segments - 1;
-    let none_before = (1.0 - p).powi(rest as i32);
-    let rack = if f.segments >= 4 { 1.0 } else { 1.25 } * rtt_ns;
-    let tlp = (2.0 * rtt_ns + 2e6).min(rto);
-    // The tail delivered and an earlier segment lost: RACK; the tail lost: the probe, taken as the
-    // flight's delay whatever else it lost.
-    let mut v = vec![(0.0, (1.0 - p) * none_before)];
-    v.extend(losses(rack, 0.0).into_iter().map(|(d, q)| {
-        (
-            d,
-            q / p.max(f64::MIN_POSITIVE) * (1.0 - p) * (1.0 - none_before),
-        )
-    }));
-    v.extend(losses(tlp, 0.0));
-    v
+
+    /// The flight's delay over `segments` packets at loss `p`, as (delay, probability).
+    fn delay(&self, segments: u32, p: f64) -> Vec<(f64, f64)> {
+        let p = p.clamp(0.0, 1.0);
+        // The delay after k losses of one packet whose first recovery takes `first`.
+        let chain = |first: f64, k: u32| first + self.backoff * (2f64.powi(k as i32 - 1) - 1.0);
+        let losses = |first: f64, timer: f64| -> Vec<(f64, f64)> {
+            // Lost k times (k >= 1), then delivered; the last atom holds every k beyond it.
+            (1..=MAX_LOSSES)
+                .map(|k| {
+                    let pk = p.powi(k as i32) * if k == MAX_LOSSES { 1.0 } else { 1.0 - p };
+                    let d = if timer > 0.0 {
+                        timer * (2f64.powi(k as i32) - 1.0)
+                    } else {
+                        chain(first, k)
+                    };
+                    (d, pk)
+                })
+                .collect()
+        };
+        let mut v = vec![(0.0, 1.0 - p)];
+        if segments <= 1 {
+            v.extend(losses(0.0, self.whole));
+            return v;
+        }
+        let rest = segments - 1;
+        let none_before = (1.0 - p).powi(rest as i32);
+        v[0].1 *= none_before;
+        // The tail delivered and an earlier segment lost: `early`; the tail lost: its timer, taken
+        // as the flight's delay whatever else it lost (or, where that is every packet, `whole`).
+        v.extend(losses(self.early, 0.0).into_iter().map(|(d, q)| {
+            (
+                d,
+                q / p.max(f64::MIN_POSITIVE) * (1.0 - p) * (1.0 - none_before),
+            )
+        }));
+        let all_lost = if self.whole_when_all_lost {
+            p.powi(rest as i32)
+        } else {
+            0.0
+        };
+        v.extend(
+            losses(self.tail, 0.0)
+                .into_iter()
+                .map(|(d, q)| (d, q * (1.0 - all_lost))),
+        );
+        v.extend(
+            losses(0.0, self.whole)
+                .into_iter()
+                .map(|(d, q)| (d, q * all_lost)),
+        );
+        v.retain(|&(_, q)| q > 0.0);
+        v
+    }
 }
 
 /// The sum of independent delays, as a distribution: atoms closer than 1 µs merged, those below
@@ -364,6 +527,121 @@ mod tests {
     }
 
     #[test]
+    fn a_token_lifts_the_budget_and_a_retry_costs_a_round_trip_and_lifts_it_too() {
+        use super::quic_extra_round_trips as extra;
+        use crate::results::QuicEvidence;
+        // quinn with the hybrid and ML-DSA-44's chain (2026-12-04, Xeon 4769b0): 12,4xx bytes
+        // after a 2,400-byte Initial flight.
+        let q = QuicEvidence {
+            version: 1,
+            client_initial_datagrams: 2,
+            client_initial_bytes: 2_400,
+            client_initial_smallest: Some(1_200),
+            server_datagrams: 11,
+            server_bytes: 12_400,
+            token: false,
+            retry: false,
+            batched_acks: true,
+        };
+        // 7,200 first (the budget), then 10,800.
+        assert_eq!(extra(&q), 1);
+        // A token: 10,800 first (the window less a datagram), then the rest: still one more,
+        // the window's, not the budget's.
+        let token = QuicEvidence {
+            token: true,
+            ..q.clone()
+        };
+        assert_eq!(extra(&token), 1);
+        // A leaf-only chain's 8,200 bytes: the budget's round trip, which a token removes.
+        let leaf = QuicEvidence {
+            server_bytes: 8_200,
+            ..q.clone()
+        };
+        assert_eq!(extra(&leaf), 1);
+        assert_eq!(
+            extra(&QuicEvidence {
+                token: true,
+                ..leaf.clone()
+            }),
+            0
+        );
+        // A Retry: its round trip, then the window's as with a token.
+        assert_eq!(
+            extra(&QuicEvidence {
+                retry: true,
+                ..q.clone()
+            }),
+            2
+        );
+        assert_eq!(
+            extra(&QuicEvidence {
+                retry: true,
+                ..leaf.clone()
+            }),
+            1
+        );
+        // The loss model's path: after a Retry its first Initial and the Retry come first.
+        let path = super::quic_critical_path(&QuicEvidence {
+            retry: true,
+            ..leaf
+        });
+        let shape: Vec<(bool, u32, bool)> = path
+            .iter()
+            .map(|f| (f.from_client, f.segments, f.opening))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (true, 2, true),
+                (false, 1, true),
+                (true, 2, true),
+                (false, 7, true)
+            ]
+        );
+        assert!(path.iter().all(|f| f.quic));
+    }
+
+    #[test]
+    fn quics_timers_recover_a_flight_by_its_probe_timeouts_and_loss_thresholds() {
+        use super::{flight_delay, Flight};
+        let total = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>();
+        let quic = |segments, opening| Flight {
+            from_client: true,
+            segments,
+            opening,
+            quic: true,
+        };
+        // A one-datagram Initial at 10% loss: the initial probe timeout, 999 ms, doubling.
+        let initial = flight_delay(&quic(1, true), 5.6 * MS, 0.1);
+        assert!(close(total(&initial), 1.0));
+        assert!(close(initial[1].0, 999.0 * MS) && close(initial[2].0, 3.0 * 999.0 * MS));
+        assert!((initial[1].1 - 0.09).abs() < 1e-12);
+        // A one-datagram flight after a sample: 3 RTT (RTT + 4 x RTT / 2), doubling.
+        let ack = flight_delay(&quic(1, false), 78.7 * MS, 0.01);
+        assert!(close(ack[1].0, 3.0 * 78.7 * MS) && close(ack[2].0, 9.0 * 78.7 * MS));
+        // An opening flight of two at 10% loss: both lost (1%) waits 999 ms; the tail alone
+        // (9%) the probe timeout its acknowledged head gives, 3 RTT; the head alone (9%) 9/8 RTT.
+        let two = flight_delay(&quic(2, true), 5.6 * MS, 0.1);
+        assert!(close(total(&two), 1.0), "{two:?}");
+        let at = |d: f64| {
+            two.iter()
+                .filter(|x| close(x.0, d))
+                .map(|x| x.1)
+                .sum::<f64>()
+        };
+        assert!((at(0.0) - 0.81).abs() < 1e-9);
+        assert!(
+            (at(9.0 / 8.0 * 5.6 * MS) - 0.09 * 0.9).abs() < 1e-9,
+            "{two:?}"
+        );
+        assert!((at(3.0 * 5.6 * MS) - 0.09 * 0.9).abs() < 1e-9, "{two:?}");
+        assert!((at(999.0 * MS) - 0.01 * 0.9).abs() < 1e-9, "{two:?}");
+        // Four or more: the packet threshold finds an early loss at the acknowledgement, 1 RTT.
+        let four = flight_delay(&quic(4, false), 5.6 * MS, 0.1);
+        assert!(close(total(&four), 1.0) && close(four[1].0, 5.6 * MS));
+    }
+
+    #[test]
     fn a_flight_past_the_initial_window_costs_a_round_trip_per_doubling() {
         use super::slow_start_round_trips as rt;
         // MSS 1,448 (1,500 less IP, TCP and timestamps), a window of 10.
@@ -422,7 +700,8 @@ mod tests {
             Flight {
                 from_client: true,
                 segments: 1,
-                opening: true
+                opening: true,
+                quic: false,
             }
         );
         assert_eq!(
@@ -430,7 +709,8 @@ mod tests {
             Flight {
                 from_client: false,
                 segments: 1,
-                opening: true
+                opening: true,
+                quic: false,
             }
         );
         assert_eq!(
@@ -438,7 +718,8 @@ mod tests {
             Flight {
                 from_client: true,
                 segments: 2,
-                opening: false
+                opening: false,
+                quic: false,
             }
         );
         assert_eq!(
@@ -446,7 +727,8 @@ mod tests {
             Flight {
                 from_client: false,
                 segments: 11,
-                opening: false
+                opening: false,
+                quic: false,
             }
         );
         // SSH: two exchanges after the connect, a segment each.
@@ -465,6 +747,7 @@ mod tests {
                 from_client: true,
                 segments: 1,
                 opening: true,
+                quic: false,
             },
             5.6 * MS,
             0.1,
@@ -486,6 +769,7 @@ mod tests {
                 from_client: true,
                 segments: 1,
                 opening: false,
+                quic: false,
             },
             78.7 * MS,
             0.01,
@@ -497,6 +781,7 @@ mod tests {
                 from_client: false,
                 segments: 4,
                 opening: false,
+                quic: false,
             },
             5.6 * MS,
             0.1,
@@ -513,6 +798,7 @@ mod tests {
                 from_client: false,
                 segments: 2,
                 opening: false,
+                quic: false,
             },
             5.6 * MS,
             0.1,

@@ -13,7 +13,7 @@ pub(super) fn handshake_server(args: crate::cli::HandshakeServerArgs) -> Result<
         bind,
         concurrent,
         timeout_s,
-        resumed,
+        mode,
     } = args;
     let stack = crate::stack::find(&stack)?;
     crate::stack::tls::set_io_timeout(std::time::Duration::from_secs(timeout_s.max(1)));
@@ -23,11 +23,7 @@ pub(super) fn handshake_server(args: crate::cli::HandshakeServerArgs) -> Result<
         &identity,
         insitu,
         crate::stack::child::Listen { bind, concurrent },
-        if resumed {
-            crate::results::Mode::Resumed
-        } else {
-            crate::results::Mode::Full
-        },
+        mode,
     )
 }
 

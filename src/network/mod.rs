@@ -14,7 +14,6 @@ use crate::auth::Step;
 use crate::figures::network::{
     busy_pct, loss_pct, mean_ns, percentiles_ns, tolerance_ns, Conditions, ModelInputs,
 };
-use crate::netmodel::models_loss;
 use crate::results::{
     mode_suffix, Against, Cell, CellCpu, CellPace, Link, Mode, Model, Network, Point, RealStack,
     Release, Warning,
@@ -180,15 +179,6 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
             }
         };
         let tls = stack.protocol() == "tls13";
-        if !models_loss(stack.transport()) && opts.grid.losses_pct.iter().any(|&l| l > 0.0) {
-            notes.push(Warning::NotMeasured {
-                what: format!("{} through the network with loss", stack.name()),
-                reason: "QUIC's cells run at 0% loss only: the loss model (which packet is lost, \
-                         which timer recovers it) is TCP's, and QUIC's probe timeouts are not in it \
-                         yet"
-                    .into(),
-            });
-        }
         let groups = groups(stack.protocol(), opts.all_groups);
         for g in &groups {
             if !available.negotiates(g) {
@@ -252,6 +242,32 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                     }),
                     mode: Mode::Resumed,
                 });
+                // QUIC's validated addresses (#35) likewise, each against its full twin.
+                let validated: Vec<Scenario> = [Mode::Token, Mode::Retry]
+                    .into_iter()
+                    .filter(|&m| {
+                        stack.features().address_validation
+                            && crate::figures::modes::made(
+                                m,
+                                stack.protocol(),
+                                g,
+                                auth.as_deref(),
+                                &baseline,
+                            )
+                    })
+                    .map(|mode| Scenario {
+                        stack,
+                        group: g.to_string(),
+                        baseline: classical.clone(),
+                        auth: auth.clone(),
+                        baseline_auth,
+                        against: Some(Against {
+                            suite: g.to_string(),
+                            auth: auth.clone(),
+                        }),
+                        mode,
+                    })
+                    .collect();
                 out.push(Scenario {
                     stack,
                     group: g.to_string(),
@@ -262,10 +278,32 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                     mode: Mode::Full,
                 });
                 out.extend(resumed);
+                out.extend(validated);
             }
         }
     }
     out
+}
+
+/// A point from its cells of every mode: the full handshakes', the resumed ones' and QUIC's
+/// validated addresses', each in its list.
+fn point(rtt_ns: f64, loss_pct: f64, link: Link, cells: Vec<(Mode, Cell)>) -> Point {
+    let mut p = Point {
+        rtt_ns,
+        loss_pct,
+        link,
+        cells: Vec::new(),
+        resumed: Vec::new(),
+        validated: Vec::new(),
+    };
+    for (mode, c) in cells {
+        match mode {
+            Mode::Resumed => p.resumed.push(c),
+            m if m.validates_address() => p.validated.push(c),
+            _ => p.cells.push(c),
+        }
+    }
+    p
 }
 
 /// How a cell's handshakes start: one every `gap`, from `threads` client threads, so the endpoints'
@@ -617,7 +655,9 @@ impl<'a> Bench<'a> {
                 // Without a loss model (QUIC's, yet) a cell runs only where the loss is 0; so do
                 // resumed ones (a lost packet would cost a ticket, and the next one a full
                 // handshake).
-                let runs_lossy = models_loss(s.stack.transport()) && s.mode == Mode::Full;
+                let runs_lossy = s.mode == Mode::Full;
+                // (Tokens and Retries too: a lost packet would cost a token, or a Retry's round
+                // trip the model has not.)
                 (runs_lossy || loss == 0.0)
                     && (k == 0
                         || s.baseline_auth
@@ -649,13 +689,16 @@ impl<'a> Bench<'a> {
             self.flights[j] = evidence(s, id, shares, self.servers[j].addr)?;
         }
         let zero = zero_point.and_then(|p| {
-            let cells = if s.mode == Mode::Resumed {
-                &p.resumed
-            } else {
-                &p.cells
+            let cells = match s.mode {
+                Mode::Resumed => &p.resumed,
+                Mode::Token | Mode::Retry => &p.validated,
+                _ => &p.cells,
             };
             cells.iter().find(|c| {
-                c.stack.name() == s.stack.name() && c.group == s.group && c.auth == s.auth
+                c.stack.name() == s.stack.name()
+                    && c.group == s.group
+                    && c.auth == s.auth
+                    && (s.mode == Mode::Resumed || c.mode == s.mode)
             })
         });
         let round_trips =
@@ -792,8 +835,9 @@ impl<'a> Bench<'a> {
         let want = p.pace.threads.max(1).min(p.count.max(1));
         while pool.len() < want {
             let c = s.stack.client(s.config(p.id))?;
-            if s.mode == Mode::Resumed {
-                prime(&*c, addr).with_context(|| format!("{}: its first ticket", s.name()))?;
+            if s.mode == Mode::Resumed || s.mode == Mode::Token {
+                prime(&*c, addr)
+                    .with_context(|| format!("{}: its first ticket or token", s.name()))?;
             }
             pool.push(c);
         }
@@ -875,6 +919,11 @@ fn cell(
     let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
     Cell {
         protocol: s.stack.protocol().into(),
+        mode: if s.mode == Mode::Resumed {
+            Mode::Full
+        } else {
+            s.mode
+        },
         resumptions: None,
         stack: RealStack::new(s.stack.name()),
         group: s.group.clone(),
@@ -1056,15 +1105,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
                     &mut notes,
                 )?);
             }
-            let (resumed, full): (Vec<_>, Vec<_>) =
-                cells.into_iter().partition(|(m, _)| *m == Mode::Resumed);
-            points.push(Point {
-                rtt_ns: rtt,
-                loss_pct: loss,
-                link,
-                cells: full.into_iter().map(|(_, c)| c).collect(),
-                resumed: resumed.into_iter().map(|(_, c)| c).collect(),
-            });
+            points.push(point(rtt, loss, link, cells));
         }
         Ok(points)
     })();
@@ -1131,8 +1172,9 @@ fn evidence(
         scope
             .spawn(|| -> Result<stack::One> {
                 lab::enter(lab::CLIENT)?;
-                if s.mode == Mode::Resumed {
-                    // A full handshake brings the ticket the evidence connection resumes with.
+                if s.mode == Mode::Resumed || s.mode == Mode::Token {
+                    // A full handshake brings the ticket the evidence connection resumes with, or
+                    // the token it presents.
                     c.connect(addr, false)?;
                 }
                 c.connect(addr, true)
@@ -1187,8 +1229,9 @@ struct Flights {
 /// the connect, a flight each way; TLS's first exchange in the segments its ClientHello and its
 /// server's flight take at the MSS, every other flight one segment.
 fn path(stack: &dyn TlsStack, f: &Flights, mss: Option<u32>) -> Vec<crate::netmodel::Flight> {
-    if !models_loss(stack.transport()) {
-        return Vec::new();
+    // QUIC: its Initial flight and the server's rounds, in datagrams.
+    if let Some(q) = &f.quic {
+        return crate::netmodel::quic_critical_path(q);
     }
     let segments = |b: Option<u64>| match (b, mss) {
         (Some(b), Some(m)) if m > 0 => b.div_ceil(u64::from(m)) as u32,
@@ -1203,13 +1246,7 @@ fn path(stack: &dyn TlsStack, f: &Flights, mss: Option<u32>) -> Vec<crate::netmo
 /// budget and then slow start add (RFC 9000 section 8.1; `netmodel::quic_round_trips`).
 fn extra_round_trips(f: &Flights, mss: Option<u32>, initcwnd: u32) -> f64 {
     if let Some(q) = &f.quic {
-        return crate::netmodel::quic_round_trips(
-            q.server_bytes,
-            q.client_initial_bytes,
-            q.token,
-            crate::netmodel::QUIC_INITIAL_WINDOW,
-            q.batched_acks,
-        ) as f64;
+        return f64::from(crate::netmodel::quic_extra_round_trips(q));
     }
     match (f.server, mss) {
         (Some(f), Some(m)) => crate::netmodel::slow_start_round_trips(f, m, initcwnd) as f64,

@@ -166,7 +166,7 @@ impl Server {
             .arg(&s.files.dir)
             .args(s.instrumented.then_some("--insitu"))
             .args(s.concurrent.then_some("--concurrent"))
-            .args((s.mode == crate::results::Mode::Resumed).then_some("--resumed"));
+            .args(["--mode", s.mode.name()]);
         if let Some(b) = s.bind {
             cmd.args(["--bind", &b.to_string()]);
         }

@@ -76,6 +76,7 @@ impl TlsStack for Go {
             hello_retry: false,
             hello_retry_classical: false,
             two_shares: true,
+            address_validation: false,
         }
     }
 

@@ -93,6 +93,9 @@ pub struct Features {
     pub(crate) hello_retry_classical: bool,
     /// Its client can offer the hybrid and X25519 with a key share each (`Mode::TwoShares`).
     pub(crate) two_shares: bool,
+    /// QUIC: its client presents the NEW_TOKEN token the connection before brought
+    /// (`Mode::Token`), and its server can answer a first Initial with a Retry (`Mode::Retry`).
+    pub(crate) address_validation: bool,
 }
 
 /// Whether a stack can run here, which groups it negotiates and which certificates it serves.
@@ -179,7 +182,7 @@ impl<'a> Config<'a> {
                     .collect(),
                 1,
             ),
-            Mode::Full | Mode::Resumed => (vec![self.group], 1),
+            Mode::Full | Mode::Resumed | Mode::Token | Mode::Retry => (vec![self.group], 1),
         }
     }
 

@@ -59,6 +59,7 @@ impl TlsStack for OpenSsl {
             hello_retry: true,
             hello_retry_classical: true,
             two_shares: true,
+            address_validation: false,
         }
     }
 
@@ -149,7 +150,12 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
     match c.mode {
-        Mode::Full | Mode::TwoShares | Mode::HelloRetry | Mode::HelloRetryClassical => {
+        Mode::Full
+        | Mode::TwoShares
+        | Mode::HelloRetry
+        | Mode::HelloRetryClassical
+        | Mode::Token
+        | Mode::Retry => {
             b.set_options(SslOptions::NO_TICKET);
         }
         // Stateless tickets (OpenSSL's default), one per connection; the client keeps the

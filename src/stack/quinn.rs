@@ -4,10 +4,13 @@
 //! per client connection, one socket and every connection for the server, and for the in-memory
 //! pair two endpoints passing datagrams through memory.
 //!
-//! The client offers no address-validation token and the server issues none, so every
-//! connection is a first contact: the server may send at most three times the bytes it has
-//! received until the client's first Handshake packet validates the address (RFC 9000 section
-//! 8.1). The client's Initial datagrams are padded to 1,200 bytes (section 14.1).
+//! In a full handshake the client offers no address-validation token and the server issues none,
+//! so every connection is a first contact: the server may send at most three times the bytes it
+//! has received until the client's first Handshake packet validates the address (RFC 9000 section
+//! 8.1). With `Mode::Token` the server sends two NEW_TOKEN frames a connection and the client
+//! presents one in the next connection's first Initial (section 8.1.3); with `Mode::Retry` the
+//! server answers each first Initial with a Retry (section 8.1.2). The client's Initial datagrams
+//! are padded to 1,200 bytes (section 14.1).
 
 use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, TlsStack};
 use crate::results::{Evidence, Mode, QuicEvidence, Transport};
@@ -58,13 +61,15 @@ impl TlsStack for Quinn {
         Features {
             in_memory: true,
             network: true,
+            address_validation: true,
             ..Features::default()
         }
     }
 
     fn cannot(&self, m: Mode) -> String {
         format!(
-            "the {} handshake is not built for QUIC yet: quinn makes full handshakes (#35)",
+            "the {} handshake is not built for QUIC yet: quinn makes full handshakes, with a \
+             NEW_TOKEN token and after a Retry (#35)",
             m.suffix()
         )
     }
@@ -79,18 +84,29 @@ impl TlsStack for Quinn {
     }
 
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
-        ensure!(c.mode == Mode::Full, "quinn: only full handshakes");
+        ensure!(
+            matches!(c.mode, Mode::Full | Mode::Token | Mode::Retry),
+            "quinn: {} are not built",
+            c.mode.described()
+        );
+        // With tokens, the evidence connection presents one that a plain connection brought.
+        let tokens: Arc<dyn quinn_proto::TokenStore> = if c.mode == Mode::Token {
+            Arc::new(quinn_proto::TokenMemoryCache::default())
+        } else {
+            Arc::new(quinn_proto::NoneTokenStore)
+        };
         Ok(Box::new(Client {
-            plain: client_config(c, false)?,
-            noted: client_config(c, true)?,
+            plain: client_config(c, false, tokens.clone())?,
+            noted: client_config(c, true, tokens)?,
         }))
     }
 
     fn pair(&self, c: Config) -> Result<Box<dyn Pair>> {
-        ensure!(c.mode == Mode::Full, "quinn: only full handshakes");
+        ensure!(c.mode == Mode::Full, "quinn: only full handshakes in memory");
+        let none = || Arc::new(quinn_proto::NoneTokenStore);
         Ok(Box::new(InMemory {
-            client: client_config(c, false)?,
-            noted: client_config(c, true)?,
+            client: client_config(c, false, none())?,
+            noted: client_config(c, true, none())?,
             server: server_config(c)?,
             group: c.group.to_string(),
         }))
@@ -106,7 +122,7 @@ impl TlsStack for Quinn {
         _concurrent: bool,
     ) -> Result<()> {
         let (sock, _held) = listener.udp()?;
-        serve(&sock, server_config(c)?, served)
+        serve(&sock, server_config(c)?, served, c.mode == Mode::Retry)
     }
 
     fn acceptor(&self, _c: Config) -> Result<Box<dyn Acceptor>> {
@@ -115,8 +131,13 @@ impl TlsStack for Quinn {
 }
 
 /// The client's QUIC configuration: rustls's, over a provider whose key exchanges note their
-/// shares (`noted`, for the connection that records evidence) or rustls's own; no token store.
-fn client_config(c: Config, noted: bool) -> Result<ClientConfig> {
+/// shares (`noted`, for the connection that records evidence) or rustls's own; `tokens` keeps the
+/// NEW_TOKEN tokens servers send (`Mode::Token`) or none.
+fn client_config(
+    c: Config,
+    noted: bool,
+    tokens: Arc<dyn quinn_proto::TokenStore>,
+) -> Result<ClientConfig> {
     let provider = super::rustls::provider(c)?;
     let provider = if noted {
         let mut p = (*provider).clone();
@@ -129,7 +150,7 @@ fn client_config(c: Config, noted: bool) -> Result<ClientConfig> {
     let quic = quinn_proto::crypto::rustls::QuicClientConfig::try_from(tls)
         .map_err(|e| anyhow!("quinn client: {e}"))?;
     let mut cfg = ClientConfig::new(Arc::new(quic));
-    cfg.token_store(Arc::new(quinn_proto::NoneTokenStore));
+    cfg.token_store(tokens);
     cfg.transport_config(transport());
     Ok(cfg)
 }
@@ -139,10 +160,41 @@ fn server_config(c: Config) -> Result<Arc<ServerConfig>> {
     let quic = quinn_proto::crypto::rustls::QuicServerConfig::try_from(tls)
         .map_err(|e| anyhow!("quinn server: {e}"))?;
     let mut cfg = ServerConfig::with_crypto(Arc::new(quic));
-    // No NEW_TOKEN frames: the next connection is a first contact too.
-    cfg.validation_token.sent(0);
+    if c.mode == Mode::Token {
+        // quinn's default: two tokens a connection, each good once.
+        cfg.validation_token
+            .sent(2)
+            .log(Arc::new(OnceLog(std::sync::Mutex::default())));
+    } else {
+        // No NEW_TOKEN frames: the next connection is a first contact too.
+        cfg.validation_token.sent(0);
+    }
     cfg.transport_config(transport());
     Ok(Arc::new(cfg))
+}
+
+/// The server's record of the NEW_TOKEN tokens presented: each is accepted once (RFC 9000 section
+/// 8.1.4 asks that a token not validate twice). quinn's own, a Bloom filter, is a feature this
+/// build leaves out; a set is exact for the connections a run makes.
+struct OnceLog(std::sync::Mutex<std::collections::HashSet<u128>>);
+
+impl quinn_proto::TokenLog for OnceLog {
+    fn check_and_insert(
+        &self,
+        nonce: u128,
+        _issued: std::time::SystemTime,
+        _lifetime: Duration,
+    ) -> std::result::Result<(), quinn_proto::TokenReuseError> {
+        let mut seen = self
+            .0
+            .lock()
+            .map_err(|_| quinn_proto::TokenReuseError)?;
+        if seen.insert(nonce) {
+            Ok(())
+        } else {
+            Err(quinn_proto::TokenReuseError)
+        }
+    }
 }
 
 /// quinn's defaults, with an idle timeout as the TCP stacks' socket timeouts.
@@ -268,6 +320,10 @@ struct Wire {
     first_smallest: u64,
     /// The version in the first long header the server sent.
     version: Option<u32>,
+    /// The token field of the client's first Initial was not empty (a NEW_TOKEN token).
+    token: bool,
+    /// A Retry packet came from the server.
+    retry: bool,
     received_datagrams: u64,
     /// Received when the handshake completed.
     flight_datagrams: u64,
@@ -275,8 +331,11 @@ struct Wire {
 }
 
 impl Wire {
-    fn sent(&mut self, n: usize) {
-        let n = n as u64;
+    fn sent(&mut self, d: &[u8]) {
+        let n = d.len() as u64;
+        if self.sent == 0 {
+            self.token = initial_token_len(d).is_some_and(|t| t > 0);
+        }
         self.sent += n;
         if self.received_datagrams == 0 {
             self.first_datagrams += 1;
@@ -293,6 +352,8 @@ impl Wire {
         if self.version.is_none() && d.len() >= 5 && d[0] & 0x80 != 0 {
             self.version = Some(u32::from_be_bytes([d[1], d[2], d[3], d[4]]));
         }
+        // A long header of type 3 in version 1 (RFC 9000 section 17.2.5).
+        self.retry |= d.len() >= 5 && d[0] & 0xb0 == 0xb0 && d[1..5] == VERSION.to_be_bytes();
         self.received += d.len() as u64;
         self.received_datagrams += 1;
     }
@@ -314,7 +375,7 @@ impl Conn {
         let (sock, wire) = (&self.sock, &mut self.wire);
         transmit(&mut self.conn, &mut self.bufs.send, |d, to| {
             sock.send_to(d, to)?;
-            wire.sent(d.len());
+            wire.sent(d);
             Ok(())
         })?;
         events(&mut self.endpoint, self.handle, &mut self.conn);
@@ -342,8 +403,9 @@ impl Conn {
             {
                 Some(DatagramEvent::ConnectionEvent(_, ev)) => self.conn.handle_event(ev),
                 Some(DatagramEvent::Response(t)) => {
-                    self.sock.send_to(&self.bufs.send[..t.size], t.destination)?;
-                    self.wire.sent(t.size);
+                    let d = &self.bufs.send[..t.size];
+                    self.sock.send_to(d, t.destination)?;
+                    self.wire.sent(d);
                 }
                 Some(DatagramEvent::NewConnection(_)) | None => {}
             }
@@ -513,7 +575,8 @@ fn evidence_of(c: &Conn) -> Evidence {
             client_initial_smallest: Some(c.wire.first_smallest),
             server_datagrams: c.wire.flight_datagrams,
             server_bytes: c.wire.flight_bytes,
-            token: false,
+            token: c.wire.token,
+            retry: c.wire.retry,
             batched_acks: true,
         }),
         ..Evidence::default()
@@ -551,6 +614,28 @@ fn read_to_end(
     Ok(finished)
 }
 
+/// The length of the token field of the Initial packet a datagram opens with, `None` if it does not
+/// open with a version 1 Initial: the long header's first byte (form, fixed bit, type 0), version,
+/// the two connection IDs each after its length byte, then the token's length as a variable-length
+/// integer (RFC 9000 sections 17.2.2 and 16).
+fn initial_token_len(d: &[u8]) -> Option<u64> {
+    if d.first()? & 0xf0 != 0xc0 || d.get(1..5)? != VERSION.to_be_bytes() {
+        return None;
+    }
+    let dcid = usize::from(*d.get(5)?);
+    let scid_at = 6 + dcid;
+    let scid = usize::from(*d.get(scid_at)?);
+    let at = scid_at + 1 + scid;
+    let first = *d.get(at)?;
+    let len = 1usize << (first >> 6);
+    let bytes = d.get(at..at + len)?;
+    Some(
+        bytes[1..]
+            .iter()
+            .fold(u64::from(first & 0x3f), |v, &b| (v << 8) | u64::from(b)),
+    )
+}
+
 /// A connection the server holds: its streams' bytes so far, and whether it echoed one.
 struct Held {
     conn: quinn_proto::Connection,
@@ -571,8 +656,9 @@ impl Held {
 
 /// The server loop: every connection on one socket. Each datagram goes to its connection, and
 /// only the connections a datagram or a due timer touched are polled. Each stream a client opens
-/// is echoed back; a connection the client closed after its echo counts as served.
-fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64) -> Result<()> {
+/// is echoed back; a connection the client closed after its echo counts as served. With `retry`,
+/// a first Initial whose address no token validates is answered with a Retry.
+fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bool) -> Result<()> {
     sock.set_nonblocking(true)?;
     let mut ep = endpoint(Some(cfg));
     let mut conns: HashMap<ConnectionHandle, Held> = HashMap::new();
@@ -597,6 +683,16 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64) -> Result
                     if let Some(c) = conns.get_mut(&h) {
                         c.conn.handle_event(ev);
                         touched.push(h);
+                    }
+                }
+                Some(DatagramEvent::NewConnection(incoming))
+                    if retry && !incoming.remote_address_validated() =>
+                {
+                    buf.clear();
+                    match ep.retry(incoming, &mut buf) {
+                        Ok(t) => send(&buf[..t.size], t.destination)?,
+                        // Not when the Initial answers a Retry already (`may_retry`).
+                        Err(e) => ep.ignore(e.into_incoming()),
                     }
                 }
                 Some(DatagramEvent::NewConnection(incoming)) => {

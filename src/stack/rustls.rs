@@ -49,6 +49,7 @@ impl TlsStack for Rustls {
             hello_retry: true,
             hello_retry_classical: true,
             two_shares: true,
+            address_validation: false,
         }
     }
 
@@ -293,7 +294,12 @@ pub(super) fn client_config_with(
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
     cfg.resumption = match c.mode {
-        Mode::Full | Mode::TwoShares | Mode::HelloRetry | Mode::HelloRetryClassical => {
+        Mode::Full
+        | Mode::TwoShares
+        | Mode::HelloRetry
+        | Mode::HelloRetryClassical
+        | Mode::Token
+        | Mode::Retry => {
             rustls::client::Resumption::disabled()
         }
         // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).

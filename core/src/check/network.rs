@@ -50,10 +50,11 @@ fn stalls(problems: &mut Vec<Problem>, r: &Results, n: &crate::results::Network)
     }
 }
 
-/// A QUIC cell: its zero-point flights recorded, its server flight theirs, 0% loss (QUIC has no
-/// loss model yet), and the model's round trips QUIC's one plus those the anti-amplification
-/// budget and slow start add to that flight (`netmodel::quic_round_trips`); a TCP cell has no
-/// QUIC record.
+/// A QUIC cell: its zero-point flights recorded, its server flight theirs, its token or Retry its
+/// mode's, the loss model's critical path the one those flights give (`quic_critical_path`; a
+/// file without one ran without loss), and the model's round trips QUIC's one plus a Retry's and
+/// those the anti-amplification budget and slow start add to that flight
+/// (`netmodel::quic_extra_round_trips`); a TCP cell has no QUIC record.
 fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_pct: f64) {
     use crate::results::Transport;
     let q = match (c.transport, &c.quic) {
@@ -78,24 +79,35 @@ fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_
             c.server_flight_bytes, q.server_bytes
         )));
     }
-    if loss_pct > 0.0 && !crate::netmodel::models_loss(c.transport) {
+    if let Some(wrong) = crate::figures::evidence::validation(c.mode, q) {
+        problems.push(Problem::evidence(format!("{name}: {wrong}")));
+    }
+    // Files before QUIC's loss model (2026-12-04) have no path and ran without loss.
+    if !c.model.path.is_empty() && c.model.path != crate::netmodel::quic_critical_path(q) {
+        problems.push(Problem::recomputed(format!(
+            "{name}: the model's critical path is not the one its flights give ({} datagrams \
+             of Initial, {} bytes back)",
+            q.client_initial_datagrams, q.server_bytes
+        )));
+    } else if c.model.path.is_empty() && loss_pct > 0.0 {
         problems.push(Problem::evidence(format!(
-            "{name}: a QUIC cell at {loss_pct}% loss, which has no model"
+            "{name}: a QUIC cell at {loss_pct}% loss without the loss model's path"
         )));
     }
-    let extra = crate::netmodel::quic_round_trips(
-        q.server_bytes,
-        q.client_initial_bytes,
-        q.token,
-        crate::netmodel::QUIC_INITIAL_WINDOW,
-        q.batched_acks,
-    );
+    let extra = crate::netmodel::quic_extra_round_trips(q);
     let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
     if c.model.round_trips != want {
         problems.push(Problem::recomputed(format!(
             "{name}: the model counts {} round trips; a {}-byte server flight after a {}-byte \
-             Initial flight takes {want}",
-            c.model.round_trips, q.server_bytes, q.client_initial_bytes
+             Initial flight{} takes {want}",
+            c.model.round_trips,
+            q.server_bytes,
+            q.client_initial_bytes,
+            match (q.token, q.retry) {
+                (true, _) => " with a token",
+                (_, true) => " and a Retry",
+                _ => "",
+            }
         )));
     }
 }
@@ -168,7 +180,7 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
             .iter()
             .map(|c| c.pace.and_then(|p| p.window_cells))
             .collect();
-        let all = point.cells.len() + point.resumed.len();
+        let all = point.cells.len() + point.resumed.len() + point.validated.len();
         if windows.iter().any(Option::is_some) && windows.iter().any(|w| *w != Some(all)) {
             problems.push(Problem::incomplete(format!(
                 "{at}: {all} cells, but their windows say {windows:?}"
@@ -188,6 +200,11 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
             let name = format!("{at} {} {} (resumed)", c.stack.name(), c.group);
             cell(&mut problems, n, point, &at, c);
             resumed(&mut problems, &name, point, c);
+        }
+        for c in &point.validated {
+            let name = format!("{at} {} {} ({})", c.stack.name(), c.group, c.mode.suffix());
+            cell(&mut problems, n, point, &at, c);
+            validated(&mut problems, &name, point, c);
         }
     }
     problems
@@ -218,6 +235,37 @@ fn resumed(
         None => problems.push(Problem::evidence(format!(
             "{name}: a resumed cell without its server's count of resumptions"
         ))),
+    }
+}
+
+/// A QUIC cell whose address was validated (#35): a token's or a Retry's mode, at a point without
+/// loss, beside its full twin of the same point (`quic` holds its flights to its mode).
+fn validated(
+    problems: &mut Vec<Problem>,
+    name: &str,
+    point: &crate::results::Point,
+    c: &crate::results::Cell,
+) {
+    if !c.mode.validates_address() {
+        problems.push(Problem::evidence(format!(
+            "{name}: a cell of {} handshakes among the validated addresses",
+            c.mode.name()
+        )));
+    }
+    if point.loss_pct > 0.0 {
+        problems.push(Problem::evidence(format!(
+            "{name}: at {}% loss; a validated address runs without loss only",
+            point.loss_pct
+        )));
+    }
+    let twin = point
+        .cells
+        .iter()
+        .any(|f| f.stack.name() == c.stack.name() && f.group == c.group && f.auth == c.auth);
+    if !twin {
+        problems.push(Problem::incomplete(format!(
+            "{name}: no full handshake's cell beside it"
+        )));
     }
 }
 
@@ -674,6 +722,7 @@ mod tests {
                     from_client: false,
                     segments: 3,
                     opening: false,
+                    quic: false,
                 }
             }),
             Kind::Recomputed,
@@ -741,7 +790,8 @@ mod tests {
     }
 
     #[test]
-    fn a_quic_cell_counts_the_round_trips_its_flights_take_and_runs_at_no_loss() {
+    fn a_quic_cell_counts_the_round_trips_its_flights_take_and_its_loss_path_and_mode_are_its_flights(
+    ) {
         use crate::results::{QuicEvidence, Transport};
         // The fixture's cell as quinn's at 0% loss: one round trip and the one a 12,633-byte
         // flight waits after a 2,400-byte Initial (7,200 first): 2, as the fixture's model says.
@@ -775,6 +825,7 @@ mod tests {
             server_datagrams: 12,
             server_bytes: 12_633,
             token: false,
+            retry: false,
             batched_acks: true,
         });
         assert_eq!(super::section(&n), Vec::<Problem>::new());
@@ -807,9 +858,84 @@ mod tests {
             Kind::Evidence,
             "a QUIC record in a cell over TCP",
         );
+        // Without its loss model's path, a QUIC cell under loss is refused (a file before it ran
+        // none); with a path, the path must be the one its flights give: 2 Initial datagrams, 6
+        // back (7,200 bytes), an acknowledgement, 5 more (5,433).
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
-        fails(&lossy, Kind::Evidence, "has no model");
+        fails(&lossy, Kind::Evidence, "without the loss model's path");
+        let q = n.points[0].cells[0].quic.clone().unwrap();
+        let path = crate::netmodel::quic_critical_path(&q);
+        assert_eq!(
+            path.iter().map(|f| f.segments).collect::<Vec<_>>(),
+            [2, 6, 1, 5]
+        );
+        let mut wrong = path.clone();
+        wrong[1].segments = 7;
+        fails(
+            &with(&|c| c.model.path = wrong.clone()),
+            Kind::Recomputed,
+            "critical path is not the one its flights give",
+        );
+        // A cell's mode and its flights: a full handshake's cell showing a token, a token's cell
+        // showing none, a Retry's without the Retry.
+        use crate::results::Mode;
+        fails(
+            &with(&|c| c.quic.as_mut().unwrap().token = true),
+            Kind::Evidence,
+            "a token the scenario does not present",
+        );
+        fails(
+            &with(&|c| c.mode = Mode::Token),
+            Kind::Evidence,
+            "carried no NEW_TOKEN token",
+        );
+        fails(
+            &with(&|c| c.mode = Mode::Retry),
+            Kind::Evidence,
+            "the server sent no Retry",
+        );
+        // A validated address's cell stands beside its full twin, at no loss, and counts the Retry's
+        // round trip: 2 + 1, the budget no longer holding the flight (12,633 bytes in 10,800,
+        // then the rest).
+        let mut v = n.clone();
+        let mut retry = v.points[0].cells[0].clone();
+        retry.mode = Mode::Retry;
+        retry.quic.as_mut().unwrap().retry = true;
+        let remodel = |c: &mut crate::results::Cell, round_trips: f64| {
+            c.model = f::model(
+                f::ModelInputs {
+                    zero_ns: c.model.zero_ns,
+                    round_trips,
+                    data_packets: c.model.data_packets,
+                    bytes: c.model.bytes,
+                    path: Vec::new(),
+                    stall: None,
+                },
+                f::Conditions {
+                    rtt_ns: 5.6e6,
+                    measured: true,
+                    base_rtt_ns: 1e5,
+                    loss_pct: 0.0,
+                    rate_mbit: None,
+                },
+            )
+        };
+        remodel(&mut retry, 3.0);
+        v.points[0].validated.push(retry.clone());
+        assert_eq!(super::section(&v), Vec::<Problem>::new());
+        remodel(&mut v.points[0].validated[0], 2.0);
+        fails(&v, Kind::Recomputed, "and a Retry takes 3");
+        remodel(&mut v.points[0].validated[0], 3.0);
+        v.points[0].validated[0].mode = Mode::Full;
+        fails(
+            &v,
+            Kind::Evidence,
+            "a cell of full handshakes among the validated",
+        );
+        v.points[0].validated[0].mode = Mode::Retry;
+        v.points[0].cells.clear();
+        fails(&v, Kind::Incomplete, "no full handshake's cell beside it");
     }
 
     /// The newest committed run (by name) with network cells, real handshakes and flows: the

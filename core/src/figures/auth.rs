@@ -3,7 +3,7 @@
 //! shared by the site's authentication section and `check --site`, which reads its figures back.
 
 use super::answer::{self as fig, PairedDelta, Side};
-use crate::results::{Cell, Network, Results};
+use crate::results::{Cell, Mode, Network, Results};
 
 /// The RTT and loss rate whose round trips the section shows: the default grid's long path, where
 /// a round trip more is 78.7 ms more and no CPU figure hides it.
@@ -132,6 +132,11 @@ pub(crate) struct Figures {
     pub(crate) extra_ns: Option<f64>,
     /// The extra time's 95% interval (`figures::answer::network_extra_interval_ns`).
     pub(crate) extra_interval_ns: Option<(f64, f64)>,
+    /// QUIC at `RTT_NS` and no loss with the address validated (#35): the model's round trips and
+    /// the median with a NEW_TOKEN token, and the model's round trips after a Retry.
+    pub(crate) token_round_trips: Option<f64>,
+    pub(crate) token_p50_ns: Option<f64>,
+    pub(crate) retry_round_trips: Option<f64>,
     /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
     pub(crate) lossy: Option<(f64, f64, f64)>,
 }
@@ -139,6 +144,16 @@ pub(crate) struct Figures {
 fn cell<'a>(p: &'a crate::results::Point, row: &Row) -> Option<&'a Cell> {
     p.cells.iter().find(|c| {
         c.stack.name() == row.stack && c.group == row.group && c.auth.as_deref() == Some(&row.auth)
+    })
+}
+
+/// The row's cell of `mode` among the point's validated addresses (QUIC).
+fn validated<'a>(p: &'a crate::results::Point, row: &Row, mode: Mode) -> Option<&'a Cell> {
+    p.validated.iter().find(|c| {
+        c.mode == mode
+            && c.stack.name() == row.stack
+            && c.group == row.group
+            && c.auth.as_deref() == Some(&row.auth)
     })
 }
 
@@ -162,6 +177,8 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
     let n = r.network.as_ref();
     let clean = n.and_then(|n| Some((n, at_rtt(n, 0.0)?)));
     let clean_cell = clean.and_then(|(_, p)| cell(p, row));
+    let token_cell = clean.and_then(|(_, p)| validated(p, row, Mode::Token));
+    let retry_cell = clean.and_then(|(_, p)| validated(p, row, Mode::Retry));
     let lossy = n.and_then(|n| {
         let p = n
             .points
@@ -232,6 +249,11 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
         extra_interval_ns: n.zip(sides).and_then(|(n, sides)| {
             fig::network_extra_interval_ns(n, &row.stack, sides, baseline_auth, RTT_NS, 0.0)
         }),
+        token_round_trips: token_cell.map(|c| c.model.round_trips),
+        token_p50_ns: clean
+            .zip(token_cell)
+            .and_then(|((n, _), c)| c.ready_median_ns(n)),
+        retry_round_trips: retry_cell.map(|c| c.model.round_trips),
         lossy,
     }
 }
@@ -248,6 +270,8 @@ pub(crate) fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
         ("server-cpu", f.server_cpu_ns),
         ("memory", f.memory_bytes),
         ("round-trips", f.round_trips),
+        ("token-round-trips", f.token_round_trips),
+        ("retry-round-trips", f.retry_round_trips),
         ("p50", f.p50_ns),
         ("extra", f.extra_ns),
         ("lossy-p50", f.lossy.map(|l| l.1)),

@@ -125,6 +125,25 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
     out
 }
 
+/// How a QUIC connection's address was validated against how its mode says: a token in the first
+/// Initial exactly with `Mode::Token`, a Retry exactly with `Mode::Retry`.
+pub fn validation(mode: Mode, q: &crate::results::QuicEvidence) -> Option<String> {
+    let mut out = Vec::new();
+    match (mode == Mode::Token, q.token) {
+        (true, false) => out.push("the first Initial carried no NEW_TOKEN token"),
+        (false, true) => {
+            out.push("the first Initial carried a token the scenario does not present")
+        }
+        _ => {}
+    }
+    match (mode == Mode::Retry, q.retry) {
+        (true, false) => out.push("the server sent no Retry"),
+        (false, true) => out.push("a Retry, which the scenario does not make"),
+        _ => {}
+    }
+    (!out.is_empty()).then(|| out.join("; "))
+}
+
 /// The smallest datagram that may carry a client's Initial packet (RFC 9000 section 14.1).
 pub(crate) const QUIC_MIN_INITIAL: u64 = 1200;
 
@@ -150,6 +169,7 @@ fn quic(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
             q.version
         ));
     }
+    out.extend(validation(d.mode, q));
     // Files before the smallest was recorded: the flight's bytes against as many 1,200s.
     let smallest = q.client_initial_smallest.unwrap_or(QUIC_MIN_INITIAL);
     if q.client_initial_datagrams == 0
@@ -369,6 +389,7 @@ mod tests {
             server_datagrams: 15,
             server_bytes: 16_780,
             token: false,
+            retry: false,
             batched_acks: true,
         });
         assert_eq!(contradictions(&quic, &ev), Vec::<String>::new());
@@ -381,6 +402,38 @@ mod tests {
             ..q.clone()
         }
         .amplification_limited());
+        // A token's or a Retry's validation lifts the limit, and the scenario's mode must be the
+        // one its first flights show.
+        assert!(!QuicEvidence {
+            retry: true,
+            ..q.clone()
+        }
+        .amplification_limited());
+        let token = Declared {
+            transport: Transport::Quic,
+            ..hybrid(&a, Mode::Token)
+        };
+        assert!(changed(&token, &ev, &|_| {}).contains("carried no NEW_TOKEN token"));
+        let with_token = |e: &mut Evidence| {
+            if let Some(q) = e.quic.as_mut() {
+                q.token = true
+            }
+        };
+        assert!(changed(&quic, &ev, &with_token).contains("a token the scenario does not present"));
+        let mut tokened = ev.clone();
+        with_token(&mut tokened);
+        assert_eq!(contradictions(&token, &tokened), Vec::<String>::new());
+        let retry = Declared {
+            transport: Transport::Quic,
+            ..hybrid(&a, Mode::Retry)
+        };
+        assert!(changed(&retry, &ev, &|_| {}).contains("the server sent no Retry"));
+        assert!(changed(&token, &tokened, &|e| {
+            if let Some(q) = e.quic.as_mut() {
+                q.retry = true
+            }
+        })
+        .contains("a Retry, which the scenario does not make"));
         assert!(changed(&tcp, &ev, &|_| {}).contains("a QUIC record in a scenario over TCP"));
         assert!(changed(&quic, &ev, &|e| e.quic = None).contains("no QUIC record"));
         let with = |f: &dyn Fn(&mut QuicEvidence)| {

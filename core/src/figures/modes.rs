@@ -18,7 +18,8 @@ use crate::results::{Capacity, Cell, Handshakes, InMemory, Mode, Network, Scenar
 ///   difference, which resumption removes; suites/auth.toml pairs X25519 with it for this);
 /// - two key shares: the hybrid with the baseline certificate (X25519 is its second share);
 /// - HelloRetryRequest: the hybrid with the baseline certificate, X25519 predicted;
-/// - HelloRetryRequest to X25519: X25519 with the baseline certificate, the hybrid predicted.
+/// - HelloRetryRequest to X25519: X25519 with the baseline certificate, the hybrid predicted;
+/// - QUIC with a NEW_TOKEN token or after a Retry (the network step's): see below.
 pub fn made(
     mode: Mode,
     protocol: &str,
@@ -43,8 +44,20 @@ pub fn made(
         }
         Mode::TwoShares | Mode::HelloRetry => baseline && group == *hybrid,
         Mode::HelloRetryClassical => baseline && group == *classical,
+        // QUIC's (the network step, #35): a token wherever the full handshake runs, the hybrid's
+        // and X25519's, so that each chain's amplification round trip shows with it and without;
+        // a Retry with the baseline certificate and ML-DSA-44's (the smallest chain past the
+        // budget, which TCP's initial window still holds).
+        Mode::Token => group == *hybrid || group == *classical,
+        Mode::Retry => {
+            (group == *hybrid || group == *classical) && (baseline || auth == Some(SMALLEST_PQ))
+        }
     }
 }
+
+/// The smallest post-quantum chain of the registry (suites/auth.toml): over QUIC past the
+/// anti-amplification budget of a one- or two-datagram Initial, over TCP within the initial window.
+pub const SMALLEST_PQ: &str = "ML-DSA-44";
 
 /// The suite that composes a group's resumed handshake (suites/tls13-resumed.toml); the same for
 /// every chain, since a resumption sends none.
@@ -183,6 +196,21 @@ pub(crate) fn network_cells<'a>(
 mod tests {
     use super::*;
     use crate::results::{Mode, RealStack};
+
+    #[test]
+    fn quic_presents_a_token_with_every_chain_and_retries_with_ecdsa_and_ml_dsa_44() {
+        let e = "ECDSA-P256";
+        let token = |g: &str, a: &str| made(Mode::Token, "tls13", g, Some(a), e);
+        let retry = |g: &str, a: &str| made(Mode::Retry, "tls13", g, Some(a), e);
+        for a in [e, "ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "ML-DSA-44 leaf"] {
+            assert!(token("X25519MLKEM768", a) && token("X25519", a), "{a}");
+            assert!(!token("MLKEM768", a), "{a}");
+        }
+        assert!(retry("X25519", e) && retry("X25519MLKEM768", e));
+        assert!(retry("X25519MLKEM768", SMALLEST_PQ));
+        assert!(!retry("X25519MLKEM768", "ML-DSA-65") && !retry("MLKEM768", e));
+        assert!(!made(Mode::Token, "ssh", "curve25519-sha256", None, e));
+    }
 
     #[test]
     fn the_hybrid_its_baseline_and_the_answers_chain_are_resumed_and_nothing_else() {

@@ -131,7 +131,12 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
         round_trips: i.round_trips,
         data_packets: i.data_packets,
         bytes: i.bytes,
-        expected_ns: expected(at.loss_pct / 100.0),
+        // QUIC's mean is its loss model's; TCP's the first-order term of `expected_ns`.
+        expected_ns: if i.path.first().is_some_and(|f| f.quic) {
+            expected(0.0) + crate::netmodel::loss_mean_ns(&i.path, at.rtt_ns, at.loss_pct / 100.0)
+        } else {
+            expected(at.loss_pct / 100.0)
+        },
         link_rtt_ns: at.measured.then_some(at.rtt_ns),
         path: i.path,
         p50_ns,

@@ -194,13 +194,36 @@ fn cells(f: &Figures) -> Vec<Cell> {
         None => dash("memory per connection is not measured for this chain"),
     });
     out.push(match f.round_trips {
-        Some(rt) => cell(
-            format!("{rt}"),
-            f.p50_ns
-                .map_or(String::new(), |p| format!("{:.2} measured", p / fig::RTT_NS)),
-            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows; over QUIC no connect, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, then per congestion window), and the measured median over the RTT",
-            &[("round-trips", Some(rt))],
-        ),
+        Some(rt) => {
+            let measured = |p: Option<f64>| {
+                p.map_or(String::new(), |p| format!(" ({:.2})", p / fig::RTT_NS))
+            };
+            let validated: Vec<String> = [
+                f.token_round_trips
+                    .map(|t| format!("NEW_TOKEN {t}{}", measured(f.token_p50_ns))),
+                f.retry_round_trips.map(|t| format!("Retry {t}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let sub = f
+                .p50_ns
+                .map_or(String::new(), |p| format!("{:.2} measured", p / fig::RTT_NS));
+            cell(
+                format!("{rt}"),
+                std::iter::once(sub)
+                    .chain(validated)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" · "),
+                "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows; over QUIC no connect, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, then per congestion window), and the measured median over the RTT; over QUIC also with a NEW_TOKEN token from the connection before (no amplification limit; the congestion window stays) and after a Retry (a round trip more, then no limit)",
+                &[
+                    ("round-trips", Some(rt)),
+                    ("token-round-trips", f.token_round_trips),
+                    ("retry-round-trips", f.retry_round_trips),
+                ],
+            )
+        }
         None => dash("the grid has no such cell"),
     });
     out.push(match f.p50_ns {

@@ -237,8 +237,13 @@ pub struct QuicEvidence {
     /// The datagrams and bytes the client had received when its handshake completed.
     pub server_datagrams: u64,
     pub server_bytes: u64,
-    /// The client presented an address-validation token (NEW_TOKEN) from an earlier connection.
+    /// The client presented an address-validation token (NEW_TOKEN) from an earlier connection:
+    /// its first Initial's token field was not empty.
     pub token: bool,
+    /// The server answered the first Initial with a Retry packet, and the client sent its Initial
+    /// again with the Retry's token (files from 2026-12-04 on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry: bool,
     /// The client read every datagram waiting before it answered, so it acknowledged a burst at
     /// once (files from 2026-12-03 03:00 on; before, each datagram as it came): the server's
     /// window grows differently (`netmodel::quic_round_trips`).
@@ -259,7 +264,13 @@ impl QuicEvidence {
     /// model's reading (`netmodel::quic_round_trips`): the overshoot quinn allows depends on the
     /// sizes of the datagrams before it.
     pub fn amplification_limited(&self) -> bool {
-        !self.token && self.server_bytes > self.amplification_budget()
+        !self.address_validated() && self.server_bytes > self.amplification_budget()
+    }
+
+    /// The server knew the client's address before its first flight: by a token, or by the
+    /// Retry's.
+    pub fn address_validated(&self) -> bool {
+        self.token || self.retry
     }
 }
 
@@ -285,6 +296,14 @@ pub enum Mode {
     /// and asks again; the scenario's group is X25519, set against X25519's share alone: the
     /// hybrid's key generation wasted and a round trip more.
     HelloRetryClassical,
+    /// QUIC: a full handshake whose first Initial carries an address-validation token that a
+    /// NEW_TOKEN frame of the connection before brought (RFC 9000 section 8.1.3), so the server's
+    /// address check passes at once and its first flight is not held to three times what it
+    /// received (section 8.1).
+    Token,
+    /// QUIC: a full handshake whose server answers the first Initial with a Retry packet (RFC 9000
+    /// section 8.1.2): a round trip more, then the address is validated as with a token.
+    Retry,
 }
 
 /// " (resumed, in situ)": what a scenario's name ends with for its mode and form.
@@ -315,7 +334,43 @@ impl Mode {
             Mode::TwoShares => "with two key shares",
             Mode::HelloRetry => "after a HelloRetryRequest",
             Mode::HelloRetryClassical => "after a HelloRetryRequest to X25519",
+            Mode::Token => "with a NEW_TOKEN token",
+            Mode::Retry => "after a Retry",
         }
+    }
+
+    /// Whether the QUIC client's address is validated before the server's first flight (a token,
+    /// or the Retry's), so no anti-amplification limit holds that flight.
+    pub fn validates_address(&self) -> bool {
+        matches!(self, Mode::Token | Mode::Retry)
+    }
+
+    /// Its name in files and on command lines ("hello_retry_classical").
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Full => "full",
+            Mode::Resumed => "resumed",
+            Mode::TwoShares => "two_shares",
+            Mode::HelloRetry => "hello_retry",
+            Mode::HelloRetryClassical => "hello_retry_classical",
+            Mode::Token => "token",
+            Mode::Retry => "retry",
+        }
+    }
+
+    /// The mode named `name` (`name`'s inverse).
+    pub fn named(name: &str) -> Option<Mode> {
+        [
+            Mode::Full,
+            Mode::Resumed,
+            Mode::TwoShares,
+            Mode::HelloRetry,
+            Mode::HelloRetryClassical,
+            Mode::Token,
+            Mode::Retry,
+        ]
+        .into_iter()
+        .find(|m| m.name() == name)
     }
 
     /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
@@ -326,6 +381,8 @@ impl Mode {
             Mode::TwoShares => "two key shares",
             Mode::HelloRetry => "HelloRetryRequest",
             Mode::HelloRetryClassical => "HelloRetryRequest to X25519",
+            Mode::Token => "NEW_TOKEN",
+            Mode::Retry => "Retry",
         }
     }
 }
@@ -742,5 +799,27 @@ impl AllocCounters {
             c_bytes: self.c_bytes as f64 / n,
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mode;
+
+    #[test]
+    fn a_modes_name_is_its_name_in_files_and_names_it_back() {
+        for m in [
+            Mode::Full,
+            Mode::Resumed,
+            Mode::TwoShares,
+            Mode::HelloRetry,
+            Mode::HelloRetryClassical,
+            Mode::Token,
+            Mode::Retry,
+        ] {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name(), "{m:?}");
+            assert_eq!(Mode::named(m.name()), Some(m));
+        }
+        assert_eq!(Mode::named("resume"), None);
     }
 }

@@ -74,6 +74,12 @@ pub struct Point {
     /// in `cells`; in the same windows as those.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<Cell>,
+    /// QUIC handshakes whose address the server validated before its first flight (#35): with a
+    /// NEW_TOKEN token the connection before brought (`Mode::Token`), or after a Retry
+    /// (`Mode::Retry`), each cell naming its mode, against its full twin in `cells`; at the zero
+    /// point and the points without loss, in the same windows (files from 2026-12-04 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validated: Vec<Cell>,
 }
 
 /// What the link did before the point's handshakes: TCP connect times (one RTT each) with the
@@ -98,6 +104,10 @@ pub struct Link {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     pub protocol: String,
+    /// The handshake's mode where it is not full: `Point::validated`'s cells (files from
+    /// 2026-12-04 on; `resumed`'s cells say theirs by where they are).
+    #[serde(default, skip_serializing_if = "super::Mode::is_full")]
+    pub mode: super::Mode,
     /// The connections over the cell's window its server saw resume (resumed cells): every
     /// completed handshake, and at most the failed ones besides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,14 +245,19 @@ pub struct CellPace {
     pub window_cells: Option<usize>,
 }
 
-/// One flight on a handshake's critical path: who sends it, how many segments it takes, and
-/// whether it is a connection-opening packet (SYN, SYN-ACK), which only the initial RTO recovers.
+/// One flight on a handshake's critical path: who sends it, how many segments (QUIC: datagrams)
+/// it takes, and whether it is a connection-opening packet (SYN, SYN-ACK), which only the initial
+/// RTO recovers, or over QUIC a flight sent before its sender had an RTT sample, whose loss as a
+/// whole only the initial probe timeout recovers.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Flight {
     pub from_client: bool,
     pub segments: u32,
     #[serde(default)]
     pub opening: bool,
+    /// QUIC's timers recover it (RFC 9002), not TCP's (files from 2026-12-04 on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quic: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

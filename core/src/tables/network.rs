@@ -30,7 +30,17 @@ pub fn table(n: &Network) -> String {
         "failed",
     ]);
     for p in &n.points {
-        for (i, c) in p.cells.iter().enumerate() {
+        let modes = p
+            .cells
+            .iter()
+            .map(|c| (c, ""))
+            .chain(p.resumed.iter().map(|c| (c, " (resumed)")))
+            .chain(p.validated.iter().map(|c| (c, c.mode.suffix())));
+        for (i, (c, mode)) in modes.enumerate() {
+            let mode = match mode {
+                "" | " (resumed)" => mode.to_string(),
+                m => format!(" ({m})"),
+            };
             let first = |s: String| if i == 0 { s } else { String::new() };
             let invalid = if p.link.valid { "" } else { " INVALID" };
             t.add_row(vec![
@@ -39,7 +49,7 @@ pub fn table(n: &Network) -> String {
                 first(format!("{}{invalid}", time(p.link.rtt_median_ns))),
                 c.stack.name().to_string(),
                 c.group.clone(),
-                c.auth.clone().unwrap_or_else(|| "-".into()),
+                format!("{}{mode}", c.auth.as_deref().unwrap_or("-")),
                 c.server_flight_bytes
                     .map_or("-".into(), |b| format!("{:.1} kB", b as f64 / 1e3)),
                 format!("{}", c.model.round_trips),
