@@ -132,11 +132,14 @@ pub fn quic_rounds(
     rounds
 }
 
-/// The critical path of a QUIC handshake for the loss model: the client's Initial flight and the
-/// server's first round, both opening (neither sender has an RTT sample yet), then for each round
-/// trip the budget or the window adds the client's acknowledgement and the server's next round,
-/// in the datagrams its bytes take. After a Retry, the first Initial and the Retry come first,
-/// each of one opening datagram as taken here.
+/// The critical path of a QUIC handshake for the loss model: the client's Initial flight (opening:
+/// no RTT sample yet), then for each round trip the budget or the window adds to the server's
+/// flight the client's acknowledgement that releases the next round, and the server's last round
+/// in the datagrams its bytes take (opening where it is its first). A datagram lost in a round
+/// before the last costs no time of its own: the acknowledgement that releases the next round
+/// reports the gap, and the datagram goes again with that round, which waits a round trip anyway.
+/// After a Retry, the first Initial and the Retry come first, each of one opening datagram as
+/// taken here.
 pub fn quic_critical_path(q: &crate::results::QuicEvidence) -> Vec<Flight> {
     let rounds = quic_rounds(
         q.server_bytes,
@@ -163,22 +166,20 @@ pub fn quic_critical_path(q: &crate::results::QuicEvidence) -> Vec<Flight> {
         });
     }
     v.push(initial);
-    for (k, &bytes) in rounds.iter().enumerate() {
-        if k > 0 {
-            v.push(Flight {
-                from_client: true,
-                segments: 1,
-                opening: false,
-                quic: true,
-            });
-        }
+    for _ in 1..rounds.len() {
         v.push(Flight {
-            from_client: false,
-            segments: datagrams(bytes),
-            opening: k == 0,
+            from_client: true,
+            segments: 1,
+            opening: false,
             quic: true,
         });
     }
+    v.push(Flight {
+        from_client: false,
+        segments: datagrams(rounds.last().copied().unwrap_or(0)),
+        opening: rounds.len() == 1,
+        quic: true,
+    });
     v
 }
 

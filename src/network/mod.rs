@@ -652,12 +652,15 @@ impl<'a> Bench<'a> {
         (0..self.scenarios.len())
             .filter(|&j| {
                 let s = &self.scenarios[j];
-                // Without a loss model (QUIC's, yet) a cell runs only where the loss is 0; so do
-                // resumed ones (a lost packet would cost a ticket, and the next one a full
-                // handshake).
-                let runs_lossy = s.mode == Mode::Full;
-                // (Tokens and Retries too: a lost packet would cost a token, or a Retry's round
-                // trip the model has not.)
+                // Resumed cells run only where the loss is 0 (a lost packet would cost a ticket,
+                // and the next one a full handshake); so do tokens and Retries (a token, or a
+                // Retry's round trip the loss model has not). Over QUIC only the key exchanges,
+                // with the baseline chain, run under loss: a post-quantum chain's flight of
+                // several rounds under loss stalled quinn's connections until the 30 s timeout
+                // (one to four in 30 at 5% on the Xeon 4769b0, 2026-12-04 10:44), not yet
+                // understood.
+                let runs_lossy =
+                    s.mode == Mode::Full && (s.stack.transport().is_tcp() || s.baseline_auth);
                 (runs_lossy || loss == 0.0)
                     && (k == 0
                         || s.baseline_auth

@@ -859,8 +859,9 @@ mod tests {
             "a QUIC record in a cell over TCP",
         );
         // Without its loss model's path, a QUIC cell under loss is refused (a file before it ran
-        // none); with a path, the path must be the one its flights give: 2 Initial datagrams, 6
-        // back (7,200 bytes), an acknowledgement, 5 more (5,433).
+        // none); with a path, the path must be the one its flights give: 2 Initial datagrams, the
+        // acknowledgement that releases the second round, its 5 datagrams (5,433 bytes; the
+        // first round's 7,200 lose no time of their own).
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
         fails(&lossy, Kind::Evidence, "without the loss model's path");
@@ -868,7 +869,7 @@ mod tests {
         let path = crate::netmodel::quic_critical_path(&q);
         assert_eq!(
             path.iter().map(|f| f.segments).collect::<Vec<_>>(),
-            [2, 6, 1, 5]
+            [2, 1, 5]
         );
         let mut wrong = path.clone();
         wrong[1].segments = 7;
