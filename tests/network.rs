@@ -293,14 +293,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             assert_eq!(c["failed"], 0);
             assert_eq!(c["against"]["suite"], c["group"]);
             assert_eq!(c["against"]["auth"], c["auth"]);
-            let full = p["cells"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| {
-                    f["stack"] == c["stack"] && f["group"] == c["group"] && f["auth"] == c["auth"]
-                })
-                .unwrap_or_else(|| panic!("no full twin of {c}"));
+            let full = twin(p, c);
             assert!(full.get("resumptions").is_none(), "{full}");
             let flight = |c: &serde_json::Value| c["server_flight_bytes"].as_u64().unwrap();
             assert!(flight(c) < flight(full), "{c}\n{full}");
@@ -324,14 +317,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             assert_eq!(c["stack"], "quinn");
             let done = common::ints(&c["ready_ns"]).len();
             assert!(done >= 10 && c["failed"] == 0, "{c}");
-            let full = p["cells"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| {
-                    f["stack"] == c["stack"] && f["group"] == c["group"] && f["auth"] == c["auth"]
-                })
-                .unwrap_or_else(|| panic!("no full twin of {c}"));
+            let full = twin(p, c);
             let rt = |c: &serde_json::Value| c["model"]["round_trips"].as_f64().unwrap();
             match c["mode"].as_str() {
                 Some("token") => {
@@ -368,6 +354,16 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     assert!(check.status.success(), "{}", common::stderr(&check));
     assert!(namespaces().is_empty(), "left behind: {:?}", namespaces());
     assert!(children().is_empty(), "left behind: {:?}", children());
+}
+
+/// The full handshake's cell of a resumed or validated cell's point, stack, group and chain.
+fn twin<'a>(p: &'a serde_json::Value, c: &serde_json::Value) -> &'a serde_json::Value {
+    p["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["stack"] == c["stack"] && f["group"] == c["group"] && f["auth"] == c["auth"])
+        .unwrap_or_else(|| panic!("no full twin of {c}"))
 }
 
 /// Starts a long network run and waits until it is measuring, with packets in the emulator.

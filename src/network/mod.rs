@@ -220,17 +220,25 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                         auth: Some(baseline.clone()),
                     })
                 };
-                // Resumed beside full where the handshake step resumes the same scenario, each
-                // against its full twin.
-                let resumes = stack.features().resumption
-                    && crate::figures::modes::made(
-                        Mode::Resumed,
+                // Resumed beside full where the handshake step resumes the same scenario, and
+                // QUIC's validated addresses (#35) likewise, each against its full twin.
+                let f = stack.features();
+                let twins: Vec<Scenario> = [
+                    (Mode::Resumed, f.resumption),
+                    (Mode::Token, f.address_validation),
+                    (Mode::Retry, f.address_validation),
+                ]
+                .into_iter()
+                .filter(|&(m, can)| {
+                    can && crate::figures::modes::made(
+                        m,
                         stack.protocol(),
                         g,
                         auth.as_deref(),
                         &baseline,
-                    );
-                let resumed = resumes.then(|| Scenario {
+                    )
+                })
+                .map(|(mode, _)| Scenario {
                     stack,
                     group: g.to_string(),
                     baseline: classical.clone(),
@@ -240,34 +248,9 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                         suite: g.to_string(),
                         auth: auth.clone(),
                     }),
-                    mode: Mode::Resumed,
-                });
-                // QUIC's validated addresses (#35) likewise, each against its full twin.
-                let validated: Vec<Scenario> = [Mode::Token, Mode::Retry]
-                    .into_iter()
-                    .filter(|&m| {
-                        stack.features().address_validation
-                            && crate::figures::modes::made(
-                                m,
-                                stack.protocol(),
-                                g,
-                                auth.as_deref(),
-                                &baseline,
-                            )
-                    })
-                    .map(|mode| Scenario {
-                        stack,
-                        group: g.to_string(),
-                        baseline: classical.clone(),
-                        auth: auth.clone(),
-                        baseline_auth,
-                        against: Some(Against {
-                            suite: g.to_string(),
-                            auth: auth.clone(),
-                        }),
-                        mode,
-                    })
-                    .collect();
+                    mode,
+                })
+                .collect();
                 out.push(Scenario {
                     stack,
                     group: g.to_string(),
@@ -277,8 +260,7 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                     against,
                     mode: Mode::Full,
                 });
-                out.extend(resumed);
-                out.extend(validated);
+                out.extend(twins);
             }
         }
     }

@@ -149,18 +149,12 @@ pub(crate) fn tls13(b: &mut openssl::ssl::SslContextBuilder, c: Config) -> Resul
     }
     b.set_sigalgs_list(&c.identity.scheme_name()?)?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
-    match c.mode {
-        Mode::Full
-        | Mode::TwoShares
-        | Mode::HelloRetry
-        | Mode::HelloRetryClassical
-        | Mode::Token
-        | Mode::Retry => {
-            b.set_options(SslOptions::NO_TICKET);
-        }
+    if c.mode == Mode::Resumed {
         // Stateless tickets (OpenSSL's default), one per connection; the client keeps the
         // session each connection's ticket makes and resumes the next connection with it.
-        Mode::Resumed => b.set_num_tickets(1)?,
+        b.set_num_tickets(1)?;
+    } else {
+        b.set_options(SslOptions::NO_TICKET);
     }
     Ok(())
 }

@@ -293,17 +293,11 @@ pub(super) fn client_config_with(
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(Recording(webpki)))
         .with_no_client_auth();
-    cfg.resumption = match c.mode {
-        Mode::Full
-        | Mode::TwoShares
-        | Mode::HelloRetry
-        | Mode::HelloRetryClassical
-        | Mode::Token
-        | Mode::Retry => {
-            rustls::client::Resumption::disabled()
-        }
+    cfg.resumption = if c.mode == Mode::Resumed {
         // Each connection's ticket is taken by the next (rustls uses a TLS 1.3 ticket once).
-        Mode::Resumed => rustls::client::Resumption::in_memory_sessions(4),
+        rustls::client::Resumption::in_memory_sessions(4)
+    } else {
+        rustls::client::Resumption::disabled()
     };
     Ok(Arc::new(cfg))
 }

@@ -789,21 +789,14 @@ mod tests {
         fails(&window(2), Kind::Incomplete, "their windows say [Some(2)]");
     }
 
-    #[test]
-    fn a_quic_cell_counts_the_round_trips_its_flights_take_and_its_loss_path_and_mode_are_its_flights(
-    ) {
-        use crate::results::{QuicEvidence, Transport};
-        // The fixture's cell as quinn's at 0% loss: one round trip and the one a 12,633-byte
-        // flight waits after a 2,400-byte Initial (7,200 first): 2, as the fixture's model says.
-        let mut n = network();
-        n.points[0].loss_pct = 0.0;
-        let cell = &mut n.points[0].cells[0];
-        cell.model = f::model(
+    /// A cell's model anew at 5.6 ms and no loss, with `round_trips` and no loss path.
+    fn remodel(c: &mut crate::results::Cell, round_trips: f64) {
+        c.model = f::model(
             f::ModelInputs {
-                zero_ns: cell.model.zero_ns,
-                round_trips: cell.model.round_trips,
-                data_packets: cell.model.data_packets,
-                bytes: cell.model.bytes,
+                zero_ns: c.model.zero_ns,
+                round_trips,
+                data_packets: c.model.data_packets,
+                bytes: c.model.bytes,
                 path: Vec::new(),
                 stall: None,
             },
@@ -814,7 +807,19 @@ mod tests {
                 loss_pct: 0.0,
                 rate_mbit: None,
             },
-        );
+        )
+    }
+
+    #[test]
+    fn a_quic_cell_counts_the_round_trips_its_flights_take_and_its_loss_path_and_mode_are_its_flights(
+    ) {
+        use crate::results::{QuicEvidence, Transport};
+        // The fixture's cell as quinn's at 0% loss: one round trip and the one a 12,633-byte
+        // flight waits after a 2,400-byte Initial (7,200 first): 2, as the fixture's model says.
+        let mut n = network();
+        n.points[0].loss_pct = 0.0;
+        let cell = &mut n.points[0].cells[0];
+        remodel(cell, cell.model.round_trips);
         cell.transport = Transport::Quic;
         cell.server_flight_bytes = Some(12_633);
         cell.quic = Some(QuicEvidence {
@@ -843,21 +848,46 @@ mod tests {
             Kind::Recomputed,
             "takes 1",
         );
-        fails(
-            &with(&|c| c.quic = None),
-            Kind::Incomplete,
-            "a QUIC cell without its flights",
-        );
-        fails(
-            &with(&|c| c.server_flight_bytes = Some(1)),
-            Kind::Evidence,
-            "its datagrams 12633",
-        );
-        fails(
-            &with(&|c| c.transport = Transport::Tcp),
-            Kind::Evidence,
-            "a QUIC record in a cell over TCP",
-        );
+        // A cell's flights against what it says, and its mode against its flights: a full
+        // handshake's cell showing a token, a token's cell showing none, a Retry's without the
+        // Retry.
+        use crate::results::Mode;
+        type Edit<'a> = &'a dyn Fn(&mut crate::results::Cell);
+        let edits: [(Edit, Kind, &str); 6] = [
+            (
+                &|c| c.quic = None,
+                Kind::Incomplete,
+                "a QUIC cell without its flights",
+            ),
+            (
+                &|c| c.server_flight_bytes = Some(1),
+                Kind::Evidence,
+                "its datagrams 12633",
+            ),
+            (
+                &|c| c.transport = Transport::Tcp,
+                Kind::Evidence,
+                "a QUIC record in a cell over TCP",
+            ),
+            (
+                &|c| c.quic.as_mut().unwrap().token = true,
+                Kind::Evidence,
+                "a token the scenario does not present",
+            ),
+            (
+                &|c| c.mode = Mode::Token,
+                Kind::Evidence,
+                "carried no NEW_TOKEN token",
+            ),
+            (
+                &|c| c.mode = Mode::Retry,
+                Kind::Evidence,
+                "the server sent no Retry",
+            ),
+        ];
+        for (edit, kind, what) in edits {
+            fails(&with(edit), kind, what);
+        }
         // Without its loss model's path, a QUIC cell under loss is refused (a file before it ran
         // none); with a path, the path must be the one its flights give: 2 Initial datagrams, the
         // acknowledgement that releases the second round, its 5 datagrams (5,433 bytes; the
@@ -878,24 +908,6 @@ mod tests {
             Kind::Recomputed,
             "critical path is not the one its flights give",
         );
-        // A cell's mode and its flights: a full handshake's cell showing a token, a token's cell
-        // showing none, a Retry's without the Retry.
-        use crate::results::Mode;
-        fails(
-            &with(&|c| c.quic.as_mut().unwrap().token = true),
-            Kind::Evidence,
-            "a token the scenario does not present",
-        );
-        fails(
-            &with(&|c| c.mode = Mode::Token),
-            Kind::Evidence,
-            "carried no NEW_TOKEN token",
-        );
-        fails(
-            &with(&|c| c.mode = Mode::Retry),
-            Kind::Evidence,
-            "the server sent no Retry",
-        );
         // A validated address's cell stands beside its full twin, at no loss, and counts the Retry's
         // round trip: 2 + 1, the budget no longer holding the flight (12,633 bytes in 10,800,
         // then the rest).
@@ -903,25 +915,6 @@ mod tests {
         let mut retry = v.points[0].cells[0].clone();
         retry.mode = Mode::Retry;
         retry.quic.as_mut().unwrap().retry = true;
-        let remodel = |c: &mut crate::results::Cell, round_trips: f64| {
-            c.model = f::model(
-                f::ModelInputs {
-                    zero_ns: c.model.zero_ns,
-                    round_trips,
-                    data_packets: c.model.data_packets,
-                    bytes: c.model.bytes,
-                    path: Vec::new(),
-                    stall: None,
-                },
-                f::Conditions {
-                    rtt_ns: 5.6e6,
-                    measured: true,
-                    base_rtt_ns: 1e5,
-                    loss_pct: 0.0,
-                    rate_mbit: None,
-                },
-            )
-        };
         remodel(&mut retry, 3.0);
         v.points[0].validated.push(retry.clone());
         assert_eq!(super::section(&v), Vec::<Problem>::new());

@@ -358,19 +358,20 @@ impl Mode {
         }
     }
 
+    /// Every mode.
+    pub const ALL: [Mode; 7] = [
+        Mode::Full,
+        Mode::Resumed,
+        Mode::TwoShares,
+        Mode::HelloRetry,
+        Mode::HelloRetryClassical,
+        Mode::Token,
+        Mode::Retry,
+    ];
+
     /// The mode named `name` (`name`'s inverse).
     pub fn named(name: &str) -> Option<Mode> {
-        [
-            Mode::Full,
-            Mode::Resumed,
-            Mode::TwoShares,
-            Mode::HelloRetry,
-            Mode::HelloRetryClassical,
-            Mode::Token,
-            Mode::Retry,
-        ]
-        .into_iter()
-        .find(|m| m.name() == name)
+        Mode::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// How a scenario's name says it (" (resumed)"), empty for the full handshake.
@@ -808,15 +809,7 @@ mod tests {
 
     #[test]
     fn a_modes_name_is_its_name_in_files_and_names_it_back() {
-        for m in [
-            Mode::Full,
-            Mode::Resumed,
-            Mode::TwoShares,
-            Mode::HelloRetry,
-            Mode::HelloRetryClassical,
-            Mode::Token,
-            Mode::Retry,
-        ] {
+        for m in Mode::ALL {
             assert_eq!(serde_json::to_value(m).unwrap(), m.name(), "{m:?}");
             assert_eq!(Mode::named(m.name()), Some(m));
         }
