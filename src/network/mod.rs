@@ -639,8 +639,8 @@ impl<'a> Bench<'a> {
                 // Retry's round trip the loss model has not). Over QUIC only the key exchanges,
                 // with the baseline chain, run under loss: with a post-quantum chain's flight of
                 // several rounds, a few of quinn's handshakes under loss never completed (1 to 4
-                // in 30 at 5%, Xeon 4769b0, 2026-12-04). Each stalled client had taken in 23 to
-                // 27 datagrams without one ACK frame it could read (the server's Initial, with the
+                // in 30 at 5%, Xeon 4769b0, 2026-12-04). Four of five stalled clients had taken in
+                // 23 to 27 datagrams without one ACK frame they could read (the server's Initial, with the
                 // ServerHello, lost; its Handshake packets undecryptable without it) and sent
                 // only its Initial's probe timeouts, backing off from 999 ms: the recovery gap of
                 // quinn-rs/quinn#1075 (open), which the 30 s timeout turns into a failure.
