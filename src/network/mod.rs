@@ -640,9 +640,9 @@ impl<'a> Bench<'a> {
                 // with the baseline chain, run under loss: with a post-quantum chain's flight of
                 // several rounds, a few of quinn's handshakes under loss never completed (1 to 4
                 // in 30 at 5%, Xeon 4769b0, 2026-12-04). Four of five stalled clients had taken in
-                // 23 to 27 datagrams without one ACK frame they could read (the server's Initial, with the
-                // ServerHello, lost; its Handshake packets undecryptable without it) and sent
-                // only its Initial's probe timeouts, backing off from 999 ms: the recovery gap of
+                // 23 to 27 datagrams without one ACK frame they could read (the server's Initial,
+                // with the ServerHello, lost; its Handshake packets undecryptable without it) and
+                // sent only their Initial's probe timeouts, backing off from 999 ms: the gap of
                 // quinn-rs/quinn#1075 (open), which the 30 s timeout turns into a failure.
                 let runs_lossy =
                     s.mode == Mode::Full && (s.stack.transport().is_tcp() || s.baseline_auth);
