@@ -635,8 +635,8 @@ impl<'a> Bench<'a> {
             .filter(|&j| {
                 let s = &self.scenarios[j];
                 // Resumed cells run only where the loss is 0 (a lost packet would cost a ticket,
-                // and the next one a full handshake); so do tokens and Retries (a token, or a
-                // Retry's round trip the loss model has not). Over QUIC only the key exchanges,
+                // and the next one a full handshake); so do tokens and Retries (each is set against
+                // its full twin at no loss). Over QUIC only the key exchanges,
                 // with the baseline chain, run under loss: with a post-quantum chain's flight of
                 // several rounds, a few of quinn's handshakes under loss never completed (1 to 4
                 // in 30 at 5%, Xeon 4769b0, 2026-12-04). Four of five stalled clients had taken in
