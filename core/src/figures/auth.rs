@@ -133,10 +133,13 @@ pub(crate) struct Figures {
     /// The extra time's 95% interval (`figures::answer::network_extra_interval_ns`).
     pub(crate) extra_interval_ns: Option<(f64, f64)>,
     /// QUIC at `RTT_NS` and no loss with the address validated (#35): the model's round trips and
-    /// the median with a NEW_TOKEN token, and the model's round trips after a Retry.
+    /// the median with a NEW_TOKEN token, and after a Retry.
     pub(crate) token_round_trips: Option<f64>,
     pub(crate) token_p50_ns: Option<f64>,
     pub(crate) retry_round_trips: Option<f64>,
+    pub(crate) retry_p50_ns: Option<f64>,
+    /// The row's handshakes ran over QUIC.
+    pub(crate) quic: bool,
     /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
     pub(crate) lossy: Option<(f64, f64, f64)>,
 }
@@ -254,6 +257,10 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
             .zip(token_cell)
             .and_then(|((n, _), c)| c.ready_median_ns(n)),
         retry_round_trips: retry_cell.map(|c| c.model.round_trips),
+        retry_p50_ns: clean
+            .zip(retry_cell)
+            .and_then(|((n, _), c)| c.ready_median_ns(n)),
+        quic: quic.is_some(),
         lossy,
     }
 }
@@ -272,6 +279,8 @@ pub(crate) fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
         ("round-trips", f.round_trips),
         ("token-round-trips", f.token_round_trips),
         ("retry-round-trips", f.retry_round_trips),
+        ("token-p50", f.token_p50_ns),
+        ("retry-p50", f.retry_p50_ns),
         ("p50", f.p50_ns),
         ("extra", f.extra_ns),
         ("lossy-p50", f.lossy.map(|l| l.1)),
