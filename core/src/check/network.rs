@@ -55,7 +55,13 @@ fn stalls(problems: &mut Vec<Problem>, r: &Results, n: &crate::results::Network)
 /// file without one ran without loss), and the model's round trips QUIC's one plus a Retry's and
 /// those the anti-amplification budget and slow start add to that flight
 /// (`netmodel::quic_extra_round_trips`); a TCP cell has no QUIC record.
-fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_pct: f64) {
+fn quic(
+    problems: &mut Vec<Problem>,
+    name: &str,
+    c: &crate::results::Cell,
+    loss_pct: f64,
+    form: u32,
+) {
     use crate::results::Transport;
     let q = match (c.transport, &c.quic) {
         (Transport::Tcp, None) => return,
@@ -83,7 +89,7 @@ fn quic(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, loss_
         problems.push(Problem::evidence(format!("{name}: {wrong}")));
     }
     // Files before QUIC's loss model (2026-12-04) have no path and ran without loss.
-    if !c.model.path.is_empty() && c.model.path != crate::netmodel::quic_critical_path(q) {
+    if !c.model.path.is_empty() && c.model.path != crate::netmodel::quic_critical_path(q, form) {
         problems.push(Problem::recomputed(format!(
             "{name}: the model's critical path is not the one its flights give ({} datagrams \
              of Initial, {} bytes back)",
@@ -188,6 +194,15 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
         }
         for c in &point.cells {
             cell(&mut problems, n, point, &at, c);
+            // Resumed and validated cells are set against the full ones beside them.
+            if c.mode == crate::results::Mode::Resumed || c.mode.validates_address() {
+                problems.push(Problem::evidence(format!(
+                    "{at} {} {}: a cell of {} handshakes among the full ones",
+                    c.stack.name(),
+                    c.group,
+                    c.mode.name()
+                )));
+            }
             if c.resumptions.is_some_and(|r| r > 0) {
                 problems.push(Problem::evidence(format!(
                     "{at} {} {}: a full handshake's cell whose server saw connections resume",
@@ -323,7 +338,7 @@ fn cell(
             "{name}: a handshake completed after its echo"
         )));
     }
-    quic(problems, &name, c, point.loss_pct);
+    quic(problems, &name, c, point.loss_pct, n.quic_loss_model);
     distribution(problems, n, &name, c);
     counts(problems, &name, c);
     model(problems, n, point, &name, c);
@@ -592,6 +607,7 @@ mod tests {
             base_rtt_ns: 1e5,
             loss_pct: 1.0,
             rate_mbit: None,
+            quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
         };
         let model = f::model(
             f::ModelInputs {
@@ -806,6 +822,7 @@ mod tests {
                 base_rtt_ns: 1e5,
                 loss_pct: 0.0,
                 rate_mbit: None,
+                quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
             },
         )
     }
@@ -890,17 +907,24 @@ mod tests {
         }
         // Without its loss model's path, a QUIC cell under loss is refused (a file before it ran
         // none); with a path, the path must be the one its flights give: 2 Initial datagrams, the
-        // acknowledgement that releases the second round, its 5 datagrams (5,433 bytes; the
-        // first round's 7,200 lose no time of their own).
+        // server's first datagram (its ServerHello), the acknowledgement that releases the second
+        // round, its 5 datagrams (5,433 bytes; the rest of the first round's 7,200 lose no time
+        // of their own). A file of the first form is held to that form's path, without the
+        // ServerHello's datagram.
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
         fails(&lossy, Kind::Evidence, "without the loss model's path");
         let q = n.points[0].cells[0].quic.clone().unwrap();
-        let path = crate::netmodel::quic_critical_path(&q);
+        let path = crate::netmodel::quic_critical_path(&q, crate::netmodel::QUIC_LOSS_MODEL);
         assert_eq!(
             path.iter().map(|f| f.segments).collect::<Vec<_>>(),
-            [2, 1, 5]
+            [2, 1, 1, 5]
         );
+        let first: Vec<u32> = crate::netmodel::quic_critical_path(&q, 1)
+            .iter()
+            .map(|f| f.segments)
+            .collect();
+        assert_eq!(first, [2, 1, 5]);
         let mut wrong = path.clone();
         wrong[1].segments = 7;
         fails(
@@ -920,6 +944,14 @@ mod tests {
         assert_eq!(super::section(&v), Vec::<Problem>::new());
         remodel(&mut v.points[0].validated[0], 2.0);
         fails(&v, Kind::Recomputed, "and a Retry takes 3");
+        // Filed among the full cells, a Retry's cell is refused there.
+        let mut misfiled = n.clone();
+        misfiled.points[0].cells.push(retry.clone());
+        fails(
+            &misfiled,
+            Kind::Evidence,
+            "a cell of retry handshakes among the full ones",
+        );
         remodel(&mut v.points[0].validated[0], 3.0);
         v.points[0].validated[0].mode = Mode::Full;
         fails(

@@ -89,6 +89,8 @@ pub struct Conditions {
     pub base_rtt_ns: f64,
     pub loss_pct: f64,
     pub rate_mbit: Option<f64>,
+    /// The form of QUIC's loss model (`netmodel::QUIC_LOSS_MODEL`, the file's).
+    pub quic_loss_model: u32,
 }
 
 /// A cell's model: the expected (mean) time (netmodel::expected_ns) and, where the critical path
@@ -123,6 +125,7 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
             at.rtt_ns,
             at.loss_pct / 100.0,
             &[50.0, 95.0],
+            at.quic_loss_model,
         );
         (Some(q[0]), Some(q[1]))
     };
@@ -133,7 +136,13 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
         bytes: i.bytes,
         // QUIC's mean is its loss model's; TCP's the first-order term of `expected_ns`.
         expected_ns: if i.path.first().is_some_and(|f| f.quic) {
-            expected(0.0) + crate::netmodel::loss_mean_ns(&i.path, at.rtt_ns, at.loss_pct / 100.0)
+            expected(0.0)
+                + crate::netmodel::loss_mean_ns(
+                    &i.path,
+                    at.rtt_ns,
+                    at.loss_pct / 100.0,
+                    at.quic_loss_model,
+                )
         } else {
             expected(at.loss_pct / 100.0)
         },
@@ -157,6 +166,7 @@ pub(crate) fn conditions(
         base_rtt_ns: n.base_rtt_ns,
         loss_pct: p.loss_pct,
         rate_mbit: n.rate_mbit,
+        quic_loss_model: n.quic_loss_model,
     }
 }
 

@@ -56,9 +56,17 @@ pub struct Network {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[serde(with = "super::packed::u64s")]
     pub wake_ns: Vec<u64>,
+    /// The form of QUIC's loss model its cells were modelled by (`netmodel::QUIC_LOSS_MODEL`;
+    /// files before 2026-12-04 14:00 say nothing: the first).
+    #[serde(default = "first_form")]
+    pub quic_loss_model: u32,
     pub points: Vec<Point>,
     #[serde(default)]
     pub notes: Vec<super::Warning>,
+}
+
+fn first_form() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
