@@ -207,7 +207,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
                 assert!(path[0]["from_client"] == true && path[0]["opening"] == true);
                 // The server's first datagram, with the ServerHello, on its own: lost, nothing
                 // after it can be read until a probe timeout, before any RTT sample where the
-                // Initial flight was one datagram (after two the server acknowledged the first).
+                // Initial flight was one datagram (after two the ServerHello spills into the next).
                 let one_initial = path[0]["segments"] == 1;
                 assert!(
                     path[1]["from_client"] == false

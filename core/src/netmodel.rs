@@ -138,17 +138,21 @@ pub fn quic_rounds(
 ///   datagram resent at the probe timeout, then backed off by one probe timeout more;
 /// - 2: the server's first datagram on its own. It carries the Initial with the ServerHello,
 ///   without which the client can decrypt none of the Handshake packets after it and has nothing
-///   to acknowledge. After a one-datagram Initial flight, losing it waits for the probe timeout
-///   before any RTT sample, 999 ms, on both sides (the case of quinn-rs/quinn#1075). After a
-///   flight of two or more (the hybrid's ClientHello), the server has acknowledged the first of
-///   them alone, before it could answer, so the client has a sample and probes after 3 RTT.
-///   The rest of a one-round flight follows it. A lost last datagram waits for the probe timeout,
-///   then twice that (RFC 9002 section 6.2.1: each probe timeout doubles the next).
+///   to acknowledge: losing it waits for the probe timeout before any RTT sample, 999 ms, on both
+///   sides (the case of quinn-rs/quinn#1075). That is taken to hold after a one-datagram Initial
+///   flight (X25519). After two (a hybrid's key share), the ServerHello, with its 1,088-byte
+///   ML-KEM-768 ciphertext (FIPS 203 table 3), spills into an Initial packet in the second
+///   datagram (quinn pads a datagram with an Initial packet to 1,200 bytes: X25519's flight came
+///   back as 1,200 + 47 bytes, the hybrid's as 1,200 + 1,200), which the client can read and
+///   acknowledge, so the lost first datagram is found from that acknowledgement: taken as the
+///   probe timeout its sample sets, 3 RTT (the time threshold may find it sooner). The rest of a
+///   one-round flight follows it. A lost last datagram waits for the probe timeout, then twice
+///   that (RFC 9002 section 6.2.1: each probe timeout doubles the next).
 ///
-///   Measured (Xeon 4769b0, make run of 2026-12-04 11:04, 5.6 and 78.7 ms RTT, 1% loss): 7 of
-///   349 X25519 handshakes (one Initial datagram) took over 900 ms, where the first form expects
-///   one loss in a hundred and this one two; 0 of 356 hybrid ones (two Initial datagrams), where
-///   this form, had the sample not been there, would expect 3.6.
+///   Measured (Xeon 4769b0, make runs of 2026-12-04 11:04 and 13:20, 5.6 and 78.7 ms RTT, 1%
+///   loss): 7 of 349 and 8 of 344 X25519 handshakes took over 900 ms, where the first form
+///   expects one loss in a hundred and this one two; 0 of 356 and 0 of 358 hybrid ones, where a
+///   999-ms wait for the first datagram would put 3.6.
 pub const QUIC_LOSS_MODEL: u32 = 2;
 
 /// The critical path of a QUIC handshake for the loss model (`form`: `QUIC_LOSS_MODEL`'s): the
@@ -659,8 +663,8 @@ mod tests {
         );
         // Two rounds (the budget's 7,200 bytes, then the rest, 5,200): the ServerHello's
         // datagram, the acknowledgement that releases the second round, that round's datagrams.
-        // After two Initial datagrams the server acknowledged the first alone: the client has an
-        // RTT sample, and the ServerHello's datagram is not opening.
+        // After two Initial datagrams the ServerHello spills into the second datagram, which the
+        // client can read: the ServerHello's first datagram is not opening.
         assert_eq!(
             shape(&q),
             [
