@@ -71,14 +71,12 @@ const MIN_SCALE: f64 = 0.25;
 fn first_scale(first: &Batch, k: usize, left_s: f64) -> f64 {
     let full = k.min(FLOOR_PROCESSES).saturating_sub(1) as f64;
     let light = k.saturating_sub(FLOOR_PROCESSES) as f64 * LIGHT_SHARE;
-    let timed_s: f64 = first
-        .results
-        .phases
-        .iter()
-        .filter_map(|p| p.timed_ms)
-        .sum::<f64>()
-        / 1e3;
-    scale_to_fit(first.wall_s, timed_s, full + light, left_s)
+    scale_to_fit(first.wall_s, timed_s(&first.results), full + light, left_s)
+}
+
+/// A process's time in its timed calls, seconds.
+fn timed_s(r: &Results) -> f64 {
+    r.phases.iter().filter_map(|p| p.timed_ms).sum::<f64>() / 1e3
 }
 
 /// `first_scale`'s arithmetic: `weight` processes like one of `wall_s` seconds, `timed_s` of them
@@ -157,9 +155,27 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
                 );
             }
             batches.push(child(args, &dir, i, i * n / k, only, scale)?);
+            if !args.quiet {
+                let b = &batches[i];
+                eprintln!(
+                    "run: process {}/{k} took {:.1} s, {:.1} s of it in timed calls",
+                    i + 1,
+                    b.wall_s,
+                    timed_s(&b.results)
+                );
+            }
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
+            let elapsed = started.elapsed().as_secs_f64();
+            // No process fits what is left of the budget: the pooling that would choose its
+            // phases (every phase's bootstrap, seconds) is left to `aggregate`, once.
+            if args
+                .budget
+                .is_some_and(|b| b.as_secs_f64() - elapsed <= START_S)
+            {
+                break;
+            }
             // The phases' intervals only: the suites are composed once, at the end.
             let runs: Vec<Results> = batches.iter().map(|b| b.results.clone()).collect();
             let wide = wide_phases(
@@ -190,7 +206,14 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             let i = batches.len();
             batches.push(child(args, &dir, i, i * n / k, Some(chosen), 1.0)?);
         }
+        let (pooling, processes) = (Instant::now(), batches.len());
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
+        if !args.quiet {
+            eprintln!(
+                "run: the {processes} processes pooled and the suites composed in {:.1} s",
+                pooling.elapsed().as_secs_f64()
+            );
+        }
         let drift = out
             .process_samples
             .as_ref()
