@@ -74,6 +74,18 @@ fn first_scale(first: &Batch, k: usize, left_s: f64) -> f64 {
     scale_to_fit(first.wall_s, timed_s(&first.results), full + light, left_s)
 }
 
+/// Says how long the last process took, and how much of it its timed calls (the rest does not
+/// shrink with the budget: warm-ups, set-up, checks, start).
+fn took(args: &Options, batches: &[Batch], which: &str) {
+    if let (false, Some(b)) = (args.quiet, batches.last()) {
+        eprintln!(
+            "run: process {which} took {:.1} s, {:.1} s of it in timed calls",
+            b.wall_s,
+            timed_s(&b.results)
+        );
+    }
+}
+
 /// A process's time in its timed calls, seconds.
 fn timed_s(r: &Results) -> f64 {
     r.phases.iter().filter_map(|p| p.timed_ms).sum::<f64>() / 1e3
@@ -155,15 +167,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
                 );
             }
             batches.push(child(args, &dir, i, i * n / k, only, scale)?);
-            if !args.quiet {
-                let b = &batches[i];
-                eprintln!(
-                    "run: process {}/{k} took {:.1} s, {:.1} s of it in timed calls",
-                    i + 1,
-                    b.wall_s,
-                    timed_s(&b.results)
-                );
-            }
+            took(args, &batches, &format!("{}/{k}", i + 1));
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
@@ -205,6 +209,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             }
             let i = batches.len();
             batches.push(child(args, &dir, i, i * n / k, Some(chosen), 1.0)?);
+            took(args, &batches, &(i + 1).to_string());
         }
         let (pooling, processes) = (Instant::now(), batches.len());
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;

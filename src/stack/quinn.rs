@@ -322,10 +322,11 @@ struct Wire {
     version: Option<u32>,
     /// The token field of the client's first Initial was not empty (a NEW_TOKEN token).
     token: bool,
-    /// A Retry packet came from the server, and how many (counted in `received_datagrams`, not
-    /// in `received`).
+    /// A Retry packet came from the server, and how many and their bytes (counted in `received`
+    /// too, not in the flight).
     retry: bool,
     retry_datagrams: u64,
+    retry_bytes: u64,
     received_datagrams: u64,
     /// Received when the handshake completed.
     flight_datagrams: u64,
@@ -355,14 +356,14 @@ impl Wire {
             self.version = Some(u32::from_be_bytes([d[1], d[2], d[3], d[4]]));
         }
         self.received_datagrams += 1;
+        self.received += d.len() as u64;
         // A long header of type 3 in version 1 (RFC 9000 section 17.2.5): not part of the
         // server's handshake flight, whose bytes the model takes round by round.
         if d.len() >= 5 && d[0] & 0xb0 == 0xb0 && d[1..5] == VERSION.to_be_bytes() {
             self.retry = true;
             self.retry_datagrams += 1;
-            return;
+            self.retry_bytes += d.len() as u64;
         }
-        self.received += d.len() as u64;
     }
 }
 
@@ -514,7 +515,7 @@ fn exchange(c: &mut Conn, t0: Instant) -> Result<Duration> {
     c.drive(|_, ev| Ok(matches!(ev, Event::Connected)))?;
     let ready = t0.elapsed();
     c.wire.flight_datagrams = c.wire.received_datagrams - c.wire.retry_datagrams;
-    c.wire.flight_bytes = c.wire.received;
+    c.wire.flight_bytes = c.wire.received - c.wire.retry_bytes;
     let id = c
         .conn
         .streams()

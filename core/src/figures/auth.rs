@@ -138,8 +138,9 @@ pub(crate) struct Figures {
     pub(crate) token_p50_ns: Option<f64>,
     pub(crate) retry_round_trips: Option<f64>,
     pub(crate) retry_p50_ns: Option<f64>,
-    /// The row's handshakes ran over QUIC.
-    pub(crate) quic: bool,
+    /// A QUIC row without the lossy cell the grid has for other chains at `RTT_NS`: held from
+    /// loss (quinn-rs/quinn#1075; network's `runs_lossy`).
+    pub(crate) held_from_loss: bool,
     /// At `RTT_NS` and the loss rate the grid authenticates at beside 0%: (loss, p50, p95).
     pub(crate) lossy: Option<(f64, f64, f64)>,
 }
@@ -182,19 +183,21 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
     let clean_cell = clean.and_then(|(_, p)| cell(p, row));
     let token_cell = clean.and_then(|(_, p)| validated(p, row, Mode::Token));
     let retry_cell = clean.and_then(|(_, p)| validated(p, row, Mode::Retry));
+    // The lossy points at `RTT_NS` where the grid authenticates with other chains: the baseline's
+    // row shows the same point as theirs, not the first lossy one it has.
+    let authenticated = |p: &&crate::results::Point| {
+        (p.rtt_ns - RTT_NS).abs() <= RTT_NS * 0.01
+            && p.loss_pct > 0.0
+            && p.cells
+                .iter()
+                .any(|c| c.auth.is_some() && c.auth.as_deref() != baseline_auth)
+    };
     let lossy = n.and_then(|n| {
         let p = n
             .points
             .iter()
-            .filter(|p| (p.rtt_ns - RTT_NS).abs() <= RTT_NS * 0.01 && p.loss_pct > 0.0)
-            // Where the grid authenticates with other chains: the baseline's row shows the same
-            // point, not the first lossy one it has.
-            .find(|p| {
-                cell(p, row).is_some()
-                    && p.cells
-                        .iter()
-                        .any(|c| c.auth.is_some() && c.auth.as_deref() != baseline_auth)
-            })?;
+            .filter(authenticated)
+            .find(|p| cell(p, row).is_some())?;
         let c = cell(p, row)?;
         Some((p.loss_pct, c.ready_median_ns(n)?, c.ready_at(n, 95.0)?))
     });
@@ -260,7 +263,9 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
         retry_p50_ns: clean
             .zip(retry_cell)
             .and_then(|((n, _), c)| c.ready_median_ns(n)),
-        quic: quic.is_some(),
+        held_from_loss: quic.is_some()
+            && lossy.is_none()
+            && n.is_some_and(|n| n.points.iter().any(|p| authenticated(&p))),
         lossy,
     }
 }

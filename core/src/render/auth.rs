@@ -259,8 +259,8 @@ fn cells(f: &Figures) -> Vec<Cell> {
             "median and 95th percentile at 78.7 ms RTT and the grid's lossy point for chains",
             &[("lossy-p50", Some(p50))],
         ),
-        // quinn-rs/quinn#1075: see network::Bench::here.
-        None if f.quic && !f.baseline => {
+        // quinn-rs/quinn#1075: see network's `Bench::runs_lossy`.
+        None if f.held_from_loss => {
             dash("over QUIC only the baseline chain runs under loss: with post-quantum chains a lost server Initial stalled some of quinn's handshakes for good (quinn-rs/quinn#1075)")
         }
         None => dash("the grid has no lossy cell of this chain"),
