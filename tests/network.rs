@@ -109,10 +109,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let n = &v["network"];
     let points = n["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "the zero point, then 5.6 ms x 0% and 10%");
-    assert_eq!(
-        n["quic_loss_model"], 2,
-        "QUIC's loss model: its second form"
-    );
+    assert_eq!(n["quic_loss_model"], 3, "QUIC's loss model: its third form");
     // The mini suites pair X25519MLKEM768 with an ML-DSA-65 chain at the loss rates the quick
     // grid authenticates at (the zero point and 0%), not at 10%: per stack, X25519 and
     // X25519MLKEM768 with ECDSA-P256, and X25519MLKEM768 with ML-DSA-65.
@@ -205,14 +202,15 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
                     "{c}"
                 );
                 assert!(path[0]["from_client"] == true && path[0]["opening"] == true);
-                // The server's first datagram, with the ServerHello, on its own: lost, nothing
-                // after it can be read until a probe timeout, before any RTT sample where the
-                // Initial flight was one datagram (after two the ServerHello spills into the next).
-                let one_initial = path[0]["segments"] == 1;
+                // The head of the server's flight on its own: its first datagram, with the
+                // ServerHello (and, after two Initial datagrams, the second, into which the
+                // ServerHello spills); all of it lost, nothing can be read until the probe timeout
+                // before any RTT sample.
+                let head = if path[0]["segments"] == 1 { 1 } else { 2 };
                 assert!(
                     path[1]["from_client"] == false
-                        && path[1]["segments"] == 1
-                        && path[1]["opening"] == one_initial,
+                        && path[1]["segments"].as_u64().unwrap() <= head
+                        && path[1]["opening"] == true,
                     "{c}"
                 );
                 assert_eq!(path[path.len() - 1]["from_client"], false, "{c}");

@@ -133,41 +133,47 @@ pub fn quic_rounds(
 }
 
 /// The form of QUIC's loss model a file's cells follow (`Network::quic_loss_model`; `check`
-/// recomputes each file by its own):
-/// - 1 (files of 2026-12-04 before 14:00): the server's first round as one flight; a lost last
-///   datagram resent at the probe timeout, then backed off by one probe timeout more;
-/// - 2: the server's first datagram on its own. It carries the Initial with the ServerHello,
-///   without which the client can decrypt none of the Handshake packets after it and has nothing
-///   to acknowledge: losing it waits for the probe timeout before any RTT sample, 999 ms, on both
-///   sides (the case of quinn-rs/quinn#1075). That is taken to hold after a one-datagram Initial
-///   flight (X25519). After two (a hybrid's key share), the ServerHello, with its 1,088-byte
-///   ML-KEM-768 ciphertext (FIPS 203 table 3), spills into an Initial packet in the second
-///   datagram (quinn pads a datagram with an Initial packet to 1,200 bytes: X25519's flight came
-///   back as 1,200 + 47 bytes, the hybrid's as 1,200 + 1,200), which the client can read and
-///   acknowledge, so the lost first datagram is found from that acknowledgement: taken as the
-///   probe timeout its sample sets, 3 RTT (the time threshold may find it sooner). The rest of a
-///   one-round flight follows it. A lost last datagram waits for the probe timeout, then twice
-///   that (RFC 9002 section 6.2.1: each probe timeout doubles the next).
+/// recomputes each file by its own, and refuses a form it does not know):
+/// - 1 (files up to the make run of 2026-12-04 11:04, which have no such field): the server's
+///   first round as one flight; a lost last datagram resent at the probe timeout, then one probe
+///   timeout more for each further loss, doubling from there (3, 6, 12 RTT);
+/// - 2 (the make run of 2026-12-04 13:20, commit b9d065e): the server's first datagram on its own,
+///   opening after a one-datagram Initial flight; a lost last datagram's probe timeouts doubling
+///   (RFC 9002 section 6.2.1: 3, 9, 21 RTT);
+/// - 3: as 2, but after an Initial flight of two datagrams or more the server's first two
+///   datagrams are one opening flight.
 ///
-///   Measured (Xeon 4769b0, make runs of 2026-12-04 11:04 and 13:20, 5.6 and 78.7 ms RTT, 1%
-///   loss): 7 of 349 and 8 of 344 X25519 handshakes took over 900 ms, where the first form
-///   expects one loss in a hundred and this one two; 0 of 356 and 0 of 358 hybrid ones, where a
-///   999-ms wait for the first datagram would put 3.6.
-pub const QUIC_LOSS_MODEL: u32 = 2;
+/// Why the head of the server's flight: its first datagram carries the Initial packet with the
+/// ServerHello, without which the client can decrypt none of the Handshake packets after it and
+/// has nothing to acknowledge, so losing it waits for the probe timeout before any RTT sample,
+/// 999 ms, on both sides (the case of quinn-rs/quinn#1075). After a one-datagram Initial flight
+/// (X25519) that datagram is the head. After two (a hybrid's key share), the ServerHello, with its
+/// 1,088-byte ML-KEM-768 ciphertext (FIPS 203 table 3), spills into an Initial packet in the
+/// second datagram (quinn pads a datagram with an Initial packet to 1,200 bytes: X25519's flight
+/// came back as 1,200 + 47 bytes, the hybrid's as 1,200 + 1,200), which the client can read and
+/// acknowledge: the head is both, 999 ms only where both are lost, and one of them lost is found
+/// by the loss thresholds or the probe timeout its acknowledgement's sample sets (3 RTT). The
+/// Initial flight's datagrams stand in for the ServerHello's: both carry the key share, and the
+/// groups run here put both past one datagram or neither. The rest of a one-round flight follows
+/// the head.
+///
+/// Measured (Xeon 4769b0, make runs of 2026-12-04 11:04 and 13:20, 5.6 and 78.7 ms RTT, 1%
+/// loss): 7 of 349 and 8 of 344 X25519 handshakes took over 900 ms, where form 1 expects one loss
+/// in a hundred and the head two; 0 of 356 and 0 of 358 hybrid ones, where a 999-ms wait for the
+/// first datagram alone would put 3.6.
+pub const QUIC_LOSS_MODEL: u32 = 3;
 
 /// The critical path of a QUIC handshake for the loss model (`form`: `QUIC_LOSS_MODEL`'s): the
-/// client's Initial flight (opening: no RTT sample yet), the server's first datagram (form 2;
-/// opening after a one-datagram Initial flight),
-/// then for each round trip the budget or the window adds to the server's flight the client's
-/// acknowledgement that releases the next round, and the server's last round in the datagrams
-/// its bytes take (opening where it is its first, in form 1; in form 2 less the first datagram
-/// where it is the first round). A datagram lost in a round before the last costs no time of its
-/// own (its first datagram's aside, in form 2): the acknowledgement that releases the next round
-/// reports the gap, and the datagram goes again with that round, which waits a round trip anyway.
-/// After a Retry, the first Initial and the Retry come first, each of one opening datagram as
-/// taken here. Taken as simpler than it is, in form 2: the first datagram and another of the
-/// round both lost cost the probe timeout and the other's recovery, one after the other (at
-/// 20% loss, about one handshake in 20 of those whose first datagram is lost).
+/// client's Initial flight (opening: no RTT sample yet), the head of the server's flight (forms 2
+/// and 3), then for each round trip the budget or the window adds to the server's flight the
+/// client's acknowledgement that releases the next round, and the server's last round in the
+/// datagrams its bytes take (opening where it is its first, in form 1; less the head where it is
+/// the first round, in forms 2 and 3). A datagram lost in a round before the last costs no time of
+/// its own (the head's aside): the acknowledgement that releases the next round reports the gap,
+/// and the datagram goes again with that round, which waits a round trip anyway. After a Retry,
+/// the first Initial flight and the Retry, taken as one opening datagram, come first. Taken as
+/// simpler than it is, in forms 2 and 3: the head and another datagram of the round both lost cost
+/// the probe timeout and the other's recovery one after the other.
 pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Flight> {
     let rounds = quic_rounds(
         q.server_bytes,
@@ -190,19 +196,25 @@ pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Fl
         v.push(flight(false, 1, true));
     }
     v.push(initial);
-    let alone = form >= 2;
-    if alone {
-        v.push(flight(false, 1, q.client_initial_datagrams <= 1));
+    let one_initial = q.client_initial_datagrams <= 1;
+    let first = datagrams(rounds.first().copied().unwrap_or(0));
+    let (head, head_opening) = match form {
+        1 => (0, false),
+        2 => (1, one_initial),
+        _ if one_initial => (1, true),
+        _ => (first.min(2), true),
+    };
+    if head > 0 {
+        v.push(flight(false, head, head_opening));
     }
     for _ in 1..rounds.len() {
         v.push(flight(true, 1, false));
     }
     let last = datagrams(rounds.last().copied().unwrap_or(0));
     let one_round = rounds.len() == 1;
-    if !alone {
-        v.push(flight(false, last, one_round));
-    } else if !one_round || last > 1 {
-        v.push(flight(false, last - u32::from(one_round), false));
+    let rest = if one_round { last - head } else { last };
+    if rest > 0 {
+        v.push(flight(false, rest, form == 1 && one_round));
     }
     v
 }
@@ -398,8 +410,9 @@ impl Timers {
     /// - an earlier packet with a later one acknowledged is lost by the time threshold, 9/8 of the
     ///   RTT after it was sent (section 6.1.2), or at once by the packet threshold of 3 (section
     ///   6.1.1), taken as a flight of 4 or more;
-    /// - in `form` 2 (`QUIC_LOSS_MODEL`), a lost tail lost again waits twice the probe timeout,
-    ///   then four times; in form 1 once more.
+    /// - from `form` 2 on (`QUIC_LOSS_MODEL`), a lost tail lost again waits twice the probe
+    ///   timeout, then four times (3, 9, 21 RTT in all); in form 1 one probe timeout, then two
+    ///   (3, 6, 12 RTT).
     fn quic(f: &Flight, rtt_ns: f64, form: u32) -> Timers {
         let pto = rtt_ns + (2.0 * rtt_ns).max(1e6);
         Timers {
@@ -408,7 +421,7 @@ impl Timers {
             early: if f.segments >= 4 { 1.0 } else { 9.0 / 8.0 } * rtt_ns,
             tail: pto,
             whole_when_all_lost: f.opening,
-            tail_doubles: form >= 2,
+            tail_doubles: form != 1,
         }
     }
 
@@ -638,11 +651,13 @@ mod tests {
             ]
         );
         assert!(path.iter().all(|f| f.quic));
-        // In the second form the server's first datagram, its ServerHello, stands alone: lost, it
-        // waits for the initial probe timeout; the rest of the round follows it, the client
-        // having its RTT sample by then.
-        let shape = |q: &QuicEvidence| -> Vec<(bool, u32, bool)> {
-            super::quic_critical_path(q, 2)
+        // From the second form on, the head of the server's flight stands alone: lost, it waits
+        // for the initial probe timeout; the rest of the round follows it, the client having its
+        // RTT sample by then. In the second form the head is the first datagram, opening after a
+        // one-datagram Initial; in the third, after two Initial datagrams, the first two (the
+        // ServerHello spills into the second), opening.
+        let shape = |q: &QuicEvidence, form: u32| -> Vec<(bool, u32, bool)> {
+            super::quic_critical_path(q, form)
                 .iter()
                 .map(|f| (f.from_client, f.segments, f.opening))
                 .collect()
@@ -652,7 +667,7 @@ mod tests {
             ..leaf.clone()
         };
         assert_eq!(
-            shape(&retried),
+            shape(&retried, 2),
             [
                 (true, 2, true),
                 (false, 1, true),
@@ -661,12 +676,20 @@ mod tests {
                 (false, 6, false)
             ]
         );
-        // Two rounds (the budget's 7,200 bytes, then the rest, 5,200): the ServerHello's
-        // datagram, the acknowledgement that releases the second round, that round's datagrams.
-        // After two Initial datagrams the ServerHello spills into the second datagram, which the
-        // client can read: the ServerHello's first datagram is not opening.
         assert_eq!(
-            shape(&q),
+            shape(&retried, 3),
+            [
+                (true, 2, true),
+                (false, 1, true),
+                (true, 2, true),
+                (false, 2, true),
+                (false, 5, false)
+            ]
+        );
+        // Two rounds (the budget's 7,200 bytes, then the rest, 5,200): the head, the
+        // acknowledgement that releases the second round, that round's datagrams.
+        assert_eq!(
+            shape(&q, 2),
             [
                 (true, 2, true),
                 (false, 1, false),
@@ -674,6 +697,23 @@ mod tests {
                 (false, 5, false)
             ]
         );
+        assert_eq!(
+            shape(&q, 3),
+            [
+                (true, 2, true),
+                (false, 2, true),
+                (true, 1, false),
+                (false, 5, false)
+            ]
+        );
+        // Two Initial datagrams and one or two back: the head is the whole flight.
+        for (bytes, back) in [(1_100, 1), (2_400, 2)] {
+            let hybrid = QuicEvidence {
+                server_bytes: bytes,
+                ..q.clone()
+            };
+            assert_eq!(shape(&hybrid, 3), [(true, 2, true), (false, back, true)]);
+        }
         // One Initial datagram and one back: the ServerHello's alone, before any sample.
         let small = QuicEvidence {
             client_initial_datagrams: 1,
@@ -681,17 +721,23 @@ mod tests {
             server_bytes: 1_100,
             ..q.clone()
         };
-        assert_eq!(shape(&small), [(true, 1, true), (false, 1, true)]);
+        for form in [2, 3] {
+            assert_eq!(shape(&small, form), [(true, 1, true), (false, 1, true)]);
+        }
         // One Initial datagram and three back: the ServerHello's datagram before any sample,
         // the other two after it.
         let three = QuicEvidence {
             server_bytes: 2_600,
             ..small.clone()
         };
-        assert_eq!(
-            shape(&three),
-            [(true, 1, true), (false, 1, true), (false, 2, false)]
-        );
+        for form in [2, 3] {
+            assert_eq!(
+                shape(&three, form),
+                [(true, 1, true), (false, 1, true), (false, 2, false)]
+            );
+        }
+        // The first form: the server's rounds as they are, its first opening.
+        assert_eq!(shape(&three, 1), [(true, 1, true), (false, 3, true)]);
     }
 
     #[test]
@@ -733,13 +779,14 @@ mod tests {
         let four = flight_delay(&quic(4, false), 5.6 * MS, 0.1, FORM);
         assert!(close(total(&four), 1.0) && close(four[1].0, 5.6 * MS));
         // A lost last datagram lost again: the second probe timeout is twice the first, so 3 x 3
-        // RTT in all, then 7 x 3 RTT (the first form: 3 RTT more each time the once-doubled).
+        // RTT in all, then 7 x 3 RTT; in the first form 2 x 3 RTT, then 4 x 3 RTT.
         let tail_at = |form: u32| {
             let v = flight_delay(&quic(2, false), 5.6 * MS, 0.1, form);
             let at = |d: f64| v.iter().any(|x| close(x.0, d) && x.1 > 0.0);
             (at(9.0 * 5.6 * MS), at(21.0 * 5.6 * MS), at(6.0 * 5.6 * MS))
         };
         assert_eq!(tail_at(2), (true, true, false));
+        assert_eq!(tail_at(3), (true, true, false));
         assert_eq!(tail_at(1), (false, false, true));
     }
 

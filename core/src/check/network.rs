@@ -177,6 +177,13 @@ fn wake(problems: &mut Vec<Problem>, n: &crate::results::Network) {
 fn section(n: &crate::results::Network) -> Vec<Problem> {
     let mut problems = Vec::new();
     wake(&mut problems, n);
+    if !(1..=crate::netmodel::QUIC_LOSS_MODEL).contains(&n.quic_loss_model) {
+        problems.push(Problem::evidence(format!(
+            "network: QUIC loss model form {}, not one this pqprof knows (1 to {})",
+            n.quic_loss_model,
+            crate::netmodel::QUIC_LOSS_MODEL
+        )));
+    }
     for point in &n.points {
         let at = format!("network RTT {} loss {}%", rtt(point.rtt_ns), point.loss_pct);
         link(&mut problems, &at, point);
@@ -907,10 +914,9 @@ mod tests {
         }
         // Without its loss model's path, a QUIC cell under loss is refused (a file before it ran
         // none); with a path, the path must be the one its flights give: 2 Initial datagrams, the
-        // server's first datagram (its ServerHello), the acknowledgement that releases the second
-        // round, its 5 datagrams (5,433 bytes; the rest of the first round's 7,200 lose no time
-        // of their own). A file of the first form is held to that form's path, without the
-        // ServerHello's datagram.
+        // head of the server's flight (its first two datagrams: the ServerHello spills into the
+        // second), the acknowledgement that releases the second round, its 5 datagrams (5,433
+        // bytes; the rest of the first round's 7,200 lose no time of their own).
         let mut lossy = n.clone();
         lossy.points[0].loss_pct = 1.0;
         fails(&lossy, Kind::Evidence, "without the loss model's path");
@@ -918,13 +924,45 @@ mod tests {
         let path = crate::netmodel::quic_critical_path(&q, crate::netmodel::QUIC_LOSS_MODEL);
         assert_eq!(
             path.iter().map(|f| f.segments).collect::<Vec<_>>(),
-            [2, 1, 1, 5]
+            [2, 2, 1, 5]
         );
-        let first: Vec<u32> = crate::netmodel::quic_critical_path(&q, 1)
-            .iter()
-            .map(|f| f.segments)
-            .collect();
-        assert_eq!(first, [2, 1, 5]);
+        // A lossy file is held to its own form's path and timers: each form's cell passes in a
+        // file of that form and fails in one of another; a form this pqprof does not know fails.
+        let lossy_in = |file_form: u32, cell_form: u32| {
+            let mut m = lossy.clone();
+            m.quic_loss_model = file_form;
+            let c = &mut m.points[0].cells[0];
+            c.model = f::model(
+                f::ModelInputs {
+                    zero_ns: c.model.zero_ns,
+                    round_trips: c.model.round_trips,
+                    data_packets: c.model.data_packets,
+                    bytes: c.model.bytes,
+                    path: crate::netmodel::quic_critical_path(&q, cell_form),
+                    stall: None,
+                },
+                f::Conditions {
+                    rtt_ns: 5.6e6,
+                    measured: true,
+                    base_rtt_ns: 1e5,
+                    loss_pct: 1.0,
+                    rate_mbit: None,
+                    quic_loss_model: cell_form,
+                },
+            );
+            m
+        };
+        for form in 1..=crate::netmodel::QUIC_LOSS_MODEL {
+            assert_eq!(
+                super::section(&lossy_in(form, form)),
+                Vec::<Problem>::new(),
+                "form {form}"
+            );
+        }
+        let other = "critical path is not the one its flights give";
+        fails(&lossy_in(1, 3), Kind::Recomputed, other);
+        fails(&lossy_in(3, 2), Kind::Recomputed, other);
+        fails(&lossy_in(4, 3), Kind::Evidence, "QUIC loss model form 4");
         let mut wrong = path.clone();
         wrong[1].segments = 7;
         fails(

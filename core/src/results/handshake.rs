@@ -234,8 +234,9 @@ pub struct QuicEvidence {
     /// The smallest of those datagrams, bytes (files from 2026-12-03 03:00 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_initial_smallest: Option<u64>,
-    /// The datagrams and bytes the client had received when its handshake completed (from
-    /// 2026-12-04 14:00 without a Retry packet's: not the handshake's flight; before, with it).
+    /// The datagrams and bytes the client had received when its handshake completed (from the
+    /// make run of 2026-12-04 13:20 on without a Retry packet's, not the handshake's flight;
+    /// before, with it).
     pub server_datagrams: u64,
     pub server_bytes: u64,
     /// The client presented an address-validation token (NEW_TOKEN) from an earlier connection:

@@ -57,7 +57,7 @@ pub struct Network {
     #[serde(with = "super::packed::u64s")]
     pub wake_ns: Vec<u64>,
     /// The form of QUIC's loss model its cells were modelled by (`netmodel::QUIC_LOSS_MODEL`;
-    /// files before 2026-12-04 14:00 say nothing: the first).
+    /// files up to the make run of 2026-12-04 11:04 say nothing: the first).
     #[serde(default = "first_form")]
     pub quic_loss_model: u32,
     pub points: Vec<Point>,
@@ -65,6 +65,7 @@ pub struct Network {
     pub notes: Vec<super::Warning>,
 }
 
+/// The form a file without `quic_loss_model` was modelled by.
 fn first_form() -> u32 {
     1
 }
