@@ -656,56 +656,33 @@ mod tests {
         // RTT sample by then. In the second form the head is the first datagram, opening after a
         // one-datagram Initial; in the third, after two Initial datagrams, the first two (the
         // ServerHello spills into the second), opening.
-        let shape = |q: &QuicEvidence, form: u32| -> Vec<(bool, u32, bool)> {
+        // A path flight as (from client, datagrams, opening).
+        type Shape = (bool, u32, bool);
+        let shape = |q: &QuicEvidence, form: u32| -> Vec<Shape> {
             super::quic_critical_path(q, form)
                 .iter()
                 .map(|f| (f.from_client, f.segments, f.opening))
                 .collect()
         };
-        let retried = QuicEvidence {
+        let retry = QuicEvidence {
             retry: true,
             ..leaf.clone()
         };
-        assert_eq!(
-            shape(&retried, 2),
-            [
-                (true, 2, true),
-                (false, 1, true),
-                (true, 2, true),
-                (false, 1, false),
-                (false, 6, false)
-            ]
-        );
-        assert_eq!(
-            shape(&retried, 3),
-            [
-                (true, 2, true),
-                (false, 1, true),
-                (true, 2, true),
-                (false, 2, true),
-                (false, 5, false)
-            ]
-        );
-        // Two rounds (the budget's 7,200 bytes, then the rest, 5,200): the head, the
-        // acknowledgement that releases the second round, that round's datagrams.
-        assert_eq!(
-            shape(&q, 2),
-            [
-                (true, 2, true),
-                (false, 1, false),
-                (true, 1, false),
-                (false, 5, false)
-            ]
-        );
-        assert_eq!(
-            shape(&q, 3),
-            [
-                (true, 2, true),
-                (false, 2, true),
-                (true, 1, false),
-                (false, 5, false)
-            ]
-        );
+        // After a Retry (one round: the address is validated), and in two rounds (the budget's
+        // 7,200 bytes, then the rest, 5,200): the head, the acknowledgement that releases the
+        // second round, that round's datagrams.
+        let (c, s) = (true, false);
+        // One case a line, each line its path.
+        #[rustfmt::skip]
+        let cases: [(&QuicEvidence, u32, &[Shape]); 4] = [
+            (&retry, 2, &[(c, 2, true), (s, 1, true), (c, 2, true), (s, 1, false), (s, 6, false)]),
+            (&retry, 3, &[(c, 2, true), (s, 1, true), (c, 2, true), (s, 2, true), (s, 5, false)]),
+            (&q, 2, &[(c, 2, true), (s, 1, false), (c, 1, false), (s, 5, false)]),
+            (&q, 3, &[(c, 2, true), (s, 2, true), (c, 1, false), (s, 5, false)]),
+        ];
+        for (evidence, form, want) in cases {
+            assert_eq!(shape(evidence, form), want, "form {form}: {evidence:?}");
+        }
         // Two Initial datagrams and one or two back: the head is the whole flight.
         for (bytes, back) in [(1_100, 1), (2_400, 2)] {
             let hybrid = QuicEvidence {
