@@ -42,6 +42,9 @@ pub(crate) struct Version {
     /// ("ECDSA-P256", "ML-DSA-65"); `None` from a peer built before it said.
     #[serde(default)]
     pub(crate) cert_keys: Option<Vec<String>>,
+    /// The quic-go its QUIC client and server are built with; `None`: built without.
+    #[serde(default)]
+    pub(crate) quic: Option<String>,
 }
 
 pub(crate) fn version(bin: &Path) -> Result<Version> {

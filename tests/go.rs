@@ -134,6 +134,32 @@ fn go_phases_compose_the_go_stack_and_its_handshakes_negotiate_the_suites() {
             }
         }
     }
+    // quic-go (#35), where the peer has it: the same three scenarios over QUIC, their key shares
+    // read from the client's Initial packets and the server's, decrypted (`quic_wire`), the
+    // client's Initial flight one padded datagram for X25519 and two for the hybrid's share.
+    let quic: Vec<&serde_json::Value> = v["handshakes"]["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["stack"] == "quic-go")
+        .collect();
+    assert_eq!(quic.len(), if common::go_has_quic() { 3 } else { 0 });
+    for s in quic {
+        let e = &s["evidence"];
+        assert_eq!(e["group"], s["suite"]);
+        assert_eq!(e["version"], "QUIC v1 (TLS 1.3, RFC 9001)");
+        assert_eq!(e["chain_bytes"], s["auth"]["sent_bytes"]);
+        let q = &e["quic"];
+        assert_eq!(q["sender"], "quic-go", "{e}");
+        assert_eq!(q["server_bytes"], e["server_flight_bytes"]);
+        let hybrid = s["suite"] == "X25519MLKEM768";
+        let (datagrams, client, server) = if hybrid { (2, 1216, 1120) } else { (1, 32, 32) };
+        assert_eq!(q["client_initial_datagrams"], datagrams, "{e}");
+        assert_eq!(q["client_initial_bytes"], 1200 * datagrams, "{e}");
+        assert_eq!(e["client_share"][1], client, "{e}");
+        assert_eq!(e["server_share"][1], server, "{e}");
+        assert_eq!(q["token"], false);
+    }
 }
 
 /// Go as the network grid and capacity use it, without namespaces: a server on the address it is

@@ -55,30 +55,64 @@ pub fn slow_start_round_trips(bytes: u64, mss: u32, initcwnd: u32) -> u32 {
     }
 }
 
-/// QUIC's RTT before a sample, nanoseconds: RFC 9002 section 6.2.2's kInitialRtt, quinn-proto
-/// 0.11's `TransportConfig::initial_rtt` default (333 ms).
-pub(crate) const QUIC_INITIAL_RTT_NS: f64 = 333e6;
-/// The probe timeout before a sample: the initial RTT and four times half of it (999 ms).
-pub(crate) const QUIC_INITIAL_PTO_NS: f64 = 3.0 * QUIC_INITIAL_RTT_NS;
+/// What the model takes of a QUIC sender (`QuicSender`): its initial congestion window, how it
+/// fills it, and its probe timeout before any RTT sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuicParams {
+    /// Bytes.
+    pub initial_window: u64,
+    /// It holds a datagram back once the bytes in flight and that datagram would reach the window
+    /// (quinn); otherwise once the bytes in flight reach it (quic-go), so a round may pass the
+    /// window by less than a datagram.
+    pub whole_datagram_under_window: bool,
+    /// Nanoseconds.
+    pub initial_pto_ns: f64,
+}
+
+/// A sender's parameters, from its source:
+/// - quinn-proto 0.11: an initial window of 14,720 bytes clamped to 2-10 datagrams of 1,200
+///   (congestion/cubic.rs, after RFC 9002 section 7.2), 12,000; `in_flight + segment >= window`
+///   blocks (connection/mod.rs); the initial RTT 333 ms (RFC 9002 section 6.2.2's kInitialRtt),
+///   so before a sample the probe timeout is 333 + 4 x 166.5 ms, 999 ms, with no ack delay in the
+///   Initial and Handshake spaces (section 6.2.1);
+/// - quic-go 0.59: 32 datagrams of its initial packet size, which pqprof sets to 1,200
+///   (internal/congestion/cubic_sender.go: initialCongestionWindow = 32), 38,400 bytes; it sends
+///   while the bytes in flight are under the window (CanSend); the initial RTT 100 ms, and before
+///   a sample the probe timeout is twice that, 200 ms (internal/utils/rtt_stats.go: PTO). Its
+///   pacer, which lets 10 datagrams go at once and spaces the rest at 1.25 x window / smoothed
+///   RTT (internal/congestion/pacer.go), is not in the model.
+///
+/// After a sample both set the probe timeout by RFC 9002's rule (`Timers::quic`).
+pub fn quic_params(sender: crate::results::QuicSender) -> QuicParams {
+    match sender {
+        crate::results::QuicSender::Quinn => QuicParams {
+            initial_window: 12_000,
+            whole_datagram_under_window: true,
+            initial_pto_ns: 3.0 * 333e6,
+        },
+        crate::results::QuicSender::QuicGo => QuicParams {
+            initial_window: 32 * QUIC_DATAGRAM,
+            whole_datagram_under_window: false,
+            initial_pto_ns: 2.0 * 100e6,
+        },
+    }
+}
 
 /// Round trips before a QUIC client completes, when nothing waits: its Initial, the server's
 /// flight back (RFC 9000 section 7; no TCP connect before it).
 pub const QUIC_ROUND_TRIPS: f64 = 1.0;
 
-/// quinn's initial congestion window, bytes: 14,720 clamped to 2-10 datagrams of 1,200 bytes
-/// (quinn-proto 0.11 congestion/cubic.rs, after RFC 9002 section 7.2).
-pub const QUIC_INITIAL_WINDOW: u64 = 12_000;
-
 /// The datagrams a QUIC handshake's flights travel in before path MTU discovery (RFC 9000
-/// section 14.1: an Initial's at least 1,200 bytes; quinn stays at 1,200 without discovery).
+/// section 14.1: an Initial's at least 1,200 bytes; quinn stays at 1,200 without discovery, and
+/// pqprof sets quic-go's initial packet size to it).
 pub(crate) const QUIC_DATAGRAM: u64 = 1_200;
 
 /// Round trips a QUIC server's first flight of `server_bytes` takes beyond its first, without an
 /// address-validation token (`token` false): until the client's next flight validates its address
 /// the server may send three times what it received (RFC 9000 section 8.1), the client's Initial
-/// flight of `client_initial_bytes`; and it sends a datagram only while the bytes in flight and
-/// that datagram stay under its congestion window (quinn-proto 0.11 connection/mod.rs:
-/// `in_flight + segment >= window` blocks), so the window less a datagram per round trip. Slow
+/// flight of `client_initial_bytes`; and it sends a datagram only while its congestion window
+/// lets it (`QuicParams`: quinn while the bytes in flight and that datagram stay under it, so the
+/// window less a datagram per round trip; quic-go while the bytes in flight are under it). Slow
 /// start (RFC 9002 section 7.3.1) adds to the window the bytes acknowledged while the sender was
 /// held by the window, not while it was held by the budget or had nothing to send (section 7.8:
 /// quinn's `app_limited`). So how the client acknowledges the first round matters:
@@ -94,10 +128,10 @@ pub fn quic_round_trips(
     server_bytes: u64,
     client_initial_bytes: u64,
     token: bool,
-    window: u64,
+    sender: &QuicParams,
     batched: bool,
 ) -> u32 {
-    quic_rounds(server_bytes, client_initial_bytes, token, window, batched).len() as u32 - 1
+    quic_rounds(server_bytes, client_initial_bytes, token, sender, batched).len() as u32 - 1
 }
 
 /// The bytes of the server's first flight each round trip carries (`quic_round_trips`): the
@@ -106,10 +140,17 @@ pub fn quic_rounds(
     server_bytes: u64,
     client_initial_bytes: u64,
     token: bool,
-    window: u64,
+    sender: &QuicParams,
     batched: bool,
 ) -> Vec<u64> {
-    let room = |w: u64| w.saturating_sub(QUIC_DATAGRAM).max(QUIC_DATAGRAM);
+    let window = sender.initial_window;
+    let room = |w: u64| {
+        if sender.whole_datagram_under_window {
+            w.saturating_sub(QUIC_DATAGRAM).max(QUIC_DATAGRAM)
+        } else {
+            w.div_ceil(QUIC_DATAGRAM).max(1) * QUIC_DATAGRAM
+        }
+    };
     let first = if token {
         room(window)
     } else {
@@ -179,7 +220,7 @@ pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Fl
         q.server_bytes,
         q.client_initial_bytes,
         q.address_validated(),
-        QUIC_INITIAL_WINDOW,
+        &quic_params(q.sender),
         q.batched_acks,
     );
     let datagrams = |b: u64| b.div_ceil(QUIC_DATAGRAM).max(1) as u32;
@@ -188,6 +229,7 @@ pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Fl
         segments,
         opening,
         quic: true,
+        sender: q.sender,
     };
     let initial = flight(true, q.client_initial_datagrams.max(1) as u32, true);
     let mut v = Vec::new();
@@ -234,7 +276,7 @@ pub(crate) fn loss_mean_ns(path: &[Flight], rtt_ns: f64, p: f64, form: u32) -> f
 
 /// Round trips beyond QUIC's one that a connection's recorded flights take: a Retry's round trip,
 /// and those the anti-amplification budget (none where a token or the Retry validated the
-/// address) and slow start add to the server's first flight (`quic_round_trips`, at quinn's
+/// address) and slow start add to the server's first flight (`quic_round_trips`, at its sender's
 /// initial window).
 pub fn quic_extra_round_trips(q: &crate::results::QuicEvidence) -> u32 {
     u32::from(q.retry)
@@ -242,7 +284,7 @@ pub fn quic_extra_round_trips(q: &crate::results::QuicEvidence) -> u32 {
             q.server_bytes,
             q.client_initial_bytes,
             q.address_validated(),
-            QUIC_INITIAL_WINDOW,
+            &quic_params(q.sender),
             q.batched_acks,
         )
 }
@@ -302,12 +344,14 @@ pub fn critical_path(exchanges: u32, client_segments: u32, server_segments: u32)
             segments: 1,
             opening: true,
             quic: false,
+            sender: Default::default(),
         },
         Flight {
             from_client: false,
             segments: 1,
             opening: true,
             quic: false,
+            sender: Default::default(),
         },
     ];
     for k in 0..exchanges {
@@ -321,12 +365,14 @@ pub fn critical_path(exchanges: u32, client_segments: u32, server_segments: u32)
             segments: c.max(1),
             opening: false,
             quic: false,
+            sender: Default::default(),
         });
         v.push(Flight {
             from_client: false,
             segments: s.max(1),
             opening: false,
             quic: false,
+            sender: Default::default(),
         });
     }
     v
@@ -399,11 +445,10 @@ impl Timers {
         }
     }
 
-    /// QUIC's (RFC 9002, as quinn-proto 0.11 runs it):
+    /// QUIC's (RFC 9002, as quinn-proto 0.11 and quic-go 0.59 run it):
     /// - a flight its sender sent before any RTT sample (the client's Initial, the server's first
-    ///   flight), lost whole, waits for the probe timeout at the initial RTT: 333 ms + 4 x 166.5
-    ///   ms, no ack delay in the Initial and Handshake spaces (sections 6.2.1 and 6.2.2), 999 ms,
-    ///   doubling;
+    ///   flight), lost whole, waits for the probe timeout before a sample (`QuicParams`: quinn's
+    ///   999 ms, quic-go's 200 ms), doubling;
     /// - otherwise the receiver's acknowledgement gives the sender a sample, and a lost last packet
     ///   waits for the probe timeout it sets, RTT + max(4 x RTT / 2, 1 ms) = 3 RTT (first sample:
     ///   rttvar = RTT / 2, section 5.3), doubling;
@@ -416,7 +461,11 @@ impl Timers {
     fn quic(f: &Flight, rtt_ns: f64, form: u32) -> Timers {
         let pto = rtt_ns + (2.0 * rtt_ns).max(1e6);
         Timers {
-            whole: if f.opening { QUIC_INITIAL_PTO_NS } else { pto },
+            whole: if f.opening {
+                quic_params(f.sender).initial_pto_ns
+            } else {
+                pto
+            },
             backoff: pto,
             early: if f.segments >= 4 { 1.0 } else { 9.0 / 8.0 } * rtt_ns,
             tail: pto,
@@ -541,9 +590,10 @@ mod tests {
 
     #[test]
     fn a_quic_flight_past_three_times_the_initial_costs_a_round_trip_and_then_slow_starts() {
-        use super::{quic_round_trips, QUIC_INITIAL_WINDOW as W};
-        let q = |f, i, token| quic_round_trips(f, i, token, W, true);
-        let each = |f, i| quic_round_trips(f, i, false, W, false);
+        use super::{quic_params, quic_round_trips};
+        let w = quic_params(crate::results::QuicSender::Quinn);
+        let q = |f, i, token| quic_round_trips(f, i, token, &w, true);
+        let each = |f, i| quic_round_trips(f, i, false, &w, false);
         // ECDSA chain, X25519: 1,253 bytes back for a 1,200-byte Initial (budget 3,600).
         assert_eq!(q(1_253, 1_200, false), 0);
         // The hybrid (two Initial datagrams): 7,200 first; the one acknowledgement of a
@@ -576,6 +626,53 @@ mod tests {
     }
 
     #[test]
+    fn quic_gos_window_holds_every_chain_so_only_the_budget_costs_a_round_trip() {
+        use super::quic_extra_round_trips as extra;
+        use crate::results::{QuicEvidence, QuicSender};
+        let q = |initial: u64, server_bytes: u64, token: bool| QuicEvidence {
+            version: 1,
+            client_initial_datagrams: initial,
+            client_initial_bytes: initial * 1_200,
+            client_initial_smallest: Some(1_200),
+            server_datagrams: server_bytes.div_ceil(1_200),
+            server_bytes,
+            token,
+            retry: false,
+            batched_acks: true,
+            sender: QuicSender::QuicGo,
+        };
+        // X25519's one Initial datagram: 3,600 bytes first. ECDSA's 1,2xx-byte flight fits;
+        // ML-DSA-44's 12,3xx needs a second round, which 38,400 bytes of window carry whole.
+        assert_eq!(extra(&q(1, 1_230, false)), 0);
+        assert_eq!(extra(&q(1, 12_300, false)), 1);
+        // The hybrid's two: 7,200 first; ML-DSA-65's 16,3xx in two rounds (quinn's too).
+        assert_eq!(extra(&q(2, 16_300, false)), 1);
+        // With a token the whole window goes at once: no chain here waits (quinn's 10,800 does).
+        assert_eq!(extra(&q(2, 16_300, true)), 0);
+        assert_eq!(
+            extra(&QuicEvidence {
+                sender: QuicSender::Quinn,
+                ..q(2, 16_300, true)
+            }),
+            1
+        );
+        // A window past a whole number of datagrams: quic-go sends while under it, so one more.
+        let go = super::quic_params(QuicSender::QuicGo);
+        assert_eq!(
+            super::quic_rounds(50_000, 2_400, true, &go, true),
+            vec![38_400, 11_600]
+        );
+        let odd = super::QuicParams {
+            initial_window: 38_500,
+            ..go
+        };
+        assert_eq!(
+            super::quic_rounds(40_000, 2_400, true, &odd, true),
+            vec![39_600, 400]
+        );
+    }
+
+    #[test]
     fn a_token_lifts_the_budget_and_a_retry_costs_a_round_trip_and_lifts_it_too() {
         use super::quic_extra_round_trips as extra;
         use crate::results::QuicEvidence;
@@ -591,6 +688,7 @@ mod tests {
             token: false,
             retry: false,
             batched_acks: true,
+            sender: Default::default(),
         };
         // 7,200 first (the budget), then 10,800.
         assert_eq!(extra(&q), 1);
@@ -718,6 +816,33 @@ mod tests {
     }
 
     #[test]
+    fn an_opening_flight_lost_whole_waits_its_senders_first_probe_timeout() {
+        use super::{flight_delay, Flight};
+        use crate::results::QuicSender;
+        let opening = |sender| Flight {
+            from_client: false,
+            segments: 1,
+            opening: true,
+            quic: true,
+            sender,
+        };
+        // Lost once, then delivered: quinn's 999 ms, quic-go's 2 x 100 ms.
+        let first = |s| flight_delay(&opening(s), 5.6 * MS, 0.1, FORM)[1];
+        assert!((first(QuicSender::Quinn).0 - 999.0 * MS).abs() < 1e-3);
+        assert!((first(QuicSender::QuicGo).0 - 200.0 * MS).abs() < 1e-3);
+        // After a sample both wait 3 RTT.
+        let later = |sender| Flight {
+            opening: false,
+            ..opening(sender)
+        };
+        let go = flight_delay(&later(QuicSender::QuicGo), 5.6 * MS, 0.1, FORM);
+        assert_eq!(
+            go,
+            flight_delay(&later(QuicSender::Quinn), 5.6 * MS, 0.1, FORM)
+        );
+    }
+
+    #[test]
     fn quics_timers_recover_a_flight_by_its_probe_timeouts_and_loss_thresholds() {
         use super::{flight_delay, Flight};
         let total = |v: &[(f64, f64)]| v.iter().map(|x| x.1).sum::<f64>();
@@ -726,6 +851,7 @@ mod tests {
             segments,
             opening,
             quic: true,
+            sender: Default::default(),
         };
         // A one-datagram Initial at 10% loss: the initial probe timeout, 999 ms, doubling.
         let initial = flight_delay(&quic(1, true), 5.6 * MS, 0.1, FORM);
@@ -828,6 +954,7 @@ mod tests {
                 segments: 1,
                 opening: true,
                 quic: false,
+                sender: Default::default(),
             }
         );
         assert_eq!(
@@ -837,6 +964,7 @@ mod tests {
                 segments: 1,
                 opening: true,
                 quic: false,
+                sender: Default::default(),
             }
         );
         assert_eq!(
@@ -846,6 +974,7 @@ mod tests {
                 segments: 2,
                 opening: false,
                 quic: false,
+                sender: Default::default(),
             }
         );
         assert_eq!(
@@ -855,6 +984,7 @@ mod tests {
                 segments: 11,
                 opening: false,
                 quic: false,
+                sender: Default::default(),
             }
         );
         // SSH: two exchanges after the connect, a segment each.
@@ -874,6 +1004,7 @@ mod tests {
                 segments: 1,
                 opening: true,
                 quic: false,
+                sender: Default::default(),
             },
             5.6 * MS,
             0.1,
@@ -897,6 +1028,7 @@ mod tests {
                 segments: 1,
                 opening: false,
                 quic: false,
+                sender: Default::default(),
             },
             78.7 * MS,
             0.01,
@@ -910,6 +1042,7 @@ mod tests {
                 segments: 4,
                 opening: false,
                 quic: false,
+                sender: Default::default(),
             },
             5.6 * MS,
             0.1,
@@ -928,6 +1061,7 @@ mod tests {
                 segments: 2,
                 opening: false,
                 quic: false,
+                sender: Default::default(),
             },
             5.6 * MS,
             0.1,

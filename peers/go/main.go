@@ -26,16 +26,19 @@ const usageText = `usage: pqprof-go-peer <subcommand> [flags]
          [--raw-samples S] [--raw-per-sample K]
                                per-call timings of every phase, and seed 000's raw workload
   serve --group G --cert CHAIN.pem|CERT.der --key KEY.pem [--bind ADDR] [--concurrent]
-        [--timeout-s S]
+        [--timeout-s S] [--quic [--mode full|token|retry]]
                                TLS 1.3 echo server on ADDR (default 127.0.0.1), one
                                connection at a time or each in its own goroutine;
                                control lines on stdin (reset N, stats N).
                                CHAIN.pem: the certificates sent, leaf first (leaf,
                                intermediates); or one DER certificate. KEY.pem: the
                                leaf's PKCS#8 key (ECDSA P-256; ML-DSA-44/65/87 on Go 1.27+)
-  client --group G --addr HOST:PORT --ca ROOT.der [--timeout-s S]
+  client --group G --addr HOST:PORT --ca ROOT.der [--timeout-s S] [--quic [--mode full|token]]
                                TLS 1.3 client trusting the chain's root (DER); commands
-                               on stdin: evidence, run N, run N reset, open, cpu
+                               on stdin: evidence, run N, run N reset, open, cpu.
+                               --quic: over QUIC v1 (quic-go, in a peer built with it),
+                               its server on a UDP port of the same number as a TCP port
+                               it holds
   pair --group G --cert CHAIN.pem --key KEY.pem --ca ROOT.der
                                client and server in this process over memory, one P:
                                each side's time per handshake; commands on stdin:
@@ -123,6 +126,9 @@ type versionReport struct {
 	GOARCH    string   `json:"goarch"`
 	Groups    []string `json:"groups"`
 	CertKeys  []string `json:"cert_keys"`
+	// QUIC is the quic-go built in for `serve --quic` and `client --quic`
+	// (empty: none).
+	QUIC string `json:"quic,omitempty"`
 }
 
 func versionCmd(args []string) error {
@@ -139,6 +145,7 @@ func versionCmd(args []string) error {
 		GOARCH:    runtime.GOARCH,
 		Groups:    groups,
 		CertKeys:  append([]string{"ECDSA-P256"}, mldsaCertKeys()...),
+		QUIC:      quicBuilt(),
 	})
 }
 

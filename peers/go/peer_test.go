@@ -244,7 +244,7 @@ func (s *session) evidenceAndRun(group string, n int) (evidence, runReport) {
 	t := s.t
 	t.Helper()
 	var out bytes.Buffer
-	if err := s.client.commands(strings.NewReader(fmt.Sprintf("evidence\nrun %d\n", n)), &out); err != nil {
+	if err := commands(s.client, strings.NewReader(fmt.Sprintf("evidence\nrun %d\n", n)), &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -389,7 +389,7 @@ func TestLoadCertificateRefusesABadChain(t *testing.T) {
 func TestClientRefusesABadCommand(t *testing.T) {
 	c := &client{}
 	for _, cmd := range []string{"run 0\n", "run x\n", "connect\n"} {
-		if err := c.commands(strings.NewReader(cmd), &bytes.Buffer{}); err == nil {
+		if err := commands(c, strings.NewReader(cmd), &bytes.Buffer{}); err == nil {
 			t.Errorf("%q was accepted", cmd)
 		}
 	}
@@ -407,7 +407,7 @@ func TestClientAnswersAFailedConnectionAndGoesOn(t *testing.T) {
 	ln.Close() // nothing listens there now
 	c := &client{addr: addr, timeout: time.Second, config: &tls.Config{MinVersion: tls.VersionTLS13}}
 	var out bytes.Buffer
-	if err := c.commands(strings.NewReader("run 1\nrun 1 reset\nopen\n"), &out); err != nil {
+	if err := commands(c, strings.NewReader("run 1\nrun 1 reset\nopen\n"), &out); err != nil {
 		t.Fatal(err)
 	}
 	answers := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -433,7 +433,7 @@ func TestServeConcurrentlyCountsEveryConnection(t *testing.T) {
 		go func() {
 			c := *s.client
 			var out bytes.Buffer
-			err := c.commands(strings.NewReader(fmt.Sprintf("run %d\n", each)), &out)
+			err := commands(&c, strings.NewReader(fmt.Sprintf("run %d\n", each)), &out)
 			if err == nil && strings.Contains(out.String(), "error") {
 				err = fmt.Errorf("%s", out.String())
 			}

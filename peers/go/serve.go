@@ -65,6 +65,8 @@ func serveCmd(args []string) error {
 	concurrent := fs.Bool("concurrent", false, "serve each connection in its own goroutine, not one at a time")
 	timeoutS := fs.Int("timeout-s", int(ioTimeout/time.Second), "seconds a connection may take, start to close")
 	resumed := fs.Bool("resumed", false, "issue a session ticket per connection, and resume the connections that offer one")
+	overQUIC := fs.Bool("quic", false, "serve over QUIC (quic-go) on a UDP port, not TCP")
+	mode := fs.String("mode", "full", "with --quic: full, token (the same server: only the client differs) or retry (a Retry for every first Initial)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -81,15 +83,24 @@ func serveCmd(args []string) error {
 	// Stateless tickets, sealed with the keys Go makes per config (as OpenSSL's and rustls's
 	// tickets are here): one per handshake, full or resumed.
 	config.SessionTicketsDisabled = !*resumed
+	s := &server{concurrent: *concurrent, timeout: time.Duration(*timeoutS) * time.Second}
+	if s.since, err = readUsage(); err != nil {
+		return err
+	}
+	if *overQUIC {
+		if *resumed {
+			return errors.New("--quic makes full, token and retry handshakes: no --resumed")
+		}
+		return quicServe(s, config, *bind, *mode)
+	}
+	if *mode != "full" {
+		return fmt.Errorf("--mode %s needs --quic", *mode)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(*bind, "0"))
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
-	s := &server{concurrent: *concurrent, timeout: time.Duration(*timeoutS) * time.Second}
-	if s.since, err = readUsage(); err != nil {
-		return err
-	}
 	fmt.Printf("port %d\n", ln.Addr().(*net.TCPAddr).Port)
 	exitWithParent()
 	go s.accept(ln, config)

@@ -691,7 +691,9 @@ impl<'a> Bench<'a> {
                      handshakes with post-quantum chains until the 30 s timeout \
                      (quinn-rs/quinn#1075; in the quick grid at 10% loss on the Xeon 4769b0, \
                      2026-12-04, 2, 1 and 2 of the ML-DSA-44, -65 and -87 cells' handshakes), so \
-                     over QUIC only the baseline chain runs under loss"
+                     over QUIC only the baseline chain runs under loss, for quic-go as for quinn \
+                     (the two QUIC stacks' lossy cells the same; whether quic-go stalls so is not \
+                     measured)"
                 .into(),
         })
     }

@@ -100,6 +100,7 @@ impl TlsStack for Go {
             version: v.go_version,
             groups: Some(v.groups),
             auths: v.cert_keys,
+            refused: Vec::new(),
         })
     }
 
@@ -109,35 +110,22 @@ impl TlsStack for Go {
         // The peer's client offers --group first and --second-share after it; Go sends a key
         // share for the first, and for X25519 beside a first hybrid.
         let (offered, _) = c.offered();
-        Ok(Box::new(Lazy {
-            group: offered[0].to_string(),
-            resumed: c.mode == crate::results::Mode::Resumed,
-            second: offered.get(1).map(|g| g.to_string()),
-            files: write_files(c.identity, "go-client")?,
-            idle: Mutex::new(Vec::new()),
-            outside_cpu_ns: AtomicU64::new(0),
-        }))
+        let mut args: Vec<String> = Vec::new();
+        if c.mode == Mode::Resumed {
+            args.push("--resumed".into());
+        }
+        if let Some(g) = offered.get(1) {
+            args.extend(["--second-share".into(), g.to_string()]);
+        }
+        lazy(offered[0], args, false, c.identity)
     }
 
     /// The peer's `serve`: the same port line and control lines as pqprof's own server, on the
     /// address, with the concurrency and the socket timeout the scenario asks for, inside
     /// `wrap` (the network grid's server namespace) when given.
     fn start_server(&self, s: &child::Start) -> Result<child::Server> {
-        let mut cmd = s.command(&crate::go::binary()?);
-        cmd.args(["serve", "--group", s.group])
-            .arg("--cert")
-            .arg(&s.files.chain)
-            .arg("--key")
-            .arg(&s.files.key)
-            .args(s.concurrent.then_some("--concurrent"))
-            .args((s.mode == crate::results::Mode::Resumed).then_some("--resumed"));
-        if let Some(b) = s.bind {
-            cmd.args(["--bind", &b.to_string()]);
-        }
-        if let Some(t) = s.timeout_s {
-            cmd.args(["--timeout-s", &t.to_string()]);
-        }
-        child::Server::launch(cmd, s).with_context(|| format!("go server for {}", s.group))
+        let resumed = (s.mode == Mode::Resumed).then_some("--resumed");
+        start_server(s, resumed)
     }
 
     /// The peer's `capacity` server, pinned to the core before it starts (the runtime then sees
@@ -185,6 +173,48 @@ impl TlsStack for Go {
     }
 }
 
+/// The peer's `client` processes for one group, with `args` after the group's (`--quic` among them:
+/// the QUIC client, whose evidence is its datagrams).
+pub(super) fn lazy(
+    group: &str,
+    args: Vec<String>,
+    quic: bool,
+    identity: &super::Identity,
+) -> Result<Box<dyn super::Client>> {
+    Ok(Box::new(Lazy {
+        group: group.to_string(),
+        args,
+        quic,
+        files: write_files(identity, "go-client")?,
+        idle: Mutex::new(Vec::new()),
+        outside_cpu_ns: AtomicU64::new(0),
+    }))
+}
+
+/// The peer's `serve` with `args` after the scenario's: the same port line and control lines as
+/// pqprof's own server, on the address, with the concurrency and the socket timeout the scenario
+/// asks for, inside `wrap` (the network grid's server namespace) when given.
+pub(super) fn start_server<'a>(
+    s: &child::Start,
+    args: impl IntoIterator<Item = &'a str>,
+) -> Result<child::Server> {
+    let mut cmd = s.command(&crate::go::binary()?);
+    cmd.args(["serve", "--group", s.group])
+        .arg("--cert")
+        .arg(&s.files.chain)
+        .arg("--key")
+        .arg(&s.files.key)
+        .args(s.concurrent.then_some("--concurrent"))
+        .args(args);
+    if let Some(b) = s.bind {
+        cmd.args(["--bind", &b.to_string()]);
+    }
+    if let Some(t) = s.timeout_s {
+        cmd.args(["--timeout-s", &t.to_string()]);
+    }
+    child::Server::launch(cmd, s).with_context(|| format!("go server for {}", s.group))
+}
+
 /// The identity's files for one client or pair, in a folder of its own (`Files` removes its
 /// folder when dropped, and network cells make many clients at once).
 fn write_files(id: &super::Identity, purpose: &str) -> Result<super::identity::Files> {
@@ -198,10 +228,11 @@ fn write_files(id: &super::Identity, purpose: &str) -> Result<super::identity::F
 /// each); capacity's load threads share one (a process each at the most).
 struct Lazy {
     group: String,
-    /// Each process keeps the ticket of its last connection and resumes the next with it.
-    resumed: bool,
-    /// The group of a second key share its ClientHello offers.
-    second: Option<String>,
+    /// The client's arguments after its group: `--resumed` (each process keeps the ticket of its
+    /// last connection and resumes the next with it), `--second-share G`, `--quic --mode M`.
+    args: Vec<String>,
+    /// Over QUIC: the evidence is the connection's datagrams.
+    quic: bool,
     files: super::identity::Files,
     idle: Mutex<Vec<Client>>,
     /// The CPU time its processes reported since each started (each one's first answer is the
@@ -220,7 +251,7 @@ impl Lazy {
             Some(c) => c,
             None => Client::start(
                 &crate::go::binary()?,
-                (&self.group, self.resumed, self.second.as_deref()),
+                (&self.group, &self.args, self.quic),
                 addr,
                 &self.files.root,
             )?,
@@ -375,6 +406,8 @@ fn ask(
 /// One of the peer's client processes, for one server address.
 struct Client {
     addr: SocketAddr,
+    /// Its connections run over QUIC (`evidence` answers with datagrams).
+    quic: bool,
     /// Shared with the handles of the connections it holds (`open`).
     process: Arc<Mutex<Peer>>,
     stdin: ChildStdin,
@@ -428,11 +461,42 @@ struct RunReport {
     go_alloc_bytes: u64,
 }
 
-fn hex(s: &str) -> Vec<u8> {
+pub(super) fn hex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
         .collect()
 }
+
+/// The TCP client's evidence: what crypto/tls reports, and the key shares parsed from the
+/// connection's first bytes each way.
+fn tcp_evidence(answer: &str) -> Result<Evidence> {
+        let e: GoEvidence = serde_json::from_str(answer).context("Go client evidence")?;
+        let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
+        let client_shares = key_shares(&sent)
+            .and_then(|(m, s)| (m == 1).then_some(s))
+            .unwrap_or_default();
+        let ev = Evidence {
+            version: e.version,
+            group: e.group,
+            cipher: e.cipher,
+            cert_key: e.cert_key,
+            resumed: e.resumed,
+            client_share: client_shares.first().copied(),
+            client_shares,
+            hello_retry: crate::parse::tls::is_hello_retry(&received),
+            server_share: key_shares(&received)
+                .and_then(|(m, s)| (m == 2).then_some(s))
+                .and_then(|s| s.first().copied()),
+            // 0: none (a resumption has no CertificateVerify).
+            scheme: e.scheme.filter(|&s| s != 0),
+            chain_bytes: e.chain_bytes,
+            server_flight_bytes: e.server_flight_bytes,
+            client_hello_bytes: super::tls::first_record_bytes(&sent),
+            quic: None,
+        };
+        Ok(ev)
+}
+
 
 /// What `run` gives: each connection, and the CPU time the process spent since its last answer.
 struct Ran {
@@ -449,7 +513,7 @@ impl Client {
     /// Started by the calling thread: the process is in its network namespace and on its cores.
     fn start(
         bin: &Path,
-        (group, resumed, second): (&str, bool, Option<&str>),
+        (group, args, quic): (&str, &[String], bool),
         addr: SocketAddr,
         ca: &Path,
     ) -> Result<Client> {
@@ -459,13 +523,11 @@ impl Client {
             .arg("--ca")
             .arg(ca)
             .args(["--timeout-s", &timeout.as_secs().max(1).to_string()])
-            .args(resumed.then_some("--resumed"));
-        if let Some(g) = second {
-            cmd.args(["--second-share", g]);
-        }
+            .args(args);
         let (peer, stdin, lines) = Peer::start(cmd, bin)?;
         let mut c = Client {
             addr,
+            quic,
             process: Arc::new(Mutex::new(peer)),
             stdin,
             lines,
@@ -497,30 +559,11 @@ impl Client {
 
     /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
     fn evidence(&mut self) -> Result<One> {
-        let e: GoEvidence = serde_json::from_str(&self.ask("evidence", self.budget(1))?)
-            .context("Go client evidence")?;
-        let (sent, received) = (hex(&e.first_sent_hex), hex(&e.first_received_hex));
-        let client_shares = key_shares(&sent)
-            .and_then(|(m, s)| (m == 1).then_some(s))
-            .unwrap_or_default();
-        let ev = Evidence {
-            version: e.version,
-            group: e.group,
-            cipher: e.cipher,
-            cert_key: e.cert_key,
-            resumed: e.resumed,
-            client_share: client_shares.first().copied(),
-            client_shares,
-            hello_retry: crate::parse::tls::is_hello_retry(&received),
-            server_share: key_shares(&received)
-                .and_then(|(m, s)| (m == 2).then_some(s))
-                .and_then(|s| s.first().copied()),
-            // 0: none (a resumption has no CertificateVerify).
-            scheme: e.scheme.filter(|&s| s != 0),
-            chain_bytes: e.chain_bytes,
-            server_flight_bytes: e.server_flight_bytes,
-            client_hello_bytes: super::tls::first_record_bytes(&sent),
-            quic: None,
+        let answer = self.ask("evidence", self.budget(1))?;
+        let ev = if self.quic {
+            super::quicgo::evidence(&answer)?
+        } else {
+            tcp_evidence(&answer)?
         };
         Ok(One {
             total_ns: 0.0,

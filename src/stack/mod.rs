@@ -9,6 +9,7 @@
 
 pub mod child;
 pub mod identity;
+pub(crate) mod quic_wire;
 pub mod tls;
 pub mod wire;
 
@@ -38,7 +39,8 @@ registry!(
     openssl::OpenSsl,
     russh::Russh,
     go::Go,
-    quinn::Quinn
+    quinn::Quinn,
+    quicgo::QuicGo
 );
 
 /// The stack registered under `name`.
@@ -108,6 +110,8 @@ pub struct Availability {
     /// The authentication algorithms (suites/auth.toml's `algorithm`) whose certificates it serves
     /// and verifies; `None`: every one.
     pub(crate) auths: Option<Vec<String>>,
+    /// Authentication algorithms it serves but cannot complete a handshake with, each with why.
+    pub(crate) refused: Vec<(String, String)>,
 }
 
 impl Availability {
@@ -122,6 +126,7 @@ impl Availability {
         self.auths
             .as_ref()
             .is_none_or(|a| a.iter().any(|x| x == algorithm))
+            && !self.refused.iter().any(|(x, _)| x == algorithm)
     }
 
     /// Why an authentication is not measured on this stack, as a note.
@@ -130,11 +135,17 @@ impl Availability {
         stack: &str,
         auth: &crate::auth::Auth,
     ) -> crate::results::Warning {
+        let refused = self.refused.iter().find(|(x, _)| *x == auth.algorithm);
         crate::results::Warning::NotMeasured {
             what: format!("{stack} with the {} certificate", auth.name),
-            reason: format!(
-                "{stack} {} does not serve {} certificates",
-                self.version, auth.algorithm
+            reason: refused.map_or_else(
+                || {
+                    format!(
+                        "{stack} {} does not serve {} certificates",
+                        self.version, auth.algorithm
+                    )
+                },
+                |(_, why)| why.clone(),
             ),
         }
     }

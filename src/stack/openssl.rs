@@ -68,6 +68,7 @@ impl TlsStack for OpenSsl {
             version: openssl::version::version().into(),
             groups: None,
             auths: None,
+            refused: Vec::new(),
         })
     }
 

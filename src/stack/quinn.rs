@@ -12,8 +12,9 @@
 //! server answers each first Initial with a Retry (section 8.1.2). The client's Initial datagrams
 //! are padded to 1,200 bytes (section 14.1).
 
+use super::quic_wire::Wire;
 use super::{side, Acceptor, Availability, Config, Features, One, Pair, Sample, TlsStack};
-use crate::results::{Evidence, Mode, QuicEvidence, Transport};
+use crate::results::{Evidence, Mode, Transport};
 use anyhow::{anyhow, bail, ensure, Result};
 use bytes::BytesMut;
 use quinn_proto::{
@@ -28,8 +29,6 @@ use std::time::{Duration, Instant};
 
 pub(crate) struct Quinn;
 
-/// The QUIC version every connection uses: 1 (RFC 9000).
-const VERSION: u32 = 1;
 /// Largest UDP payload read at once.
 const DATAGRAM: usize = 65_536;
 
@@ -80,6 +79,7 @@ impl TlsStack for Quinn {
             version: "quinn-proto 0.11 (rustls 0.23, aws-lc-rs)".into(),
             groups: None,
             auths: None,
+            refused: Vec::new(),
         })
     }
 
@@ -308,65 +308,6 @@ impl Buffers {
     }
 }
 
-/// What the client saw of one connection on the wire, UDP payload bytes, datagram by datagram.
-#[derive(Debug, Default, Clone, Copy)]
-struct Wire {
-    sent: u64,
-    received: u64,
-    /// The datagrams of the client's first flight (before it received anything), their bytes and
-    /// the smallest of them.
-    first_datagrams: u64,
-    first_bytes: u64,
-    first_smallest: u64,
-    /// The version in the first long header the server sent.
-    version: Option<u32>,
-    /// The token field of the client's first Initial was not empty (a NEW_TOKEN token).
-    token: bool,
-    /// A Retry packet came from the server, and how many and their bytes (counted in `received`
-    /// too, not in the flight).
-    retry: bool,
-    retry_datagrams: u64,
-    retry_bytes: u64,
-    received_datagrams: u64,
-    /// Received when the handshake completed.
-    flight_datagrams: u64,
-    flight_bytes: u64,
-}
-
-impl Wire {
-    fn sent(&mut self, d: &[u8]) {
-        let n = d.len() as u64;
-        if self.sent == 0 {
-            self.token = initial_token_len(d).is_some_and(|t| t > 0);
-        }
-        self.sent += n;
-        if self.received_datagrams == 0 {
-            self.first_datagrams += 1;
-            self.first_bytes += n;
-            self.first_smallest = if self.first_datagrams == 1 {
-                n
-            } else {
-                self.first_smallest.min(n)
-            };
-        }
-    }
-
-    fn received(&mut self, d: &[u8]) {
-        if self.version.is_none() && d.len() >= 5 && d[0] & 0x80 != 0 {
-            self.version = Some(u32::from_be_bytes([d[1], d[2], d[3], d[4]]));
-        }
-        self.received_datagrams += 1;
-        self.received += d.len() as u64;
-        // A long header of type 3 in version 1 (RFC 9000 section 17.2.5): not part of the
-        // server's handshake flight, whose bytes the model takes round by round.
-        if d.len() >= 5 && d[0] & 0xb0 == 0xb0 && d[1..5] == VERSION.to_be_bytes() {
-            self.retry = true;
-            self.retry_datagrams += 1;
-            self.retry_bytes += d.len() as u64;
-        }
-    }
-}
-
 /// One connection of the client: its endpoint, socket and state.
 struct Conn {
     endpoint: Endpoint,
@@ -514,8 +455,7 @@ impl super::Client for Client {
 fn exchange(c: &mut Conn, t0: Instant) -> Result<Duration> {
     c.drive(|_, ev| Ok(matches!(ev, Event::Connected)))?;
     let ready = t0.elapsed();
-    c.wire.flight_datagrams = c.wire.received_datagrams - c.wire.retry_datagrams;
-    c.wire.flight_bytes = c.wire.received - c.wire.retry_bytes;
+    c.wire.handshake_done();
     let id = c
         .conn
         .streams()
@@ -556,11 +496,7 @@ fn evidence_of(c: &Conn) -> Evidence {
     let version = c.wire.version.unwrap_or(0);
     Evidence {
         // QUIC version 1 carries TLS 1.3 only (RFC 9001 section 4.2).
-        version: if version == VERSION {
-            "QUIC v1 (TLS 1.3, RFC 9001)".into()
-        } else {
-            format!("QUIC version 0x{version:08x}")
-        },
+        version: super::quic_wire::version_name(version),
         group: n
             .completed
             .map(|g| format!("{:?}", rustls::NamedGroup::from(g.0)))
@@ -576,17 +512,7 @@ fn evidence_of(c: &Conn) -> Evidence {
         client_share: n.started.first().copied(),
         server_share: n.completed,
         hello_retry: n.retried,
-        quic: Some(QuicEvidence {
-            version,
-            client_initial_datagrams: c.wire.first_datagrams,
-            client_initial_bytes: c.wire.first_bytes,
-            client_initial_smallest: Some(c.wire.first_smallest),
-            server_datagrams: c.wire.flight_datagrams,
-            server_bytes: c.wire.flight_bytes,
-            token: c.wire.token,
-            retry: c.wire.retry,
-            batched_acks: true,
-        }),
+        quic: Some(super::quic_wire::quic_evidence(&c.wire, version)),
         ..Evidence::default()
     }
 }
@@ -620,28 +546,6 @@ fn read_to_end(
     };
     let _ = chunks.finalize();
     Ok(finished)
-}
-
-/// The length of the token field of the Initial packet a datagram opens with, `None` if it does not
-/// open with a version 1 Initial: the long header's first byte (form, fixed bit, type 0), version,
-/// the two connection IDs each after its length byte, then the token's length as a variable-length
-/// integer (RFC 9000 sections 17.2.2 and 16).
-fn initial_token_len(d: &[u8]) -> Option<u64> {
-    if d.first()? & 0xf0 != 0xc0 || d.get(1..5)? != VERSION.to_be_bytes() {
-        return None;
-    }
-    let dcid = usize::from(*d.get(5)?);
-    let scid_at = 6 + dcid;
-    let scid = usize::from(*d.get(scid_at)?);
-    let at = scid_at + 1 + scid;
-    let first = *d.get(at)?;
-    let len = 1usize << (first >> 6);
-    let bytes = d.get(at..at + len)?;
-    Some(
-        bytes[1..]
-            .iter()
-            .fold(u64::from(first & 0x3f), |v, &b| (v << 8) | u64::from(b)),
-    )
 }
 
 /// A connection the server holds: its streams' bytes so far, and whether it echoed one.

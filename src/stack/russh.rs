@@ -56,6 +56,7 @@ impl TlsStack for Russh {
             version: "russh 0.65".into(),
             groups: None,
             auths: None,
+            refused: Vec::new(),
         })
     }
 

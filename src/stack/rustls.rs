@@ -62,6 +62,7 @@ impl TlsStack for Rustls {
             version: "rustls 0.23 (aws-lc-rs)".into(),
             groups: None,
             auths: None,
+            refused: Vec::new(),
         })
     }
 

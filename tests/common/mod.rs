@@ -93,3 +93,18 @@ pub fn ints(v: &serde_json::Value) -> Vec<u64> {
 pub fn packed(xs: &[u64]) -> serde_json::Value {
     serde_json::Value::String(pqprof::results::packed::encode(xs))
 }
+
+/// Whether the Go peer is built with quic-go (its `version` names one).
+#[allow(dead_code)]
+pub fn go_has_quic() -> bool {
+    let peer = std::env::var_os("PQPROF_GO_PEER").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer"),
+        PathBuf::from,
+    );
+    std::process::Command::new(peer)
+        .arg("version")
+        .output()
+        .ok()
+        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
+        .is_some_and(|v| v["quic"].as_str().is_some_and(|q| !q.is_empty()))
+}

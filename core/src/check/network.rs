@@ -51,7 +51,7 @@ fn stalls(problems: &mut Vec<Problem>, r: &Results, n: &crate::results::Network)
 }
 
 /// A QUIC cell: its zero-point flights recorded, its server flight theirs, its token or Retry its
-/// mode's, the loss model's critical path the one those flights give (`quic_critical_path`; a
+/// mode's, its sender (whose window and timers the model takes) its stack, the loss model's critical path the one those flights give (`quic_critical_path`; a
 /// file without one ran without loss), and the model's round trips QUIC's one plus a Retry's and
 /// those the anti-amplification budget and slow start add to that flight
 /// (`netmodel::quic_extra_round_trips`); a TCP cell has no QUIC record.
@@ -87,6 +87,14 @@ fn quic(
     }
     if let Some(wrong) = crate::figures::evidence::validation(c.mode, q) {
         problems.push(Problem::evidence(format!("{name}: {wrong}")));
+    }
+    // The model takes the sender's window and timers: they must be the cell's stack's.
+    if q.sender.stack() != c.stack.name() {
+        problems.push(Problem::evidence(format!(
+            "{name}: the flights are recorded as {}'s, the cell is {}'s",
+            q.sender.stack(),
+            c.stack
+        )));
     }
     // Files before QUIC's loss model (2026-12-04) have no path and ran without loss.
     if !c.model.path.is_empty() && c.model.path != crate::netmodel::quic_critical_path(q, form) {
@@ -746,6 +754,7 @@ mod tests {
                     segments: 3,
                     opening: false,
                     quic: false,
+                    sender: Default::default(),
                 }
             }),
             Kind::Recomputed,
@@ -845,6 +854,7 @@ mod tests {
         let cell = &mut n.points[0].cells[0];
         remodel(cell, cell.model.round_trips);
         cell.transport = Transport::Quic;
+        cell.stack = crate::results::RealStack::new("quinn");
         cell.server_flight_bytes = Some(12_633);
         cell.quic = Some(QuicEvidence {
             version: 1,
@@ -856,6 +866,7 @@ mod tests {
             token: false,
             retry: false,
             batched_acks: true,
+            sender: Default::default(),
         });
         assert_eq!(super::section(&n), Vec::<Problem>::new());
         let with = |edit: &dyn Fn(&mut crate::results::Cell)| {
@@ -877,7 +888,7 @@ mod tests {
         // Retry.
         use crate::results::Mode;
         type Edit<'a> = &'a dyn Fn(&mut crate::results::Cell);
-        let edits: [(Edit, Kind, &str); 6] = [
+        let edits: [(Edit, Kind, &str); 7] = [
             (
                 &|c| c.quic = None,
                 Kind::Incomplete,
@@ -907,6 +918,12 @@ mod tests {
                 &|c| c.mode = Mode::Retry,
                 Kind::Evidence,
                 "the server sent no Retry",
+            ),
+            // Flights recorded as another QUIC's: the model would take the wrong window.
+            (
+                &|c| c.quic.as_mut().unwrap().sender = crate::results::QuicSender::QuicGo,
+                Kind::Evidence,
+                "recorded as quic-go's",
             ),
         ];
         for (edit, kind, what) in edits {

@@ -391,6 +391,7 @@ mod tests {
             token: false,
             retry: false,
             batched_acks: true,
+            sender: Default::default(),
         });
         assert_eq!(contradictions(&quic, &ev), Vec::<String>::new());
         let q = ev.quic.clone().expect("a QUIC record");

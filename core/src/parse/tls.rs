@@ -52,8 +52,12 @@ pub(crate) const HELLO_RETRY_RANDOM: [u8; 32] = [
 /// Whether a flight received by a client opens with a HelloRetryRequest: a ServerHello (msg type
 /// 2) whose random is `HELLO_RETRY_RANDOM`.
 pub fn is_hello_retry(flight: &[u8]) -> bool {
-    let hs = handshake_bytes(flight);
-    let mut c = Cursor(&hs);
+    opens_with_hello_retry(&handshake_bytes(flight))
+}
+
+/// Whether handshake messages (QUIC's CRYPTO stream: no records) open with a HelloRetryRequest.
+pub fn opens_with_hello_retry(hs: &[u8]) -> bool {
+    let mut c = Cursor(hs);
     c.u8() == Some(2)
         && c.u24().is_some()
         && c.take(2).is_some()
@@ -62,8 +66,13 @@ pub fn is_hello_retry(flight: &[u8]) -> bool {
 
 /// The key shares of the first ClientHello (msg type 1) or ServerHello (2) in a flight.
 pub fn key_shares(flight: &[u8]) -> Option<(u8, Vec<Share>)> {
-    let hs = handshake_bytes(flight);
-    let mut c = Cursor(&hs);
+    key_shares_of_messages(&handshake_bytes(flight))
+}
+
+/// The key shares of handshake messages that open with a ClientHello or ServerHello (QUIC's
+/// CRYPTO stream: no records around them).
+pub fn key_shares_of_messages(hs: &[u8]) -> Option<(u8, Vec<Share>)> {
+    let mut c = Cursor(hs);
     let msg = c.u8()? as u8;
     if msg != 1 && msg != 2 {
         return None; // neither ClientHello nor ServerHello

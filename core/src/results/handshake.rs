@@ -251,6 +251,35 @@ pub struct QuicEvidence {
     /// window grows differently (`netmodel::quic_round_trips`).
     #[serde(default)]
     pub batched_acks: bool,
+    /// Whose QUIC sent the server's flight (files before quic-go have quinn's only): its initial
+    /// congestion window and timers are the model's (`netmodel::QuicSender::params`).
+    #[serde(default, skip_serializing_if = "QuicSender::is_quinn")]
+    pub sender: QuicSender,
+}
+
+/// A QUIC implementation whose sending the network model knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuicSender {
+    /// quinn-proto 0.11.
+    #[default]
+    Quinn,
+    /// quic-go 0.59.
+    QuicGo,
+}
+
+impl QuicSender {
+    pub fn is_quinn(&self) -> bool {
+        *self == QuicSender::Quinn
+    }
+
+    /// The stack that sends this way (`TlsStack::name`).
+    pub fn stack(&self) -> &'static str {
+        match self {
+            QuicSender::Quinn => "quinn",
+            QuicSender::QuicGo => "quic-go",
+        }
+    }
 }
 
 impl QuicEvidence {

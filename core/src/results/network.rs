@@ -267,6 +267,9 @@ pub struct Flight {
     /// QUIC's timers recover it (RFC 9002), not TCP's (files from 2026-12-04 on).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quic: bool,
+    /// Whose QUIC sent it (its timers: `netmodel::quic_params`); quinn's in files before quic-go.
+    #[serde(default, skip_serializing_if = "super::QuicSender::is_quinn")]
+    pub sender: super::QuicSender,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
