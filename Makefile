@@ -26,7 +26,8 @@ build: deps
 go-peer:
 	./peers/go/build.sh
 
-# `run` checks what it writes, and the new file is checked again once every step has added to it,
+# `run` checks what it writes (less the composed intervals it has just resampled), and the new file
+# is checked again, every interval resampled, once every step has added to it,
 # with the site; the files already
 # in results/ and results/archive/ were checked when they were measured (`make render` checks them
 # all, about 3.5 s each). The site shows the newest complete run of each machine, the new one beside

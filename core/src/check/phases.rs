@@ -30,7 +30,9 @@ fn counts(results: &Results) -> Vec<Problem> {
     problems
 }
 
-pub(crate) fn check(results: &Results) -> Vec<Problem> {
+/// With `with_intervals`, the composed intervals resampled too (`check::check_just_composed`
+/// leaves them out).
+pub(crate) fn check(results: &Results, with_intervals: bool) -> Vec<Problem> {
     // A count no suite file allows would make the resampling below run for hours: refuse it first.
     let mut problems = counts(results);
     if !problems.is_empty() {
@@ -49,7 +51,9 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
         suite_sum(&mut problems, results, &fresh, s);
     }
     components(&mut problems, results);
-    intervals(&mut problems, results, &fresh);
+    if with_intervals {
+        intervals(&mut problems, results, &fresh);
+    }
     problems
 }
 
@@ -394,10 +398,33 @@ mod tests {
     }
 
     fn drift_problems(r: &Results) -> Vec<Problem> {
-        super::check(r)
+        super::check(r, true)
             .into_iter()
             .filter(|p| p.text.contains("host_") || p.text.contains("process ids"))
             .collect()
+    }
+
+    #[test]
+    fn only_the_full_check_resamples_the_composed_intervals() {
+        // One suite of the committed run and the phases it is made of: a short check.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../results/archive/vm-20261201T150422Z-5d798a.json"
+        );
+        let mut r = crate::results::read(std::path::Path::new(path)).unwrap();
+        r.suites.truncate(1);
+        let ids: Vec<_> = r.suites[0].phases.iter().map(|p| p.id()).collect();
+        r.phases.retain(|p| ids.iter().any(|id| p.is(id)));
+        let fresh = crate::compose::intervals(&r.suites, &r.phases);
+        for (s, (ci, dci)) in r.suites.iter_mut().zip(fresh) {
+            (s.composed.median_ci95_ns, s.delta_ci95_pct) = (ci, dci);
+        }
+        let interval = |ps: &[Problem]| ps.iter().any(|p| p.text.contains("median_ci95_ns"));
+        assert!(!interval(&super::check(&r, true)));
+        let s = &mut r.suites[0];
+        s.composed.median_ci95_ns = s.composed.median_ci95_ns.map(|(lo, hi)| (lo, hi * 2.0));
+        assert!(interval(&super::check(&r, true)));
+        assert!(!interval(&super::check(&r, false)));
     }
 
     #[test]
@@ -426,7 +453,7 @@ mod tests {
         );
         let mut moved = r.clone();
         moved.phases[0].median_ci95_own_ns.as_mut().unwrap().0 -= 100.0;
-        assert!(super::check(&moved)
+        assert!(super::check(&moved, true)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "median_ci95_own_ns low")));
         let mut host = r.clone();
@@ -444,7 +471,7 @@ mod tests {
         let mut one = r;
         one.phases[0].processes = vec![one.phases[0].samples_ns.len()];
         one.phases[0].process_ids = vec![0];
-        assert!(super::check(&one)
+        assert!(super::check(&one, true)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "do not give")));
     }
