@@ -79,7 +79,8 @@ pub struct QuicParams {
 ///   (internal/congestion/cubic_sender.go: initialCongestionWindow = 32), 38,400 bytes; it sends
 ///   while the bytes in flight are under the window (CanSend); the initial RTT 100 ms, and before
 ///   a sample the probe timeout is twice that, 200 ms (internal/utils/rtt_stats.go: PTO). Its
-///   pacer, which lets 10 datagrams go at once and spaces the rest at 1.25 x window / smoothed
+///   pacer, which lets the larger of 10 datagrams and 2 ms at its rate go at once and spaces the
+///   rest at 1.25 x window / smoothed
 ///   RTT (internal/congestion/pacer.go), is not in the model.
 ///
 /// After a sample both set the probe timeout by RFC 9002's rule (`Timers::quic`).
@@ -186,8 +187,8 @@ pub fn quic_rounds(
 ///
 /// Why the head of the server's flight: its first datagram carries the Initial packet with the
 /// ServerHello, without which the client can decrypt none of the Handshake packets after it and
-/// has nothing to acknowledge, so losing it waits for the probe timeout before any RTT sample,
-/// 999 ms, on both sides (the case of quinn-rs/quinn#1075). After a one-datagram Initial flight
+/// has nothing to acknowledge, so losing it waits for the probe timeout before any RTT sample on
+/// both sides (quinn's 999 ms, quic-go's 200 ms: `quic_params`; the case of quinn-rs/quinn#1075). After a one-datagram Initial flight
 /// (X25519) that datagram is the head. After two (a hybrid's key share), the ServerHello, with its
 /// 1,088-byte ML-KEM-768 ciphertext (FIPS 203 table 3), spills into an Initial packet in the
 /// second datagram (quinn pads a datagram with an Initial packet to 1,200 bytes: X25519's flight
@@ -212,7 +213,9 @@ pub const QUIC_LOSS_MODEL: u32 = 3;
 /// the first round, in forms 2 and 3). A datagram lost in a round before the last costs no time of
 /// its own (the head's aside): the acknowledgement that releases the next round reports the gap,
 /// and the datagram goes again with that round, which waits a round trip anyway. After a Retry,
-/// the first Initial flight and the Retry, taken as one opening datagram, come first. Taken as
+/// the first Initial flight and the Retry, taken as one opening datagram, come first; quic-go
+/// takes an RTT sample from the Retry (sent_packet_handler.go, ResetForRetry), so its second
+/// Initial flight is not an opening one, quinn's is. Taken as
 /// simpler than it is, in forms 2 and 3: the head and another datagram of the round both lost cost
 /// the probe timeout and the other's recovery one after the other.
 pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Flight> {
@@ -236,8 +239,13 @@ pub fn quic_critical_path(q: &crate::results::QuicEvidence, form: u32) -> Vec<Fl
     if q.retry {
         v.push(initial);
         v.push(flight(false, 1, true));
+        v.push(Flight {
+            opening: q.sender == crate::results::QuicSender::Quinn,
+            ..initial
+        });
+    } else {
+        v.push(initial);
     }
-    v.push(initial);
     let one_initial = q.client_initial_datagrams <= 1;
     let first = datagrams(rounds.first().copied().unwrap_or(0));
     let (head, head_opening) = match form {

@@ -15,9 +15,14 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="$root/target/go/gopath"
-# What quic-go 0.59 imports outside the standard library (its go.mod, less the test-only modules).
-packages=(golang-github-lucas-clemente-quic-go-dev golang-golang-x-crypto-dev
-  golang-golang-x-net-dev golang-golang-x-sys-dev golang-golang-x-sync-dev)
+# quic-go at the version the network model's parameters were read from (core/src/netmodel.rs,
+# `quic_params`: its window, pacing and probe timeouts; src/stack/quicgo.rs: its CRYPTO limit):
+# Debian keeps only the newest in sid, so when sid moves on this fails and says so, and the pin
+# and those parameters move together. Then what it imports outside the standard library (its
+# go.mod, less the test-only modules), at sid's versions.
+quic=golang-github-lucas-clemente-quic-go-dev=0.59.0-2
+packages=("$quic" golang-golang-x-crypto-dev golang-golang-x-net-dev golang-golang-x-sys-dev
+  golang-golang-x-sync-dev)
 marker="$out/.complete"
 
 if [[ -f "$marker" && "$(cat "$marker")" == "${packages[*]}" ]]; then
@@ -39,7 +44,7 @@ opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev
 apt-get "${opts[@]}" update -qq >/dev/null 2>"$work/err" ||
   { echo "quic-deps.sh: apt-get update of Debian sid failed: $(tail -1 "$work/err")" >&2; exit 3; }
 (cd "$work/debs" && apt-get "${opts[@]}" download "${packages[@]}" >/dev/null 2>"$work/err") ||
-  { echo "quic-deps.sh: downloading ${packages[*]} failed: $(tail -1 "$work/err")" >&2; exit 3; }
+  { echo "quic-deps.sh: downloading ${packages[*]} failed (has sid moved past $quic?): $(tail -1 "$work/err")" >&2; exit 3; }
 for deb in "$work"/debs/*.deb; do dpkg -x "$deb" "$work/root"; done
 [[ -d "$work/root/usr/share/gocode/src/github.com/quic-go/quic-go" ]] ||
   { echo "quic-deps.sh: the packages hold no github.com/quic-go/quic-go" >&2; exit 3; }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/qlog"
+	"github.com/quic-go/quic-go/qlogwriter"
 )
 
 // quicGoVersion is the quic-go package built in (build.sh sets it from the
@@ -102,6 +105,31 @@ func (w *quicWire) ready() []datagram {
 	return w.datagrams
 }
 
+// handshakeMark ends a wire's capture when the client's handshake completes,
+// from quic-go's event log: quic-go records the negotiated ALPN in its
+// connection loop as it completes the handshake (connection.go,
+// handleHandshakeComplete), before it sends the client's Finished. So every
+// datagram noted by then came before the server could answer that Finished
+// (its HANDSHAKE_DONE, NEW_TOKEN and tickets), and the server's whole flight,
+// the 1-RTT datagrams it sends with it included, had been read: its last
+// datagram was read before the loop could process it. Dial returns later, on
+// another goroutine, by when an answer to the Finished may have come on
+// loopback. Only the evidence connection logs events: logging costs each
+// packet an event.
+type handshakeMark struct{ wire *quicWire }
+
+func (m handshakeMark) AddProducer() qlogwriter.Recorder { return m }
+
+func (m handshakeMark) SupportsSchemas(string) bool { return true }
+
+func (m handshakeMark) RecordEvent(e qlogwriter.Event) {
+	if _, ok := e.(qlog.ALPNInformation); ok {
+		m.wire.ready()
+	}
+}
+
+func (m handshakeMark) Close() error { return nil }
+
 func (w *quicWire) counts() (int64, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -116,6 +144,10 @@ type quicClient struct {
 	config  *tls.Config
 	timeout time.Duration
 	tokens  quic.TokenStore
+	// The keys a transport would otherwise draw from crypto/rand as it
+	// starts: made once, as quinn's endpoint is made before the clock.
+	resetKey quic.StatelessResetKey
+	tokenKey quic.TokenGeneratorKey
 }
 
 // quicEvidence is the answer to `evidence` over QUIC: what crypto/tls
@@ -143,6 +175,12 @@ func newQUICClient(c *client, mode string) (connector, error) {
 	}
 	q := &quicClient{addr: addr, config: c.config.Clone(), timeout: c.deadline()}
 	q.config.NextProtos = []string{quicALPN}
+	if _, err := rand.Read(q.resetKey[:]); err != nil {
+		return nil, err
+	}
+	if _, err := rand.Read(q.tokenKey[:]); err != nil {
+		return nil, err
+	}
 	switch mode {
 	case "full":
 	case "token":
@@ -155,9 +193,10 @@ func newQUICClient(c *client, mode string) (connector, error) {
 }
 
 // connect runs one connection, timed from before the UDP socket opens: the
-// handshake (ready: quic-go's Dial returns once the client has the server's
-// Finished and has sent its own), a stream with the 32-byte echo, then
-// CONNECTION_CLOSE (close: quic-go sends it before CloseWithError returns).
+// handshake (ready: quic-go's Dial returns once crypto/tls has verified the
+// server's Finished and written the client's), a stream with the 32-byte
+// echo, then CONNECTION_CLOSE (close: quic-go sends it before CloseWithError
+// returns). With capture, the datagrams until the handshake completed.
 func (q *quicClient) connect(capture bool) (connection, []datagram, *quic.Conn, error) {
 	var conn connection
 	conn.StartedNs = monotonicNs()
@@ -169,11 +208,17 @@ func (q *quicClient) connect(capture bool) (connection, []datagram, *quic.Conn, 
 	defer udp.Close()
 	conn.Port = udp.LocalAddr().(*net.UDPAddr).Port
 	wire := &quicWire{PacketConn: udp, capture: capture}
-	tr := &quic.Transport{Conn: wire}
+	tr := &quic.Transport{Conn: wire, StatelessResetKey: &q.resetKey, TokenGeneratorKey: &q.tokenKey}
 	defer tr.Close()
 	ctx, cancel := context.WithDeadline(context.Background(), t0.Add(q.timeout))
 	defer cancel()
-	qc, err := tr.Dial(ctx, q.addr, q.config, quicConfig(q.timeout, q.tokens))
+	config := quicConfig(q.timeout, q.tokens)
+	if capture {
+		config.Tracer = func(context.Context, bool, quic.ConnectionID) qlogwriter.Trace {
+			return handshakeMark{wire}
+		}
+	}
+	qc, err := tr.Dial(ctx, q.addr, q.config, config)
 	if err != nil {
 		return conn, nil, nil, fmt.Errorf("handshake: %w", err)
 	}

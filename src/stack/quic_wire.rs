@@ -126,21 +126,28 @@ pub(crate) struct Datagram {
 }
 
 /// A connection's datagrams until its handshake completed, read as quinn's client reads its own:
-/// the wire's counts, and the handshake messages of each side's Initial packets. A datagram that
-/// opens with a short header carries 1-RTT packets, which a server sends only once the
-/// handshake is done (its HANDSHAKE_DONE, NEW_TOKEN and tickets): one the Go peer's reader took in
-/// before its Dial returned is not the server's flight, and is left out.
+/// the wire's counts, and the handshake messages of each side's Initial packets. The Go peer's
+/// client reads on a goroutine of its own, so the server's first answer can be noted before the
+/// client's second Initial datagram goes (quinn's loop sends all it has before it reads): its
+/// Initial flight is therefore the datagrams up to the one that completes its first ClientHello,
+/// where the Initial packets open.
 pub(crate) fn read_datagrams(datagrams: &[Datagram]) -> (Wire, Hellos) {
     let mut wire = Wire::default();
     for d in datagrams {
         if d.sent {
             wire.sent(&d.bytes);
-        } else if d.bytes.first().is_some_and(|b| b & 0x80 != 0) {
+        } else {
             wire.received(&d.bytes);
         }
     }
     wire.handshake_done();
-    (wire, hellos(datagrams))
+    let (hellos, flight) = hellos_and_flight(datagrams);
+    if let Some(f) = flight.filter(|f| !f.is_empty()) {
+        wire.first_datagrams = f.len() as u64;
+        wire.first_bytes = f.iter().sum();
+        wire.first_smallest = f.iter().copied().min().unwrap_or(0);
+    }
+    (wire, hellos)
 }
 
 /// The TLS handshake messages of the Initial packets (RFC 9001 section 4.1.4): the client's
@@ -153,13 +160,22 @@ pub(crate) struct Hellos {
 }
 
 /// Decrypts every Initial packet of the datagrams. The client's are protected with the keys of
-/// the Destination Connection ID they carry; the server's with those of the client's Initial it
-/// answers, which after a Retry is the client's second ID, so each client ID is tried. The client's
-/// stream is taken from its first ID's packets (after a Retry it sends the same ClientHello again).
-pub(crate) fn hellos(datagrams: &[Datagram]) -> Hellos {
+/// the Destination Connection ID they carry (after a Retry, the Retry's Source Connection ID); the
+/// server's with those of the client's Initial it answers, which after a Retry is the client's
+/// second ID, so each client ID is tried. The client's stream is taken from its first ID's packets
+/// (after a Retry it sends the same ClientHello again; a second ClientHello after a
+/// HelloRetryRequest, under the server's ID, is not read). With them, the sizes of the client's
+/// datagrams up to the one that completes its first ClientHello (`None` where it does not
+/// complete).
+fn hellos_and_flight(datagrams: &[Datagram]) -> (Hellos, Option<Vec<u64>>) {
     let mut ids: Vec<Vec<u8>> = Vec::new();
     let mut client = Stream::default();
+    let mut flight: Vec<u64> = Vec::new();
+    let mut complete = false;
     for d in datagrams.iter().filter(|d| d.sent) {
+        if !complete {
+            flight.push(d.bytes.len() as u64);
+        }
         for p in initial_packets(&d.bytes) {
             if !ids.contains(&p.dcid) {
                 ids.push(p.dcid.clone());
@@ -170,6 +186,7 @@ pub(crate) fn hellos(datagrams: &[Datagram]) -> Hellos {
                 }
             }
         }
+        complete = complete || first_message_complete(&client.contiguous());
     }
     let mut server = Stream::default();
     for d in datagrams.iter().filter(|d| !d.sent) {
@@ -182,10 +199,20 @@ pub(crate) fn hellos(datagrams: &[Datagram]) -> Hellos {
             }
         }
     }
-    Hellos {
+    let hellos = Hellos {
         client: client.contiguous(),
         server: server.contiguous(),
-    }
+    };
+    (hellos, complete.then_some(flight))
+}
+
+/// Whether handshake messages hold the whole of their first message: its type, its 24-bit length
+/// and that many bytes (RFC 8446 section 4).
+fn first_message_complete(hs: &[u8]) -> bool {
+    hs.get(1..4).is_some_and(|l| {
+        let len = (usize::from(l[0]) << 16) | (usize::from(l[1]) << 8) | usize::from(l[2]);
+        hs.len() >= 4 + len
+    })
 }
 
 /// The Initial keys of a client Destination Connection ID, as the client holds them (`local`:
@@ -320,7 +347,12 @@ impl Stream {
         let (len, m) = varint(f, at + n)?;
         let from = at + n + m;
         let to = from.checked_add(usize::try_from(len).ok()?)?;
-        self.0.insert(offset, f.get(from..to)?.to_vec());
+        // A retransmission may carry less from the same offset: the longer stays.
+        let data = f.get(from..to)?;
+        let kept = self.0.entry(offset).or_default();
+        if data.len() > kept.len() {
+            *kept = data.to_vec();
+        }
         Some(to)
     }
 
@@ -394,7 +426,7 @@ mod tests {
     fn the_rfc_initials_open_to_their_hellos_and_key_shares() {
         let (client, server) = vectors();
         assert_eq!((client.len(), server.len()), (1200, 135));
-        let h = hellos(&[sent(&client), received(&server)]);
+        let h = hellos_and_flight(&[sent(&client), received(&server)]).0;
         // RFC 9001 A.2: a 241-byte ClientHello (CRYPTO frame of length 0xf1), one X25519 share.
         assert_eq!(h.client.len(), 241);
         assert_eq!(
@@ -415,20 +447,21 @@ mod tests {
         let (mut client, server) = vectors();
         // Another Destination Connection ID gives other keys: nothing opens.
         client[6] ^= 1;
-        let h = hellos(&[sent(&client), received(&server)]);
+        let h = hellos_and_flight(&[sent(&client), received(&server)]).0;
         assert!(h.client.is_empty() && h.server.is_empty(), "{h:?}");
         // A packet altered in flight fails its AEAD tag.
         let (client, mut server) = vectors();
         server[60] ^= 1;
-        let h = hellos(&[sent(&client), received(&server)]);
+        let h = hellos_and_flight(&[sent(&client), received(&server)]).0;
         assert_eq!(h.client.len(), 241);
         assert!(h.server.is_empty());
     }
 
     #[test]
-    fn the_wire_counts_the_flights_and_leaves_retries_and_1_rtt_datagrams_out() {
+    fn the_wire_counts_the_flights_and_leaves_the_retries_out() {
         let (client, server) = vectors();
-        // A Retry (long header, type 3) and a datagram of 1-RTT packets (short header).
+        // A Retry (long header, type 3) and a datagram of 1-RTT packets (short header), which a
+        // server may send with its flight (quic-go's NEW_CONNECTION_ID frames).
         let retry = [[0xf0u8].as_slice(), &VERSION.to_be_bytes(), &[0; 40]].concat();
         let one_rtt = [0x40u8; 30];
         let (w, h) = read_datagrams(&[
@@ -446,9 +479,59 @@ mod tests {
         assert_eq!(w.sent, 2400);
         assert!(w.retry && !w.token);
         assert_eq!((w.retry_datagrams, w.retry_bytes), (1, 45));
-        assert_eq!((w.flight_datagrams, w.flight_bytes), (2, 270));
+        assert_eq!((w.flight_datagrams, w.flight_bytes), (3, 300));
         assert_eq!(w.version, Some(VERSION));
         assert_eq!(h.server.len(), 90);
+    }
+
+    /// A client Initial packet of `frames` to `dcid`, padded to 1,200 bytes, protected as RFC 9001
+    /// section 5 says (a 4-byte packet number, so the sample starts the ciphertext).
+    fn seal(dcid: &[u8], pn: u32, frames: &[u8]) -> Vec<u8> {
+        let k = keys(dcid).unwrap().local;
+        let header_len = 1 + 4 + 1 + dcid.len() + 1 + 1 + 2 + 4;
+        let mut payload = frames.to_vec();
+        payload.resize(1200 - header_len - 16, 0);
+        let length = (payload.len() + 4 + 16) as u16 | 0x4000;
+        let mut header = vec![0xc3];
+        header.extend(VERSION.to_be_bytes());
+        header.push(dcid.len() as u8);
+        header.extend(dcid);
+        header.extend([0, 0]);
+        header.extend(length.to_be_bytes());
+        header.extend(pn.to_be_bytes());
+        let tag = k
+            .packet
+            .encrypt_in_place(u64::from(pn), &header, &mut payload)
+            .unwrap();
+        payload.extend(tag.as_ref());
+        let (first, rest) = header.split_at_mut(1);
+        let at = rest.len() - 4;
+        k.header
+            .encrypt_in_place(&payload[..16], &mut first[0], &mut rest[at..])
+            .unwrap();
+        [header, payload].concat()
+    }
+
+    #[test]
+    fn the_initial_flight_is_the_datagrams_up_to_the_whole_clienthello() {
+        let (client, server) = vectors();
+        let hello = hellos_and_flight(&[sent(&client)]).0.client;
+        let dcid = &client[6..14];
+        let crypto = |offset: u16, data: &[u8]| {
+            // Offset and length as 2-byte variable-length integers (RFC 9000 section 16).
+            let two = |v: u16| (v | 0x4000).to_be_bytes();
+            [&[0x06][..], &two(offset), &two(data.len() as u16), data].concat()
+        };
+        let one = seal(dcid, 0, &crypto(0, &hello[..120]));
+        let two = seal(dcid, 1, &crypto(120, &hello[120..]));
+        // The server's answer noted between the client's two datagrams (the Go client reads on a
+        // goroutine of its own): the flight is still both.
+        let (w, h) = read_datagrams(&[sent(&one), received(&server), sent(&two)]);
+        assert_eq!(h.client, hello);
+        assert_eq!((w.first_datagrams, w.first_bytes), (2, 2400));
+        // A ClientHello that never completes leaves the wire's own reading.
+        let (w, _) = read_datagrams(&[sent(&one), received(&server)]);
+        assert_eq!((w.first_datagrams, w.first_bytes), (1, 1200));
     }
 
     #[test]
@@ -467,17 +550,20 @@ mod tests {
         assert_eq!(s.contiguous(), b"abcdef");
         s.add(&[0x06, 6, 1, b'g']);
         assert_eq!(s.contiguous(), b"abcdefg");
+        // A shorter retransmission from an offset already held leaves the longer.
+        s.add(&[0x06, 3, 1, b'd']);
+        assert_eq!(s.contiguous(), b"abcdefg");
     }
 
     #[test]
     fn malformed_datagrams_yield_nothing_and_never_panic() {
         let (client, server) = vectors();
         for cut in [0, 1, 5, 7, 20, 40, 134] {
-            let h = hellos(&[
+            let (h, flight) = hellos_and_flight(&[
                 sent(&client[..cut.min(client.len())]),
                 received(&server[..cut]),
             ]);
-            assert!(h.server.is_empty(), "{cut}");
+            assert!(h.server.is_empty() && flight.is_none(), "{cut}");
         }
         assert_eq!(initial_token_len(&client), Some(0));
         assert_eq!(varint(&[0x7b, 0xbd], 0), Some((15_293, 2)));

@@ -20,10 +20,14 @@ use serde::Deserialize;
 pub(crate) struct QuicGo;
 
 /// Why quic-go's client cannot take the ML-DSA-87 chain (measured: the handshake fails with it).
-const CRYPTO_LIMIT: &str = "quic-go 0.59's client refuses a CRYPTO stream past 16,384 bytes \
-     (CRYPTO_BUFFER_EXCEEDED; internal/protocol/params.go, MaxCryptoStreamOffset), and the \
-     server's Handshake messages with the ML-DSA-87 chain (two 2,592-byte keys and three \
-     4,627-byte signatures, FIPS 204 table 2) pass it; with the ML-DSA-65 chain they stay under";
+/// RFC 9000 section 7.5 lets an endpoint bound the CRYPTO data it buffers (at least 4,096 bytes
+/// out of order) and close with CRYPTO_BUFFER_EXCEEDED past it; quic-go bounds the stream's
+/// offset itself, so a flight past it fails even in order.
+const CRYPTO_LIMIT: &str = "quic-go 0.59's client refuses CRYPTO data past offset 16,384 \
+     (CRYPTO_BUFFER_EXCEEDED, RFC 9000 section 7.5; internal/protocol/params.go, \
+     MaxCryptoStreamOffset), and the server's Handshake messages with the ML-DSA-87 chain (two \
+     2,592-byte keys and three 4,627-byte signatures, FIPS 204 table 2) pass it; with the \
+     ML-DSA-65 chain they stay under";
 
 impl TlsStack for QuicGo {
     fn name(&self) -> &'static str {

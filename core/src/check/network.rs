@@ -51,10 +51,11 @@ fn stalls(problems: &mut Vec<Problem>, r: &Results, n: &crate::results::Network)
 }
 
 /// A QUIC cell: its zero-point flights recorded, its server flight theirs, its token or Retry its
-/// mode's, its sender (whose window and timers the model takes) its stack, the loss model's critical path the one those flights give (`quic_critical_path`; a
-/// file without one ran without loss), and the model's round trips QUIC's one plus a Retry's and
-/// those the anti-amplification budget and slow start add to that flight
-/// (`netmodel::quic_extra_round_trips`); a TCP cell has no QUIC record.
+/// mode's, its sender (whose window and timers the model takes) its stack, the loss model's
+/// critical path the one those flights give (`quic_critical_path`; a file without one ran without
+/// loss), and the model's round trips QUIC's one plus a Retry's and those the anti-amplification
+/// budget and slow start add to that flight (`netmodel::quic_extra_round_trips`); a TCP cell has
+/// no QUIC record.
 fn quic(
     problems: &mut Vec<Problem>,
     name: &str,
