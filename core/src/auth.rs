@@ -71,6 +71,8 @@ pub(crate) struct Pairing {
     pub(crate) group: String,
     pub(crate) auths: Vec<String>,
     pub(crate) steps: Vec<Step>,
+    /// Only the stacks over this transport make it (`transport = "quic"`); `None`: every stack.
+    pub(crate) transport: Option<crate::results::Transport>,
 }
 
 /// The authentications of a protocol and their pairings.
@@ -135,6 +137,24 @@ impl Auths {
         out
     }
 
+    /// Whether a stack over `transport` makes `group` with `auth` at `step`: the baseline always,
+    /// another where a pairing of `step` names it for every transport or for this one.
+    pub fn pairs(
+        &self,
+        group: &str,
+        auth: &str,
+        step: Step,
+        transport: crate::results::Transport,
+    ) -> bool {
+        auth == self.baseline
+            || self.pairings.iter().any(|p| {
+                p.group == group
+                    && p.steps.contains(&step)
+                    && p.auths.iter().any(|a| a == auth)
+                    && p.transport.is_none_or(|t| t == transport)
+            })
+    }
+
     /// Every (group, authentication) of `step` beyond `group` x baseline, in the file's order.
     pub fn extra_pairs(&self, step: Step) -> Vec<(&str, &Auth)> {
         let mut out: Vec<(&str, &Auth)> = Vec::new();
@@ -176,6 +196,8 @@ struct PairingDef {
     group: Spanned<String>,
     auths: Vec<Spanned<String>>,
     steps: Vec<Spanned<String>>,
+    #[serde(default)]
+    transport: Option<Spanned<String>>,
 }
 
 fn invalid(at: Location, message: String) -> SuiteError {
@@ -282,10 +304,26 @@ pub(crate) fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<
                 )
             })?);
         }
+        let transport = match p
+            .transport
+            .as_ref()
+            .map(|t| (t.get_ref().as_str(), t.span()))
+        {
+            None => None,
+            Some(("tcp", _)) => Some(crate::results::Transport::Tcp),
+            Some(("quic", _)) => Some(crate::results::Transport::Quic),
+            Some((other, span)) => {
+                return Err(invalid(
+                    at(span.start),
+                    format!("unknown transport \"{other}\"; valid transports: tcp, quic"),
+                ))
+            }
+        };
         pairings.push(Pairing {
             group: p.group.get_ref().clone(),
             auths: p.auths.iter().map(|a| a.get_ref().clone()).collect(),
             steps,
+            transport,
         });
     }
     Ok(Auths {
@@ -383,6 +421,24 @@ mod tests {
     }
 
     #[test]
+    fn a_pairing_over_one_transport_is_made_by_its_stacks_alone() {
+        use crate::results::Transport::{Quic, Tcp};
+        let a = parse(
+            Path::new("a.toml"),
+            &file("\n[[pairing]]\ngroup = \"X25519\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"network\"]\ntransport = \"quic\"\n"),
+            Some(&GROUPS),
+        )
+        .unwrap();
+        assert!(a.pairs("X25519", "ML-DSA-65", Step::Network, Quic));
+        assert!(!a.pairs("X25519", "ML-DSA-65", Step::Network, Tcp));
+        assert!(!a.pairs("X25519", "ML-DSA-65", Step::Handshake, Quic));
+        assert!(!a.pairs("X25519MLKEM768", "ML-DSA-65", Step::Network, Quic));
+        // The baseline, always; and `for_group` lists what any transport makes (the chains made).
+        assert!(a.pairs("X25519MLKEM768", "ECDSA-P256", Step::Handshake, Tcp));
+        assert_eq!(a.for_group("X25519", Step::Network).len(), 2);
+    }
+
+    #[test]
     fn pairings_add_to_the_baseline_per_step() {
         let a = parse(
             Path::new("a.toml"),
@@ -408,6 +464,10 @@ mod tests {
             "\n[[pairing]]\ngroup = \"X25519\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"lunch\"]\n"
         ))
         .contains("unknown step \"lunch\""));
+        assert!(err(&file(
+            "\n[[pairing]]\ngroup = \"X25519\"\nauths = [\"ML-DSA-65\"]\nsteps = [\"network\"]\ntransport = \"sctp\"\n"
+        ))
+        .contains("unknown transport \"sctp\"; valid transports: tcp, quic"));
         let falcon =
             file("\n[[auth]]\nname = \"F\"\nalgorithm = \"Falcon-512\"\nform = \"chain\"\n");
         assert!(

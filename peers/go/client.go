@@ -226,38 +226,61 @@ func (c *client) evidence() (any, error) {
 	if err != nil {
 		return ev, err
 	}
-	id, err := negotiatedGroup(cs, wire.firstReceived)
+	n, err := readNegotiated(cs, wire.firstReceived)
 	if err != nil {
 		return ev, err
 	}
-	if cs.Version != tls.VersionTLS13 {
-		return ev, fmt.Errorf("negotiated %s, not TLS 1.3", tls.VersionName(cs.Version))
-	}
-	if len(cs.PeerCertificates) == 0 {
-		return ev, errors.New("the server sent no certificate")
-	}
-	certKey, scheme := leafKey(cs.PeerCertificates[0].PublicKey)
 	if cs.DidResume {
 		// A resumption has no CertificateVerify: the certificates come from the session.
-		scheme = 0
-	}
-	chain := make([]int, len(cs.PeerCertificates))
-	for i, c := range cs.PeerCertificates {
-		chain[i] = len(c.Raw)
+		n.scheme = 0
 	}
 	ev = evidence{
 		Version:           "TLS 1.3",
-		Group:             id.String(),
+		Group:             n.group.String(),
 		Cipher:            tls.CipherSuiteName(cs.CipherSuite),
-		CertKey:           certKey,
-		Scheme:            scheme,
-		ChainBytes:        chain,
+		CertKey:           n.certKey,
+		Scheme:            n.scheme,
+		ChainBytes:        n.chain,
 		ServerFlightBytes: conn.ServerFlightBytes,
 		Resumed:           cs.DidResume,
 		FirstSentHex:      hex.EncodeToString(wire.firstSent),
 		FirstReceivedHex:  hex.EncodeToString(wire.firstReceived),
 	}
 	return ev, nil
+}
+
+// negotiated is what a finished TLS 1.3 handshake shows the client: the
+// group, the leaf's key and the CertificateVerify scheme it implies, and the
+// DER length of each certificate received, leaf first.
+type negotiated struct {
+	group   tls.CurveID
+	certKey string
+	scheme  tls.SignatureScheme
+	chain   []int
+}
+
+// readNegotiated reads a client's connection state (received: its first
+// bytes, whose ServerHello must agree on the group, when there are any), and
+// refuses anything but TLS 1.3 with a certificate.
+func readNegotiated(cs tls.ConnectionState, received []byte) (negotiated, error) {
+	var n negotiated
+	id, err := negotiatedGroup(cs, received)
+	if err != nil {
+		return n, err
+	}
+	if cs.Version != tls.VersionTLS13 {
+		return n, fmt.Errorf("negotiated %s, not TLS 1.3", tls.VersionName(cs.Version))
+	}
+	if len(cs.PeerCertificates) == 0 {
+		return n, errors.New("the server sent no certificate")
+	}
+	n.group = id
+	n.certKey, n.scheme = leafKey(cs.PeerCertificates[0].PublicKey)
+	n.chain = make([]int, len(cs.PeerCertificates))
+	for i, c := range cs.PeerCertificates {
+		n.chain[i] = len(c.Raw)
+	}
+	return n, nil
 }
 
 // run makes n connections one after another and reports each, with the

@@ -268,27 +268,16 @@ func (q *quicClient) evidence() (any, error) {
 		return nil, err
 	}
 	cs := qc.ConnectionState().TLS
-	id, err := negotiatedGroup(cs, nil)
+	n, err := readNegotiated(cs, nil)
 	if err != nil {
 		return nil, err
 	}
-	if cs.Version != tls.VersionTLS13 {
-		return nil, fmt.Errorf("negotiated %s, not TLS 1.3", tls.VersionName(cs.Version))
-	}
-	if len(cs.PeerCertificates) == 0 {
-		return nil, errors.New("the server sent no certificate")
-	}
-	certKey, scheme := leafKey(cs.PeerCertificates[0].PublicKey)
-	chain := make([]int, len(cs.PeerCertificates))
-	for i, c := range cs.PeerCertificates {
-		chain[i] = len(c.Raw)
-	}
 	return quicEvidence{
-		Group:      id.String(),
+		Group:      n.group.String(),
 		Cipher:     tls.CipherSuiteName(cs.CipherSuite),
-		CertKey:    certKey,
-		Scheme:     scheme,
-		ChainBytes: chain,
+		CertKey:    n.certKey,
+		Scheme:     n.scheme,
+		ChainBytes: n.chain,
 		Resumed:    cs.DidResume,
 		Datagrams:  seen,
 	}, nil

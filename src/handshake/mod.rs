@@ -235,6 +235,12 @@ fn start_all(
                     }
                     continue;
                 }
+                // A pairing made over one transport only (suites/auth.toml's `transport`).
+                if auth.is_some_and(|x| {
+                    !auths.pairs(&s.name, &x.name, Step::Handshake, st.transport())
+                }) {
+                    continue;
+                }
                 variants.push((*st, false));
                 if st.features().in_situ {
                     variants.push((*st, true));

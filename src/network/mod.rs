@@ -195,6 +195,10 @@ fn scenarios(opts: &Options, notes: &mut Vec<Warning>) -> Vec<Scenario> {
                     .for_group(g, Step::Network)
                     .into_iter()
                     .filter(|a| {
+                        opts.auths
+                            .pairs(g, &a.name, Step::Network, stack.transport())
+                    })
+                    .filter(|a| {
                         let serves = available.authenticates(&a.algorithm);
                         let note = available.unauthenticated(stack.name(), a);
                         if !serves && !notes.contains(&note) {
