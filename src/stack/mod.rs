@@ -122,7 +122,7 @@ impl Availability {
     }
 
     /// Whether it serves and verifies a certificate of `algorithm`.
-    pub(crate) fn authenticates(&self, algorithm: &str) -> bool {
+    pub fn authenticates(&self, algorithm: &str) -> bool {
         self.auths
             .as_ref()
             .is_none_or(|a| a.iter().any(|x| x == algorithm))

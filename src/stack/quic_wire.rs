@@ -12,6 +12,12 @@ use rustls::Side;
 /// The QUIC version every connection uses: 1 (RFC 9000).
 pub(crate) const VERSION: u32 = 1;
 
+/// The application protocol every QUIC client and server here names (peers/go quic.go too):
+/// QUIC's TLS must negotiate one (RFC 9001 section 8.1), and crypto/tls and rustls refuse a QUIC
+/// handshake without one, so quinn and quic-go meet only when both name the same (files before
+/// 2026-12-04 17:40 have quinn's handshakes without ALPN: some 20 bytes less each way).
+pub(crate) const ALPN: &[u8] = b"pqprof";
+
 /// What the client saw of one connection on the wire, UDP payload bytes, datagram by datagram.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Wire {

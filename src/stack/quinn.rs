@@ -146,8 +146,9 @@ fn client_config(
     } else {
         provider
     };
-    let tls = super::rustls::client_config_with(c, provider)?;
-    let quic = quinn_proto::crypto::rustls::QuicClientConfig::try_from(tls)
+    let mut tls = (*super::rustls::client_config_with(c, provider)?).clone();
+    tls.alpn_protocols = vec![super::quic_wire::ALPN.to_vec()];
+    let quic = quinn_proto::crypto::rustls::QuicClientConfig::try_from(Arc::new(tls))
         .map_err(|e| anyhow!("quinn client: {e}"))?;
     let mut cfg = ClientConfig::new(Arc::new(quic));
     cfg.token_store(tokens);
@@ -156,8 +157,9 @@ fn client_config(
 }
 
 fn server_config(c: Config) -> Result<Arc<ServerConfig>> {
-    let tls = super::rustls::server_config(c)?;
-    let quic = quinn_proto::crypto::rustls::QuicServerConfig::try_from(tls)
+    let mut tls = (*super::rustls::server_config(c)?).clone();
+    tls.alpn_protocols = vec![super::quic_wire::ALPN.to_vec()];
+    let quic = quinn_proto::crypto::rustls::QuicServerConfig::try_from(Arc::new(tls))
         .map_err(|e| anyhow!("quinn server: {e}"))?;
     let mut cfg = ServerConfig::with_crypto(Arc::new(quic));
     if c.mode == Mode::Token {
