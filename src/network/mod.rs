@@ -590,15 +590,21 @@ fn start_server(s: &Scenario, chains: &stack::identity::Chains, baseline: &str) 
     })
 }
 
-/// The server's CPU time and the connections it saw resume, since it started.
-fn server_stats(server: &mut Server) -> Result<(f64, u64)> {
-    let line = server.command("stats 0")?;
+/// The server's CPU time, the connections it saw resume and those it served, since it started,
+/// once it has served `served` (the window's handshakes are done at the client before the server
+/// has counted the last: it counts a connection once its close returns).
+fn server_stats(server: &mut Server, served: u64) -> Result<(f64, u64, u64)> {
+    let line = server.command(&format!("stats {served}"))?;
     let v: serde_json::Value =
         serde_json::from_str(&line).with_context(|| format!("server said {line:?}"))?;
     let cpu = v["cpu_ns"]
         .as_f64()
         .ok_or_else(|| anyhow!("no cpu_ns in {line}"))?;
-    Ok((cpu, v["resumed"].as_u64().unwrap_or(0)))
+    Ok((
+        cpu,
+        v["resumed"].as_u64().unwrap_or(0),
+        v["served"].as_u64().unwrap_or(0),
+    ))
 }
 
 /// What every cell of the grid uses: fixed before the first, and the servers, clients and first
@@ -799,9 +805,9 @@ impl<'a> Bench<'a> {
         }
         // Set after the evidence connections: the counters are the window's handshakes'.
         router.set([at.one_way, at.one_way], at.loss / 100.0, seed)?;
-        let scpu0: Vec<(f64, u64)> = w
+        let scpu0: Vec<(f64, u64, u64)> = w
             .iter()
-            .map(|&j| server_stats(&mut self.servers[j]))
+            .map(|&j| server_stats(&mut self.servers[j], 0))
             .collect::<Result<_>>()?;
         let (scenarios, servers) = (self.scenarios, &self.servers);
         let mut lanes: Vec<window::Lane> = self
@@ -839,9 +845,10 @@ impl<'a> Bench<'a> {
             });
         }
         let mut cells = Vec::new();
-        for ((p, sampled), (cpu0, resumed0)) in plans.into_iter().zip(sampled).zip(scpu0) {
+        for ((p, sampled), (cpu0, resumed0, served0)) in plans.into_iter().zip(sampled).zip(scpu0) {
             let j = p.j;
-            let (cpu1, resumed1) = server_stats(&mut self.servers[j])?;
+            let done = served0 + sampled.times.len() as u64;
+            let (cpu1, resumed1, _) = server_stats(&mut self.servers[j], done)?;
             let counters = stats.port(self.servers[j].addr.port());
             let mut c = self.cell(p, at, w.len(), &sampled, &counters, cpu1 - cpu0);
             let mode = self.scenarios[j].mode;
