@@ -519,6 +519,12 @@ impl Client {
     ) -> Result<Client> {
         let timeout = super::tls::io_timeout();
         let mut cmd = Command::new(bin);
+        // A client process makes one connection at a time, so a second processor would only give
+        // the runtime a thread to wake at each packet, on the cores the router and the servers
+        // share: in two runs of the network grid's Go stacks one after the other, one processor
+        // took the client CPU per handshake down in every cell at 5.6 and 78.7 ms, by 0.67-0.77
+        // (geometric mean per stack and RTT; Xeon model 207, 4769b0, 2026-12-04).
+        cmd.env("GOMAXPROCS", "1");
         cmd.args(["client", "--group", group, "--addr", &addr.to_string()])
             .arg("--ca")
             .arg(ca)
