@@ -79,9 +79,7 @@ pub struct QuicParams {
 ///   (internal/congestion/cubic_sender.go: initialCongestionWindow = 32), 38,400 bytes; it sends
 ///   while the bytes in flight are under the window (CanSend); the initial RTT 100 ms, and before
 ///   a sample the probe timeout is twice that, 200 ms (internal/utils/rtt_stats.go: PTO). Its
-///   pacer, which lets the larger of 10 datagrams and 2 ms at its rate go at once and spaces the
-///   rest at 1.25 x window / smoothed
-///   RTT (internal/congestion/pacer.go), is not in the model.
+///   pacer is in the model where it holds a first flight back (`quic_go_pacing_ns`).
 ///
 /// After a sample both set the probe timeout by RFC 9002's rule (`Timers::quic`).
 pub fn quic_params(sender: crate::results::QuicSender) -> QuicParams {
@@ -97,6 +95,43 @@ pub fn quic_params(sender: crate::results::QuicSender) -> QuicParams {
             initial_pto_ns: 2.0 * 100e6,
         },
     }
+}
+
+/// The datagrams quic-go's pacer lets go at once, at least (internal/congestion/pacer.go,
+/// maxBurstSizePackets).
+const QUIC_GO_BURST_DATAGRAMS: u64 = 10;
+
+/// How long quic-go's pacer holds back the last of a first flight of `datagrams` (of
+/// `QUIC_DATAGRAM` bytes) that it sends with a smoothed RTT of `srtt_ns` and its initial window,
+/// nanoseconds. From quic-go 0.59's source: the pacer's rate is 5/4 of window / smoothed RTT
+/// (internal/congestion/pacer.go, adjustedBandwidth, over cubic_sender.go's BandwidthEstimate);
+/// it lets go at once the larger of 10 datagrams and 2 ms at that rate (maxBurstSize: the
+/// minimum pacing delay and the timer granularity, 1 ms each, internal/protocol/params.go), then
+/// one datagram each time the budget holds one again, at least 1 ms apart (TimeUntilSend). A
+/// server has a smoothed RTT before its first flight only from a NEW_TOKEN token, which carries
+/// the RTT it measured when it gave the token (server.go: "restore RTT from token"; a Retry's
+/// token carries none, and without one the RTT is 0, which BandwidthEstimate takes as 1 ms: no
+/// flight here is then held). At 78.7 ms the rate is 610 kB/s, the burst 10 datagrams and the
+/// rest one every 1.97 ms; at 5.6 ms the burst is 14 datagrams, more than any flight here.
+pub fn quic_go_pacing_ns(datagrams: u64, srtt_ns: f64) -> f64 {
+    if srtt_ns <= 0.0 {
+        return 0.0;
+    }
+    let window = quic_params(crate::results::QuicSender::QuicGo).initial_window as f64;
+    let bytes_per_ns = 1.25 * window / srtt_ns;
+    let burst_bytes = (bytes_per_ns * 2e6).max((QUIC_GO_BURST_DATAGRAMS * QUIC_DATAGRAM) as f64);
+    let burst = (burst_bytes / QUIC_DATAGRAM as f64).floor() as u64;
+    let spacing_ns = (QUIC_DATAGRAM as f64 / bytes_per_ns).max(1e6);
+    datagrams.saturating_sub(burst) as f64 * spacing_ns
+}
+
+/// The datagrams of a QUIC cell's first flight that quic-go's pacer spaces (`quic_go_pacing_ns`),
+/// in `form` 4 of the model on: quic-go's server answering a token, whose flight here is one
+/// round (the token lifts the address budget, and the flight is under its window); none
+/// otherwise.
+pub fn quic_paced(q: &crate::results::QuicEvidence, form: u32) -> Option<u64> {
+    (form >= 4 && q.sender == crate::results::QuicSender::QuicGo && q.token && !q.retry)
+        .then_some(q.server_datagrams)
 }
 
 /// Round trips before a QUIC client completes, when nothing waits: its Initial, the server's
@@ -182,8 +217,10 @@ pub fn quic_rounds(
 /// - 2 (the make run of 2026-12-04 13:20, commit b9d065e): the server's first datagram on its own,
 ///   opening after a one-datagram Initial flight; a lost last datagram's probe timeouts doubling
 ///   (RFC 9002 section 6.2.1: 3, 9, 21 RTT);
-/// - 3: as 2, but after an Initial flight of two datagrams or more the server's first two
-///   datagrams are one opening flight.
+/// - 3 (the make runs of 2026-12-04 14:27 to 17:35): as 2, but after an Initial flight of two
+///   datagrams or more the server's first two datagrams are one opening flight;
+/// - 4: as 3, with quic-go's pacer holding back the end of a first flight it sends with a token's
+///   RTT (`quic_paced`, `quic_go_pacing_ns`; `Model::pacer`).
 ///
 /// Why the head of the server's flight: its first datagram carries the Initial packet with the
 /// ServerHello, without which the client can decrypt none of the Handshake packets after it and
@@ -203,7 +240,7 @@ pub fn quic_rounds(
 /// loss): 7 of 349 and 8 of 344 X25519 handshakes took over 900 ms, where form 1 expects one loss
 /// in a hundred and the head two; 0 of 356 and 0 of 358 hybrid ones, where a 999-ms wait for the
 /// first datagram alone would put 3.6.
-pub const QUIC_LOSS_MODEL: u32 = 3;
+pub const QUIC_LOSS_MODEL: u32 = 4;
 
 /// The critical path of a QUIC handshake for the loss model (`form`: `QUIC_LOSS_MODEL`'s): the
 /// client's Initial flight (opening: no RTT sample yet), the head of the server's flight (forms 2
@@ -631,6 +668,42 @@ mod tests {
         assert_eq!(q(10_800, 1_200, true), 0);
         assert_eq!(q(10_801, 1_200, true), 1);
         assert_eq!(q(32_400, 1_200, true), 1);
+    }
+
+    #[test]
+    fn quic_gos_pacer_spaces_what_passes_its_burst_at_a_fortieth_of_the_rtt() {
+        use super::{quic_go_pacing_ns, quic_paced};
+        use crate::results::{QuicEvidence, QuicSender};
+        const MS: f64 = 1e6;
+        // 78.7 ms: 1.25 x 38,400 B / 78.7 ms is 610 kB/s, 2 ms of it 1,220 B, so the burst is 10
+        // datagrams and the rest go one every 1,200 B / 610 kB/s = 78.7 / 40 = 1.9675 ms.
+        let close = |a: f64, b: f64| (a - b).abs() < 1.0;
+        assert!(close(quic_go_pacing_ns(10, 78.7 * MS), 0.0));
+        assert!(close(quic_go_pacing_ns(11, 78.7 * MS), 1.9675 * MS));
+        assert!(close(quic_go_pacing_ns(13, 78.7 * MS), 3.0 * 1.9675 * MS));
+        // 5.6 ms: 2 ms at 8,571 B/ms is 17,143 B, a burst of 14 datagrams; past it, the 140 us
+        // a datagram takes at that rate is under the 1 ms least spacing.
+        assert!(close(quic_go_pacing_ns(14, 5.6 * MS), 0.0));
+        assert!(close(quic_go_pacing_ns(16, 5.6 * MS), 2.0 * MS));
+        // No RTT (no token, or a Retry's): nothing held.
+        assert_eq!(quic_go_pacing_ns(20, 0.0), 0.0);
+        let q = |sender, token, retry| QuicEvidence {
+            version: 1,
+            client_initial_datagrams: 1,
+            client_initial_bytes: 1_200,
+            client_initial_smallest: Some(1_200),
+            server_datagrams: 13,
+            server_bytes: 15_211,
+            token,
+            retry,
+            batched_acks: true,
+            sender,
+        };
+        assert_eq!(quic_paced(&q(QuicSender::QuicGo, true, false), 4), Some(13));
+        assert_eq!(quic_paced(&q(QuicSender::QuicGo, true, false), 3), None);
+        assert_eq!(quic_paced(&q(QuicSender::QuicGo, false, false), 4), None);
+        assert_eq!(quic_paced(&q(QuicSender::QuicGo, false, true), 4), None);
+        assert_eq!(quic_paced(&q(QuicSender::Quinn, true, false), 4), None);
     }
 
     #[test]

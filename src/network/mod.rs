@@ -300,6 +300,8 @@ fn point(rtt_ns: f64, loss_pct: f64, link: Link, cells: Vec<(Mode, Cell)>) -> Po
 pub(crate) struct Pace {
     pub(crate) gap: Duration,
     pub(crate) threads: usize,
+    /// The zero-point median it was set from (none: one at a time).
+    pub(crate) zero_ns: Option<f64>,
 }
 
 impl Pace {
@@ -307,6 +309,7 @@ impl Pace {
     pub(crate) const SERIAL: Pace = Pace {
         gap: Duration::ZERO,
         threads: 1,
+        zero_ns: None,
     };
 }
 
@@ -321,6 +324,7 @@ pub(crate) fn pace(zero_ns: f64, hold_ns: f64, load: f64, max_in_flight: usize, 
     Pace {
         gap: Duration::from_nanos(gap_ns.round() as u64),
         threads: window::lane_threads(hold_ns, gap_ns, max_in_flight, n),
+        zero_ns: Some(zero_ns),
     }
 }
 
@@ -358,6 +362,47 @@ fn points_of(grid: &Grid) -> Vec<(f64, f64)> {
         .iter()
         .flat_map(|&r| grid.losses_pct.iter().map(move |&l| (r, l)));
     std::iter::once((0.0, 0.0)).chain(each).collect()
+}
+
+/// The rounds of the zero point and of each point without loss (`schedule`).
+const ROUNDS: usize = 3;
+
+/// How many rounds a point of `loss_pct` runs in.
+fn rounds_at(loss_pct: f64) -> usize {
+    if loss_pct == 0.0 {
+        ROUNDS
+    } else {
+        1
+    }
+}
+
+/// The windows of the grid (`points_of`) in the order they run, as (point, round): the zero point
+/// and every point without loss in `rounds` rounds, each round all of them in the grid's order,
+/// each cell a share of its handshakes; then every lossy point in one. A cell and the zero point
+/// its model stands on then sample the same minutes of a host whose speed drifts, and no cell's
+/// figure is one burst of the host's: in one round apiece the zero point ran minutes before the
+/// 78.7 ms row, and two zero-point cells a second apart read 1.43 and 2.18 ms where the second,
+/// quic-go's hybrid with a leaf alone, has less to do (Xeon model 207, 4769b0, 2026-12-04). A
+/// lossy point waits out its retransmission timers, whose tails one window overlaps; in rounds it
+/// would wait them out once a round.
+fn schedule(grid: &[(f64, f64)], rounds: usize) -> Vec<(usize, usize)> {
+    let clean: Vec<usize> = (0..grid.len()).filter(|&k| grid[k].1 == 0.0).collect();
+    let mut order: Vec<(usize, usize)> = (0..rounds.max(1))
+        .flat_map(|r| clean.iter().map(move |&k| (k, r)))
+        .collect();
+    order.extend(
+        (0..grid.len())
+            .filter(|&k| grid[k].1 != 0.0)
+            .map(|k| (k, 0)),
+    );
+    order
+}
+
+/// Round `round`'s share of `n` handshakes over `rounds` rounds: the shares differ by at most
+/// one and add up to `n`.
+fn round_share(n: usize, round: usize, rounds: usize) -> usize {
+    let r = rounds.max(1);
+    n * (round + 1) / r - n * round / r
 }
 
 /// How often a paced lane really starts a handshake: every `gap`, unless all its `threads` are
@@ -708,19 +753,22 @@ impl<'a> Bench<'a> {
         })
     }
 
-    /// Scenario `j`'s cell at `at`: its model from the zero point's cell, its pace and count.
+    /// Scenario `j`'s cell at `at` in round `round` (of `round.1`): its model from the zero
+    /// point's cell, its pace (`fixed`: the pace its first round had) and its round's count.
     fn plan(
         &mut self,
         j: usize,
         at: &At,
         zero_point: Option<&Point>,
         allowance: Duration,
+        (round, rounds): (usize, usize),
+        fixed: Option<Pace>,
     ) -> Result<Plan<'a>> {
         let s = &self.scenarios[j];
         let (id, _) = self
             .chains
             .get(s.auth.as_deref().unwrap_or(self.baseline))?;
-        if at.k == 0 {
+        if at.k == 0 && round == 0 {
             let shares = self
                 .opts
                 .shares
@@ -729,35 +777,23 @@ impl<'a> Bench<'a> {
                 .map(|x| x.1);
             self.flights[j] = evidence(s, id, shares, self.servers[j].addr)?;
         }
-        let zero = zero_point.and_then(|p| {
-            let cells = match s.mode {
-                Mode::Resumed => &p.resumed,
-                Mode::Token | Mode::Retry => &p.validated,
-                _ => &p.cells,
-            };
-            cells.iter().find(|c| {
-                c.stack.name() == s.stack.name()
-                    && c.group == s.group
-                    && c.auth == s.auth
-                    && (s.mode == Mode::Resumed || c.mode == s.mode)
-            })
-        });
         let round_trips =
             s.stack.round_trips() + extra_round_trips(&self.flights[j], self.mss, self.initcwnd);
-        let asked = crate::figures::network::handshakes_at(self.opts.per_point, at.k == 0, at.loss);
-        let path = path(s.stack, &self.flights[j], self.mss);
-        let zero_model = zero.map(|z| model_for(z, round_trips, path, at.conditions));
+        let all = crate::figures::network::handshakes_at(self.opts.per_point, at.k == 0, at.loss);
+        let asked = round_share(all, round, rounds);
+        let zero_model = self.zero_model(j, at, zero_point, round_trips);
         // A connection holds its client thread for its handshake and the echo's round trip.
         let hold_ns = zero_model
             .as_ref()
             .map_or(0.0, |m| m.expected_ns + at.conditions.rtt_ns);
-        let pace = match &zero_model {
-            Some(m) if at.k > 0 => pace(
+        let pace = match (&zero_model, fixed) {
+            (_, Some(p)) => p,
+            (Some(m), None) if at.k > 0 => pace(
                 m.zero_ns,
                 hold_ns,
                 self.opts.load_pct / 100.0,
                 self.opts.parallel,
-                asked,
+                all,
             ),
             _ => Pace::SERIAL,
         };
@@ -779,20 +815,43 @@ impl<'a> Bench<'a> {
         })
     }
 
-    /// The cells of scenarios `w` at `at`, in one window (window.rs).
-    fn window(
-        &mut self,
-        w: &[usize],
+    /// Scenario `j`'s model at `at` from its cell at the zero point (none: no zero point yet, or
+    /// the zero point itself, which is its own).
+    fn zero_model(
+        &self,
+        j: usize,
         at: &At,
         zero_point: Option<&Point>,
+        round_trips: f64,
+    ) -> Option<Model> {
+        let s = &self.scenarios[j];
+        let p = zero_point?;
+        let cells = match s.mode {
+            Mode::Resumed => &p.resumed,
+            Mode::Token | Mode::Retry => &p.validated,
+            _ => &p.cells,
+        };
+        let z = cells.iter().find(|c| {
+            c.stack.name() == s.stack.name()
+                && c.group == s.group
+                && c.auth == s.auth
+                && (s.mode == Mode::Resumed || c.mode == s.mode)
+        })?;
+        let path = path(s.stack, &self.flights[j], self.mss);
+        let paced = paced(&self.flights[j]);
+        Some(model_for(z, round_trips, path, paced, at.conditions))
+    }
+
+    /// One round of the cells `plans` at `at`, in one window (window.rs): what each cell's
+    /// handshakes gave, in the order of `plans`.
+    fn window(
+        &mut self,
+        plans: &[Plan],
+        at: &At,
         allowance: Duration,
         router: &mut Router,
         notes: &mut Vec<Warning>,
-    ) -> Result<Vec<(Mode, Cell)>> {
-        let plans: Vec<Plan> = w
-            .iter()
-            .map(|&j| self.plan(j, at, zero_point, allowance))
-            .collect::<Result<_>>()?;
+    ) -> Result<Vec<Piece>> {
         // Each lane's clients, and a resumed lane's first tickets, before the window: neither
         // lands in its counters or CPU. The tickets come over a clean link: under the point
         // before's conditions (5.6 ms at 20% loss, before the 78.7 ms row) the primings of the
@@ -800,35 +859,38 @@ impl<'a> Bench<'a> {
         // Xeon (model 207).
         let seed = 0x5eed ^ (at.k as u64) << 8;
         router.set([0.0, 0.0], 0.0, seed)?;
-        for p in &plans {
+        for p in plans {
             self.clients_for(p)?;
         }
         // Set after the evidence connections: the counters are the window's handshakes'.
         router.set([at.one_way, at.one_way], at.loss / 100.0, seed)?;
-        let scpu0: Vec<(f64, u64, u64)> = w
+        let scpu0: Vec<(f64, u64, u64)> = plans
             .iter()
-            .map(|&j| server_stats(&mut self.servers[j], 0))
+            .map(|p| server_stats(&mut self.servers[p.j], 0))
             .collect::<Result<_>>()?;
         let (scenarios, servers) = (self.scenarios, &self.servers);
-        let mut lanes: Vec<window::Lane> = self
+        let mut pools: BTreeMap<usize, &mut Vec<Box<dyn stack::Client>>> = self
             .pools
             .iter_mut()
             .enumerate()
-            .filter(|(j, _)| w.contains(j))
-            .zip(&plans)
-            .map(|((j, clients), p)| {
-                debug_assert_eq!(j, p.j);
-                window::Lane {
-                    s: &scenarios[j],
-                    clients,
+            .filter(|(j, _)| plans.iter().any(|p| p.j == *j))
+            .collect();
+        let mut lanes: Vec<window::Lane> = plans
+            .iter()
+            .map(|p| {
+                Ok(window::Lane {
+                    s: &scenarios[p.j],
+                    clients: pools
+                        .remove(&p.j)
+                        .ok_or_else(|| anyhow!("scenario {} twice in one window", p.j))?,
                     id: p.id,
-                    addr: servers[j].addr,
+                    addr: servers[p.j].addr,
                     gap: p.pace.gap,
                     n: p.count,
                     threads: p.pace.threads,
-                }
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let sampled = window::sample(&mut lanes, allowance)?;
         drop(lanes);
         let stats = router.stats()?;
@@ -836,35 +898,71 @@ impl<'a> Bench<'a> {
             notes.push(Warning::QueueDrops {
                 rtt_ms: at.rtt_ms,
                 loss_pct: at.loss,
-                cell: w
+                cell: plans
                     .iter()
-                    .map(|&j| self.scenarios[j].name())
+                    .map(|p| self.scenarios[p.j].name())
                     .collect::<Vec<_>>()
                     .join(", "),
                 dropped: stats.kernel_queue_dropped,
             });
         }
-        let mut cells = Vec::new();
-        for ((p, sampled), (cpu0, resumed0, served0)) in plans.into_iter().zip(sampled).zip(scpu0) {
-            let j = p.j;
+        let mut pieces = Vec::new();
+        for ((p, sampled), (cpu0, resumed0, served0)) in plans.iter().zip(sampled).zip(scpu0) {
             let done = served0 + sampled.times.len() as u64;
-            let (cpu1, resumed1, _) = server_stats(&mut self.servers[j], done)?;
-            let counters = stats.port(self.servers[j].addr.port());
-            let mut c = self.cell(p, at, w.len(), &sampled, &counters, cpu1 - cpu0);
+            let (cpu1, resumed1, _) = server_stats(&mut self.servers[p.j], done)?;
+            pieces.push(Piece {
+                counters: stats.port(self.servers[p.j].addr.port()),
+                sampled,
+                server_cpu: cpu1 - cpu0,
+                resumed: resumed1 - resumed0,
+            });
+        }
+        Ok(pieces)
+    }
+
+    /// The cells of point `at` from every round's handshakes (`runs`: each scenario's plan of
+    /// its first round, and its rounds' pieces together), each modelled on its cell of
+    /// `zero_point` (none: the zero point itself, its own model); with `notes`, each cell whose
+    /// endpoints were busy noted there.
+    fn cells(
+        &self,
+        at: &At,
+        rounds: usize,
+        runs: &BTreeMap<usize, (Plan<'a>, Piece)>,
+        zero_point: Option<&Point>,
+        mut notes: Option<&mut Vec<Warning>>,
+    ) -> Vec<(Mode, Cell)> {
+        let mut cells = Vec::new();
+        for (&j, (p, piece)) in runs {
+            let mut p = p.clone();
+            p.zero_model = self.zero_model(j, at, zero_point, p.round_trips);
+            let mut c = self.cell(
+                p,
+                at,
+                runs.len(),
+                &piece.sampled,
+                &piece.counters,
+                piece.server_cpu,
+            );
+            if let Some(pace) = c.pace.as_mut() {
+                pace.rounds = (rounds > 1).then_some(rounds);
+            }
             let mode = self.scenarios[j].mode;
-            c.resumptions = (mode == Mode::Resumed).then_some(resumed1 - resumed0);
-            if at.k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
-                notes.push(Warning::BusyEndpoint {
-                    rtt_ms: at.rtt_ms,
-                    loss_pct: at.loss,
-                    cell: self.scenarios[j].name(),
-                    client_pct: c.client_busy_pct,
-                    server_pct: c.server_busy_pct,
-                });
+            c.resumptions = (mode == Mode::Resumed).then_some(piece.resumed);
+            if let Some(notes) = notes.as_deref_mut() {
+                if at.k > 0 && (c.client_busy_pct > 80.0 || c.server_busy_pct > 80.0) {
+                    notes.push(Warning::BusyEndpoint {
+                        rtt_ms: at.rtt_ms,
+                        loss_pct: at.loss,
+                        cell: self.scenarios[j].name(),
+                        client_pct: c.client_busy_pct,
+                        server_pct: c.server_busy_pct,
+                    });
+                }
             }
             cells.push((mode, c));
         }
-        Ok(cells)
+        cells
     }
 
     /// A plan's clients, one per thread, made now (untimed); a resumed scenario's new clients
@@ -910,6 +1008,7 @@ impl<'a> Bench<'a> {
                     bytes: per(counters.bytes),
                     path: path(s.stack, &self.flights[p.j], self.mss),
                     stall: None,
+                    paced: paced(&self.flights[p.j]),
                 },
                 Conditions {
                     loss_pct: 0.0,
@@ -927,7 +1026,26 @@ impl<'a> Bench<'a> {
     }
 }
 
+/// What a cell's handshakes gave in a window, with the emulator's and its server's counts; a
+/// cell of several rounds, each round's together (`merge`).
+struct Piece {
+    sampled: window::Sampled,
+    counters: router::Counters,
+    server_cpu: f64,
+    resumed: u64,
+}
+
+impl Piece {
+    fn merge(&mut self, o: Piece) {
+        self.sampled.merge(o.sampled);
+        self.counters.merge(o.counters);
+        self.server_cpu += o.server_cpu;
+        self.resumed += o.resumed;
+    }
+}
+
 /// What a cell of a window asks for, worked out before the window opens.
+#[derive(Clone)]
 struct Plan<'a> {
     /// The scenario's index.
     j: usize,
@@ -1007,6 +1125,8 @@ fn cell(
             lag_mean_ns: Some(sampled.lag_mean_ns),
             lag_max_ns: Some(sampled.lag_max_ns),
             window_cells: None,
+            rounds: None,
+            zero_ns: pace.zero_ns,
         }),
         release: Some(Release {
             released: c.released,
@@ -1080,52 +1200,78 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
             flights: vec![Flights::default(); scenarios.len()],
         };
         notes.extend(bench.held_from_loss());
-        let mut points: Vec<Point> = Vec::new();
-        // The zero point first (no delay, no loss): the model's compute term and packet counts.
         let grid = points_of(&opts.grid);
-        // The cells still to run, for a budget's even shares.
-        let mut cells_left: usize = grid
+        let order = schedule(&grid, ROUNDS);
+        // The cells' rounds still to run, for a budget's even shares.
+        let mut cells_left: usize = order
             .iter()
-            .enumerate()
-            .map(|(k, &(_, loss))| bench.here(k, loss).len())
+            .map(|&(k, _)| bench.here(k, grid[k].1).len())
             .sum();
-        for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
+        let mut ats: Vec<Option<(At, Link)>> = grid.iter().map(|_| None).collect();
+        // Each point's cells so far: their first round's plan, and every round's handshakes.
+        let mut runs: Vec<BTreeMap<usize, (Plan, Piece)>> =
+            grid.iter().map(|_| BTreeMap::new()).collect();
+        for &(k, round) in &order {
             crate::interrupt::check()?;
+            let (rtt_ms, loss) = grid[k];
+            let rounds = rounds_at(loss);
             progress(&format!(
-                "network: point {}/{}: RTT {rtt_ms} ms, loss {loss}%",
+                "network: point {}/{}: RTT {rtt_ms} ms, loss {loss}%{}",
                 k + 1,
-                grid.len()
+                grid.len(),
+                if rounds > 1 {
+                    format!(", round {}/{rounds}", round + 1)
+                } else {
+                    String::new()
+                }
             ));
-            let rtt = rtt_ms * 1e6;
-            let (link, one_way) = link(&mut router, probe.addr, rtt, offset_ns)?;
-            if k == 0 {
-                // The RTT the zero point's handshakes already include: each further point's
-                // model adds only what its round trips take beyond it.
-                base_rtt_ns = link.rtt_median_ns;
-                offset_ns = base_rtt_ns / 2.0;
-            }
-            if !link.valid {
-                notes.push(Warning::InvalidPoint {
+            if ats[k].is_none() {
+                let rtt = rtt_ms * 1e6;
+                let (link, one_way) = link(&mut router, probe.addr, rtt, offset_ns)?;
+                if k == 0 {
+                    // The RTT the zero point's handshakes already include: each further point's
+                    // model adds only what its round trips take beyond it.
+                    base_rtt_ns = link.rtt_median_ns;
+                    offset_ns = base_rtt_ns / 2.0;
+                }
+                if !link.valid {
+                    notes.push(Warning::InvalidPoint {
+                        rtt_ms,
+                        loss_pct: loss,
+                        measured_ms: link.rtt_median_ns / 1e6,
+                        tolerance_ms: link.tolerance_ns / 1e6,
+                    });
+                }
+                let at = At {
+                    k,
                     rtt_ms,
-                    loss_pct: loss,
-                    measured_ms: link.rtt_median_ns / 1e6,
-                    tolerance_ms: link.tolerance_ns / 1e6,
-                });
+                    loss,
+                    conditions: Conditions {
+                        rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
+                        measured: k > 0,
+                        base_rtt_ns,
+                        loss_pct: loss,
+                        rate_mbit: opts.rate_mbit,
+                        quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
+                    },
+                    one_way,
+                };
+                ats[k] = Some((at, link));
             }
-            let at = At {
-                k,
-                rtt_ms,
-                loss,
-                conditions: Conditions {
-                    rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
-                    measured: k > 0,
-                    base_rtt_ns,
-                    loss_pct: loss,
-                    rate_mbit: opts.rate_mbit,
-                    quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
-                },
-                one_way,
+            let Some((at, _)) = &ats[k] else {
+                unreachable!("set above")
             };
+            // The zero point's rounds so far pace the cells after it (their model is made
+            // again from all of its rounds at the end).
+            let zero = (k > 0).then(|| {
+                let (z, link) = ats[0].as_ref().expect("the zero point runs first");
+                point(
+                    0.0,
+                    0.0,
+                    link.clone(),
+                    bench.cells(z, 1, &runs[0], None, None),
+                )
+            });
             // The zero point one handshake at a time, a window per cell: it is the model's
             // compute term, so no two handshakes may share the cores. Elsewhere every cell of the
             // point in one window, one after another (window.rs).
@@ -1135,21 +1281,40 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
             } else {
                 vec![here]
             };
-            let mut cells: Vec<(Mode, Cell)> = Vec::new();
             for w in windows {
                 crate::interrupt::check()?;
                 let allowance = cell_allowance(opts, start.elapsed(), cells_left);
                 cells_left = cells_left.saturating_sub(w.len());
-                cells.extend(bench.window(
-                    &w,
-                    &at,
-                    points.first(),
-                    allowance,
-                    &mut router,
-                    &mut notes,
-                )?);
+                let plans: Vec<Plan> = w
+                    .iter()
+                    .map(|&j| {
+                        let fixed = runs[k].get(&j).map(|(p, _)| p.pace);
+                        bench.plan(j, at, zero.as_ref(), allowance, (round, rounds), fixed)
+                    })
+                    .collect::<Result<_>>()?;
+                let pieces = bench.window(&plans, at, allowance, &mut router, &mut notes)?;
+                for (p, piece) in plans.into_iter().zip(pieces) {
+                    match runs[k].get_mut(&p.j) {
+                        Some((_, kept)) => kept.merge(piece),
+                        None => {
+                            runs[k].insert(p.j, (p, piece));
+                        }
+                    }
+                }
             }
-            points.push(point(rtt, loss, link, cells));
+        }
+        // Every point's cells from all its rounds, each modelled on the whole zero point.
+        let mut points: Vec<Point> = Vec::new();
+        for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
+            let (at, link) = ats[k].as_ref().expect("every point ran");
+            let cells = bench.cells(
+                at,
+                rounds_at(loss),
+                &runs[k],
+                points.first(),
+                Some(&mut notes),
+            );
+            points.push(point(rtt_ms * 1e6, loss, link.clone(), cells));
         }
         Ok(points)
     })();
@@ -1183,10 +1348,18 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
     })
 }
 
+/// The datagrams of the scenario's first flight that quic-go's pacer spaces, if it does.
+fn paced(f: &Flights) -> Option<u64> {
+    f.quic
+        .as_ref()
+        .and_then(|q| crate::netmodel::quic_paced(q, crate::netmodel::QUIC_LOSS_MODEL))
+}
+
 fn model_for(
     z: &Cell,
     round_trips: f64,
     path: Vec<crate::netmodel::Flight>,
+    paced: Option<u64>,
     at: Conditions,
 ) -> Model {
     let n = crate::figures::network::handshakes(z);
@@ -1199,6 +1372,7 @@ fn model_for(
             path,
             // The run's flows are not at hand here: figures::network::set_stalls, once they are.
             stall: None,
+            paced,
         },
         at,
     )
@@ -1317,6 +1491,47 @@ mod tests {
     }
 
     #[test]
+    fn the_points_without_loss_run_in_rounds_then_each_lossy_point_once() {
+        let g = super::Grid::named("default").unwrap();
+        let order = super::schedule(&super::points_of(&g), 3);
+        // The zero point, 5.6 ms and 78.7 ms without loss (points 0, 1 and 5), three times over.
+        let clean = [0, 1, 5];
+        let rounds: Vec<(usize, usize)> = (0..3)
+            .flat_map(|r| clean.iter().map(move |&k| (k, r)))
+            .collect();
+        assert_eq!(&order[..9], &rounds[..]);
+        assert_eq!(
+            &order[9..],
+            &[(2, 0), (3, 0), (4, 0), (6, 0), (7, 0), (8, 0)]
+        );
+        // One round: the points without loss first all the same, then the lossy ones.
+        let once: Vec<usize> = super::schedule(&super::points_of(&g), 1)
+            .iter()
+            .map(|&(k, _)| k)
+            .collect();
+        assert_eq!(once, vec![0, 1, 5, 2, 3, 4, 6, 7, 8]);
+        assert_eq!(
+            (super::rounds_at(0.0), super::rounds_at(1.0)),
+            (super::ROUNDS, 1)
+        );
+    }
+
+    #[test]
+    fn a_cells_handshakes_are_shared_out_over_its_rounds() {
+        use super::round_share;
+        assert_eq!(
+            (0..3).map(|r| round_share(180, r, 3)).collect::<Vec<_>>(),
+            [60, 60, 60]
+        );
+        assert_eq!(
+            (0..3).map(|r| round_share(10, r, 3)).collect::<Vec<_>>(),
+            [3, 3, 4]
+        );
+        assert_eq!(round_share(30, 0, 1), 30);
+        assert_eq!(round_share(7, 0, 0), 7);
+    }
+
+    #[test]
     fn a_lane_whose_threads_are_all_busy_starts_as_they_free() {
         use super::{start_interval, starts_within};
         use std::time::Duration;
@@ -1389,7 +1604,8 @@ mod tests {
             pace(1.0 * MS, 12.0 * MS, 0.25, 64, 100),
             Pace {
                 gap: Duration::from_millis(4),
-                threads: 4
+                threads: 4,
+                zero_ns: Some(1.0 * MS),
             }
         );
         // At 78.7 ms: 158 ms / 4 ms = 39.5, so 40 in flight, 41 threads; capped at 32.

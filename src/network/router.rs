@@ -63,6 +63,26 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// Another window's counts of the same server (a cell's next round) added to these.
+    pub(crate) fn merge(&mut self, o: Counters) {
+        for d in [C2S, S2C] {
+            self.packets[d] += o.packets[d];
+            self.bytes[d] += o.bytes[d];
+            self.data_packets[d] += o.data_packets[d];
+            self.syn_packets[d] += o.syn_packets[d];
+            self.dropped[d] += o.dropped[d];
+        }
+        self.late_sum_ns += o.late_sum_ns;
+        self.late_max_ns = self.late_max_ns.max(o.late_max_ns);
+        self.late_over_1ms += o.late_over_1ms;
+        self.released += o.released;
+        // A client port a later round reused keeps both rounds' spans: each handshake's wire time
+        // takes only those within its own clock (figures::network::wire_within).
+        for (port, spans) in o.held {
+            self.held.entry(port).or_default().extend(spans);
+        }
+    }
+
     fn seen(&mut self, d: usize, bytes: u64, data: bool, syn: bool, dropped: bool) {
         self.packets[d] += 1;
         self.bytes[d] += bytes;
@@ -594,6 +614,31 @@ mod tests {
             super::join(&mut v, s);
         }
         assert_eq!(v, vec![[0, 15], [18, 31]]);
+    }
+
+    #[test]
+    fn a_later_rounds_counters_add_to_the_first() {
+        let mut a = Counters::default();
+        a.seen(0, 60, false, true, false);
+        a.released(2_000_000, Some(40000), [10, 20]);
+        let mut b = Counters::default();
+        b.seen(0, 100, true, false, true);
+        b.seen(1, 1500, true, false, false);
+        b.released(300, Some(40000), [50, 60]);
+        b.released(700, Some(40001), [55, 65]);
+        a.merge(b);
+        assert_eq!(a.packets, [2, 1]);
+        assert_eq!(a.bytes, [160, 1500]);
+        assert_eq!(a.data_packets, [1, 1]);
+        assert_eq!(a.syn_packets, [1, 0]);
+        assert_eq!(a.dropped, [1, 0]);
+        assert_eq!(
+            (a.released, a.late_sum_ns, a.late_max_ns, a.late_over_1ms),
+            (3, 2_001_000, 2_000_000, 1)
+        );
+        // A port both rounds used keeps both spans; each handshake takes those in its own clock.
+        assert_eq!(a.held.get(&40000), Some(&vec![[10, 20], [50, 60]]));
+        assert_eq!(a.held.get(&40001), Some(&vec![[55, 65]]));
     }
 
     #[test]

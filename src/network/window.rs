@@ -65,6 +65,29 @@ pub(super) struct Sampled {
     pub(crate) lag_max_ns: f64,
 }
 
+impl Sampled {
+    /// This lane's handshakes and another round's of the same cell, as one sample: the wall and
+    /// CPU times add (each round's its own, so the gaps between rounds count in neither), the
+    /// lag's mean is over both rounds' starts.
+    pub(crate) fn merge(&mut self, other: Sampled) {
+        let (a, b) = (self.starts(), other.starts());
+        self.lag_mean_ns = if a + b > 0.0 {
+            (self.lag_mean_ns * a + other.lag_mean_ns * b) / (a + b)
+        } else {
+            0.0
+        };
+        self.lag_max_ns = self.lag_max_ns.max(other.lag_max_ns);
+        self.times.extend(other.times);
+        self.failed += other.failed;
+        self.wall_ns += other.wall_ns;
+        self.cpu_ns += other.cpu_ns;
+    }
+
+    fn starts(&self) -> f64 {
+        (self.times.len() + self.failed) as f64
+    }
+}
+
 /// A lane's threads: enough that a start is not held back by its handshakes still waiting on the
 /// network (`expected / spacing` of them, and one more), at most `max_in_flight`, no more than
 /// its handshakes, never none. `spacing`: the mean time between the lane's starts.
@@ -412,7 +435,39 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
-    use super::lane_threads;
+    use super::{lane_threads, Done, Sampled};
+
+    #[test]
+    fn a_cells_rounds_make_one_sample() {
+        let done = |ready_ns| Done {
+            ready_ns,
+            echo_ns: ready_ns + 1,
+            port: 1,
+            started_ns: 0,
+        };
+        let mut a = Sampled {
+            times: vec![done(10), done(20)],
+            failed: 0,
+            wall_ns: 100.0,
+            cpu_ns: 30.0,
+            lag_mean_ns: 4.0,
+            lag_max_ns: 6.0,
+        };
+        a.merge(Sampled {
+            times: vec![done(30)],
+            failed: 1,
+            wall_ns: 50.0,
+            cpu_ns: 20.0,
+            lag_mean_ns: 1.0,
+            lag_max_ns: 2.0,
+        });
+        let ready: Vec<u64> = a.times.iter().map(|t| t.ready_ns).collect();
+        assert_eq!(ready, vec![10, 20, 30]);
+        assert_eq!(a.failed, 1);
+        assert_eq!((a.wall_ns, a.cpu_ns), (150.0, 50.0));
+        // Two starts at 4 and two at 1: a mean of 2.5; the largest of both rounds.
+        assert_eq!((a.lag_mean_ns, a.lag_max_ns), (2.5, 6.0));
+    }
 
     #[test]
     fn a_lane_has_threads_for_its_handshakes_in_flight() {

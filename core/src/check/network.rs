@@ -109,6 +109,18 @@ fn quic(
             "{name}: a QUIC cell at {loss_pct}% loss without the loss model's path"
         )));
     }
+    // The pacer's datagrams are the flight's, where the file's form paces it (none before 4).
+    let paced = crate::netmodel::quic_paced(q, form);
+    if c.model.pacer.map(|p| p.datagrams) != paced {
+        problems.push(Problem::recomputed(format!(
+            "{name}: the model paces {:?} datagrams; a {} flight of {} datagrams{} in form \
+             {form} has {paced:?}",
+            c.model.pacer.map(|p| p.datagrams),
+            q.sender.stack(),
+            q.server_datagrams,
+            if q.token { " after a token" } else { "" },
+        )));
+    }
     let extra = crate::netmodel::quic_extra_round_trips(q);
     let want = crate::netmodel::QUIC_ROUND_TRIPS + f64::from(extra);
     if c.model.round_trips != want {
@@ -477,9 +489,18 @@ fn model(
             bytes: m.bytes,
             path: m.path.clone(),
             stall: m.stall.clone(),
+            paced: m.pacer.map(|p| p.datagrams),
         },
         crate::figures::network::conditions(n, point, m),
     );
+    if let (Some(s), Some(f)) = (&m.pacer, &fresh.pacer) {
+        differs(
+            problems,
+            format!("{name} model pacer delay_ns"),
+            s.delay_ns,
+            f.delay_ns,
+        );
+    }
     if let (Some(s), Some(f)) = (&m.stall, &fresh.stall) {
         differs(
             problems,
@@ -633,6 +654,7 @@ mod tests {
                 bytes: [2e3, 3e3],
                 path,
                 stall: None,
+                paced: None,
             },
             at,
         );
@@ -832,6 +854,7 @@ mod tests {
                 bytes: c.model.bytes,
                 path: Vec::new(),
                 stall: None,
+                paced: None,
             },
             f::Conditions {
                 rtt_ns: 5.6e6,
@@ -958,6 +981,7 @@ mod tests {
                     bytes: c.model.bytes,
                     path: crate::netmodel::quic_critical_path(&q, cell_form),
                     stall: None,
+                    paced: None,
                 },
                 f::Conditions {
                     rtt_ns: 5.6e6,
@@ -980,7 +1004,31 @@ mod tests {
         let other = "critical path is not the one its flights give";
         fails(&lossy_in(1, 3), Kind::Recomputed, other);
         fails(&lossy_in(3, 2), Kind::Recomputed, other);
-        fails(&lossy_in(4, 3), Kind::Evidence, "QUIC loss model form 4");
+        let unknown = crate::netmodel::QUIC_LOSS_MODEL + 1;
+        fails(
+            &lossy_in(unknown, 3),
+            Kind::Evidence,
+            &format!("QUIC loss model form {unknown}"),
+        );
+        // Only quic-go's flight after a token is paced; a pacer on quinn's is refused, and so is
+        // a pacer's delay other than its datagrams give at the point's RTT.
+        let paced = |delay_ns| {
+            with(&|c| {
+                c.model.pacer = Some(crate::results::Pacer {
+                    datagrams: 12,
+                    delay_ns,
+                })
+            })
+        };
+        fails(&paced(0.0), Kind::Recomputed, "the model paces Some(12)");
+        // (12 datagrams at 5.6 ms are in the burst: no delay, not 1 ms.)
+        let mut go = paced(1e6);
+        let c = &mut go.points[0].cells[0];
+        c.stack = crate::results::RealStack::new("quic-go");
+        c.quic.as_mut().unwrap().sender = crate::results::QuicSender::QuicGo;
+        c.quic.as_mut().unwrap().token = true;
+        c.mode = Mode::Token;
+        fails(&go, Kind::Recomputed, "model pacer delay_ns");
         let mut wrong = path.clone();
         wrong[1].segments = 7;
         fails(

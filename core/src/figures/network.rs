@@ -77,6 +77,8 @@ pub struct ModelInputs {
     pub path: Vec<crate::results::Flight>,
     /// What a window stall can hide (`stall_for`), its `hidden_ns` set by `model`.
     pub stall: Option<crate::results::Stall>,
+    /// The datagrams of a first flight quic-go's pacer spaces (`netmodel::quic_paced`).
+    pub paced: Option<u64>,
 }
 
 /// A point's conditions: its RTT (the link's measured one where there is one), the path's own
@@ -104,9 +106,16 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
         s
     });
     let hidden = stall.as_ref().map_or(0.0, |s| s.hidden_ns);
+    // The zero point's flight, at its base RTT, was held as long as the pacer holds it there.
+    let pacer = i.paced.map(|datagrams| crate::results::Pacer {
+        datagrams,
+        delay_ns: crate::netmodel::quic_go_pacing_ns(datagrams, at.rtt_ns)
+            - crate::netmodel::quic_go_pacing_ns(datagrams, at.base_rtt_ns),
+    });
+    let paced = pacer.map_or(0.0, |p| p.delay_ns);
     let expected = |loss: f64| {
         crate::netmodel::expected_ns(
-            i.zero_ns - hidden,
+            i.zero_ns - hidden + paced,
             i.round_trips,
             at.rtt_ns,
             at.base_rtt_ns,
@@ -151,6 +160,7 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
         p50_ns,
         p95_ns,
         stall,
+        pacer,
     }
 }
 
@@ -278,6 +288,7 @@ pub fn set_stalls(r: &crate::results::Results, n: &mut Network) {
                 bytes: m.bytes,
                 path: m.path.clone(),
                 stall,
+                paced: m.pacer.map(|p| p.datagrams),
             },
             at,
         );
@@ -319,6 +330,42 @@ mod counts {
         assert_eq!(handshakes_at(30, false, 5.0), 30);
         assert_eq!(handshakes_at(30, false, 20.0), 10);
         assert_eq!(handshakes_at(6, false, 20.0), 6);
+    }
+
+    #[test]
+    fn a_paced_flight_adds_what_the_pacer_holds_beyond_the_zero_points() {
+        use super::{model, Conditions, ModelInputs};
+        let at = |rtt_ns| Conditions {
+            rtt_ns,
+            measured: true,
+            base_rtt_ns: 1e5,
+            loss_pct: 0.0,
+            rate_mbit: None,
+            quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
+        };
+        let inputs = |paced| ModelInputs {
+            zero_ns: 2e6,
+            round_trips: 1.0,
+            data_packets: [6.0, 13.0],
+            bytes: [2e3, 15e3],
+            path: Vec::new(),
+            stall: None,
+            paced,
+        };
+        // 13 datagrams at 78.7 ms: 3 past the burst of 10, 78.7 / 40 ms apart; none held at the
+        // zero point's 0.1 ms.
+        let plain = model(inputs(None), at(78.7e6));
+        let paced = model(inputs(Some(13)), at(78.7e6));
+        let held = 3.0 * 78.7e6 / 40.0;
+        assert!((paced.expected_ns - plain.expected_ns - held).abs() < 1.0);
+        assert!((paced.pacer.unwrap().delay_ns - held).abs() < 1.0);
+        assert_eq!(paced.pacer.unwrap().datagrams, 13);
+        assert!(plain.pacer.is_none());
+        // At 5.6 ms the burst holds 14: nothing.
+        assert_eq!(
+            model(inputs(Some(13)), at(5.6e6)).pacer.unwrap().delay_ns,
+            0.0
+        );
     }
 }
 

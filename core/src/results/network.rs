@@ -252,6 +252,17 @@ pub struct CellPace {
     /// cell alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_cells: Option<usize>,
+    /// How many rounds the cell's handshakes ran in: at a point without loss, and at the zero
+    /// point, every cell runs a share of its handshakes in each of the rounds, and each round runs
+    /// those points one after another, so that a cell and its zero point sample the same minutes
+    /// of a host whose speed drifts. None: one round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
+    /// The zero-point median the gap and threads were set from: in rounds, the zero point's
+    /// first round, which a third of its handshakes gave (the model's `zero_ns` takes them all).
+    /// None: one at a time, or a file before rounds (its model's `zero_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_ns: Option<f64>,
 }
 
 /// One flight on a handshake's critical path: who sends it, how many segments (QUIC: datagrams)
@@ -301,6 +312,19 @@ pub struct Model {
     /// the chain (files before 2026-12-03 12:40) or it is not TLS 1.3 over TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
+    /// What quic-go's pacer adds to a first flight it sends knowing the RTT already (a token's:
+    /// netmodel::quic_go_pacing_ns), added to the zero point in `expected_ns` and the
+    /// percentiles; none for every other cell (and in files before QUIC's model form 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacer: Option<Pacer>,
+}
+
+/// The paced part of a QUIC server's first flight: its datagrams, and the time the pacer holds
+/// the last of them back at the point's RTT beyond what it held at the zero point's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Pacer {
+    pub datagrams: u64,
+    pub delay_ns: f64,
 }
 
 /// What a TCP window stall can hide of a TLS 1.3 handshake's compute, with its inputs: the zero
