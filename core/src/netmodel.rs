@@ -103,26 +103,39 @@ const QUIC_GO_BURST_DATAGRAMS: u64 = 10;
 
 /// How long quic-go's pacer holds back the last of a first flight of `datagrams` (of
 /// `QUIC_DATAGRAM` bytes) that it sends with a smoothed RTT of `srtt_ns` and its initial window,
-/// nanoseconds. From quic-go 0.59's source: the pacer's rate is 5/4 of window / smoothed RTT
-/// (internal/congestion/pacer.go, adjustedBandwidth, over cubic_sender.go's BandwidthEstimate);
-/// it lets go at once the larger of 10 datagrams and 2 ms at that rate (maxBurstSize: the
-/// minimum pacing delay and the timer granularity, 1 ms each, internal/protocol/params.go), then
-/// one datagram each time the budget holds one again, at least 1 ms apart (TimeUntilSend). A
-/// server has a smoothed RTT before its first flight only from a NEW_TOKEN token, which carries
-/// the RTT it measured when it gave the token (server.go: "restore RTT from token"; a Retry's
-/// token carries none, and without one the RTT is 0, which BandwidthEstimate takes as 1 ms: no
-/// flight here is then held). At 78.7 ms the rate is 610 kB/s, the burst 10 datagrams and the
-/// rest one every 1.97 ms; at 5.6 ms the burst is 14 datagrams, more than any flight here.
+/// nanoseconds: its token bucket, step by step, from quic-go 0.59's source
+/// (internal/congestion/pacer.go). The rate is 5/4 of window / smoothed RTT (adjustedBandwidth,
+/// over cubic_sender.go's BandwidthEstimate); the bucket holds the larger of 10 datagrams and
+/// 2 ms at that rate (maxBurstSize: the minimum pacing delay and the timer granularity, 1 ms
+/// each, internal/protocol/params.go) and starts full; a datagram goes when the bucket held one
+/// after the last, else when it will, but not sooner than 1 ms after the last (TimeUntilSend),
+/// by when the bucket may hold several. A server has a smoothed RTT before its first flight only
+/// from a NEW_TOKEN token, which carries the RTT it measured when it gave the token (server.go:
+/// "restore RTT from token"; a Retry's token carries none, and without one the RTT is 0, which
+/// BandwidthEstimate takes as 1 ms: no flight here is then held). At 78.7 ms the rate is
+/// 610 kB/s, the burst 10 datagrams and the rest one every 1.97 ms; at 5.6 ms the burst is 14
+/// datagrams, more than any flight here.
 pub fn quic_go_pacing_ns(datagrams: u64, srtt_ns: f64) -> f64 {
-    if srtt_ns <= 0.0 {
+    if srtt_ns <= 0.0 || datagrams == 0 {
         return 0.0;
     }
     let window = quic_params(crate::results::QuicSender::QuicGo).initial_window as f64;
-    let bytes_per_ns = 1.25 * window / srtt_ns;
-    let burst_bytes = (bytes_per_ns * 2e6).max((QUIC_GO_BURST_DATAGRAMS * QUIC_DATAGRAM) as f64);
-    let burst = (burst_bytes / QUIC_DATAGRAM as f64).floor() as u64;
-    let spacing_ns = (QUIC_DATAGRAM as f64 / bytes_per_ns).max(1e6);
-    datagrams.saturating_sub(burst) as f64 * spacing_ns
+    let size = QUIC_DATAGRAM as f64;
+    let rate = 1.25 * window / srtt_ns;
+    let most = (rate * 2e6).max((QUIC_GO_BURST_DATAGRAMS * QUIC_DATAGRAM) as f64);
+    // The first datagram goes at 0 with the bucket full.
+    let (mut at, mut left) = (0.0, (most - size).max(0.0));
+    for _ in 1..datagrams {
+        let next = if left >= size {
+            at
+        } else {
+            at + ((size - left) / rate).max(1e6)
+        };
+        let budget = (left + rate * (next - at)).min(most);
+        left = (budget - size).max(0.0);
+        at = next;
+    }
+    at
 }
 
 /// The datagrams of a QUIC cell's first flight that quic-go's pacer spaces (`quic_go_pacing_ns`),
@@ -681,10 +694,13 @@ mod tests {
         assert!(close(quic_go_pacing_ns(10, 78.7 * MS), 0.0));
         assert!(close(quic_go_pacing_ns(11, 78.7 * MS), 1.9675 * MS));
         assert!(close(quic_go_pacing_ns(13, 78.7 * MS), 3.0 * 1.9675 * MS));
-        // 5.6 ms: 2 ms at 8,571 B/ms is 17,143 B, a burst of 14 datagrams; past it, the 140 us
-        // a datagram takes at that rate is under the 1 ms least spacing.
+        // 5.6 ms: 2 ms at 8,571 B/ms is 17,143 B, a burst of 14 datagrams (343 B left); the
+        // 15th waits the 1 ms least spacing, by when the bucket holds 8,914 B: the 16th to the
+        // 21st go with it, the 22nd a millisecond later.
         assert!(close(quic_go_pacing_ns(14, 5.6 * MS), 0.0));
-        assert!(close(quic_go_pacing_ns(16, 5.6 * MS), 2.0 * MS));
+        assert!(close(quic_go_pacing_ns(15, 5.6 * MS), 1.0 * MS));
+        assert!(close(quic_go_pacing_ns(21, 5.6 * MS), 1.0 * MS));
+        assert!(close(quic_go_pacing_ns(22, 5.6 * MS), 2.0 * MS));
         // No RTT (no token, or a Retry's): nothing held.
         assert_eq!(quic_go_pacing_ns(20, 0.0), 0.0);
         let q = |sender, token, retry| QuicEvidence {

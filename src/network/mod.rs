@@ -324,35 +324,56 @@ pub(crate) fn pace(zero_ns: f64, hold_ns: f64, load: f64, max_in_flight: usize, 
     Pace {
         gap: Duration::from_nanos(gap_ns.round() as u64),
         threads: window::lane_threads(hold_ns, gap_ns, max_in_flight, n),
-        zero_ns: Some(zero_ns),
+        zero_ns: (zero_ns > 0.0).then_some(zero_ns),
     }
 }
 
-/// A cell's time budget: `cell_budget`, or with a step budget, at most an even share of the time
-/// left among the `cells_left` cells still to run (the cell then starts no handshake after it,
-/// once it has `MIN_PER_CELL`; those started finish, so a lossy cell may take longer).
-pub(crate) fn cell_allowance(opts: &Options, elapsed: Duration, cells_left: usize) -> Duration {
+/// A round of a cell's time budget: `cell_budget` over the `rounds` its cell runs in, or with a
+/// step budget, at most an even share of the time left among the `cells_left` cells' rounds
+/// still to run (the cell then starts no handshake after it, once it has its round's share of
+/// `MIN_PER_CELL`; those started finish, so a lossy cell may take longer).
+pub(crate) fn cell_allowance(
+    opts: &Options,
+    elapsed: Duration,
+    cells_left: usize,
+    rounds: usize,
+) -> Duration {
+    let cell = opts.cell_budget / rounds.max(1) as u32;
     match opts.budget {
-        Some(b) => {
-            let share = b.saturating_sub(elapsed) / cells_left.max(1) as u32;
-            opts.cell_budget.min(share)
-        }
-        None => opts.cell_budget,
+        Some(b) => cell.min(b.saturating_sub(elapsed) / cells_left.max(1) as u32),
+        None => cell,
+    }
+}
+
+/// The step's clock and the cells' rounds still to run, for `cell_allowance`.
+struct Budget {
+    start: Instant,
+    cells_left: usize,
+}
+
+impl Budget {
+    fn allowance(&self, opts: &Options, rounds: usize) -> Duration {
+        cell_allowance(opts, self.start.elapsed(), self.cells_left, rounds)
     }
 }
 
 /// A paced cell's handshakes within its allowance: those whose start, a `gap` after the one
-/// before, is at most `allowance` after its first, never fewer than `MIN_PER_CELL` (nor more than
+/// before, is at most `allowance` after its first, never fewer than `least` (nor more than
 /// asked). Fixed before the cell starts, so which handshakes run does not depend on how any went.
 /// Back to back (no gap), the count asked: the clock stops those cells (window::sample).
-pub(crate) fn starts_within(asked: usize, allowance: Duration, gap: Duration) -> usize {
+pub(crate) fn starts_within(
+    asked: usize,
+    allowance: Duration,
+    gap: Duration,
+    least: usize,
+) -> usize {
     if gap.is_zero() {
         return asked;
     }
     let fit = usize::try_from(allowance.as_nanos() / gap.as_nanos())
         .unwrap_or(usize::MAX)
         .saturating_add(1);
-    fit.max(MIN_PER_CELL).min(asked)
+    fit.max(least).min(asked)
 }
 
 /// The points of `grid` in the order they run: (RTT ms, loss %), the zero point first.
@@ -418,6 +439,64 @@ pub(crate) fn start_interval(gap: Duration, hold_ns: f64, threads: usize) -> Dur
     }
     let busy = hold_ns.max(0.0) / threads.max(1) as f64;
     gap.max(Duration::from_nanos(busy.round() as u64))
+}
+
+/// Point `k` of the grid, at `rtt_ms` and `loss` %, as its cells see it, with its link measured
+/// now (noted where it misses its target); the zero point's sets the base RTT and the emulator's
+/// offset.
+fn at_point(
+    router: &mut Router,
+    probe: SocketAddr,
+    (k, rtt_ms, loss): (usize, f64, f64),
+    opts: &Options,
+    (base_rtt_ns, offset_ns): (&mut f64, &mut f64),
+    notes: &mut Vec<Warning>,
+) -> Result<(At, Link)> {
+    let rtt = rtt_ms * 1e6;
+    let (link, one_way) = link(router, probe, rtt, *offset_ns)?;
+    if !link.valid {
+        notes.push(Warning::InvalidPoint {
+            rtt_ms,
+            loss_pct: loss,
+            measured_ms: link.rtt_median_ns / 1e6,
+            tolerance_ms: link.tolerance_ns / 1e6,
+        });
+    }
+    if k == 0 {
+        // The RTT the zero point's handshakes already include: each further point's model adds
+        // only what its round trips take beyond it.
+        *base_rtt_ns = link.rtt_median_ns;
+        *offset_ns = *base_rtt_ns / 2.0;
+    }
+    let at = At {
+        k,
+        rtt_ms,
+        loss,
+        conditions: Conditions {
+            rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
+            measured: k > 0,
+            base_rtt_ns: *base_rtt_ns,
+            loss_pct: loss,
+            rate_mbit: opts.rate_mbit,
+            quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
+        },
+        one_way,
+    };
+    Ok((at, link))
+}
+
+/// What the kernel's queue dropped in each point's cells (`grid`'s point, the cells' names),
+/// over its rounds, as notes.
+fn queue_drops(grid: &[(f64, f64)], drops: BTreeMap<(usize, String), u64>) -> Vec<Warning> {
+    drops
+        .into_iter()
+        .map(|((k, cell), dropped)| Warning::QueueDrops {
+            rtt_ms: grid[k].0,
+            loss_pct: grid[k].1,
+            cell,
+            dropped,
+        })
+        .collect()
 }
 
 /// The emulator's control channel (router.rs, a child in the router namespace).
@@ -753,7 +832,7 @@ impl<'a> Bench<'a> {
         })
     }
 
-    /// Scenario `j`'s cell at `at` in round `round` (of `round.1`): its model from the zero
+    /// Scenario `j`'s cell at `at` in round `round` (of `rounds`): its model from the zero
     /// point's cell, its pace (`fixed`: the pace its first round had) and its round's count.
     fn plan(
         &mut self,
@@ -797,16 +876,20 @@ impl<'a> Bench<'a> {
             ),
             _ => Pace::SERIAL,
         };
+        // A cell of several rounds has at least MIN_PER_CELL in all.
+        let least = MIN_PER_CELL.div_ceil(rounds.max(1));
         let count = starts_within(
             asked,
             allowance,
             start_interval(pace.gap, hold_ns, pace.threads),
+            least,
         );
         Ok(Plan {
             j,
             id,
             round_trips,
             count,
+            least,
             zero_model,
             pace: Pace {
                 threads: pace.threads.min(count.max(1)),
@@ -843,15 +926,14 @@ impl<'a> Bench<'a> {
     }
 
     /// One round of the cells `plans` at `at`, in one window (window.rs): what each cell's
-    /// handshakes gave, in the order of `plans`.
+    /// handshakes gave, in the order of `plans`, and what the kernel's queue dropped.
     fn window(
         &mut self,
         plans: &[Plan],
         at: &At,
         allowance: Duration,
         router: &mut Router,
-        notes: &mut Vec<Warning>,
-    ) -> Result<Vec<Piece>> {
+    ) -> Result<(Vec<Piece>, u64)> {
         // Each lane's clients, and a resumed lane's first tickets, before the window: neither
         // lands in its counters or CPU. The tickets come over a clean link: under the point
         // before's conditions (5.6 ms at 20% loss, before the 78.7 ms row) the primings of the
@@ -861,6 +943,13 @@ impl<'a> Bench<'a> {
         router.set([0.0, 0.0], 0.0, seed)?;
         for p in plans {
             self.clients_for(p)?;
+        }
+        if plans
+            .iter()
+            .any(|p| self.scenarios[p.j].mode == Mode::Token)
+        {
+            router.set([at.one_way, at.one_way], 0.0, seed)?;
+            self.renew_tokens(plans)?;
         }
         // Set after the evidence connections: the counters are the window's handshakes'.
         router.set([at.one_way, at.one_way], at.loss / 100.0, seed)?;
@@ -888,24 +977,13 @@ impl<'a> Bench<'a> {
                     gap: p.pace.gap,
                     n: p.count,
                     threads: p.pace.threads,
+                    least: p.least,
                 })
             })
             .collect::<Result<_>>()?;
         let sampled = window::sample(&mut lanes, allowance)?;
         drop(lanes);
         let stats = router.stats()?;
-        if stats.kernel_queue_dropped > 0 {
-            notes.push(Warning::QueueDrops {
-                rtt_ms: at.rtt_ms,
-                loss_pct: at.loss,
-                cell: plans
-                    .iter()
-                    .map(|p| self.scenarios[p.j].name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                dropped: stats.kernel_queue_dropped,
-            });
-        }
         let mut pieces = Vec::new();
         for ((p, sampled), (cpu0, resumed0, served0)) in plans.iter().zip(sampled).zip(scpu0) {
             let done = served0 + sampled.times.len() as u64;
@@ -917,7 +995,95 @@ impl<'a> Bench<'a> {
                 resumed: resumed1 - resumed0,
             });
         }
-        Ok(pieces)
+        Ok((pieces, stats.kernel_queue_dropped))
+    }
+
+    /// Every client a token lane of `plans` will use connects once more, all at once, through
+    /// the link as it is (the point's delay): quic-go's server restores the RTT a token carries
+    /// (netmodel::quic_go_pacing_ns), so each token a cell presents must come from a connection
+    /// at its point's RTT, not from the clean link's priming or another point's round.
+    fn renew_tokens(&self, plans: &[Plan]) -> Result<()> {
+        let jobs: Vec<(&dyn stack::Client, SocketAddr, String)> = plans
+            .iter()
+            .filter(|p| self.scenarios[p.j].mode == Mode::Token)
+            .flat_map(|p| {
+                let (addr, name) = (self.servers[p.j].addr, self.scenarios[p.j].name());
+                let want = p.pace.threads.max(1).min(p.count.max(1));
+                self.pools[p.j]
+                    .iter()
+                    .take(want)
+                    .map(move |c| (&**c, addr, name.clone()))
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|&(c, addr, _)| {
+                    scope.spawn(move || -> Result<()> {
+                        lab::enter(lab::CLIENT)?;
+                        c.ready(addr)?;
+                        c.connect(addr, false).map(drop)
+                    })
+                })
+                .collect();
+            for (h, (_, _, name)) in handles.into_iter().zip(&jobs) {
+                h.join()
+                    .map_err(|_| anyhow!("a token's thread panicked"))?
+                    .with_context(|| format!("{name}: its token at this point's RTT"))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Round `round` of point `at`'s cells (of `rounds`), each cell's handshakes added to `runs`
+    /// (with its first round's plan), paced from `zero` (the zero point's rounds so far); what
+    /// the kernel's queue dropped added to `drops` by point and cells.
+    #[allow(clippy::too_many_arguments)]
+    fn round(
+        &mut self,
+        at: &At,
+        (round, rounds): (usize, usize),
+        zero: Option<&Point>,
+        runs: &mut BTreeMap<usize, (Plan<'a>, Piece)>,
+        router: &mut Router,
+        budget: &mut Budget,
+        drops: &mut BTreeMap<(usize, String), u64>,
+    ) -> Result<()> {
+        // The zero point one handshake at a time, a window per cell: it is the model's compute
+        // term, so no two handshakes may share the cores. Elsewhere every cell of the point in
+        // one window, one after another (window.rs).
+        let here = self.here(at.k, at.loss);
+        let windows: Vec<Vec<usize>> = if at.k == 0 {
+            here.iter().map(|&j| vec![j]).collect()
+        } else {
+            vec![here]
+        };
+        for w in windows {
+            crate::interrupt::check()?;
+            let allowance = budget.allowance(self.opts, rounds);
+            budget.cells_left = budget.cells_left.saturating_sub(w.len());
+            let plans: Vec<Plan> = w
+                .iter()
+                .map(|&j| {
+                    let fixed = runs.get(&j).map(|(p, _)| p.pace);
+                    self.plan(j, at, zero, allowance, (round, rounds), fixed)
+                })
+                .collect::<Result<_>>()?;
+            let (pieces, dropped) = self.window(&plans, at, allowance, router)?;
+            if dropped > 0 {
+                let cells: Vec<String> = w.iter().map(|&j| self.scenarios[j].name()).collect();
+                *drops.entry((at.k, cells.join(", "))).or_default() += dropped;
+            }
+            for (p, piece) in plans.into_iter().zip(pieces) {
+                match runs.get_mut(&p.j) {
+                    Some((_, kept)) => kept.merge(piece),
+                    None => {
+                        runs.insert(p.j, (p, piece));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The cells of point `at` from every round's handshakes (`runs`: each scenario's plan of
@@ -967,7 +1133,7 @@ impl<'a> Bench<'a> {
 
     /// A plan's clients, one per thread, made now (untimed); a resumed scenario's new clients
     /// each make one connection first, in the client namespace through the link as it is, so that
-    /// each has a ticket when the window opens.
+    /// each has a ticket when the window opens (a token scenario's: `renew_tokens`).
     fn clients_for(&mut self, p: &Plan) -> Result<()> {
         let s = &self.scenarios[p.j];
         let addr = self.servers[p.j].addr;
@@ -975,9 +1141,8 @@ impl<'a> Bench<'a> {
         let want = p.pace.threads.max(1).min(p.count.max(1));
         while pool.len() < want {
             let c = s.stack.client(s.config(p.id))?;
-            if s.mode == Mode::Resumed || s.mode == Mode::Token {
-                prime(&*c, addr)
-                    .with_context(|| format!("{}: its first ticket or token", s.name()))?;
+            if s.mode == Mode::Resumed {
+                prime(&*c, addr).with_context(|| format!("{}: its first ticket", s.name()))?;
             }
             pool.push(c);
         }
@@ -1052,6 +1217,9 @@ struct Plan<'a> {
     id: &'a Identity,
     round_trips: f64,
     count: usize,
+    /// What the window starts before its budget may stop a back-to-back cell (`least` of
+    /// `starts_within`).
+    least: usize,
     zero_model: Option<Model>,
     pace: Pace,
 }
@@ -1203,60 +1371,37 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
         let grid = points_of(&opts.grid);
         let order = schedule(&grid, ROUNDS);
         // The cells' rounds still to run, for a budget's even shares.
-        let mut cells_left: usize = order
-            .iter()
-            .map(|&(k, _)| bench.here(k, grid[k].1).len())
-            .sum();
+        let mut budget = Budget {
+            start,
+            cells_left: order
+                .iter()
+                .map(|&(k, _)| bench.here(k, grid[k].1).len())
+                .sum(),
+        };
         let mut ats: Vec<Option<(At, Link)>> = grid.iter().map(|_| None).collect();
         // Each point's cells so far: their first round's plan, and every round's handshakes.
         let mut runs: Vec<BTreeMap<usize, (Plan, Piece)>> =
             grid.iter().map(|_| BTreeMap::new()).collect();
+        let mut drops: BTreeMap<(usize, String), u64> = BTreeMap::new();
         for &(k, round) in &order {
             crate::interrupt::check()?;
             let (rtt_ms, loss) = grid[k];
             let rounds = rounds_at(loss);
+            let of = if rounds > 1 {
+                format!(", round {}/{rounds}", round + 1)
+            } else {
+                String::new()
+            };
+            let n = grid.len();
             progress(&format!(
-                "network: point {}/{}: RTT {rtt_ms} ms, loss {loss}%{}",
-                k + 1,
-                grid.len(),
-                if rounds > 1 {
-                    format!(", round {}/{rounds}", round + 1)
-                } else {
-                    String::new()
-                }
+                "network: point {}/{n}: RTT {rtt_ms} ms, loss {loss}%{of}",
+                k + 1
             ));
             if ats[k].is_none() {
-                let rtt = rtt_ms * 1e6;
-                let (link, one_way) = link(&mut router, probe.addr, rtt, offset_ns)?;
-                if k == 0 {
-                    // The RTT the zero point's handshakes already include: each further point's
-                    // model adds only what its round trips take beyond it.
-                    base_rtt_ns = link.rtt_median_ns;
-                    offset_ns = base_rtt_ns / 2.0;
-                }
-                if !link.valid {
-                    notes.push(Warning::InvalidPoint {
-                        rtt_ms,
-                        loss_pct: loss,
-                        measured_ms: link.rtt_median_ns / 1e6,
-                        tolerance_ms: link.tolerance_ns / 1e6,
-                    });
-                }
-                let at = At {
-                    k,
-                    rtt_ms,
-                    loss,
-                    conditions: Conditions {
-                        rtt_ns: if k == 0 { rtt } else { link.rtt_median_ns },
-                        measured: k > 0,
-                        base_rtt_ns,
-                        loss_pct: loss,
-                        rate_mbit: opts.rate_mbit,
-                        quic_loss_model: crate::netmodel::QUIC_LOSS_MODEL,
-                    },
-                    one_way,
-                };
-                ats[k] = Some((at, link));
+                let point = (k, rtt_ms, loss);
+                let base = (&mut base_rtt_ns, &mut offset_ns);
+                let at = at_point(&mut router, probe.addr, point, opts, base, &mut notes)?;
+                ats[k] = Some(at);
             }
             let Some((at, _)) = &ats[k] else {
                 unreachable!("set above")
@@ -1265,44 +1410,21 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
             // again from all of its rounds at the end).
             let zero = (k > 0).then(|| {
                 let (z, link) = ats[0].as_ref().expect("the zero point runs first");
-                point(
-                    0.0,
-                    0.0,
-                    link.clone(),
-                    bench.cells(z, 1, &runs[0], None, None),
-                )
+                let cells = bench.cells(z, 1, &runs[0], None, None);
+                point(0.0, 0.0, link.clone(), cells)
             });
-            // The zero point one handshake at a time, a window per cell: it is the model's
-            // compute term, so no two handshakes may share the cores. Elsewhere every cell of the
-            // point in one window, one after another (window.rs).
-            let here = bench.here(k, loss);
-            let windows: Vec<Vec<usize>> = if k == 0 {
-                here.iter().map(|&j| vec![j]).collect()
-            } else {
-                vec![here]
-            };
-            for w in windows {
-                crate::interrupt::check()?;
-                let allowance = cell_allowance(opts, start.elapsed(), cells_left);
-                cells_left = cells_left.saturating_sub(w.len());
-                let plans: Vec<Plan> = w
-                    .iter()
-                    .map(|&j| {
-                        let fixed = runs[k].get(&j).map(|(p, _)| p.pace);
-                        bench.plan(j, at, zero.as_ref(), allowance, (round, rounds), fixed)
-                    })
-                    .collect::<Result<_>>()?;
-                let pieces = bench.window(&plans, at, allowance, &mut router, &mut notes)?;
-                for (p, piece) in plans.into_iter().zip(pieces) {
-                    match runs[k].get_mut(&p.j) {
-                        Some((_, kept)) => kept.merge(piece),
-                        None => {
-                            runs[k].insert(p.j, (p, piece));
-                        }
-                    }
-                }
-            }
+            let (round, runs) = ((round, rounds), &mut runs[k]);
+            bench.round(
+                at,
+                round,
+                zero.as_ref(),
+                runs,
+                &mut router,
+                &mut budget,
+                &mut drops,
+            )?;
         }
+        notes.extend(queue_drops(&grid, drops));
         // Every point's cells from all its rounds, each modelled on the whole zero point.
         let mut points: Vec<Point> = Vec::new();
         for (k, &(rtt_ms, loss)) in grid.iter().enumerate() {
@@ -1544,7 +1666,12 @@ mod tests {
         assert_eq!(start_interval(Duration::ZERO, 160e6, 1), Duration::ZERO);
         // So a 78.7 ms cell's count is by the 5 ms: 1 s holds 201 starts, not 501.
         assert_eq!(
-            starts_within(1000, ms(1000), start_interval(ms(2), 160e6, 32)),
+            starts_within(
+                1000,
+                ms(1000),
+                start_interval(ms(2), 160e6, 32),
+                super::MIN_PER_CELL
+            ),
             201
         );
     }
@@ -1567,7 +1694,7 @@ mod tests {
             shares: Vec::new(),
         };
         let at = |o: &super::Options, elapsed: u64, left: usize| {
-            super::cell_allowance(o, Duration::from_secs(elapsed), left)
+            super::cell_allowance(o, Duration::from_secs(elapsed), left, 1)
         };
         assert_eq!(at(&opts, 100, 3), Duration::from_secs(2));
         opts.budget = Some(Duration::from_secs(174));
@@ -1576,21 +1703,48 @@ mod tests {
         assert_eq!(at(&opts, 74, 10), Duration::from_secs(2));
         // Past the budget: no time, so each cell makes its floor of handshakes and stops.
         assert_eq!(at(&opts, 200, 4), Duration::ZERO);
+        // In three rounds a round of a cell has a third of its 2 s, and within the step's
+        // budget a share per cell's round (`cells_left` counts rounds).
+        let third = |o: &super::Options, elapsed: u64, left: usize| {
+            super::cell_allowance(o, Duration::from_secs(elapsed), left, 3)
+        };
+        assert_eq!(third(&opts, 74, 10), Duration::from_secs(2) / 3);
+        assert_eq!(third(&opts, 150, 48), Duration::from_millis(500));
         // And the counts follow: starts 20 ms apart within 1.5 s are 76 (at 0, 20, ..., 1500
         // ms), in no time the floor of 10; a cell asked for fewer than the floor keeps its count,
         // and one back to back its count (the clock stops it).
         let ms = Duration::from_millis;
-        assert_eq!(super::starts_within(90, ms(1500), ms(20)), 76);
-        assert_eq!(super::starts_within(90, ms(1490), ms(20)), 75);
-        assert_eq!(super::starts_within(60, ms(1500), ms(20)), 60);
         assert_eq!(
-            super::starts_within(90, Duration::ZERO, ms(20)),
+            super::starts_within(90, ms(1500), ms(20), super::MIN_PER_CELL),
+            76
+        );
+        assert_eq!(
+            super::starts_within(90, ms(1490), ms(20), super::MIN_PER_CELL),
+            75
+        );
+        assert_eq!(
+            super::starts_within(60, ms(1500), ms(20), super::MIN_PER_CELL),
+            60
+        );
+        assert_eq!(
+            super::starts_within(90, Duration::ZERO, ms(20), super::MIN_PER_CELL),
             super::MIN_PER_CELL
         );
-        assert_eq!(super::starts_within(6, Duration::ZERO, ms(20)), 6);
-        assert_eq!(super::starts_within(90, Duration::ZERO, Duration::ZERO), 90);
+        assert_eq!(
+            super::starts_within(6, Duration::ZERO, ms(20), super::MIN_PER_CELL),
+            6
+        );
+        // A round's floor is its share of the cell's: 4 a round, 12 in three.
+        assert_eq!(super::starts_within(60, Duration::ZERO, ms(20), 4), 4);
+        assert_eq!(
+            super::starts_within(90, Duration::ZERO, Duration::ZERO, super::MIN_PER_CELL),
+            90
+        );
         // No budget at all (--cell-seconds 0): every handshake asked for.
-        assert_eq!(super::starts_within(90, Duration::MAX, ms(4)), 90);
+        assert_eq!(
+            super::starts_within(90, Duration::MAX, ms(4), super::MIN_PER_CELL),
+            90
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! serial compute). The emulator counts and drops packets per server port, so each cell keeps its
 //! own counters.
 
-use super::{Scenario, MIN_PER_CELL};
+use super::Scenario;
 use crate::stack::{self, Identity};
 use anyhow::{anyhow, Result};
 use std::net::SocketAddr;
@@ -37,6 +37,9 @@ pub(super) struct Lane<'a> {
     pub(crate) gap: Duration,
     pub(crate) n: usize,
     pub(crate) threads: usize,
+    /// The handshakes it starts back to back before the budget may stop it (`MIN_PER_CELL`, or
+    /// a round's share of it).
+    pub(crate) least: usize,
 }
 
 /// One completed handshake: its times to ready and to the echo, nanoseconds, and where its
@@ -108,7 +111,7 @@ pub(crate) fn lane_threads(
 /// The window: every lane's handshakes from its own threads, in the client namespace, lane after
 /// lane. A paced lane starts its `n` (fixed before, `starts_within`) at its opening plus k gaps;
 /// one back to back starts none after `budget` has passed since its opening, once it has
-/// `MIN_PER_CELL`. Those started all finish. Which handshakes start depends only on the schedule
+/// `least`. Those started all finish. Which handshakes start depends only on the schedule
 /// or the clock, not on how any of them went, so no sample leans towards fast ones.
 pub(super) fn sample(lanes: &mut [Lane], budget: Duration) -> Result<Vec<Sampled>> {
     for l in lanes.iter_mut() {
@@ -250,7 +253,7 @@ fn run_lane(
         // A paced lane's count is fixed before (its starts follow its opening); a serial one's
         // last start is set by the clock. Neither depends on how the handshakes went.
         if l.gap.is_zero() {
-            if k >= MIN_PER_CELL && opened.elapsed() > budget {
+            if k >= l.least && opened.elapsed() > budget {
                 return Ok(());
             }
         } else {

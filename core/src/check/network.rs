@@ -65,7 +65,14 @@ fn quic(
 ) {
     use crate::results::Transport;
     let q = match (c.transport, &c.quic) {
-        (Transport::Tcp, None) => return,
+        (Transport::Tcp, None) => {
+            if c.model.pacer.is_some() {
+                problems.push(Problem::recomputed(format!(
+                    "{name}: the model paces a flight over TCP"
+                )));
+            }
+            return;
+        }
         (Transport::Tcp, Some(_)) => {
             problems.push(Problem::evidence(format!(
                 "{name}: a QUIC record in a cell over TCP"
@@ -871,6 +878,13 @@ mod tests {
     fn a_quic_cell_counts_the_round_trips_its_flights_take_and_its_loss_path_and_mode_are_its_flights(
     ) {
         use crate::results::{QuicEvidence, Transport};
+        // The fixture's own cell, over TCP, has no pacer to count.
+        let mut tcp = network();
+        tcp.points[0].cells[0].model.pacer = Some(crate::results::Pacer {
+            datagrams: 12,
+            delay_ns: 0.0,
+        });
+        fails(&tcp, Kind::Recomputed, "paces a flight over TCP");
         // The fixture's cell as quinn's at 0% loss: one round trip and the one a 12,633-byte
         // flight waits after a 2,400-byte Initial (7,200 first): 2, as the fixture's model says.
         let mut n = network();
