@@ -136,6 +136,8 @@ pub(crate) struct Figures {
     /// the median with a NEW_TOKEN token, and after a Retry.
     pub(crate) token_round_trips: Option<f64>,
     pub(crate) token_p50_ns: Option<f64>,
+    /// What quic-go's pacer adds to the token's model (`Model::pacer`), where it adds anything.
+    pub(crate) token_paced_ns: Option<f64>,
     pub(crate) retry_round_trips: Option<f64>,
     pub(crate) retry_p50_ns: Option<f64>,
     /// A QUIC row without the lossy cell the grid has for other chains at `RTT_NS`: held from
@@ -259,6 +261,10 @@ pub(crate) fn figures(r: &Results, row: &Row) -> Figures {
         token_p50_ns: clean
             .zip(token_cell)
             .and_then(|((n, _), c)| c.ready_median_ns(n)),
+        token_paced_ns: token_cell
+            .and_then(|c| c.model.pacer)
+            .map(|p| p.delay_ns)
+            .filter(|&d| d > 0.0),
         retry_round_trips: retry_cell.map(|c| c.model.round_trips),
         retry_p50_ns: clean
             .zip(retry_cell)
@@ -285,6 +291,7 @@ pub(crate) fn values(f: &Figures) -> Vec<(&'static str, Option<f64>)> {
         ("token-round-trips", f.token_round_trips),
         ("retry-round-trips", f.retry_round_trips),
         ("token-p50", f.token_p50_ns),
+        ("token-paced", f.token_paced_ns),
         ("retry-p50", f.retry_p50_ns),
         ("p50", f.p50_ns),
         ("extra", f.extra_ns),

@@ -116,8 +116,13 @@ fn round_trips(f: &Figures) -> Cell {
             let measured =
                 |p: Option<f64>| p.map_or(String::new(), |p| format!(" ({:.2})", p / fig::RTT_NS));
             let validated: Vec<String> = [
-                f.token_round_trips
-                    .map(|t| format!("NEW_TOKEN {t}{}", measured(f.token_p50_ns))),
+                f.token_round_trips.map(|t| {
+                    // quic-go's pacer holds the end of a large flight back (Model::pacer).
+                    let paced = f
+                        .token_paced_ns
+                        .map_or(String::new(), |d| format!(" + {:.1} ms paced", d / 1e6));
+                    format!("NEW_TOKEN {t}{paced}{}", measured(f.token_p50_ns))
+                }),
                 f.retry_round_trips
                     .map(|t| format!("Retry {t}{}", measured(f.retry_p50_ns))),
             ]
@@ -134,12 +139,13 @@ fn round_trips(f: &Figures) -> Cell {
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join(" · "),
-            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows; over QUIC no connect, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, then per congestion window), and the measured median over the RTT; over QUIC also with a NEW_TOKEN token from the connection before (no amplification limit; the congestion window stays) and after a Retry (a round trip more, then no limit)",
+            "the model's round trips before the client's Finished (TCP connect, the TLS exchange, one more per initial window the server's flight overflows; over QUIC no connect, one more while the flight is over three times the client's Initial flight, RFC 9000 section 8.1, then per congestion window), and the measured median over the RTT; over QUIC also with a NEW_TOKEN token from the connection before (no amplification limit; the congestion window stays; quic-go's pacer, which takes the RTT the token carries, spaces a flight past 10 datagrams) and after a Retry (a round trip more, then no limit)",
             &[
                 ("round-trips", Some(rt)),
                 ("token-round-trips", f.token_round_trips),
                 ("retry-round-trips", f.retry_round_trips),
                 ("token-p50", f.token_p50_ns),
+                ("token-paced", f.token_paced_ns),
                 ("retry-p50", f.retry_p50_ns),
             ],
         )

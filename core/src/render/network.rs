@@ -49,9 +49,6 @@ pub(crate) struct Row {
     /// What a window stall hides of the zero point, taken off the model (netmodel::
     /// stall_hidden_ns; files from 2026-12-03 on), where it hides anything; else empty.
     pub(crate) stall: String,
-    /// What quic-go's pacer holds a token's first flight back by, added to the model (netmodel::
-    /// quic_go_pacing_ns; QUIC model form 4 on), where it holds it at all; else empty.
-    pub(crate) paced: String,
     /// The medians of wire and endpoint time (files from 2026-12-03 on; else "–").
     pub(crate) split: String,
     /// Client / server CPU per handshake over the cell's window.
@@ -354,7 +351,6 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                                 model_p50: c.model.p50_ns.map_or(String::new(), |m| beside(c.ready_median_ns(n), m)),
                                 model_p95: c.model.p95_ns.map_or(String::new(), |m| beside(c.ready_at(n, 95.0), m)),
                                 stall: c.model.stall.as_ref().filter(|s| s.hidden_ns > 0.0).map_or(String::new(), |s| time(s.hidden_ns)),
-                                paced: c.model.pacer.filter(|p| p.delay_ns > 0.0).map_or(String::new(), |p| time(p.delay_ns)),
                                 split: c.split.map_or("–".into(), |s| {
                                     format!("{} / {}", time(s.wire_p50_ns), time(s.endpoint_p50_ns))
                                 }),
