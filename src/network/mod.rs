@@ -1019,13 +1019,7 @@ impl<'a> Bench<'a> {
         std::thread::scope(|scope| {
             let handles: Vec<_> = jobs
                 .iter()
-                .map(|&(c, addr, _)| {
-                    scope.spawn(move || -> Result<()> {
-                        lab::enter(lab::CLIENT)?;
-                        c.ready(addr)?;
-                        c.connect(addr, false).map(drop)
-                    })
-                })
+                .map(|&(c, addr, _)| scope.spawn(move || connect_once(c, addr)))
                 .collect();
             for (h, (_, _, name)) in handles.into_iter().zip(&jobs) {
                 h.join()
@@ -1548,14 +1542,18 @@ fn evidence(
 fn prime(c: &dyn stack::Client, addr: SocketAddr) -> Result<()> {
     std::thread::scope(|scope| {
         scope
-            .spawn(|| -> Result<()> {
-                lab::enter(lab::CLIENT)?;
-                c.ready(addr)?;
-                c.connect(addr, false).map(drop)
-            })
+            .spawn(|| connect_once(c, addr))
             .join()
             .map_err(|_| anyhow!("a priming thread panicked"))?
     })
+}
+
+/// One unmeasured connection of `c` from the calling thread, moved into the client namespace
+/// (a priming's, or a token's renewal).
+fn connect_once(c: &dyn stack::Client, addr: SocketAddr) -> Result<()> {
+    lab::enter(lab::CLIENT)?;
+    c.ready(addr)?;
+    c.connect(addr, false).map(drop)
 }
 
 /// A scenario's first flights, bytes, from its evidence connection (TLS; SSH has neither).
