@@ -135,10 +135,12 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     let result = (|| -> Result<Results> {
         let mut batches: Vec<Batch> = Vec::new();
         let mut scale = 1.0;
+        // The pooling's time, kept out of the measuring time (set from the first process).
+        let mut pooling_s = 0.0;
         for i in 0..k {
             if i == 1 {
                 if let Some(b) = args.budget {
-                    let left = b.as_secs_f64() - started.elapsed().as_secs_f64();
+                    let left = b.as_secs_f64() - started.elapsed().as_secs_f64() - pooling_s;
                     scale = first_scale(&batches[0], k, left);
                     if scale < 1.0 && !args.quiet {
                         eprintln!(
@@ -168,6 +170,14 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             }
             batches.push(child(args, &dir, i, i * n / k, only, scale)?);
             took(args, &batches, &format!("{}/{k}", i + 1));
+            if i == 0 && args.budget.is_some() {
+                pooling_s = pooling_estimate_s(&batches[0].results);
+                if !args.quiet {
+                    eprintln!(
+                        "run: pooling will take about {pooling_s:.1} s of the budget (timed on this process's phases); the processes have the rest"
+                    );
+                }
+            }
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
@@ -176,7 +186,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             // phases (every phase's bootstrap, seconds) is left to `aggregate`, once.
             if args
                 .budget
-                .is_some_and(|b| b.as_secs_f64() - elapsed <= START_S)
+                .is_some_and(|b| b.as_secs_f64() - elapsed - pooling_s <= START_S)
             {
                 break;
             }
@@ -192,7 +202,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             }
             let left = args
                 .budget
-                .map(|b| b.as_secs_f64() - started.elapsed().as_secs_f64());
+                .map(|b| b.as_secs_f64() - started.elapsed().as_secs_f64() - pooling_s);
             let chosen = choose(&wide, &batches, left);
             if chosen.is_empty() {
                 break;
@@ -215,7 +225,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
         if !args.quiet {
             eprintln!(
-                "run: the {processes} processes pooled and the suites composed in {:.1} s",
+                "run: the {processes} processes pooled and the suites composed in {:.1} s ({pooling_s:.1} s kept for it)",
                 pooling.elapsed().as_secs_f64()
             );
         }
@@ -249,6 +259,15 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// What pooling will take, seconds, timed on the first process's phases: the phases' intervals,
+/// then the composed intervals (every suite's handshakes drawn in each of `compose::CI_RESAMPLES`
+/// worlds, most of its time), whose cost does not depend on the samples' values or processes.
+fn pooling_estimate_s(first: &Results) -> f64 {
+    let t = Instant::now();
+    let (phases, _) = pool_phases(std::slice::from_ref(first));
+    t.elapsed().as_secs_f64() + compose::intervals_seconds(&first.suites, &phases)
 }
 
 /// A K-th of `total`, rounded up.

@@ -132,8 +132,9 @@ pub fn predicted_difference(a: &SuiteResult, b: &SuiteResult) -> f64 {
 }
 
 /// Bootstrap worlds and draws per world behind the composed intervals. 1,000 worlds put 25 of
-/// them beyond each 95% bound (200 gave 5); 1,000 draws per world keep `check` of a full run to a
-/// couple of seconds on 2 cores. The draws add their own noise to each world's median, so the
+/// them beyond each 95% bound (200 gave 5). The draws (every call of every suite, per world) are
+/// most of `check`'s time and of the run step's pooling, which keeps their time out of its
+/// measuring (`intervals_seconds`). The draws add their own noise to each world's median, so the
 /// interval errs wide, not narrow.
 pub(crate) const CI_RESAMPLES: usize = 1000;
 pub(crate) const CI_DRAWS: usize = 1000;
@@ -355,6 +356,19 @@ pub(crate) fn bootstrap_medians_by_process(
     };
     let fresh = || -> Vec<Vec<Vec<u64>>> { phases.iter().map(|_| vec![Vec::new(); k]).collect() };
     per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
+}
+
+/// Worlds timed by `intervals_seconds`: a few per core, so the threads' start is a small part.
+const PROBE_WORLDS: usize = 16;
+
+/// How long `intervals` takes for these suites, seconds, from timing `PROBE_WORLDS` of its
+/// worlds on `phases`. A world's cost is its draws (every call of every phase of every suite,
+/// `CI_DRAWS` times), which the samples' values and the processes they came from do not change,
+/// so the first process's phases time what the pooled ones will take.
+pub fn intervals_seconds(suites: &[SuiteResult], phases: &[Phase]) -> f64 {
+    let t = std::time::Instant::now();
+    let _ = bootstrap_medians_by_process(suites, phases, PROBE_WORLDS, CI_DRAWS);
+    t.elapsed().as_secs_f64() * CI_RESAMPLES as f64 / PROBE_WORLDS as f64
 }
 
 /// A 95% interval (low, high), where there is one.
