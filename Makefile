@@ -5,11 +5,10 @@ BIN := target/release/pqprof
 # (results/<host>-<UTC time>-<host fingerprint>.json.gz): nothing measured is ever overwritten.
 OUT ?=
 # BUDGET=S is `make run`'s time after the build, seconds (default 600: 10 minutes on 2 cores). Each
-# step keeps to its share of it, whatever the host's speed: `run` 20% (120 s) for measuring and
-# pooling (the pooling's time is timed on the first process and kept for it), then checking;
-# `handshake` 15% (90 s), `capacity` 15% (90 s) and `network` 33% (198 s) for the whole step, each
-# shrinking its design to fit and saying so; memory (~15 s), rendering and the last check take
-# the rest.
+# step keeps to its share of it, whatever the host's speed: `run` 20% (120 s) for measuring,
+# pooling and checking (the last two timed on the first process and kept for them); `handshake`
+# 15% (90 s), `capacity` 15% (90 s) and `network` 33% (198 s) for the whole step, each shrinking
+# its design to fit and saying so; memory (~15 s), rendering and the last check take the rest.
 BUDGET ?= 600
 
 .PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin aarch64 deps clean

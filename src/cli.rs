@@ -459,8 +459,9 @@ pub struct RunArgs {
     /// The 95% half-width, percent of the median, every phase is measured towards.
     #[arg(long, default_value_t = 1.0)]
     pub(crate) precision: f64,
-    /// The time for measuring, in seconds, precision batches included (composing and checking
-    /// follow; 0: no limit but 12 processes per phase).
+    /// The step's time, in seconds: measuring, precision batches included, then pooling and
+    /// checking (their time is timed on the first process and kept for them; 0: no limit but 12
+    /// processes per phase).
     #[arg(long, default_value_t = 120)]
     pub(crate) budget_s: u64,
     /// Start the round-robin at this phase (set by --samples for each child).

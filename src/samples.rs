@@ -135,7 +135,8 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     let result = (|| -> Result<Results> {
         let mut batches: Vec<Batch> = Vec::new();
         let mut scale = 1.0;
-        // The pooling's time, kept out of the measuring time (set from the first process).
+        // The pooling's and the check's time, kept out of the measuring time (set from the
+        // first process).
         let mut pooling_s = 0.0;
         for i in 0..k {
             if i == 1 {
@@ -174,7 +175,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
                 pooling_s = pooling_estimate_s(&batches[0].results);
                 if !args.quiet {
                     eprintln!(
-                        "run: pooling will take about {pooling_s:.1} s of the budget (timed on this process's phases); the processes have the rest"
+                        "run: pooling and checking will take about {pooling_s:.1} s of the budget (timed on this process's phases); the processes have the rest"
                     );
                 }
             }
@@ -225,7 +226,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
         if !args.quiet {
             eprintln!(
-                "run: the {processes} processes pooled and the suites composed in {:.1} s ({pooling_s:.1} s kept for it)",
+                "run: the {processes} processes pooled and the suites composed in {:.1} s ({pooling_s:.1} s kept for it and the check)",
                 pooling.elapsed().as_secs_f64()
             );
         }
@@ -261,13 +262,14 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     result
 }
 
-/// What pooling will take, seconds, timed on the first process's phases: the phases' intervals,
-/// then the composed intervals (every suite's handshakes drawn in each of `compose::CI_RESAMPLES`
-/// worlds, most of its time), whose cost does not depend on the samples' values or processes.
+/// What pooling and the check after it will take, seconds, timed on the first process's phases:
+/// the phases' intervals (which the check recomputes, so twice), then the composed intervals
+/// (every suite's handshakes drawn in each of `compose::CI_RESAMPLES` worlds, most of the time),
+/// whose cost does not depend on the samples' values or processes.
 fn pooling_estimate_s(first: &Results) -> f64 {
     let t = Instant::now();
     let (phases, _) = pool_phases(std::slice::from_ref(first));
-    t.elapsed().as_secs_f64() + compose::intervals_seconds(&first.suites, &phases)
+    2.0 * t.elapsed().as_secs_f64() + compose::intervals_seconds(&first.suites, &phases)
 }
 
 /// A K-th of `total`, rounded up.

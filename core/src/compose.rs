@@ -358,8 +358,10 @@ pub(crate) fn bootstrap_medians_by_process(
     per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
 }
 
-/// Worlds timed by `intervals_seconds`: a few per core, so the threads' start is a small part.
-const PROBE_WORLDS: usize = 16;
+/// Worlds timed by `intervals_seconds`: enough that the probe (about half a second of the Xeon
+/// model 207's 2 cores) spans a shared host's shorter bursts rather than falling in one; with 16
+/// (0.2 s) a make run under `tools/noise.sh` pooled in 14.5 s against 11.1 s estimated.
+const PROBE_WORLDS: usize = 48;
 
 /// How long `intervals` takes for these suites, seconds, from timing `PROBE_WORLDS` of its
 /// worlds on `phases`. A world's cost is its draws (every call of every phase of every suite,
