@@ -55,23 +55,99 @@ const WARMUP_MS: u64 = 10;
 /// signatures), so five processes that all measured it took 171 s against three's 127 s.
 const FLOOR_PROCESSES: usize = 3;
 
-/// A first process past `FLOOR_PROCESSES` against a full one, as a share of its time: on the
-/// Zen 4 VM one without the six phases on their floor took 10.6 s against 28.7 s.
-const LIGHT_SHARE: f64 = 0.4;
+/// A first process past `FLOOR_PROCESSES` against a full one, as a share of its time outside its
+/// timed calls (warm-ups, set-up, checks, its start): on the Xeon model 207 on 2026-12-04 one
+/// without the phases on their floor spent 7.8-8.5 s so, against a full one's 16.8-18.8 s.
+const LIGHT_SHARE: f64 = 0.45;
 
 /// The smallest share of their timed calls the first processes are shrunk to on a slow host.
 const MIN_SCALE: f64 = 0.25;
 
-/// The share of their timed calls the first processes after the first are made to take, so that
-/// all K fit in the `left_s` seconds left: a process is its timed calls (the first process's
-/// share `m` of its wall time, which scales) and everything else (warm-ups, set-up, checks, its
-/// start: which does not), and a process past `FLOOR_PROCESSES` takes `LIGHT_SHARE` of a full
-/// one. 1 where they fit as they are; at least `MIN_SCALE`, where even that does not fit (the run
-/// then takes longer than its budget, and its intervals say so).
-fn first_scale(first: &Batch, k: usize, left_s: f64) -> f64 {
-    let full = k.min(FLOOR_PROCESSES).saturating_sub(1) as f64;
-    let light = k.saturating_sub(FLOOR_PROCESSES) as f64 * LIGHT_SHARE;
-    scale_to_fit(first.wall_s, timed_s(&first.results), full + light, left_s)
+/// What the first K processes after the first will take, seconds, from the first one: what no
+/// scale shrinks (each one's time outside its timed calls, `LIGHT_SHARE` of it past
+/// `FLOOR_PROCESSES`, and before them its part of the floor phases' calls) and what it does (the
+/// other timed calls, at scale 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Rest {
+    fixed_s: f64,
+    scalable_s: f64,
+}
+
+impl Rest {
+    fn of(first: &Batch, k: usize) -> Rest {
+        let floor_s = first
+            .results
+            .phases
+            .iter()
+            .filter(|p| p.iterations_reason == Reason::Floor)
+            .filter_map(|p| p.timed_ms)
+            .sum::<f64>()
+            / 1e3;
+        let timed = timed_s(&first.results);
+        let untimed = (first.wall_s - timed).max(0.0);
+        let other = (timed - floor_s).max(0.0);
+        // The floor's calls are split like a forced count (`child`'s --worker-floor).
+        let (calls, floors) = (
+            results::Settings::default().min_iterations,
+            k.min(FLOOR_PROCESSES),
+        );
+        let part = |i: usize| share(calls, floors, i) as f64 / share(calls, floors, 0) as f64;
+        let fixed_s = (1..k)
+            .map(|i| match i < FLOOR_PROCESSES {
+                true => untimed + floor_s * part(i),
+                false => LIGHT_SHARE * untimed,
+            })
+            .sum();
+        Rest {
+            fixed_s,
+            scalable_s: other * k.saturating_sub(1) as f64,
+        }
+    }
+
+    /// Seconds at `scale`.
+    fn at(&self, scale: f64) -> f64 {
+        self.fixed_s + self.scalable_s * scale
+    }
+}
+
+/// The share of their timed calls off the floor the first processes after the first are made to
+/// take, so that all K fit in the `left_s` seconds left (`Rest`). 1 where they fit as they are;
+/// at least `MIN_SCALE`, where even that does not fit (the run then takes longer than its budget,
+/// which `run_samples` says, and its intervals say so).
+fn first_scale(rest: &Rest, left_s: f64) -> f64 {
+    if rest.at(1.0) <= left_s {
+        return 1.0;
+    }
+    if rest.scalable_s <= 0.0 {
+        return MIN_SCALE;
+    }
+    ((left_s - rest.fixed_s) / rest.scalable_s).clamp(MIN_SCALE, 1.0)
+}
+
+/// `first_scale` for the processes after the first, said on stderr where they shrink, and where
+/// even the least does not fit what is `left`.
+fn shrink(args: &Options, first: &Batch, k: usize, left: f64) -> f64 {
+    let rest = Rest::of(first, k);
+    let scale = first_scale(&rest, left);
+    if scale < 1.0 && !args.quiet {
+        eprintln!(
+            "run: the first process took {:.0} s; the other {} are made {:.0}% as long in their \
+             timed calls off the floor to keep to the budget (the floor and the warm-ups stay)",
+            first.wall_s,
+            k - 1,
+            scale * 100.0
+        );
+    }
+    if rest.at(scale) > left && !args.quiet {
+        eprintln!(
+            "run: even so they will take about {:.0} s of the {:.0} s left: the step runs over \
+             its budget (the floor phases and the warm-ups alone take {:.0} s)",
+            rest.at(scale),
+            left.max(0.0),
+            rest.fixed_s
+        );
+    }
+    scale
 }
 
 /// Says how long the last process took, and how much of it its timed calls (the rest does not
@@ -89,19 +165,6 @@ fn took(args: &Options, batches: &[Batch], which: &str) {
 /// A process's time in its timed calls, seconds.
 fn timed_s(r: &Results) -> f64 {
     r.phases.iter().filter_map(|p| p.timed_ms).sum::<f64>() / 1e3
-}
-
-/// `first_scale`'s arithmetic: `weight` processes like one of `wall_s` seconds, `timed_s` of them
-/// its timed calls, made to fit `left_s`.
-fn scale_to_fit(wall_s: f64, timed_s: f64, weight: f64, left_s: f64) -> f64 {
-    if weight <= 0.0 || wall_s <= 0.0 || wall_s * weight <= left_s {
-        return 1.0;
-    }
-    let m = (timed_s / wall_s).clamp(0.0, 1.0);
-    if m == 0.0 {
-        return MIN_SCALE;
-    }
-    ((left_s / (wall_s * weight) - (1.0 - m)) / m).clamp(MIN_SCALE, 1.0)
 }
 
 /// Every phase not on its floor, by id: what a first process past `FLOOR_PROCESSES` measures.
@@ -138,19 +201,12 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
         // The pooling's and the check's time, kept out of the measuring time (set from the
         // first process).
         let mut pooling_s = 0.0;
+        let left_s =
+            |b: Duration, kept: f64| b.as_secs_f64() - started.elapsed().as_secs_f64() - kept;
         for i in 0..k {
             if i == 1 {
                 if let Some(b) = args.budget {
-                    let left = b.as_secs_f64() - started.elapsed().as_secs_f64() - pooling_s;
-                    scale = first_scale(&batches[0], k, left);
-                    if scale < 1.0 && !args.quiet {
-                        eprintln!(
-                            "run: the first process took {:.0} s; the other {} are made {:.0}% as long in their timed calls to keep to the budget (the floor and the warm-ups stay)",
-                            batches[0].wall_s,
-                            k - 1,
-                            scale * 100.0
-                        );
-                    }
+                    scale = shrink(args, &batches[0], k, left_s(b, pooling_s));
                 }
             }
             // Past the first FLOOR_PROCESSES, the phases on their floor in the first process
@@ -171,24 +227,22 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             }
             batches.push(child(args, &dir, i, i * n / k, only, scale)?);
             took(args, &batches, &format!("{}/{k}", i + 1));
-            if i == 0 && args.budget.is_some() {
-                pooling_s = pooling_estimate_s(&batches[0].results);
+            // A forced count is a fixed design, which no budget shrinks.
+            if i == 0 && args.budget.is_some() && args.iterations.is_none() {
+                pooling_s = pooling_estimate_s(&batches[0].results, k);
                 if !args.quiet {
                     eprintln!(
-                        "run: pooling and checking will take about {pooling_s:.1} s of the budget (timed on this process's phases); the processes have the rest"
+                        "run: {pooling_s:.1} s of the budget kept for pooling and checking \
+                         (timed on this process's phases)"
                     );
                 }
             }
         }
         // A forced count is a fixed design: no process beyond the first K.
         while args.iterations.is_none() {
-            let elapsed = started.elapsed().as_secs_f64();
             // No process fits what is left of the budget: the pooling that would choose its
             // phases (every phase's bootstrap, seconds) is left to `aggregate`, once.
-            if args
-                .budget
-                .is_some_and(|b| b.as_secs_f64() - elapsed - pooling_s <= START_S)
-            {
+            if args.budget.is_some_and(|b| left_s(b, pooling_s) <= START_S) {
                 break;
             }
             // The phases' intervals only: the suites are composed once, at the end.
@@ -201,9 +255,7 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
             if wide.is_empty() {
                 break;
             }
-            let left = args
-                .budget
-                .map(|b| b.as_secs_f64() - started.elapsed().as_secs_f64() - pooling_s);
+            let left = args.budget.map(|b| left_s(b, pooling_s));
             let chosen = choose(&wide, &batches, left);
             if chosen.is_empty() {
                 break;
@@ -225,8 +277,13 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
         let (pooling, processes) = (Instant::now(), batches.len());
         let mut out = aggregate(batches.into_iter().map(|b| b.results).collect())?;
         if !args.quiet {
+            let kept = if pooling_s > 0.0 {
+                format!(" ({pooling_s:.1} s kept for it and the check)")
+            } else {
+                String::new()
+            };
             eprintln!(
-                "run: the {processes} processes pooled and the suites composed in {:.1} s ({pooling_s:.1} s kept for it and the check)",
+                "run: the {processes} processes pooled and the suites composed in {:.1} s{kept}",
                 pooling.elapsed().as_secs_f64()
             );
         }
@@ -262,14 +319,16 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
     result
 }
 
-/// What pooling and the check after it will take, seconds, timed on the first process's phases:
-/// the phases' intervals (which the check recomputes, so twice), then the composed intervals
+/// What pooling and the check after it will take for `k` processes, seconds, timed on the first
+/// process's phases: the phases' intervals (which grow with the pooled samples, so about `k`
+/// times one process's, and which the check recomputes, so twice), then the composed intervals
 /// (every suite's handshakes drawn in each of `compose::CI_RESAMPLES` worlds, most of the time),
-/// whose cost does not depend on the samples' values or processes.
-fn pooling_estimate_s(first: &Results) -> f64 {
+/// whose draws one process's phases time as well as all of them.
+fn pooling_estimate_s(first: &Results, k: usize) -> f64 {
     let t = Instant::now();
     let (phases, _) = pool_phases(std::slice::from_ref(first));
-    2.0 * t.elapsed().as_secs_f64() + compose::intervals_seconds(&first.suites, &phases)
+    let phases_s = t.elapsed().as_secs_f64() * k as f64;
+    2.0 * phases_s + compose::intervals_seconds(&first.suites, &phases)
 }
 
 /// A K-th of `total`, rounded up.
@@ -671,18 +730,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_processes_shrink_only_their_timed_calls_and_only_as_far_as_needed() {
-        // 3.8 processes like one of 30 s fit in 120 s: as they are.
-        assert_eq!(scale_to_fit(30.0, 12.0, 3.8, 120.0), 1.0);
-        // In 95 s: each may take 25 s of its 30; 18 s do not scale, so 7 of its 12 timed ones.
-        let s = scale_to_fit(30.0, 12.0, 3.8, 95.0);
-        assert!((s - (95.0 / 114.0 - 0.6) / 0.4).abs() < 1e-12, "{s}");
-        assert!((18.0 + 12.0 * s - 95.0 / 3.8).abs() < 1e-9);
-        // Nothing left to spend, or nothing that scales: the least.
-        assert_eq!(scale_to_fit(30.0, 12.0, 3.8, 0.0), MIN_SCALE);
-        assert_eq!(scale_to_fit(30.0, 0.0, 3.8, 60.0), MIN_SCALE);
-        // One process only: nothing to scale.
-        assert_eq!(scale_to_fit(30.0, 12.0, 0.0, 1.0), 1.0);
+    fn the_first_processes_shrink_only_their_timed_calls_off_the_floor() {
+        // A first process of 30 s: 8 s of calls of a phase on its floor, 4 s of others, 18 s
+        // outside its timed calls.
+        let mut r = timed_child();
+        r.phases.truncate(3);
+        for (p, (timed_ms, reason)) in r.phases.iter_mut().zip([
+            (Some(8000.0), Reason::Floor),
+            (Some(4000.0), Reason::Default),
+            (None, Reason::Default),
+        ]) {
+            p.timed_ms = timed_ms;
+            p.iterations_reason = reason;
+        }
+        let first = Batch {
+            results: r,
+            wall_s: 30.0,
+        };
+        // Five processes: the floor's 10 calls are 4 + 3 + 3, so processes 2 and 3 take 18 s and
+        // 6 s of floor calls each, 4 and 5 0.45 x 18 s; all four take 4 s of other calls at 1.
+        let rest = Rest::of(&first, 5);
+        assert!((rest.fixed_s - (2.0 * (18.0 + 6.0) + 2.0 * 0.45 * 18.0)).abs() < 1e-9);
+        assert!((rest.scalable_s - 16.0).abs() < 1e-9);
+        // 80.2 s fit in 100 as they are; in 72.2, half their calls off the floor.
+        assert_eq!(first_scale(&rest, 100.0), 1.0);
+        assert!((first_scale(&rest, 72.2) - 0.5).abs() < 1e-9);
+        // In 60 s even the least does not fit: 68.2 s, which run_samples says.
+        assert_eq!(first_scale(&rest, 60.0), MIN_SCALE);
+        assert!((rest.at(MIN_SCALE) - 68.2).abs() < 1e-9);
+        // Three processes: no light ones.
+        let three = Rest::of(&first, 3);
+        assert!((three.fixed_s - 48.0).abs() < 1e-9 && (three.scalable_s - 8.0).abs() < 1e-9);
+        // One process only: nothing to scale; nothing that scales: the least.
+        assert_eq!(first_scale(&Rest::of(&first, 1), 0.0), 1.0);
+        let none = Rest {
+            fixed_s: 50.0,
+            scalable_s: 0.0,
+        };
+        assert_eq!(first_scale(&none, 40.0), MIN_SCALE);
     }
 
     /// A committed results file, as a child's output.

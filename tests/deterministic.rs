@@ -72,6 +72,9 @@ fn a_fixed_design_run_is_exact_and_checks_and_renders() {
         "2",
         "--samples",
         "3",
+        // No run budget: the time kept for pooling is timed on the wall clock.
+        "--budget-s",
+        "0",
         "--quiet",
         "--out",
         out.to_str().unwrap(),
@@ -189,6 +192,8 @@ fn precision_run(name: &str, precision: &str) -> Value {
         "20",
         "--rounds",
         "2",
+        "--budget-s",
+        "0",
         "--quiet",
         "--out",
         out.to_str().unwrap(),

@@ -188,7 +188,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
             if k == 0 {
                 assert!(gap == 0.0 && threads == 1, "{}", c["pace"]);
             } else {
-                // A start every zero-point median / 25% load, a thread for each connection then
+                // A start every zero-point median / the load, a thread for each connection then
                 // in flight (each holds its thread for its handshake and the echo's round trip)
                 // and one more, at most --parallel 4.
                 // In rounds, the zero point's first round set the pace; the model's zero point
@@ -199,7 +199,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
                     + zero
                     + c["model"]["link_rtt_ns"].as_f64().unwrap();
                 assert!(
-                    (gap - zero / 0.25).abs() <= 1.0,
+                    (gap - zero / (n["load_pct"].as_f64().unwrap() / 100.0)).abs() <= 1.0,
                     "{} {}",
                     c["pace"],
                     c["model"]

@@ -364,9 +364,10 @@ pub(crate) fn bootstrap_medians_by_process(
 const PROBE_WORLDS: usize = 48;
 
 /// How long `intervals` takes for these suites, seconds, from timing `PROBE_WORLDS` of its
-/// worlds on `phases`. A world's cost is its draws (every call of every phase of every suite,
-/// `CI_DRAWS` times), which the samples' values and the processes they came from do not change,
-/// so the first process's phases time what the pooled ones will take.
+/// worlds on `phases`. A world's cost is mostly its draws (every call of every phase of every
+/// suite, `CI_DRAWS` times), which the samples' values do not change, so the first process's
+/// phases time most of what the pooled ones will take (resampling each process's samples into
+/// the world adds a little with the processes).
 pub fn intervals_seconds(suites: &[SuiteResult], phases: &[Phase]) -> f64 {
     let t = std::time::Instant::now();
     let _ = bootstrap_medians_by_process(suites, phases, PROBE_WORLDS, CI_DRAWS);
