@@ -190,10 +190,15 @@ func (s *server) count(resumed bool) {
 
 // waitServed waits until n connections have been served since the last
 // reset, or 5 s have passed (the client knows how many it made; the server
-// may still be closing the last one).
+// may still be closing the last one). The naps double from 200 us to 10 ms,
+// as in pqprof's own servers (src/stack/child.rs): a QUIC server whose
+// client's close was lost counts that connection only at its idle timeout,
+// and 5 s of 200 us naps would be counted as the server's CPU.
 func (s *server) waitServed(n int64) {
+	nap := 200 * time.Microsecond
 	for t0 := time.Now(); s.served.Load()-s.base < n && time.Since(t0) < 5*time.Second; {
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(nap)
+		nap = min(2*nap, 10*time.Millisecond)
 	}
 }
 
