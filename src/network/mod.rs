@@ -8,6 +8,7 @@
 
 pub mod lab;
 pub mod router;
+mod share;
 mod window;
 
 use crate::auth::Step;
@@ -842,8 +843,9 @@ impl<'a> Bench<'a> {
         zero_point: Option<&Point>,
         allowance: Duration,
         (round, rounds): (usize, usize),
-        fixed: Option<Pace>,
+        before: Option<(Pace, &[window::Done])>,
     ) -> Result<Plan<'a>> {
+        let fixed = before.map(|b| b.0);
         let s = &self.scenarios[j];
         let (id, _) = self
             .chains
@@ -879,12 +881,40 @@ impl<'a> Bench<'a> {
         };
         // A cell of several rounds has at least MIN_PER_CELL in all.
         let least = MIN_PER_CELL.div_ceil(rounds.max(1));
-        let count = starts_within(
-            asked,
-            allowance,
-            start_interval(pace.gap, hold_ns, pace.threads),
-            least,
-        );
+        let interval = start_interval(pace.gap, hold_ns, pace.threads);
+        let count = starts_within(asked, allowance, interval, least);
+        // A full handshake of the answer table's needs what its difference's interval does
+        // (share.rs), from its zero-point handshakes' interquartile range.
+        let answer = s.mode == Mode::Full
+            && crate::figures::answer::in_answer(
+                s.stack.protocol(),
+                &s.group,
+                s.auth.as_deref(),
+                self.baseline,
+            );
+        let need = match self.zero_cell(j, zero_point) {
+            Some(z) if answer && at.k > 0 => {
+                let spread = |v: &[u64]| {
+                    let q = percentiles_ns(v, &[25.0, 75.0]);
+                    q[1] - q[0]
+                };
+                let done: Vec<u64> =
+                    before.map_or(Vec::new(), |b| b.1.iter().map(|t| t.ready_ns).collect());
+                let wide = if done.len() >= least {
+                    spread(&z.ready_ns).max(spread(&done))
+                } else {
+                    spread(&z.ready_ns)
+                };
+                let target = crate::figures::network::extra_target_ns(at.conditions.rtt_ns);
+                let left = rounds.saturating_sub(round).max(1);
+                Some(
+                    share::needed(wide, target)
+                        .saturating_sub(done.len())
+                        .div_ceil(left),
+                )
+            }
+            _ => None,
+        };
         Ok(Plan {
             j,
             id,
@@ -892,10 +922,31 @@ impl<'a> Bench<'a> {
             count,
             least,
             zero_model,
-            pace: Pace {
-                threads: pace.threads.min(count.max(1)),
-                ..pace
+            pace,
+            want: share::Want {
+                interval,
+                even: count,
+                need,
+                least,
+                asked,
             },
+        })
+    }
+
+    /// Scenario `j`'s cell at the zero point (none: no zero point yet).
+    fn zero_cell<'p>(&self, j: usize, zero_point: Option<&'p Point>) -> Option<&'p Cell> {
+        let s = &self.scenarios[j];
+        let p = zero_point?;
+        let cells = match s.mode {
+            Mode::Resumed => &p.resumed,
+            Mode::Token | Mode::Retry => &p.validated,
+            _ => &p.cells,
+        };
+        cells.iter().find(|c| {
+            c.stack.name() == s.stack.name()
+                && c.group == s.group
+                && c.auth == s.auth
+                && (s.mode == Mode::Resumed || c.mode == s.mode)
         })
     }
 
@@ -909,18 +960,7 @@ impl<'a> Bench<'a> {
         round_trips: f64,
     ) -> Option<Model> {
         let s = &self.scenarios[j];
-        let p = zero_point?;
-        let cells = match s.mode {
-            Mode::Resumed => &p.resumed,
-            Mode::Token | Mode::Retry => &p.validated,
-            _ => &p.cells,
-        };
-        let z = cells.iter().find(|c| {
-            c.stack.name() == s.stack.name()
-                && c.group == s.group
-                && c.auth == s.auth
-                && (s.mode == Mode::Resumed || c.mode == s.mode)
-        })?;
+        let z = self.zero_cell(j, zero_point)?;
         let path = path(s.stack, &self.flights[j], self.mss);
         let paced = paced(&self.flights[j]);
         Some(model_for(z, round_trips, path, paced, at.conditions))
@@ -1060,10 +1100,25 @@ impl<'a> Bench<'a> {
             let plans: Vec<Plan> = w
                 .iter()
                 .map(|&j| {
-                    let fixed = runs.get(&j).map(|(p, _)| p.pace);
-                    self.plan(j, at, zero, allowance, (round, rounds), fixed)
+                    let before = runs
+                        .get(&j)
+                        .map(|(p, piece)| (p.pace, &piece.sampled.times[..]));
+                    self.plan(j, at, zero, allowance, (round, rounds), before)
                 })
                 .collect::<Result<_>>()?;
+            // Without loss the answer's cells get what their differences need (share.rs); under
+            // loss the timers set the spread, which the zero point does not foretell.
+            let counts = if at.k > 0 && at.loss == 0.0 && plans.len() > 1 {
+                let wants: Vec<share::Want> = plans.iter().map(|p| p.want).collect();
+                share::counts(&wants, allowance.saturating_mul(plans.len() as u32))
+            } else {
+                plans.iter().map(|p| p.count).collect()
+            };
+            let plans: Vec<Plan> = plans
+                .into_iter()
+                .zip(counts)
+                .map(|(p, n)| p.with_count(n))
+                .collect();
             let (pieces, dropped) = self.window(&plans, at, allowance, router)?;
             if dropped > 0 {
                 let cells: Vec<String> = w.iter().map(|&j| self.scenarios[j].name()).collect();
@@ -1216,7 +1271,24 @@ struct Plan<'a> {
     /// `starts_within`).
     least: usize,
     zero_model: Option<Model>,
+    /// Its pace; once its count is set (`with_count`), its threads no more than its count.
     pace: Pace,
+    /// What the window's sharing needs of it (share.rs).
+    want: share::Want,
+}
+
+impl Plan<'_> {
+    /// The plan with `count` handshakes, its threads no more than them.
+    fn with_count(self, count: usize) -> Self {
+        Plan {
+            count,
+            pace: Pace {
+                threads: self.pace.threads.min(count.max(1)),
+                ..self.pace
+            },
+            ..self
+        }
+    }
 }
 
 /// A cell's figures from its raw data (the same functions `check` uses).

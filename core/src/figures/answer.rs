@@ -33,6 +33,21 @@ pub fn answers(protocol: &str, group: &str, auth: Option<&str>, baseline_auth: &
     hybrid || chain
 }
 
+/// Whether a scenario is either side of a row of the answer table: the hybrid or its classical
+/// baseline with the baseline authentication (SSH: none), the ML-DSA-65 chain on the hybrid, or
+/// the fully post-quantum handshake (`POST_QUANTUM`), whose baseline is the classical one's.
+pub fn in_answer(protocol: &str, group: &str, auth: Option<&str>, baseline_auth: &str) -> bool {
+    let groups = HYBRID
+        .iter()
+        .any(|(p, g, b)| *p == protocol && (*g == group || *b == group))
+        && auth.is_none_or(|a| a == baseline_auth);
+    let chains = protocol == "tls13"
+        && [CERTIFICATE, POST_QUANTUM]
+            .iter()
+            .any(|(g, a)| *g == group && auth == Some(*a));
+    groups || chains
+}
+
 /// The paired difference of two real handshake scenarios and its 95% interval: block by block
 /// (`figures::handshake::paired_connections`) in files of the paired design, round by round
 /// (`paired_delta`) before it.
@@ -504,6 +519,16 @@ mod tests {
         assert!(answers("ssh", "mlkem768x25519-sha256", None, e));
         assert!(answers("tls13", "X25519MLKEM768", Some("ML-DSA-65"), e));
         assert!(!answers("tls13", "MLKEM768", Some("ML-DSA-65"), e));
+        // Either side of a row: the baselines and the post-quantum row too.
+        assert!(in_answer("tls13", "X25519", Some(e), e));
+        assert!(in_answer("tls13", "X25519MLKEM768", Some(e), e));
+        assert!(in_answer("tls13", "X25519MLKEM768", Some("ML-DSA-65"), e));
+        assert!(in_answer("tls13", "MLKEM768", Some("ML-DSA-65"), e));
+        assert!(in_answer("ssh", "curve25519-sha256", None, e));
+        assert!(!in_answer("tls13", "X25519", Some("ML-DSA-65"), e));
+        assert!(!in_answer("tls13", "X25519MLKEM768", Some("ML-DSA-44"), e));
+        assert!(!in_answer("tls13", "SecP256r1MLKEM768", Some(e), e));
+        assert!(!in_answer("tls13", "MLKEM768", Some(e), e));
         // Baselines, other chains and other groups are not rows of their own.
         assert!(!answers("tls13", "X25519", Some(e), e));
         assert!(!answers("ssh", "curve25519-sha256", None, e));

@@ -62,6 +62,12 @@ pub fn tolerance_ns(rtt_ns: f64) -> f64 {
     (rtt_ns * 0.03).max(0.3e6)
 }
 
+/// The 95% interval the answer table's extra time at an RTT of `rtt_ns` is held to (#38): ±0.2
+/// ms at 5.6 ms and ±1 ms at 78.7 ms, that is 1.27% of the RTT, at least 0.2 ms.
+pub fn extra_target_ns(rtt_ns: f64) -> f64 {
+    (rtt_ns * 0.0127).max(0.2e6)
+}
+
 /// The mean connect-to-complete time of a cell's completed handshakes.
 pub fn mean_ns(samples_ns: &[u64]) -> f64 {
     stats::mean(&samples_ns.iter().map(|&x| x as f64).collect::<Vec<_>>())
@@ -596,6 +602,8 @@ mod tests {
     #[test]
     fn tolerance_is_three_percent_or_a_third_of_a_millisecond() {
         assert_eq!(super::tolerance_ns(5.6e6), 0.3e6);
+        assert_eq!(super::extra_target_ns(5.6e6), 0.2e6);
+        assert!((super::extra_target_ns(78.7e6) - 0.99949e6).abs() < 1.0);
         assert!((super::tolerance_ns(78.7e6) - 2.361e6).abs() < 1e-3);
         assert_eq!(
             super::percentiles_ns(&[4, 1, 3, 2], &[0.0, 100.0]),
