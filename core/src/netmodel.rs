@@ -101,35 +101,53 @@ pub fn quic_params(sender: crate::results::QuicSender) -> QuicParams {
 /// maxBurstSizePackets).
 const QUIC_GO_BURST_DATAGRAMS: u64 = 10;
 
+/// The datagram size quic-go's pacer counts in, bytes: its `maxDatagramSize` starts at the
+/// package's `initialMaxDatagramSize`, protocol.InitialPacketSize (1,280; internal/congestion/
+/// cubic_sender.go, internal/protocol/params.go), not the configured initial packet size, and
+/// only path MTU discovery changes it (connection.go: SetMaxDatagramSize), which pqprof turns
+/// off. So the burst is at least 10 x 1,280 bytes and a datagram waits for 1,280 bytes of
+/// budget, while each one sent takes 1,200.
+const QUIC_GO_PACER_DATAGRAM: u64 = 1_280;
+
 /// How long quic-go's pacer holds back the last of a first flight of `datagrams` (of
 /// `QUIC_DATAGRAM` bytes) that it sends with a smoothed RTT of `srtt_ns` and its initial window,
-/// nanoseconds: its token bucket, step by step, from quic-go 0.59's source
-/// (internal/congestion/pacer.go). The rate is 5/4 of window / smoothed RTT (adjustedBandwidth,
-/// over cubic_sender.go's BandwidthEstimate); the bucket holds the larger of 10 datagrams and
-/// 2 ms at that rate (maxBurstSize: the minimum pacing delay and the timer granularity, 1 ms
-/// each, internal/protocol/params.go) and starts full; a datagram goes when the bucket held one
-/// after the last, else when it will, but not sooner than 1 ms after the last (TimeUntilSend),
-/// by when the bucket may hold several. A server has a smoothed RTT before its first flight only
+/// nanoseconds, in the model's `form` (`QUIC_LOSS_MODEL`): its token bucket, step by step, from
+/// quic-go 0.59's source (internal/congestion/pacer.go). The rate is 5/4 of window / smoothed RTT
+/// (adjustedBandwidth, over cubic_sender.go's BandwidthEstimate); the bucket holds the larger of
+/// 10 of the pacer's datagrams and 2 ms at that rate (maxBurstSize: the minimum pacing delay and
+/// the timer granularity, 1 ms each, internal/protocol/params.go) and starts full; a datagram
+/// goes when the bucket held one of the pacer's datagrams after the last, else when it will, but
+/// not sooner than 1 ms after the last (TimeUntilSend), by when the bucket may hold several. The
+/// pacer's datagram is 1,280 bytes from form 5 (`QUIC_GO_PACER_DATAGRAM`), 1,200 in form 4,
+/// which read the NEW_TOKEN ML-DSA cells at 78.7 ms 0.7-1.4 ms over what they took (Xeon model
+/// 207, make runs of 2026-12-04 and 2026-12-05: form 5 holds their flights of 11-14 datagrams
+/// 1.0-1.2 ms less). A server has a smoothed RTT before its first flight only
 /// from a NEW_TOKEN token, which carries the RTT it measured when it gave the token (server.go:
 /// "restore RTT from token"; a Retry's token carries none, and without one the RTT is 0, which
 /// BandwidthEstimate takes as 1 ms: no flight here is then held). At 78.7 ms the rate is
-/// 610 kB/s, the burst 10 datagrams and the rest one every 1.97 ms; at 5.6 ms the burst is 14
-/// datagrams, more than any flight here.
-pub fn quic_go_pacing_ns(datagrams: u64, srtt_ns: f64) -> f64 {
+/// 610 kB/s and the burst 10 datagrams; in form 5 the 11th goes 1 ms later, the 12th 1.75 ms
+/// after that and the rest one every 1.97 ms; at 5.6 ms the burst is 14 datagrams, more than any
+/// flight here.
+pub fn quic_go_pacing_ns(datagrams: u64, srtt_ns: f64, form: u32) -> f64 {
     if srtt_ns <= 0.0 || datagrams == 0 {
         return 0.0;
     }
     let window = quic_params(crate::results::QuicSender::QuicGo).initial_window as f64;
     let size = QUIC_DATAGRAM as f64;
+    let unit = if form >= 5 {
+        QUIC_GO_PACER_DATAGRAM
+    } else {
+        QUIC_DATAGRAM
+    } as f64;
     let rate = 1.25 * window / srtt_ns;
-    let most = (rate * 2e6).max((QUIC_GO_BURST_DATAGRAMS * QUIC_DATAGRAM) as f64);
+    let most = (rate * 2e6).max(QUIC_GO_BURST_DATAGRAMS as f64 * unit);
     // The first datagram goes at 0 with the bucket full.
     let (mut at, mut left) = (0.0, (most - size).max(0.0));
     for _ in 1..datagrams {
-        let next = if left >= size {
+        let next = if left >= unit {
             at
         } else {
-            at + ((size - left) / rate).max(1e6)
+            at + ((unit - left) / rate).max(1e6)
         };
         let budget = (left + rate * (next - at)).min(most);
         left = (budget - size).max(0.0);
@@ -232,8 +250,10 @@ pub fn quic_rounds(
 ///   (RFC 9002 section 6.2.1: 3, 9, 21 RTT);
 /// - 3 (the make runs of 2026-12-04 14:27 to 17:35): as 2, but after an Initial flight of two
 ///   datagrams or more the server's first two datagrams are one opening flight;
-/// - 4: as 3, with quic-go's pacer holding back the end of a first flight it sends with a token's
-///   RTT (`quic_paced`, `quic_go_pacing_ns`; `Model::pacer`).
+/// - 4 (the make runs of 2026-12-04 19:42 to 2026-12-05 01:40): as 3, with quic-go's pacer
+///   holding back the end of a first flight it sends with a token's RTT (`quic_paced`,
+///   `quic_go_pacing_ns`; `Model::pacer`), counting in 1,200-byte datagrams;
+/// - 5: as 4, the pacer counting in its own 1,280-byte datagrams (`QUIC_GO_PACER_DATAGRAM`).
 ///
 /// Why the head of the server's flight: its first datagram carries the Initial packet with the
 /// ServerHello, without which the client can decrypt none of the Handshake packets after it and
@@ -253,7 +273,7 @@ pub fn quic_rounds(
 /// loss): 7 of 349 and 8 of 344 X25519 handshakes took over 900 ms, where form 1 expects one loss
 /// in a hundred and the head two; 0 of 356 and 0 of 358 hybrid ones, where a 999-ms wait for the
 /// first datagram alone would put 3.6.
-pub const QUIC_LOSS_MODEL: u32 = 4;
+pub const QUIC_LOSS_MODEL: u32 = 5;
 
 /// The critical path of a QUIC handshake for the loss model (`form`: `QUIC_LOSS_MODEL`'s): the
 /// client's Initial flight (opening: no RTT sample yet), the head of the server's flight (forms 2
@@ -688,21 +708,36 @@ mod tests {
         use super::{quic_go_pacing_ns, quic_paced};
         use crate::results::{QuicEvidence, QuicSender};
         const MS: f64 = 1e6;
-        // 78.7 ms: 1.25 x 38,400 B / 78.7 ms is 610 kB/s, 2 ms of it 1,220 B, so the burst is 10
-        // datagrams and the rest go one every 1,200 B / 610 kB/s = 78.7 / 40 = 1.9675 ms.
+        // Form 4, 1,200-byte datagrams. 78.7 ms: 1.25 x 38,400 B / 78.7 ms is 610 kB/s, 2 ms of
+        // it 1,220 B, so the burst is 10 datagrams and the rest go one every 1,200 B / 610 kB/s
+        // = 78.7 / 40 = 1.9675 ms.
         let close = |a: f64, b: f64| (a - b).abs() < 1.0;
-        assert!(close(quic_go_pacing_ns(10, 78.7 * MS), 0.0));
-        assert!(close(quic_go_pacing_ns(11, 78.7 * MS), 1.9675 * MS));
-        assert!(close(quic_go_pacing_ns(13, 78.7 * MS), 3.0 * 1.9675 * MS));
+        assert!(close(quic_go_pacing_ns(10, 78.7 * MS, 4), 0.0));
+        assert!(close(quic_go_pacing_ns(11, 78.7 * MS, 4), 1.9675 * MS));
+        assert!(close(
+            quic_go_pacing_ns(13, 78.7 * MS, 4),
+            3.0 * 1.9675 * MS
+        ));
+        // Form 5, the pacer counting 1,280 bytes: the bucket holds 12,800 B; ten datagrams of
+        // 1,200 leave 800, short of 1,280: the 11th waits 480 / 609.91 B/ms = 0.787 ms, so the
+        // least spacing, 1 ms, by when 1,409.9 B are there (209.9 left after it); the 12th
+        // waits 1,070.1 / 609.91 = 1.7545 ms (80 left), the 13th and 14th 1,200 / 609.91 =
+        // 1.9675 ms each: 1, 2.7545, 4.7220 and 6.6895 ms.
+        assert!(close(quic_go_pacing_ns(10, 78.7 * MS, 5), 0.0));
+        assert!(close(quic_go_pacing_ns(11, 78.7 * MS, 5), 1.0 * MS));
+        assert!((quic_go_pacing_ns(12, 78.7 * MS, 5) - 2.7545 * MS).abs() < 100.0);
+        assert!((quic_go_pacing_ns(14, 78.7 * MS, 5) - 6.6895 * MS).abs() < 100.0);
         // 5.6 ms: 2 ms at 8,571 B/ms is 17,143 B, a burst of 14 datagrams (343 B left); the
         // 15th waits the 1 ms least spacing, by when the bucket holds 8,914 B: the 16th to the
-        // 21st go with it, the 22nd a millisecond later.
-        assert!(close(quic_go_pacing_ns(14, 5.6 * MS), 0.0));
-        assert!(close(quic_go_pacing_ns(15, 5.6 * MS), 1.0 * MS));
-        assert!(close(quic_go_pacing_ns(21, 5.6 * MS), 1.0 * MS));
-        assert!(close(quic_go_pacing_ns(22, 5.6 * MS), 2.0 * MS));
+        // 21st go with it, the 22nd a millisecond later. The same in both forms.
+        for form in [4, 5] {
+            assert!(close(quic_go_pacing_ns(14, 5.6 * MS, form), 0.0));
+            assert!(close(quic_go_pacing_ns(15, 5.6 * MS, form), 1.0 * MS));
+            assert!(close(quic_go_pacing_ns(21, 5.6 * MS, form), 1.0 * MS));
+            assert!(close(quic_go_pacing_ns(22, 5.6 * MS, form), 2.0 * MS));
+        }
         // No RTT (no token, or a Retry's): nothing held.
-        assert_eq!(quic_go_pacing_ns(20, 0.0), 0.0);
+        assert_eq!(quic_go_pacing_ns(20, 0.0, 5), 0.0);
         let q = |sender, token, retry| QuicEvidence {
             version: 1,
             client_initial_datagrams: 1,

@@ -115,8 +115,8 @@ pub fn model(i: ModelInputs, at: Conditions) -> crate::results::Model {
     // The zero point's flight, at its base RTT, was held as long as the pacer holds it there.
     let pacer = i.paced.map(|datagrams| crate::results::Pacer {
         datagrams,
-        delay_ns: crate::netmodel::quic_go_pacing_ns(datagrams, at.rtt_ns)
-            - crate::netmodel::quic_go_pacing_ns(datagrams, at.base_rtt_ns),
+        delay_ns: crate::netmodel::quic_go_pacing_ns(datagrams, at.rtt_ns, at.quic_loss_model)
+            - crate::netmodel::quic_go_pacing_ns(datagrams, at.base_rtt_ns, at.quic_loss_model),
     });
     let paced = pacer.map_or(0.0, |p| p.delay_ns);
     let expected = |loss: f64| {
@@ -358,11 +358,16 @@ mod counts {
             stall: None,
             paced,
         };
-        // 13 datagrams at 78.7 ms: 3 past the burst of 10, 78.7 / 40 ms apart; none held at the
-        // zero point's 0.1 ms.
+        // 13 datagrams at 78.7 ms, the pacer counting 1,280-byte datagrams (form 5), at r = 1.25
+        // x 38,400 B / 78.7 ms: ten at once leave 800 B of the bucket's 12,800; the 11th goes at
+        // the 1 ms least spacing (800 + r x 1 ms - 1,200 B left), the 12th once 1,280 B are there
+        // again, the 13th 1,200 B / r after it (4.722 ms in all); none held at the zero point's
+        // 0.1 ms.
         let plain = model(inputs(None), at(78.7e6));
         let paced = model(inputs(Some(13)), at(78.7e6));
-        let held = 3.0 * 78.7e6 / 40.0;
+        let r: f64 = 1.25 * 38_400.0 / 78.7e6;
+        let held = 1e6 + (1_280.0 - (800.0 + r * 1e6 - 1_200.0)) / r + 1_200.0 / r;
+        assert!((held - 4.722e6).abs() < 1e3);
         assert!((paced.expected_ns - plain.expected_ns - held).abs() < 1.0);
         assert!((paced.pacer.unwrap().delay_ns - held).abs() < 1.0);
         assert_eq!(paced.pacer.unwrap().datagrams, 13);
