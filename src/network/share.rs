@@ -12,14 +12,23 @@
 //! the slow cells all they asked and left 50 of the 82 cells at 5.6 ms their least, 12: 9 cells
 //! missed their model where 2 had.
 //!
-//! How many a cell needs follows from its zero-point handshakes' spread: the 95% interval of a
-//! median of n handshakes is about 1.96 x 1.2533 x sigma / sqrt(n) wide each way (the normal's,
-//! sigma the interquartile range / 1.349), and a difference of two such cells adds the two in
-//! quadrature, so each needs its own half-width within target / sqrt(2) (`needed`). The spread is
-//! the zero point's, or once a round has run at the point the wider of that and the point's own
-//! (the network adds to the compute's: quic-go's ML-DSA-65 cell's quartiles at 5.6 ms were 1.5
-//! ms apart where its zero point's were 1 ms), and the later rounds make up what the first fell
-//! short of. Only the spread decides, never where the handshakes fell.
+//! How many a cell needs follows from its spread: the 95% interval of a median of n handshakes
+//! is about 1.96 x 1.2533 x sigma / sqrt(n) wide each way (the normal's, sigma the interquartile
+//! range / 1.349), and a difference of two cells adds the two in quadrature, so each needs its
+//! own half-width within target / sqrt(2) (`needed`). Where the answer's cells together would
+//! take more than half the window, the largest needs are cut to a common level first (`counts`):
+//! in the make run of 2026-12-05 02:27 (Xeon model 207) a cut in proportion left Go's ML-DSA-65
+//! cell 41 of the 55 it needed, beside quic-go's 184, and that row at ±0.27 ms. The spread is the
+//! zero point's, or once a round has run at the point the wider of that and the point's own (the
+//! network adds to the compute's: rustls's ML-DSA-65 cell's quartiles at 5.6 ms were 0.52 ms
+//! apart in that run where its zero point's were 0.15 ms), and the later rounds make up what the
+//! first fell short of. Only the spread decides, never where the handshakes fell.
+//!
+//! Sharing a row's error between its two cells at least cost (n in proportion to spread /
+//! sqrt(time a handshake costs)) asks a slow, wide cell beside a quick baseline for about 60% of
+//! this; tried twice on copies of make runs' files, it left Go's ML-DSA-65 row at ±0.27 and
+//! ±0.61 ms with 42 and 30 handshakes: the spread at the point outgrew the estimate, and half the
+//! error each keeps a margin for that.
 
 use std::time::Duration;
 
@@ -30,7 +39,8 @@ pub(crate) struct Want {
     pub(crate) interval: Duration,
     /// What an even share of the window gives it (`starts_within`).
     pub(crate) even: usize,
-    /// A cell of the answer table: the handshakes its difference needs (`needed`).
+    /// A cell of the answer table: the handshakes its difference needs of this round (`needed`,
+    /// less what it has had, over the rounds left).
     pub(crate) need: Option<usize>,
     pub(crate) least: usize,
     pub(crate) asked: usize,
@@ -54,49 +64,62 @@ pub(crate) fn needed(spread_ns: f64, target_ns: f64) -> usize {
 
 /// Each cell's handshakes within `total`, the window's time (each handshake costing its
 /// interval): the answer's cells what they need, at least their even share, between their least
-/// and what they asked, all of them together at most half the window (else each cut in
-/// proportion, none below its least); the other cells an even share of the rest, as
-/// `starts_within` gives it. A cell back to back (no interval) gets what it asked.
+/// and what they asked, all of them together at most half the window (else the largest needs cut
+/// to a common level, as far as fits, none below its even share: so the rows that need least
+/// keep what they need); the other cells an even share of the rest, as `starts_within` gives it.
+/// A cell back to back (no interval) gets what it asked.
 pub(crate) fn counts(wants: &[Want], total: Duration) -> Vec<usize> {
     let lo = |w: &Want| w.least.min(w.asked);
-    let cost = |w: &Want, n: usize| w.interval.as_nanos() * n as u128;
+    let floor = |w: &Want| w.even.clamp(lo(w), w.asked);
+    let answer = |w: &Want| w.need.is_some() && !w.interval.is_zero();
     let mut n: Vec<usize> = wants
         .iter()
         .map(|w| match w.need {
             _ if w.interval.is_zero() => w.asked,
-            Some(need) => need.max(w.even).clamp(lo(w), w.asked),
+            Some(need) => need.clamp(floor(w), w.asked),
             None => 0,
         })
         .collect();
-    let answer = |w: &Want| w.need.is_some() && !w.interval.is_zero();
-    let spent: u128 = wants
-        .iter()
-        .zip(&n)
-        .filter(|(w, _)| answer(w))
-        .map(|(w, &n)| cost(w, n))
-        .sum();
+    let spent = |n: &[usize]| -> u128 {
+        wants
+            .iter()
+            .zip(n)
+            .filter(|(w, _)| answer(w))
+            .map(|(w, &n)| w.interval.as_nanos() * n as u128)
+            .sum()
+    };
     let half = total.as_nanos() / 2;
-    if spent > half {
-        let f = half as f64 / spent as f64;
-        for (w, n) in wants.iter().zip(n.iter_mut()) {
-            if answer(w) {
-                *n = ((*n as f64 * f).floor() as usize)
-                    .max(lo(w))
-                    .max(w.even.min(w.asked));
+    if spent(&n) > half {
+        let at = |level: usize| -> Vec<usize> {
+            wants
+                .iter()
+                .zip(&n)
+                .map(|(w, &k)| {
+                    if answer(w) {
+                        k.min(level).max(floor(w))
+                    } else {
+                        k
+                    }
+                })
+                .collect()
+        };
+        // The highest level that fits (the floors alone if none does).
+        let (mut fits, mut over) = (0usize, n.iter().copied().max().unwrap_or(0));
+        while fits + 1 < over {
+            let mid = fits + (over - fits) / 2;
+            if spent(&at(mid)) <= half {
+                fits = mid;
+            } else {
+                over = mid;
             }
         }
+        n = at(fits);
     }
-    let spent: u128 = wants
-        .iter()
-        .zip(&n)
-        .filter(|(w, _)| answer(w))
-        .map(|(w, &n)| cost(w, n))
-        .sum();
     let others = wants
         .iter()
         .filter(|w| w.need.is_none() && !w.interval.is_zero())
         .count();
-    let each = total.as_nanos().saturating_sub(spent) / others.max(1) as u128;
+    let each = total.as_nanos().saturating_sub(spent(&n)) / others.max(1) as u128;
     for (w, n) in wants.iter().zip(n.iter_mut()) {
         if w.need.is_none() && !w.interval.is_zero() {
             let fit = usize::try_from(each / w.interval.as_nanos())
@@ -155,14 +178,22 @@ mod tests {
 
     #[test]
     fn the_answers_cells_take_at_most_half_the_window() {
-        // Two answer cells needing 60 each (1.2 s) in 1.1 s: cut to half of it, 550 / 1,200 of
-        // 60, 27.5, so 27 each (540 ms); the other gets the 560 ms left, 56 + 1 starts.
+        // Two answer cells needing 60 each (1.2 s) in 1.1 s: cut to the level that fits half of
+        // it, 27 each (540 ms; 28 would take 560); the other gets the 560 ms left, 56 + 1 starts.
         let w = [
             want(10, 10, Some(60)),
             want(10, 10, Some(60)),
             want(10, 10, None),
         ];
         assert_eq!(counts(&w, ms(1100)), vec![27, 27, 57]);
+        // The largest need is cut first: 60 and 20 in 500 ms of 1 s, level 30 (300 + 200 ms);
+        // the 20 keeps all it needs, where cutting both in proportion would leave it 12.
+        let w = [
+            want(10, 10, Some(60)),
+            want(10, 10, Some(20)),
+            want(10, 10, None),
+        ];
+        assert_eq!(counts(&w, ms(1000)), vec![30, 20, 51]);
         // Not below the even share nor the least, whatever the cut.
         let w = [want(10, 40, Some(60)), want(10, 10, None)];
         assert_eq!(counts(&w, ms(200)), vec![40, 4]);
