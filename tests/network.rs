@@ -120,7 +120,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let n = &v["network"];
     let points = n["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "the zero point, then 5.6 ms x 0% and 10%");
-    assert_eq!(n["quic_loss_model"], 4, "QUIC's model: its fourth form");
+    assert_eq!(n["quic_loss_model"], 5, "QUIC's model: its fifth form");
     // The points without loss ran in three rounds, every cell in each; the lossy one in one.
     for (p, rounds) in points.iter().zip([Some(3), Some(3), None]) {
         for kind in ["cells", "resumed", "validated"] {
