@@ -884,7 +884,8 @@ impl<'a> Bench<'a> {
         let interval = start_interval(pace.gap, hold_ns, pace.threads);
         let count = starts_within(asked, allowance, interval, least);
         // A full handshake of the answer table's needs what its difference's interval does
-        // (share.rs), from its zero-point handshakes' interquartile range.
+        // (share.rs), from its handshakes' interquartile range: the zero point's, or once a round
+        // has run here the wider of that and its own; the rounds left make up what it lacks.
         let answer = s.mode == Mode::Full
             && crate::figures::answer::in_answer(
                 s.stack.protocol(),
