@@ -185,6 +185,37 @@ pub(crate) fn plan(
     })
 }
 
+/// The phases whose calls are also timed in a handshake's state (`measure::situ_samples`): the
+/// key exchanges and signatures of every handshake suite a real stack composes (`stack::all`),
+/// which its flow places and the composition page sets beside that stack's real handshakes.
+pub(crate) fn situ(plan: &Plan, suites: &[Suite]) -> Vec<PhaseId> {
+    use crate::algorithm::Kind;
+    use crate::suite::TrackKind;
+    let real: Vec<String> = crate::stack::all()
+        .iter()
+        .map(|s| s.composed_stack())
+        .collect();
+    let mut out: Vec<PhaseId> = Vec::new();
+    for c in plan.compositions.iter().filter(|c| real.contains(&c.stack)) {
+        let s = &suites[c.suite];
+        if !matches!(
+            s.kind,
+            TrackKind::Kex | TrackKind::Full | TrackKind::Resumed
+        ) {
+            continue;
+        }
+        for (p, b) in s.phases.iter().zip(&c.backends) {
+            let timed =
+                p.count > 0 && matches!(p.operation.kind(), Kind::Kem | Kind::Dh | Kind::Sig);
+            let id = PhaseId::handshake(b, &p.algorithm, p.operation);
+            if timed && !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
 /// The suites the given backends can compose, and the names of those they cannot: with `run
 /// --backend`, a suite of algorithms none of the chosen libraries has is left out, not an error.
 pub(crate) fn composable(
@@ -263,6 +294,33 @@ mod tests {
         };
         assert!(encaps("openssl", Form::Primitive) && encaps("openssl", Form::Handshake));
         assert!(!encaps("liboqs", Form::Primitive));
+    }
+
+    #[test]
+    fn the_real_stacks_key_exchanges_and_signatures_are_timed_in_a_handshakes_state() {
+        let suites = crate::suite::load(Path::new("suites"), &backend::names()).unwrap();
+        let p = plan(&suites, &backend::all(), &stacks()).unwrap();
+        let situ = situ(&p, &suites);
+        let has = |b: &str, a: &str, op: Operation| situ.contains(&PhaseId::handshake(b, a, op));
+        // rustls signs with aws-lc-rs, OpenSSL with itself; both make ML-KEM and X25519 keys.
+        assert!(has("awslc", "ML-DSA-65", Operation::SigSign));
+        assert!(has("openssl", "ML-DSA-65", Operation::SigVerify));
+        assert!(has("awslc", "ML-KEM-768", Operation::KemDecaps));
+        assert!(has("openssl", "X25519", Operation::DhDerive));
+        // No stack's handshake calls liboqs, and no key schedule or record call is timed so.
+        assert!(situ.iter().all(|k| k.backend != "liboqs"), "{situ:?}");
+        assert!(situ.iter().all(|k| matches!(
+            k.operation.kind(),
+            crate::algorithm::Kind::Kem | crate::algorithm::Kind::Dh | crate::algorithm::Kind::Sig
+        )));
+        // Certificate keys are made once, not per handshake.
+        assert!(situ.iter().all(|k| k.operation != Operation::SigKeygen));
+        // Each once, and each a planned phase.
+        let mut sorted = situ.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), situ.len());
+        assert!(situ.iter().all(|k| p.phases.iter().any(|(q, _)| q == k)));
     }
 
     #[test]

@@ -171,6 +171,10 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
     let mut slots = slots(opts, &plan, &backends, (&clock, overhead_ns), &mut failures)?;
+    let situ = plan::situ(&plan, &suites);
+    for (key, slot) in &mut slots {
+        slot.situ = situ.contains(key);
+    }
 
     // The calibration reference, timed in every round beside the phases.
     let mut reference = Slot::new(if crate::virtual_clock::on() {
@@ -436,8 +440,14 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
         }
     });
     let includes = includes(key, be);
-    let raw = slot.raw;
-    crate::figures::measured_phase(
+    let mut raw = slot.raw;
+    let situ = crate::figures::situ(
+        measure::SITU_EVICT_BYTES as u64,
+        measure::SITU_WAIT.as_nanos() as u64,
+        std::mem::take(&mut raw.situ_ns),
+        Vec::new(),
+    );
+    let mut p = crate::figures::measured_phase(
         key.clone(),
         raw.samples_ns,
         crate::figures::Measured {
@@ -452,7 +462,9 @@ fn phase(key: &PhaseId, slot: Slot, be: Option<&dyn Backend>) -> Phase {
             cycles,
             batch: slot.batch,
         },
-    )
+    );
+    p.situ = situ;
+    p
 }
 
 /// What a phase's timed call contains, in words (`Phase::includes`).

@@ -625,10 +625,27 @@ fn pool_phases(runs: &[Results]) -> (Vec<Phase>, Vec<SampleSpread>) {
             },
             ..p.clone()
         };
+        pooled.situ = pool_situ(&same);
         crate::figures::set_sample_figures(&mut pooled);
         phases.push(pooled);
     }
     (phases, phase_spreads)
+}
+
+/// The calls timed in a handshake's state of every process that has them, in process order.
+fn pool_situ(same: &[&Phase]) -> Option<results::Situ> {
+    let parts: Vec<&results::Situ> = same.iter().filter_map(|q| q.situ.as_ref()).collect();
+    let first = parts.first()?;
+    let samples: Vec<u64> = parts
+        .iter()
+        .flat_map(|s| s.samples_ns.iter().copied())
+        .collect();
+    let processes = if parts.len() > 1 {
+        parts.iter().map(|s| s.samples_ns.len()).collect()
+    } else {
+        Vec::new()
+    };
+    crate::figures::situ(first.evict_bytes, first.wait_ns, samples, processes)
 }
 
 /// Pools samples phase by phase and recomposes every suite from the pooled phases.

@@ -478,6 +478,7 @@ mod tests {
             run_delay_pct: None,
             timed_ms: None,
             instructions: None,
+            situ: None,
         }
     }
 

@@ -237,12 +237,13 @@ pub fn segments(def: &FlowDef, parts: &[SuitePhase]) -> Option<Vec<Segment>> {
     Some(out)
 }
 
-/// The three figures of a flow from the phases' medians (`Segment::median_ns` is set on the way):
+/// The three figures of a flow from the calls' medians as a handshake makes them (`in_state`;
+/// `Segment::median_ns` is set on the way):
 /// the client's and the server's CPU (the sums of their segments) and the latency along the
 /// critical path: every segment in turn, except that each pair in `overlap` (a server segment and
 /// a client segment the stack runs at once) counts the longer of the two. Each figure's 95%
-/// half-width adds the phases' own half-widths (`Phase::median_ci95_own_ns`, else
-/// `median_ci95_ns`) times their counts in quadrature; the latency takes, in each overlapping
+/// half-width adds the calls' half-widths (`in_state`: the in-state samples' interval, else
+/// `Phase::median_ci95_own_ns`, else `median_ci95_ns`) times their counts in quadrature; the latency takes, in each overlapping
 /// pair, the half-width of the longer. `None` where a phase is missing.
 pub fn figures(
     mut segments: Vec<Segment>,
@@ -255,8 +256,9 @@ pub fn figures(
         for p in &s.parts {
             let id = crate::results::PhaseId::handshake(&p.backend, &p.algorithm, p.operation);
             let q = crate::results::find_phase(phases, &id)?;
-            total += p.count * q.stats.median_ns;
-            if let Some((lo, hi)) = q.median_ci95_own_ns.or(q.median_ci95_ns) {
+            let (median, ci) = in_state(q);
+            total += p.count * median;
+            if let Some((lo, hi)) = ci {
                 *h += (p.count * (hi - lo) / 2.0).powi(2);
             }
         }
@@ -283,6 +285,16 @@ pub fn figures(
         server_half95_ns: server_half,
         latency_half95_ns: latency_sq.sqrt(),
     })
+}
+
+/// A call's median and interval as a handshake makes it: its calls timed in a handshake's state
+/// where the run has them (`Phase::situ`), else the phase loop's (files before 2026-12-05, the Go
+/// peer's phases, and every phase outside a real stack's flow).
+pub fn in_state(q: &Phase) -> (f64, Option<(f64, f64)>) {
+    match &q.situ {
+        Some(s) => (s.median_ns, s.median_ci95_ns),
+        None => (q.stats.median_ns, q.median_ci95_own_ns.or(q.median_ci95_ns)),
+    }
 }
 
 /// The critical path's length and its squared half-width: every segment in turn, each overlapping
@@ -415,6 +427,43 @@ shares = { sign = 0.5, check = 0.5 }
         // A phase the flow does not place: no flow; a phase not measured: no figures.
         assert!(segments(def, &[part(Operation::AeadKey, 1)]).is_none());
         assert!(figures(segs, &[], &phases[..2]).is_none());
+    }
+
+    #[test]
+    fn a_call_timed_in_a_handshakes_state_is_composed_at_that_median() {
+        let defs = parse(Path::new("toy.toml"), TOY).unwrap();
+        let mut sign = phase(Operation::SigSign, 100);
+        // The signature's calls timed in a handshake's state: 110, 130, 120 -> median 120,
+        // and the interval that the samples give.
+        sign.situ = crate::figures::situ(1 << 20, 100_000, vec![110, 130, 120], Vec::new());
+        let situ = sign.situ.clone().unwrap();
+        assert_eq!(situ.median_ns, 120.0);
+        let phases = [
+            phase(Operation::KemKeygen, 10),
+            sign,
+            phase(Operation::SigVerify, 30),
+            phase(Operation::DhDerive, 20),
+        ];
+        let parts = [
+            part(Operation::KemKeygen, 1),
+            part(Operation::SigSign, 1),
+            part(Operation::SigVerify, 2),
+            part(Operation::DhDerive, 2),
+        ];
+        let f = figures(segments(&defs[0], &parts).unwrap(), &[], &phases).unwrap();
+        // hello 10, sign 120 + 20, check 60 + 20: the server's CPU and the path take the 120.
+        assert_eq!(
+            (f.client_ns, f.server_ns, f.latency_ns),
+            (90.0, 140.0, 230.0)
+        );
+        // The server's half-width: the signature's interval in state, the derive's 1.
+        let (lo, hi) = situ.median_ci95_ns.unwrap();
+        let want = ((hi - lo) / 2.0).hypot(1.0);
+        assert!(
+            (f.server_half95_ns - want).abs() < 1e-9,
+            "{}",
+            f.server_half95_ns
+        );
     }
 
     #[test]

@@ -26,11 +26,25 @@ pub(crate) struct PerCall {
     pub(crate) loop_ns: f64,
     /// The phase operations `loop_ns` is the sum of, where there are more than one.
     pub(crate) parts: Vec<String>,
+    /// The same phases' calls timed in a handshake's state (`Phase::situ`), summed as `loop_ns`
+    /// is; `None` where one of them has none.
+    pub(crate) situ_ns: Option<f64>,
 }
 
 impl PerCall {
     pub(crate) fn ratio(&self) -> f64 {
         self.insitu_ns / self.loop_ns
+    }
+
+    /// What the flow composes this call at (`flow::in_state`): in a handshake's state where it
+    /// was timed so, else the loop's median.
+    pub(crate) fn composed_ns(&self) -> f64 {
+        self.situ_ns.unwrap_or(self.loop_ns)
+    }
+
+    /// In situ over what the flow composes.
+    pub(crate) fn composed_ratio(&self) -> f64 {
+        self.insitu_ns / self.composed_ns()
     }
 
     /// "ML-KEM-768 (awslc)": the algorithm and the backend whose phase it is set beside; for a
@@ -162,10 +176,14 @@ pub(crate) fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             .iter()
             .filter_map(|&op| suite.phases.iter().find(|p| p.operation == op))
             .collect();
-        let medians: Option<Vec<f64>> = phases
-            .iter()
-            .map(|sp| r.phase(&sp.id()).map(|p| p.stats.median_ns))
-            .collect();
+        let measured: Option<Vec<&crate::results::Phase>> =
+            phases.iter().map(|sp| r.phase(&sp.id())).collect();
+        let medians: Option<Vec<f64>> = measured
+            .as_ref()
+            .map(|m| m.iter().map(|p| p.stats.median_ns).collect());
+        let situ_ns: Option<f64> = measured
+            .as_ref()
+            .and_then(|m| m.iter().map(|p| p.situ.as_ref().map(|s| s.median_ns)).sum());
         let (Some(first), Some(medians)) = (phases.first(), medians) else {
             continue;
         };
@@ -198,6 +216,7 @@ pub(crate) fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             } else {
                 Vec::new()
             },
+            situ_ns,
         });
     }
     rows
@@ -304,6 +323,7 @@ mod tests {
             values: 1,
             loop_ns: 1.0,
             parts,
+            situ_ns: None,
         };
         assert_eq!(
             row(vec!["kem.encaps".into(), "dh.keygen".into()]).implementation(),

@@ -30,6 +30,63 @@ fn counts(results: &Results) -> Vec<Problem> {
     problems
 }
 
+/// A phase's calls timed in a handshake's state: a key exchange's or a signature's, in the
+/// handshake form, with its statistics as its samples give them.
+fn situ(problems: &mut Vec<Problem>, name: &str, p: &Phase, si: &crate::results::Situ) {
+    use crate::algorithm::Kind;
+    if p.form != Form::Handshake || !matches!(p.operation.kind(), Kind::Kem | Kind::Dh | Kind::Sig)
+    {
+        problems.push(Problem::recomputed(format!(
+            "{name}: calls timed in a handshake's state, which only a key exchange's or a signature's handshake form has"
+        )));
+    }
+    let grouped: usize = si.processes.iter().sum();
+    if !si.processes.is_empty() && grouped != si.samples_ns.len() {
+        problems.push(Problem::recomputed(format!(
+            "{name}: situ processes hold {grouped} samples but it has {}",
+            si.samples_ns.len()
+        )));
+    }
+    let Some(f) = crate::figures::situ(
+        si.evict_bytes,
+        si.wait_ns,
+        si.samples_ns.clone(),
+        si.processes.clone(),
+    ) else {
+        problems.push(Problem::recomputed(format!(
+            "{name}: situ figures without samples"
+        )));
+        return;
+    };
+    differs(
+        problems,
+        format!("{name}: situ median_ns"),
+        si.median_ns,
+        f.median_ns,
+    );
+    differs(
+        problems,
+        format!("{name}: situ mean_ns"),
+        si.mean_ns,
+        f.mean_ns,
+    );
+    match (si.median_ci95_ns, f.median_ci95_ns) {
+        (Some((lo, hi)), Some((l2, h2))) => {
+            differs(problems, format!("{name}: situ median_ci95_ns low"), lo, l2);
+            differs(
+                problems,
+                format!("{name}: situ median_ci95_ns high"),
+                hi,
+                h2,
+            );
+        }
+        (None, None) => {}
+        (a, b) => problems.push(Problem::recomputed(format!(
+            "{name}: situ median_ci95_ns: stored {a:?} but the samples give {b:?}"
+        ))),
+    }
+}
+
 /// With `with_intervals`, the composed intervals resampled too (`check::check_just_composed`
 /// leaves them out).
 pub(crate) fn check(results: &Results, with_intervals: bool) -> Vec<Problem> {
@@ -177,6 +234,9 @@ fn phase(
         }
     }
     processes(problems, results, drift, p);
+    if let Some(si) = &p.situ {
+        situ(problems, &name, p, si);
+    }
     let Some(f) = stats::figures_grouped(&p.samples_ns, &p.processes) else {
         differs(
             problems,
@@ -360,7 +420,7 @@ fn intervals(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase]) {
 mod tests {
     use super::Problem;
     use crate::check::Kind;
-    use crate::results::Results;
+    use crate::results::{Form, Results};
 
     /// The Xeon's committed make run, with every phase's processes named as the run made them
     /// (the first three processes measured every phase, the fourth every phase it measured).
@@ -474,6 +534,50 @@ mod tests {
         assert!(super::check(&one, true)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "do not give")));
+    }
+
+    #[test]
+    fn a_phases_calls_in_a_handshakes_state_are_recomputed_and_kept_to_its_kinds() {
+        let r = with_process_ids();
+        let situ_problems = |r: &Results| -> Vec<Problem> {
+            super::check(r, false)
+                .into_iter()
+                .filter(|p| p.text.contains("situ") || p.text.contains("handshake's state"))
+                .collect()
+        };
+        let i = r
+            .phases
+            .iter()
+            .position(|p| {
+                p.form == Form::Handshake
+                    && matches!(
+                        p.operation.kind(),
+                        crate::algorithm::Kind::Kem
+                            | crate::algorithm::Kind::Dh
+                            | crate::algorithm::Kind::Sig
+                    )
+            })
+            .expect("a key exchange or signature phase");
+        let mut good = r.clone();
+        good.phases[i].situ =
+            crate::figures::situ(1 << 20, 100_000, vec![40, 10, 30, 20, 50, 60], vec![4, 2]);
+        assert_eq!(situ_problems(&good), Vec::<Problem>::new());
+        let mut moved = good.clone();
+        moved.phases[i].situ.as_mut().unwrap().median_ns += 1.0;
+        assert!(situ_problems(&moved)
+            .iter()
+            .any(|p| p.is(Kind::Recomputed, "situ median_ns")));
+        let mut short = good.clone();
+        short.phases[i].situ.as_mut().unwrap().processes = vec![4, 1];
+        assert!(situ_problems(&short)
+            .iter()
+            .any(|p| p.is(Kind::Recomputed, "hold 5 samples but it has 6")));
+        // The primitive form never has them.
+        let mut prim = good;
+        prim.phases[i].form = Form::Primitive;
+        assert!(situ_problems(&prim)
+            .iter()
+            .any(|p| p.is(Kind::Recomputed, "only a key exchange's or a signature's")));
     }
 
     #[test]

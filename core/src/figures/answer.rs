@@ -232,21 +232,37 @@ pub(crate) fn explained_terms(
 }
 
 /// The call that sets a composed difference furthest apart from the real one: for each kind of
-/// in-situ call (`incontext::per_call`), what it costs a handshake beyond its phase loop's median,
-/// (in situ - loop) x calls per handshake, in `changed` less in `baseline` (both instrumented);
-/// the label whose excess differs most.
+/// in-situ call (`incontext::per_call`), what it costs a handshake beyond what the flow composes it
+/// at (`PerCall::composed_ns`: in a handshake's state where the run timed it so, else the loop's
+/// median), (in situ - composed) x calls per handshake, in `changed` less in `baseline` (both
+/// instrumented); the label whose excess differs most.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gap {
     pub label: String,
-    /// The changed scenario's call: "ML-DSA-65 (openssl)" and its in-situ median over the loop's.
+    /// The changed scenario's call: "ML-DSA-65 (openssl)" and its in-situ median over what the
+    /// flow composes it at.
     pub(crate) implementation: String,
     pub ratio: f64,
+    /// Whether the flow composes it from its calls timed in a handshake's state (else from the
+    /// phase loop's hot median).
+    pub(crate) in_state: bool,
     /// Its excess per handshake less the baseline's same call's, nanoseconds.
     pub extra_ns: f64,
 }
 
+impl Gap {
+    /// What the ratio is against, in words.
+    pub(crate) fn against(&self) -> &'static str {
+        if self.in_state {
+            "its calls timed in a handshake's state"
+        } else {
+            "its phase loop's hot median"
+        }
+    }
+}
+
 pub(crate) fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Option<Gap> {
-    let excess = |s: &Scenario| -> Vec<(String, String, f64, f64)> {
+    let excess = |s: &Scenario| -> Vec<(String, String, f64, bool, f64)> {
         let Some(i) = &s.insitu else {
             return Vec::new();
         };
@@ -259,20 +275,22 @@ pub(crate) fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) 
                 Some((
                     row.label.clone(),
                     row.implementation(),
-                    row.ratio(),
-                    (row.insitu_ns - row.loop_ns) * calls,
+                    row.composed_ratio(),
+                    row.situ_ns.is_some(),
+                    (row.insitu_ns - row.composed_ns()) * calls,
                 ))
             })
             .collect()
     };
     let (a, b) = (excess(changed), excess(baseline));
     a.into_iter()
-        .map(|(label, implementation, ratio, extra)| {
-            let theirs: f64 = b.iter().filter(|x| x.0 == label).map(|x| x.3).sum();
+        .map(|(label, implementation, ratio, in_state, extra)| {
+            let theirs: f64 = b.iter().filter(|x| x.0 == label).map(|x| x.4).sum();
             Gap {
                 label,
                 implementation,
                 ratio,
+                in_state,
                 extra_ns: extra - theirs,
             }
         })

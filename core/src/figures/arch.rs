@@ -34,6 +34,7 @@ pub fn counted_phase(id: PhaseId, verified: usize, includes: String) -> Phase {
         run_delay_pct: None,
         timed_ms: None,
         instructions: None,
+        situ: None,
     }
 }
 

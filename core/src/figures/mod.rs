@@ -14,7 +14,7 @@ pub mod modes;
 pub mod network;
 pub mod warnings;
 
-use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason};
+use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason, Situ};
 use crate::stats;
 
 /// What a producer knows of a phase beyond its samples.
@@ -77,9 +77,30 @@ pub fn measured_phase(id: PhaseId, samples_ns: Vec<u64>, m: Measured) -> Phase {
         run_delay_pct: m.run_delay_pct,
         timed_ms: m.timed_ms,
         instructions: None,
+        situ: None,
     };
     set_sample_figures(&mut p);
     p
+}
+
+/// A phase's calls timed in a handshake's state (`Situ`), with their statistics from the samples:
+/// what `run` stores, `run --samples` pools and `check` recomputes. `None` without samples.
+pub fn situ(
+    evict_bytes: u64,
+    wait_ns: u64,
+    samples_ns: Vec<u64>,
+    processes: Vec<usize>,
+) -> Option<Situ> {
+    let f = stats::figures_grouped(&samples_ns, &processes)?;
+    Some(Situ {
+        evict_bytes,
+        wait_ns,
+        median_ns: f.summary.median_ns,
+        mean_ns: f.summary.mean_ns,
+        median_ci95_ns: f.median_ci95,
+        samples_ns,
+        processes,
+    })
 }
 
 /// Sets a phase's statistics from its samples (`samples_ns`): the summary, rate, median interval,

@@ -174,8 +174,8 @@ pub struct Figures {
     pub(crate) composed_is_latency: bool,
     /// The difference of the sums of both sides' calls (the composed medians).
     pub(crate) composed_cpu_ns: Option<f64>,
-    /// Where the real handshakes were timed in situ: the call whose cost in situ, beyond its phase
-    /// loop's, sets the two scenarios furthest apart (`figures::answer::largest_gap`).
+    /// Where the real handshakes were timed in situ: the call whose cost in situ, beyond what the
+    /// flow composes it at, sets the two scenarios furthest apart (`figures::answer::largest_gap`).
     pub gap: Option<fig::Gap>,
     /// Its 95% half-width from the phases that differ (`compose::delta_half95_ns`).
     pub composed_half95_ns: Option<f64>,
@@ -523,10 +523,11 @@ fn composed_cell(c: &Change, f: &Figures, card: String) -> Cell {
                     };
                     let title = match miss {
                         Some(g) => format!(
-                            "{title}. It misses the real difference by more than 10%: in a real handshake (after parsing and a socket wait, its caches partly cold) {} of {} costs {:.2}× its phase loop's hot median, {} a handshake more than the baseline's same call",
+                            "{title}. It misses the real difference by more than 10%: in a real handshake (after parsing and a socket wait, its caches partly cold) {} of {} costs {:.2}× {}, {} a handshake more than the baseline's same call",
                             g.label,
                             g.implementation,
                             g.ratio,
+                            g.against(),
                             units::signed_time(g.extra_ns)
                         ),
                         None => title,

@@ -110,6 +110,9 @@ pub(crate) struct PerCallRow {
     pub(crate) insitu: String,
     pub(crate) phase_loop: String,
     pub(crate) ratio: String,
+    /// The same calls timed in a handshake's state, and in situ over them ("–" where not timed so).
+    pub(crate) situ: String,
+    pub(crate) situ_ratio: String,
 }
 
 #[derive(Serialize)]
@@ -300,9 +303,13 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
                     .map(|p| PerCallRow {
                         ratio: format::ratio(p.ratio()),
                         algorithm: p.implementation(),
-                        label: p.label,
                         insitu: format!("{} ({} calls)", format::time(p.insitu_ns), p.values),
                         phase_loop: format::time(p.loop_ns),
+                        situ: p.situ_ns.map_or("–".into(), format::time),
+                        situ_ratio: p
+                            .situ_ns
+                            .map_or("–".into(), |_| format::ratio(p.composed_ratio())),
+                        label: p.label,
                     })
                     .collect(),
             })

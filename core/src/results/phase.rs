@@ -275,6 +275,29 @@ pub struct Phase {
     /// instructions`, schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<Instructions>,
+    /// The same call timed in the state a handshake makes it in (#37; files from 2026-12-05 on,
+    /// for the key-exchange and signature phases of the real stacks' flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub situ: Option<Situ>,
+}
+
+/// A phase's calls timed one at a time in the state a real handshake leaves them: before each,
+/// untimed, `evict_bytes` written a cache line at a time (the parsing, buffers and system calls
+/// between two crypto calls take the caches) and a sleep of `wait_ns` (the wait for the peer's
+/// flight, in which the core may idle). The statistics are those of `samples_ns`, as a phase's
+/// are of its own (`stats::figures_grouped`), and `check` recomputes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Situ {
+    pub evict_bytes: u64,
+    pub wait_ns: u64,
+    #[serde(with = "super::packed::u64s")]
+    pub samples_ns: Vec<u64>,
+    /// Samples per process, in order (empty: one process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<usize>,
+    pub median_ns: f64,
+    pub mean_ns: f64,
+    pub median_ci95_ns: Option<(f64, f64)>,
 }
 
 /// Callgrind's counts over `calls` calls of a phase, and per call (what `check` recomputes).

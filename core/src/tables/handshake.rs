@@ -125,13 +125,15 @@ fn per_call(h: &Handshakes, results: &Results) -> String {
                         time(c.insitu_ns),
                         time(c.loop_ns),
                         ratio(c.ratio()),
+                        c.situ_ns.map_or("-".into(), time),
+                        c.situ_ns.map_or("-".into(), |_| ratio(c.composed_ratio())),
                     ]
                 })
         })
         .collect();
     let mut s = String::new();
     if !rows.is_empty() {
-        s += "\nPer call, in situ (median, both sides) against the phase loop (median):\n";
+        s += "\nPer call, in situ (median, both sides) against the phase loop (median) and the calls timed in a handshake's state (median):\n";
         s += &text_table(
             &[
                 "suite",
@@ -141,9 +143,11 @@ fn per_call(h: &Handshakes, results: &Results) -> String {
                 "in situ",
                 "phase loop",
                 "ratio",
+                "in state",
+                "ratio",
             ],
             &rows,
-            &[4, 5, 6],
+            &[4, 5, 6, 7, 8],
         );
         s += "\n";
     }
