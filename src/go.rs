@@ -66,6 +66,11 @@ pub(crate) fn version(bin: &Path) -> Result<Version> {
 #[derive(Debug, Deserialize)]
 struct PhasesOut {
     gomaxprocs: usize,
+    /// What each call timed in a handshake's state followed (peers/go/phases.go `situChunk`).
+    #[serde(default)]
+    situ_evict_bytes: u64,
+    #[serde(default)]
+    situ_wait_ns: u64,
     phases: Vec<GoPhase>,
     raw: Vec<GoRaw>,
 }
@@ -78,6 +83,9 @@ struct GoPhase {
     verified: usize,
     warmup: usize,
     includes: String,
+    /// Its calls timed in a handshake's state (the key exchanges and signatures).
+    #[serde(default)]
+    situ_ns: Vec<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -151,7 +159,8 @@ pub(crate) fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoP
             Reason::Default
         };
         let timed_ms = g.samples_ns.iter().sum::<u64>() as f64 / 1e6;
-        phases.push(crate::figures::measured_phase(
+        let situ = crate::figures::situ(p.situ_evict_bytes, p.situ_wait_ns, g.situ_ns, Vec::new());
+        let mut phase = crate::figures::measured_phase(
             PhaseId::handshake("go", &g.algorithm, operation),
             g.samples_ns,
             crate::figures::Measured {
@@ -165,7 +174,9 @@ pub(crate) fn phases(bin: &Path, settings: &Settings) -> Result<(Vec<Phase>, GoP
                 cycles: None,
                 batch: 1,
             },
-        ));
+        );
+        phase.situ = situ;
+        phases.push(phase);
     }
     let raw = p
         .raw

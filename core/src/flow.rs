@@ -288,8 +288,8 @@ pub fn figures(
 }
 
 /// A call's median and interval as a handshake makes it: its calls timed in a handshake's state
-/// where the run has them (`Phase::situ`), else the phase loop's (files before 2026-12-05, the Go
-/// peer's phases, and every phase outside a real stack's flow).
+/// where the run has them (`Phase::situ`), else the phase loop's (files before 2026-12-05, and
+/// every phase outside a real stack's flow).
 pub fn in_state(q: &Phase) -> (f64, Option<(f64, f64)>) {
     match &q.situ {
         Some(s) => (s.median_ns, s.median_ci95_ns),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -39,9 +40,33 @@ type phase struct {
 	Verified  int     `json:"verified"`
 	Warmup    int     `json:"warmup"`
 	Includes  string  `json:"includes"`
+	// SituNs are calls timed in a handshake's state (src/measure.rs
+	// situ_samples): the key exchanges and signatures only.
+	SituNs []int64 `json:"situ_ns,omitempty"`
 
 	bench  bench
 	target int
+	situ   bool
+}
+
+// What each call timed in a handshake's state follows, untimed, as
+// src/measure.rs does it: situEvictBytes written a cache line at a time (the
+// parsing and buffers between two crypto calls) and a sleep of situWait (the
+// wait for the peer's flight); situPerChunk such calls after each chunk.
+const (
+	situEvictBytes = 1 << 20
+	situWait       = 100 * time.Microsecond
+	situPerChunk   = 20
+)
+
+var situBuf = make([]byte, situEvictBytes)
+
+// inState says whether an operation is timed in a handshake's state too: a
+// key exchange's or a signature's call a handshake makes (not key generation
+// for a certificate).
+func inState(operation string) bool {
+	return strings.HasPrefix(operation, "kem.") || strings.HasPrefix(operation, "dh.") ||
+		operation == "sig.sign" || operation == "sig.verify"
 }
 
 // settings are the phases command's flags.
@@ -61,10 +86,13 @@ const maxWarmupCalls = 10_000
 const minIterations = 10
 
 type phasesReport struct {
-	GoVersion  string         `json:"go_version"`
-	GOMAXPROCS int            `json:"gomaxprocs"`
-	Phases     []*phase       `json:"phases"`
-	Raw        []*rawWorkload `json:"raw"`
+	GoVersion  string `json:"go_version"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// The recipe of the calls timed in a handshake's state.
+	SituEvictBytes int            `json:"situ_evict_bytes"`
+	SituWaitNs     int64          `json:"situ_wait_ns"`
+	Phases         []*phase       `json:"phases"`
+	Raw            []*rawWorkload `json:"raw"`
 }
 
 func phasesCmd(args []string) error {
@@ -90,10 +118,12 @@ func phasesCmd(args []string) error {
 		return err
 	}
 	report := phasesReport{
-		GoVersion:  runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Phases:     phases,
-		Raw:        []*rawWorkload{},
+		GoVersion:      runtime.Version(),
+		GOMAXPROCS:     runtime.GOMAXPROCS(0),
+		SituEvictBytes: situEvictBytes,
+		SituWaitNs:     int64(situWait),
+		Phases:         phases,
+		Raw:            []*rawWorkload{},
 	}
 	if s.rawSamples > 0 {
 		if report.Raw, err = measureRaw(s.rawSamples, s.rawPerSample); err != nil {
@@ -148,6 +178,7 @@ func measure(phases []*phase, s settings) error {
 		}
 		p.target = iterationsFor(s.iterations, time.Duration(s.budgetMs)*time.Millisecond, median)
 		p.SamplesNs = make([]int64, 0, p.target)
+		p.situ = inState(p.Operation)
 	}
 	for r := range s.rounds {
 		// Rotating the order gives each phase every position in turn, so none
@@ -236,6 +267,33 @@ func (p *phase) runChunk(n int) error {
 			return fmt.Errorf("output %d: %w", len(p.SamplesNs)-n+i, err)
 		}
 		p.Verified++
+	}
+	if p.situ {
+		return p.situChunk(min(n, situPerChunk))
+	}
+	return nil
+}
+
+// situChunk times m calls one at a time, each after situEvictBytes written
+// and a sleep of situWait; the last one's output is verified.
+func (p *phase) situChunk(m int) error {
+	runtime.GC()
+	sample := make([]int64, 1)
+	for j := range m {
+		for i := 0; i < len(situBuf); i += 64 {
+			situBuf[i] += byte(i >> 6)
+		}
+		time.Sleep(situWait)
+		if err := p.bench.run(1, sample); err != nil {
+			return err
+		}
+		p.SituNs = append(p.SituNs, sample[0])
+		if j == m-1 {
+			if err := p.bench.check(0); err != nil {
+				return fmt.Errorf("output in a handshake's state: %w", err)
+			}
+			p.Verified++
+		}
 	}
 	return nil
 }

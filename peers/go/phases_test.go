@@ -203,6 +203,15 @@ func TestMeasureRunsAndVerifiesEveryPhase(t *testing.T) {
 		if slices.Contains(p.SamplesNs, 0) || p.Includes == "" {
 			t.Errorf("%s: a zero sample or no includes", name)
 		}
+		// The key exchanges and signatures also in a handshake's state: as
+		// many as each chunk, up to situPerChunk, here 4 a chunk.
+		wantSitu := 0
+		if inState(p.Operation) {
+			wantSitu = 12
+		}
+		if len(p.SituNs) != wantSitu || slices.Contains(p.SituNs, 0) {
+			t.Errorf("%s: %d calls in a handshake's state, want %d, none zero", name, len(p.SituNs), wantSitu)
+		}
 	}
 	// 17 (11, then aead.key and the key schedule's five), and ML-DSA-44/65/87
 	// keygen, sign and verify where this Go has crypto/mldsa.
