@@ -36,10 +36,11 @@ pub(crate) struct Options {
 }
 
 /// Every planned phase's case, built (keys made, inputs made, first outputs checked) and warmed up
-/// to its number of iterations, before any timing; a case that cannot be built is a failure.
+/// to its number of iterations, before any timing, those in `situ` also to be timed in a
+/// handshake's state; a case that cannot be built is a failure.
 fn slots(
     opts: &Options,
-    plan: &plan::Plan,
+    (plan, situ): (&plan::Plan, &[PhaseId]),
     backends: &[Box<dyn Backend>],
     (clock, overhead_ns): (&measure::Timer, f64),
     failures: &mut Vec<Failure>,
@@ -53,7 +54,11 @@ fn slots(
             continue;
         };
         match crate::case::build(be.as_ref(), alg, key.operation, workload, key.form) {
-            Ok(case) => slots.push((key.clone(), Slot::new(case))),
+            Ok(case) => {
+                let mut slot = Slot::new(case);
+                slot.situ = situ.contains(key);
+                slots.push((key.clone(), slot));
+            }
             Err(e) => failures.push(failure(key, &e)),
         }
     }
@@ -125,6 +130,21 @@ fn count(opts: &Options, phases: &mut [Phase], plan: &plan::Plan) -> Result<resu
     crate::counter::count(&callgrind, phases, &plan.phases, &native, &mut say)
 }
 
+/// The plan of pqprof's own phases; only the Go peer asked for: nothing to plan.
+fn own_plan(
+    suites: &[Suite],
+    backends: &[Box<dyn Backend>],
+    stacks: &[results::Stack],
+) -> Result<plan::Plan> {
+    if backends.is_empty() {
+        return Ok(plan::Plan {
+            phases: Vec::new(),
+            compositions: Vec::new(),
+        });
+    }
+    plan::plan(suites, backends, stacks)
+}
+
 pub(crate) fn run(opts: &Options) -> Result<Results> {
     let started = Instant::now();
     let backends: Vec<Box<dyn Backend>> = backend::all()
@@ -139,15 +159,7 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
     } else {
         plan::composable(suites, &backends, &stacks)
     };
-    // Only the Go peer asked for: no phase of pqprof's own to plan.
-    let plan = if backends.is_empty() {
-        plan::Plan {
-            phases: Vec::new(),
-            compositions: Vec::new(),
-        }
-    } else {
-        plan::plan(&suites, &backends, &stacks)?
-    };
+    let plan = own_plan(&suites, &backends, &stacks)?;
     if let Some(em) = &opts.emulator {
         return emulated(opts, em, &backends, stacks, plan, skipped, started);
     }
@@ -170,11 +182,14 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
 
     // Setup: every case is built (keys made, inputs made, first outputs checked) before timing.
     let mut failures = Vec::new();
-    let mut slots = slots(opts, &plan, &backends, (&clock, overhead_ns), &mut failures)?;
     let situ = plan::situ(&plan, &suites);
-    for (key, slot) in &mut slots {
-        slot.situ = situ.contains(key);
-    }
+    let mut slots = slots(
+        opts,
+        (&plan, &situ),
+        &backends,
+        (&clock, overhead_ns),
+        &mut failures,
+    )?;
 
     // The calibration reference, timed in every round beside the phases.
     let mut reference = Slot::new(if crate::virtual_clock::on() {
