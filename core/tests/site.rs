@@ -597,6 +597,21 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                 x.network
             );
             in_grid += usize::from(!x.network.is_empty());
+            // Every scenario but the baseline against its own: the composed paths' difference
+            // beside the paired real one, on the page.
+            assert_eq!(x.delta.is_none(), x.baseline, "{stack} {}", x.group);
+            if let Some(d) = x.delta {
+                let own = rows.iter().filter(|y| y.stack == x.stack).find(|y| {
+                    (d.composed_ns - (x.path_ns - y.path_ns)).abs() < 1e-6 && !std::ptr::eq(*y, *x)
+                });
+                assert!(own.is_some(), "{stack} {}: a baseline path", x.group);
+                let shown = format!(
+                    "{} &#x2f; {}",
+                    pqprof_core::units::signed_time(d.composed_ns),
+                    pqprof_core::units::signed_time(d.real_ns)
+                );
+                assert!(html.contains(&shown), "{stack} {}: {shown}", x.group);
+            }
             if x.baseline {
                 assert!(x
                     .network

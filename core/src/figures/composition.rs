@@ -51,6 +51,19 @@ impl Versus {
     pub(crate) fn within(&self, pct: f64) -> bool {
         (self.ratio() - 1.0).abs() * 100.0 <= pct
     }
+
+    /// For a difference, #37's target: within `pct` percent of the measured one, or within
+    /// `floor_ns` of it where that is wider (a small difference is not held to a few ns).
+    pub(crate) fn delta_within(&self, pct: f64, floor_ns: f64) -> bool {
+        (self.composed_ns - self.real_ns).abs() <= (pct / 100.0 * self.real_ns.abs()).max(floor_ns)
+    }
+
+    /// Whether the composed figure lies inside the measured one's 95% interval: a miss there is
+    /// not resolved by this measurement.
+    pub(crate) fn inside_real_ci95(&self) -> bool {
+        self.real_ci95_ns
+            .is_some_and(|(lo, hi)| lo <= self.composed_ns && self.composed_ns <= hi)
+    }
 }
 
 /// One side's composed CPU per handshake: the calls of its segments at their phases' means, with
@@ -136,6 +149,12 @@ pub struct Row {
     pub(crate) own: Option<OwnWork>,
     /// Path plus the stack's own work against the loopback median (`None` without a baseline).
     pub latency: Option<Versus>,
+    /// Against the scenario's own baseline (`Scenario::against`: an ML-DSA chain against its
+    /// group with the baseline chain, a group against the classical one), the composed path's
+    /// difference (the two paths' half-widths in quadrature) beside the real one: the paired
+    /// difference `pqprof handshake` stored, with its interval (`answer::real_delta`). `None` for
+    /// a baseline, or where either is missing.
+    pub delta: Option<Versus>,
     /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
     pub server_in_memory: Option<Versus>,
     pub(crate) client_in_memory: Option<Versus>,
@@ -218,6 +237,26 @@ impl<'a> Run<'a> {
             .find(|t| t.mode.is_full() && t.is(&same, &x.stack, true))
     }
 
+    /// The composed path's difference against the scenario's own baseline beside the real one.
+    fn delta(&self, s: &Scenario, flow: &Flow) -> Option<Versus> {
+        let against = s.against.as_ref()?;
+        let b = self
+            .plain
+            .iter()
+            .copied()
+            .find(|x| x.is(against, &s.stack, false))
+            .filter(|b| !std::ptr::eq(*b, s))?;
+        let (_, bf) = self.flow_of(b)?;
+        let pairing = super::handshake::DeltaPairing::of_run(self.r);
+        let (real, paired) = super::answer::real_delta(Some(s), Some(b), pairing);
+        Some(Versus {
+            composed_ns: flow.latency_ns - bf.latency_ns,
+            composed_half95_ns: Some(flow.latency_half95_ns.hypot(bf.latency_half95_ns)),
+            real_ns: real?,
+            real_ci95_ns: paired.map(|d| (d.lo95_ns, d.hi95_ns)),
+        })
+    }
+
     fn row(&self, s: &'a Scenario) -> Option<Row> {
         let (name, flow) = self.flow_of(s)?;
         let server = side_mean(flow, Side::Server, &self.r.phases)?;
@@ -231,6 +270,7 @@ impl<'a> Run<'a> {
             real_ns: s.median_ns,
             real_ci95_ns: s.median_ci95_ns,
         });
+        let delta = self.delta(s, flow);
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -248,6 +288,7 @@ impl<'a> Run<'a> {
             path_ns: flow.latency_ns,
             own,
             latency,
+            delta,
             server_in_memory: memory.map(|m| versus(server, m.0)),
             client_in_memory: memory.map(|m| versus(client, m.1)),
             // One figure over all of a scenario's connections: no interval.
@@ -445,6 +486,41 @@ mod tests {
             ..v
         };
         assert_eq!(none.ratio_ci95(), None);
+    }
+
+    #[test]
+    fn a_difference_is_held_to_ten_percent_or_its_floor_and_to_the_real_interval() {
+        // Composed +93.6 µs against a real +101.5 µs (88.0 to 118.0): 7.9 µs off, within the
+        // 20 µs floor, not within 5% of 101.5 (5.1 µs), inside the real interval.
+        let v = Versus {
+            composed_ns: 93_600.0,
+            composed_half95_ns: Some(3_000.0),
+            real_ns: 101_500.0,
+            real_ci95_ns: Some((88_000.0, 118_000.0)),
+        };
+        assert!(v.delta_within(10.0, 20_000.0));
+        assert!(!v.delta_within(5.0, 0.0));
+        assert!(v.delta_within(7.8, 0.0)); // 7.9 / 101.5 = 7.78%
+        assert!(v.inside_real_ci95());
+        // +552.1 against +479.4 (455.0 to 505.0): 72.7 µs off, 15% of it, outside the interval.
+        let off = Versus {
+            composed_ns: 552_100.0,
+            real_ns: 479_400.0,
+            real_ci95_ns: Some((455_000.0, 505_000.0)),
+            ..v
+        };
+        assert!(!off.delta_within(10.0, 20_000.0));
+        assert!(!off.inside_real_ci95());
+        // A difference near zero is held to the floor: -5.2 against +27.4 is 32.6 µs off.
+        let small = Versus {
+            composed_ns: -5_200.0,
+            real_ns: 27_400.0,
+            real_ci95_ns: None,
+            ..v
+        };
+        assert!(!small.delta_within(10.0, 20_000.0));
+        assert!(small.delta_within(10.0, 33_000.0));
+        assert!(!small.inside_real_ci95());
     }
 
     #[test]

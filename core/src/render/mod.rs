@@ -650,6 +650,7 @@ fn pages(
     jobs.push(Box::new(move || {
         let body = composition::Page {
             match_pct: format!("{:.0}", composition::MATCH_PCT),
+            match_floor: crate::units::time(composition::MATCH_FLOOR_NS),
             views: composition::build(shown_runs),
         };
         render(
