@@ -361,6 +361,24 @@ mod tests {
         }
     }
 
+    /// The toy's phases, the signature's given, and its parts: a key (10), the chain checked
+    /// twice (30 each), a derive on each side (20).
+    fn toy(sign: Phase) -> ([Phase; 4], [SuitePhase; 4]) {
+        let phases = [
+            phase(Operation::KemKeygen, 10),
+            sign,
+            phase(Operation::SigVerify, 30),
+            phase(Operation::DhDerive, 20),
+        ];
+        let parts = [
+            part(Operation::KemKeygen, 1),
+            part(Operation::SigSign, 1),
+            part(Operation::SigVerify, 2),
+            part(Operation::DhDerive, 2),
+        ];
+        (phases, parts)
+    }
+
     const TOY: &str = r#"
 kind = "flights"
 [[protocol]]
@@ -391,18 +409,7 @@ shares = { sign = 0.5, check = 0.5 }
         assert_eq!(def.segments.len(), 3);
         // The client makes a key (10), the server signs (100) and derives (20 each side), the
         // client verifies the chain twice (30 each) and derives.
-        let phases = [
-            phase(Operation::KemKeygen, 10),
-            phase(Operation::SigSign, 100),
-            phase(Operation::SigVerify, 30),
-            phase(Operation::DhDerive, 20),
-        ];
-        let parts = [
-            part(Operation::KemKeygen, 1),
-            part(Operation::SigSign, 1),
-            part(Operation::SigVerify, 2),
-            part(Operation::DhDerive, 2),
-        ];
+        let (phases, parts) = toy(phase(Operation::SigSign, 100));
         let segs = segments(def, &parts).unwrap();
         let f = figures(segs.clone(), &[], &phases).unwrap();
         // hello 10, sign 100 + 20, check 60 + 20.
@@ -438,18 +445,7 @@ shares = { sign = 0.5, check = 0.5 }
         sign.situ = crate::figures::situ(1 << 20, 100_000, vec![110, 130, 120], Vec::new());
         let situ = sign.situ.clone().unwrap();
         assert_eq!(situ.median_ns, 120.0);
-        let phases = [
-            phase(Operation::KemKeygen, 10),
-            sign,
-            phase(Operation::SigVerify, 30),
-            phase(Operation::DhDerive, 20),
-        ];
-        let parts = [
-            part(Operation::KemKeygen, 1),
-            part(Operation::SigSign, 1),
-            part(Operation::SigVerify, 2),
-            part(Operation::DhDerive, 2),
-        ];
+        let (phases, parts) = toy(sign);
         let f = figures(segments(&defs[0], &parts).unwrap(), &[], &phases).unwrap();
         // hello 10, sign 120 + 20, check 60 + 20: the server's CPU and the path take the 120.
         assert_eq!(
