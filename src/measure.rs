@@ -529,34 +529,45 @@ pub(crate) fn run_chunk(
 /// its medians beside the calls timed in real handshakes.
 pub(crate) const SITU_EVICT_BYTES: usize = 1 << 20;
 pub(crate) const SITU_WAIT: Duration = Duration::from_micros(100);
-/// Calls in a handshake's state after each chunk: at the default 10 rounds, 200 a process.
+/// Calls in a handshake's state after each chunk, at most: as many as the chunk timed, up to this
+/// (make run's 100 calls a process in 10 rounds: 10 a chunk, 100 a process).
 pub(crate) const SITU_PER_CHUNK: usize = 20;
 
 /// Times `n` calls one at a time, each after `SITU_EVICT_BYTES` written and `SITU_WAIT` slept
-/// (untimed), with the in-situ clock pair (`Timer::start_light`), as the real handshakes time
-/// theirs. The last call's output is checked.
+/// (untimed), then its inputs made, as a handshake parses the message a call's input comes in just
+/// before it; between the in-situ clock pair (`Timer::start_light`), as the real handshakes time
+/// theirs. Each call takes the next input (a verification the next pooled signature); the last
+/// call's output is checked.
 pub(crate) fn situ_samples(slot: &mut Slot, n: usize, timer: &Timer) -> Result<()> {
-    let mut junk = vec![0u8; SITU_EVICT_BYTES];
-    for j in 0..n {
-        slot.case.prepare(slot.calls, 0)?;
-        // A cache line at a time, each write depending on the line's old value.
-        for (i, b) in junk.iter_mut().enumerate().step_by(64) {
-            *b = b.wrapping_add(i as u8);
+    SITU_BUFFER.with_borrow_mut(|junk| -> Result<()> {
+        for j in 0..n {
+            // A cache line at a time, each write depending on the line's old value.
+            for (i, b) in junk.iter_mut().enumerate().step_by(64) {
+                *b = b.wrapping_add(i as u8);
+            }
+            std::hint::black_box(&mut *junk);
+            std::thread::sleep(SITU_WAIT);
+            slot.case.prepare(slot.calls + j, 0)?;
+            let t0 = timer.start_light();
+            slot.case.run(0);
+            let t1 = timer.stop_light();
+            slot.raw
+                .situ_ns
+                .push(timer.ns(t1.wrapping_sub(t0)).round() as u64);
+            if j + 1 == n {
+                slot.case.keep(0);
+            }
         }
-        std::hint::black_box(&mut junk);
-        std::thread::sleep(SITU_WAIT);
-        let t0 = timer.start_light();
-        slot.case.run(0);
-        let t1 = timer.stop_light();
-        slot.raw
-            .situ_ns
-            .push(timer.ns(t1.wrapping_sub(t0)).round() as u64);
-        if j + 1 == n {
-            slot.case.keep(0);
-        }
-    }
+        Ok(())
+    })?;
     slot.raw.verified += slot.case.verify_kept()?;
     Ok(())
+}
+
+thread_local! {
+    /// What `situ_samples` writes through, made (and its pages faulted in) once per thread, so
+    /// that no call in state follows the kernel's page faults.
+    static SITU_BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![1u8; SITU_EVICT_BYTES]);
 }
 
 /// How many of `target` samples round `r` of `rounds` takes (spreads the remainder).
@@ -732,6 +743,10 @@ mod tests {
         for w in tail.windows(2).filter(|w| w[1].starts_with("run")) {
             assert!(w[0].starts_with("prepare"), "{w:?}");
         }
+        // Each call its own input (a verification the next pooled signature).
+        let mut inputs: Vec<&String> = tail.iter().filter(|e| e.starts_with("prepare")).collect();
+        inputs.dedup();
+        assert_eq!(inputs.len(), SITU_PER_CHUNK, "{inputs:?}");
         assert_eq!(tail[tail.len() - 2..], ["keep 0", "verify"]);
         // A chunk shorter than SITU_PER_CHUNK times as many in state as it did in the loop.
         let mut short = Slot::new(Box::new(Recorder(Arc::new(Mutex::new(Vec::new())))));

@@ -100,8 +100,15 @@ fn resample(parts: &[(&Phase, u32)], n: usize, seed: u64) -> Vec<f64> {
 /// (`Phase::median_ci95_ns`, which holds the spread between the run's processes) times the
 /// difference in count, in quadrature. Quadrature treats the phases as independent; a drift of
 /// the host that moves a phase of `a` and one of `b` alike would partly cancel, so the interval
-/// errs wide. `None` where a differing phase is missing or has no interval.
-pub(crate) fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phase]) -> Option<f64> {
+/// errs wide. With `in_state` (the difference along the flows' critical paths), each phase's
+/// interval is that of the calls the flow composes (`flow::in_state`: in a handshake's state where
+/// the run timed them so). `None` where a differing phase is missing or has no interval.
+pub(crate) fn delta_half95_ns(
+    a: &[SuitePhase],
+    b: &[SuitePhase],
+    phases: &[Phase],
+    in_state: bool,
+) -> Option<f64> {
     let mut counts: Vec<(crate::results::PhaseId, f64)> = Vec::new();
     for (parts, sign) in [(a, 1.0), (b, -1.0)] {
         for p in parts {
@@ -115,7 +122,11 @@ pub(crate) fn delta_half95_ns(a: &[SuitePhase], b: &[SuitePhase], phases: &[Phas
     let mut sq = 0.0;
     for (id, n) in counts.iter().filter(|(_, n)| *n != 0.0) {
         let p = crate::results::find_phase(phases, id)?;
-        let (lo, hi) = p.median_ci95_own_ns.or(p.median_ci95_ns)?;
+        let (lo, hi) = if in_state {
+            crate::flow::in_state(p).1?
+        } else {
+            p.median_ci95_own_ns.or(p.median_ci95_ns)?
+        };
         sq += (n * (hi - lo) / 2.0).powi(2);
     }
     Some(sq.sqrt())
@@ -535,14 +546,22 @@ mod tests {
             part(Operation::DhDerive, 2),
         ];
         let b = [part(Operation::DhKeygen, 1), part(Operation::DhDerive, 2)];
-        assert_eq!(delta_half95_ns(&a, &b, &phases), Some(13f64.sqrt()));
-        assert_eq!(delta_half95_ns(&b, &a, &phases), Some(13f64.sqrt()));
-        assert_eq!(delta_half95_ns(&a, &a, &phases), Some(0.0));
+        assert_eq!(delta_half95_ns(&a, &b, &phases, false), Some(13f64.sqrt()));
+        assert_eq!(delta_half95_ns(&b, &a, &phases, false), Some(13f64.sqrt()));
+        assert_eq!(delta_half95_ns(&a, &a, &phases, false), Some(0.0));
+        // Along the flows, the KEM keygen's calls in a handshake's state: their interval (from
+        // their samples) in place of the loop's half-width of 3.
+        let mut state = phases.clone();
+        state[1].situ = crate::figures::situ(1 << 20, 100_000, vec![50, 54], Vec::new());
+        let (lo, hi) = state[1].situ.as_ref().unwrap().median_ci95_ns.unwrap();
+        let want = (4.0 + ((hi - lo) / 2.0).powi(2)).sqrt();
+        assert_eq!(delta_half95_ns(&a, &b, &state, true), Some(want));
+        assert_eq!(delta_half95_ns(&a, &b, &state, false), Some(13f64.sqrt()));
         // A differing phase without an interval, or not measured: none.
         let mut bare = phases.clone();
         bare[1].median_ci95_ns = None;
-        assert_eq!(delta_half95_ns(&a, &b, &bare), None);
-        assert_eq!(delta_half95_ns(&a, &b, &phases[..1]), None);
+        assert_eq!(delta_half95_ns(&a, &b, &bare, false), None);
+        assert_eq!(delta_half95_ns(&a, &b, &phases[..1], false), None);
     }
 
     #[test]

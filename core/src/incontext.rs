@@ -1,8 +1,9 @@
 //! Each key-exchange and signature call timed inside real handshakes, per call, beside the same
 //! phase of the same library in the phase loop: how much more a call costs where the handshake makes
-//! it. The composed figure is the phase loop's (hot, back to back); this says by how much each of its
-//! parts grows in a real handshake, so a gap between the composed and the in-situ Δ can be put on
-//! the phase that makes it. Everything here is recomputed from stored data: the in-situ connections'
+//! it. The suites' sums are the phase loop's (hot, back to back), the flows' the calls' in a
+//! handshake's state where the run timed them so (`Phase::situ`); this says by how much each call
+//! costs beyond either in a real handshake, so a gap between the composed and the in-situ Δ can be
+//! put on the phase that makes it. Everything here is recomputed from stored data: the in-situ connections'
 //! per-label times and the phases' summaries.
 
 use crate::results::{

@@ -40,6 +40,14 @@ fn situ(problems: &mut Vec<Problem>, name: &str, p: &Phase, si: &crate::results:
             "{name}: calls timed in a handshake's state, which only a key exchange's or a signature's handshake form has"
         )));
     }
+    // Taken in every process that timed the phase: as many groups as the phase has.
+    if si.processes.len() != p.processes.len() {
+        problems.push(Problem::recomputed(format!(
+            "{name}: situ samples from {} processes but the phase's from {}",
+            si.processes.len().max(1),
+            p.processes.len().max(1)
+        )));
+    }
     let grouped: usize = si.processes.iter().sum();
     if !si.processes.is_empty() && grouped != si.samples_ns.len() {
         problems.push(Problem::recomputed(format!(
@@ -558,20 +566,35 @@ mod tests {
                     )
             })
             .expect("a key exchange or signature phase");
+        // Two calls in state from each of the phase's processes.
+        let k = r.phases[i].processes.len();
+        assert!(k > 1);
+        let samples: Vec<u64> = (0..2 * k as u64).map(|x| 10 + 7 * x % 50).collect();
         let mut good = r.clone();
-        good.phases[i].situ =
-            crate::figures::situ(1 << 20, 100_000, vec![40, 10, 30, 20, 50, 60], vec![4, 2]);
+        good.phases[i].situ = crate::figures::situ(1 << 20, 100_000, samples, vec![2; k]);
         assert_eq!(situ_problems(&good), Vec::<Problem>::new());
+        // From fewer processes than the phase's, with their samples as many.
+        let mut fewer = good.clone();
+        let mut groups = vec![2; k - 2];
+        groups.push(4);
+        fewer.phases[i].situ.as_mut().unwrap().processes = groups;
+        assert!(situ_problems(&fewer).iter().any(|p| p.is(
+            Kind::Recomputed,
+            &format!("from {} processes but the phase's from {k}", k - 1)
+        )));
         let mut moved = good.clone();
         moved.phases[i].situ.as_mut().unwrap().median_ns += 1.0;
         assert!(situ_problems(&moved)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "situ median_ns")));
         let mut short = good.clone();
-        short.phases[i].situ.as_mut().unwrap().processes = vec![4, 1];
-        assert!(situ_problems(&short)
-            .iter()
-            .any(|p| p.is(Kind::Recomputed, "hold 5 samples but it has 6")));
+        let mut groups = vec![2; k];
+        groups[0] = 1;
+        short.phases[i].situ.as_mut().unwrap().processes = groups;
+        assert!(situ_problems(&short).iter().any(|p| p.is(
+            Kind::Recomputed,
+            &format!("hold {} samples but it has {}", 2 * k - 1, 2 * k)
+        )));
         // The primitive form never has them.
         let mut prim = good;
         prim.phases[i].form = Form::Primitive;

@@ -162,8 +162,8 @@ pub struct Row {
     /// one figure over all of a scenario's connections).
     pub(crate) server_loopback: Versus,
     pub(crate) client_loopback: Versus,
-    /// Against the baseline, the call whose cost in situ beyond its loop differs most
-    /// (`answer::largest_gap`), where both scenarios were also timed in situ.
+    /// Against the baseline, the call whose cost in situ beyond what the path counts it at differs
+    /// most (`answer::largest_gap`), where both scenarios were also timed in situ.
     pub(crate) gap: Option<super::answer::Gap>,
     /// The scenario's network cells at no loss, each RTT: the p50 against its prediction from
     /// phases.

@@ -239,8 +239,9 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     // Instructions do not move with the host: where the run counted them (`run --counter
     // instructions`), the composed difference in instructions stands beside the time.
     let composed_instructions = suites.and_then(|(a, b)| Some(a.instructions? - b.instructions?));
-    let composed_half =
-        suites.and_then(|(a, b)| crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases));
+    let composed_half = suites.and_then(|(a, b)| {
+        crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases, composed_latency.is_some())
+    });
     let capacity = r.capacity.as_ref();
     let pairing = crate::figures::handshake::DeltaPairing::of_run(r);
     let real = fig::real_delta(s, b, pairing);

@@ -64,7 +64,8 @@ pub(crate) struct Cell {
     pub(crate) ratio: String,
     pub sub: String,
     pub(crate) off: bool,
-    /// Where the latency misses: the call that costs most beyond its loop in situ.
+    /// Where the latency misses: the call that costs most in situ beyond what the path counts it
+    /// at; for a difference, the real one's interval.
     pub(crate) why: String,
 }
 
