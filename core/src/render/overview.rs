@@ -103,6 +103,21 @@ pub(crate) struct InSituView {
     pub(crate) per_call: Vec<PerCallRow>,
 }
 
+/// A median's 95% interval as the per-call table prints it beneath the median: "5.7–5.9 µs".
+fn interval((lo, hi): (f64, f64)) -> String {
+    let hi = format::time(hi);
+    match hi.split_once(' ') {
+        // One unit for both ends where they share it.
+        Some((_, unit)) if format::time(lo).ends_with(&format!(" {unit}")) => {
+            format!(
+                "{}–{hi}",
+                format::time(lo).trim_end_matches(&format!(" {unit}"))
+            )
+        }
+        _ => format!("{}–{hi}", format::time(lo)),
+    }
+}
+
 #[derive(Serialize)]
 pub(crate) struct PerCallRow {
     pub(crate) label: String,
@@ -110,8 +125,12 @@ pub(crate) struct PerCallRow {
     pub(crate) insitu: String,
     pub(crate) phase_loop: String,
     pub(crate) ratio: String,
-    /// The same calls timed in a handshake's state, and in situ over them ("–" where not timed so).
+    /// The in-situ median's 95% interval ("5.7–5.9 µs"; empty without one).
+    pub(crate) insitu_ci: String,
+    /// The same calls timed in a handshake's state, and in situ over them ("–" where not timed so),
+    /// with the median's interval where it is one phase's.
     pub(crate) situ: String,
+    pub(crate) situ_ci: String,
     pub(crate) situ_ratio: String,
 }
 
@@ -304,8 +323,10 @@ fn insitu_views(r: &Results, full: &SuiteResult) -> Vec<InSituView> {
                         ratio: format::ratio(p.ratio()),
                         algorithm: p.implementation(),
                         insitu: format!("{} ({} calls)", format::time(p.insitu_ns), p.values),
+                        insitu_ci: p.insitu_ci95_ns.map_or(String::new(), interval),
                         phase_loop: format::time(p.loop_ns),
                         situ: p.situ_ns.map_or("–".into(), format::time),
+                        situ_ci: p.situ_ci95_ns.map_or(String::new(), interval),
                         situ_ratio: p
                             .situ_ns
                             .map_or("–".into(), |_| format::ratio(p.composed_ratio())),
@@ -900,4 +921,14 @@ fn raw_rows(runs: &[&Run]) -> Vec<RawRow> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_interval_states_its_unit_once_where_both_ends_share_it() {
+        assert_eq!(super::interval((5_700.0, 5_900.0)), "5.7–5.9 µs");
+        assert_eq!(super::interval((900.0, 1_100.0)), "900 ns–1.1 µs");
+        assert_eq!(super::interval((84_100.0, 96_300.0)), "84.1–96.3 µs");
+    }
 }
