@@ -151,7 +151,8 @@ pub struct Row {
     pub latency: Option<Versus>,
     /// Against the scenario's own baseline (`Scenario::against`: an ML-DSA chain against its
     /// group with the baseline chain, a group against the classical one), the composed path's
-    /// difference (the two paths' half-widths in quadrature) beside the real one: the paired
+    /// difference (with the answer table's half-width, `compose::delta_half95_ns` over the calls
+    /// the flows compose) beside the real one: the paired
     /// difference `pqprof handshake` stored, with its interval (`answer::real_delta`). `None` for
     /// a baseline, or where either is missing.
     pub delta: Option<Versus>,
@@ -238,7 +239,7 @@ impl<'a> Run<'a> {
     }
 
     /// The composed path's difference against the scenario's own baseline beside the real one.
-    fn delta(&self, s: &Scenario, flow: &Flow) -> Option<Versus> {
+    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<Versus> {
         let against = s.against.as_ref()?;
         let b = self
             .plain
@@ -246,12 +247,21 @@ impl<'a> Run<'a> {
             .copied()
             .find(|x| x.is(against, &s.stack, false))
             .filter(|b| !std::ptr::eq(*b, s))?;
-        let (_, bf) = self.flow_of(b)?;
+        let (b_name, bf) = self.flow_of(b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
         let (real, paired) = super::answer::real_delta(Some(s), Some(b), pairing);
+        let (sa, sb) = (
+            self.r.suite(name, &s.composed_stack)?,
+            self.r.suite(&b_name, &b.composed_stack)?,
+        );
         Some(Versus {
             composed_ns: flow.latency_ns - bf.latency_ns,
-            composed_half95_ns: Some(flow.latency_half95_ns.hypot(bf.latency_half95_ns)),
+            composed_half95_ns: crate::compose::delta_half95_ns(
+                &sa.phases,
+                &sb.phases,
+                &self.r.phases,
+                true,
+            ),
             real_ns: real?,
             real_ci95_ns: paired.map(|d| (d.lo95_ns, d.hi95_ns)),
         })
@@ -270,7 +280,7 @@ impl<'a> Run<'a> {
             real_ns: s.median_ns,
             real_ci95_ns: s.median_ci95_ns,
         });
-        let delta = self.delta(s, flow);
+        let delta = self.delta(s, (&name, flow));
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,

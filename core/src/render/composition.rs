@@ -111,7 +111,7 @@ fn delta_cell(v: Option<&Versus>) -> Cell {
         sub: String::new(),
         off,
         why: v.real_ci95_ns.map_or(String::new(), |(lo, hi)| {
-            let interval = format!("real {} to {}", signed(lo), signed(hi));
+            let interval = format!("real {}", super::answer::interval_us(lo, hi));
             if off && v.inside_real_ci95() {
                 format!("{interval}: the composed one inside it, not resolved here")
             } else {
