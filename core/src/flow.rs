@@ -305,31 +305,37 @@ fn critical_path(
     half_sq: &[f64],
     overlap: &[(String, String)],
 ) -> (f64, f64) {
+    let values: Vec<f64> = segments.iter().map(|s| s.median_ns).collect();
+    on_path(segments, &values, overlap)
+        .into_iter()
+        .zip(values.iter().zip(half_sq))
+        .filter(|(counted, _)| *counted)
+        .fold((0.0, 0.0), |(ns, sq), (_, (v, h))| (ns + v, sq + h))
+}
+
+/// Which segments the critical path counts, their lengths `values`: every one, except that of each
+/// overlapping pair only the longer counts (the first where they are equal).
+pub(crate) fn on_path(
+    segments: &[Segment],
+    values: &[f64],
+    overlap: &[(String, String)],
+) -> Vec<bool> {
     let index = |name: &str| segments.iter().position(|s| s.name == name);
     let mut counted = vec![true; segments.len()];
-    let (mut ns, mut sq) = (0.0, 0.0);
+    let mut paired = vec![false; segments.len()];
     for (a, b) in overlap {
         let (Some(i), Some(j)) = (index(a), index(b)) else {
             continue;
         };
-        if i == j || !counted[i] || !counted[j] {
+        if i == j || paired[i] || paired[j] {
             continue;
         }
-        counted[i] = false;
-        counted[j] = false;
-        let k = if segments[i].median_ns >= segments[j].median_ns {
-            i
-        } else {
-            j
-        };
-        ns += segments[k].median_ns;
-        sq += half_sq[k];
+        paired[i] = true;
+        paired[j] = true;
+        let shorter = if values[i] >= values[j] { j } else { i };
+        counted[shorter] = false;
     }
-    for (k, s) in segments.iter().enumerate().filter(|(k, _)| counted[*k]) {
-        ns += s.median_ns;
-        sq += half_sq[k];
-    }
-    (ns, sq)
+    counted
 }
 
 #[cfg(test)]

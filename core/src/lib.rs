@@ -2,7 +2,7 @@
 //! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
 //!
 //! Module order, each importing only those before it:
-//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `flow` -> `compose`, `incontext`, `netmodel` ->
+//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `flow` -> `shift`, `compose`, `incontext`, `netmodel` ->
 //! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
 
 pub mod algorithm;
@@ -21,6 +21,7 @@ pub mod parse;
 pub mod references;
 pub mod render;
 pub mod results;
+pub mod shift;
 pub mod stats;
 pub mod suite;
 pub mod tables;
