@@ -305,7 +305,20 @@ fn the_key_exchange_rows_are_what_the_producers_stored() {
     // The answer computes every figure from both scenarios (so a certificate row, whose baseline
     // is not the one a producer set it against, gets them too); for a key-exchange row that must
     // be exactly what `pqprof handshake` and `pqprof capacity` stored.
-    let r = pqprof_core::results::read(&xeon_shown()).unwrap();
+    // The Xeon's run of 2026-12-01 (no flows) and the Zen 5 VM's newest (flows, calls in state).
+    let zen5 = render::inputs(&committed()[..1])
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
+        .max()
+        .expect("the Zen 5 VM's run in results/");
+    for file in [xeon_shown(), zen5] {
+        key_exchange_rows_are_what_the_producers_stored(&file);
+    }
+}
+
+fn key_exchange_rows_are_what_the_producers_stored(file: &std::path::Path) {
+    let r = pqprof_core::results::read(file).unwrap();
     let h = r.handshakes.as_ref().unwrap();
     let changes = (render::answer::QUESTIONS[0].changes)(&r);
     assert!(changes.len() >= 3, "{changes:?}");
@@ -326,7 +339,31 @@ fn the_key_exchange_rows_are_what_the_producers_stored() {
             (a, b) => a == b,
         };
         assert!(close(f.real_ns, s.measured_delta_ns), "{c:?}");
-        assert!(close(f.composed_ns, s.composed_delta_ns), "{c:?}");
+        // The composed difference: where the two key exchanges' suites have flows, what the
+        // composition predicts of the median connection (`predicted_delta`: the median shift
+        // along the flows), not the paths' difference the handshake step stored; else (the
+        // Xeon's file) what it stored.
+        let flow = |group: &str| {
+            r.suite(group, &s.composed_stack)
+                .and_then(|x| x.flow.as_ref())
+        };
+        let baseline = h
+            .scenarios
+            .iter()
+            .find(|x| {
+                !x.instrumented
+                    && x.mode.is_full()
+                    && x.stack == s.stack
+                    && s.against.as_ref().is_some_and(|a| x.is(a, &s.stack, false))
+            })
+            .unwrap();
+        let composed = match flow(&c.group).zip(flow(&c.baseline)) {
+            Some(flows) => Some(pqprof_core::figures::composition::predicted_delta(
+                &r, flows, s, baseline,
+            )),
+            None => s.composed_delta_ns,
+        };
+        assert!(close(f.composed_ns, composed), "{c:?}");
         if let Some(m) = r.capacity.as_ref().and_then(|cap| {
             cap.in_memory.iter().find(|m| {
                 m.stack.name() == c.stack
@@ -540,7 +577,7 @@ fn the_seed_table_keeps_the_runs_of_the_paired_design() {
 
 #[test]
 fn the_composition_page_sets_every_scenario_beside_its_composition() {
-    use pqprof_core::figures::composition::rows;
+    use pqprof_core::figures::composition::{self, rows};
     let site = render("composition", false);
     let html = page(&site, "composition.html");
     let file = render::inputs(&committed()[..1])
@@ -555,15 +592,16 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     // Every plain full handshake with a flow gets a row: the 38df4d run's 45 (russh's 2, quinn's
     // 11 and quic-go's 7 included).
     assert_eq!(rows.len(), 45);
-    let plain = r
+    let plain: Vec<_> = r
         .handshakes
         .as_ref()
         .unwrap()
         .scenarios
         .iter()
         .filter(|s| !s.instrumented)
-        .count();
-    assert_eq!(rows.len(), plain, "{rows:#?}");
+        .collect();
+    assert_eq!(rows.len(), plain.len(), "{rows:#?}");
+    let baseline_auth = r.baseline_auth();
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
     let mut in_grid = 0;
     for stack in ["rustls", "openssl", "go", "russh", "quinn"] {
@@ -583,11 +621,43 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             (bl.composed_ns - bl.real_ns).abs() < 1e-6,
             "{stack}: the baseline reads its own median"
         );
+        let scenario = |x: &pqprof_core::figures::composition::Row| {
+            plain
+                .iter()
+                .find(|s| {
+                    s.mode.is_full()
+                        && s.stack.name() == x.stack
+                        && s.suite == x.group
+                        && s.auth_name() == x.auth.as_deref()
+                })
+                .copied()
+                .unwrap()
+        };
+        let flow = |x: &pqprof_core::figures::composition::Row| {
+            r.suite(&x.suite, &x.composed_stack)
+                .and_then(|s| s.flow.as_ref())
+                .unwrap()
+        };
         for x in &of {
-            // What the latency column misses by is the composed difference less the real one.
+            // The latency column: the baseline's median and what the composition predicts
+            // beyond it, the median shift along the flows plus QUIC's waits.
             let v = x.latency.unwrap();
-            let missed = (x.path_ns - b.path_ns) - (v.real_ns - bl.real_ns);
-            assert!((v.composed_ns - v.real_ns - missed).abs() < 1e-6, "{x:?}");
+            let (sx, sb) = (scenario(x), scenario(b));
+            let shift =
+                pqprof_core::shift::median_shift(flow(x), flow(b), &r.phases, &sb.totals_ns)
+                    .unwrap();
+            let waits = composition::waits(sx, sb).map_or(0.0, |w| w.ns());
+            assert!(
+                (v.composed_ns - (bl.real_ns + shift + waits)).abs() < 1e-6,
+                "{x:?}"
+            );
+            // QUIC's waits come from its evidence alone: none for a stack over TCP, and on
+            // quinn's ML-DSA-65 chain the server's flight (over 15 kB) waits beyond the
+            // baseline's: 3 x 1,200 bytes before the client's address is validated.
+            assert_eq!(composition::waits(sx, sb).is_some(), stack == "quinn");
+            if stack == "quinn" && x.auth.as_deref() == Some("ML-DSA-65") {
+                assert!(composition::waits(sx, sb).unwrap().extra >= 1, "{x:?}");
+            }
             // Each RTT of the grid at no loss, where the grid has the scenario; the baseline's
             // prediction from phases is the model itself.
             assert!(
@@ -601,10 +671,23 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             // beside the paired real one, on the page.
             assert_eq!(x.delta.is_none(), x.baseline, "{stack} {}", x.group);
             if let Some(d) = x.delta {
-                let own = rows.iter().filter(|y| y.stack == x.stack).find(|y| {
-                    (d.composed_ns - (x.path_ns - y.path_ns)).abs() < 1e-6 && !std::ptr::eq(*y, *x)
-                });
-                assert!(own.is_some(), "{stack} {}: a baseline path", x.group);
+                // Against the scenario's own baseline, by the same rule.
+                let a = sx.against.as_ref().unwrap();
+                let y = of
+                    .iter()
+                    .find(|y| {
+                        y.group == a.suite
+                            && y.auth.as_deref().or(baseline_auth)
+                                == a.auth.as_deref().or(baseline_auth)
+                    })
+                    .unwrap();
+                let predicted =
+                    composition::predicted_delta(r, (flow(x), flow(y)), sx, scenario(y));
+                assert!(
+                    (d.composed_ns - predicted).abs() < 1e-6,
+                    "{stack} {}",
+                    x.group
+                );
                 let shown = format!(
                     "{} &#x2f; {}",
                     pqprof_core::units::signed_time(d.composed_ns),

@@ -124,6 +124,58 @@ fn own_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
         .sum()
 }
 
+/// Round trips on loopback that a QUIC connection's server flight waits for the client beyond its
+/// baseline's: RFC 9000 §8.1's limit of three times the bytes received before the address is
+/// validated, and the sender's initial window (`netmodel::quic_extra_round_trips`, from the bytes
+/// the connections recorded on the wire). Loopback's MTU does not lift these as it lifts TCP's
+/// window, since both count 1,200-byte datagrams; no phase holds them. Each is taken at the
+/// baseline's echo: its median connection less its median time to a ready connection, the 32-byte
+/// echo's round trip and the close.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Waits {
+    pub extra: i64,
+    pub each_ns: f64,
+}
+
+impl Waits {
+    pub fn ns(&self) -> f64 {
+        self.extra as f64 * self.each_ns
+    }
+}
+
+/// `s`'s waits beyond `b`'s, where both are QUIC connections with their evidence.
+pub fn waits(s: &Scenario, b: &Scenario) -> Option<Waits> {
+    let rt = |x: &Scenario| {
+        x.evidence
+            .quic
+            .as_ref()
+            .map(|q| i64::from(crate::netmodel::quic_extra_round_trips(q)))
+    };
+    let each_ns = b.median_ns - b.ready_median_ns;
+    Some(Waits {
+        extra: rt(s)? - rt(b)?,
+        each_ns: if each_ns.is_finite() {
+            each_ns.max(0.0)
+        } else {
+            0.0
+        },
+    })
+}
+
+/// What the composition predicts of `s`'s median connection less `b`'s, from their flows
+/// (`flow_s`, `flow_b`): the shift of `b`'s connections along the flows (`shift::median_shift`;
+/// the paths' difference where `b` has no connections stored), plus QUIC's waits (`waits`).
+pub fn predicted_delta(
+    r: &Results,
+    (flow_s, flow_b): (&Flow, &Flow),
+    s: &Scenario,
+    b: &Scenario,
+) -> f64 {
+    crate::shift::median_shift(flow_s, flow_b, &r.phases, &b.totals_ns)
+        .unwrap_or(flow_s.latency_ns - flow_b.latency_ns)
+        + waits(s, b).map_or(0.0, |w| w.ns())
+}
+
 /// The stack's own work along a handshake's path, from its baseline: the loopback median less the
 /// composed critical path, with the half-width of both in quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,11 +188,11 @@ pub(crate) struct OwnWork {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub stack: String,
-    pub(crate) composed_stack: String,
+    pub composed_stack: String,
     pub group: String,
     pub auth: Option<String>,
     /// The composed suite ("X25519MLKEM768 + ML-DSA-65 full handshake").
-    pub(crate) suite: String,
+    pub suite: String,
     /// Whether this is the stack's baseline, whose own work the other rows add.
     pub baseline: bool,
     /// Composed critical path alone.
@@ -156,6 +208,8 @@ pub struct Row {
     /// difference `pqprof handshake` stored, with its interval (`answer::real_delta`). `None` for
     /// a baseline, or where either is missing.
     pub delta: Option<Versus>,
+    /// QUIC's waits the delta adds beyond its baseline's (`waits`).
+    pub waits: Option<Waits>,
     /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
     pub server_in_memory: Option<Versus>,
     pub(crate) client_in_memory: Option<Versus>,
@@ -238,15 +292,20 @@ impl<'a> Run<'a> {
             .find(|t| t.mode.is_full() && t.is(&same, &x.stack, true))
     }
 
-    /// The composed path's difference against the scenario's own baseline beside the real one.
-    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<Versus> {
+    /// The scenario's own baseline (`Scenario::against`), where it is another plain scenario.
+    fn against(&self, s: &Scenario) -> Option<&'a Scenario> {
         let against = s.against.as_ref()?;
-        let b = self
-            .plain
+        self.plain
             .iter()
             .copied()
             .find(|x| x.is(against, &s.stack, false))
-            .filter(|b| !std::ptr::eq(*b, s))?;
+            .filter(|b| !std::ptr::eq(*b, s))
+    }
+
+    /// What the composition predicts of the difference against the scenario's own baseline
+    /// (`predicted_delta`) beside the real one.
+    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<Versus> {
+        let b = self.against(s)?;
         let (b_name, bf) = self.flow_of(b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
         let (real, paired) = super::answer::real_delta(Some(s), Some(b), pairing);
@@ -255,7 +314,7 @@ impl<'a> Run<'a> {
             self.r.suite(&b_name, &b.composed_stack)?,
         );
         Some(Versus {
-            composed_ns: flow.latency_ns - bf.latency_ns,
+            composed_ns: predicted_delta(self.r, (flow, bf), s, b),
             composed_half95_ns: crate::compose::delta_half95_ns(
                 &sa.phases,
                 &sb.phases,
@@ -274,13 +333,20 @@ impl<'a> Run<'a> {
         let base = root(&self.plain, s);
         let base_flow = base.and_then(|b| Some((b, self.flow_of(b)?.1)));
         let own = base_flow.map(|(b, bf)| own_work(b, bf));
-        let latency = own.map(|o| Versus {
-            composed_ns: flow.latency_ns + o.ns,
-            composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
-            real_ns: s.median_ns,
-            real_ci95_ns: s.median_ci95_ns,
-        });
+        // The baseline's median plus what the composition predicts beyond it (`predicted_delta`):
+        // the path plus the own work where every call is steady and no flight waits longer.
+        let path_delta = base_flow.map(|(b, bf)| predicted_delta(self.r, (flow, bf), s, b));
+        let latency = own
+            .zip(base_flow)
+            .zip(path_delta)
+            .map(|((o, (b, _)), d)| Versus {
+                composed_ns: b.median_ns + d,
+                composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
+                real_ns: s.median_ns,
+                real_ci95_ns: s.median_ci95_ns,
+            });
         let delta = self.delta(s, (&name, flow));
+        let waits = self.against(s).and_then(|b| waits(s, b));
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -299,6 +365,7 @@ impl<'a> Run<'a> {
             own,
             latency,
             delta,
+            waits,
             server_in_memory: memory.map(|m| versus(server, m.0)),
             client_in_memory: memory.map(|m| versus(client, m.1)),
             // One figure over all of a scenario's connections: no interval.
@@ -307,9 +374,9 @@ impl<'a> Run<'a> {
             gap: base
                 .filter(|b| !std::ptr::eq(*b, s))
                 .and_then(|b| super::answer::largest_gap(self.r, self.timed(s)?, self.timed(b)?)),
-            network: base_flow.map_or(Vec::new(), |(b, bf)| {
-                at_rtts(self.r, (s, b), flow.latency_ns - bf.latency_ns)
-            }),
+            network: base_flow
+                .zip(path_delta)
+                .map_or(Vec::new(), |((b, _), d)| at_rtts(self.r, (s, b), d)),
         })
     }
 }

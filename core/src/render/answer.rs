@@ -230,11 +230,20 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
         Some((suite(&c.group)?, suite(&c.baseline)?))
     });
     // Along the critical path where both suites have a flow (suites/flights.toml): what the
-    // composition predicts of the time a connection takes; else the sum of both sides' calls.
+    // composition predicts of the median connection (`figures::composition::predicted_delta`, or
+    // the paths' difference without the baseline's connections); else the sum of both sides'
+    // calls.
     let composed_cpu = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
     let composed_latency = suites
         .filter(|(a, b)| a.flow.is_some() && b.flow.is_some())
-        .map(|(a, b)| crate::compose::predicted_difference(a, b));
+        .map(
+            |(x, y)| match (x.flow.as_ref().zip(y.flow.as_ref()), s.zip(b)) {
+                (Some(flows), Some((s, b))) => {
+                    crate::figures::composition::predicted_delta(r, flows, s, b)
+                }
+                _ => crate::compose::predicted_difference(x, y),
+            },
+        );
     let composed = composed_latency.or(composed_cpu);
     // Instructions do not move with the host: where the run counted them (`run --counter
     // instructions`), the composed difference in instructions stands beside the time.
@@ -475,7 +484,7 @@ fn composed_cell(c: &Change, f: &Figures, card: String) -> Cell {
         Some(d) => {
             let title = if f.composed_is_latency {
                 format!(
-                    "{} minus {} along the critical path, composed from the phases of {} (the code {} runs) as suites/flights.toml places them{}; both sides' calls together: {}",
+                    "{} minus {} along the critical path, a shift of the median connection composed from the phases of {} (the code {} runs) as suites/flights.toml places them{}; both sides' calls together: {}",
                     c.group,
                     c.baseline,
                     f.composed_stack,

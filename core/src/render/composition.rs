@@ -152,7 +152,20 @@ fn row(r: &FigRow) -> Row {
             }
             c
         },
-        delta: delta_cell(r.delta.as_ref()),
+        delta: {
+            let mut c = delta_cell(r.delta.as_ref());
+            if let Some(w) = r.waits.filter(|w| w.extra != 0 && !c.why.is_empty()) {
+                c.why = format!(
+                    "{}; {} {} round trip{} on loopback at {}",
+                    c.why,
+                    if w.extra > 0 { "with" } else { "less" },
+                    w.extra.abs(),
+                    if w.extra.abs() == 1 { "" } else { "s" },
+                    crate::units::time(w.each_ns).replace(' ', "\u{a0}")
+                );
+            }
+            c
+        },
         server_memory: cell(r.server_in_memory.as_ref()),
         client_memory: cell(r.client_in_memory.as_ref()),
         network: r
