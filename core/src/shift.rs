@@ -1,10 +1,9 @@
 //! The composed difference of two handshakes as a difference of medians (#37).
 //!
 //! A handshake's median is not the sum of its calls' medians. ML-DSA signing repeats until a
-//! candidate passes (FIPS 204 §6.2, Algorithm 7), so its calls are skewed: on the Zen 5 VM of
-//! 2026-12-05 the in-state mean of aws-lc's ML-DSA-65 signing was 1.32 times its median, OpenSSL's
-//! 1.29 and Go's 1.32. Added to the rest of a handshake, whose own spread is wide, a skewed call
-//! moves the median of the sum by more than its own median; summing medians loses that. So the
+//! candidate passes (FIPS 204, Algorithm 7), so its calls are skewed, their mean well above their
+//! median. Added to the rest of a handshake, whose own spread is wide, a skewed call moves the
+//! median of the sum by more than its own median; summing medians loses that. So the
 //! difference a flow predicts is taken here as the shift of a median: the baseline's own
 //! connections (their totals, which hold the stack's own work and its spread), each with the calls
 //! that differ drawn from their samples and placed along the flows' critical paths.
@@ -13,16 +12,18 @@ use crate::algorithm::Kind;
 use crate::results::{Flow, Phase, PhaseId};
 use crate::stats::{self, SplitMix64};
 
-/// Draws of the shifted median. Its Monte Carlo error is about 1.25 σ / √n of the baseline's
-/// spread σ: under 1% of σ at 20,000.
-pub(crate) const DRAWS: usize = 20_000;
+/// Draws of the shifted median: enough that the draws' own error in a median (for a normal spread
+/// 1.25 σ / √n; a skewed one differs, not by orders) stays far below the real difference's
+/// interval.
+pub const DRAWS: usize = 20_000;
 const SEED: u64 = 0x0073_6869_6674; // "shift"
 
 /// The samples a call is drawn from, where it has single calls' samples: its calls timed in a
 /// handshake's state (`Phase::situ`), else, in files before them, the loop's samples of a key
 /// exchange or signature timed a call at a time. Other calls (a transcript's hash blocks, the
 /// key schedule) count at their median: short, steady, and timed in batches whose means do not
-/// spread as single calls do.
+/// spread as single calls do. So does a call a flow splits between two segments (a leaf chain's
+/// verifications, 1.33 and 0.67 a segment): no whole call to draw.
 fn single_calls(q: &Phase) -> Option<&[u64]> {
     match &q.situ {
         Some(s) => Some(&s.samples_ns)
@@ -80,8 +81,10 @@ fn ready<'a>(
 }
 
 impl Ready<'_> {
-    /// The critical path of one draw. Each pool's k-th call in draw `i` is the same sample in
-    /// every flow (`rngs` seeded per draw and pool), so calls both flows make cancel exactly.
+    /// The critical path of one draw. Each pool's k-th call in a draw is the same sample in every
+    /// flow (`rngs` seeded per draw and pool), so calls both flows make cancel exactly, except
+    /// inside a pair of segments the stack runs at once, where a shared call can decide which
+    /// of the two is the longer.
     fn path(&self, pools: &[(PhaseId, &[u64])], rngs: &mut [SplitMix64], seeds: &[u64]) -> f64 {
         for (r, s) in rngs.iter_mut().zip(seeds) {
             *r = SplitMix64(*s);
@@ -277,5 +280,41 @@ mod tests {
         );
         // Without the overlap the same change is +30 in every draw.
         assert_eq!(median_shift(&toy("F"), &toy("E"), &p, &[1000]), Some(30.0));
+    }
+
+    #[test]
+    fn each_draw_takes_a_shared_call_alike_in_both_flows_and_the_longer_of_a_pair() {
+        let p = phases();
+        let over = |sig| {
+            let mut f = toy(sig);
+            f.overlap = vec![("sign".into(), "check".into())];
+            f
+        };
+        let (fa, fb, ga, gb) = (toy("F"), toy("E"), over("F"), over("E"));
+        let mut pools = Vec::new();
+        let a = ready(&fa, &p, &mut pools).unwrap();
+        let b = ready(&fb, &p, &mut pools).unwrap();
+        let oa = ready(&ga, &p, &mut pools).unwrap();
+        let ob = ready(&gb, &p, &mut pools).unwrap();
+        // One pool per phase whatever the flow: E's and F's signatures and the verify; the hash
+        // blocks count at their median.
+        assert_eq!(pools.len(), 3);
+        let mut rngs = vec![SplitMix64(0); pools.len()];
+        let mut seen = [false; 2];
+        for seed in 0..64u64 {
+            let seeds: Vec<u64> = (0..pools.len() as u64).map(|k| seed * 31 + k).collect();
+            let mut path = |x: &Ready| x.path(&pools, &mut rngs, &seeds);
+            // The verify (20 or 40) drawn alike in both: the steady change alone, +30, in
+            // every draw, where independent draws would give -20 or +50 in some.
+            let (pa, pb) = (path(&a), path(&b));
+            assert_eq!(pa - pb, 30.0, "seed {seed}");
+            // At once: the longer of signing and the check (the verify and 10 of hash blocks).
+            let check = pb - 10.0;
+            assert_eq!(path(&oa), check.max(40.0), "seed {seed}");
+            assert_eq!(path(&ob), check.max(10.0), "seed {seed}");
+            seen[usize::from(check > 40.0)] = true;
+        }
+        // Both of the verify's values came up, so both branches of the longer were taken.
+        assert_eq!(seen, [true, true]);
     }
 }

@@ -125,12 +125,13 @@ fn own_half95(parts: &[(f64, &Phase)]) -> Option<f64> {
 }
 
 /// Round trips on loopback that a QUIC connection's server flight waits for the client beyond its
-/// baseline's: RFC 9000 §8.1's limit of three times the bytes received before the address is
-/// validated, and the sender's initial window (`netmodel::quic_extra_round_trips`, from the bytes
-/// the connections recorded on the wire). Loopback's MTU does not lift these as it lifts TCP's
-/// window, since both count 1,200-byte datagrams; no phase holds them. Each is taken at the
-/// baseline's echo: its median connection less its median time to a ready connection, the 32-byte
-/// echo's round trip and the close.
+/// baseline's (`netmodel::quic_extra_round_trips`, from the bytes the connections recorded on the
+/// wire): the server sends at most three times the bytes it has received until the client's
+/// address is validated (RFC 9000 §8.1), and at most its initial window (RFC 9002 §7.2); a Retry
+/// adds its own round trip. Both limits count bytes, not a path's segments, so loopback's MTU
+/// does not lift them as it lifts TCP's window, and no phase holds them. Each is taken at the
+/// baseline's echo: its median connection less its median time to a ready connection (the 32-byte
+/// echo's round trip and the close, so it errs long by the close).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Waits {
     pub extra: i64,
@@ -164,16 +165,18 @@ pub fn waits(s: &Scenario, b: &Scenario) -> Option<Waits> {
 
 /// What the composition predicts of `s`'s median connection less `b`'s, from their flows
 /// (`flow_s`, `flow_b`): the shift of `b`'s connections along the flows (`shift::median_shift`;
-/// the paths' difference where `b` has no connections stored), plus QUIC's waits (`waits`).
+/// the paths' difference where `b` has no connections stored), plus QUIC's waits (`waits`),
+/// which come back beside it.
 pub fn predicted_delta(
     r: &Results,
     (flow_s, flow_b): (&Flow, &Flow),
     s: &Scenario,
     b: &Scenario,
-) -> f64 {
-    crate::shift::median_shift(flow_s, flow_b, &r.phases, &b.totals_ns)
-        .unwrap_or(flow_s.latency_ns - flow_b.latency_ns)
-        + waits(s, b).map_or(0.0, |w| w.ns())
+) -> (f64, Option<Waits>) {
+    let w = waits(s, b);
+    let shift = crate::shift::median_shift(flow_s, flow_b, &r.phases, &b.totals_ns)
+        .unwrap_or(flow_s.latency_ns - flow_b.latency_ns);
+    (shift + w.map_or(0.0, |w| w.ns()), w)
 }
 
 /// The stack's own work along a handshake's path, from its baseline: the loopback median less the
@@ -199,11 +202,12 @@ pub struct Row {
     pub path_ns: f64,
     /// The stack's own work along the path, from its baseline.
     pub(crate) own: Option<OwnWork>,
-    /// Path plus the stack's own work against the loopback median (`None` without a baseline).
+    /// The baseline's median plus what the composition predicts beyond it (`predicted_delta`
+    /// against the root baseline), against the loopback median (`None` without a baseline).
     pub latency: Option<Versus>,
     /// Against the scenario's own baseline (`Scenario::against`: an ML-DSA chain against its
-    /// group with the baseline chain, a group against the classical one), the composed path's
-    /// difference (with the answer table's half-width, `compose::delta_half95_ns` over the calls
+    /// group with the baseline chain, a group against the classical one), what the composition
+    /// predicts of the difference (`predicted_delta`, with the answer table's half-width, `compose::delta_half95_ns` over the calls
     /// the flows compose) beside the real one: the paired
     /// difference `pqprof handshake` stored, with its interval (`answer::real_delta`). `None` for
     /// a baseline, or where either is missing.
@@ -234,8 +238,9 @@ pub struct AtRtt {
     /// plus the round trips at the link's RTT.
     pub model_ns: f64,
     /// The same from the phases and the stack's baseline alone: the baseline cell's zero point
-    /// (its handshake through the router at no delay) plus the composed path's difference, in
-    /// place of this cell's own zero point; the baseline's row reads the model.
+    /// (its handshake through the router at no delay) plus what the composition predicts the
+    /// scenario adds (`predicted_delta`), in place of this cell's own zero point; the baseline's
+    /// row reads the model.
     pub phases_ns: f64,
 }
 
@@ -303,8 +308,8 @@ impl<'a> Run<'a> {
     }
 
     /// What the composition predicts of the difference against the scenario's own baseline
-    /// (`predicted_delta`) beside the real one.
-    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<Versus> {
+    /// (`predicted_delta`) beside the real one, and the waits it holds.
+    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<(Versus, Option<Waits>)> {
         let b = self.against(s)?;
         let (b_name, bf) = self.flow_of(b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
@@ -313,8 +318,9 @@ impl<'a> Run<'a> {
             self.r.suite(name, &s.composed_stack)?,
             self.r.suite(&b_name, &b.composed_stack)?,
         );
-        Some(Versus {
-            composed_ns: predicted_delta(self.r, (flow, bf), s, b),
+        let (predicted, waits) = predicted_delta(self.r, (flow, bf), s, b);
+        let v = Versus {
+            composed_ns: predicted,
             composed_half95_ns: crate::compose::delta_half95_ns(
                 &sa.phases,
                 &sb.phases,
@@ -323,7 +329,8 @@ impl<'a> Run<'a> {
             ),
             real_ns: real?,
             real_ci95_ns: paired.map(|d| (d.lo95_ns, d.hi95_ns)),
-        })
+        };
+        Some((v, waits))
     }
 
     fn row(&self, s: &'a Scenario) -> Option<Row> {
@@ -335,18 +342,19 @@ impl<'a> Run<'a> {
         let own = base_flow.map(|(b, bf)| own_work(b, bf));
         // The baseline's median plus what the composition predicts beyond it (`predicted_delta`):
         // the path plus the own work where every call is steady and no flight waits longer.
-        let path_delta = base_flow.map(|(b, bf)| predicted_delta(self.r, (flow, bf), s, b));
+        let predicted = base_flow.map(|(b, bf)| predicted_delta(self.r, (flow, bf), s, b).0);
         let latency = own
             .zip(base_flow)
-            .zip(path_delta)
+            .zip(predicted)
             .map(|((o, (b, _)), d)| Versus {
                 composed_ns: b.median_ns + d,
                 composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
                 real_ns: s.median_ns,
                 real_ci95_ns: s.median_ci95_ns,
             });
-        let delta = self.delta(s, (&name, flow));
-        let waits = self.against(s).and_then(|b| waits(s, b));
+        let (delta, waits) = self
+            .delta(s, (&name, flow))
+            .map_or((None, None), |(v, w)| (Some(v), w));
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -375,7 +383,7 @@ impl<'a> Run<'a> {
                 .filter(|b| !std::ptr::eq(*b, s))
                 .and_then(|b| super::answer::largest_gap(self.r, self.timed(s)?, self.timed(b)?)),
             network: base_flow
-                .zip(path_delta)
+                .zip(predicted)
                 .map_or(Vec::new(), |((b, _), d)| at_rtts(self.r, (s, b), d)),
         })
     }
@@ -383,9 +391,9 @@ impl<'a> Run<'a> {
 
 /// The scenario's cells at no loss and a delay, in the grid's order, each with the model's p50
 /// and the same from phases: the model's network part for this cell (its p50 less its zero
-/// point) on top of the baseline cell's zero point plus `path_delta` (this scenario's composed
-/// path less the baseline's). Cells without their baseline cell at the same point are left out.
-fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), path_delta: f64) -> Vec<AtRtt> {
+/// point) on top of the baseline cell's zero point plus `predicted` (what the composition predicts
+/// this scenario adds to the baseline, `predicted_delta`). Cells without their baseline cell at the same point are left out.
+fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), predicted: f64) -> Vec<AtRtt> {
     let Some(n) = &r.network else {
         return Vec::new();
     };
@@ -413,7 +421,7 @@ fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), path_delta: f64) -> Vec<
                 rtt_ns: p.rtt_ns,
                 measured_ns: c.ready_median_ns(n)?,
                 model_ns: model,
-                phases_ns: model - c.model.zero_ns + cb.model.zero_ns + path_delta,
+                phases_ns: model - c.model.zero_ns + cb.model.zero_ns + predicted,
             })
         })
         .collect()

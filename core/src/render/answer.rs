@@ -169,9 +169,12 @@ pub(crate) const RTTS_MS: [f64; 2] = [5.6, 78.7];
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
     pub composed_ns: Option<f64>,
-    /// Whether `composed_ns` is the difference along the critical path (`flow::figures`), or the
-    /// sum of both sides' calls (suites without a flow, older files).
+    /// Whether `composed_ns` is what the flows predict of the median connection
+    /// (`figures::composition::predicted_delta`), or the sum of both sides' calls (suites without
+    /// a flow, older files).
     pub(crate) composed_is_latency: bool,
+    /// Whether the stack runs two segments of the flows at once (`Flow::overlap`).
+    pub(crate) composed_overlap: bool,
     /// The difference of the sums of both sides' calls (the composed medians).
     pub(crate) composed_cpu_ns: Option<f64>,
     /// Where the real handshakes were timed in situ: the call whose cost in situ, beyond what the
@@ -201,7 +204,8 @@ pub struct Figures {
 }
 
 /// Every figure of a change, computed from both of its scenarios (for a key-exchange row these are
-/// what the producers stored against the same baseline; a test holds them to it).
+/// what the producers stored against the same baseline, but the composed difference along the
+/// flows, which the producers store as the paths' difference; a test holds them to both).
 pub fn figures(r: &Results, c: &Change) -> Figures {
     let s = plain(r, &c.stack, &c.group);
     let b = plain(r, &c.stack, &c.baseline);
@@ -236,14 +240,15 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     let composed_cpu = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
     let composed_latency = suites
         .filter(|(a, b)| a.flow.is_some() && b.flow.is_some())
-        .map(
-            |(x, y)| match (x.flow.as_ref().zip(y.flow.as_ref()), s.zip(b)) {
+        .map(|(x, y)| {
+            // Both have flows here; without the two scenarios, the paths' difference.
+            match (x.flow.as_ref().zip(y.flow.as_ref()), s.zip(b)) {
                 (Some(flows), Some((s, b))) => {
-                    crate::figures::composition::predicted_delta(r, flows, s, b)
+                    crate::figures::composition::predicted_delta(r, flows, s, b).0
                 }
                 _ => crate::compose::predicted_difference(x, y),
-            },
-        );
+            }
+        });
     let composed = composed_latency.or(composed_cpu);
     // Instructions do not move with the host: where the run counted them (`run --counter
     // instructions`), the composed difference in instructions stands beside the time.
@@ -257,6 +262,11 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     Figures {
         composed_ns: composed,
         composed_is_latency: composed_latency.is_some(),
+        composed_overlap: suites.is_some_and(|(a, b)| {
+            [a, b]
+                .iter()
+                .any(|x| x.flow.as_ref().is_some_and(|f| !f.overlap.is_empty()))
+        }),
         gap: i.zip(bi).and_then(|(i, bi)| fig::largest_gap(r, i, bi)),
         composed_cpu_ns: composed_cpu,
         composed_half95_ns: composed_half,
@@ -489,7 +499,7 @@ fn composed_cell(c: &Change, f: &Figures, card: String) -> Cell {
                     c.baseline,
                     f.composed_stack,
                     c.stack,
-                    if f.composed_cpu_ns.is_some_and(|cpu| (cpu - d).abs() > 0.05 * cpu.abs()) {
+                    if f.composed_overlap {
                         ", the stack running some of the two sides' work at once"
                     } else {
                         ""

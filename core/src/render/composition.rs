@@ -45,7 +45,8 @@ pub(crate) struct Row {
     pub baseline: bool,
     pub(crate) path: String,
     pub latency: Cell,
-    /// The composed path's difference against the scenario's own baseline beside the real one.
+    /// What the composition predicts of the difference against the scenario's own baseline
+    /// beside the real one.
     pub(crate) delta: Cell,
     pub(crate) server_memory: Cell,
     pub(crate) client_memory: Cell,
@@ -154,9 +155,10 @@ fn row(r: &FigRow) -> Row {
         },
         delta: {
             let mut c = delta_cell(r.delta.as_ref());
-            if let Some(w) = r.waits.filter(|w| w.extra != 0 && !c.why.is_empty()) {
+            if let Some(w) = r.waits.filter(|w| w.extra != 0 && r.delta.is_some()) {
+                let sep = if c.why.is_empty() { "" } else { "; " };
                 c.why = format!(
-                    "{}; {} {} round trip{} on loopback at {}",
+                    "{}{sep}{} {} round trip{} on loopback at {}",
                     c.why,
                     if w.extra > 0 { "with" } else { "less" },
                     w.extra.abs(),

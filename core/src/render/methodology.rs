@@ -13,6 +13,8 @@ pub(crate) struct Body {
     pub(crate) budgets: Vec<Budget>,
     pub(crate) components: Vec<ComponentRow>,
     pub(crate) worlds: String,
+    /// Draws behind each composed difference's median shift (`shift::DRAWS`).
+    pub(crate) shift_draws: String,
     pub(crate) batch_threshold: f64,
     pub(crate) includes: Vec<Include>,
     pub(crate) algorithms: Vec<AlgorithmRow>,
@@ -333,6 +335,7 @@ pub(crate) fn build(runs: &[&Run]) -> Body {
         budgets,
         components,
         worlds,
+        shift_draws: crate::units::count(crate::shift::DRAWS as f64),
         batch_threshold: 100.0,
         includes,
         algorithms,

@@ -96,7 +96,7 @@ fn deltas(h: &Handshakes) -> String {
                 "measured Δ",
                 "in-situ crypto Δ",
                 "remainder Δ",
-                "composed Δ (stack)",
+                "composed paths' Δ (stack)",
             ],
             &rows,
             &[2, 3, 4, 5],
