@@ -217,6 +217,13 @@ mod tests {
         )
     }
 
+    /// The toy with the server's signing and the client's check run at once.
+    fn over(sig: &str) -> Flow {
+        let mut f = toy(sig);
+        f.overlap = vec![("sign".into(), "check".into())];
+        f
+    }
+
     fn phases() -> Vec<Phase> {
         vec![
             // A steady signature, and a skewed one: 3 of 5 calls 100, 2 of 5 300 (a second pass).
@@ -265,11 +272,6 @@ mod tests {
     #[test]
     fn an_overlapping_pair_counts_its_longer_segment_in_each_draw() {
         let p = phases();
-        let over = |sig| {
-            let mut f = toy(sig);
-            f.overlap = vec![("sign".into(), "check".into())];
-            f
-        };
         // The server signs while the client checks: a verify of 20 (2 in 3) or 40, and two hash
         // blocks of 5, so the check takes 30 or 50. Signing 10 (E), the check is the longer in
         // every draw; signing 40 (F), max(40, 30) = 40 in 2 of 3 draws, 50 in the rest. The
@@ -285,11 +287,6 @@ mod tests {
     #[test]
     fn each_draw_takes_a_shared_call_alike_in_both_flows_and_the_longer_of_a_pair() {
         let p = phases();
-        let over = |sig| {
-            let mut f = toy(sig);
-            f.overlap = vec![("sign".into(), "check".into())];
-            f
-        };
         let (fa, fb, ga, gb) = (toy("F"), toy("E"), over("F"), over("E"));
         let mut pools = Vec::new();
         let a = ready(&fa, &p, &mut pools).unwrap();

@@ -30,6 +30,16 @@ fn xeon_shown() -> PathBuf {
         .expect("a run of the Intel Xeon VM in results/")
 }
 
+/// The Zen 5 VM's newest run in results/ (flows, calls in state, QUIC).
+fn zen5_newest() -> PathBuf {
+    render::inputs(&committed()[..1])
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
+        .max()
+        .expect("the Zen 5 VM's run in results/")
+}
+
 fn render(name: &str, all: bool) -> PathBuf {
     let out = std::env::temp_dir().join(format!("pqprof-core-site-{}-{name}", std::process::id()));
     render::render(
@@ -308,13 +318,7 @@ fn the_key_exchange_rows_are_what_the_producers_stored() {
     // difference where the suites have flows (a median shift, where the producers store the
     // paths' difference).
     // The Xeon's run of 2026-12-01 (no flows) and the Zen 5 VM's newest (flows, calls in state).
-    let zen5 = render::inputs(&committed()[..1])
-        .unwrap()
-        .into_iter()
-        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
-        .max()
-        .expect("the Zen 5 VM's run in results/");
-    for file in [xeon_shown(), zen5] {
+    for file in [xeon_shown(), zen5_newest()] {
         key_exchange_rows_are_what_the_producers_stored(&file);
     }
 }
@@ -582,13 +586,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     use pqprof_core::figures::composition::{self, rows};
     let site = render("composition", false);
     let html = page(&site, "composition.html");
-    let file = render::inputs(&committed()[..1])
-        .unwrap()
-        .into_iter()
-        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
-        .max()
-        .expect("the Zen 5 VM's run in results/");
-    let run = render::load(&[file]).unwrap().remove(0);
+    let run = render::load(&[zen5_newest()]).unwrap().remove(0);
     let r = &run.results;
     let rows = rows(r);
     // Every plain full handshake with a flow gets a row: the 38df4d run's 45 (russh's 2, quinn's
