@@ -58,6 +58,9 @@ type connection struct {
 	// start of its wire time.
 	Port      int   `json:"port"`
 	StartedNs int64 `json:"started_ns"`
+	// Resumed says whether the handshake resumed a session: a resumed cell
+	// counts one that fell back to a full handshake as failed.
+	Resumed bool `json:"resumed"`
 }
 
 // runReport is the answer to `run`: each connection, what the process used
@@ -404,6 +407,7 @@ func (c *client) connect(capture, reset bool, afterHandshake func(*tls.Conn)) (*
 	}
 	conn.ReadyNs = int64(time.Since(t0))
 	conn.ServerFlightBytes = wire.received
+	conn.Resumed = tc.ConnectionState().DidResume
 	if afterHandshake != nil {
 		afterHandshake(tc)
 	}

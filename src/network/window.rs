@@ -17,6 +17,7 @@
 //! own counters.
 
 use super::Scenario;
+use crate::results::Mode;
 use crate::stack::{self, Identity};
 use anyhow::{anyhow, Result};
 use std::net::SocketAddr;
@@ -274,6 +275,9 @@ fn run_lane(
         }
         let before = crate::alloc::monotonic_ns();
         match c.connect(l.addr, false) {
+            Ok(o) if !is_sample(l.s.mode, o.resumed) => {
+                tally.failed.fetch_add(1, Relaxed);
+            }
             Ok(o) => tally
                 .done
                 .lock()
@@ -296,6 +300,14 @@ fn run_lane(
             .end_ns
             .fetch_max(t0.elapsed().as_nanos() as u64, Relaxed);
     }
+}
+
+/// Whether a completed connection is a sample of its cell. A resumed cell measures resumptions: a
+/// connection whose client says it fell back to a full handshake (no ticket came, or the server
+/// refused it) is not one, and counts as failed, as the server's count of resumptions (`check`)
+/// expects; where the client does not say, the server's count stands alone.
+fn is_sample(mode: Mode, resumed: Option<bool>) -> bool {
+    !(mode == Mode::Resumed && resumed == Some(false))
 }
 
 /// What a lane's thread owes the others when it ends, however it ends (a panic unwinds through
@@ -438,7 +450,7 @@ impl Gate {
 
 #[cfg(test)]
 mod tests {
-    use super::{lane_threads, Done, Sampled};
+    use super::{is_sample, lane_threads, Done, Mode, Sampled};
 
     #[test]
     fn a_cells_rounds_make_one_sample() {
@@ -470,6 +482,17 @@ mod tests {
         assert_eq!((a.wall_ns, a.cpu_ns), (150.0, 50.0));
         // Two starts at 4 and two at 1: a mean of 2.5; the largest of both rounds.
         assert_eq!((a.lag_mean_ns, a.lag_max_ns), (2.5, 6.0));
+    }
+
+    #[test]
+    fn a_resumed_cell_keeps_only_the_connections_that_resumed() {
+        assert!(is_sample(Mode::Resumed, Some(true)));
+        // Fell back to a full handshake: failed, not a resumption's time.
+        assert!(!is_sample(Mode::Resumed, Some(false)));
+        // A client that does not say: the server's count decides (`check`).
+        assert!(is_sample(Mode::Resumed, None));
+        // Full handshakes are the sample of a full cell.
+        assert!(is_sample(Mode::Full, Some(false)));
     }
 
     #[test]

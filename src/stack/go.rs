@@ -450,6 +450,9 @@ struct Connection {
     port: u16,
     #[serde(default)]
     started_ns: u64,
+    /// Whether the handshake resumed (a peer built before 2026-12-05 does not say).
+    #[serde(default)]
+    resumed: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -584,6 +587,7 @@ impl Client {
             go_bytes: 0.0,
             port: 0,
             started_ns: 0,
+            resumed: None,
         })
     }
 
@@ -617,6 +621,7 @@ impl Client {
                     go_bytes: r.go_alloc_bytes as f64 / k,
                     port: c.port,
                     started_ns: c.started_ns,
+                    resumed: c.resumed,
                 })
                 .collect(),
         })

@@ -227,6 +227,10 @@ pub struct One {
     pub(crate) port: u16,
     /// When the connection's clock started, `alloc::monotonic_ns` (0: not known).
     pub(crate) started_ns: u64,
+    /// Whether its handshake resumed a session, where the stack's client says (rustls's and
+    /// OpenSSL's): a resumed cell counts one that fell back to a full handshake as failed, not
+    /// as a resumption's time.
+    pub(crate) resumed: Option<bool>,
 }
 
 /// One handshake in memory, nanoseconds: each side's calls and the wall time of the exchange.

@@ -357,7 +357,7 @@ impl Tickets {
     /// after the server's Finished), if it can resume and is not the one `used`: OpenSSL replaces
     /// the connection's session with a new one for each ticket received, so the same session means
     /// no new ticket came, and the next connection makes a full handshake rather than reuse it
-    /// (the server's count of resumptions then says so).
+    /// (its client then says it did not resume, as the server's count of resumptions does).
     fn keep(&self, ssl: &openssl::ssl::SslRef, used: Option<&openssl::ssl::SslSessionRef>) {
         use foreign_types::ForeignTypeRef;
         if let Some(t) = &self.0 {
@@ -380,8 +380,9 @@ impl super::Client for Client {
             echo(&mut tls)?;
             self.tickets.keep(tls.ssl(), ticket.as_deref());
             let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
+            let resumed = tls.ssl().session_reused();
             let _ = tls.shutdown();
-            Ok((hs, tls.get_ref().summary(), ev))
+            Ok((hs, tls.get_ref().summary(), ev, resumed))
         })
     }
 

@@ -448,6 +448,7 @@ impl super::Client for Client {
             go_bytes: 0.0,
             port,
             started_ns: crate::alloc::monotonic_at(t0),
+            resumed: None,
         })
     }
 }

@@ -249,6 +249,7 @@ impl super::Client for Client {
             go_bytes: 0.0,
             port: w.port,
             started_ns: crate::alloc::monotonic_at(t0),
+            resumed: None,
         })
     }
 }

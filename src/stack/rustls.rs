@@ -394,7 +394,8 @@ impl super::Client for Client {
                     ..Evidence::default()
                 }
             });
-            Ok((hs, tls.sock.summary(), ev))
+            let resumed = tls.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+            Ok((hs, tls.sock.summary(), ev, resumed))
         })
     }
 

@@ -168,11 +168,12 @@ pub fn serve_with(
 }
 
 /// What one client connection reports: the time until the handshake was done, the wire's counts
-/// and first flights, and the negotiated parameters when asked.
+/// and first flights, the negotiated parameters when asked, and whether the handshake resumed.
 pub(crate) type Exchange = (
     Duration,
     super::wire::Counted<()>,
     Option<crate::results::Evidence>,
+    bool,
 );
 
 /// The first TLS record's length with its header (a handshake record: the ClientHello), from the
@@ -201,7 +202,7 @@ pub(crate) fn measure_connection(
     let r = exchange(t0);
     let total = t0.elapsed();
     let insitu = armed.then(crate::insitu::take);
-    let (hs, sock, mut ev) = r?;
+    let (hs, sock, mut ev, resumed) = r?;
     if let Some(e) = ev.as_mut() {
         e.client_shares = key_shares(&sock.first_sent)
             .and_then(|(m, s)| (m == 1).then_some(s))
@@ -226,5 +227,6 @@ pub(crate) fn measure_connection(
         go_bytes: 0.0,
         port: sock.port,
         started_ns: crate::alloc::monotonic_at(t0),
+        resumed: Some(resumed),
     })
 }
