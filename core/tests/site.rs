@@ -603,6 +603,8 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert_eq!(rows.len(), plain.len(), "{rows:#?}");
     let baseline_auth = r.baseline_auth();
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
+    // A difference that misses names the own CPU that grew beside the calls.
+    assert!(html.contains("own CPU beyond the baseline&#x27;s: server +"));
     let mut in_grid = 0;
     for stack in ["rustls", "openssl", "go", "russh", "quinn"] {
         let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
@@ -686,6 +688,17 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                     .unwrap();
                 let predicted =
                     composition::predicted_delta(r, (flow(x), flow(y)), sx, scenario(y)).0;
+                // The own CPU beside it: each side's loopback CPU less its calls, against the
+                // same baseline's.
+                let own = |z: &composition::Row| {
+                    (
+                        z.server_loopback.real_ns - z.server_loopback.composed_ns,
+                        z.client_loopback.real_ns - z.client_loopback.composed_ns,
+                    )
+                };
+                let ((xs, xc), (ys, yc)) = (own(x), own(y));
+                let (ds, dc) = x.own_cpu_delta.unwrap();
+                assert!((ds - (xs - ys)).abs() < 1e-6 && (dc - (xc - yc)).abs() < 1e-6);
                 assert!(
                     (d.composed_ns - predicted).abs() < 1e-6,
                     "{stack} {}",

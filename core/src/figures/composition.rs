@@ -179,6 +179,21 @@ pub fn predicted_delta(
     (shift + w.map_or(0.0, |w| w.ns()), w)
 }
 
+/// Server and client, nanoseconds.
+pub type Sides = (f64, f64);
+
+/// A scenario's own CPU per handshake, server and client: its loopback connections' CPU per
+/// handshake less its flow's calls at their means (`side_mean`). Parsing, buffers, system calls,
+/// wake-ups and, over QUIC, each datagram's packet protection and bookkeeping; `None` where the
+/// connections' CPU was not recorded.
+pub(crate) fn own_cpu(s: &Scenario, flow: &Flow, phases: &[Phase]) -> Option<Sides> {
+    let ok = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+    Some((
+        ok(s.server_cpu_ns)? - side_mean(flow, Side::Server, phases)?.0,
+        ok(s.client_cpu_ns)? - side_mean(flow, Side::Client, phases)?.0,
+    ))
+}
+
 /// The stack's own work along a handshake's path, from its baseline: the loopback median less the
 /// composed critical path, with the half-width of both in quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -214,13 +229,16 @@ pub struct Row {
     pub delta: Option<Versus>,
     /// QUIC's waits the delta adds beyond its baseline's (`waits`).
     pub waits: Option<Waits>,
+    /// The stack's own CPU per handshake, server and client, beyond the delta's baseline's
+    /// (`own_cpu`): what the stack does beyond its calls that grows with the change.
+    pub own_cpu_delta: Option<Sides>,
     /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
     pub server_in_memory: Option<Versus>,
     pub(crate) client_in_memory: Option<Versus>,
     /// Composed CPU per handshake against the loopback handshakes' CPU per handshake (no interval:
     /// one figure over all of a scenario's connections).
-    pub(crate) server_loopback: Versus,
-    pub(crate) client_loopback: Versus,
+    pub server_loopback: Versus,
+    pub client_loopback: Versus,
     /// Against the baseline, the call whose cost in situ beyond what the path counts it at differs
     /// most (`answer::largest_gap`), where both scenarios were also timed in situ.
     pub(crate) gap: Option<super::answer::Gap>,
@@ -308,8 +326,13 @@ impl<'a> Run<'a> {
     }
 
     /// What the composition predicts of the difference against the scenario's own baseline
-    /// (`predicted_delta`) beside the real one, and the waits it holds.
-    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<(Versus, Option<Waits>)> {
+    /// (`predicted_delta`) beside the real one, the waits it holds, and the stack's own CPU per
+    /// handshake beyond the baseline's (`own_cpu`).
+    fn delta(
+        &self,
+        s: &Scenario,
+        (name, flow): (&str, &Flow),
+    ) -> Option<(Versus, Option<Waits>, Option<Sides>)> {
         let b = self.against(s)?;
         let (b_name, bf) = self.flow_of(b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
@@ -330,7 +353,10 @@ impl<'a> Run<'a> {
             real_ns: real?,
             real_ci95_ns: paired.map(|d| (d.lo95_ns, d.hi95_ns)),
         };
-        Some((v, waits))
+        let own = own_cpu(s, flow, &self.r.phases)
+            .zip(own_cpu(b, bf, &self.r.phases))
+            .map(|((ss, sc), (bs, bc))| (ss - bs, sc - bc));
+        Some((v, waits, own))
     }
 
     fn row(&self, s: &'a Scenario) -> Option<Row> {
@@ -352,9 +378,9 @@ impl<'a> Run<'a> {
                 real_ns: s.median_ns,
                 real_ci95_ns: s.median_ci95_ns,
             });
-        let (delta, waits) = self
+        let (delta, waits, own_cpu_delta) = self
             .delta(s, (&name, flow))
-            .map_or((None, None), |(v, w)| (Some(v), w));
+            .map_or((None, None, None), |(v, w, o)| (Some(v), w, o));
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -374,6 +400,7 @@ impl<'a> Run<'a> {
             latency,
             delta,
             waits,
+            own_cpu_delta,
             server_in_memory: memory.map(|m| versus(server, m.0)),
             client_in_memory: memory.map(|m| versus(client, m.1)),
             // One figure over all of a scenario's connections: no interval.

@@ -155,6 +155,18 @@ fn row(r: &FigRow) -> Row {
         },
         delta: {
             let mut c = delta_cell(r.delta.as_ref());
+            // Where the composition misses, what grows beside the calls: the stack's own CPU per
+            // handshake beyond its baseline's, each side (the loopback CPU less the calls).
+            if let Some((server, client)) = r.own_cpu_delta.filter(|_| c.off) {
+                let sep = if c.why.is_empty() { "" } else { "; " };
+                let t = |x: f64| crate::units::signed_time(x).replace(' ', "\u{a0}");
+                c.why = format!(
+                    "{}{sep}own CPU beyond the baseline's: server {}, client {}",
+                    c.why,
+                    t(server),
+                    t(client)
+                );
+            }
             if let Some(w) = r.waits.filter(|w| w.extra != 0 && r.delta.is_some()) {
                 let sep = if c.why.is_empty() { "" } else { "; " };
                 c.why = format!(
