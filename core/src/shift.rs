@@ -26,9 +26,7 @@ const SEED: u64 = 0x0073_6869_6674; // "shift"
 /// verifications, 1.33 and 0.67 a segment): no whole call to draw.
 fn single_calls(q: &Phase) -> Option<&[u64]> {
     match &q.situ {
-        Some(s) => Some(&s.samples_ns)
-            .filter(|x| !x.is_empty())
-            .map(|x| &x[..]),
+        Some(s) => (!s.samples_ns.is_empty()).then_some(&s.samples_ns[..]),
         None => (q.batch == 1
             && matches!(q.operation.kind(), Kind::Kem | Kind::Dh | Kind::Sig)
             && !q.samples_ns.is_empty())

@@ -75,18 +75,27 @@ impl Versus {
 /// process by its samples; the half-width is that of the processes' sums around their own mean.
 /// `None` where a phase is missing.
 pub(crate) fn side_mean(flow: &Flow, side: Side, phases: &[Phase]) -> Option<(f64, Option<f64>)> {
-    let mut parts: Vec<(f64, &Phase)> = Vec::new();
+    let parts = side_parts(flow, side, phases)?;
+    Some((
+        parts_mean(&parts),
+        per_process_half95(&parts).or_else(|| own_half95(&parts)),
+    ))
+}
+
+/// One side's calls: each part's count and its phase. `None` where a phase is missing.
+fn side_parts<'p>(flow: &Flow, side: Side, phases: &'p [Phase]) -> Option<Vec<(f64, &'p Phase)>> {
+    let mut parts = Vec::new();
     for seg in flow.segments.iter().filter(|s| s.side == side) {
         for p in &seg.parts {
             let id = PhaseId::handshake(&p.backend, &p.algorithm, p.operation);
             parts.push((p.count, crate::results::find_phase(phases, &id)?));
         }
     }
-    let mean: f64 = parts.iter().map(|(n, q)| n * q.stats.mean_ns).sum();
-    Some((
-        mean,
-        per_process_half95(&parts).or_else(|| own_half95(&parts)),
-    ))
+    Some(parts)
+}
+
+fn parts_mean(parts: &[(f64, &Phase)]) -> f64 {
+    parts.iter().map(|(n, q)| n * q.stats.mean_ns).sum()
 }
 
 /// The t-interval's half-width of the sum formed in each process that every part ran in.
@@ -188,9 +197,11 @@ pub type Sides = (f64, f64);
 /// connections' CPU was not recorded.
 pub(crate) fn own_cpu(s: &Scenario, flow: &Flow, phases: &[Phase]) -> Option<Sides> {
     let ok = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+    // The means alone: `side_mean`'s half-widths are not wanted here.
+    let mean = |side| side_parts(flow, side, phases).map(|p| parts_mean(&p));
     Some((
-        ok(s.server_cpu_ns)? - side_mean(flow, Side::Server, phases)?.0,
-        ok(s.client_cpu_ns)? - side_mean(flow, Side::Client, phases)?.0,
+        ok(s.server_cpu_ns)? - mean(Side::Server)?,
+        ok(s.client_cpu_ns)? - mean(Side::Client)?,
     ))
 }
 
