@@ -388,11 +388,14 @@ pub(crate) fn stall_hidden_ns(s: &crate::results::Stall, wait_ns: f64) -> f64 {
         return 0.0;
     }
     let chain = s.client_chain_ns;
-    let counted = s
+    // The server's measured time between its writes where the file has it, else its composed
+    // segment.
+    let server_after = s
         .server_after_write_ns
-        .map_or(chain, |server| server.max(chain));
+        .map(|composed| s.server_flight_ns.unwrap_or(composed));
+    let counted = server_after.map_or(chain, |server| server.max(chain));
     let chain_waits = s.chain_on_arrival && s.certificate_end <= s.window_bytes;
-    let in_wait = match (s.server_after_write_ns, chain_waits) {
+    let in_wait = match (server_after, chain_waits) {
         (Some(server), true) => server.max(chain),
         (Some(server), false) => server,
         (None, true) => chain,
@@ -1247,6 +1250,7 @@ mod tests {
             certificate_end: cert_end,
             window_bytes: 14_480,
             server_after_write_ns: server,
+            server_flight_ns: None,
             client_chain_ns: chain,
             chain_on_arrival: on_arrival,
             hidden_ns: 0.0,
@@ -1324,5 +1328,13 @@ mod tests {
         let mut fits = stall(Some(1000.0), 600.0, true, 9_000);
         fits.flight_bytes = 11_728;
         assert_eq!(super::stall_hidden_ns(&fits, 5500.0), 0.0);
+        // The server's measured flight (1,400: its signing, records and sends) stands in for its
+        // composed segment (1,000) where the file has it; a stack that writes once has none.
+        let mut measured = stall(Some(1000.0), 600.0, true, 16_178);
+        measured.server_flight_ns = Some(1400.0);
+        assert_eq!(super::stall_hidden_ns(&measured, 5500.0), 800.0);
+        let mut once = stall(None, 600.0, true, 12_262);
+        once.server_flight_ns = Some(1400.0);
+        assert_eq!(super::stall_hidden_ns(&once, 5500.0), 600.0);
     }
 }

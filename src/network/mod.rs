@@ -1310,6 +1310,7 @@ fn cell(
     let ready: Vec<u64> = times.iter().map(|t| t.ready_ns).collect();
     let echo: Vec<u64> = times.iter().map(|t| t.echo_ns).collect();
     let wire = wire_times(times, &c.held);
+    let server_flight_ns = flight_times(times, &c.flights);
     let split = crate::figures::network::split(&ready, &wire);
     let n = (ready.len() + failed).max(1) as f64;
     let per = |v: [u64; 2]| [v[0] as f64 / n, v[1] as f64 / n];
@@ -1372,6 +1373,7 @@ fn cell(
         }),
         split,
         wire_ns: wire,
+        server_flight_ns,
         model,
     }
 }
@@ -1390,6 +1392,19 @@ fn wire_times(times: &[window::Done], held: &BTreeMap<u16, Vec<[u64; 2]>>) -> Ve
                 t.started_ns,
                 end,
             ))
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
+}
+
+/// Each handshake's server flight span (`Cell::server_flight_ns`), from the emulator's runs of
+/// server data by the client's port; none for the cell where a handshake has no run in its clock.
+fn flight_times(times: &[window::Done], runs: &BTreeMap<u16, Vec<[u64; 2]>>) -> Vec<u64> {
+    times
+        .iter()
+        .map(|t| {
+            let r = runs.get(&t.port).filter(|_| t.port != 0)?;
+            crate::figures::network::first_flight_within(r, t.started_ns, t.started_ns + t.ready_ns)
         })
         .collect::<Option<Vec<_>>>()
         .unwrap_or_default()

@@ -60,6 +60,15 @@ pub(crate) struct Counters {
     /// the handshakes' wire time (`figures::network::wire_within`).
     #[serde(default)]
     pub(crate) held: BTreeMap<u16, Vec<[u64; 2]>>,
+    /// Per client port, each run of the server's data packets that no client data packet
+    /// interrupts, from the first's arrival to the last's: a TLS 1.3 server's first flight
+    /// (ServerHello to Finished) is the first run after the ClientHello, and its span is the time
+    /// the server took to write it, signing included (`Cell::server_flight_ns`).
+    #[serde(default)]
+    pub(crate) flights: BTreeMap<u16, Vec<[u64; 2]>>,
+    /// Per client port, whether its last run of server data is still open (no client data since).
+    #[serde(skip)]
+    open: BTreeMap<u16, bool>,
 }
 
 impl Counters {
@@ -81,6 +90,25 @@ impl Counters {
         for (port, spans) in o.held {
             self.held.entry(port).or_default().extend(spans);
         }
+        for (port, runs) in o.flights {
+            self.flights.entry(port).or_default().extend(runs);
+        }
+    }
+
+    /// A data packet of a connection at `t` (its arrival): the server's extends its open run of
+    /// server data or starts one; the client's closes it.
+    fn data(&mut self, d: usize, client_port: u16, t: u64) {
+        let open = self.open.entry(client_port).or_insert(false);
+        if d == C2S {
+            *open = false;
+            return;
+        }
+        let runs = self.flights.entry(client_port).or_default();
+        match runs.last_mut() {
+            Some(run) if *open => run[1] = t,
+            _ => runs.push([t, t]),
+        }
+        *open = true;
     }
 
     fn seen(&mut self, d: usize, bytes: u64, data: bool, syn: bool, dropped: bool) {
@@ -468,11 +496,12 @@ impl Emulator {
                     < self.loss[d];
             let len = msg.get_original_len() as u64;
             if let Some(port) = port {
-                self.c
-                    .ports
-                    .entry(port)
-                    .or_default()
-                    .seen(d, len, p.data, p.syn, drop);
+                let c = self.c.ports.entry(port).or_default();
+                c.seen(d, len, p.data, p.syn, drop);
+                // Its arrival, lost or not: the sender wrote it then.
+                if let Some(cp) = client_port.filter(|_| p.data) {
+                    c.data(d, cp, t);
+                }
             }
             if drop {
                 msg.set_verdict(Verdict::Drop);
@@ -639,6 +668,33 @@ mod tests {
         // A port both rounds used keeps both spans; each handshake takes those in its own clock.
         assert_eq!(a.held.get(&40000), Some(&vec![[10, 20], [50, 60]]));
         assert_eq!(a.held.get(&40001), Some(&vec![[55, 65]]));
+    }
+
+    #[test]
+    fn a_servers_runs_of_data_end_at_the_clients_next_data() {
+        let mut c = Counters::default();
+        // ClientHello, the server's flight in three packets (its ACKs between are not data),
+        // the client's Finished, then a ticket: two runs.
+        use super::{C2S, S2C};
+        c.data(C2S, 40000, 5);
+        for t in [10, 12, 30] {
+            c.data(S2C, 40000, t);
+        }
+        c.data(C2S, 40000, 40);
+        c.data(S2C, 40000, 50);
+        // Another connection's packets do not close this one's run.
+        c.data(S2C, 40001, 60);
+        c.data(S2C, 40000, 70);
+        assert_eq!(c.flights.get(&40000), Some(&vec![[10, 30], [50, 70]]));
+        assert_eq!(c.flights.get(&40001), Some(&vec![[60, 60]]));
+        // A later round's runs add to the first's; what is open does not travel.
+        let mut b = Counters::default();
+        b.data(S2C, 40000, 90);
+        c.merge(b);
+        assert_eq!(
+            c.flights.get(&40000),
+            Some(&vec![[10, 30], [50, 70], [90, 90]])
+        );
     }
 
     #[test]

@@ -379,6 +379,7 @@ fn cell(
     model(problems, n, point, &name, c);
     cpu_and_releases(problems, &name, c);
     wire(problems, &name, c);
+    flights(problems, &name, c);
 }
 
 /// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.
@@ -575,6 +576,33 @@ fn cpu_and_releases(problems: &mut Vec<Problem>, name: &str, c: &crate::results:
                 r.released, r.late_over_1ms, r.late_max_ns, r.late_sum_ns
             )));
         }
+    }
+}
+
+/// A cell's server flight spans (the zero point's median stands in for a stall's server work,
+/// which the model's recomputation checks): one per handshake, none longer than its handshake.
+fn flights(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
+    if c.server_flight_ns.is_empty() {
+        return;
+    }
+    if c.server_flight_ns.len() != c.ready_ns.len() {
+        problems.push(Problem::incomplete(format!(
+            "{name}: {} server flight spans for {} handshakes",
+            c.server_flight_ns.len(),
+            c.ready_ns.len()
+        )));
+        return;
+    }
+    if let Some((k, (f, r))) = c
+        .server_flight_ns
+        .iter()
+        .zip(&c.ready_ns)
+        .enumerate()
+        .find(|(_, (f, r))| f > r)
+    {
+        problems.push(Problem::bound(format!(
+            "{name}: handshake {k}'s server flight ({f} ns) outlasts its handshake ({r} ns)"
+        )));
     }
 }
 
@@ -842,6 +870,27 @@ mod tests {
             &with(&|c| c.split = f::split(&c.ready_ns, &c.ready_ns)),
             Kind::Incomplete,
             "a wire/endpoint split without wire times",
+        );
+        // Server flight spans: one per handshake, each within it.
+        let flown = |edit: &dyn Fn(&mut Vec<u64>)| {
+            with(&|c: &mut crate::results::Cell| {
+                let mut f: Vec<u64> = c.ready_ns.iter().map(|r| r / 2).collect();
+                edit(&mut f);
+                c.server_flight_ns = f;
+            })
+        };
+        assert_eq!(super::section(&flown(&|_| ())), Vec::<Problem>::new());
+        fails(
+            &flown(&|f| f[2] = u64::MAX),
+            Kind::Bound,
+            "handshake 2's server flight",
+        );
+        fails(
+            &flown(&|f| {
+                f.pop();
+            }),
+            Kind::Incomplete,
+            "19 server flight spans for 20 handshakes",
         );
         // A window of one cell at a point of one cell holds; a window of two there does not.
         let window = |k: usize| {

@@ -239,6 +239,18 @@ pub(crate) fn stall_for(
         32
     };
     let flight_bytes = c.server_flight_bytes?;
+    // What the server does between its writes, measured: the zero point's own cell of this
+    // scenario, where the file has its flights' spans.
+    let server_flight_ns = server_after_write_ns.and_then(|_| {
+        let zero = n
+            .points
+            .iter()
+            .find(|p| p.rtt_ns == 0.0 && p.loss_pct == 0.0)?;
+        let z = zero.cells.iter().find(|z| {
+            z.stack == c.stack && z.group == c.group && z.auth == c.auth && z.mode == c.mode
+        })?;
+        (!z.server_flight_ns.is_empty()).then(|| percentiles_ns(&z.server_flight_ns, &[50.0])[0])
+    });
     Some(crate::results::Stall {
         suite: suite_name,
         composed_stack: stack.name.clone(),
@@ -247,6 +259,7 @@ pub(crate) fn stall_for(
             .saturating_sub(signature + finished + AFTER_CERTIFICATE_BYTES),
         window_bytes: u64::from(n.initcwnd?) * u64::from(n.mss?),
         server_after_write_ns,
+        server_flight_ns,
         client_chain_ns: segment(chain_segment)?,
         // Every stack that names its early segments starts them on arrival; a stack that checks
         // the chain with the CertificateVerify names none and gets no stall.
@@ -401,6 +414,15 @@ pub fn wire_within(held: &[[u64; 2]], start: u64, end: u64) -> u64 {
     total
 }
 
+/// The span of the first of a connection's runs of server data (`Cell::server_flight_ns`) that
+/// starts within a handshake's clock, [start, end); none where none does.
+pub fn first_flight_within(runs: &[[u64; 2]], start: u64, end: u64) -> Option<u64> {
+    runs.iter()
+        .filter(|r| (start..end).contains(&r[0]))
+        .min_by_key(|r| r[0])
+        .map(|r| r[1].saturating_sub(r[0]))
+}
+
 #[cfg(test)]
 mod wire {
     use super::wire_within;
@@ -414,6 +436,17 @@ mod wire {
         // One span inside another counts once; a span outside counts nothing.
         assert_eq!(wire_within(&[[10, 20], [12, 15], [30, 40]], 0, 25), 10);
         assert_eq!(wire_within(&[], 0, 10), 0);
+    }
+
+    #[test]
+    fn a_handshakes_flight_is_the_first_run_of_server_data_in_its_clock() {
+        use super::first_flight_within;
+        // An earlier round's run on the same port (5-9) is not this handshake's; of the two in
+        // its clock [10, 100), the first (20-32) is the flight, the second (60-61) a ticket.
+        let runs = [[60, 61], [5, 9], [20, 32]];
+        assert_eq!(first_flight_within(&runs, 10, 100), Some(12));
+        assert_eq!(first_flight_within(&runs, 40, 100), Some(1));
+        assert_eq!(first_flight_within(&runs, 100, 200), None);
         // Touching spans join; never more than the handshake.
         assert_eq!(wire_within(&[[0, 5], [5, 10]], 0, 10), 10);
         assert_eq!(wire_within(&[[0, 50]], 10, 20), 10);

@@ -195,6 +195,16 @@ pub struct Cell {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[serde(with = "super::packed::u64s")]
     pub wire_ns: Vec<u64>,
+    /// Per completed handshake, in the order of `ready_ns`: the span of the server's first flight
+    /// on the wire, nanoseconds — from its first data packet's arrival at the emulator to the last
+    /// before the client's next data (the router's clock). At the zero point that is the time the
+    /// server took to write ServerHello to Finished, what it does between its writes included (a
+    /// stack that writes up to the Certificate and then signs: its signing, its record and
+    /// socket work); past the initial window, at a longer RTT, it holds the wait for ACKs too.
+    /// `Stall::server_flight_ns` takes the zero point's median. Files from 2026-12-05 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(with = "super::packed::u64s")]
+    pub server_flight_ns: Vec<u64>,
     /// The cell's wire/endpoint split from `wire_ns` and `ready_ns` (`figures::network::split`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Split>,
@@ -347,6 +357,12 @@ pub struct Stall {
     /// it signs runs after that write (`Stack::overlap`); none where the stack writes the flight
     /// at once, after its work.
     pub server_after_write_ns: Option<f64>,
+    /// For such a stack, the median span of the server's first flight at the zero point
+    /// (`Cell::server_flight_ns`), where the file has it: the server's whole time between its
+    /// first write and its last, which is what the window's wait hides, in place of the composed
+    /// segment (its calls alone). Files from 2026-12-05 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_flight_ns: Option<f64>,
     /// The median of the client's chain segment, and whether the client starts it as soon as the
     /// Certificate is in (`Stack::on_certificate`) rather than with the CertificateVerify.
     pub client_chain_ns: f64,
