@@ -253,6 +253,14 @@ impl Server {
     }
 
     pub fn command(&mut self, cmd: &str) -> Result<String> {
+        self.send(cmd)?;
+        self.line()
+    }
+
+    /// Sends a control line without waiting for its answer (`answer` reads it): servers asked
+    /// one after another each wait on their own (`stats N` waits up to 5 s for its last
+    /// connections), so a caller with several asks them all first.
+    pub(crate) fn send(&mut self, cmd: &str) -> Result<()> {
         let sent = writeln!(self.stdin, "{cmd}").and_then(|()| self.stdin.flush());
         if let Err(e) = sent {
             bail!(
@@ -260,6 +268,11 @@ impl Server {
                 self.child.try_wait()?
             );
         }
+        Ok(())
+    }
+
+    /// The answer to the line `send` sent.
+    pub(crate) fn answer(&mut self) -> Result<String> {
         self.line()
     }
 }
