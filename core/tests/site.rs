@@ -825,8 +825,8 @@ fn a_stalled_cell_hides_the_zero_points_measured_server_flight() {
                 (v[k / 2 - 1] + v[k / 2]) as f64 / 2.0
             };
             assert_eq!(s.server_flight_ns, Some(median), "{} {:?}", c.group, c.auth);
-            // A flight that fits the window goes in one write's packets; one that stalls holds
-            // the signing between its writes.
+            // Where the flight stalls, what the wait hides is the server's whole time between its
+            // writes: its signing and, beside it, its records and sends.
             if s.flight_bytes > s.window_bytes {
                 assert!(
                     median > composed,

@@ -687,7 +687,7 @@ mod tests {
         c.data(S2C, 40000, 70);
         assert_eq!(c.flights.get(&40000), Some(&vec![[10, 30], [50, 70]]));
         assert_eq!(c.flights.get(&40001), Some(&vec![[60, 60]]));
-        // A later round's runs add to the first's; what is open does not travel.
+        // A later round's runs add to the first's.
         let mut b = Counters::default();
         b.data(S2C, 40000, 90);
         c.merge(b);

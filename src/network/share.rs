@@ -51,6 +51,8 @@ pub(crate) struct Want {
     /// less what it has had, over the rounds left).
     pub(crate) need: Option<usize>,
     pub(crate) least: usize,
+    /// The most it may have: its round's share of the point's handshakes, or for a cell of the
+    /// answer in a later round what is left of them all (`Bench::plan`).
     pub(crate) asked: usize,
 }
 
@@ -75,9 +77,10 @@ pub(crate) fn needed(spread_ns: f64, target_ns: f64) -> usize {
 
 /// Each cell's handshakes within `total`, the window's time (each handshake costing its
 /// interval): the answer's cells what they need, at least their even share, between their least
-/// and what they asked, all of them together at most `ANSWER_SHARE` of the window (else the largest needs cut
-/// to a common level, as far as fits, none below its even share: so the rows that need least
-/// keep what they need); the other cells an even share of the rest, as `starts_within` gives it.
+/// and what they asked, all of them together at most `ANSWER_SHARE` of the window (else the
+/// largest needs cut to a common level, as far as fits, none below its even share: so the rows
+/// that need least keep what they need); the other cells an even share of the rest, as
+/// `starts_within` gives it.
 /// A cell back to back (no interval) gets what it asked.
 pub(crate) fn counts(wants: &[Want], total: Duration) -> Vec<usize> {
     let lo = |w: &Want| w.least.min(w.asked);
@@ -99,8 +102,8 @@ pub(crate) fn counts(wants: &[Want], total: Duration) -> Vec<usize> {
             .map(|(w, &n)| w.interval.as_nanos() * n as u128)
             .sum()
     };
-    let half = total.as_nanos() * ANSWER_SHARE.0 / ANSWER_SHARE.1;
-    if spent(&n) > half {
+    let cap = total.as_nanos() * ANSWER_SHARE.0 / ANSWER_SHARE.1;
+    if spent(&n) > cap {
         let at = |level: usize| -> Vec<usize> {
             wants
                 .iter()
@@ -118,7 +121,7 @@ pub(crate) fn counts(wants: &[Want], total: Duration) -> Vec<usize> {
         let (mut fits, mut over) = (0usize, n.iter().copied().max().unwrap_or(0));
         while fits + 1 < over {
             let mid = fits + (over - fits) / 2;
-            if spent(&at(mid)) <= half {
+            if spent(&at(mid)) <= cap {
                 fits = mid;
             } else {
                 over = mid;

@@ -379,7 +379,7 @@ fn cell(
     model(problems, n, point, &name, c);
     cpu_and_releases(problems, &name, c);
     wire(problems, &name, c);
-    flights(problems, &name, c);
+    flights(problems, n, &name, c);
 }
 
 /// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.
@@ -604,7 +604,7 @@ fn within_handshakes(
     {
         Some((k, (t, r))) => {
             problems.push(Problem::bound(format!(
-                "{name}: handshake {k}'s {what} ({t} ns) exceed its handshake time ({r} ns)"
+                "{name}: {what}: handshake {k}'s, {t} ns, is past its handshake time ({r} ns)"
             )));
             false
         }
@@ -613,17 +613,38 @@ fn within_handshakes(
 }
 
 /// A cell's server flight spans (the zero point's median stands in for a stall's server work,
-/// which the model's recomputation checks): one per handshake, none longer than its handshake.
-fn flights(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
-    if !c.server_flight_ns.is_empty() {
-        within_handshakes(
-            problems,
-            name,
-            "server flight spans",
-            &c.server_flight_ns,
-            c,
-        );
+/// which the model's recomputation checks): one per handshake, none longer than its handshake;
+/// and in a section that has them, there for every TLS 1.3 cell over TCP with wire times (without
+/// them a stall would fall back, unseen, to the composed segment).
+fn flights(
+    problems: &mut Vec<Problem>,
+    n: &crate::results::Network,
+    name: &str,
+    c: &crate::results::Cell,
+) {
+    let tls_tcp = c.protocol == "tls13" && c.transport.is_tcp();
+    if c.server_flight_ns.is_empty() {
+        let section_has = n.points.iter().any(|p| {
+            p.cells
+                .iter()
+                .chain(&p.resumed)
+                .chain(&p.validated)
+                .any(|x| !x.server_flight_ns.is_empty())
+        });
+        if tls_tcp && section_has && !c.wire_ns.is_empty() {
+            problems.push(Problem::incomplete(format!(
+                "{name}: no server flight spans where the section's other cells have them"
+            )));
+        }
+        return;
     }
+    within_handshakes(
+        problems,
+        name,
+        "server flight spans",
+        &c.server_flight_ns,
+        c,
+    );
 }
 
 /// A cell's wire times: one per handshake, none longer than its handshake, and the stored split
@@ -855,7 +876,7 @@ mod tests {
         fails(
             &wired(&|w| w[3] += 1_000_000),
             Kind::Bound,
-            "handshake 3's wire times",
+            "wire times: handshake 3's",
         );
         fails(
             &wired(&|w| w[3] -= 1_000_000),
@@ -886,7 +907,7 @@ mod tests {
         fails(
             &flown(&|f| f[2] = u64::MAX),
             Kind::Bound,
-            "handshake 2's server flight spans",
+            "server flight spans: handshake 2's",
         );
         fails(
             &flown(&|f| {
@@ -894,6 +915,19 @@ mod tests {
             }),
             Kind::Incomplete,
             "19 server flight spans for 20 handshakes",
+        );
+        // In a section with spans, a TLS cell over TCP with wire times and none is caught.
+        let mut gap = flown(&|_| ());
+        let lone = gap.points[0].cells[0].clone();
+        let mut other = lone.clone();
+        other.server_flight_ns.clear();
+        other.wire_ns = other.ready_ns.iter().map(|r| r / 2).collect();
+        other.split = f::split(&other.ready_ns, &other.wire_ns);
+        gap.points[0].cells.push(other);
+        fails(
+            &gap,
+            Kind::Incomplete,
+            "no server flight spans where the section's",
         );
         // A window of one cell at a point of one cell holds; a window of two there does not.
         let window = |k: usize| {
@@ -1217,7 +1251,8 @@ mod tests {
         let c = at("openssl", "ML-DSA-65");
         let s = c.model.stall.as_ref().unwrap();
         // The server's work after its first write: the zero point's measured flight, which this
-        // run has (files from 2026-12-05 on; netmodel's tests hold the composed segment's case).
+        // run has (files from 2026-12-05 10:44 on; netmodel's tests hold the composed segment's
+        // case).
         let signing = s.server_flight_ns.expect("the zero point's server flights");
         assert!(signing > segment("openssl", suite, "CertificateVerify, Finished"));
         let want = signing.max(segment("openssl", suite, "ServerHello to the chain")) - base;

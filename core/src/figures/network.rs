@@ -436,6 +436,9 @@ mod wire {
         // One span inside another counts once; a span outside counts nothing.
         assert_eq!(wire_within(&[[10, 20], [12, 15], [30, 40]], 0, 25), 10);
         assert_eq!(wire_within(&[], 0, 10), 0);
+        // Touching spans join; never more than the handshake.
+        assert_eq!(wire_within(&[[0, 5], [5, 10]], 0, 10), 10);
+        assert_eq!(wire_within(&[[0, 50]], 10, 20), 10);
     }
 
     #[test]
@@ -447,9 +450,6 @@ mod wire {
         assert_eq!(first_flight_within(&runs, 10, 100), Some(12));
         assert_eq!(first_flight_within(&runs, 40, 100), Some(1));
         assert_eq!(first_flight_within(&runs, 100, 200), None);
-        // Touching spans join; never more than the handshake.
-        assert_eq!(wire_within(&[[0, 5], [5, 10]], 0, 10), 10);
-        assert_eq!(wire_within(&[[0, 50]], 10, 20), 10);
     }
 
     #[test]

@@ -201,7 +201,10 @@ pub struct Cell {
     /// server took to write ServerHello to Finished, what it does between its writes included (a
     /// stack that writes up to the Certificate and then signs: its signing, its record and
     /// socket work); past the initial window, at a longer RTT, it holds the wait for ACKs too.
-    /// `Stall::server_flight_ns` takes the zero point's median. Files from 2026-12-05 on.
+    /// `Stall::server_flight_ns` takes the zero point's median. It means that for TLS 1.3 over TCP
+    /// alone, whose client sends no data within the flight: over QUIC every ACK is a data packet
+    /// and cuts the run, and SSH's first run is the server's banner. Files from 2026-12-05 10:44
+    /// on; that run's file holds spans for every cell, later files for TLS 1.3 over TCP alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[serde(with = "super::packed::u64s")]
     pub server_flight_ns: Vec<u64>,
@@ -360,7 +363,7 @@ pub struct Stall {
     /// For such a stack, the median span of the server's first flight at the zero point
     /// (`Cell::server_flight_ns`), where the file has it: the server's whole time between its
     /// first write and its last, which is what the window's wait hides, in place of the composed
-    /// segment (its calls alone). Files from 2026-12-05 on.
+    /// segment (its calls alone). Files from 2026-12-05 10:44 on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_flight_ns: Option<f64>,
     /// The median of the client's chain segment, and whether the client starts it as soon as the
