@@ -1335,11 +1335,17 @@ fn cell(
     };
     let ready: Vec<u64> = times.iter().map(|t| t.ready_ns).collect();
     let echo: Vec<u64> = times.iter().map(|t| t.echo_ns).collect();
-    let wire = wire_times(times, &c.held);
+    let wire = per_handshake(times, &c.held, |spans, a, b| {
+        Some(crate::figures::network::wire_within(spans, a, b))
+    });
     // TLS 1.3 over TCP only: its client sends no data within the server's flight, where over
     // QUIC every ACK is a data packet and SSH's first run is the server's banner.
     let server_flight_ns = if s.stack.protocol() == "tls13" && s.stack.transport().is_tcp() {
-        flight_times(times, &c.flights)
+        per_handshake(
+            times,
+            &c.flights,
+            crate::figures::network::first_flight_within,
+        )
     } else {
         Vec::new()
     };
@@ -1410,33 +1416,20 @@ fn cell(
     }
 }
 
-/// Each handshake's wire time, from the emulator's record of its connection (its packets' spans,
-/// by the client's port) within its own clock; none for the cell where a handshake's connection is
-/// not in the record (a client that did not say its port), rather than a wire time of 0.
-fn wire_times(times: &[window::Done], held: &BTreeMap<u16, Vec<[u64; 2]>>) -> Vec<u64> {
+/// Each handshake's figure from the emulator's record of its connection (spans by the client's
+/// port) within its own clock, [started, started + ready): its wire time (`wire_within`) or its
+/// server's flight (`first_flight_within`). None for the cell where a handshake's connection is not
+/// in the record (a client that did not say its port) or gives none, rather than a figure of 0.
+fn per_handshake(
+    times: &[window::Done],
+    record: &BTreeMap<u16, Vec<[u64; 2]>>,
+    figure: impl Fn(&[[u64; 2]], u64, u64) -> Option<u64>,
+) -> Vec<u64> {
     times
         .iter()
         .map(|t| {
-            let spans = held.get(&t.port).filter(|_| t.port != 0)?;
-            let end = t.started_ns + t.ready_ns;
-            Some(crate::figures::network::wire_within(
-                spans,
-                t.started_ns,
-                end,
-            ))
-        })
-        .collect::<Option<Vec<_>>>()
-        .unwrap_or_default()
-}
-
-/// Each handshake's server flight span (`Cell::server_flight_ns`), from the emulator's runs of
-/// server data by the client's port; none for the cell where a handshake has no run in its clock.
-fn flight_times(times: &[window::Done], runs: &BTreeMap<u16, Vec<[u64; 2]>>) -> Vec<u64> {
-    times
-        .iter()
-        .map(|t| {
-            let r = runs.get(&t.port).filter(|_| t.port != 0)?;
-            crate::figures::network::first_flight_within(r, t.started_ns, t.started_ns + t.ready_ns)
+            let spans = record.get(&t.port).filter(|_| t.port != 0)?;
+            figure(spans, t.started_ns, t.started_ns + t.ready_ns)
         })
         .collect::<Option<Vec<_>>>()
         .unwrap_or_default()

@@ -204,6 +204,14 @@ fn wake(problems: &mut Vec<Problem>, n: &crate::results::Network) {
 
 fn section(n: &crate::results::Network) -> Vec<Problem> {
     let mut problems = Vec::new();
+    // Whether the section's emulator recorded server flights (files from 2026-12-05 10:44 on).
+    let spans = n.points.iter().any(|p| {
+        p.cells
+            .iter()
+            .chain(&p.resumed)
+            .chain(&p.validated)
+            .any(|x| !x.server_flight_ns.is_empty())
+    });
     wake(&mut problems, n);
     if !(1..=crate::netmodel::QUIC_LOSS_MODEL).contains(&n.quic_loss_model) {
         problems.push(Problem::evidence(format!(
@@ -228,7 +236,7 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
             )));
         }
         for c in &point.cells {
-            cell(&mut problems, n, point, &at, c);
+            cell(&mut problems, (n, spans), point, &at, c);
             // Resumed and validated cells are set against the full ones beside them.
             if c.mode == crate::results::Mode::Resumed || c.mode.validates_address() {
                 problems.push(Problem::evidence(format!(
@@ -248,12 +256,12 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
         }
         for c in &point.resumed {
             let name = format!("{at} {} {} (resumed)", c.stack.name(), c.group);
-            cell(&mut problems, n, point, &at, c);
+            cell(&mut problems, (n, spans), point, &at, c);
             resumed(&mut problems, &name, point, c);
         }
         for c in &point.validated {
             let name = format!("{at} {} {} ({})", c.stack.name(), c.group, c.mode.suffix());
-            cell(&mut problems, n, point, &at, c);
+            cell(&mut problems, (n, spans), point, &at, c);
             validated(&mut problems, &name, point, c);
         }
     }
@@ -354,7 +362,7 @@ fn link(problems: &mut Vec<Problem>, at: &str, point: &crate::results::Point) {
 /// its wire time.
 fn cell(
     problems: &mut Vec<Problem>,
-    n: &crate::results::Network,
+    (n, spans): (&crate::results::Network, bool),
     point: &crate::results::Point,
     at: &str,
     c: &crate::results::Cell,
@@ -379,7 +387,7 @@ fn cell(
     model(problems, n, point, &name, c);
     cpu_and_releases(problems, &name, c);
     wire(problems, &name, c);
-    flights(problems, n, &name, c);
+    flights(problems, spans, &name, c);
 }
 
 /// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.
@@ -618,20 +626,13 @@ fn within_handshakes(
 /// them a stall would fall back, unseen, to the composed segment).
 fn flights(
     problems: &mut Vec<Problem>,
-    n: &crate::results::Network,
+    section_has_spans: bool,
     name: &str,
     c: &crate::results::Cell,
 ) {
-    let tls_tcp = c.protocol == "tls13" && c.transport.is_tcp();
     if c.server_flight_ns.is_empty() {
-        let section_has = n.points.iter().any(|p| {
-            p.cells
-                .iter()
-                .chain(&p.resumed)
-                .chain(&p.validated)
-                .any(|x| !x.server_flight_ns.is_empty())
-        });
-        if tls_tcp && section_has && !c.wire_ns.is_empty() {
+        let tls_tcp = c.protocol == "tls13" && c.transport.is_tcp();
+        if tls_tcp && section_has_spans && !c.wire_ns.is_empty() {
             problems.push(Problem::incomplete(format!(
                 "{name}: no server flight spans where the section's other cells have them"
             )));
