@@ -8,7 +8,9 @@ OUT ?=
 # step keeps to its share of it, whatever the host's speed: `run` 20% (120 s) for measuring,
 # pooling and checking (the last two timed on the first process and kept for them); `handshake`
 # 15% (90 s), `capacity` 15% (90 s) and `network` 33% (198 s) for the whole step, each shrinking
-# its design to fit and saying so; memory (~15 s), rendering and the last check take the rest.
+# its design to fit and saying so; each step's clock starts with its process and keeps 2% of its
+# share for closing (writing the file; src/budget.rs); memory (~15 s), rendering and the last
+# check take the rest.
 BUDGET ?= 600
 
 .PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin aarch64 deps clean

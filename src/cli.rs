@@ -167,9 +167,10 @@ pub struct HandshakeArgs {
     /// The most samples a scenario gets.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub(crate) max_samples: u32,
-    /// The step's time, seconds, start to end: set-up, the first rounds (which stop after 4
-    /// where they would leave less than 35% of it), the timers' paired cost and the precision
-    /// rounds in what is left, the answer table's scenarios first (0: exactly --samples, no
+    /// The step's time, seconds, from the process's start to its end: set-up, the first rounds
+    /// (which stop after 4 where they would leave less than 35% of it), the timers' paired cost
+    /// and the precision rounds in what is left, the answer table's scenarios first, and 2% kept
+    /// for closing (the servers' stats, stopping them, writing) (0: exactly --samples, no
     /// precision rounds).
     #[arg(long, default_value_t = 90)]
     pub(crate) budget_s: u64,
@@ -208,9 +209,10 @@ pub struct CapacityArgs {
     /// Connections held at each memory step (repeatable; default 100, 1000, 10000).
     #[arg(long = "connections", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) connections: Vec<u32>,
-    /// The whole step's time, seconds (0: the fixed design). The in-memory and socket
-    /// measurements shrink their timed spans to their shares of it, and the memory steps
-    /// leave out their largest where the time left will not hold it; the section says so.
+    /// The whole step's time, seconds, from the process's start, 2% of it kept for closing (0:
+    /// the fixed design). The in-memory and socket measurements shrink their timed spans to
+    /// their shares of it, and the memory steps leave out their largest where the time left
+    /// will not hold it; the section says so.
     #[arg(long, default_value_t = 0)]
     pub(crate) budget_s: u64,
 }
@@ -237,9 +239,9 @@ pub struct NetworkArgs {
     /// so the sample is not biased.
     #[arg(long, default_value_t = 2.0)]
     pub(crate) cell_seconds: f64,
-    /// The whole step's time, seconds (0: none): each cell then gets at most an even share of
-    /// what is left, fewer handshakes where the time is short (each cell records its count and
-    /// interval).
+    /// The whole step's time, seconds, from the process's start, 2% of it kept for closing (0:
+    /// none): each cell then gets at most an even share of what is left, fewer handshakes where
+    /// the time is short (each cell records its count and interval).
     #[arg(long, default_value_t = 0)]
     pub(crate) budget_s: u64,
     /// The most handshakes of a cell in flight at once (its client threads; see --load-pct;
@@ -460,9 +462,9 @@ pub struct RunArgs {
     /// The 95% half-width, percent of the median, every phase is measured towards.
     #[arg(long, default_value_t = 1.0)]
     pub(crate) precision: f64,
-    /// The step's time, in seconds: measuring, precision batches included, then pooling and
-    /// checking (their time is timed on the first process and kept for them; 0: no limit but 12
-    /// processes per phase).
+    /// The step's time, in seconds, from the process's start: measuring, precision batches
+    /// included, then pooling and checking (their time is timed on the first process and kept
+    /// for them), and 2% kept for writing (0: no limit but 12 processes per phase).
     #[arg(long, default_value_t = 120)]
     pub(crate) budget_s: u64,
     /// Start the round-robin at this phase (set by --samples for each child).

@@ -11,6 +11,7 @@ pub use pqprof_core::{
 
 pub mod alloc;
 pub mod backend;
+pub mod budget;
 pub mod capacity;
 pub mod case;
 pub mod cli;

@@ -8,6 +8,7 @@ use pqprof::{alloc, cli, commands, interrupt};
 static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 fn main() {
+    pqprof::budget::process_start();
     let cli = cli::Cli::parse();
     if matches!(cli.command, cli::Command::CapacityServer { .. }) {
         // Every allocation and free of its life, so live bytes are exact.

@@ -201,8 +201,9 @@ pub(crate) fn run_samples(args: &Options) -> Result<Results> {
         // The pooling's and the check's time, kept out of the measuring time (set from the
         // first process).
         let mut pooling_s = 0.0;
-        let left_s =
-            |b: Duration, kept: f64| b.as_secs_f64() - started.elapsed().as_secs_f64() - kept;
+        let left_s = |b: Duration, kept: f64| {
+            b.as_secs_f64() - crate::budget::process_start().elapsed().as_secs_f64() - kept
+        };
         for i in 0..k {
             if i == 1 {
                 if let Some(b) = args.budget {

@@ -492,7 +492,8 @@ pub(crate) fn run(
                     .map(|m: &Memory| m.steps.iter().map(|s| s.connections).sum::<usize>())
                     .sum();
                 let per_connection_s = memory_started.elapsed().as_secs_f64() / held.max(1) as f64;
-                let left_s = b.as_secs_f64() - start.elapsed().as_secs_f64();
+                let left_s =
+                    b.as_secs_f64() - crate::budget::process_start().elapsed().as_secs_f64();
                 let share_s = left_s / (rows - k) as f64;
                 let all: usize = steps.iter().sum();
                 if all as f64 * per_connection_s > share_s {

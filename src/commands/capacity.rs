@@ -33,7 +33,7 @@ pub(super) fn capacity(args: crate::cli::CapacityArgs) -> Result<()> {
         // The other authentications hold the smallest step.
         opts.auth_connections = opts.connections.iter().min().into_iter().copied().collect();
     }
-    opts.budget = (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s));
+    opts.budget = crate::budget::from_secs(budget_s);
     let idle = super::Idle::hold("capacity");
     let mut c = crate::capacity::run(&opts, &r, &mut |m| eprintln!("{m}"))?;
     c.notes.extend(idle.release());

@@ -32,7 +32,7 @@ pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
         per_sample: per_sample as usize,
         precision_pct: precision,
         max_samples: (max_samples as usize).max(samples as usize),
-        budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
+        budget: crate::budget::from_secs(budget_s),
         stacks,
     };
     let idle = super::Idle::hold("handshake");

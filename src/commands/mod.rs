@@ -272,7 +272,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
             backends: args.backends.clone(),
             quiet: args.quiet,
             precision_pct: args.precision,
-            budget: (args.budget_s > 0).then(|| std::time::Duration::from_secs(args.budget_s)),
+            budget: crate::budget::from_secs(args.budget_s),
         })?
     } else {
         let opts = run::Options {

@@ -62,7 +62,7 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         grid: crate::network::Grid::named(&grid)?,
         per_point: per_point as usize,
         cell_budget: budget,
-        budget: (budget_s > 0).then(|| std::time::Duration::from_secs(budget_s)),
+        budget: crate::budget::from_secs(budget_s),
         parallel: parallel as usize,
         load_pct,
         rate_mbit,

@@ -373,11 +373,12 @@ pub(crate) fn run(
     } = start_all(opts, &suites, &auths, &chains)?;
     let n = running.len();
     pair_up(&mut running, &suites, &auths);
-    // The budget is the whole step's, start to end: what the timers' paired cost will take is
-    // kept back from the first rounds (estimated from the first round's connections), which stop
-    // early, after `MIN_SAMPLES`, where they would not leave it; it is measured right after them,
-    // so the precision rounds then take the time that is really left.
-    let deadline = opts.budget.map(|b| start_time + b);
+    // The budget is the whole step's, from the process's start (`budget`): what the timers'
+    // paired cost will take is
+    // kept back from the first rounds (estimated from the first round's connections), which
+    // stop early, after `MIN_SAMPLES`, where they would not leave it; it is measured right after
+    // them, so the precision rounds then take the time that is really left.
+    let deadline = opts.budget.map(|b| crate::budget::process_start() + b);
     let mut reserve_s = 0.0;
     let mut first_rounds = 0;
     let mut round_s = 0.0;

@@ -1480,7 +1480,7 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
         let order = schedule(&grid, ROUNDS);
         // The cells' rounds still to run, for a budget's even shares.
         let mut budget = Budget {
-            start,
+            start: crate::budget::process_start(),
             cells_left: order
                 .iter()
                 .map(|&(k, _)| bench.here(k, grid[k].1).len())
