@@ -253,6 +253,7 @@ mod tests {
             client: vec![a, b, c],
             server: vec![0, b, 0],
             remainder_ns: 0,
+            ..Default::default()
         };
         InSitu::from_connections(
             labels,
@@ -287,6 +288,7 @@ mod tests {
             client: vec![0, 0],
             server: vec![e, m],
             remainder_ns: 0,
+            ..Default::default()
         };
         let j = InSitu::from_connections(
             labels,

@@ -72,7 +72,7 @@ fn ready<'a>(
                 _ => ns += p.count * crate::flow::in_state(q).0,
             }
         }
-        fixed.push(ns);
+        fixed.push(ns + seg.own_ns);
         drawn.push(calls);
     }
     Some(Ready { flow, fixed, drawn })
@@ -178,6 +178,7 @@ mod tests {
                 })
                 .collect(),
             median_ns: 0.0,
+            own_ns: 0.0,
         }
     }
 
@@ -280,6 +281,34 @@ mod tests {
         );
         // Without the overlap the same change is +30 in every draw.
         assert_eq!(median_shift(&toy("F"), &toy("E"), &p, &[1000]), Some(30.0));
+    }
+
+    #[test]
+    fn a_segments_own_work_counts_in_turn_and_hides_beside_a_longer_segment() {
+        let p = phases();
+        // 30 of the client's own work in its check (timeline::as_run). One after the other, it
+        // is in both flows and cancels: +30 as without it. Run at once with the signing, it
+        // makes the check 60 or 80: signing 10 (E) hides under it in every draw, signing 40 (F)
+        // too, so the shift is 0 where without the own work it was +10.
+        let own = |mut f: Flow| {
+            f.segments[1].own_ns = 30.0;
+            f
+        };
+        assert_eq!(
+            median_shift(&own(toy("F")), &own(toy("E")), &p, &[1000]),
+            Some(30.0)
+        );
+        assert_eq!(
+            median_shift(&own(over("F")), &own(over("E")), &p, &[1000]),
+            Some(0.0)
+        );
+        // The signing of 40 run at once with a check of 60-80 (F, overlapped) against a baseline
+        // whose server wrote its whole flight after signing 10 (E, in turn): the check and the
+        // own work are the baseline's path, beside which the scenario's signing hides: -10.
+        assert_eq!(
+            median_shift(&own(over("F")), &own(toy("E")), &p, &[1000]),
+            Some(-10.0)
+        );
     }
 
     #[test]

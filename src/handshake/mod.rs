@@ -887,6 +887,8 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
             client: client.ns.to_vec(),
             server: server.ns.to_vec(),
             remainder_ns: total_ns as i64 - crypto as i64,
+            client_at_ns: time_line(&client, client.armed_at_ns),
+            server_at_ns: time_line(server, client.armed_at_ns),
         });
     }
     let n = connections.len().max(1) as f64;
@@ -895,6 +897,18 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
         call_phases: r.stack.call_phases(),
         ..InSitu::from_connections(labels, connections, (mean(cc), mean(sc)), (ch / n, sh / n))
     })
+}
+
+/// Each label's first start and last end of `r`'s calls, in turn, nanoseconds after `origin_ns`
+/// (CLOCK_MONOTONIC: the client's arming); 0, 0 where `r` made no call of it.
+fn time_line(r: &crate::insitu::Record, origin_ns: u64) -> Vec<u64> {
+    let shift = r.armed_at_ns.saturating_sub(origin_ns);
+    (0..r.calls.len())
+        .flat_map(|i| match r.calls[i] {
+            0 => [0, 0],
+            _ => [shift + r.first_ns[i], shift + r.last_ns[i]],
+        })
+        .collect()
 }
 
 /// The TLS authentications of the suite folder (suites/auth.toml), the groups checked against

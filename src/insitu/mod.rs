@@ -25,6 +25,13 @@ pub struct Record {
     pub calls: [u32; LABELS],
     /// Bytes fed to the transcript hash.
     pub(crate) hashed_bytes: u64,
+    /// When each label's calls ran: its first call's start and its last call's end, nanoseconds
+    /// after `arm` (both 0 where no call was made).
+    pub(crate) first_ns: [u64; LABELS],
+    pub(crate) last_ns: [u64; LABELS],
+    /// CLOCK_MONOTONIC at `arm`, nanoseconds: one clock for the client's and the server's
+    /// processes, which puts the two sides' calls on one time line.
+    pub(crate) armed_at_ns: u64,
 }
 
 /// Plain cells, not a `RefCell`: a timed call touches the recorder twice and every borrow check
@@ -34,6 +41,11 @@ struct Recorder {
     depth: Cell<u32>,
     ticks: [Cell<u64>; LABELS],
     calls: [Cell<u32>; LABELS],
+    /// The tick at `arm`, and each label's first start and last end in ticks.
+    start: Cell<u64>,
+    first: [Cell<u64>; LABELS],
+    last: [Cell<u64>; LABELS],
+    armed_at: Cell<u64>,
     hashed: Cell<u64>,
 }
 
@@ -45,6 +57,10 @@ thread_local! {
             ticks: [const { Cell::new(0) }; LABELS],
             calls: [const { Cell::new(0) }; LABELS],
             hashed: Cell::new(0),
+            start: Cell::new(0),
+            first: [const { Cell::new(0) }; LABELS],
+            last: [const { Cell::new(0) }; LABELS],
+            armed_at: Cell::new(0),
         }
     };
 }
@@ -62,7 +78,7 @@ fn timer() -> &'static Timer {
 
 /// Starts counting on this thread from zero.
 pub fn arm() {
-    timer();
+    let t = timer();
     REC.with(|r| {
         if !r.armed.replace(true) {
             ARMED_THREADS.fetch_add(1, Ordering::Relaxed);
@@ -71,6 +87,9 @@ pub fn arm() {
         r.ticks.iter().for_each(|c| c.set(0));
         r.calls.iter().for_each(|c| c.set(0));
         r.hashed.set(0);
+        r.first.iter().chain(&r.last).for_each(|c| c.set(0));
+        r.armed_at.set(crate::alloc::monotonic_ns());
+        r.start.set(t.start_light());
     });
 }
 
@@ -81,10 +100,15 @@ pub fn take() -> Record {
         if r.armed.replace(false) {
             ARMED_THREADS.fetch_sub(1, Ordering::Relaxed);
         }
+        let at = |c: &Cell<u64>| t.ns(c.get().saturating_sub(r.start.get())).round() as u64;
+        let called = |i: usize| r.calls[i].get() > 0;
         Record {
             ns: std::array::from_fn(|i| t.ns(r.ticks[i].get()).round() as u64),
             calls: std::array::from_fn(|i| r.calls[i].get()),
             hashed_bytes: r.hashed.get(),
+            first_ns: std::array::from_fn(|i| if called(i) { at(&r.first[i]) } else { 0 }),
+            last_ns: std::array::from_fn(|i| if called(i) { at(&r.last[i]) } else { 0 }),
+            armed_at_ns: r.armed_at.get(),
         }
     })
 }
@@ -133,6 +157,10 @@ pub(crate) fn timed<R>(label: CallLabel, f: impl FnOnce() -> R) -> R {
         rec.depth.set(0);
         let i = label as usize;
         rec.ticks[i].set(rec.ticks[i].get() + t1.wrapping_sub(t0));
+        if rec.calls[i].get() == 0 {
+            rec.first[i].set(t0);
+        }
+        rec.last[i].set(t1);
         rec.calls[i].set(rec.calls[i].get() + 1);
         out
     })
@@ -188,6 +216,31 @@ mod tests {
         assert!(v.iter().all(
             |r| r.calls[CallLabel::KdfExpand as usize] == 1 && r.calls.iter().sum::<u32>() == 1
         ));
+    }
+
+    #[test]
+    fn a_record_says_when_each_label_ran() {
+        arm();
+        let spin = || {
+            let t = std::time::Instant::now();
+            while t.elapsed() < std::time::Duration::from_micros(50) {}
+        };
+        timed(CallLabel::SigSign, spin);
+        timed(CallLabel::KdfExpand, spin);
+        timed(CallLabel::SigSign, spin);
+        let r = take();
+        let (s, k) = (CallLabel::SigSign as usize, CallLabel::KdfExpand as usize);
+        // Two signings around an expansion: the signings' span holds the expansion's, and each
+        // span at least its calls' time (50 us a call; each end rounded to the nanosecond).
+        assert!(r.first_ns[s] < r.first_ns[k] && r.last_ns[k] < r.last_ns[s]);
+        assert!(r.last_ns[s] - r.first_ns[s] + 1 >= r.ns[s] && r.ns[s] >= 100_000);
+        assert!(
+            r.last_ns[k] - r.first_ns[k] + 1 >= r.ns[k] && r.ns[k] >= 50_000,
+            "{r:?}"
+        );
+        let untouched = CallLabel::SigVerify as usize;
+        assert_eq!((r.first_ns[untouched], r.last_ns[untouched]), (0, 0));
+        assert!(r.armed_at_ns > 0);
     }
 
     #[test]

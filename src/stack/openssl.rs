@@ -30,7 +30,12 @@ impl TlsStack for OpenSsl {
         // An OpenSSL 3.5 server writes ServerHello to Certificate to the socket before it signs
         // the CertificateVerify (writes of 4,096, 8,166 and 3,413 bytes for an ML-DSA-65 flight,
         // seen with strace on 2026-12-01), so its client decapsulates and verifies the chain while
-        // the server signs: those two segments of suites/flights.toml run at once.
+        // the server signs: those two segments of suites/flights.toml run at once. Only a flight
+        // that overflows the 4,096-byte buffer libssl puts on the handshake's writes goes out
+        // before the signing (ssl_init_wbio_buffer in ssl/ssl_lib.c, DEFAULT_BUFFER_SIZE in
+        // crypto/bio/bf_buff.c, OpenSSL 3.5.5): an ECDSA flight waits whole for the
+        // CertificateVerify, and the composition follows the handshakes' time line there
+        // (figures::timeline::as_run).
         crate::results::Stack::new(
             "openssl",
             "OpenSSL 3.5 for everything, as libssl calls it",

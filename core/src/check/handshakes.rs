@@ -8,7 +8,9 @@ use super::differs;
 use super::problem::Problem;
 use crate::figures::evidence::{contradictions, Declared};
 use crate::figures::handshake::{median_figures, paired_connections, Connections, DeltaPairing};
-use crate::results::{Against, Handshakes, InSitu, Mode, PairedOverhead, Results, Scenario};
+use crate::results::{
+    Against, Handshakes, InSitu, InSituConnection, Mode, PairedOverhead, Results, Scenario,
+};
 use crate::stats;
 
 /// Where the connections are stored (files from 2026-12-01 on): the median, its interval, the
@@ -409,6 +411,55 @@ fn paired_delta(
     }
 }
 
+/// A client's call may end this long after the connection's total: it arms just before the clock
+/// that times the connection starts. Also the rounding of two spans' ends into nanoseconds.
+const TIME_LINE_SLACK_NS: u64 = 1_000;
+
+/// A connection's time line (`InSituConnection::client_at_ns`, `server_at_ns`): none (older
+/// files), or on each side a span for every label that side called and for no other, each
+/// starting before it ends and as long as that side's time in its calls at least; the client's
+/// within the connection (the server's may close after the client has stopped its clock).
+fn time_line(name: &str, k: usize, c: &InSituConnection, n: usize) -> Vec<Problem> {
+    if c.client_at_ns.is_empty() && c.server_at_ns.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for (side, at, ns) in [
+        ("client", &c.client_at_ns, &c.client),
+        ("server", &c.server_at_ns, &c.server),
+    ] {
+        if at.len() != 2 * n {
+            problems.push(Problem::incomplete(format!(
+                "{name}: connection {k}'s {side} time line has {} figures for {n} labels",
+                at.len()
+            )));
+            continue;
+        }
+        for (l, &calls_ns) in ns.iter().enumerate() {
+            let wrong = match InSituConnection::span(at, l) {
+                None if calls_ns > 0 => Some(format!("{calls_ns} ns of calls without a span")),
+                Some((s, e)) if calls_ns == 0 => Some(format!("a span {s}..{e} ns without calls")),
+                Some((s, e)) if e < s || (e - s) + 2 < calls_ns => Some(format!(
+                    "its span {s}..{e} ns cannot hold its calls' {calls_ns} ns"
+                )),
+                Some((_, e)) if side == "client" && e > c.total_ns + TIME_LINE_SLACK_NS => {
+                    Some(format!(
+                        "its calls end at {e} ns, after the connection's {} ns",
+                        c.total_ns
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(w) = wrong {
+                problems.push(Problem::recomputed(format!(
+                    "{name}: connection {k}: the {side}'s label {l}: {w}"
+                )));
+            }
+        }
+    }
+    problems
+}
+
 fn in_situ(name: &str, i: &InSitu) -> Vec<Problem> {
     let mut problems = Vec::new();
     let n = i.labels.len();
@@ -426,6 +477,7 @@ fn in_situ(name: &str, i: &InSitu) -> Vec<Problem> {
             )));
             continue;
         }
+        problems.extend(time_line(name, k, c, n));
         let crypto: i128 = c
             .client
             .iter()
@@ -543,5 +595,56 @@ fn paired(problems: &mut Vec<Problem>, name: &str, p: &PairedOverhead, median_ns
                 "{name}: {field} without its blocks, or blocks without it"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection of two labels: the client's first called for 300 ns within 100..500 of a
+    /// 1,000 ns connection, the server's second for 200 ns within 50..400.
+    fn conn() -> InSituConnection {
+        InSituConnection {
+            total_ns: 1_000,
+            client: vec![300, 0],
+            server: vec![0, 200],
+            remainder_ns: 500,
+            client_at_ns: vec![100, 500, 0, 0],
+            server_at_ns: vec![0, 0, 50, 400],
+        }
+    }
+
+    #[test]
+    fn a_time_line_holds_its_calls_within_its_connection() {
+        assert!(time_line("s", 0, &conn(), 2).is_empty());
+        // An older file's connection has none.
+        let old = InSituConnection {
+            client_at_ns: Vec::new(),
+            server_at_ns: Vec::new(),
+            ..conn()
+        };
+        assert!(time_line("s", 0, &old, 2).is_empty());
+        let wrong = |f: &dyn Fn(&mut InSituConnection)| {
+            let mut c = conn();
+            f(&mut c);
+            time_line("s", 0, &c, 2)
+        };
+        // A span shorter than its calls, calls without a span (each side), a span without calls,
+        // a client's call after its connection, a side with a label missing.
+        assert_eq!(wrong(&|c| c.client_at_ns[1] = 300).len(), 1);
+        assert_eq!(wrong(&|c| c.server_at_ns[2..].fill(0)).len(), 1);
+        assert_eq!(wrong(&|c| c.client[1] = 50).len(), 1);
+        assert_eq!(
+            wrong(&|c| c.client_at_ns[2..].copy_from_slice(&[10, 20])).len(),
+            1
+        );
+        assert_eq!(
+            wrong(&|c| c.client_at_ns[..2].copy_from_slice(&[700, 2_100])).len(),
+            1
+        );
+        assert_eq!(wrong(&|c| c.server_at_ns.truncate(2)).len(), 1);
+        // The server may still close after the client has stopped its clock.
+        assert!(wrong(&|c| c.server_at_ns[2..].copy_from_slice(&[900, 1_800])).is_empty());
     }
 }

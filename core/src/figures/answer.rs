@@ -606,6 +606,7 @@ mod tests {
             client: vec![client],
             server: vec![server],
             remainder_ns: total as i64 - (client + server) as i64,
+            ..Default::default()
         };
         let a = InSitu {
             connections: vec![conn(110, 30, 20), conn(130, 32, 22), conn(120, 31, 21)],

@@ -12,6 +12,7 @@
 //!   baseline (loopback median less composed path). The baseline matches by construction; every
 //!   other scenario tests whether the phases predict what it adds.
 
+use super::timeline;
 use crate::results::{Flow, Phase, PhaseId, Results, Scenario, Side, SuiteResult};
 use crate::stats;
 
@@ -173,9 +174,9 @@ pub fn waits(s: &Scenario, b: &Scenario) -> Option<Waits> {
 }
 
 /// What the composition predicts of `s`'s median connection less `b`'s, from their flows
-/// (`flow_s`, `flow_b`): the shift of `b`'s connections along the flows (`shift::median_shift`;
-/// the paths' difference where `b` has no connections stored), plus QUIC's waits (`waits`),
-/// which come back beside it.
+/// (`flow_s`, `flow_b`) as their stack ran them (`as_run`): the shift of `b`'s connections along
+/// the flows (`shift::median_shift`; the paths' difference where `b` has no connections
+/// stored), plus QUIC's waits (`waits`), which come back beside it.
 pub fn predicted_delta(
     r: &Results,
     (flow_s, flow_b): (&Flow, &Flow),
@@ -183,9 +184,40 @@ pub fn predicted_delta(
     b: &Scenario,
 ) -> (f64, Option<Waits>) {
     let w = waits(s, b);
-    let shift = crate::shift::median_shift(flow_s, flow_b, &r.phases, &b.totals_ns)
+    let (flow_s, flow_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
+    let shift = crate::shift::median_shift(&flow_s, &flow_b, &r.phases, &b.totals_ns)
         .unwrap_or(flow_s.latency_ns - flow_b.latency_ns);
     (shift + w.map_or(0.0, |w| w.ns()), w)
+}
+
+/// The time line of `s`'s handshakes: its own where it was timed in situ, else its twin's.
+pub(crate) fn time_line(r: &Results, s: &Scenario) -> Option<timeline::TimeLine> {
+    let same = crate::results::Against {
+        suite: s.suite.clone(),
+        auth: s.auth_name().map(str::to_string),
+    };
+    let timed = r
+        .handshakes
+        .iter()
+        .flat_map(|h| h.scenarios.iter().chain(&h.other_modes))
+        .find(|t| t.mode == s.mode && t.is(&same, &s.stack, true))?;
+    timeline::of(timed.insitu.as_ref()?)
+}
+
+/// `flow` as `s`'s stack ran it (`timeline::as_run`): its overlap as `s`'s time line shows it,
+/// and the client's own work on the ServerHello as the stack's root baseline's time line
+/// measured it (#37: the stack's own work, measured once per stack from its classical baseline).
+pub fn as_run(r: &Results, flow: &Flow, s: &Scenario) -> Flow {
+    let plain: Vec<&Scenario> = r
+        .handshakes
+        .iter()
+        .flat_map(|h| &h.scenarios)
+        .filter(|x| !x.instrumented && x.mode.is_full())
+        .collect();
+    let own = root(&plain, s)
+        .and_then(|b| time_line(r, b))
+        .and_then(|t| t.own_ns);
+    timeline::as_run(flow, time_line(r, s).as_ref(), own)
 }
 
 /// Server and client, nanoseconds.
@@ -545,6 +577,7 @@ mod tests {
                         count,
                     }],
                     median_ns: 0.0,
+                    own_ns: 0.0,
                 })
                 .collect(),
             overlap: Vec::new(),

@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod handshake;
 pub mod modes;
 pub mod network;
+pub mod timeline;
 pub mod warnings;
 
 use crate::results::{Calibration, Component, Cycles, Form, Phase, PhaseId, Reason, Situ};

@@ -37,6 +37,53 @@ pub(crate) struct StackView {
     /// 346.3 µs": the stack's own work along the path.
     pub(crate) own: String,
     pub(crate) rows: Vec<Row>,
+    /// Where the calls ran in the stack's in-situ handshakes (`figures::timeline`), a row per
+    /// scenario that has a time line.
+    pub(crate) time_lines: Vec<TimeLineRow>,
+}
+
+/// A scenario's time line at the median connection, microseconds after the client began.
+#[derive(Serialize)]
+pub(crate) struct TimeLineRow {
+    pub(crate) scenario: String,
+    /// "412.0–431.2": the server's CertificateVerify signature.
+    pub(crate) sign: String,
+    /// "380.1–470.3": the client's segment on the ServerHello, to its chain checked.
+    pub(crate) chain: String,
+    /// "95.2 µs of 90.1 µs" : that segment's time in its calls, of its length.
+    pub(crate) chain_calls: String,
+    /// "475.0": the client's CertificateVerify check's start.
+    pub(crate) verify: String,
+    /// "4.7 µs": the client's wait from its chain checked to that check.
+    pub(crate) wait: String,
+    pub(crate) connections: usize,
+}
+
+fn time_line_row(s: &crate::results::Scenario) -> Option<TimeLineRow> {
+    let t = crate::figures::timeline::of(s.insitu.as_ref()?)?;
+    let us = |x: f64| format!("{:.1}", x / 1e3);
+    let span = |v: Option<crate::figures::timeline::Span>| {
+        v.map_or("–".into(), |v| {
+            format!("{}–{}", us(v.start_ns), us(v.end_ns))
+        })
+    };
+    Some(TimeLineRow {
+        scenario: match s.auth_name() {
+            Some(a) => format!("{} + {a}", s.suite),
+            None => s.suite.clone(),
+        },
+        sign: span(t.server_sign),
+        chain: span(t.client_chain),
+        chain_calls: match (t.segment_calls_ns, t.segment_ns) {
+            (Some(c), Some(all)) => format!("{} of {}", time(c), time(all)),
+            _ => "–".into(),
+        },
+        verify: t.client_verify.map_or("–".into(), |v| us(v.start_ns)),
+        wait: t
+            .wait_ns
+            .map_or("–".into(), crate::units::signed_time),
+        connections: t.connections,
+    })
 }
 
 #[derive(Serialize)]
@@ -225,6 +272,14 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                             composed_stack: r.composed_stack.clone(),
                             own: String::from("no baseline in this run"),
                             rows: Vec::new(),
+                            time_lines: run
+                                .results
+                                .handshakes
+                                .iter()
+                                .flat_map(|h| &h.scenarios)
+                                .filter(|s| s.instrumented && s.stack.name() == r.stack)
+                                .filter_map(time_line_row)
+                                .collect(),
                         });
                         stacks.len() - 1
                     }

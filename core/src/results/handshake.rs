@@ -721,6 +721,34 @@ pub struct InSituConnection {
     #[serde(with = "super::packed::u64s")]
     pub server: Vec<u64>,
     pub remainder_ns: i64,
+    /// When each label's calls ran on each side, on one time line (files from 2026-12-05 on):
+    /// per label in `InSitu::labels`'s order, its first call's start and its last call's end,
+    /// nanoseconds after the client began the connection (the server's moved onto the client's
+    /// clock by CLOCK_MONOTONIC, which both processes read when they armed); 0, 0 where that side
+    /// made no call of it. Empty in older files.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "super::packed::u64s"
+    )]
+    pub client_at_ns: Vec<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "super::packed::u64s"
+    )]
+    pub server_at_ns: Vec<u64>,
+}
+
+impl InSituConnection {
+    /// Label `i`'s first start and last end on `side`'s calls (`client_at_ns` or `server_at_ns`),
+    /// where that side made a call of it.
+    pub fn span(at: &[u64], i: usize) -> Option<(u64, u64)> {
+        match (at.get(2 * i), at.get(2 * i + 1)) {
+            (Some(&s), Some(&e)) if (s, e) != (0, 0) => Some((s, e)),
+            _ => None,
+        }
+    }
 }
 
 impl InSitu {
