@@ -14,9 +14,10 @@ pub fn process_start() -> Instant {
 }
 
 /// The share of a step's budget its closing keeps. On the Zen 5 VM (2026-12-05, a 90 s handshake
-/// step) the closing took 1.0 s: the last round 0.55 s past its estimate, the servers' stats
-/// 0.32, stopping them 0.09, the baselines 0.07, writing 0.33. Twice that share leaves room for a
-/// host at half the speed.
+/// step timed from its process's start) the step took 91.6 s: the last round ended 0.55 s past
+/// its estimate, then the servers' stats took 0.32 s, stopping them 0.09, the baselines 0.07 and
+/// writing the file 0.33, about 1.4 s of closing; 2% is 1.8 s of 90 (2.4 s of the run step's
+/// 120). A host much slower than this one closes in more, and says so in its step's time.
 pub const CLOSING_SHARE: f64 = 0.02;
 
 /// The time a step with `budget` measures in: the budget less its closing.
@@ -39,10 +40,5 @@ mod tests {
         assert_eq!(from_secs(90), Some(Duration::from_millis(88_200)));
         assert_eq!(from_secs(120), Some(Duration::from_millis(117_600)));
         assert_eq!(from_secs(0), None);
-    }
-
-    #[test]
-    fn the_clock_is_read_once() {
-        assert_eq!(process_start(), process_start());
     }
 }

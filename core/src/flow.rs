@@ -221,7 +221,6 @@ pub fn segments(def: &FlowDef, parts: &[SuitePhase]) -> Option<Vec<Segment>> {
             side: *side,
             parts: Vec::new(),
             median_ns: 0.0,
-            own_ns: 0.0,
         })
         .collect();
     for p in parts.iter().filter(|p| p.count > 0) {

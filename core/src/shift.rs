@@ -34,8 +34,42 @@ fn single_calls(q: &Phase) -> Option<&[u64]> {
     }
 }
 
-/// A flow made ready to draw: per segment, the calls at their median, and the calls drawn, each
-/// as (index into the shared pools, how many calls).
+/// A flow as its stack ran it (`figures::timeline::as_run`): its segments and their overlap as
+/// run, and per segment the stack's own work beside the calls (0 where none is known).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    pub flow: Flow,
+    pub own_ns: Vec<f64>,
+}
+
+impl Ran {
+    /// The flow as declared: its own overlap, no own work.
+    pub fn declared(flow: &Flow) -> Ran {
+        Ran {
+            own_ns: vec![0.0; flow.segments.len()],
+            flow: flow.clone(),
+        }
+    }
+
+    /// The critical path with the segments at their medians in state and their own work.
+    pub fn latency_ns(&self) -> f64 {
+        let values: Vec<f64> = self
+            .flow
+            .segments
+            .iter()
+            .zip(&self.own_ns)
+            .map(|(s, own)| s.median_ns + own)
+            .collect();
+        crate::flow::on_path(&self.flow.segments, &values, &self.flow.overlap)
+            .into_iter()
+            .zip(values)
+            .filter_map(|(counted, v)| counted.then_some(v))
+            .sum()
+    }
+}
+
+/// A flow made ready to draw: per segment, the calls at their median with its own work, and the
+/// calls drawn, each as (index into the shared pools, how many calls).
 struct Ready<'a> {
     flow: &'a Flow,
     fixed: Vec<f64>,
@@ -46,13 +80,14 @@ struct Ready<'a> {
 /// drawn (its pool added to `pools` once, by phase); any other at count × its in-state median.
 /// `None` where a phase is missing.
 fn ready<'a>(
-    flow: &'a Flow,
+    ran: &'a Ran,
     phases: &'a [Phase],
     pools: &mut Vec<(PhaseId, &'a [u64])>,
 ) -> Option<Ready<'a>> {
+    let flow = &ran.flow;
     let mut fixed = Vec::with_capacity(flow.segments.len());
     let mut drawn = Vec::with_capacity(flow.segments.len());
-    for seg in &flow.segments {
+    for (seg, own) in flow.segments.iter().zip(&ran.own_ns) {
         let (mut ns, mut calls) = (0.0, Vec::new());
         for p in &seg.parts {
             let id = PhaseId::handshake(&p.backend, &p.algorithm, p.operation);
@@ -72,7 +107,7 @@ fn ready<'a>(
                 _ => ns += p.count * crate::flow::in_state(q).0,
             }
         }
-        fixed.push(ns + seg.own_ns);
+        fixed.push(ns + own);
         drawn.push(calls);
     }
     Some(Ready { flow, fixed, drawn })
@@ -118,8 +153,8 @@ impl Ready<'_> {
 /// all counted at their medians give the difference of the paths. `None` without connections or
 /// where a phase is missing.
 pub fn median_shift(
-    changed: &Flow,
-    baseline: &Flow,
+    changed: &Ran,
+    baseline: &Ran,
     phases: &[Phase],
     totals: &[u64],
 ) -> Option<f64> {
@@ -178,7 +213,6 @@ mod tests {
                 })
                 .collect(),
             median_ns: 0.0,
-            own_ns: 0.0,
         }
     }
 
@@ -199,8 +233,8 @@ mod tests {
     }
 
     /// A toy: the server signs with `sig`, the client verifies once; a hash block at its median.
-    fn toy(sig: &str) -> Flow {
-        flow(
+    fn toy(sig: &str) -> Ran {
+        Ran::declared(&flow(
             vec![
                 seg("sign", Side::Server, &[(Operation::SigSign, sig, 1.0)]),
                 seg(
@@ -213,13 +247,13 @@ mod tests {
                 ),
             ],
             &[],
-        )
+        ))
     }
 
     /// The toy with the server's signing and the client's check run at once.
-    fn over(sig: &str) -> Flow {
+    fn over(sig: &str) -> Ran {
         let mut f = toy(sig);
-        f.overlap = vec![("sign".into(), "check".into())];
+        f.flow.overlap = vec![("sign".into(), "check".into())];
         f
     }
 
@@ -290,8 +324,8 @@ mod tests {
         // is in both flows and cancels: +30 as without it. Run at once with the signing, it
         // makes the check 60 or 80: signing 10 (E) hides under it in every draw, signing 40 (F)
         // too, so the shift is 0 where without the own work it was +10.
-        let own = |mut f: Flow| {
-            f.segments[1].own_ns = 30.0;
+        let own = |mut f: Ran| {
+            f.own_ns[1] = 30.0;
             f
         };
         assert_eq!(

@@ -642,26 +642,30 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         };
         for x in &of {
             // The latency column: the baseline's median and what the composition predicts
-            // beyond it, the median shift along the flows plus QUIC's waits.
+            // beyond it, the median shift along the flows as the stack ran them plus QUIC's waits.
             let v = x.latency.unwrap();
             let (sx, sb) = (scenario(x), scenario(b));
-            let shift =
-                pqprof_core::shift::median_shift(flow(x), flow(b), &r.phases, &sb.totals_ns)
-                    .unwrap();
+            let shift = pqprof_core::shift::median_shift(
+                &composition::as_run(r, flow(x), sx),
+                &composition::as_run(r, flow(b), sb),
+                &r.phases,
+                &sb.totals_ns,
+            )
+            .unwrap();
             let waits = composition::waits(sx, sb).map_or(0.0, |w| w.ns());
             assert!(
                 (v.composed_ns - (bl.real_ns + shift + waits)).abs() < 1e-6,
                 "{x:?}"
             );
             // QUIC's waits come from its evidence alone: none for a stack over TCP. On quinn's
-            // X25519 + ML-DSA-65 the server's flight of 15,415 bytes, after a ClientHello of
-            // 1,200, waits twice where the ECDSA flight of 1,262 waits never (the 78.7 ms cells
+            // X25519 + ML-DSA-65 the server's flight of 15,418 bytes, after a ClientHello of
+            // 1,200, waits twice where the ECDSA flight of 1,267 waits never (the 78.7 ms cells
             // of this run read 237 ms against 79), each at the baseline's echo: its median
-            // 431,839 ns less its median ready 380,587.5 ns.
+            // 394,198 ns less its median ready 345,600.5 ns.
             assert_eq!(composition::waits(sx, sb).is_some(), stack == "quinn");
             if stack == "quinn" && x.group == "X25519" && x.auth.as_deref() == Some("ML-DSA-65") {
                 let w = composition::waits(sx, sb).unwrap();
-                assert_eq!((w.extra, w.each_ns), (2, 51_251.5), "{x:?}");
+                assert_eq!((w.extra, w.each_ns), (2, 48_597.5), "{x:?}");
             }
             // Each RTT of the grid at no loss, where the grid has the scenario; the baseline's
             // prediction from phases is the model itself.
@@ -762,6 +766,65 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     // group with ECDSA and ML-DSA-65, the hybrid with every chain), 8 for quinn (its classical
     // group with every chain too), 2 for russh.
     assert_eq!(in_grid, 28);
+    // Where the calls ran: every full scenario timed in situ (rustls's and OpenSSL's) has a time
+    // line over all its connections, on the page. OpenSSL's flight went out before its signing
+    // with every ML-DSA chain (it overflows libssl's 4,096-byte write buffer) and with it with
+    // ECDSA; rustls writes its flight after signing with each: the flows as run follow that.
+    let timed: Vec<_> = r
+        .handshakes
+        .as_ref()
+        .unwrap()
+        .scenarios
+        .iter()
+        .filter(|s| s.instrumented && s.mode.is_full())
+        .collect();
+    assert!(timed.len() >= 16, "{}", timed.len());
+    for s in timed {
+        let i = s.insitu.as_ref().unwrap();
+        let t = pqprof_core::figures::timeline::of(i).unwrap();
+        assert_eq!(t.connections, i.connections.len());
+        let ml_dsa = s.auth_name().is_some_and(|a| a.starts_with("ML-DSA"));
+        let openssl = s.stack.name() == "openssl";
+        assert_eq!(t.overlaps(), Some(openssl && ml_dsa), "{}", s.name());
+        let plain = r
+            .handshakes
+            .as_ref()
+            .unwrap()
+            .scenarios
+            .iter()
+            .find(|p| {
+                !p.instrumented
+                    && p.mode.is_full()
+                    && p.stack == s.stack
+                    && p.suite == s.suite
+                    && p.auth_name() == s.auth_name()
+            })
+            .unwrap();
+        let name = pqprof_core::auth::full_suite(
+            &plain.suite,
+            plain.auth_name(),
+            baseline_auth.unwrap_or(""),
+        );
+        let declared = r
+            .suite(&name, &plain.composed_stack)
+            .and_then(|x| x.flow.as_ref())
+            .unwrap();
+        // OpenSSL declares the overlap (src/stack/openssl.rs); as run it keeps it only where
+        // its flight went out before the signing.
+        assert_eq!(declared.overlap.is_empty(), !openssl);
+        assert_eq!(
+            composition::as_run(r, declared, plain)
+                .flow
+                .overlap
+                .is_empty(),
+            !(openssl && ml_dsa),
+            "{}",
+            s.name()
+        );
+        let sign = t.server_sign.unwrap();
+        let shown = format!("{:.1}–{:.1}", sign.start_ns / 1e3, sign.end_ns / 1e3);
+        assert!(html.contains(&shown), "{}: {shown}", s.name());
+    }
 }
 
 #[test]

@@ -53,7 +53,8 @@ pub(crate) struct Options {
     /// Memory of the other authentications' held connections: fewer steps (the handshake's peak,
     /// what a chain adds while it is sent, is the figure there).
     pub(crate) auth_connections: Vec<usize>,
-    /// The whole step's time (`budget_shares`); none: the fixed design above.
+    /// The whole step's time to measure in, from the process's start (`budget::from_secs`: its
+    /// budget less its closing; `budget_shares`); none: the fixed design above.
     pub(crate) budget: Option<Duration>,
 }
 

@@ -84,8 +84,9 @@ pub(crate) struct Options {
     pub(crate) precision_pct: f64,
     /// No scenario gets more samples than this (at least `samples`).
     pub(crate) max_samples: usize,
-    /// The time the samples may take, first rounds and precision rounds together; none: no
-    /// precision rounds.
+    /// The time the step may measure in, from the process's start (`budget::from_secs`: its
+    /// budget less its closing), first rounds and precision rounds together; none: no precision
+    /// rounds.
     pub(crate) budget: Option<std::time::Duration>,
     /// Only these stacks (all when empty).
     pub(crate) stacks: Vec<String>,
@@ -373,11 +374,10 @@ pub(crate) fn run(
     } = start_all(opts, &suites, &auths, &chains)?;
     let n = running.len();
     pair_up(&mut running, &suites, &auths);
-    // The budget is the whole step's, from the process's start (`budget`): what the timers'
-    // paired cost will take is
-    // kept back from the first rounds (estimated from the first round's connections), which
-    // stop early, after `MIN_SAMPLES`, where they would not leave it; it is measured right after
-    // them, so the precision rounds then take the time that is really left.
+    // The budget is the whole step's measuring, from the process's start (`budget`): what the
+    // timers' paired cost will take is kept back from the first rounds (estimated from the first
+    // round's connections), which stop early, after `MIN_SAMPLES`, where they would not leave it;
+    // it is measured right after them, so the precision rounds then take the time really left.
     let deadline = opts.budget.map(|b| crate::budget::process_start() + b);
     let mut reserve_s = 0.0;
     let mut first_rounds = 0;
@@ -882,13 +882,18 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
         }
         ch += client.hashed_bytes as f64;
         sh += server.hashed_bytes as f64;
+        // A connection whose clock's start is not known has no time line.
+        let (client_at_ns, server_at_ns) = match one.started_ns {
+            0 => (Vec::new(), Vec::new()),
+            origin => (time_line(&client, origin)?, time_line(server, origin)?),
+        };
         connections.push(InSituConnection {
             total_ns,
             client: client.ns.to_vec(),
             server: server.ns.to_vec(),
             remainder_ns: total_ns as i64 - crypto as i64,
-            client_at_ns: time_line(&client, client.armed_at_ns),
-            server_at_ns: time_line(server, client.armed_at_ns),
+            client_at_ns,
+            server_at_ns,
         });
     }
     let n = connections.len().max(1) as f64;
@@ -900,15 +905,26 @@ fn in_situ(r: &Running, ss: &ServerStats) -> Result<InSitu> {
 }
 
 /// Each label's first start and last end of `r`'s calls, in turn, nanoseconds after `origin_ns`
-/// (CLOCK_MONOTONIC: the client's arming); 0, 0 where `r` made no call of it.
-fn time_line(r: &crate::insitu::Record, origin_ns: u64) -> Vec<u64> {
-    let shift = r.armed_at_ns.saturating_sub(origin_ns);
-    (0..r.calls.len())
-        .flat_map(|i| match r.calls[i] {
-            0 => [0, 0],
-            _ => [shift + r.first_ns[i], shift + r.last_ns[i]],
+/// (CLOCK_MONOTONIC: the start of the client's clock for the connection, which both sides' calls
+/// follow); 0, 0 where `r` has no time in it (as `check` reads a label's calls).
+fn time_line(r: &crate::insitu::Record, origin_ns: u64) -> Result<Vec<u64>> {
+    let at = |t: u64| {
+        (r.armed_at_ns + t).checked_sub(origin_ns).ok_or_else(|| {
+            anyhow!(
+                "a call {} ns before its connection began",
+                origin_ns - (r.armed_at_ns + t)
+            )
         })
-        .collect()
+    };
+    let mut v = Vec::with_capacity(2 * r.ns.len());
+    for i in 0..r.ns.len() {
+        if r.ns[i] == 0 {
+            v.extend([0, 0]);
+        } else {
+            v.extend([at(r.first_ns[i])?, at(r.last_ns[i])?]);
+        }
+    }
+    Ok(v)
 }
 
 /// The TLS authentications of the suite folder (suites/auth.toml), the groups checked against

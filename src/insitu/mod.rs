@@ -231,11 +231,12 @@ mod tests {
         let r = take();
         let (s, k) = (CallLabel::SigSign as usize, CallLabel::KdfExpand as usize);
         // Two signings around an expansion: the signings' span holds the expansion's, and each
-        // span at least its calls' time (50 us a call; each end rounded to the nanosecond).
+        // span at least its calls' time (each end rounded to the nanosecond); 50 us a call, as
+        // the monotonic clock spins, within 1% on the timer's calibrated counter.
         assert!(r.first_ns[s] < r.first_ns[k] && r.last_ns[k] < r.last_ns[s]);
-        assert!(r.last_ns[s] - r.first_ns[s] + 1 >= r.ns[s] && r.ns[s] >= 100_000);
+        assert!(r.last_ns[s] - r.first_ns[s] + 1 >= r.ns[s] && r.ns[s] >= 99_000);
         assert!(
-            r.last_ns[k] - r.first_ns[k] + 1 >= r.ns[k] && r.ns[k] >= 50_000,
+            r.last_ns[k] - r.first_ns[k] + 1 >= r.ns[k] && r.ns[k] >= 49_500,
             "{r:?}"
         );
         let untouched = CallLabel::SigVerify as usize;

@@ -92,7 +92,8 @@ pub(crate) struct Options {
     pub(crate) per_point: usize,
     /// After this long a cell starts no new handshake (once it has MIN_PER_CELL).
     pub(crate) cell_budget: Duration,
-    /// The whole step's time: each cell's budget is then at most an even share of what is left
+    /// The whole step's time to measure in, from the process's start (`budget::from_secs`: its
+    /// budget less its closing): each cell's budget is then at most an even share of what is left
     /// (`cell_allowance`); none: `cell_budget` alone.
     pub(crate) budget: Option<Duration>,
     /// The most handshakes in flight at once (a cell's threads).
@@ -346,7 +347,8 @@ pub(crate) fn cell_allowance(
     }
 }
 
-/// The step's clock and the cells' rounds still to run, for `cell_allowance`.
+/// The step's clock (from the process's start, `budget::process_start`) and the cells' rounds
+/// still to run, for `cell_allowance`.
 struct Budget {
     start: Instant,
     cells_left: usize,

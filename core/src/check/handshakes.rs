@@ -411,14 +411,16 @@ fn paired_delta(
     }
 }
 
-/// A client's call may end this long after the connection's total: it arms just before the clock
-/// that times the connection starts. Also the rounding of two spans' ends into nanoseconds.
+/// How far a client's call may end past the connection's total: the two clocks' readings
+/// (CLOCK_MONOTONIC at the connection's start, derived from its `Instant`) and the rounding of a
+/// span's ends into nanoseconds.
 const TIME_LINE_SLACK_NS: u64 = 1_000;
 
 /// A connection's time line (`InSituConnection::client_at_ns`, `server_at_ns`): none (older
 /// files), or on each side a span for every label that side called and for no other, each
 /// starting before it ends and as long as that side's time in its calls at least; the client's
-/// within the connection (the server's may close after the client has stopped its clock).
+/// within the connection (the server's may close after the client has stopped its clock; both
+/// start after the connection's clock, which the unsigned figures hold).
 fn time_line(name: &str, k: usize, c: &InSituConnection, n: usize) -> Vec<Problem> {
     if c.client_at_ns.is_empty() && c.server_at_ns.is_empty() {
         return Vec::new();
@@ -436,24 +438,26 @@ fn time_line(name: &str, k: usize, c: &InSituConnection, n: usize) -> Vec<Proble
             continue;
         }
         for (l, &calls_ns) in ns.iter().enumerate() {
-            let wrong = match InSituConnection::span(at, l) {
-                None if calls_ns > 0 => Some(format!("{calls_ns} ns of calls without a span")),
-                Some((s, e)) if calls_ns == 0 => Some(format!("a span {s}..{e} ns without calls")),
-                Some((s, e)) if e < s || (e - s) + 2 < calls_ns => Some(format!(
-                    "its span {s}..{e} ns cannot hold its calls' {calls_ns} ns"
-                )),
-                Some((_, e)) if side == "client" && e > c.total_ns + TIME_LINE_SLACK_NS => {
-                    Some(format!(
+            let at_label =
+                |w: String| format!("{name}: connection {k}: the {side}'s label {l}: {w}");
+            match InSituConnection::span(at, l) {
+                None if calls_ns > 0 => problems.push(Problem::incomplete(at_label(format!(
+                    "{calls_ns} ns of calls without a span"
+                )))),
+                Some((s, e)) if calls_ns == 0 => problems.push(Problem::incomplete(at_label(
+                    format!("a span {s}..{e} ns without calls"),
+                ))),
+                Some((s, e)) if e < s || (e - s) + 2 < calls_ns => {
+                    problems.push(Problem::bound(at_label(format!(
+                        "its span {s}..{e} ns cannot hold its calls' {calls_ns} ns"
+                    ))))
+                }
+                Some((_, e)) if side == "client" && e > c.total_ns + TIME_LINE_SLACK_NS => problems
+                    .push(Problem::bound(at_label(format!(
                         "its calls end at {e} ns, after the connection's {} ns",
                         c.total_ns
-                    ))
-                }
-                _ => None,
-            };
-            if let Some(w) = wrong {
-                problems.push(Problem::recomputed(format!(
-                    "{name}: connection {k}: the {side}'s label {l}: {w}"
-                )));
+                    )))),
+                _ => {}
             }
         }
     }
@@ -601,6 +605,7 @@ fn paired(problems: &mut Vec<Problem>, name: &str, p: &PairedOverhead, median_ns
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::problem::Kind;
 
     /// A connection of two labels: the client's first called for 300 ns within 100..500 of a
     /// 1,000 ns connection, the server's second for 200 ns within 50..400.
@@ -625,26 +630,46 @@ mod tests {
             ..conn()
         };
         assert!(time_line("s", 0, &old, 2).is_empty());
-        let wrong = |f: &dyn Fn(&mut InSituConnection)| {
+        // One problem of the kind and text each change makes.
+        let wrong = |f: &dyn Fn(&mut InSituConnection), kind: Kind, what: &str| {
             let mut c = conn();
             f(&mut c);
-            time_line("s", 0, &c, 2)
+            let p = time_line("s", 0, &c, 2);
+            assert!(p.len() == 1 && p[0].is(kind, what), "{what}: {p:?}");
         };
-        // A span shorter than its calls, calls without a span (each side), a span without calls,
-        // a client's call after its connection, a side with a label missing.
-        assert_eq!(wrong(&|c| c.client_at_ns[1] = 300).len(), 1);
-        assert_eq!(wrong(&|c| c.server_at_ns[2..].fill(0)).len(), 1);
-        assert_eq!(wrong(&|c| c.client[1] = 50).len(), 1);
-        assert_eq!(
-            wrong(&|c| c.client_at_ns[2..].copy_from_slice(&[10, 20])).len(),
-            1
+        wrong(
+            &|c| c.client_at_ns[1] = 300,
+            Kind::Bound,
+            "label 0: its span 100..300 ns cannot hold its calls' 300 ns",
         );
-        assert_eq!(
-            wrong(&|c| c.client_at_ns[..2].copy_from_slice(&[700, 2_100])).len(),
-            1
+        wrong(
+            &|c| c.server_at_ns[2..].fill(0),
+            Kind::Incomplete,
+            "server's label 1: 200 ns of calls without a span",
         );
-        assert_eq!(wrong(&|c| c.server_at_ns.truncate(2)).len(), 1);
+        wrong(
+            &|c| c.client[1] = 50,
+            Kind::Incomplete,
+            "client's label 1: 50 ns of calls without a span",
+        );
+        wrong(
+            &|c| c.client_at_ns[2..].copy_from_slice(&[10, 20]),
+            Kind::Incomplete,
+            "client's label 1: a span 10..20 ns without calls",
+        );
+        wrong(
+            &|c| c.client_at_ns[..2].copy_from_slice(&[700, 2_100]),
+            Kind::Bound,
+            "its calls end at 2100 ns, after the connection's 1000 ns",
+        );
+        wrong(
+            &|c| c.server_at_ns.truncate(2),
+            Kind::Incomplete,
+            "server time line has 2 figures for 2 labels",
+        );
         // The server may still close after the client has stopped its clock.
-        assert!(wrong(&|c| c.server_at_ns[2..].copy_from_slice(&[900, 1_800])).is_empty());
+        let mut late = conn();
+        late.server_at_ns[2..].copy_from_slice(&[900, 1_800]);
+        assert!(time_line("s", 0, &late, 2).is_empty());
     }
 }

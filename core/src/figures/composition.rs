@@ -14,6 +14,7 @@
 
 use super::timeline;
 use crate::results::{Flow, Phase, PhaseId, Results, Scenario, Side, SuiteResult};
+use crate::shift::Ran;
 use crate::stats;
 
 /// A composed figure beside the measured one, nanoseconds, each with its 95% interval where known.
@@ -184,40 +185,59 @@ pub fn predicted_delta(
     b: &Scenario,
 ) -> (f64, Option<Waits>) {
     let w = waits(s, b);
-    let (flow_s, flow_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
-    let shift = crate::shift::median_shift(&flow_s, &flow_b, &r.phases, &b.totals_ns)
-        .unwrap_or(flow_s.latency_ns - flow_b.latency_ns);
+    let (ran_s, ran_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
+    let shift = crate::shift::median_shift(&ran_s, &ran_b, &r.phases, &b.totals_ns)
+        .unwrap_or(ran_s.latency_ns() - ran_b.latency_ns());
     (shift + w.map_or(0.0, |w| w.ns()), w)
 }
 
-/// The time line of `s`'s handshakes: its own where it was timed in situ, else its twin's.
-pub(crate) fn time_line(r: &Results, s: &Scenario) -> Option<timeline::TimeLine> {
+/// The same scenario timed in situ (its twin; `s` itself where it was), in the same mode.
+pub(crate) fn twin<'a>(r: &'a Results, s: &Scenario) -> Option<&'a Scenario> {
     let same = crate::results::Against {
         suite: s.suite.clone(),
         auth: s.auth_name().map(str::to_string),
     };
-    let timed = r
-        .handshakes
+    r.handshakes
         .iter()
         .flat_map(|h| h.scenarios.iter().chain(&h.other_modes))
-        .find(|t| t.mode == s.mode && t.is(&same, &s.stack, true))?;
-    timeline::of(timed.insitu.as_ref()?)
+        .find(|t| t.mode == s.mode && t.is(&same, &s.stack, true))
+}
+
+/// The time line of `s`'s handshakes: its twin's timed in situ.
+pub(crate) fn time_line(r: &Results, s: &Scenario) -> Option<timeline::TimeLine> {
+    timeline::of(twin(r, s)?.insitu.as_ref()?)
 }
 
 /// `flow` as `s`'s stack ran it (`timeline::as_run`): its overlap as `s`'s time line shows it,
-/// and the client's own work on the ServerHello as the stack's root baseline's time line
-/// measured it (#37: the stack's own work, measured once per stack from its classical baseline).
-pub fn as_run(r: &Results, flow: &Flow, s: &Scenario) -> Flow {
+/// and the stack's own work in the client's segment on the ServerHello as its root baseline's
+/// time line measured it beyond that baseline's flow (#37: the stack's own work, measured once
+/// per stack from its classical baseline).
+pub fn as_run(r: &Results, flow: &Flow, s: &Scenario) -> Ran {
     let plain: Vec<&Scenario> = r
         .handshakes
         .iter()
         .flat_map(|h| &h.scenarios)
         .filter(|x| !x.instrumented && x.mode.is_full())
         .collect();
-    let own = root(&plain, s)
-        .and_then(|b| time_line(r, b))
-        .and_then(|t| t.own_ns);
+    let own = root(&plain, s).and_then(|b| {
+        let (_, bf) = flow_of(r, b)?;
+        timeline::own_in_segment(&time_line(r, b)?, bf)
+    });
     timeline::as_run(flow, time_line(r, s).as_ref(), own)
+}
+
+/// The composed full-handshake suite of a scenario and its flow. TLS names its full handshakes
+/// by group and authentication, SSH its by the method (suites/ssh-full.toml).
+pub(crate) fn flow_of<'a>(r: &'a Results, s: &Scenario) -> Option<(String, &'a Flow)> {
+    [
+        crate::auth::full_suite(&s.suite, s.auth_name(), r.baseline_auth().unwrap_or("")),
+        format!("{} full key exchange", s.suite),
+    ]
+    .into_iter()
+    .find_map(|name| {
+        let suite: &SuiteResult = r.suite(&name, &s.composed_stack)?;
+        Some((name, suite.flow.as_ref()?))
+    })
 }
 
 /// Server and client, nanoseconds.
@@ -313,13 +333,11 @@ pub fn rows(r: &Results) -> Vec<Row> {
     };
     let run = Run {
         r,
-        scenarios: &h.scenarios,
         plain: h
             .scenarios
             .iter()
             .filter(|s| !s.instrumented && s.mode.is_full())
             .collect(),
-        baseline_auth: r.baseline_auth().unwrap_or(""),
     };
     run.plain.iter().filter_map(|s| run.row(s)).collect()
 }
@@ -327,35 +345,17 @@ pub fn rows(r: &Results) -> Vec<Row> {
 /// What a row is looked up in.
 struct Run<'a> {
     r: &'a Results,
-    scenarios: &'a [Scenario],
     plain: Vec<&'a Scenario>,
-    baseline_auth: &'a str,
 }
 
 impl<'a> Run<'a> {
-    /// The composed full-handshake suite of a scenario and its flow. TLS names its full
-    /// handshakes by group and authentication, SSH its by the method (suites/ssh-full.toml).
     fn flow_of(&self, s: &Scenario) -> Option<(String, &'a Flow)> {
-        [
-            crate::auth::full_suite(&s.suite, s.auth_name(), self.baseline_auth),
-            format!("{} full key exchange", s.suite),
-        ]
-        .into_iter()
-        .find_map(|name| {
-            let suite: &SuiteResult = self.r.suite(&name, &s.composed_stack)?;
-            Some((name, suite.flow.as_ref()?))
-        })
+        flow_of(self.r, s)
     }
 
     /// The same scenario timed in situ.
     fn timed(&self, x: &Scenario) -> Option<&'a Scenario> {
-        let same = crate::results::Against {
-            suite: x.suite.clone(),
-            auth: x.auth_name().map(str::to_string),
-        };
-        self.scenarios
-            .iter()
-            .find(|t| t.mode.is_full() && t.is(&same, &x.stack, true))
+        twin(self.r, x)
     }
 
     /// The scenario's own baseline (`Scenario::against`), where it is another plain scenario.
@@ -408,7 +408,9 @@ impl<'a> Run<'a> {
         let client = side_mean(flow, Side::Client, &self.r.phases)?;
         let base = root(&self.plain, s);
         let base_flow = base.and_then(|b| Some((b, self.flow_of(b)?.1)));
-        let own = base_flow.map(|(b, bf)| own_work(b, bf));
+        // The paths as the stack ran them: the own work along them is what they leave.
+        let own = base_flow
+            .map(|(b, bf)| own_work(b, as_run(self.r, bf, b).latency_ns(), bf.latency_half95_ns));
         // The baseline's median plus what the composition predicts beyond it (`predicted_delta`):
         // the path plus the own work where every call is steady and no flight waits longer.
         let predicted = base_flow.map(|(b, bf)| predicted_delta(self.r, (flow, bf), s, b).0);
@@ -438,7 +440,7 @@ impl<'a> Run<'a> {
             auth: s.auth_name().map(str::to_string),
             suite: name,
             baseline: base.is_some_and(|b| std::ptr::eq(b, s)),
-            path_ns: flow.latency_ns,
+            path_ns: as_run(self.r, flow, s).latency_ns(),
             own,
             latency,
             delta,
@@ -497,13 +499,13 @@ fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), predicted: f64) -> Vec<A
         .collect()
 }
 
-/// The baseline's own work along the path.
-pub(crate) fn own_work(baseline: &Scenario, flow: &Flow) -> OwnWork {
+/// The baseline's own work along its composed path (`path_ns`, with its half-width).
+pub(crate) fn own_work(baseline: &Scenario, path_ns: f64, path_half95_ns: f64) -> OwnWork {
     let half = baseline
         .median_ci95_ns
-        .map(|(lo, hi)| ((hi - lo) / 2.0).hypot(flow.latency_half95_ns));
+        .map(|(lo, hi)| ((hi - lo) / 2.0).hypot(path_half95_ns));
     OwnWork {
-        ns: baseline.median_ns - flow.latency_ns,
+        ns: baseline.median_ns - path_ns,
         half95_ns: half,
     }
 }
@@ -577,7 +579,6 @@ mod tests {
                         count,
                     }],
                     median_ns: 0.0,
-                    own_ns: 0.0,
                 })
                 .collect(),
             overlap: Vec::new(),
@@ -695,7 +696,7 @@ mod tests {
             "vs_baseline_ratio": null, "measured_delta_ns": null, "composed_delta_ns": null
         }))
         .unwrap();
-        let o = own_work(&s, &f);
+        let o = own_work(&s, f.latency_ns, f.latency_half95_ns);
         assert_eq!(o.ns, 600.0);
         // Half-widths 8 (the median's) and 3 (the path's): sqrt(64 + 9).
         assert!((o.half95_ns.unwrap() - 73f64.sqrt()).abs() < 1e-12);

@@ -5,6 +5,7 @@
 //! client then waits for the CertificateVerify beyond its own work.
 
 use crate::results::{CallLabel, Flow, InSitu, InSituConnection};
+use crate::shift::Ran;
 use crate::stats;
 
 /// A span's start and end, each the median over connections, nanoseconds after the client began.
@@ -31,8 +32,6 @@ pub struct TimeLine {
     /// less its start), and the calls in it: its key-exchange calls and certificate checks.
     pub segment_ns: Option<f64>,
     pub segment_calls_ns: Option<f64>,
-    /// Its own work: the median per connection of its length less its calls.
-    pub own_ns: Option<f64>,
     /// Median per connection of the client's CertificateVerify check's start less its chain
     /// check's end: its wait for the server's CertificateVerify, with its own reading of it.
     pub wait_ns: Option<f64>,
@@ -50,35 +49,44 @@ impl TimeLine {
 /// The flows' segment of the client's work on the ServerHello (suites/flights.toml).
 pub const CLIENT_CHAIN_SEGMENT: &str = "ServerHello to the chain";
 
-/// `flow` as the stack ran it, where its handshakes have a time line (`ran`: the scenario's, or
-/// its twin's timed in situ):
-/// - the flows' overlap dropped where the client began on the ServerHello only after the server
-///   had signed (`TimeLine::overlaps`): an OpenSSL server writes its flight to the Certificate
-///   before it signs only where that flight overflows its write buffer (an ML-DSA chain, not an
-///   ECDSA one);
-/// - `own_ns`, the client's own work on the ServerHello (parsing the certificates, building the
-///   chain; measured once per stack on its baseline's time line), added to that segment, where
-///   it then counts or hides beside the signing as the calls do.
-///
-/// Without a time line, `flow` as it is.
-pub fn as_run(flow: &Flow, ran: Option<&TimeLine>, own_ns: Option<f64>) -> Flow {
-    let mut f = flow.clone();
-    let Some(t) = ran else {
-        return f;
-    };
-    if t.overlaps() == Some(false) {
-        f.overlap.clear();
+/// `flow` as the stack ran it:
+/// - where its handshakes have a time line (`ran`: the scenario's, or its twin's timed in situ),
+///   the pairs of the flows' overlap that hold the client's segment on the ServerHello dropped
+///   where the client began there only after the server had signed (`TimeLine::overlaps`): an
+///   OpenSSL server writes its flight to the Certificate before it signs only where that flight
+///   overflows its write buffer (an ML-DSA chain, not an ECDSA one);
+/// - `own_ns`, the stack's own work in that segment (`own_in_segment`, measured once per stack
+///   on its baseline), added to it, where it then counts or hides beside the signing as the calls
+///   do. It is the stack's, so every flow of the stack takes it, with a time line or not.
+pub fn as_run(flow: &Flow, ran: Option<&TimeLine>, own_ns: Option<f64>) -> Ran {
+    let mut r = Ran::declared(flow);
+    if ran.and_then(TimeLine::overlaps) == Some(false) {
+        r.flow
+            .overlap
+            .retain(|(a, b)| a != CLIENT_CHAIN_SEGMENT && b != CLIENT_CHAIN_SEGMENT);
     }
     if let Some(own) = own_ns {
-        for seg in f
-            .segments
-            .iter_mut()
-            .filter(|s| s.name == CLIENT_CHAIN_SEGMENT)
-        {
-            seg.own_ns = own;
+        for (seg, o) in r.flow.segments.iter().zip(r.own_ns.iter_mut()) {
+            if seg.name == CLIENT_CHAIN_SEGMENT {
+                *o = own;
+            }
         }
     }
-    f
+    r
+}
+
+/// The stack's own work in the client's segment on the ServerHello, from its baseline: the
+/// segment's length in the baseline's handshakes (`t`, the median connection) less what the
+/// baseline's flow composes in it (`flow`: its calls at their medians in state, the flows'
+/// shares of the key schedule and the transcript included). Parsing the certificates, building
+/// the chain, reading the records.
+pub fn own_in_segment(t: &TimeLine, flow: &Flow) -> Option<f64> {
+    let composed = flow
+        .segments
+        .iter()
+        .find(|s| s.name == CLIENT_CHAIN_SEGMENT)?
+        .median_ns;
+    Some(t.segment_ns? - composed)
 }
 
 /// The client's calls on the ServerHello that start its segment (`TimeLine::client_chain`).
@@ -92,8 +100,11 @@ fn label_index(i: &InSitu, l: CallLabel) -> Option<usize> {
     i.labels.iter().position(|x| x == l.name())
 }
 
-/// Per connection, the client's segment on the ServerHello: (start, end, the time in its calls).
-fn segment(i: &InSitu, c: &InSituConnection) -> Option<(u64, u64, u64)> {
+/// A connection's client segment on the ServerHello: (start, end, the time in its calls).
+type ChainSegment = (u64, u64, u64);
+
+/// Per connection, the client's segment on the ServerHello.
+fn segment(i: &InSitu, c: &InSituConnection) -> Option<ChainSegment> {
     let chain = label_index(i, CallLabel::SigVerifyCert)?;
     let (_, end) = InSituConnection::span(&c.client_at_ns, chain)?;
     let hello: Vec<usize> = SERVER_HELLO
@@ -151,18 +162,19 @@ pub fn of(i: &InSitu) -> Option<TimeLine> {
     if connections == 0 {
         return None;
     }
-    let segments: Vec<(u64, u64, u64)> =
-        i.connections.iter().filter_map(|c| segment(i, c)).collect();
     let verify = label_index(i, CallLabel::SigVerify);
-    let waits = i
+    // Each connection's segment on the ServerHello, and the client's wait after it.
+    let (segments, waits): (Vec<ChainSegment>, Vec<Option<f64>>) = i
         .connections
         .iter()
         .filter_map(|c| {
-            let (_, chain_end, _) = segment(i, c)?;
-            let (v, _) = InSituConnection::span(&c.client_at_ns, verify?)?;
-            Some(v as f64 - chain_end as f64)
+            let seg = segment(i, c)?;
+            let wait = verify
+                .and_then(|v| InSituConnection::span(&c.client_at_ns, v))
+                .map(|(v, _)| v as f64 - seg.1 as f64);
+            Some((seg, wait))
         })
-        .collect();
+        .unzip();
     Some(TimeLine {
         connections,
         server_sign: span_of(i, CallLabel::SigSign, true),
@@ -175,13 +187,7 @@ pub fn of(i: &InSitu) -> Option<TimeLine> {
         client_verify: span_of(i, CallLabel::SigVerify, false),
         segment_ns: median_of(segments.iter().map(|s| (s.1 - s.0) as f64).collect()),
         segment_calls_ns: median_of(segments.iter().map(|s| s.2 as f64).collect()),
-        own_ns: median_of(
-            segments
-                .iter()
-                .map(|s| (s.1 - s.0) as f64 - s.2 as f64)
-                .collect(),
-        ),
-        wait_ns: median_of(waits),
+        wait_ns: median_of(waits.into_iter().flatten().collect()),
     })
 }
 
@@ -257,9 +263,8 @@ mod tests {
             })
         );
         assert_eq!(t.segment_ns, Some(500.0));
-        // The decapsulation and the two checks: 350 of the segment's 500 ns, 150 its own.
+        // The decapsulation and the two checks: 350 of the segment's 500 ns.
         assert_eq!(t.segment_calls_ns, Some(350.0));
-        assert_eq!(t.own_ns, Some(150.0));
         // 900 - 600 in both.
         assert_eq!(t.wait_ns, Some(300.0));
     }
@@ -267,22 +272,28 @@ mod tests {
     #[test]
     fn a_flow_as_run_drops_an_overlap_the_time_line_does_not_show_and_takes_the_own_work() {
         use crate::results::{Segment, Side};
-        let seg = |name: &str, side| Segment {
+        let seg = |name: &str, side, median_ns| Segment {
             name: name.into(),
             side,
             parts: Vec::new(),
-            median_ns: 0.0,
-            own_ns: 0.0,
+            median_ns,
         };
+        // The server signs for 600, the client's segment on the ServerHello composes 300; a
+        // third pair of the flows' overlap the time line does not speak for.
         let flow = Flow {
             segments: vec![
-                seg("CertificateVerify, Finished", Side::Server),
-                seg(CLIENT_CHAIN_SEGMENT, Side::Client),
+                seg("CertificateVerify, Finished", Side::Server, 600.0),
+                seg(CLIENT_CHAIN_SEGMENT, Side::Client, 300.0),
+                seg("a", Side::Server, 10.0),
+                seg("b", Side::Client, 20.0),
             ],
-            overlap: vec![(
-                "CertificateVerify, Finished".into(),
-                CLIENT_CHAIN_SEGMENT.into(),
-            )],
+            overlap: vec![
+                (
+                    "CertificateVerify, Finished".into(),
+                    CLIENT_CHAIN_SEGMENT.into(),
+                ),
+                ("a".into(), "b".into()),
+            ],
             client_ns: 0.0,
             server_ns: 0.0,
             latency_ns: 0.0,
@@ -290,16 +301,19 @@ mod tests {
             server_half95_ns: 0.0,
             latency_half95_ns: 0.0,
         };
-        // The toy's client begins at 150 ns, before the signing ends at 850: it overlaps.
+        // The toy's client begins at 150 ns, before the signing ends at 850: it overlaps. Its
+        // segment ran 500 ns where its flow composes 300: 200 of the stack's own.
         let t = of(&in_situ()).expect("a time line");
         assert_eq!(t.overlaps(), Some(true));
-        let ran = as_run(&flow, Some(&t), Some(150.0));
-        assert_eq!(ran.overlap, flow.overlap);
-        assert_eq!(
-            ran.segments.iter().map(|s| s.own_ns).collect::<Vec<_>>(),
-            [0.0, 150.0]
-        );
-        // A client that began after the signing had ended: the flight came whole, in turn.
+        let own = own_in_segment(&t, &flow);
+        assert_eq!(own, Some(200.0));
+        let ran = as_run(&flow, Some(&t), own);
+        assert_eq!(ran.flow.overlap, flow.overlap);
+        assert_eq!(ran.own_ns, [0.0, 200.0, 0.0, 0.0]);
+        // max(600, 300 + 200) + max(10, 20).
+        assert_eq!(ran.latency_ns(), 620.0);
+        // A client that began after the signing had ended: the flight came whole, in turn, and
+        // only the pair with its segment goes: 600 + 500 + 20.
         let late = TimeLine {
             client_chain: Some(Span {
                 start_ns: 900.0,
@@ -308,9 +322,19 @@ mod tests {
             ..t.clone()
         };
         assert_eq!(late.overlaps(), Some(false));
-        assert!(as_run(&flow, Some(&late), None).overlap.is_empty());
-        // No time line: the flow as it is.
-        assert_eq!(as_run(&flow, None, Some(150.0)), flow);
+        let ran = as_run(&flow, Some(&late), own);
+        assert_eq!(ran.flow.overlap, [("a".to_string(), "b".to_string())]);
+        assert_eq!(ran.latency_ns(), 1_120.0);
+        // No time line of its own: the overlap as declared, the stack's own work still taken.
+        let ran = as_run(&flow, None, own);
+        assert_eq!(ran.flow.overlap, flow.overlap);
+        assert_eq!(ran.own_ns, [0.0, 200.0, 0.0, 0.0]);
+        // The flows this names hold the segment (suites/flights.toml).
+        assert!(
+            include_str!("../../../suites/flights.toml").contains(&format!(
+                "{{ name = \"{CLIENT_CHAIN_SEGMENT}\", side = \"client\" }}"
+            ))
+        );
     }
 
     #[test]

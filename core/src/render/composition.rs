@@ -50,8 +50,12 @@ pub(crate) struct TimeLineRow {
     pub(crate) sign: String,
     /// "380.1–470.3": the client's segment on the ServerHello, to its chain checked.
     pub(crate) chain: String,
-    /// "95.2 µs of 90.1 µs" : that segment's time in its calls, of its length.
+    /// "90.1 µs of 201.5 µs": that segment's time in its key-exchange calls and certificate
+    /// checks, of its length.
     pub(crate) chain_calls: String,
+    /// "+76.2 µs": its length beyond what its flow composes in it (`timeline::own_in_segment`);
+    /// the baseline's is the stack's own work the composition adds to that segment.
+    pub(crate) chain_own: String,
     /// "475.0": the client's CertificateVerify check's start.
     pub(crate) verify: String,
     /// "4.7 µs": the client's wait from its chain checked to that check.
@@ -59,8 +63,10 @@ pub(crate) struct TimeLineRow {
     pub(crate) connections: usize,
 }
 
-fn time_line_row(s: &crate::results::Scenario) -> Option<TimeLineRow> {
+fn time_line_row(r: &crate::results::Results, s: &crate::results::Scenario) -> Option<TimeLineRow> {
     let t = crate::figures::timeline::of(s.insitu.as_ref()?)?;
+    let own = crate::figures::composition::flow_of(r, s)
+        .and_then(|(_, f)| crate::figures::timeline::own_in_segment(&t, f));
     let us = |x: f64| format!("{:.1}", x / 1e3);
     let span = |v: Option<crate::figures::timeline::Span>| {
         v.map_or("–".into(), |v| {
@@ -78,10 +84,9 @@ fn time_line_row(s: &crate::results::Scenario) -> Option<TimeLineRow> {
             (Some(c), Some(all)) => format!("{} of {}", time(c), time(all)),
             _ => "–".into(),
         },
+        chain_own: own.map_or("–".into(), crate::units::signed_time),
         verify: t.client_verify.map_or("–".into(), |v| us(v.start_ns)),
-        wait: t
-            .wait_ns
-            .map_or("–".into(), crate::units::signed_time),
+        wait: t.wait_ns.map_or("–".into(), crate::units::signed_time),
         connections: t.connections,
     })
 }
@@ -278,7 +283,7 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                                 .iter()
                                 .flat_map(|h| &h.scenarios)
                                 .filter(|s| s.instrumented && s.stack.name() == r.stack)
-                                .filter_map(time_line_row)
+                                .filter_map(|s| time_line_row(&run.results, s))
                                 .collect(),
                         });
                         stacks.len() - 1

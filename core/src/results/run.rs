@@ -153,7 +153,8 @@ pub struct Settings {
     /// --precision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_pct: Option<f64>,
-    /// The run's time budget, seconds (schema 3; `run --budget-s`; none: unbounded).
+    /// The run's time to measure in, seconds (schema 3; `run --budget-s`, less the 2% kept for
+    /// closing in files from 2026-12-05 13:00 on; none: unbounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
     /// Processes every phase is measured in at least (schema 3; `run --samples`); the iteration

@@ -174,10 +174,6 @@ pub struct Segment {
     pub side: Side,
     pub parts: Vec<FlowPart>,
     pub median_ns: f64,
-    /// The stack's own work in this segment, nanoseconds, where a figure adds it to the calls
-    /// (`figures::timeline::as_run`, measured on the stack's handshakes); never stored.
-    #[serde(skip)]
-    pub own_ns: f64,
 }
 
 /// A suite in its protocol's flow (`flow::figures`): the segments in order, the pairs of segments
