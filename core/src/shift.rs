@@ -60,12 +60,18 @@ impl Ran {
             .zip(&self.own_ns)
             .map(|(s, own)| s.median_ns + own)
             .collect();
-        crate::flow::on_path(&self.flow.segments, &values, &self.flow.overlap)
-            .into_iter()
-            .zip(values)
-            .filter_map(|(counted, v)| counted.then_some(v))
-            .sum()
+        path_length(&self.flow, values)
     }
+}
+
+/// The critical path's length when `flow`'s segments take `values`: each in turn, each
+/// overlapping pair by its longer (`flow::on_path`).
+fn path_length(flow: &Flow, values: Vec<f64>) -> f64 {
+    crate::flow::on_path(&flow.segments, &values, &flow.overlap)
+        .into_iter()
+        .zip(values)
+        .filter_map(|(counted, v)| counted.then_some(v))
+        .sum()
 }
 
 /// A flow made ready to draw: per segment, the calls at their median with its own work, and the
@@ -138,11 +144,7 @@ impl Ready<'_> {
                     .sum::<f64>()
             })
             .collect();
-        crate::flow::on_path(&self.flow.segments, &values, &self.flow.overlap)
-            .into_iter()
-            .zip(values)
-            .filter_map(|(counted, v)| counted.then_some(v))
-            .sum()
+        path_length(self.flow, values)
     }
 }
 
