@@ -752,6 +752,14 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                 x.auth
             );
             if let Some(m) = x.server_in_memory {
+                // The calls (what the loopback share counts) plus the stack's own CPU in memory,
+                // the baseline's CPU there less its calls: the baseline reads its own.
+                let own = b.server_in_memory.unwrap().real_ns - b.server_loopback.composed_ns;
+                assert_eq!(x.own_memory.map(|o| o.0 .0), Some(own), "{stack}");
+                assert!((m.composed_ns - (x.server_loopback.composed_ns + own)).abs() < 1e-6);
+                if x.baseline {
+                    assert!((m.composed_ns - m.real_ns).abs() < 1e-6, "{stack}");
+                }
                 // minijinja escapes the slash.
                 let shown = format!(
                     "{} &#x2f; {}",

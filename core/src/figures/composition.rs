@@ -257,6 +257,9 @@ pub(crate) fn own_cpu(s: &Scenario, flow: &Flow, phases: &[Phase]) -> Option<Sid
     ))
 }
 
+/// A stack's own CPU per handshake on one side, from its baseline, and its half-width.
+pub type Own = (f64, Option<f64>);
+
 /// The stack's own work along a handshake's path, from its baseline: the loopback median less the
 /// composed critical path, with the half-width of both in quadrature.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -295,9 +298,15 @@ pub struct Row {
     /// The stack's own CPU per handshake, server and client, beyond the delta's baseline's
     /// (`own_cpu`): what the stack does beyond its calls that grows with the change.
     pub own_cpu_delta: Option<Sides>,
-    /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean.
+    /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean: each side's
+    /// calls at their means plus the stack's own CPU per handshake there (`own_memory`).
     pub server_in_memory: Option<Versus>,
     pub(crate) client_in_memory: Option<Versus>,
+    /// The stack's own CPU per handshake in memory, server and client, taken once per stack from
+    /// its baseline (as the latency's own work): the baseline's in-memory CPU less its calls at
+    /// their means, with the in-memory mean's half-width. The baseline therefore reads its own
+    /// CPU, and every other row tests whether the calls predict what it adds.
+    pub own_memory: Option<(Own, Own)>,
     /// Composed CPU per handshake against the loopback handshakes' CPU per handshake (no interval:
     /// one figure over all of a scenario's connections).
     pub server_loopback: Versus,
@@ -433,6 +442,12 @@ impl<'a> Run<'a> {
             real_ns: m,
             real_ci95_ns: ci,
         };
+        let own_memory = base_flow.and_then(|(b, bf)| own_in_memory(self.r, b, bf));
+        // A side's calls plus the stack's own CPU there: the half-widths in quadrature.
+        let plus = |(c, h): (f64, Option<f64>), o: Option<Own>| match o {
+            Some((o, oh)) => (c + o, h.zip(oh).map(|(h, oh)| h.hypot(oh)).or(h)),
+            None => (c, h),
+        };
         Some(Row {
             stack: s.stack.name().to_string(),
             composed_stack: s.composed_stack.clone(),
@@ -446,8 +461,9 @@ impl<'a> Run<'a> {
             delta,
             waits,
             own_cpu_delta,
-            server_in_memory: memory.map(|m| versus(server, m.0)),
-            client_in_memory: memory.map(|m| versus(client, m.1)),
+            server_in_memory: memory.map(|m| versus(plus(server, own_memory.map(|o| o.0)), m.0)),
+            client_in_memory: memory.map(|m| versus(plus(client, own_memory.map(|o| o.1)), m.1)),
+            own_memory,
             // One figure over all of a scenario's connections: no interval.
             server_loopback: versus(server, (s.server_cpu_ns, None)),
             client_loopback: versus(client, (s.client_cpu_ns, None)),
@@ -497,6 +513,18 @@ fn at_rtts(r: &Results, (s, b): (&Scenario, &Scenario), predicted: f64) -> Vec<A
             })
         })
         .collect()
+}
+
+/// The stack's own CPU per handshake in memory, each side, from its baseline `b` (flow `bf`): the
+/// in-memory handshakes' mean less the side's calls at their means, with the mean's half-width.
+fn own_in_memory(r: &Results, b: &Scenario, bf: &Flow) -> Option<(Own, Own)> {
+    let ((ms, ms_ci), (mc, mc_ci)) = in_memory(r, b)?;
+    let half = |ci: Option<(f64, f64)>| ci.map(|(lo, hi)| (hi - lo) / 2.0);
+    let calls = |side| side_mean(bf, side, &r.phases).map(|(m, _)| m);
+    Some((
+        (ms - calls(Side::Server)?, half(ms_ci)),
+        (mc - calls(Side::Client)?, half(mc_ci)),
+    ))
 }
 
 /// The baseline's own work along its composed path (`path_ns`, with its half-width).

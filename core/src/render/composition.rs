@@ -174,6 +174,29 @@ fn delta_cell(v: Option<&Versus>) -> Cell {
     }
 }
 
+/// A side's composed CPU in memory against the measured (`cell`), with what it is made of: its
+/// calls and the stack's own CPU from its baseline, which the baseline therefore reads.
+fn memory_cell(
+    r: &FigRow,
+    v: Option<&Versus>,
+    own: Option<crate::figures::composition::Own>,
+) -> Cell {
+    let mut c = cell(v);
+    if let (Some(v), Some((o, _))) = (v.filter(|v| v.measured()), own) {
+        if r.baseline {
+            c.ratio = "baseline".into();
+            c.sub = String::new();
+            c.off = false;
+        }
+        c.why = format!(
+            "calls {} + own {}",
+            time(v.composed_ns - o).replace(' ', "\u{a0}"),
+            crate::units::signed_time(o).replace(' ', "\u{a0}")
+        );
+    }
+    c
+}
+
 fn scenario(r: &FigRow) -> String {
     match &r.auth {
         Some(a) => format!("{} + {a}", r.group),
@@ -232,8 +255,8 @@ fn row(r: &FigRow) -> Row {
             }
             c
         },
-        server_memory: cell(r.server_in_memory.as_ref()),
-        client_memory: cell(r.client_in_memory.as_ref()),
+        server_memory: memory_cell(r, r.server_in_memory.as_ref(), r.own_memory.map(|o| o.0)),
+        client_memory: memory_cell(r, r.client_in_memory.as_ref(), r.own_memory.map(|o| o.1)),
         network: r
             .network
             .iter()
