@@ -358,15 +358,6 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn flow_of(&self, s: &Scenario) -> Option<(String, &'a Flow)> {
-        flow_of(self.r, s)
-    }
-
-    /// The same scenario timed in situ.
-    fn timed(&self, x: &Scenario) -> Option<&'a Scenario> {
-        twin(self.r, x)
-    }
-
     /// The scenario's own baseline (`Scenario::against`), where it is another plain scenario.
     fn against(&self, s: &Scenario) -> Option<&'a Scenario> {
         let against = s.against.as_ref()?;
@@ -386,7 +377,7 @@ impl<'a> Run<'a> {
         (name, flow): (&str, &Flow),
     ) -> Option<(Versus, Option<Waits>, Option<Sides>)> {
         let b = self.against(s)?;
-        let (b_name, bf) = self.flow_of(b)?;
+        let (b_name, bf) = flow_of(self.r, b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
         let (real, paired) = super::answer::real_delta(Some(s), Some(b), pairing);
         let (sa, sb) = (
@@ -412,11 +403,11 @@ impl<'a> Run<'a> {
     }
 
     fn row(&self, s: &'a Scenario) -> Option<Row> {
-        let (name, flow) = self.flow_of(s)?;
+        let (name, flow) = flow_of(self.r, s)?;
         let server = side_mean(flow, Side::Server, &self.r.phases)?;
         let client = side_mean(flow, Side::Client, &self.r.phases)?;
         let base = root(&self.plain, s);
-        let base_flow = base.and_then(|b| Some((b, self.flow_of(b)?.1)));
+        let base_flow = base.and_then(|b| Some((b, flow_of(self.r, b)?.1)));
         // The paths as the stack ran them: the own work along them is what they leave.
         let own = base_flow
             .map(|(b, bf)| own_work(b, as_run(self.r, bf, b).latency_ns(), bf.latency_half95_ns));
@@ -467,9 +458,9 @@ impl<'a> Run<'a> {
             // One figure over all of a scenario's connections: no interval.
             server_loopback: versus(server, (s.server_cpu_ns, None)),
             client_loopback: versus(client, (s.client_cpu_ns, None)),
-            gap: base
-                .filter(|b| !std::ptr::eq(*b, s))
-                .and_then(|b| super::answer::largest_gap(self.r, self.timed(s)?, self.timed(b)?)),
+            gap: base.filter(|b| !std::ptr::eq(*b, s)).and_then(|b| {
+                super::answer::largest_gap(self.r, twin(self.r, s)?, twin(self.r, b)?)
+            }),
             network: base_flow
                 .zip(predicted)
                 .map_or(Vec::new(), |((b, _), d)| at_rtts(self.r, (s, b), d)),
