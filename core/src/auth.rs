@@ -41,8 +41,16 @@ pub struct Auth {
     /// TLS 1.3 SignatureScheme (from the algorithm registry) and its IANA name.
     pub scheme: u16,
     pub scheme_name: String,
+    /// Bytes of padding the leaf carries in a private, non-critical extension (0: none): a size
+    /// control, the baseline's calls with a post-quantum chain's bytes, so that what the bytes
+    /// alone cost the stack is measured apart from the calls (#37).
+    pub padding: usize,
     pub at: Location,
 }
+
+/// The most padding a leaf may carry: rustls refuses a handshake message over 65,535 bytes
+/// (`MAX_HANDSHAKE_SIZE`), and the Certificate message holds the chain and its framing too.
+pub const MAX_PADDING: usize = 60_000;
 
 /// The steps a pairing of a group and an authentication runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +110,7 @@ impl Auths {
                 scheme_name: alg
                     .and_then(|a| a.tls_scheme_name.clone())
                     .unwrap_or_else(|| "ecdsa_secp256r1_sha256".into()),
+                padding: 0,
                 at: Location {
                     file: "core/src/algorithms.toml".into(),
                     line: 0,
@@ -188,6 +197,8 @@ struct AuthDef {
     name: Spanned<String>,
     algorithm: Spanned<String>,
     form: Spanned<String>,
+    #[serde(default)]
+    padding: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +209,59 @@ struct PairingDef {
     steps: Vec<Spanned<String>>,
     #[serde(default)]
     transport: Option<Spanned<String>>,
+}
+
+/// An authentication's `padding`: 0 where it has none, else a number of bytes from 1 to
+/// `MAX_PADDING`.
+fn padding(p: Option<&Spanned<i64>>, at: &dyn Fn(usize) -> Location) -> Result<usize, SuiteError> {
+    let Some(p) = p else {
+        return Ok(0);
+    };
+    usize::try_from(*p.get_ref())
+        .ok()
+        .filter(|&n| (1..=MAX_PADDING).contains(&n))
+        .ok_or_else(|| {
+            invalid(
+                at(p.span().start),
+                format!(
+                    "padding {} is not a number of bytes from 1 to {MAX_PADDING}",
+                    p.get_ref()
+                ),
+            )
+        })
+}
+
+/// A size control is the baseline's chain with more bytes: the same algorithm and form, and one
+/// per file, since the composition takes each stack's cost per byte from it.
+fn size_control(
+    auths: &[Auth],
+    def: &FileDef,
+    at: &dyn Fn(usize) -> Location,
+) -> Result<(), SuiteError> {
+    let Some(base) = auths.iter().find(|a| &a.name == def.baseline.get_ref()) else {
+        return Ok(());
+    };
+    let mut padded = 0;
+    for (a, d) in auths.iter().zip(&def.auth) {
+        let Some(p) = &d.padding else {
+            continue;
+        };
+        padded += 1;
+        let why = if a.name == base.name {
+            "the baseline cannot be padded: a size control is measured against it".to_string()
+        } else if (&a.algorithm, a.form) != (&base.algorithm, base.form) {
+            format!(
+                "a padded authentication is a size control of the baseline {}: its algorithm and form must be the baseline's",
+                base.name
+            )
+        } else if padded > 1 {
+            "a second padded authentication: the composition takes each stack's cost per byte from one size control".to_string()
+        } else {
+            continue;
+        };
+        return Err(invalid(at(p.span().start), why));
+    }
+    Ok(())
 }
 
 fn invalid(at: Location, message: String) -> SuiteError {
@@ -253,12 +317,14 @@ pub(crate) fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<
                 ))
             }
         };
+        let padding = padding(a.padding.as_ref(), &at)?;
         auths.push(Auth {
             name: name.clone(),
             algorithm: alg_name.clone(),
             form,
             scheme,
             scheme_name,
+            padding,
             at: at(a.name.span().start),
         });
     }
@@ -271,6 +337,7 @@ pub(crate) fn parse(file: &Path, text: &str, groups: Option<&[&str]>) -> Result<
             ),
         ));
     }
+    size_control(&auths, &def, &at)?;
     let mut pairings = Vec::new();
     for p in &def.pairing {
         if let Some(groups) = groups.filter(|g| !g.contains(&p.group.get_ref().as_str())) {
@@ -484,5 +551,56 @@ mod tests {
                 .contains("baseline \"RSA\"")
         );
         assert!(is_auth_file(&file("")) && !is_auth_file("kind = \"kex\""));
+        for bad in ["0", "-5", "60001"] {
+            let padded = file(&format!(
+                "\n[[auth]]\nname = \"P\"\nalgorithm = \"ECDSA-P256\"\nform = \"chain\"\npadding = {bad}\n"
+            ));
+            assert!(
+                err(&padded).starts_with(&format!(
+                    "a.toml:19:11: padding {bad} is not a number of bytes from 1 to 60000"
+                )),
+                "{}",
+                err(&padded)
+            );
+        }
+    }
+
+    #[test]
+    fn only_one_padded_copy_of_the_baseline_is_a_size_control() {
+        let padded = |name: &str, alg: &str, form: &str| {
+            format!("\n[[auth]]\nname = \"{name}\"\nalgorithm = \"{alg}\"\nform = \"{form}\"\npadding = 100\n")
+        };
+        let e = err(&file(&padded("P", "ML-DSA-44", "chain")));
+        assert!(e.starts_with("a.toml:19:11: a padded authentication is a size control of the baseline ECDSA-P256"), "{e}");
+        let e = err(&file(&padded("P", "ECDSA-P256", "leaf")));
+        assert!(e.contains("must be the baseline's"), "{e}");
+        let two = file(&(padded("P", "ECDSA-P256", "chain") + &padded("Q", "ECDSA-P256", "chain")));
+        assert!(
+            err(&two).starts_with("a.toml:25:11: a second padded authentication"),
+            "{}",
+            err(&two)
+        );
+        let base = file("").replacen("form = \"chain\"\n", "form = \"chain\"\npadding = 5\n", 1);
+        assert!(
+            err(&base).starts_with("a.toml:9:11: the baseline cannot be padded"),
+            "{}",
+            err(&base)
+        );
+    }
+
+    #[test]
+    fn a_padded_authentication_keeps_its_algorithm_and_carries_its_bytes() {
+        let a = parse(
+            Path::new("a.toml"),
+            &file("\n[[auth]]\nname = \"P\"\nalgorithm = \"ECDSA-P256\"\nform = \"chain\"\npadding = 13450\n"),
+            Some(&GROUPS),
+        )
+        .unwrap();
+        let p = a.find("P").unwrap();
+        assert_eq!(
+            (p.algorithm.as_str(), p.scheme, p.padding),
+            ("ECDSA-P256", 0x0403, 13_450)
+        );
+        assert_eq!(a.baseline().unwrap().padding, 0);
     }
 }

@@ -44,7 +44,7 @@ struct Running {
     /// form, where it runs: the two take turns block by block in every round either runs in.
     partner: Option<usize>,
     /// A plain scenario whose difference from its partner is a row of the front page's answer
-    /// (`figures::answer::answers`): precision rounds serve these first.
+    /// (`figures::answer::answers`), or a size control's: precision rounds serve these first.
     answers: bool,
 }
 
@@ -285,14 +285,16 @@ fn start_all(
                 for mode in modes {
                     match start(s, (st, instrumented, mode), chain, tls) {
                         Ok(mut r) => {
+                            // A size control's difference is every row's of its stack too
+                            // (its cost per byte), so it is served with the answer's.
                             r.answers = !instrumented
                                 && mode == Mode::Full
-                                && crate::figures::answer::answers(
+                                && (crate::figures::answer::answers(
                                     &s.protocol,
                                     &s.name,
                                     auth_name,
                                     &auths.baseline,
-                                );
+                                ) || auth.is_some_and(|a| a.padding > 0));
                             running.push(r)
                         }
                         Err(e) => failures.push(format!(

@@ -50,6 +50,37 @@ fn ca(cn: &str, bc: rcgen::BasicConstraints) -> Result<rcgen::CertificateParams>
     Ok(p)
 }
 
+/// The OID of the padding extension: under 2.999, the arc ITU-T X.660 reserves for examples, so
+/// that it names nothing any stack acts on.
+const PADDING_OID: [u64; 4] = [2, 999, 37, 1];
+
+/// A size control's padding: a non-critical extension whose value is an OCTET STRING of `n`
+/// bytes (DER, X.690 section 8.7). A verifier skips an extension it does not know unless it is
+/// critical (RFC 5280 section 4.2), so the leaf costs its bytes and no other work. The bytes are a
+/// fixed pseudo-random sequence (xorshift64), not zeros, so that a stack compressing certificates
+/// (RFC 8879) could not shrink them.
+fn padding(n: usize) -> rcgen::CustomExtension {
+    let mut der = vec![0x04];
+    let len = n.to_be_bytes();
+    let skip = len.iter().take_while(|b| **b == 0).count();
+    if n < 0x80 {
+        der.push(n as u8);
+    } else {
+        der.push(0x80 | (len.len() - skip) as u8);
+        der.extend_from_slice(&len[skip..]);
+    }
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    der.extend((0..n).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 56) as u8
+    }));
+    let mut ext = rcgen::CustomExtension::from_oid_content(&PADDING_OID, der);
+    ext.set_criticality(false);
+    ext
+}
+
 impl Identity {
     /// Makes the chain of one authentication (minimal extensions: names, basic constraints, key
     /// usage for the CAs, the leaf's subjectAltName localhost).
@@ -62,6 +93,9 @@ impl Identity {
         let leaf_key = rcgen::KeyPair::generate_for(alg)?;
         let mut leaf_params = rcgen::CertificateParams::new(vec!["localhost".to_string()])?;
         leaf_params.distinguished_name = named("localhost");
+        if auth.padding > 0 {
+            leaf_params.custom_extensions.push(padding(auth.padding));
+        }
         let sent = match auth.form {
             Form::Chain => {
                 let int_key = rcgen::KeyPair::generate_for(alg)?;
@@ -89,6 +123,7 @@ impl Identity {
                 scheme: auth.scheme,
                 sent_bytes: chain_der.iter().map(Vec::len).collect(),
                 root_bytes: root_der.len(),
+                padding_bytes: auth.padding,
             },
             root_der,
             chain_der,
@@ -286,6 +321,7 @@ mod tests {
             form,
             scheme: a.tls_scheme.unwrap(),
             scheme_name: a.tls_scheme_name.clone().unwrap(),
+            padding: 0,
             at: crate::suite::Location {
                 file: "t".into(),
                 line: 1,
@@ -321,6 +357,44 @@ mod tests {
         let leaf = Identity::new(&auth("ECDSA-P256", Form::Leaf)).unwrap();
         assert_eq!(leaf.chain_der.len(), 1);
         assert_eq!(cert_key_type(leaf.leaf_der()), "ECDSA P-256");
+    }
+
+    #[test]
+    fn a_padded_leaf_carries_its_bytes_and_still_verifies() {
+        let plain = Identity::new(&auth("ECDSA-P256", Form::Chain)).unwrap();
+        let padded = Identity::new(&Auth {
+            padding: 13_450,
+            ..auth("ECDSA-P256", Form::Chain)
+        })
+        .unwrap();
+        assert_eq!(padded.auth.padding_bytes, 13_450);
+        assert_eq!(cert_key_type(padded.leaf_der()), "ECDSA P-256");
+        // The padding and its DER: the two OCTET STRINGs' headers (4 bytes each), the OID (6),
+        // the extension's SEQUENCE (4), the extensions' and the TBS's lengths growing into longer
+        // forms (5); an ECDSA signature's length varies by a byte or two between the chains.
+        let grown = padded.leaf_der().len() as i64 - plain.leaf_der().len() as i64;
+        assert!((13_450 + 20..=13_450 + 26).contains(&grown), "{grown}");
+        assert!(!padded
+            .leaf_der()
+            .windows(64)
+            .any(|w| w.iter().all(|&b| b == 0)));
+        // OpenSSL's verifier, which rejects an unknown critical extension, takes the chain.
+        use openssl::stack::Stack;
+        use openssl::x509::{store::X509StoreBuilder, X509StoreContext, X509};
+        let x509 = |der: &[u8]| X509::from_der(der).unwrap();
+        let mut store = X509StoreBuilder::new().unwrap();
+        store.add_cert(x509(&padded.root_der)).unwrap();
+        let store = store.build();
+        let mut untrusted = Stack::new().unwrap();
+        untrusted.push(x509(&padded.chain_der[1])).unwrap();
+        let leaf = x509(padded.leaf_der());
+        let mut ctx = X509StoreContext::new().unwrap();
+        let ok = ctx
+            .init(&store, &leaf, &untrusted, |c| {
+                c.verify_cert().map(|ok| (ok, c.error()))
+            })
+            .unwrap();
+        assert!(ok.0, "{}", ok.1);
     }
 
     #[test]

@@ -113,6 +113,20 @@ pub fn contradictions(d: &Declared, ev: &Evidence) -> Vec<String> {
             ev.chain_bytes, a.name, a.sent_bytes
         ));
     }
+    // A size control's leaf holds its padding: a leaf smaller than that was made without it.
+    if a.padding_bytes > 0 {
+        match a.sent_bytes.first() {
+            Some(&l) if l > a.padding_bytes => {}
+            Some(l) => out.push(format!(
+                "{} declares a leaf padded by {} bytes, but its leaf is {l} bytes",
+                a.name, a.padding_bytes
+            )),
+            None => out.push(format!(
+                "{} declares a leaf padded by {} bytes, but sends no certificate",
+                a.name, a.padding_bytes
+            )),
+        }
+    }
     // The certificates travel in the server's first flight.
     let certs: usize = a.sent_bytes.iter().sum();
     match ev.server_flight_bytes {
@@ -289,6 +303,7 @@ mod tests {
             scheme: 0x0905,
             sent_bytes: vec![5472, 5525],
             root_bytes: 5517,
+            padding_bytes: 0,
         }
     }
 
@@ -347,6 +362,19 @@ mod tests {
         assert!(with(&|e| e.chain_bytes = vec![5472]).contains("received certificates"));
         assert!(with(&|e| e.server_flight_bytes = Some(9000)).contains("cannot hold 10997 bytes"));
         assert!(with(&|e| e.resumed = true).contains("resumed"));
+        // A size control whose leaf is no larger than its padding was made without it.
+        let padded = AuthInfo {
+            padding_bytes: 5472,
+            ..auth()
+        };
+        assert!(contradictions(&hybrid(&padded, Mode::Full), &evidence())
+            .join("; ")
+            .contains("a leaf padded by 5472 bytes, but its leaf is 5472 bytes"));
+        let padded = AuthInfo {
+            padding_bytes: 5000,
+            ..auth()
+        };
+        assert!(contradictions(&hybrid(&padded, Mode::Full), &evidence()).is_empty());
         // Every share offered, where recorded: one here.
         assert!(with(&|e| e.client_shares = vec![(0x11ec, 1216)]).is_empty());
         assert!(

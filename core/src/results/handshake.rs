@@ -480,6 +480,15 @@ pub struct AuthInfo {
     /// trusts.
     pub sent_bytes: Vec<usize>,
     pub root_bytes: usize,
+    /// Bytes of padding in the leaf's private extension (suites/auth.toml's `padding`; 0, left
+    /// out of the file: none): a size control, whose leaf `check` holds to at least this many
+    /// bytes.
+    #[serde(default, skip_serializing_if = "no_padding")]
+    pub padding_bytes: usize,
+}
+
+fn no_padding(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
