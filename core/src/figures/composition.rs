@@ -10,7 +10,8 @@
 //! - **Latency.** The composed critical path (`flow::figures`) plus the stack's own work: the
 //!   parsing, system calls and waits no phase holds, taken once per stack from its classical
 //!   baseline (loopback median less composed path). The baseline matches by construction; every
-//!   other scenario tests whether the phases predict what it adds.
+//!   other scenario tests whether the phases predict what it adds, with what its bytes cost the
+//!   stack taken from the stack's size controls (`per_byte`).
 
 use super::timeline;
 use crate::results::{Flow, Phase, PhaseId, Results, Scenario, Side, SuiteResult};
@@ -177,18 +178,273 @@ pub fn waits(s: &Scenario, b: &Scenario) -> Option<Waits> {
 /// What the composition predicts of `s`'s median connection less `b`'s, from their flows
 /// (`flow_s`, `flow_b`) as their stack ran them (`as_run`): the shift of `b`'s connections along
 /// the flows (`shift::median_shift`; the paths' difference where `b` has no connections
-/// stored), plus QUIC's waits (`waits`), which come back beside it.
+/// stored), plus QUIC's waits (`waits`), which come back beside it, plus what the bytes `s` adds
+/// on the wire, and its waits beyond the echo's estimate, cost the stack itself (`bytes_term`,
+/// from its size controls). The bytes' cost is the client's segment on the ServerHello's, where
+/// the certificates are read: it counts there in turn, or hides beside a longer signing as that
+/// segment's calls do (OpenSSL's ML-DSA flights, `timeline::as_run`).
 pub fn predicted_delta(
+    r: &Results,
+    flows: (&Flow, &Flow),
+    s: &Scenario,
+    b: &Scenario,
+) -> (f64, Option<Waits>) {
+    let t = bytes_term(r, s, b);
+    let in_segment = t.as_ref().map_or(0.0, BytesTerm::bytes_ns);
+    let (calls, w) = calls_delta(r, flows, s, b, in_segment);
+    (calls + t.map_or(0.0, |t| t.ns - in_segment), w)
+}
+
+/// `predicted_delta` without the bytes' own cost but `in_segment`, work added to `s`'s client
+/// segment on the ServerHello: the calls along the flows and QUIC's waits. Where the flow has no
+/// such segment (SSH), `in_segment` is added to the shift.
+fn calls_delta(
     r: &Results,
     (flow_s, flow_b): (&Flow, &Flow),
     s: &Scenario,
     b: &Scenario,
+    in_segment: f64,
 ) -> (f64, Option<Waits>) {
     let w = waits(s, b);
-    let (ran_s, ran_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
+    let (mut ran_s, ran_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
+    let at = ran_s
+        .flow
+        .segments
+        .iter()
+        .position(|x| x.name == timeline::CLIENT_CHAIN_SEGMENT);
+    let beside = match at {
+        Some(k) => {
+            ran_s.own_ns[k] += in_segment;
+            0.0
+        }
+        None => in_segment,
+    };
     let shift = crate::shift::median_shift(&ran_s, &ran_b, &r.phases, &b.totals_ns)
         .unwrap_or(ran_s.latency_ns() - ran_b.latency_ns());
-    (shift + w.map_or(0.0, |w| w.ns()), w)
+    (shift + beside + w.map_or(0.0, |w| w.ns()), w)
+}
+
+/// Bytes both ways on the wire per connection, as the connections recorded them.
+fn wire_bytes(s: &Scenario) -> f64 {
+    s.client_to_server_bytes + s.server_to_client_bytes
+}
+
+/// Whether the scenario is a size control: its server's leaf padded (suites/auth.toml).
+pub(crate) fn is_control(s: &Scenario) -> bool {
+    s.auth.as_ref().is_some_and(|a| a.padding_bytes > 0)
+}
+
+/// One size control as measured: what is left of its real, paired difference beyond what its
+/// calls and waits compose (`calls_delta`), with that difference's half-width, and the bytes and
+/// QUIC waits it adds to its own baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Control {
+    pub residual_ns: f64,
+    pub half95_ns: Option<f64>,
+    pub bytes: f64,
+    pub waits: i64,
+}
+
+/// A stack's own cost per byte on the wire, from its size controls: the baseline's calls with a
+/// post-quantum chain's bytes, beside the classical group and the hybrid. What is left of a
+/// control's difference beyond what its calls and waits compose is what those bytes cost the stack
+/// itself (parsing, buffers, system calls, over QUIC its datagrams and their acknowledgements)
+/// and any error of the waits' estimate (`Waits::each_ns`, the baseline's echo); over the bytes it
+/// added (#37, the stack's own work as a term of its own, measured apart from the rows it is
+/// added to). Where the two controls wait differently for the client (QUIC's amplification
+/// budget), they separate the two: a cost per byte and one per wait beyond the estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerByte {
+    pub ns_per_byte: f64,
+    /// Its 95% half-width, from the controls' paired differences.
+    pub half95: Option<f64>,
+    /// What a wait costs beyond `Waits::each_ns`, with its half-width, where the controls
+    /// separate it.
+    pub per_wait: Option<(f64, Option<f64>)>,
+    /// The controls it comes from, with their scenarios' names ("X25519 + ECDSA-P256 padded").
+    pub controls: Vec<(String, Control)>,
+    /// The two controls that separate the wait from the bytes, where two do.
+    apart: Option<(Control, Control)>,
+}
+
+/// The stack's size controls in the run, each as measured: the plain full-handshake controls of
+/// `s`'s stack and mode, each against its own baseline.
+fn controls(r: &Results, s: &Scenario) -> Vec<(String, Control)> {
+    let plain: Vec<&Scenario> = r
+        .handshakes
+        .iter()
+        .flat_map(|h| &h.scenarios)
+        .filter(|x| !x.instrumented && x.mode == s.mode)
+        .collect();
+    let pairing = super::handshake::DeltaPairing::of_run(r);
+    plain
+        .iter()
+        .filter(|c| c.stack == s.stack && is_control(c))
+        .filter_map(|&c| {
+            let against = c.against.as_ref()?;
+            let b = plain
+                .iter()
+                .copied()
+                .find(|x| x.is(against, &c.stack, false) && !std::ptr::eq(*x, c))?;
+            let (flow_c, flow_b) = (flow_of(r, c)?.1, flow_of(r, b)?.1);
+            let (real, paired) = super::answer::real_delta(Some(c), Some(b), pairing);
+            let (calls, w) = calls_delta(r, (flow_c, flow_b), c, b, 0.0);
+            let name = match c.auth_name() {
+                Some(a) => format!("{} + {a}", c.suite),
+                None => c.suite.clone(),
+            };
+            Some((
+                name,
+                Control {
+                    residual_ns: real? - calls,
+                    half95_ns: paired.map(|d| (d.hi95_ns - d.lo95_ns) / 2.0),
+                    bytes: wire_bytes(c) - wire_bytes(b),
+                    waits: w.map_or(0, |w| w.extra),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The per-byte cost of `s`'s stack from its size controls, if the run has any.
+pub(crate) fn per_byte(r: &Results, s: &Scenario) -> Option<PerByte> {
+    PerByte::of(controls(r, s))
+}
+
+impl PerByte {
+    /// From the controls as measured. Two that wait a different number of times give a cost per
+    /// byte and one per wait (two equations, two unknowns); otherwise the bytes take all: the
+    /// controls' residuals over their bytes, pooled. `None` without a control that added bytes.
+    fn of(controls: Vec<(String, Control)>) -> Option<PerByte> {
+        // A control that moved no bytes measures nothing per byte.
+        let controls: Vec<(String, Control)> = controls
+            .into_iter()
+            .filter(|(_, c)| c.bytes.is_finite() && c.bytes > 0.0)
+            .collect();
+        let cs: Vec<Control> = controls.iter().map(|(_, c)| *c).collect();
+        let apart = cs.iter().enumerate().find_map(|(i, x)| {
+            cs[i + 1..]
+                .iter()
+                .find(|y| y.waits != x.waits)
+                .map(|y| (*x, *y))
+        });
+        let (ns_per_byte, half95, per_wait) = if let Some((x, y)) = apart {
+            // R_x = b B_x + w W_x and R_y = b B_y + w W_y, solved by Cramer's rule; each
+            // half-width from the two controls' in quadrature (they are measured apart).
+            let (wx, wy) = (x.waits as f64, y.waits as f64);
+            let det = x.bytes * wy - y.bytes * wx;
+            let b = (x.residual_ns * wy - y.residual_ns * wx) / det;
+            let w = (y.residual_ns * x.bytes - x.residual_ns * y.bytes) / det;
+            let hb = x
+                .half95_ns
+                .zip(y.half95_ns)
+                .map(|(hx, hy)| (hx * wy).hypot(hy * wx) / det.abs());
+            let hw = x
+                .half95_ns
+                .zip(y.half95_ns)
+                .map(|(hx, hy)| (hy * x.bytes).hypot(hx * y.bytes) / det.abs());
+            (b, hb, Some((w, hw)))
+        } else {
+            let bytes: f64 = cs.iter().map(|c| c.bytes).sum();
+            if cs.is_empty() {
+                return None;
+            }
+            let half = cs
+                .iter()
+                .map(|c| c.half95_ns)
+                .sum::<Option<f64>>()
+                .map(|_| {
+                    cs.iter()
+                        .map(|c| c.half95_ns.unwrap_or(0.0).powi(2))
+                        .sum::<f64>()
+                        .sqrt()
+                        / bytes
+                });
+            (
+                cs.iter().map(|c| c.residual_ns).sum::<f64>() / bytes,
+                half,
+                None,
+            )
+        };
+        Some(PerByte {
+            ns_per_byte,
+            half95,
+            per_wait,
+            controls,
+            apart,
+        })
+    }
+
+    /// What `bytes` more on the wire and `waits` more waits cost at these rates. Where two
+    /// controls separate the wait, the term is a sum of their residuals (each times its
+    /// coefficient by Cramer's rule), so its half-width is theirs in quadrature, exactly; the
+    /// pooled rate counts no wait.
+    fn times(&self, bytes: f64, waits: i64) -> BytesTerm {
+        let (ns, half95_ns) = match self.apart {
+            Some((x, y)) => {
+                let (wx, wy, w) = (x.waits as f64, y.waits as f64, waits as f64);
+                let det = x.bytes * wy - y.bytes * wx;
+                let ax = (wy * bytes - y.bytes * w) / det;
+                let ay = (x.bytes * w - wx * bytes) / det;
+                (
+                    ax * x.residual_ns + ay * y.residual_ns,
+                    x.half95_ns
+                        .zip(y.half95_ns)
+                        .map(|(hx, hy)| (ax * hx).hypot(ay * hy)),
+                )
+            }
+            None => (
+                self.ns_per_byte * bytes,
+                self.half95.map(|h| h * bytes.abs()),
+            ),
+        };
+        BytesTerm {
+            ns,
+            half95_ns,
+            bytes,
+            waits,
+            per_byte: self.clone(),
+        }
+    }
+}
+
+/// What some bytes on the wire, and over QUIC some waits, cost a stack at its rates, with the
+/// half-width.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytesTerm {
+    pub ns: f64,
+    pub half95_ns: Option<f64>,
+    /// The bytes, both ways on the wire per connection (negative where fewer), and the waits.
+    pub bytes: f64,
+    pub waits: i64,
+    pub per_byte: PerByte,
+}
+
+impl BytesTerm {
+    /// The bytes' part alone, at the cost per byte; the rest of `ns` is the waits'.
+    pub fn bytes_ns(&self) -> f64 {
+        self.per_byte.ns_per_byte * self.bytes
+    }
+}
+
+/// A composed difference's half-width with its bytes term's added in quadrature (they come from
+/// different measurements); either alone where the other is unknown.
+pub(crate) fn with_bytes_half(h: Option<f64>, t: Option<&BytesTerm>) -> Option<f64> {
+    match (h, t.and_then(|t| t.half95_ns)) {
+        (Some(a), Some(b)) => Some(a.hypot(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What the bytes `s` adds to `b`'s on the wire, and its waits beyond `b`'s, cost its stack at
+/// its rates (`per_byte`). `None` for a control, whose difference measures them, and where the
+/// run has no control for the stack (older files, russh).
+pub fn bytes_term(r: &Results, s: &Scenario, b: &Scenario) -> Option<BytesTerm> {
+    if is_control(s) {
+        return None;
+    }
+    let waits = waits(s, b).map_or(0, |w| w.extra);
+    Some(per_byte(r, s)?.times(wire_bytes(s) - wire_bytes(b), waits))
 }
 
 /// The same scenario timed in situ (its twin; `s` itself where it was), in the same mode.
@@ -268,6 +524,17 @@ pub(crate) struct OwnWork {
     pub(crate) half95_ns: Option<f64>,
 }
 
+/// A row's difference against its own baseline and what it is made of (`Run::delta`).
+struct Delta {
+    versus: Versus,
+    /// QUIC's waits beyond the baseline's (`waits`).
+    waits: Option<Waits>,
+    bytes: Option<BytesTerm>,
+    bytes_counted_ns: Option<f64>,
+    /// The stack's own CPU per handshake beyond the baseline's (`own_cpu`).
+    own_cpu_delta: Option<Sides>,
+}
+
 /// One real loopback scenario against its composition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -295,6 +562,13 @@ pub struct Row {
     pub delta: Option<Versus>,
     /// QUIC's waits the delta adds beyond its baseline's (`waits`).
     pub waits: Option<Waits>,
+    /// What the bytes the delta adds cost the stack itself (`bytes_term`, in the delta), and how
+    /// much of it the path counts (less where it hides beside a longer signing).
+    pub bytes: Option<BytesTerm>,
+    pub bytes_counted_ns: Option<f64>,
+    /// Where this is one of the stack's size controls, whose delta measures its cost per byte
+    /// (`per_byte`) and so is composed without it: that cost.
+    pub control: Option<PerByte>,
     /// The stack's own CPU per handshake, server and client, beyond the delta's baseline's
     /// (`own_cpu`): what the stack does beyond its calls that grows with the change.
     pub own_cpu_delta: Option<Sides>,
@@ -369,13 +643,8 @@ impl<'a> Run<'a> {
     }
 
     /// What the composition predicts of the difference against the scenario's own baseline
-    /// (`predicted_delta`) beside the real one, the waits it holds, and the stack's own CPU per
-    /// handshake beyond the baseline's (`own_cpu`).
-    fn delta(
-        &self,
-        s: &Scenario,
-        (name, flow): (&str, &Flow),
-    ) -> Option<(Versus, Option<Waits>, Option<Sides>)> {
+    /// (`predicted_delta`) beside the real one, and what it is made of.
+    fn delta(&self, s: &Scenario, (name, flow): (&str, &Flow)) -> Option<Delta> {
         let b = self.against(s)?;
         let (b_name, bf) = flow_of(self.r, b)?;
         let pairing = super::handshake::DeltaPairing::of_run(self.r);
@@ -385,21 +654,29 @@ impl<'a> Run<'a> {
             self.r.suite(&b_name, &b.composed_stack)?,
         );
         let (predicted, waits) = predicted_delta(self.r, (flow, bf), s, b);
+        let bytes = bytes_term(self.r, s, b);
+        let calls_half =
+            crate::compose::delta_half95_ns(&sa.phases, &sb.phases, &self.r.phases, true);
         let v = Versus {
             composed_ns: predicted,
-            composed_half95_ns: crate::compose::delta_half95_ns(
-                &sa.phases,
-                &sb.phases,
-                &self.r.phases,
-                true,
-            ),
+            composed_half95_ns: with_bytes_half(calls_half, bytes.as_ref()),
             real_ns: real?,
             real_ci95_ns: paired.map(|d| (d.lo95_ns, d.hi95_ns)),
         };
-        let own = own_cpu(s, flow, &self.r.phases)
+        let own_cpu_delta = own_cpu(s, flow, &self.r.phases)
             .zip(own_cpu(b, bf, &self.r.phases))
             .map(|((ss, sc), (bs, bc))| (ss - bs, sc - bc));
-        Some((v, waits, own))
+        // What the bytes' term adds to the difference as the path counts it.
+        let bytes_counted_ns = bytes
+            .as_ref()
+            .map(|_| predicted - calls_delta(self.r, (flow, bf), s, b, 0.0).0);
+        Some(Delta {
+            versus: v,
+            waits,
+            bytes,
+            bytes_counted_ns,
+            own_cpu_delta,
+        })
     }
 
     fn row(&self, s: &'a Scenario) -> Option<Row> {
@@ -414,18 +691,24 @@ impl<'a> Run<'a> {
         // The baseline's median plus what the composition predicts beyond it (`predicted_delta`):
         // the path plus the own work where every call is steady and no flight waits longer.
         let predicted = base_flow.map(|(b, bf)| predicted_delta(self.r, (flow, bf), s, b).0);
+        let root_bytes = base.and_then(|b| bytes_term(self.r, s, b));
         let latency = own
             .zip(base_flow)
             .zip(predicted)
             .map(|((o, (b, _)), d)| Versus {
                 composed_ns: b.median_ns + d,
-                composed_half95_ns: o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
+                composed_half95_ns: with_bytes_half(
+                    o.half95_ns.map(|h| h.hypot(flow.latency_half95_ns)),
+                    root_bytes.as_ref(),
+                ),
                 real_ns: s.median_ns,
                 real_ci95_ns: s.median_ci95_ns,
             });
-        let (delta, waits, own_cpu_delta) = self
-            .delta(s, (&name, flow))
-            .map_or((None, None, None), |(v, w, o)| (Some(v), w, o));
+        let d = self.delta(s, (&name, flow));
+        let (delta, waits, own_cpu_delta) = d.as_ref().map_or((None, None, None), |d| {
+            (Some(d.versus), d.waits, d.own_cpu_delta)
+        });
+        let (bytes, bytes_counted_ns) = d.map_or((None, None), |d| (d.bytes, d.bytes_counted_ns));
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -451,6 +734,9 @@ impl<'a> Run<'a> {
             latency,
             delta,
             waits,
+            bytes,
+            bytes_counted_ns,
+            control: is_control(s).then(|| per_byte(self.r, s)).flatten(),
             own_cpu_delta,
             server_in_memory: memory.map(|m| versus(plus(server, own_memory.map(|o| o.0)), m.0)),
             client_in_memory: memory.map(|m| versus(plus(client, own_memory.map(|o| o.1)), m.1)),
@@ -697,6 +983,76 @@ mod tests {
         assert!(!small.delta_within(10.0, 20_000.0));
         assert!(small.delta_within(10.0, 33_000.0));
         assert!(!small.inside_real_ci95());
+    }
+
+    fn control(residual_ns: f64, half95_ns: f64, bytes: f64, waits: i64) -> (String, Control) {
+        (
+            format!("c{waits}"),
+            Control {
+                residual_ns,
+                half95_ns: Some(half95_ns),
+                bytes,
+                waits,
+            },
+        )
+    }
+
+    #[test]
+    fn the_cost_per_byte_is_the_controls_difference_beyond_its_calls_over_its_bytes() {
+        // A control that adds 13,482 B leaves -8.3 µs beyond its calls (its paired difference
+        // ±3.9 µs): -0.6156 ns a byte, ±3.9 µs / 13,482 B = 0.2893 ns.
+        let p = PerByte::of(vec![control(-8_300.0, 3_900.0, 13_482.0, 0)]).unwrap();
+        assert!((p.ns_per_byte + 0.615_635).abs() < 1e-6, "{p:?}");
+        assert!((p.half95.unwrap() - 0.289_275).abs() < 1e-6, "{p:?}");
+        assert_eq!(p.per_wait, None);
+        // A row that adds 9,540 B: -5.873 µs ± 2.760 µs; one that sends 1,000 B fewer gains
+        // what they cost, with the same half-width either way; waits count nothing here.
+        let t = p.times(9_540.0, 1);
+        assert!((t.ns + 5_873.1).abs() < 0.1, "{t:?}");
+        assert!((t.half95_ns.unwrap() - 2_759.7).abs() < 0.1, "{t:?}");
+        let fewer = p.times(-1_000.0, 0);
+        assert!((fewer.ns - 615.6).abs() < 0.1 && fewer.half95_ns.unwrap() > 0.0);
+        // Two controls that wait alike pool: +3.7 µs over 26,982 B = 0.13713 ns, the
+        // half-widths 3.9 and 5.0 µs in quadrature, 6.341 µs, over the same bytes: 0.23501 ns.
+        let p = PerByte::of(vec![
+            control(-8_300.0, 3_900.0, 13_482.0, 0),
+            control(12_000.0, 5_000.0, 13_500.0, 0),
+        ])
+        .unwrap();
+        assert!((p.ns_per_byte - 0.137_128).abs() < 1e-6, "{p:?}");
+        assert!((p.half95.unwrap() - 0.235_014).abs() < 1e-6, "{p:?}");
+        // A control that moved no bytes, or fewer, measures nothing per byte.
+        assert!(PerByte::of(vec![control(26_700.0, 1.0, 0.0, 0)]).is_none());
+        assert!(PerByte::of(vec![control(26_700.0, 1.0, -5.0, 0)]).is_none());
+        assert!(PerByte::of(Vec::new()).is_none());
+    }
+
+    #[test]
+    fn two_controls_that_wait_differently_separate_the_wait_from_the_bytes() {
+        // x: 14,300 B and 2 waits leave -17.1 µs (±13.0); y: 14,200 B and 1 wait leave +5.0 µs
+        // (±10.0). det = 14,300 x 1 - 14,200 x 2 = -14,100; per byte (-17,100 x 1 - 5,000 x 2)
+        // / -14,100 = 1.92199 ns; per wait (5,000 x 14,300 + 17,100 x 14,200) / -14,100 =
+        // -22,292.2 ns; each control is held exactly.
+        let p = PerByte::of(vec![
+            control(-17_100.0, 13_000.0, 14_300.0, 2),
+            control(5_000.0, 10_000.0, 14_200.0, 1),
+        ])
+        .unwrap();
+        assert!((p.ns_per_byte - 1.921_986).abs() < 1e-6, "{p:?}");
+        let (w, hw) = p.per_wait.unwrap();
+        assert!((w + 22_292.199).abs() < 1e-3, "{w}");
+        // Half-widths: hypot(13,000 x 1, 10,000 x 2) / 14,100 = 1.69175 ns a byte;
+        // hypot(10,000 x 14,300, 13,000 x 14,200) / 14,100 = 16,560.9 ns a wait.
+        assert!((p.half95.unwrap() - 1.691_753).abs() < 1e-6);
+        assert!((hw.unwrap() - 16_560.877).abs() < 1e-3);
+        let x = p.times(14_300.0, 2);
+        assert!((x.ns + 17_100.0).abs() < 1e-6 && (x.half95_ns.unwrap() - 13_000.0).abs() < 1e-6);
+        // A row of 10,100 B and 1 wait: 0.29078 x -17,100 + 0.41844 x 5,000 = -2,880.1 ns, its
+        // half-width hypot(0.29078 x 13,000, 0.41844 x 10,000) = 5,639.0 ns, not the 23.8 µs the
+        // two rates' half-widths would give apart.
+        let t = p.times(10_100.0, 1);
+        assert!((t.ns + 2_880.14).abs() < 0.01, "{t:?}");
+        assert!((t.half95_ns.unwrap() - 5_639.03).abs() < 0.01, "{t:?}");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub(crate) struct StackView {
     /// "348.1 µs ± 70.4 µs: the loopback median of X25519 + ECDSA-P256 less its composed path of
     /// 346.3 µs": the stack's own work along the path.
     pub(crate) own: String,
+    /// "−0.62 ns ± 0.29 ns a byte on the wire: ..." from the stack's size control; empty without
+    /// one.
+    pub(crate) per_byte: String,
     pub(crate) rows: Vec<Row>,
     /// Where the calls ran in the stack's in-situ handshakes (`figures::timeline`), a row per
     /// scenario that has a time line.
@@ -197,6 +200,56 @@ fn memory_cell(
     c
 }
 
+/// The stack's cost per byte (and per wait, where its controls separate it) and where it comes
+/// from: each size control's difference beyond what its calls and waits compose, over the bytes
+/// it adds.
+fn per_byte_line(p: &fig::PerByte) -> String {
+    let half = |h: Option<f64>, unit: &dyn Fn(f64) -> String| {
+        h.map_or(String::new(), |h| format!(" ± {}", unit(h)))
+    };
+    let ns = |x: f64| format!("{x:.2} ns");
+    let wait = p.per_wait.map_or(String::new(), |(w, h)| {
+        format!(
+            ", and {}{} a wait for the client beyond its estimate (the baseline's echo)",
+            crate::units::signed_time(w),
+            half(h, &time)
+        )
+    });
+    let each: Vec<String> = p
+        .controls
+        .iter()
+        .map(|(name, c)| {
+            format!(
+                "{name} {} over {} B{}",
+                crate::units::signed_time(c.residual_ns),
+                crate::units::count(c.bytes),
+                match c.waits {
+                    0 => String::new(),
+                    1 => " and 1 wait".into(),
+                    n => format!(" and {n} waits"),
+                }
+            )
+        })
+        .collect();
+    format!(
+        "{} ns{} a byte on the wire{wait}: what the size controls' real differences leave beyond \
+         what their calls and waits compose, {}",
+        signed_ns(p.ns_per_byte),
+        half(p.half95, &ns),
+        each.join("; ")
+    )
+}
+
+/// "+4.28", "−0.62": nanoseconds a byte, signed, to two places, with a real minus sign.
+fn signed_ns(x: f64) -> String {
+    let s = format!("{:.2}", x.abs());
+    if x < 0.0 && s != "0.00" {
+        format!("−{s}")
+    } else {
+        format!("+{s}")
+    }
+}
+
 fn scenario(r: &FigRow) -> String {
     match &r.auth {
         Some(a) => format!("{} + {a}", r.group),
@@ -215,6 +268,14 @@ fn row(r: &FigRow) -> Row {
                 ratio: "baseline".into(),
                 ..Cell::default()
             }
+        } else if r.control.is_some() {
+            // Its calls and waits alone: what they leave is the cost per byte it measures.
+            Cell {
+                ratio: "size control".into(),
+                sub: String::new(),
+                off: false,
+                ..cell(r.latency.as_ref())
+            }
         } else {
             let mut c = cell(r.latency.as_ref());
             if let (true, Some(g)) = (c.off, &r.gap) {
@@ -230,6 +291,27 @@ fn row(r: &FigRow) -> Row {
         },
         delta: {
             let mut c = delta_cell(r.delta.as_ref());
+            let own = r.control.as_ref().and_then(|p| {
+                p.controls
+                    .iter()
+                    .find(|(name, _)| *name == scenario(r))
+                    .map(|(_, c)| *c)
+            });
+            if let (Some(o), Some(d)) = (own, r.delta) {
+                // The control's difference beyond its calls is what the other rows take per byte:
+                // not a miss, a measurement.
+                c.ratio = "size control".into();
+                c.off = false;
+                c.why = format!(
+                    "{}; beyond its calls and waits {} over {} B: the stack's cost per byte",
+                    d.real_ci95_ns.map_or(String::new(), |(lo, hi)| format!(
+                        "real {}",
+                        super::answer::interval_us(lo, hi)
+                    )),
+                    crate::units::signed_time(o.residual_ns).replace(' ', "\u{a0}"),
+                    crate::units::count(o.bytes)
+                );
+            }
             // Where the composition misses, what grows beside the calls: the stack's own CPU per
             // handshake beyond its baseline's, each side (the loopback CPU less the calls).
             if let Some((server, client)) = r.own_cpu_delta.filter(|_| c.off) {
@@ -240,6 +322,42 @@ fn row(r: &FigRow) -> Row {
                     c.why,
                     t(server),
                     t(client)
+                );
+            }
+            if let Some(t) = r
+                .bytes
+                .as_ref()
+                .filter(|t| (t.bytes != 0.0 || t.waits != 0) && r.delta.is_some())
+            {
+                let sep = if c.why.is_empty() { "" } else { "; " };
+                let waits = match (t.per_byte.per_wait, t.waits) {
+                    (Some(_), 0) | (None, _) => String::new(),
+                    (Some(_), 1) => " and 1 wait".into(),
+                    (Some(_), n) => format!(" and {n} waits"),
+                };
+                let counted = r.bytes_counted_ns.unwrap_or(t.ns);
+                let hidden = if (counted - t.ns).abs() >= 50.0 {
+                    format!(
+                        " of {}, the rest beside the signing",
+                        crate::units::signed_time(t.ns)
+                    )
+                } else {
+                    String::new()
+                };
+                let what = if waits.is_empty() {
+                    "the bytes'"
+                } else {
+                    "the bytes' and waits'"
+                };
+                c.why = format!(
+                    "{}{sep}of it, {what} own {}{hidden} ({} B{waits} at the size controls' rates)",
+                    c.why,
+                    crate::units::signed_time(counted).replace(' ', "\u{a0}"),
+                    if t.bytes < 0.0 {
+                        crate::units::count(t.bytes)
+                    } else {
+                        format!("+{}", crate::units::count(t.bytes))
+                    },
                 );
             }
             if let Some(w) = r.waits.filter(|w| w.extra != 0 && r.delta.is_some()) {
@@ -299,6 +417,7 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                             stack: run.results.stack_label(&r.stack),
                             composed_stack: r.composed_stack.clone(),
                             own: String::from("no baseline in this run"),
+                            per_byte: String::new(),
                             rows: Vec::new(),
                             time_lines: run
                                 .results
@@ -328,6 +447,9 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                     if r.baseline || stacks[at].own.starts_with("no ") {
                         stacks[at].own = format!("{}{half}: {from}", time(o.ns));
                     }
+                }
+                if let Some(t) = r.bytes.as_ref().filter(|_| stacks[at].per_byte.is_empty()) {
+                    stacks[at].per_byte = per_byte_line(&t.per_byte);
                 }
                 stacks[at].rows.push(row(r));
             }
