@@ -589,9 +589,9 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     let run = render::load(&[zen5_newest()]).unwrap().remove(0);
     let r = &run.results;
     let rows = rows(r);
-    // Every plain full handshake with a flow gets a row: the 38df4d run's 45 (russh's 2, quinn's
-    // 11 and quic-go's 7 included).
-    assert_eq!(rows.len(), 45);
+    // Every plain full handshake with a flow gets a row: the 38df4d run's 55 (russh's 2, quinn's
+    // 13 and quic-go's 9 included, and each TLS stack's two size controls).
+    assert_eq!(rows.len(), 55);
     let plain: Vec<_> = r
         .handshakes
         .as_ref()
@@ -605,6 +605,15 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
     // A difference that misses names the own CPU that grew beside the calls.
     assert!(html.contains("own CPU beyond the baseline&#x27;s: server +"));
+    // Each TLS stack's cost per byte from its two size controls, and over quinn, whose two wait
+    // differently for the client, a cost per wait; their rows read "size control".
+    assert_eq!(
+        html.matches(" a byte on the wire").count(),
+        5,
+        "a line per TLS stack"
+    );
+    assert!(html.contains(" a wait for the client beyond its estimate"));
+    assert_eq!(html.matches("<br>size control").count(), 2 * 2 * 5);
     let mut in_grid = 0;
     for stack in ["rustls", "openssl", "go", "russh", "quinn"] {
         let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
@@ -642,30 +651,49 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         };
         for x in &of {
             // The latency column: the baseline's median and what the composition predicts
-            // beyond it, the median shift along the flows as the stack ran them plus QUIC's waits.
+            // beyond it, the median shift along the flows as the stack ran them plus QUIC's
+            // waits, and what the bytes it adds cost the stack, from its size controls: every
+            // row but a control's own, which measures that cost. The bytes' part is the client's
+            // segment on the ServerHello's, where it counts in turn or hides beside the signing;
+            // the waits' part adds.
             let v = x.latency.unwrap();
             let (sx, sb) = (scenario(x), scenario(b));
+            let control = sx.auth.as_ref().is_some_and(|a| a.padding_bytes > 0);
+            let bytes = composition::bytes_term(r, sx, sb);
+            assert_eq!(bytes.is_none(), control || stack == "russh", "{x:?}");
+            assert_eq!(x.control.is_some(), control, "{x:?}");
+            let mut ran = composition::as_run(r, flow(x), sx);
+            if let Some(t) = &bytes {
+                let k = ran
+                    .flow
+                    .segments
+                    .iter()
+                    .position(|g| g.name == pqprof_core::figures::timeline::CLIENT_CHAIN_SEGMENT)
+                    .unwrap();
+                ran.own_ns[k] += t.bytes_ns();
+            }
             let shift = pqprof_core::shift::median_shift(
-                &composition::as_run(r, flow(x), sx),
+                &ran,
                 &composition::as_run(r, flow(b), sb),
                 &r.phases,
                 &sb.totals_ns,
             )
             .unwrap();
             let waits = composition::waits(sx, sb).map_or(0.0, |w| w.ns());
+            let per_wait = bytes.map_or(0.0, |t| t.ns - t.bytes_ns());
             assert!(
-                (v.composed_ns - (bl.real_ns + shift + waits)).abs() < 1e-6,
+                (v.composed_ns - (bl.real_ns + shift + waits + per_wait)).abs() < 1e-6,
                 "{x:?}"
             );
             // QUIC's waits come from its evidence alone: none for a stack over TCP. On quinn's
-            // X25519 + ML-DSA-65 the server's flight of 15,418 bytes, after a ClientHello of
-            // 1,200, waits twice where the ECDSA flight of 1,267 waits never (the 78.7 ms cells
+            // X25519 + ML-DSA-65 the server's flight of 15,408 bytes, after a ClientHello of
+            // 1,200, waits twice where the ECDSA flight of 1,265 waits never (the 78.7 ms cells
             // of this run read 237 ms against 79), each at the baseline's echo: its median
-            // 394,198 ns less its median ready 345,600.5 ns.
+            // 410,482.5 ns less its median ready 359,786.5 ns.
             assert_eq!(composition::waits(sx, sb).is_some(), stack == "quinn");
             if stack == "quinn" && x.group == "X25519" && x.auth.as_deref() == Some("ML-DSA-65") {
                 let w = composition::waits(sx, sb).unwrap();
-                assert_eq!((w.extra, w.each_ns), (2, 48_597.5), "{x:?}");
+                assert_eq!((w.extra, w.each_ns), (2, 50_696.0), "{x:?}");
             }
             // Each RTT of the grid at no loss, where the grid has the scenario; the baseline's
             // prediction from phases is the model itself.
@@ -743,7 +771,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                             .is_none_or(|a| a == "ECDSA-P256" || a == "ML-DSA-65")
                 }
                 _ => true,
-            };
+            } && !control;
             assert_eq!(
                 x.server_in_memory.is_some(),
                 capacity,
@@ -776,8 +804,10 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert_eq!(in_grid, 28);
     // Where the calls ran: every full scenario timed in situ (rustls's and OpenSSL's) has a time
     // line over all its connections, on the page. OpenSSL's flight went out before its signing
-    // with every ML-DSA chain (it overflows libssl's 4,096-byte write buffer) and with it with
-    // ECDSA; rustls writes its flight after signing with each: the flows as run follow that.
+    // with every ML-DSA chain (it overflows libssl's 4,096-byte write buffer) and with the size
+    // controls' ECDSA chain of ML-DSA-65's bytes, and with it with the baseline's ECDSA chain:
+    // the bytes decide it. rustls writes its flight after signing with each: the flows as run
+    // follow that.
     let timed: Vec<_> = r
         .handshakes
         .as_ref()
@@ -791,9 +821,11 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         let i = s.insitu.as_ref().unwrap();
         let t = pqprof_core::figures::timeline::of(i).unwrap();
         assert_eq!(t.connections, i.connections.len());
-        let ml_dsa = s.auth_name().is_some_and(|a| a.starts_with("ML-DSA"));
+        // A flight of ML-DSA's bytes: an ML-DSA chain or a size control.
+        let large = s.auth_name().is_some_and(|a| a.starts_with("ML-DSA"))
+            || s.auth.as_ref().is_some_and(|a| a.padding_bytes > 0);
         let openssl = s.stack.name() == "openssl";
-        assert_eq!(t.overlaps(), Some(openssl && ml_dsa), "{}", s.name());
+        assert_eq!(t.overlaps(), Some(openssl && large), "{}", s.name());
         let plain = r
             .handshakes
             .as_ref()
@@ -825,7 +857,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                 .flow
                 .overlap
                 .is_empty(),
-            !(openssl && ml_dsa),
+            !(openssl && large),
             "{}",
             s.name()
         );
