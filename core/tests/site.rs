@@ -615,7 +615,10 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert!(html.contains(" a wait for the client beyond its estimate"));
     assert_eq!(html.matches("<br>size control").count(), 2 * 2 * 5);
     let mut in_grid = 0;
-    for stack in ["rustls", "openssl", "go", "russh", "quinn"] {
+    // Differences within #37's target (10% or 20 µs of the paired real one), the controls'
+    // aside: the README's and methodology's count for this run.
+    let mut within = 0;
+    for stack in ["rustls", "openssl", "go", "russh", "quinn", "quic-go"] {
         let of: Vec<_> = rows.iter().filter(|x| x.stack == stack).collect();
         let bases: Vec<_> = of.iter().filter(|x| x.baseline).collect();
         assert_eq!(bases.len(), 1, "{stack}: one baseline");
@@ -690,7 +693,10 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             // 1,200, waits twice where the ECDSA flight of 1,265 waits never (the 78.7 ms cells
             // of this run read 237 ms against 79), each at the baseline's echo: its median
             // 410,482.5 ns less its median ready 359,786.5 ns.
-            assert_eq!(composition::waits(sx, sb).is_some(), stack == "quinn");
+            assert_eq!(
+                composition::waits(sx, sb).is_some(),
+                stack == "quinn" || stack == "quic-go"
+            );
             if stack == "quinn" && x.group == "X25519" && x.auth.as_deref() == Some("ML-DSA-65") {
                 let w = composition::waits(sx, sb).unwrap();
                 assert_eq!((w.extra, w.each_ns), (2, 50_696.0), "{x:?}");
@@ -708,6 +714,11 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             // the difference beside the paired real one, on the page.
             assert_eq!(x.delta.is_none(), x.baseline, "{stack} {}", x.group);
             if let Some(d) = x.delta {
+                within += usize::from(
+                    !control
+                        && (d.composed_ns - d.real_ns).abs()
+                            <= (0.1 * d.real_ns.abs()).max(20_000.0),
+                );
                 // Against the scenario's own baseline, by the same rule.
                 let a = sx.against.as_ref().unwrap();
                 let y = of
@@ -763,7 +774,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
             // Capacity serves every TLS scenario over TCP, and quinn's but the classical group's
             // ML-DSA-44 and -87 chains (the handshake step alone pairs those).
             let capacity = match stack {
-                "russh" => false,
+                "russh" | "quic-go" => false,
                 "quinn" => {
                     x.group != "X25519"
                         || x.auth
@@ -800,8 +811,9 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     }
     // The grid's key exchanges and chains at 0% loss: 6 per TLS stack over TCP (the classical
     // group with ECDSA and ML-DSA-65, the hybrid with every chain), 8 for quinn (its classical
-    // group with every chain too), 2 for russh.
-    assert_eq!(in_grid, 28);
+    // group with every chain too), 6 for quic-go (which has no ML-DSA-87), 2 for russh.
+    assert_eq!(in_grid, 34);
+    assert_eq!(within, 28, "of 39");
     // Where the calls ran: every full scenario timed in situ (rustls's and OpenSSL's) has a time
     // line over all its connections, on the page. OpenSSL's flight went out before its signing
     // with every ML-DSA chain (it overflows libssl's 4,096-byte write buffer) and with the size

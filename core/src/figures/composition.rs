@@ -237,12 +237,21 @@ pub(crate) fn is_control(s: &Scenario) -> bool {
 /// One size control as measured: what is left of its real, paired difference beyond what its
 /// calls and waits compose (`calls_delta`), with that difference's half-width, and the bytes and
 /// QUIC waits it adds to its own baseline.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Control {
+    /// Its scenario ("X25519 + ECDSA-P256 padded").
+    pub name: String,
     pub residual_ns: f64,
     pub half95_ns: Option<f64>,
     pub bytes: f64,
     pub waits: i64,
+}
+
+/// A rate and its 95% half-width.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub ns: f64,
+    pub half95: Option<f64>,
 }
 
 /// A stack's own cost per byte on the wire, from its size controls: the baseline's calls with a
@@ -255,21 +264,67 @@ pub struct Control {
 /// budget), they separate the two: a cost per byte and one per wait beyond the estimate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerByte {
-    pub ns_per_byte: f64,
-    /// Its 95% half-width, from the controls' paired differences.
-    pub half95: Option<f64>,
-    /// What a wait costs beyond `Waits::each_ns`, with its half-width, where the controls
-    /// separate it.
-    pub per_wait: Option<(f64, Option<f64>)>,
-    /// The controls it comes from, with their scenarios' names ("X25519 + ECDSA-P256 padded").
-    pub controls: Vec<(String, Control)>,
+    pub per_byte: Rate,
+    /// What a wait costs beyond `Waits::each_ns`, where the controls separate it.
+    pub per_wait: Option<Rate>,
+    /// The controls it comes from.
+    pub controls: Vec<Control>,
     /// The two controls that separate the wait from the bytes, where two do.
-    apart: Option<(Control, Control)>,
+    apart: Option<Apart>,
+}
+
+/// Two controls that wait a different number of times, and their system's determinant.
+#[derive(Debug, Clone, PartialEq)]
+struct Apart {
+    x: Control,
+    y: Control,
+    det: f64,
+}
+
+impl Apart {
+    /// `x` and `y` where their equations are independent: `det`, B_x W_y - B_y W_x, is not zero
+    /// beside its terms (two controls whose bytes are in the ratio of their waits are one
+    /// equation twice).
+    fn of(x: &Control, y: &Control) -> Option<Apart> {
+        let (tx, ty) = (x.bytes * y.waits as f64, y.bytes * x.waits as f64);
+        let det = tx - ty;
+        (det.abs() > 1e-6 * tx.abs().max(ty.abs())).then(|| Apart {
+            x: x.clone(),
+            y: y.clone(),
+            det,
+        })
+    }
+
+    /// The coefficients of `x`'s and `y`'s residuals in the cost of `bytes` and `waits` (Cramer's
+    /// rule on R_x = b B_x + w W_x, R_y = b B_y + w W_y).
+    fn coefficients(&self, bytes: f64, waits: f64) -> (f64, f64) {
+        let (x, y) = (&self.x, &self.y);
+        (
+            (y.waits as f64 * bytes - y.bytes * waits) / self.det,
+            (x.bytes * waits - x.waits as f64 * bytes) / self.det,
+        )
+    }
+
+    /// The cost of `bytes` and `waits`: the residuals at their coefficients, its half-width theirs
+    /// in quadrature (the two controls are measured apart), exactly.
+    fn cost(&self, bytes: f64, waits: f64) -> Rate {
+        let (ax, ay) = self.coefficients(bytes, waits);
+        Rate {
+            ns: ax * self.x.residual_ns + ay * self.y.residual_ns,
+            half95: self
+                .x
+                .half95_ns
+                .zip(self.y.half95_ns)
+                .map(|(hx, hy)| (ax * hx).hypot(ay * hy)),
+        }
+    }
 }
 
 /// The stack's size controls in the run, each as measured: the plain full-handshake controls of
-/// `s`'s stack and mode, each against its own baseline.
-fn controls(r: &Results, s: &Scenario) -> Vec<(String, Control)> {
+/// `s`'s stack and mode, each against its own baseline. A control's residual is taken with its
+/// bytes' cost outside its flow: with ECDSA's short signing its client segment is on the path
+/// (OpenSSL's overlap included), so all of that cost shows in its difference.
+fn controls(r: &Results, s: &Scenario) -> Vec<Control> {
     let plain: Vec<&Scenario> = r
         .handshakes
         .iter()
@@ -289,19 +344,13 @@ fn controls(r: &Results, s: &Scenario) -> Vec<(String, Control)> {
             let (flow_c, flow_b) = (flow_of(r, c)?.1, flow_of(r, b)?.1);
             let (real, paired) = super::answer::real_delta(Some(c), Some(b), pairing);
             let (calls, w) = calls_delta(r, (flow_c, flow_b), c, b, 0.0);
-            let name = match c.auth_name() {
-                Some(a) => format!("{} + {a}", c.suite),
-                None => c.suite.clone(),
-            };
-            Some((
-                name,
-                Control {
-                    residual_ns: real? - calls,
-                    half95_ns: paired.map(|d| (d.hi95_ns - d.lo95_ns) / 2.0),
-                    bytes: wire_bytes(c) - wire_bytes(b),
-                    waits: w.map_or(0, |w| w.extra),
-                },
-            ))
+            Some(Control {
+                name: scenario_name(c),
+                residual_ns: real? - calls,
+                half95_ns: paired.map(|d| (d.hi95_ns - d.lo95_ns) / 2.0),
+                bytes: wire_bytes(c) - wire_bytes(b),
+                waits: w.map_or(0, |w| w.extra),
+            })
         })
         .collect()
 }
@@ -313,94 +362,63 @@ pub(crate) fn per_byte(r: &Results, s: &Scenario) -> Option<PerByte> {
 
 impl PerByte {
     /// From the controls as measured. Two that wait a different number of times give a cost per
-    /// byte and one per wait (two equations, two unknowns); otherwise the bytes take all: the
-    /// controls' residuals over their bytes, pooled. `None` without a control that added bytes.
-    fn of(controls: Vec<(String, Control)>) -> Option<PerByte> {
-        // A control that moved no bytes measures nothing per byte.
-        let controls: Vec<(String, Control)> = controls
+    /// byte and one per wait (`Apart`); otherwise the bytes take all: the controls' residuals over
+    /// their bytes, pooled. `None` without a control that added bytes and left a finite residual.
+    fn of(controls: Vec<Control>) -> Option<PerByte> {
+        let controls: Vec<Control> = controls
             .into_iter()
-            .filter(|(_, c)| c.bytes.is_finite() && c.bytes > 0.0)
+            .filter(|c| c.bytes.is_finite() && c.bytes > 0.0 && c.residual_ns.is_finite())
             .collect();
-        let cs: Vec<Control> = controls.iter().map(|(_, c)| *c).collect();
-        let apart = cs.iter().enumerate().find_map(|(i, x)| {
-            cs[i + 1..]
+        if controls.is_empty() {
+            return None;
+        }
+        let apart = controls.iter().enumerate().find_map(|(i, x)| {
+            controls[i + 1..]
                 .iter()
-                .find(|y| y.waits != x.waits)
-                .map(|y| (*x, *y))
+                .filter(|y| y.waits != x.waits)
+                .find_map(|y| Apart::of(x, y))
         });
-        let (ns_per_byte, half95, per_wait) = if let Some((x, y)) = apart {
-            // R_x = b B_x + w W_x and R_y = b B_y + w W_y, solved by Cramer's rule; each
-            // half-width from the two controls' in quadrature (they are measured apart).
-            let (wx, wy) = (x.waits as f64, y.waits as f64);
-            let det = x.bytes * wy - y.bytes * wx;
-            let b = (x.residual_ns * wy - y.residual_ns * wx) / det;
-            let w = (y.residual_ns * x.bytes - x.residual_ns * y.bytes) / det;
-            let hb = x
-                .half95_ns
-                .zip(y.half95_ns)
-                .map(|(hx, hy)| (hx * wy).hypot(hy * wx) / det.abs());
-            let hw = x
-                .half95_ns
-                .zip(y.half95_ns)
-                .map(|(hx, hy)| (hy * x.bytes).hypot(hx * y.bytes) / det.abs());
-            (b, hb, Some((w, hw)))
-        } else {
-            let bytes: f64 = cs.iter().map(|c| c.bytes).sum();
-            if cs.is_empty() {
-                return None;
+        let (per_byte, per_wait) = match &apart {
+            Some(a) => (a.cost(1.0, 0.0), Some(a.cost(0.0, 1.0))),
+            None => {
+                let bytes: f64 = controls.iter().map(|c| c.bytes).sum();
+                let half = controls
+                    .iter()
+                    .map(|c| c.half95_ns.map(|h| h * h))
+                    .sum::<Option<f64>>()
+                    .map(f64::sqrt);
+                let residual: f64 = controls.iter().map(|c| c.residual_ns).sum();
+                (
+                    Rate {
+                        ns: residual / bytes,
+                        half95: half.map(|h| h / bytes),
+                    },
+                    None,
+                )
             }
-            let half = cs
-                .iter()
-                .map(|c| c.half95_ns)
-                .sum::<Option<f64>>()
-                .map(|_| {
-                    cs.iter()
-                        .map(|c| c.half95_ns.unwrap_or(0.0).powi(2))
-                        .sum::<f64>()
-                        .sqrt()
-                        / bytes
-                });
-            (
-                cs.iter().map(|c| c.residual_ns).sum::<f64>() / bytes,
-                half,
-                None,
-            )
         };
         Some(PerByte {
-            ns_per_byte,
-            half95,
+            per_byte,
             per_wait,
             controls,
             apart,
         })
     }
 
-    /// What `bytes` more on the wire and `waits` more waits cost at these rates. Where two
-    /// controls separate the wait, the term is a sum of their residuals (each times its
-    /// coefficient by Cramer's rule), so its half-width is theirs in quadrature, exactly; the
-    /// pooled rate counts no wait.
+    /// What `bytes` more on the wire and `waits` more waits cost at these rates: where two
+    /// controls separate the wait, their residuals at Cramer's coefficients (`Apart::cost`);
+    /// else the pooled rate per byte, which counts no wait.
     fn times(&self, bytes: f64, waits: i64) -> BytesTerm {
-        let (ns, half95_ns) = match self.apart {
-            Some((x, y)) => {
-                let (wx, wy, w) = (x.waits as f64, y.waits as f64, waits as f64);
-                let det = x.bytes * wy - y.bytes * wx;
-                let ax = (wy * bytes - y.bytes * w) / det;
-                let ay = (x.bytes * w - wx * bytes) / det;
-                (
-                    ax * x.residual_ns + ay * y.residual_ns,
-                    x.half95_ns
-                        .zip(y.half95_ns)
-                        .map(|(hx, hy)| (ax * hx).hypot(ay * hy)),
-                )
-            }
-            None => (
-                self.ns_per_byte * bytes,
-                self.half95.map(|h| h * bytes.abs()),
-            ),
+        let cost = match &self.apart {
+            Some(a) => a.cost(bytes, waits as f64),
+            None => Rate {
+                ns: self.per_byte.ns * bytes,
+                half95: self.per_byte.half95.map(|h| h * bytes.abs()),
+            },
         };
         BytesTerm {
-            ns,
-            half95_ns,
+            ns: cost.ns,
+            half95_ns: cost.half95,
             bytes,
             waits,
             per_byte: self.clone(),
@@ -423,7 +441,31 @@ pub struct BytesTerm {
 impl BytesTerm {
     /// The bytes' part alone, at the cost per byte; the rest of `ns` is the waits'.
     pub fn bytes_ns(&self) -> f64 {
-        self.per_byte.ns_per_byte * self.bytes
+        self.per_byte.per_byte.ns * self.bytes
+    }
+}
+
+/// A bytes term as a difference counts it: the bytes' part sits in the client's segment on the
+/// ServerHello, where it may hide beside a longer signing (`predicted_delta`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytesPart {
+    pub term: BytesTerm,
+    /// What the difference counts of `term.ns`.
+    pub counted_ns: f64,
+}
+
+impl BytesPart {
+    /// What hides beside the signing.
+    pub fn hidden_ns(&self) -> f64 {
+        self.term.ns - self.counted_ns
+    }
+}
+
+/// "X25519 + ECDSA-P256 padded": a scenario as the composition names it.
+fn scenario_name(s: &Scenario) -> String {
+    match s.auth_name() {
+        Some(a) => format!("{} + {a}", s.suite),
+        None => s.suite.clone(),
     }
 }
 
@@ -529,8 +571,7 @@ struct Delta {
     versus: Versus,
     /// QUIC's waits beyond the baseline's (`waits`).
     waits: Option<Waits>,
-    bytes: Option<BytesTerm>,
-    bytes_counted_ns: Option<f64>,
+    bytes: Option<BytesPart>,
     /// The stack's own CPU per handshake beyond the baseline's (`own_cpu`).
     own_cpu_delta: Option<Sides>,
 }
@@ -562,13 +603,12 @@ pub struct Row {
     pub delta: Option<Versus>,
     /// QUIC's waits the delta adds beyond its baseline's (`waits`).
     pub waits: Option<Waits>,
-    /// What the bytes the delta adds cost the stack itself (`bytes_term`, in the delta), and how
-    /// much of it the path counts (less where it hides beside a longer signing).
-    pub bytes: Option<BytesTerm>,
-    pub bytes_counted_ns: Option<f64>,
+    /// What the bytes the delta adds cost the stack itself (`bytes_term`), and how much of it
+    /// the delta counts.
+    pub bytes: Option<BytesPart>,
     /// Where this is one of the stack's size controls, whose delta measures its cost per byte
-    /// (`per_byte`) and so is composed without it: that cost.
-    pub control: Option<PerByte>,
+    /// (`per_byte`) and so is composed without it: that control as measured.
+    pub control: Option<Control>,
     /// The stack's own CPU per handshake, server and client, beyond the delta's baseline's
     /// (`own_cpu`): what the stack does beyond its calls that grows with the change.
     pub own_cpu_delta: Option<Sides>,
@@ -667,14 +707,14 @@ impl<'a> Run<'a> {
             .zip(own_cpu(b, bf, &self.r.phases))
             .map(|((ss, sc), (bs, bc))| (ss - bs, sc - bc));
         // What the bytes' term adds to the difference as the path counts it.
-        let bytes_counted_ns = bytes
-            .as_ref()
-            .map(|_| predicted - calls_delta(self.r, (flow, bf), s, b, 0.0).0);
+        let bytes = bytes.map(|term| BytesPart {
+            counted_ns: predicted - calls_delta(self.r, (flow, bf), s, b, 0.0).0,
+            term,
+        });
         Some(Delta {
             versus: v,
             waits,
             bytes,
-            bytes_counted_ns,
             own_cpu_delta,
         })
     }
@@ -708,7 +748,7 @@ impl<'a> Run<'a> {
         let (delta, waits, own_cpu_delta) = d.as_ref().map_or((None, None, None), |d| {
             (Some(d.versus), d.waits, d.own_cpu_delta)
         });
-        let (bytes, bytes_counted_ns) = d.map_or((None, None), |d| (d.bytes, d.bytes_counted_ns));
+        let bytes = d.and_then(|d| d.bytes);
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
             composed_ns: c,
@@ -735,8 +775,10 @@ impl<'a> Run<'a> {
             delta,
             waits,
             bytes,
-            bytes_counted_ns,
-            control: is_control(s).then(|| per_byte(self.r, s)).flatten(),
+            control: is_control(s)
+                .then(|| per_byte(self.r, s))
+                .flatten()
+                .and_then(|p| p.controls.into_iter().find(|c| c.name == scenario_name(s))),
             own_cpu_delta,
             server_in_memory: memory.map(|m| versus(plus(server, own_memory.map(|o| o.0)), m.0)),
             client_in_memory: memory.map(|m| versus(plus(client, own_memory.map(|o| o.1)), m.1)),
@@ -985,16 +1027,14 @@ mod tests {
         assert!(!small.inside_real_ci95());
     }
 
-    fn control(residual_ns: f64, half95_ns: f64, bytes: f64, waits: i64) -> (String, Control) {
-        (
-            format!("c{waits}"),
-            Control {
-                residual_ns,
-                half95_ns: Some(half95_ns),
-                bytes,
-                waits,
-            },
-        )
+    fn control(residual_ns: f64, half95_ns: f64, bytes: f64, waits: i64) -> Control {
+        Control {
+            name: format!("c{waits}"),
+            residual_ns,
+            half95_ns: Some(half95_ns),
+            bytes,
+            waits,
+        }
     }
 
     #[test]
@@ -1002,16 +1042,21 @@ mod tests {
         // A control that adds 13,482 B leaves -8.3 µs beyond its calls (its paired difference
         // ±3.9 µs): -0.6156 ns a byte, ±3.9 µs / 13,482 B = 0.2893 ns.
         let p = PerByte::of(vec![control(-8_300.0, 3_900.0, 13_482.0, 0)]).unwrap();
-        assert!((p.ns_per_byte + 0.615_635).abs() < 1e-6, "{p:?}");
-        assert!((p.half95.unwrap() - 0.289_275).abs() < 1e-6, "{p:?}");
+        assert!((p.per_byte.ns + 0.615_635).abs() < 1e-6, "{p:?}");
+        assert!(
+            (p.per_byte.half95.unwrap() - 0.289_275).abs() < 1e-6,
+            "{p:?}"
+        );
         assert_eq!(p.per_wait, None);
-        // A row that adds 9,540 B: -5.873 µs ± 2.760 µs; one that sends 1,000 B fewer gains
-        // what they cost, with the same half-width either way; waits count nothing here.
+        // A row that adds 9,540 B: -5.873 µs ± 2.760 µs, all of it the bytes'; one that sends
+        // 1,000 B fewer gains what they cost, ±289.3 ns either way; a pooled rate counts no wait.
         let t = p.times(9_540.0, 1);
         assert!((t.ns + 5_873.1).abs() < 0.1, "{t:?}");
         assert!((t.half95_ns.unwrap() - 2_759.7).abs() < 0.1, "{t:?}");
+        assert!((t.bytes_ns() - t.ns).abs() < 1e-9);
         let fewer = p.times(-1_000.0, 0);
-        assert!((fewer.ns - 615.6).abs() < 0.1 && fewer.half95_ns.unwrap() > 0.0);
+        assert!((fewer.ns - 615.6).abs() < 0.1, "{fewer:?}");
+        assert!((fewer.half95_ns.unwrap() - 289.3).abs() < 0.1, "{fewer:?}");
         // Two controls that wait alike pool: +3.7 µs over 26,982 B = 0.13713 ns, the
         // half-widths 3.9 and 5.0 µs in quadrature, 6.341 µs, over the same bytes: 0.23501 ns.
         let p = PerByte::of(vec![
@@ -1019,11 +1064,20 @@ mod tests {
             control(12_000.0, 5_000.0, 13_500.0, 0),
         ])
         .unwrap();
-        assert!((p.ns_per_byte - 0.137_128).abs() < 1e-6, "{p:?}");
-        assert!((p.half95.unwrap() - 0.235_014).abs() < 1e-6, "{p:?}");
-        // A control that moved no bytes, or fewer, measures nothing per byte.
+        assert!((p.per_byte.ns - 0.137_128).abs() < 1e-6, "{p:?}");
+        assert!(
+            (p.per_byte.half95.unwrap() - 0.235_014).abs() < 1e-6,
+            "{p:?}"
+        );
+        // Without a half-width for one of them, none for the rate.
+        let mut blind = control(12_000.0, 5_000.0, 13_500.0, 0);
+        blind.half95_ns = None;
+        let p = PerByte::of(vec![control(-8_300.0, 3_900.0, 13_482.0, 0), blind]).unwrap();
+        assert_eq!(p.per_byte.half95, None);
+        // A control that moved no bytes, or fewer, or left no finite residual, measures nothing.
         assert!(PerByte::of(vec![control(26_700.0, 1.0, 0.0, 0)]).is_none());
         assert!(PerByte::of(vec![control(26_700.0, 1.0, -5.0, 0)]).is_none());
+        assert!(PerByte::of(vec![control(f64::NAN, 1.0, 13_482.0, 0)]).is_none());
         assert!(PerByte::of(Vec::new()).is_none());
     }
 
@@ -1038,21 +1092,32 @@ mod tests {
             control(5_000.0, 10_000.0, 14_200.0, 1),
         ])
         .unwrap();
-        assert!((p.ns_per_byte - 1.921_986).abs() < 1e-6, "{p:?}");
-        let (w, hw) = p.per_wait.unwrap();
-        assert!((w + 22_292.199).abs() < 1e-3, "{w}");
+        assert!((p.per_byte.ns - 1.921_986).abs() < 1e-6, "{p:?}");
+        let w = p.per_wait.unwrap();
+        assert!((w.ns + 22_292.199).abs() < 1e-3, "{w:?}");
         // Half-widths: hypot(13,000 x 1, 10,000 x 2) / 14,100 = 1.69175 ns a byte;
         // hypot(10,000 x 14,300, 13,000 x 14,200) / 14,100 = 16,560.9 ns a wait.
-        assert!((p.half95.unwrap() - 1.691_753).abs() < 1e-6);
-        assert!((hw.unwrap() - 16_560.877).abs() < 1e-3);
+        assert!((p.per_byte.half95.unwrap() - 1.691_753).abs() < 1e-6);
+        assert!((w.half95.unwrap() - 16_560.877).abs() < 1e-3);
         let x = p.times(14_300.0, 2);
         assert!((x.ns + 17_100.0).abs() < 1e-6 && (x.half95_ns.unwrap() - 13_000.0).abs() < 1e-6);
         // A row of 10,100 B and 1 wait: 0.29078 x -17,100 + 0.41844 x 5,000 = -2,880.1 ns, its
         // half-width hypot(0.29078 x 13,000, 0.41844 x 10,000) = 5,639.0 ns, not the 23.8 µs the
-        // two rates' half-widths would give apart.
+        // two rates' half-widths would give apart; of it, the bytes' 1.92199 x 10,100 = 19,412.1
+        // ns and the wait's -22,292.2.
         let t = p.times(10_100.0, 1);
         assert!((t.ns + 2_880.14).abs() < 0.01, "{t:?}");
         assert!((t.half95_ns.unwrap() - 5_639.03).abs() < 0.01, "{t:?}");
+        assert!((t.bytes_ns() - 19_412.06).abs() < 0.01, "{t:?}");
+        // Two controls whose bytes are in the ratio of their waits are one equation twice: they
+        // pool, (-17,100 + 5,000) / (28,400 + 14,200) = -0.28404 ns a byte, and no wait.
+        let p = PerByte::of(vec![
+            control(-17_100.0, 13_000.0, 28_400.0, 2),
+            control(5_000.0, 10_000.0, 14_200.0, 1),
+        ])
+        .unwrap();
+        assert_eq!(p.per_wait, None);
+        assert!((p.per_byte.ns + 0.284_038).abs() < 1e-6, "{p:?}");
     }
 
     #[test]

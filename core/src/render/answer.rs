@@ -235,7 +235,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     });
     // Along the critical path where both suites have a flow (suites/flights.toml): what the
     // composition predicts of the median connection (`figures::composition::predicted_delta`,
-    // the bytes' own cost from the stack's size control included; or the paths' difference
+    // the bytes' own cost from the stack's size controls included; or the paths' difference
     // without the baseline's connections); else the sum of both sides' calls.
     let composed_cpu = suites.map(|(a, b)| a.composed.median_ns - b.composed.median_ns);
     let composed_latency = suites
@@ -256,7 +256,7 @@ pub fn figures(r: &Results, c: &Change) -> Figures {
     let composed_half = suites.and_then(|(a, b)| {
         crate::compose::delta_half95_ns(&a.phases, &b.phases, &r.phases, composed_latency.is_some())
     });
-    // Along the flows, what the bytes cost the stack (its size control) widens it too.
+    // Along the flows, what the bytes cost the stack (its size controls) widens it too.
     let composed_half = match (composed_latency, s.zip(b)) {
         (Some(_), Some((s, b))) => crate::figures::composition::with_bytes_half(
             composed_half,

@@ -208,19 +208,20 @@ fn per_byte_line(p: &fig::PerByte) -> String {
         h.map_or(String::new(), |h| format!(" ± {}", unit(h)))
     };
     let ns = |x: f64| format!("{x:.2} ns");
-    let wait = p.per_wait.map_or(String::new(), |(w, h)| {
+    let wait = p.per_wait.map_or(String::new(), |w| {
         format!(
             ", and {}{} a wait for the client beyond its estimate (the baseline's echo)",
-            crate::units::signed_time(w),
-            half(h, &time)
+            crate::units::signed_time(w.ns),
+            half(w.half95, &time)
         )
     });
     let each: Vec<String> = p
         .controls
         .iter()
-        .map(|(name, c)| {
+        .map(|c| {
             format!(
-                "{name} {} over {} B{}",
+                "{} {} over {} B{}",
+                c.name,
                 crate::units::signed_time(c.residual_ns),
                 crate::units::count(c.bytes),
                 match c.waits {
@@ -234,8 +235,8 @@ fn per_byte_line(p: &fig::PerByte) -> String {
     format!(
         "{} ns{} a byte on the wire{wait}: what the size controls' real differences leave beyond \
          what their calls and waits compose, {}",
-        signed_ns(p.ns_per_byte),
-        half(p.half95, &ns),
+        signed_ns(p.per_byte.ns),
+        half(p.per_byte.half95, &ns),
         each.join("; ")
     )
 }
@@ -291,23 +292,16 @@ fn row(r: &FigRow) -> Row {
         },
         delta: {
             let mut c = delta_cell(r.delta.as_ref());
-            let own = r.control.as_ref().and_then(|p| {
-                p.controls
-                    .iter()
-                    .find(|(name, _)| *name == scenario(r))
-                    .map(|(_, c)| *c)
-            });
-            if let (Some(o), Some(d)) = (own, r.delta) {
+            if let (Some(o), Some(d)) = (&r.control, r.delta) {
                 // The control's difference beyond its calls is what the other rows take per byte:
                 // not a miss, a measurement.
                 c.ratio = "size control".into();
                 c.off = false;
+                let real = d.real_ci95_ns.map_or(String::new(), |(lo, hi)| {
+                    format!("real {}; ", super::answer::interval_us(lo, hi))
+                });
                 c.why = format!(
-                    "{}; beyond its calls and waits {} over {} B: the stack's cost per byte",
-                    d.real_ci95_ns.map_or(String::new(), |(lo, hi)| format!(
-                        "real {}",
-                        super::answer::interval_us(lo, hi)
-                    )),
+                    "{real}beyond its calls and waits {} over {} B: the stack's cost per byte",
                     crate::units::signed_time(o.residual_ns).replace(' ', "\u{a0}"),
                     crate::units::count(o.bytes)
                 );
@@ -324,19 +318,21 @@ fn row(r: &FigRow) -> Row {
                     t(client)
                 );
             }
-            if let Some(t) = r
+            if let Some(part) = r
                 .bytes
                 .as_ref()
-                .filter(|t| (t.bytes != 0.0 || t.waits != 0) && r.delta.is_some())
+                .filter(|p| (p.term.bytes != 0.0 || p.term.waits != 0) && r.delta.is_some())
             {
+                let t = &part.term;
                 let sep = if c.why.is_empty() { "" } else { "; " };
                 let waits = match (t.per_byte.per_wait, t.waits) {
                     (Some(_), 0) | (None, _) => String::new(),
                     (Some(_), 1) => " and 1 wait".into(),
                     (Some(_), n) => format!(" and {n} waits"),
                 };
-                let counted = r.bytes_counted_ns.unwrap_or(t.ns);
-                let hidden = if (counted - t.ns).abs() >= 50.0 {
+                let counted = part.counted_ns;
+                // Said where it shows at the page's resolution (0.1 µs).
+                let hidden = if part.hidden_ns().abs() >= 50.0 {
                     format!(
                         " of {}, the rest beside the signing",
                         crate::units::signed_time(t.ns)
@@ -448,8 +444,8 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                         stacks[at].own = format!("{}{half}: {from}", time(o.ns));
                     }
                 }
-                if let Some(t) = r.bytes.as_ref().filter(|_| stacks[at].per_byte.is_empty()) {
-                    stacks[at].per_byte = per_byte_line(&t.per_byte);
+                if let Some(p) = r.bytes.as_ref().filter(|_| stacks[at].per_byte.is_empty()) {
+                    stacks[at].per_byte = per_byte_line(&p.term.per_byte);
                 }
                 stacks[at].rows.push(row(r));
             }
