@@ -336,11 +336,7 @@ fn controls(r: &Results, s: &Scenario) -> Vec<Control> {
         .iter()
         .filter(|c| c.stack == s.stack && is_control(c))
         .filter_map(|&c| {
-            let against = c.against.as_ref()?;
-            let b = plain
-                .iter()
-                .copied()
-                .find(|x| x.is(against, &c.stack, false) && !std::ptr::eq(*x, c))?;
+            let b = own_baseline(&plain, c)?;
             let (flow_c, flow_b) = (flow_of(r, c)?.1, flow_of(r, b)?.1);
             let (real, paired) = super::answer::real_delta(Some(c), Some(b), pairing);
             let (calls, w) = calls_delta(r, (flow_c, flow_b), c, b, 0.0);
@@ -461,12 +457,27 @@ impl BytesPart {
     }
 }
 
-/// "X25519 + ECDSA-P256 padded": a scenario as the composition names it.
-fn scenario_name(s: &Scenario) -> String {
-    match s.auth_name() {
-        Some(a) => format!("{} + {a}", s.suite),
-        None => s.suite.clone(),
+/// "X25519 + ECDSA-P256 padded": a scenario as the composition names it, by its group and
+/// authentication.
+pub(crate) fn named(group: &str, auth: Option<&str>) -> String {
+    match auth {
+        Some(a) => format!("{group} + {a}"),
+        None => group.to_string(),
     }
+}
+
+fn scenario_name(s: &Scenario) -> String {
+    named(&s.suite, s.auth_name())
+}
+
+/// `s`'s own baseline (`Scenario::against`) among `plain`, where it is another scenario.
+fn own_baseline<'a>(plain: &[&'a Scenario], s: &Scenario) -> Option<&'a Scenario> {
+    let against = s.against.as_ref()?;
+    plain
+        .iter()
+        .copied()
+        .find(|x| x.is(against, &s.stack, false))
+        .filter(|b| !std::ptr::eq(*b, s))
 }
 
 /// A composed difference's half-width with its bytes term's added in quadrature (they come from
@@ -674,12 +685,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// The scenario's own baseline (`Scenario::against`), where it is another plain scenario.
     fn against(&self, s: &Scenario) -> Option<&'a Scenario> {
-        let against = s.against.as_ref()?;
-        self.plain
-            .iter()
-            .copied()
-            .find(|x| x.is(against, &s.stack, false))
-            .filter(|b| !std::ptr::eq(*b, s))
+        own_baseline(&self.plain, s)
     }
 
     /// What the composition predicts of the difference against the scenario's own baseline

@@ -77,10 +77,7 @@ fn time_line_row(r: &crate::results::Results, s: &crate::results::Scenario) -> O
         })
     };
     Some(TimeLineRow {
-        scenario: match s.auth_name() {
-            Some(a) => format!("{} + {a}", s.suite),
-            None => s.suite.clone(),
-        },
+        scenario: fig::named(&s.suite, s.auth_name()),
         sign: span(t.server_sign),
         chain: span(t.client_chain),
         chain_calls: match (t.segment_calls_ns, t.segment_ns) {
@@ -252,10 +249,7 @@ fn signed_ns(x: f64) -> String {
 }
 
 fn scenario(r: &FigRow) -> String {
-    match &r.auth {
-        Some(a) => format!("{} + {a}", r.group),
-        None => r.group.clone(),
-    }
+    fig::named(&r.group, r.auth.as_deref())
 }
 
 fn row(r: &FigRow) -> Row {
