@@ -6,6 +6,11 @@ pub fn time(ns: f64) -> String {
     if !ns.is_finite() {
         return "n/a".into();
     }
+    // A negative figure (an in-situ card's remainder where the calls' sum passes the mean
+    // connection) keeps the unit its size calls for, with a minus sign, not "-56645 ns".
+    if ns < 0.0 {
+        return format!("−{}", time(-ns));
+    }
     if ns < 1e3 {
         format!("{ns:.0} ns")
     } else if ns < 1e6 {
@@ -100,6 +105,7 @@ mod tests {
         assert_eq!(time(9_570_000.0), "9.57 ms");
         assert_eq!(time(1_412_000_000.0), "1.412 s");
         assert_eq!(time(f64::NAN), "n/a");
+        assert_eq!(time(-56_645.0), "−56.6 µs");
     }
 
     #[test]

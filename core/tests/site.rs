@@ -605,6 +605,17 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     assert!(html.contains("<section class=\"composition\" id=\"composition-"));
     // A difference that misses names the own CPU that grew beside the calls.
     assert!(html.contains("own CPU beyond the baseline&#x27;s: server +"));
+    // And how much of it is the calls' state in the handshakes, for exactly the stacks timed in
+    // situ (their twins instrumented); the others say they were not.
+    for x in rows
+        .iter()
+        .filter(|x| x.delta.is_some() && x.control.is_none())
+    {
+        let timed = ["rustls", "openssl"].contains(&x.stack.as_str());
+        assert_eq!(x.calls_state.is_some(), timed, "{} {}", x.stack, x.suite);
+    }
+    assert!(html.contains("of it, the calls in situ beyond their state +"));
+    assert!(html.contains("; its calls not timed in situ"));
     // Each TLS stack's cost per byte from its two size controls, and over quinn, whose two wait
     // differently for the client, a cost per wait; their rows read "size control".
     assert_eq!(

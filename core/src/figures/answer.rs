@@ -261,41 +261,73 @@ impl Gap {
     }
 }
 
+/// The changed scenario's call whose excess differs most from the baseline's (`Gap`).
 pub(crate) fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) -> Option<Gap> {
-    let excess = |s: &Scenario| -> Vec<(String, String, f64, bool, f64)> {
-        let Some(i) = &s.insitu else {
-            return Vec::new();
-        };
-        crate::incontext::per_call(r, s)
-            .into_iter()
-            .filter_map(|row| {
-                let base = row.label.rsplit(" + ").next()?.to_string();
-                let k = i.labels.iter().position(|l| *l == base)?;
-                let calls = i.client_calls.get(k)? + i.server_calls.get(k)?;
-                Some((
-                    row.label.clone(),
-                    row.implementation(),
-                    row.composed_ratio(),
-                    row.situ_ns.is_some(),
-                    (row.insitu_ns - row.composed_ns()) * calls,
-                ))
-            })
-            .collect()
+    largest_of(call_excess(r, changed), &call_excess(r, baseline))
+}
+
+/// What every call of `changed` costs a handshake in situ beyond what the flow composes it at,
+/// less the same of every call of the baseline (both instrumented): how far the calls' own state
+/// in the handshakes moves the difference. `None` where either was not timed in situ.
+pub(crate) fn calls_excess_delta(
+    r: &Results,
+    changed: &Scenario,
+    baseline: &Scenario,
+) -> Option<f64> {
+    let of = |s: &Scenario| {
+        s.insitu
+            .as_ref()
+            .map(|_| call_excess(r, s))
+            .filter(|v| !v.is_empty())
     };
-    let (a, b) = (excess(changed), excess(baseline));
-    a.into_iter()
-        .map(|(label, implementation, ratio, in_state, extra)| {
-            let theirs: f64 = b.iter().filter(|x| x.0 == label).map(|x| x.4).sum();
-            Gap {
-                label,
-                implementation,
-                ratio,
-                in_state,
-                extra_ns: extra - theirs,
-            }
+    Some(excess_delta(&of(changed)?, &of(baseline)?)).filter(|x| x.is_finite())
+}
+
+/// Each of `changed`'s calls less the baseline's call of the same label; the largest either way.
+fn largest_of(changed: Vec<Gap>, baseline: &[Gap]) -> Option<Gap> {
+    changed
+        .into_iter()
+        .map(|g| Gap {
+            extra_ns: g.extra_ns
+                - baseline
+                    .iter()
+                    .filter(|x| x.label == g.label)
+                    .map(|x| x.extra_ns)
+                    .sum::<f64>(),
+            ..g
         })
         .filter(|g| g.extra_ns.is_finite())
         .max_by(|x, y| x.extra_ns.abs().total_cmp(&y.extra_ns.abs()))
+}
+
+/// All of `changed`'s excess less all of the baseline's: a kind of call only one of them makes
+/// (OpenSSL's hybrid `kx.encaps` against X25519's `dh.derive`) counts on its side alone.
+fn excess_delta(changed: &[Gap], baseline: &[Gap]) -> f64 {
+    let sum = |v: &[Gap]| v.iter().map(|g| g.extra_ns).sum::<f64>();
+    sum(changed) - sum(baseline)
+}
+
+/// Each kind of in-situ call of one scenario (`incontext::per_call`) with its excess per handshake,
+/// (in situ - composed) x calls (`Gap::extra_ns`, not yet against a baseline).
+fn call_excess(r: &Results, s: &Scenario) -> Vec<Gap> {
+    let Some(i) = &s.insitu else {
+        return Vec::new();
+    };
+    crate::incontext::per_call(r, s)
+        .into_iter()
+        .filter_map(|row| {
+            let base = row.label.rsplit(" + ").next()?.to_string();
+            let k = i.labels.iter().position(|l| *l == base)?;
+            let calls = i.client_calls.get(k)? + i.server_calls.get(k)?;
+            Some(Gap {
+                implementation: row.implementation(),
+                ratio: row.composed_ratio(),
+                in_state: row.situ_ns.is_some(),
+                extra_ns: (row.insitu_ns - row.composed_ns()) * calls,
+                label: row.label,
+            })
+        })
+        .collect()
 }
 
 /// `part / whole` in percent: how much of a measured difference a part of it accounts for.
@@ -520,6 +552,28 @@ mod tests {
             read += 1;
         }
         assert!(read >= 10, "{read} stored differences read");
+    }
+
+    #[test]
+    fn the_calls_state_sums_every_call_and_names_the_one_that_moves_most() {
+        let g = |label: &str, extra_ns: f64| Gap {
+            label: label.into(),
+            implementation: String::new(),
+            ratio: 1.0,
+            in_state: true,
+            extra_ns,
+        };
+        // The hybrid's key exchange +12 and its signing +3; the baseline's X25519 -2 (a call the
+        // hybrid does not make) and its signing +1: 15 - (-1) = 16.
+        let changed = vec![g("kx.encaps", 12.0), g("sig.sign", 3.0)];
+        let baseline = vec![g("dh.derive", -2.0), g("sig.sign", 1.0)];
+        assert_eq!(excess_delta(&changed, &baseline), 16.0);
+        // By label: kx.encaps 12 - 0, sig.sign 3 - 1 = 2; the largest is kx.encaps.
+        let most = largest_of(changed.clone(), &baseline).unwrap();
+        assert_eq!((most.label.as_str(), most.extra_ns), ("kx.encaps", 12.0));
+        // The largest either way: a call 20 cheaper than the baseline's same one.
+        let most = largest_of(vec![g("sig.sign", -19.0), g("kx.encaps", 5.0)], &baseline).unwrap();
+        assert_eq!((most.label.as_str(), most.extra_ns), ("sig.sign", -20.0));
     }
 
     #[test]

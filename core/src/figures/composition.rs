@@ -585,6 +585,17 @@ struct Delta {
     bytes: Option<BytesPart>,
     /// The stack's own CPU per handshake beyond the baseline's (`own_cpu`).
     own_cpu_delta: Option<Sides>,
+    /// Where both were timed in situ, what the calls' state in the handshakes moves (`CallsState`).
+    calls_state: Option<CallsState>,
+}
+
+/// How far the calls' own state in the handshakes, timed in situ, moves a difference beyond what
+/// the flows compose them at: all calls (`answer::calls_excess_delta`) and the one that moves it
+/// most (`answer::largest_gap`), each against the difference's own baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallsState {
+    pub total_ns: f64,
+    pub largest: Option<super::answer::Gap>,
 }
 
 /// One real loopback scenario against its composition.
@@ -623,6 +634,9 @@ pub struct Row {
     /// The stack's own CPU per handshake, server and client, beyond the delta's baseline's
     /// (`own_cpu`): what the stack does beyond its calls that grows with the change.
     pub own_cpu_delta: Option<Sides>,
+    /// Against the delta's own baseline, what the calls' state in the handshakes timed in situ
+    /// moves (`CallsState`); `None` where the stack or either scenario was not timed in situ.
+    pub calls_state: Option<CallsState>,
     /// Composed CPU per handshake against the in-memory handshakes' (capacity) mean: each side's
     /// calls at their means plus the stack's own CPU per handshake there (`own_memory`).
     pub server_in_memory: Option<Versus>,
@@ -717,11 +731,18 @@ impl<'a> Run<'a> {
             counted_ns: predicted - calls_delta(self.r, (flow, bf), s, b, 0.0).0,
             term,
         });
+        let calls_state = twin(self.r, s).zip(twin(self.r, b)).and_then(|(ts, tb)| {
+            Some(CallsState {
+                total_ns: super::answer::calls_excess_delta(self.r, ts, tb)?,
+                largest: super::answer::largest_gap(self.r, ts, tb),
+            })
+        });
         Some(Delta {
             versus: v,
             waits,
             bytes,
             own_cpu_delta,
+            calls_state,
         })
     }
 
@@ -754,6 +775,7 @@ impl<'a> Run<'a> {
         let (delta, waits, own_cpu_delta) = d.as_ref().map_or((None, None, None), |d| {
             (Some(d.versus), d.waits, d.own_cpu_delta)
         });
+        let calls_state = d.as_ref().and_then(|d| d.calls_state.clone());
         let bytes = d.and_then(|d| d.bytes);
         let memory = in_memory(self.r, s);
         let versus = |(c, h): (f64, Option<f64>), (m, ci): (f64, Option<(f64, f64)>)| Versus {
@@ -786,6 +808,7 @@ impl<'a> Run<'a> {
                 .flatten()
                 .and_then(|p| p.controls.into_iter().find(|c| c.name == scenario_name(s))),
             own_cpu_delta,
+            calls_state,
             server_in_memory: memory.map(|m| versus(plus(server, own_memory.map(|o| o.0)), m.0)),
             client_in_memory: memory.map(|m| versus(plus(client, own_memory.map(|o| o.1)), m.1)),
             own_memory,

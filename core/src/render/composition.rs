@@ -311,6 +311,21 @@ fn row(r: &FigRow) -> Row {
                     t(server),
                     t(client)
                 );
+                // And how much of that growth is the calls themselves, slower (or faster) in
+                // the handshakes than in the state the flow composes them at.
+                c.why = match &r.calls_state {
+                    Some(st) => {
+                        let most = st.largest.as_ref().map_or(String::new(), |g| {
+                            format!(", most {} {:.2}×, {}", g.label, g.ratio, t(g.extra_ns))
+                        });
+                        format!(
+                            "{}; of it, the calls in situ beyond their state {}{most}",
+                            c.why,
+                            t(st.total_ns)
+                        )
+                    }
+                    None => format!("{}; its calls not timed in situ", c.why),
+                };
             }
             if let Some(part) = r
                 .bytes
