@@ -251,6 +251,14 @@ fn scenarios(problems: &mut Vec<Problem>, results: &Results, h: &Handshakes, lis
         }
         if let Some(i) = &s.insitu {
             problems.extend(in_situ(&name, i));
+            let declares = results
+                .stacks
+                .iter()
+                .find(|st| st.name == s.composed_stack)
+                .is_some_and(|st| !st.overlap.is_empty());
+            if let Some(t) = crate::figures::timeline::of(i) {
+                problems.extend(flight_order(&name, declares, &t));
+            }
         }
     }
     // Deltas of the in-situ parts against the baseline group's instrumented scenario.
@@ -464,6 +472,26 @@ fn time_line(name: &str, k: usize, c: &InSituConnection, n: usize) -> Vec<Proble
     problems
 }
 
+/// A time line against the flight structure its stack declares (#37): a stack that runs no segments
+/// at once writes its flight after signing, so its client cannot begin on the ServerHello before
+/// the server's signing ended. One that declares an overlap may run either way (OpenSSL's write
+/// buffer decides), and the composition takes the flow as it ran.
+fn flight_order(
+    name: &str,
+    declares_overlap: bool,
+    t: &crate::figures::timeline::TimeLine,
+) -> Option<Problem> {
+    let (sign, chain) = (t.server_sign?, t.client_chain?);
+    (!declares_overlap && chain.start_ns < sign.end_ns).then(|| {
+        Problem::evidence(format!(
+            "{name}: its stack declares no segments run at once, but at the median connection its \
+             client began on the ServerHello at {:.1} µs, before the server's signing ended at {:.1} µs",
+            chain.start_ns / 1e3,
+            sign.end_ns / 1e3
+        ))
+    })
+}
+
 fn in_situ(name: &str, i: &InSitu) -> Vec<Problem> {
     let mut problems = Vec::new();
     let n = i.labels.len();
@@ -618,6 +646,42 @@ mod tests {
             client_at_ns: vec![100, 500, 0, 0],
             server_at_ns: vec![0, 0, 50, 400],
         }
+    }
+
+    #[test]
+    fn a_client_that_begins_before_the_signing_ended_contradicts_a_stack_without_overlap() {
+        use crate::figures::timeline::{Span, TimeLine};
+        let t = |chain_start_ns: f64| TimeLine {
+            connections: 10,
+            server_sign: Some(Span {
+                start_ns: 190_000.0,
+                end_ns: 211_000.0,
+            }),
+            client_chain: Some(Span {
+                start_ns: chain_start_ns,
+                end_ns: 400_000.0,
+            }),
+            client_verify: None,
+            segment_ns: None,
+            segment_calls_ns: None,
+            wait_ns: None,
+        };
+        // After the signing: as every stack may run it.
+        assert!(flight_order("s", false, &t(231_100.0)).is_none());
+        assert!(flight_order("s", true, &t(231_100.0)).is_none());
+        // Before it ended: only a stack that declares the overlap.
+        assert!(flight_order("s", true, &t(172_700.0)).is_none());
+        let p = flight_order("s", false, &t(172_700.0)).unwrap();
+        assert!(
+            p.is(Kind::Evidence, "client began on the ServerHello at 172.7 µs, before the server's signing ended at 211.0 µs"),
+            "{p:?}"
+        );
+        // A resumption signs nothing: no order to hold.
+        let resumed = TimeLine {
+            server_sign: None,
+            ..t(100.0)
+        };
+        assert!(flight_order("s", false, &resumed).is_none());
     }
 
     #[test]
