@@ -18,7 +18,7 @@ no frame pointer: with an ECDSA chain it is ML-KEM's, since nothing else there c
 X25519, P-256 and ECDSA, SHA-256/HMAC/HKDF, AES-GCM, the garbage collector, malloc and clearing,
 and the rest (crypto/tls, quic-go, the runtime's scheduler and the kernel); the first category
 that matches a sample takes it. Then ML-KEM's and X25519's CPU per handshake against the same
-calls' medians in a handshake's state (the phases'), each side.
+calls' means in a handshake's state (the phases'; a sum of samples is a mean), each side.
 
 A sampling profile, not a timer: each sample stands for the period (200 us at 4,999 Hz), so a
 category's figure has an error of about sqrt(samples) samples. The total per handshake is printed
@@ -172,7 +172,9 @@ def report(path):
     names = ["total"] + [c for c, _ in CATEGORIES] + ["rest"]
     print("CPU per handshake by perf's samples, us (stored: the step's rusage CPU per handshake)")
     print(f"{'process':<52}" + "".join(f"{n[:12]:>13}" for n in names) + f"{'stored':>9}")
-    in_state = {(p["algorithm"], p["operation"]): (p.get("situ") or {}).get("median_ns", float("nan")) / 1e3
+    # Against the calls' means in state: perf's samples add every call's time, a mean, and the
+    # composition draws each call from those single calls, their tail with them.
+    in_state = {(p["algorithm"], p["operation"]): (p.get("situ") or {}).get("mean_ns", float("nan")) / 1e3
                 for p in d["phases"]}
     rows, kem = [], []
     # A server's command line does not say its mode: the plain scenario's and the two key shares'
@@ -207,19 +209,20 @@ def report(path):
             kem.append((f"X25519  {label}", per["X25519"], state, c.get("X25519", 0)))
     for label, v, stored in sorted(rows):
         print(f"{label:<52}" + "".join(f"{x:13.1f}" for x in v) + f"{stored:9.1f}")
-    print("\nCalls in the handshakes against the same calls in a handshake's state (ML-KEM: its frames and"
-          " SHA-3's)")
+    print("\nCalls in the handshakes against the same calls' means in a handshake's state (ML-KEM: its"
+          " frames and SHA-3's)")
     print("  (± the samples' 95% Poisson interval, 1.96 / sqrt(samples), the phases' own left out)")
     for label, hs, state, hits in sorted(kem):
         pm = 1.96 / hits**0.5 * hs / state if hits else float("nan")
         print(f"  {label:<52} {hs:7.1f} us against {state:7.1f} us: {hs / state:.2f}x ± {pm:.2f}"
               f" ({hits} samples)")
-    print("\nThe Go peer's phases at the same time, us: loop median / in a handshake's state median")
+    print("\nThe Go peer's phases at the same time, us: loop median; in a handshake's state median, mean")
     for p in d["phases"]:
         if p["algorithm"] in ("ML-KEM-768", "X25519", "P-256", "ECDSA-P256"):
-            situ = (p.get("situ") or {}).get("median_ns")
-            print(f"  {p['algorithm']:<11} {p['operation']:<11} {p['stats']['median_ns'] / 1e3:7.2f}"
-                  f" / {situ / 1e3 if situ else float('nan'):7.2f}")
+            situ = p.get("situ") or {}
+            us = lambda k: situ[k] / 1e3 if situ.get(k) else float("nan")
+            print(f"  {p['algorithm']:<11} {p['operation']:<11} {p['stats']['median_ns'] / 1e3:7.2f};"
+                  f" {us('median_ns'):7.2f}, {us('mean_ns'):7.2f}")
 
 
 def main():
