@@ -252,6 +252,32 @@ fn scenario(r: &FigRow) -> String {
     fig::named(&r.group, r.auth.as_deref())
 }
 
+/// Where a difference misses, what grows beside the calls: the stack's own CPU per handshake
+/// beyond its baseline's, each side (the loopback CPU less the calls), and how much the calls
+/// themselves moved it, slower (or faster) in the handshakes timed in situ than in the state the
+/// flow composes them at.
+fn miss_note(r: &FigRow) -> Option<String> {
+    let (server, client) = r.own_cpu_delta?;
+    let t = |x: f64| crate::units::signed_time(x).replace(' ', "\u{a0}");
+    let calls = match &r.calls_state {
+        Some(st) => {
+            let most = st.largest.as_ref().map_or(String::new(), |g| {
+                format!(" (most {} {:.2}×, {})", g.label, g.ratio, t(g.extra_ns))
+            });
+            format!(
+                ", of which the calls beyond their state, as timed in situ, {}{most}",
+                t(st.total_ns)
+            )
+        }
+        None => "; its calls not timed in situ".into(),
+    };
+    Some(format!(
+        "own CPU beyond the baseline's: server {}, client {}{calls}",
+        t(server),
+        t(client)
+    ))
+}
+
 fn row(r: &FigRow) -> Row {
     Row {
         scenario: scenario(r),
@@ -299,33 +325,6 @@ fn row(r: &FigRow) -> Row {
                     crate::units::signed_time(o.residual_ns).replace(' ', "\u{a0}"),
                     crate::units::count(o.bytes)
                 );
-            }
-            // Where the composition misses, what grows beside the calls: the stack's own CPU per
-            // handshake beyond its baseline's, each side (the loopback CPU less the calls).
-            if let Some((server, client)) = r.own_cpu_delta.filter(|_| c.off) {
-                let sep = if c.why.is_empty() { "" } else { "; " };
-                let t = |x: f64| crate::units::signed_time(x).replace(' ', "\u{a0}");
-                c.why = format!(
-                    "{}{sep}own CPU beyond the baseline's: server {}, client {}",
-                    c.why,
-                    t(server),
-                    t(client)
-                );
-                // And how much of that growth is the calls themselves, slower (or faster) in
-                // the handshakes than in the state the flow composes them at.
-                c.why = match &r.calls_state {
-                    Some(st) => {
-                        let most = st.largest.as_ref().map_or(String::new(), |g| {
-                            format!(", most {} {:.2}×, {}", g.label, g.ratio, t(g.extra_ns))
-                        });
-                        format!(
-                            "{}; of it, the calls in situ beyond their state {}{most}",
-                            c.why,
-                            t(st.total_ns)
-                        )
-                    }
-                    None => format!("{}; its calls not timed in situ", c.why),
-                };
             }
             if let Some(part) = r
                 .bytes
@@ -375,6 +374,10 @@ fn row(r: &FigRow) -> Row {
                     if w.extra.abs() == 1 { "" } else { "s" },
                     crate::units::time(w.each_ns).replace(' ', "\u{a0}")
                 );
+            }
+            if let Some(note) = miss_note(r).filter(|_| c.off) {
+                let sep = if c.why.is_empty() { "" } else { "; " };
+                c.why = format!("{}{sep}{note}", c.why);
             }
             c
         },
