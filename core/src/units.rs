@@ -11,6 +11,8 @@ pub fn time(ns: f64) -> String {
     if ns < 0.0 {
         return format!("−{}", time(-ns));
     }
+    // -0.0 is not below zero, and would print "-0 ns".
+    let ns = ns.abs();
     if ns < 1e3 {
         format!("{ns:.0} ns")
     } else if ns < 1e6 {
@@ -106,6 +108,7 @@ mod tests {
         assert_eq!(time(1_412_000_000.0), "1.412 s");
         assert_eq!(time(f64::NAN), "n/a");
         assert_eq!(time(-56_645.0), "−56.6 µs");
+        assert_eq!(time(-0.0), "0 ns");
     }
 
     #[test]

@@ -614,7 +614,9 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         let timed = ["rustls", "openssl"].contains(&x.stack.as_str());
         assert_eq!(x.calls_state.is_some(), timed, "{} {}", x.stack, x.suite);
     }
-    assert!(html.contains(", of which the calls beyond their state, as timed in situ, +"));
+    assert!(html.contains(
+        "; beside it, both sides&#x27; calls timed in situ beyond what the flow composes them at +"
+    ));
     assert!(html.contains("; its calls not timed in situ"));
     // Each TLS stack's cost per byte from its two size controls, and over quinn, whose two wait
     // differently for the client, a cost per wait; their rows read "size control".

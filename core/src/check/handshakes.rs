@@ -251,12 +251,19 @@ fn scenarios(problems: &mut Vec<Problem>, results: &Results, h: &Handshakes, lis
         }
         if let Some(i) = &s.insitu {
             problems.extend(in_situ(&name, i));
+            // The overlap that holds the client's segment on the ServerHello, as `timeline::as_run`
+            // reads it; a stack the file does not list declares nothing to hold.
             let declares = results
                 .stacks
                 .iter()
                 .find(|st| st.name == s.composed_stack)
-                .is_some_and(|st| !st.overlap.is_empty());
-            if let Some(t) = crate::figures::timeline::of(i) {
+                .map(|st| {
+                    st.overlap.iter().any(|(a, b)| {
+                        [a, b]
+                            .contains(&&crate::figures::timeline::CLIENT_CHAIN_SEGMENT.to_string())
+                    })
+                });
+            if let (Some(declares), Some(t)) = (declares, crate::figures::timeline::of(i)) {
                 problems.extend(flight_order(&name, declares, &t));
             }
         }
@@ -482,7 +489,7 @@ fn flight_order(
     t: &crate::figures::timeline::TimeLine,
 ) -> Option<Problem> {
     let (sign, chain) = (t.server_sign?, t.client_chain?);
-    (!declares_overlap && chain.start_ns < sign.end_ns).then(|| {
+    (!declares_overlap && t.overlaps()?).then(|| {
         Problem::evidence(format!(
             "{name}: its stack declares no segments run at once, but at the median connection its \
              client began on the ServerHello at {:.1} µs, before the server's signing ended at {:.1} µs",

@@ -259,13 +259,26 @@ fn scenario(r: &FigRow) -> String {
 fn miss_note(r: &FigRow) -> Option<String> {
     let (server, client) = r.own_cpu_delta?;
     let t = |x: f64| crate::units::signed_time(x).replace(' ', "\u{a0}");
+    // A CPU figure of both sides from the instrumented twins, set beside the own CPU (which is
+    // the plain scenarios' less the calls' means in state), not a part of it, nor of the path.
     let calls = match &r.calls_state {
         Some(st) => {
             let most = st.largest.as_ref().map_or(String::new(), |g| {
-                format!(" (most {} {:.2}×, {})", g.label, g.ratio, t(g.extra_ns))
+                format!(
+                    "; most {}, {} against the baseline's (in situ {:.2}× {})",
+                    g.label,
+                    t(g.extra_ns),
+                    g.ratio,
+                    if g.in_state {
+                        "its median in state"
+                    } else {
+                        "its loop's median"
+                    }
+                )
             });
             format!(
-                ", of which the calls beyond their state, as timed in situ, {}{most}",
+                "; beside it, both sides' calls timed in situ beyond what the flow composes them \
+                 at {} against the baseline's{most}",
                 t(st.total_ns)
             )
         }
