@@ -40,8 +40,34 @@ fn zen5_newest() -> PathBuf {
         .expect("the Zen 5 VM's run in results/")
 }
 
-fn render(name: &str, all: bool) -> PathBuf {
-    let out = std::env::temp_dir().join(format!("pqprof-core-site-{}-{name}", std::process::id()));
+/// A folder of the system's temporary one, removed with everything in it when dropped: each
+/// rendered site holds a copy of every committed results file (about 190 MB), and a folder left
+/// behind by every run of the tests filled a developer's disk.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("pqprof-core-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+fn render(name: &str, all: bool) -> Scratch {
+    let out = Scratch::new(&format!("site-{name}"));
     render::render(
         &committed(),
         &out,
@@ -265,9 +291,10 @@ fn folders_give_their_json_files_and_an_empty_one_is_refused() {
     assert!(files
         .iter()
         .all(|f| pqprof_core::results::is_results_file(f)));
-    let empty = std::env::temp_dir().join(format!("pqprof-core-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
-    let e = render::inputs(&[empty]).unwrap_err().to_string();
+    let empty = Scratch::new("empty");
+    let e = render::inputs(&[empty.to_path_buf()])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no results files"), "{e}");
 }
 
@@ -275,8 +302,7 @@ fn folders_give_their_json_files_and_an_empty_one_is_refused() {
 fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
     // As tests/site.rs of the measuring crate edits a run: another hostname, CPU and architecture
     // under the same fingerprint.
-    let dir = std::env::temp_dir().join(format!("pqprof-core-arm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("arm");
     let src = xeon_shown();
     let mut v: serde_json::Value =
         serde_json::from_str(&pqprof_core::results::read_text(&src).unwrap()).unwrap();
