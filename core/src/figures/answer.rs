@@ -268,19 +268,22 @@ pub(crate) fn largest_gap(r: &Results, changed: &Scenario, baseline: &Scenario) 
 
 /// What every call of `changed` costs a handshake in situ beyond what the flow composes it at,
 /// less the same of every call of the baseline (both instrumented): how far the calls' own state
-/// in the handshakes moves the difference. `None` where either was not timed in situ.
-pub(crate) fn calls_excess_delta(
+/// in the handshakes moves the difference (`excess_delta`), and the call that moves it most
+/// (`largest_of`). `None` where either was not timed in situ.
+pub(crate) fn calls_excess(
     r: &Results,
     changed: &Scenario,
     baseline: &Scenario,
-) -> Option<f64> {
+) -> Option<(f64, Option<Gap>)> {
     let of = |s: &Scenario| {
         s.insitu
             .as_ref()
             .map(|_| call_excess(r, s))
             .filter(|v| !v.is_empty())
     };
-    Some(excess_delta(&of(changed)?, &of(baseline)?)).filter(|x| x.is_finite())
+    let (a, b) = (of(changed)?, of(baseline)?);
+    let total = Some(excess_delta(&a, &b)).filter(|x| x.is_finite())?;
+    Some((total, largest_of(a, &b)))
 }
 
 /// Each of `changed`'s calls less the baseline's call of the same label, and each call only the

@@ -590,8 +590,8 @@ struct Delta {
 }
 
 /// How far the calls' own state in the handshakes, timed in situ, moves a difference beyond what
-/// the flows compose them at: all calls (`answer::calls_excess_delta`) and the one that moves it
-/// most (`answer::largest_gap`), each against the difference's own baseline.
+/// the flows compose them at: all calls and the one that moves it most (`answer::calls_excess`),
+/// each against the difference's own baseline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallsState {
     pub total_ns: f64,
@@ -732,10 +732,8 @@ impl<'a> Run<'a> {
             term,
         });
         let calls_state = twin(self.r, s).zip(twin(self.r, b)).and_then(|(ts, tb)| {
-            Some(CallsState {
-                total_ns: super::answer::calls_excess_delta(self.r, ts, tb)?,
-                largest: super::answer::largest_gap(self.r, ts, tb),
-            })
+            let (total_ns, largest) = super::answer::calls_excess(self.r, ts, tb)?;
+            Some(CallsState { total_ns, largest })
         });
         Some(Delta {
             versus: v,

@@ -269,11 +269,7 @@ fn miss_note(r: &FigRow) -> Option<String> {
                     g.label,
                     t(g.extra_ns),
                     g.ratio,
-                    if g.in_state {
-                        "its median in state"
-                    } else {
-                        "its loop's median"
-                    }
+                    g.against()
                 )
             });
             format!(
@@ -289,6 +285,14 @@ fn miss_note(r: &FigRow) -> Option<String> {
         t(server),
         t(client)
     ))
+}
+
+/// A delta cell's notes, one after another.
+fn add_note(why: &mut String, note: &str) {
+    if !why.is_empty() {
+        why.push_str("; ");
+    }
+    why.push_str(note);
 }
 
 fn row(r: &FigRow) -> Row {
@@ -345,7 +349,6 @@ fn row(r: &FigRow) -> Row {
                 .filter(|p| (p.term.bytes != 0.0 || p.term.waits != 0) && r.delta.is_some())
             {
                 let t = &part.term;
-                let sep = if c.why.is_empty() { "" } else { "; " };
                 let waits = match (t.per_byte.per_wait, t.waits) {
                     (Some(_), 0) | (None, _) => String::new(),
                     (Some(_), 1) => " and 1 wait".into(),
@@ -366,31 +369,33 @@ fn row(r: &FigRow) -> Row {
                 } else {
                     "the bytes' and waits'"
                 };
-                c.why = format!(
-                    "{}{sep}of it, {what} own {}{hidden} ({} B{waits} at the size controls' rates)",
-                    c.why,
-                    crate::units::signed_time(counted).replace(' ', "\u{a0}"),
-                    if t.bytes < 0.0 {
-                        crate::units::count(t.bytes)
-                    } else {
-                        format!("+{}", crate::units::count(t.bytes))
-                    },
+                add_note(
+                    &mut c.why,
+                    &format!(
+                        "of it, {what} own {}{hidden} ({} B{waits} at the size controls' rates)",
+                        crate::units::signed_time(counted).replace(' ', "\u{a0}"),
+                        if t.bytes < 0.0 {
+                            crate::units::count(t.bytes)
+                        } else {
+                            format!("+{}", crate::units::count(t.bytes))
+                        },
+                    ),
                 );
             }
             if let Some(w) = r.waits.filter(|w| w.extra != 0 && r.delta.is_some()) {
-                let sep = if c.why.is_empty() { "" } else { "; " };
-                c.why = format!(
-                    "{}{sep}{} {} round trip{} on loopback at {}",
-                    c.why,
-                    if w.extra > 0 { "with" } else { "less" },
-                    w.extra.abs(),
-                    if w.extra.abs() == 1 { "" } else { "s" },
-                    crate::units::time(w.each_ns).replace(' ', "\u{a0}")
+                add_note(
+                    &mut c.why,
+                    &format!(
+                        "{} {} round trip{} on loopback at {}",
+                        if w.extra > 0 { "with" } else { "less" },
+                        w.extra.abs(),
+                        if w.extra.abs() == 1 { "" } else { "s" },
+                        crate::units::time(w.each_ns).replace(' ', "\u{a0}")
+                    ),
                 );
             }
             if let Some(note) = miss_note(r).filter(|_| c.off) {
-                let sep = if c.why.is_empty() { "" } else { "; " };
-                c.why = format!("{}{sep}{note}", c.why);
+                add_note(&mut c.why, &note);
             }
             c
         },
