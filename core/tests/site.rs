@@ -641,7 +641,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         assert_eq!(x.calls_state.is_some(), timed, "{} {}", x.stack, x.suite);
     }
     assert!(html.contains(
-        "; beside it, both sides&#x27; calls timed in situ beyond what the flow composes them at +"
+        "; beside it, both sides&#x27; calls timed in situ beyond what the flow composes: +"
     ));
     assert!(html.contains("; its calls not timed in situ"));
     // Each TLS stack's cost per byte from its two size controls, and over quinn, whose two wait

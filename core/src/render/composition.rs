@@ -265,7 +265,7 @@ fn miss_note(r: &FigRow) -> Option<String> {
         Some(st) => {
             let most = st.largest.as_ref().map_or(String::new(), |g| {
                 format!(
-                    "; most {}, {} against the baseline's (in situ {:.2}× {})",
+                    "; most {} {} (in situ {:.2}× {})",
                     g.label,
                     t(g.extra_ns),
                     g.ratio,
@@ -273,8 +273,8 @@ fn miss_note(r: &FigRow) -> Option<String> {
                 )
             });
             format!(
-                "; beside it, both sides' calls timed in situ beyond what the flow composes them \
-                 at {} against the baseline's{most}",
+                "; beside it, both sides' calls timed in situ beyond what the flow composes: \
+                 {}{most}",
                 t(st.total_ns)
             )
         }
