@@ -11,7 +11,6 @@ use crate::results::{PairedOverhead, Scenario};
 use crate::stack::{self, Config, Identity, Pair, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, Result};
-use std::net::TcpListener;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
@@ -41,9 +40,9 @@ pub(crate) fn connections(stack: &dyn TlsStack) -> usize {
 
 /// Block medians of loopback connections (connect, handshake, echo, close; the client's wall time as
 /// in the scenarios) against server threads of this process: plain, the timing provider unarmed
-/// (rustls only) and the timing provider armed, as `inmem::PairedBlocks`.
+/// (rustls's, over TCP and in quinn) and the timing provider armed, as `inmem::PairedBlocks`.
 fn loopback_blocks(
-    stack: &dyn TlsStack,
+    stack: &'static dyn TlsStack,
     group: &str,
     id: &Identity,
     blocks: usize,
@@ -57,24 +56,31 @@ fn loopback_blocks(
     };
     let mut targets = Vec::new();
     for &(wrapped, armed) in variants {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let listener = stack::Listener::bind(stack.transport(), [127, 0, 0, 1].into())?;
         let addr = listener.local_addr()?;
+        // The server's own loop (a TCP acceptor's, or quinn's over one UDP socket), as in its
+        // child process. It serves until the process ends, blocked on its socket; its counter
+        // and records, a few per step, live as long.
+        let served: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+        let sink: &'static stack::Sink = Box::leak(Box::new(crate::insitu::sink(if armed {
+            (blocks + 2) * per_block
+        } else {
+            0
+        })));
+        let (server_group, server_id) = (group.to_string(), id.clone());
+        std::thread::spawn(move || {
+            let c = Config {
+                wrapped,
+                armed,
+                ..Config::plain(&server_group, &server_id)
+            };
+            stack.serve(c, listener, served, armed.then_some(sink), false)
+        });
         let c = Config {
             wrapped,
             armed,
             ..Config::plain(group, id)
         };
-        let acceptor = stack.acceptor(c)?;
-        let served = std::sync::Arc::new(AtomicU64::new(0));
-        let sink = std::sync::Arc::new(crate::insitu::sink(if armed {
-            (blocks + 2) * per_block
-        } else {
-            0
-        }));
-        // Serves until the process ends (blocked in accept; nothing else of it outlives this call).
-        std::thread::spawn(move || {
-            stack::tls::serve_with(acceptor, listener, &served, armed.then_some(&*sink), false)
-        });
         targets.push((stack.client(c)?, addr));
     }
     let block = |v: usize| -> Result<f64> {

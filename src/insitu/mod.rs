@@ -34,6 +34,45 @@ pub struct Record {
     pub(crate) armed_at_ns: u64,
 }
 
+impl Record {
+    fn is_empty(&self) -> bool {
+        self.calls.iter().all(|&c| c == 0) && self.hashed_bytes == 0
+    }
+
+    /// Adds the calls of `o`, timed in another window of the same connection: a server that
+    /// serves every connection on one thread (quinn's, a datagram at a time) times each
+    /// connection's share of its work apart and adds the windows up. The time line stays on one
+    /// clock: each label's first start is the earlier of the two, its last end the later, both
+    /// counted from the earlier window's arming.
+    pub(crate) fn merge(&mut self, o: &Record) {
+        if o.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            *self = *o;
+            return;
+        }
+        let at = self.armed_at_ns.min(o.armed_at_ns);
+        let (ds, d_o) = (self.armed_at_ns - at, o.armed_at_ns - at);
+        for i in 0..LABELS {
+            let (mine, theirs) = (self.calls[i] > 0, o.calls[i] > 0);
+            (self.first_ns[i], self.last_ns[i]) = match (mine, theirs) {
+                (true, true) => (
+                    (self.first_ns[i] + ds).min(o.first_ns[i] + d_o),
+                    (self.last_ns[i] + ds).max(o.last_ns[i] + d_o),
+                ),
+                (true, false) => (self.first_ns[i] + ds, self.last_ns[i] + ds),
+                (false, true) => (o.first_ns[i] + d_o, o.last_ns[i] + d_o),
+                (false, false) => (0, 0),
+            };
+            self.ns[i] += o.ns[i];
+            self.calls[i] += o.calls[i];
+        }
+        self.hashed_bytes += o.hashed_bytes;
+        self.armed_at_ns = at;
+    }
+}
+
 /// Plain cells, not a `RefCell`: a timed call touches the recorder twice and every borrow check
 /// there is on the handshake's path. Ticks are kept raw and turned into nanoseconds by `take`.
 struct Recorder {
@@ -265,5 +304,48 @@ mod tests {
         );
         assert_eq!(r.calls[CallLabel::KdfExpand as usize], 1);
         assert!(!armed());
+    }
+
+    #[test]
+    fn windows_of_one_connection_add_up_on_one_clock() {
+        let (k, s, v) = (
+            CallLabel::KemEncaps as usize,
+            CallLabel::SigSign as usize,
+            CallLabel::SigVerify as usize,
+        );
+        // Armed at 1,000 ns: an encapsulation from 10 to 40 and a signing from 50 to 250 after it.
+        let mut a = Record {
+            armed_at_ns: 1_000,
+            hashed_bytes: 300,
+            ..Record::default()
+        };
+        (a.ns[k], a.calls[k], a.first_ns[k], a.last_ns[k]) = (30, 1, 10, 40);
+        (a.ns[s], a.calls[s], a.first_ns[s], a.last_ns[s]) = (200, 1, 50, 250);
+        // Armed at 5,000: a second signing from 5,100 to 5,300 and a verification from 5,400 to
+        // 5,420, on the clock of the first window 4,100-4,300 and 4,400-4,420.
+        let mut b = Record {
+            armed_at_ns: 5_000,
+            hashed_bytes: 50,
+            ..Record::default()
+        };
+        (b.ns[s], b.calls[s], b.first_ns[s], b.last_ns[s]) = (200, 1, 100, 300);
+        (b.ns[v], b.calls[v], b.first_ns[v], b.last_ns[v]) = (20, 1, 400, 420);
+        let mut m = Record::default();
+        m.merge(&b);
+        m.merge(&Record::default());
+        m.merge(&a);
+        assert_eq!(m.armed_at_ns, 1_000);
+        assert_eq!(
+            (m.ns[s], m.calls[s], m.first_ns[s], m.last_ns[s]),
+            (400, 2, 50, 4_300)
+        );
+        assert_eq!((m.ns[k], m.first_ns[k], m.last_ns[k]), (30, 10, 40));
+        assert_eq!((m.ns[v], m.first_ns[v], m.last_ns[v]), (20, 4_400, 4_420));
+        assert_eq!(m.hashed_bytes, 350);
+        let none = CallLabel::KdfExpand as usize;
+        assert_eq!(
+            (m.calls[none], m.first_ns[none], m.last_ns[none]),
+            (0, 0, 0)
+        );
     }
 }

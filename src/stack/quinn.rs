@@ -56,13 +56,22 @@ impl TlsStack for Quinn {
         crate::netmodel::QUIC_ROUND_TRIPS
     }
 
+    /// In situ, rustls's timing provider as over TCP (`Config::wrapped`), unarmed a configuration
+    /// of its own.
     fn features(&self) -> Features {
         Features {
+            in_situ: true,
+            unarmed_wrapper: true,
             in_memory: true,
             network: true,
             address_validation: true,
             ..Features::default()
         }
+    }
+
+    /// rustls's labels: its timing provider makes every call.
+    fn call_phases(&self) -> Vec<crate::results::CallPhases> {
+        super::rustls::Rustls.call_phases()
     }
 
     fn cannot(&self, m: Mode) -> String {
@@ -98,6 +107,7 @@ impl TlsStack for Quinn {
         Ok(Box::new(Client {
             plain: client_config(c, false, tokens.clone())?,
             noted: client_config(c, true, tokens)?,
+            armed: c.armed,
         }))
     }
 
@@ -118,11 +128,11 @@ impl TlsStack for Quinn {
         c: Config,
         listener: super::Listener,
         served: &'static AtomicU64,
-        _sink: Option<&'static super::Sink>,
+        sink: Option<&'static super::Sink>,
         _concurrent: bool,
     ) -> Result<()> {
         let (sock, _held) = listener.udp()?;
-        serve(&sock, server_config(c)?, served, c.mode == Mode::Retry)
+        serve(&sock, server_config(c)?, served, c.mode == Mode::Retry, sink)
     }
 
     fn acceptor(&self, _c: Config) -> Result<Box<dyn Acceptor>> {
@@ -393,6 +403,8 @@ impl Conn {
 struct Client {
     plain: ClientConfig,
     noted: ClientConfig,
+    /// Arms the in-situ recorder around each connection, as `tls::measure_connection` does.
+    armed: bool,
 }
 
 impl super::Client for Client {
@@ -411,6 +423,9 @@ impl super::Client for Client {
         let bufs = Buffers::take();
         let cpu0 = crate::alloc::thread_cpu_ns();
         let mem0 = crate::alloc::counters();
+        if self.armed {
+            crate::insitu::arm();
+        }
         let t0 = Instant::now();
         let sock = client_socket(addr)?;
         let port = sock.local_addr().map_or(0, |a| a.port());
@@ -427,6 +442,7 @@ impl super::Client for Client {
         };
         let r = exchange(&mut c, t0);
         let total = t0.elapsed();
+        let insitu = self.armed.then(crate::insitu::take);
         let (cpu, mem) = (
             crate::alloc::thread_cpu_ns() - cpu0,
             crate::alloc::counters().since(mem0),
@@ -443,7 +459,7 @@ impl super::Client for Client {
             cpu_ns: cpu,
             mem,
             evidence: ev,
-            insitu: None,
+            insitu,
             go_allocs: 0.0,
             go_bytes: 0.0,
             port,
@@ -573,9 +589,23 @@ impl Held {
 /// only the connections a datagram or a due timer touched are polled. Each stream a client opens
 /// is echoed back; a connection the client closed after its echo counts as served. With `retry`,
 /// a first Initial whose address no token validates is answered with a Retry.
-fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bool) -> Result<()> {
+///
+/// With a `sink` (in situ), each datagram's handling and each connection's turn is a window of
+/// its own, armed and taken, and added to the record of the connection it was for (`Windows`);
+/// a connection's record goes to the sink when it counts as served.
+fn serve(
+    sock: &UdpSocket,
+    cfg: Arc<ServerConfig>,
+    served: &AtomicU64,
+    retry: bool,
+    sink: Option<&super::Sink>,
+) -> Result<()> {
     sock.set_nonblocking(true)?;
     let mut ep = endpoint(Some(cfg));
+    let mut windows = Windows {
+        on: sink.is_some(),
+        records: HashMap::new(),
+    };
     let mut conns: HashMap<ConnectionHandle, Held> = HashMap::new();
     let mut timers: HashMap<ConnectionHandle, Instant> = HashMap::new();
     let mut buf = Vec::with_capacity(DATAGRAM);
@@ -593,11 +623,14 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
         while let Some((n, from)) = receive(sock, &mut rbuf)? {
             buf.clear();
             let data = BytesMut::from(&rbuf[..n]);
+            windows.open();
+            let mut this = None;
             match ep.handle(Instant::now(), from, None, None, data, &mut buf) {
                 Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                     if let Some(c) = conns.get_mut(&h) {
                         c.conn.handle_event(ev);
                         touched.push(h);
+                        this = Some(h);
                     }
                 }
                 Some(DatagramEvent::NewConnection(incoming))
@@ -623,6 +656,7 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
                                 },
                             );
                             touched.push(h);
+                            this = Some(h);
                         }
                         Err(e) => {
                             if let Some(t) = e.response {
@@ -634,6 +668,7 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
                 Some(DatagramEvent::Response(t)) => send(&buf[..t.size], t.destination)?,
                 None => {}
             }
+            windows.close(this);
         }
         let now = Instant::now();
         touched.extend(timers.iter().filter(|(_, &t)| t <= now).map(|(&h, _)| h));
@@ -641,6 +676,8 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
         touched.dedup();
         for &h in &touched {
             let Some(c) = conns.get_mut(&h) else { continue };
+            windows.open();
+            let mut done = false;
             if c.conn.poll_timeout().is_some_and(|t| t <= now) {
                 c.conn.handle_timeout(now);
             }
@@ -656,7 +693,7 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
                         reason: quinn_proto::ConnectionError::ApplicationClosed(_),
                     } if c.echoed => {
                         c.echoed = false;
-                        served.fetch_add(1, std::sync::atomic::Ordering::Release);
+                        done = true;
                     }
                     _ => {}
                 }
@@ -669,10 +706,17 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
                     c.conn.handle_event(back);
                 }
             }
+            windows.close(Some(h));
+            if done {
+                // The record goes in before the count, so `stats` never sees a count without it.
+                windows.keep(h, sink)?;
+                served.fetch_add(1, std::sync::atomic::Ordering::Release);
+            }
             match c.conn.poll_timeout() {
                 _ if drained => {
                     conns.remove(&h);
                     timers.remove(&h);
+                    windows.records.remove(&h);
                 }
                 Some(t) => {
                     timers.insert(h, t);
@@ -682,6 +726,41 @@ fn serve(sock: &UdpSocket, cfg: Arc<ServerConfig>, served: &AtomicU64, retry: bo
                 }
             }
         }
+    }
+}
+
+/// The server's in-situ records while it serves (`serve`): the calls of each window, from `open`
+/// to `close`, added to the record of the connection the window was for. A window for none (a
+/// Retry, a datagram no connection takes) has no handshake's calls, and is dropped.
+struct Windows {
+    on: bool,
+    records: HashMap<ConnectionHandle, crate::insitu::Record>,
+}
+
+impl Windows {
+    fn open(&self) {
+        if self.on {
+            crate::insitu::arm();
+        }
+    }
+
+    fn close(&mut self, of: Option<ConnectionHandle>) {
+        if !self.on {
+            return;
+        }
+        let r = crate::insitu::take();
+        if let Some(h) = of {
+            self.records.entry(h).or_default().merge(&r);
+        }
+    }
+
+    /// Moves a served connection's record to the sink.
+    fn keep(&mut self, h: ConnectionHandle, sink: Option<&super::Sink>) -> Result<()> {
+        if let (true, Some(sink)) = (self.on, sink) {
+            let r = self.records.remove(&h).unwrap_or_default();
+            sink.lock().map_err(|_| anyhow!("poisoned"))?.push(r);
+        }
+        Ok(())
     }
 }
 
