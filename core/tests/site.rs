@@ -637,7 +637,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
         .iter()
         .filter(|x| x.delta.is_some() && x.control.is_none())
     {
-        let timed = ["rustls", "openssl"].contains(&x.stack.as_str());
+        let timed = ["rustls", "openssl", "quinn"].contains(&x.stack.as_str());
         assert_eq!(x.calls_state.is_some(), timed, "{} {}", x.stack, x.suite);
     }
     assert!(html.contains(
@@ -728,17 +728,17 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
                 "{x:?}"
             );
             // QUIC's waits come from its evidence alone: none for a stack over TCP. On quinn's
-            // X25519 + ML-DSA-65 the server's flight of 15,416 bytes, after a ClientHello of
-            // 1,200, waits twice where the ECDSA flight of 1,273 waits never (the 78.7 ms cells
-            // of this run read 237 ms against 79), each at the baseline's echo: its median
-            // 443,777 ns less its median ready 389,195.5 ns.
+            // X25519 + ML-DSA-65 the server's flight of 15,418 bytes, after a ClientHello of
+            // 1,200, waits twice where the ECDSA flight of 1,407 waits never (the 78.7 ms cell
+            // of this run read 237 ms), each at the baseline's echo: its median 423,687 ns less
+            // its median ready 374,298.5 ns.
             assert_eq!(
                 composition::waits(sx, sb).is_some(),
                 stack == "quinn" || stack == "quic-go"
             );
             if stack == "quinn" && x.group == "X25519" && x.auth.as_deref() == Some("ML-DSA-65") {
                 let w = composition::waits(sx, sb).unwrap();
-                assert_eq!((w.extra, w.each_ns), (2, 54_581.5), "{x:?}");
+                assert_eq!((w.extra, w.each_ns), (2, 49_388.5), "{x:?}");
             }
             // Each RTT of the grid at no loss, where the grid has the scenario; the baseline's
             // prediction from phases is the model itself.
@@ -852,7 +852,7 @@ fn the_composition_page_sets_every_scenario_beside_its_composition() {
     // group with ECDSA and ML-DSA-65, the hybrid with every chain), 8 for quinn (its classical
     // group with every chain too), 6 for quic-go (which has no ML-DSA-87), 2 for russh.
     assert_eq!(in_grid, 34);
-    assert_eq!(within, 30, "of 39");
+    assert_eq!(within, 29, "of 39");
     // Where the calls ran: every full scenario timed in situ (rustls's and OpenSSL's) has a time
     // line over all its connections, on the page. OpenSSL's flight went out before its signing
     // with every ML-DSA chain (it overflows libssl's 4,096-byte write buffer) and with the size
