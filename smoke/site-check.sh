@@ -36,8 +36,9 @@ command -v node >/dev/null || { echo "site-check: node not found (apt-get instal
 # The checks can fail: each fixture page breaks one rule, and each must be reported.
 fixture=$(timeout 300 node smoke/browser/check.mjs smoke/browser/fixture --shots target/site-shots/fixture --expect-fail)
 for want in "too-wide.html at 1280x800: document is" "too-wide.html at 390x844: document is" \
-            "unlabelled bar: stacked bar without a legend" "is not in its legend" "console.html at 1280x800: console log"; do
+            "unlabelled bar: stacked bar without a legend" "is not in its legend" "console.html at 1280x800: console log" \
+            "clipped.html at 1280x800: a table the page says fits"; do
   grep -qF "$want" <<<"$fixture" || { echo "site-check: the browser check did not report \"$want\" on its fixture:" >&2; echo "$fixture" >&2; exit 1; }
 done
-echo "site-check: the browser check fails on its fixture as it must (too wide, no legend, console output)"
+echo "site-check: the browser check fails on its fixture as it must (too wide, no legend, console output, a fitting table clipped)"
 timeout 600 node smoke/browser/check.mjs "$site" --shots target/site-shots

@@ -1,6 +1,8 @@
 // Loads every page of a rendered site in Debian's headless Chromium (through playwright-core, which
 // never downloads a browser of its own) at a desktop and a phone viewport, and fails when:
 // - the document is wider than the window (the page scrolls sideways);
+// - on the desktop viewport, a box marked `scroll fit` (a table the page is read by, such as the
+//   composition's) has to scroll its own overflow: part of the table is hidden at first sight;
 // - a stacked bar (svg.stack) has no legend naming each of its colours with a share;
 // - the browser logs anything to the console, or a page throws (the pages have no JavaScript, so
 //   any message is an error), or a page asks for anything outside the site (no network).
@@ -61,6 +63,16 @@ function tooWide() {
   };
   walk(document.body);
   return out;
+}
+
+// In the page: the boxes marked to fit a desktop window that scroll instead, with how far.
+function clipped() {
+  return [...document.querySelectorAll('.scroll.fit')]
+    .filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => {
+      const h = e.closest('section, .card')?.querySelector('h2, h3, h4')?.textContent?.trim() || '';
+      return `a table the page says fits is ${e.scrollWidth} px in a ${e.clientWidth} px box (${h.slice(0, 60)})`;
+    });
 }
 
 // In the page: every stacked bar's segment colours against its figure's legend.
@@ -127,6 +139,9 @@ try {
         failures.push(`${where}: document is ${wide} px wide in a ${m.win} px window (scrolls sideways): ${culprits.join(', ')}`);
       }
       for (const p of await page.evaluate(legendProblems)) failures.push(`${where}: ${p}`);
+      if (vp.width >= 1280) {
+        for (const p of await page.evaluate(clipped)) failures.push(`${where}: ${p}`);
+      }
       const stem = basename(name, '.html');
       await page.screenshot({ path: join(shots, `${stem}-${vp.width}.png`) });
       if (stem === 'index') await page.screenshot({ path: join(shots, `${stem}-${vp.width}-full.png`), fullPage: true });
