@@ -18,10 +18,10 @@ or crypto/mlkem), ML-DSA, SHA-3 whose caller is lost (Go's Keccak permutation is
 no frame pointer: with an ECDSA chain it is ML-KEM's, since nothing else there calls SHA-3),
 X25519, P-256 and ECDSA, SHA-256/HMAC/HKDF, AES-GCM, the garbage collector, malloc and clearing,
 and the rest (crypto/tls, quic-go, the runtime's scheduler and the kernel); the first category
-that matches a sample takes it. Then ML-KEM's and X25519's CPU per handshake against the same
-calls' means in a handshake's state (the phases'; a sum of samples is a mean; --medians: their
-medians), each side, and the share of ML-KEM's samples with the allocator or the collector's
-assists on their stacks.
+that matches a sample takes it. Then ML-KEM's, ML-DSA's and X25519's CPU per handshake against
+the same calls' means in a handshake's state (the phases'; a sum of samples is a mean; --medians:
+their medians), each side, and the share of ML-KEM's samples with the allocator or the
+collector's assists on their stacks.
 
 A sampling profile, not a timer: each sample stands for the period (200 us at 4,999 Hz), so a
 category's figure has an error of about sqrt(samples) samples. The total per handshake is printed
@@ -238,6 +238,15 @@ def report(path, medians):
             state = sum(in_state.get(("ML-KEM-768", o), float("nan")) for o in ops)
             hits = c.get("ML-KEM", 0) + c.get("SHA-3, caller lost", 0)
             calls.append((f"ML-KEM  {label}", per["ML-KEM"] + per["SHA-3, caller lost"], state, hits))
+        # ML-DSA's calls with X25519 (no ML-KEM: SHA-3's lost callers then ML-DSA's alone), in a
+        # full handshake: the server's one signing (its rejection loop's tail in the mean), the
+        # client's three checks (the chain's leaf and intermediate signatures, as crypto/x509
+        # verifies them, and the CertificateVerify).
+        if group == "X25519" and auth.startswith("ML-DSA") and not mode:
+            op, k = ("sig.sign", 1) if role == "server" else ("sig.verify", 3)
+            state = k * in_state.get((auth, op), float("nan"))
+            hits = c.get("ML-DSA", 0) + c.get("SHA-3, caller lost", 0)
+            calls.append((f"ML-DSA  {label}", per["ML-DSA"] + per["SHA-3, caller lost"], state, hits))
         # X25519's keygen and derive, each side, in the classical group and in the hybrid alike.
         if group.startswith("X25519") and auth.startswith("ECDSA"):
             state = sum(in_state.get(("X25519", o), float("nan")) for o in ("dh.keygen", "dh.derive"))
@@ -245,7 +254,7 @@ def report(path, medians):
     for label, v, stored in sorted(rows):
         print(f"{label:<52}" + "".join(f"{x:13.1f}" for x in v) + f"{stored:9.1f}")
     print(f"\nCalls in the handshakes against the same calls' {which[:-3]}s in a handshake's state"
-          " (ML-KEM: its frames and SHA-3's)")
+          " (ML-KEM, ML-DSA: their frames and SHA-3's)")
     print("  (± the samples' 95% Poisson interval, 1.96 / sqrt(samples), the phases' own left out)")
     for label, hs, state, hits in sorted(calls):
         pm = 1.96 / hits**0.5 * hs / state if hits and state else float("nan")
@@ -263,7 +272,8 @@ def report(path, medians):
                   f"{alloc} of {sum(kem.values())} ({alloc / sum(kem.values()):.1%})")
     print("\nThe Go peer's phases at the same time, us: loop median; in a handshake's state median, mean")
     for p in d["phases"]:
-        if p["algorithm"] in ("ML-KEM-768", "X25519", "P-256", "ECDSA-P256"):
+        if p["algorithm"] in ("ML-KEM-768", "X25519", "P-256", "ECDSA-P256") or (
+                p["algorithm"].startswith("ML-DSA") and p["operation"] != "sig.keygen"):
             situ = p.get("situ") or {}
             us = lambda k: situ[k] / 1e3 if situ.get(k) else float("nan")
             print(f"  {p['algorithm']:<11} {p['operation']:<11} {p['stats']['median_ns'] / 1e3:7.2f};"
