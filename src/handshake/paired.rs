@@ -74,7 +74,13 @@ fn loopback_blocks(
                 armed,
                 ..Config::plain(&server_group, &server_id)
             };
-            stack.serve(c, listener, served, armed.then_some(sink), false)
+            // Its clients would only see no answer: the reason goes to the log.
+            if let Err(e) = stack.serve(c, listener, served, armed.then_some(sink), false) {
+                eprintln!(
+                    "handshake: the paired cost's {} server failed: {e:#}",
+                    stack.name()
+                );
+            }
         });
         let c = Config {
             wrapped,
@@ -229,7 +235,8 @@ fn summarise(
 }
 
 /// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
-/// (rustls only: OpenSSL's calls always pass the wrappers) and the wrapped one armed.
+/// (rustls's provider, over TCP and in quinn: OpenSSL's calls always pass the wrappers) and the
+/// wrapped one armed.
 pub struct PairedBlocks {
     pub(crate) plain: Vec<f64>,
     pub(crate) wrapped: Vec<f64>,

@@ -35,7 +35,8 @@ pub struct Record {
 }
 
 impl Record {
-    fn is_empty(&self) -> bool {
+    /// No call timed and nothing hashed.
+    pub(crate) fn is_empty(&self) -> bool {
         self.calls.iter().all(|&c| c == 0) && self.hashed_bytes == 0
     }
 

@@ -427,26 +427,32 @@ impl super::Client for Client {
             crate::insitu::arm();
         }
         let t0 = Instant::now();
-        let sock = client_socket(addr)?;
-        let port = sock.local_addr().map_or(0, |a| a.port());
-        let (handle, conn) = endpoint
-            .connect(Instant::now(), cfg.clone(), addr, "localhost")
-            .map_err(|e| anyhow!("quinn connect: {e}"))?;
-        let mut c = Conn {
-            endpoint,
-            handle,
-            conn,
-            sock,
-            bufs,
-            wire: Wire::default(),
-        };
-        let r = exchange(&mut c, t0);
+        // Everything between arming and taking runs in one expression, so that a socket or a
+        // connect that fails still ends with `take`: a thread left armed would time every wrapped
+        // call of the process after it.
+        let made = client_socket(addr).and_then(|sock| {
+            let (handle, conn) = endpoint
+                .connect(Instant::now(), cfg.clone(), addr, "localhost")
+                .map_err(|e| anyhow!("quinn connect: {e}"))?;
+            let mut c = Conn {
+                endpoint,
+                handle,
+                conn,
+                sock,
+                bufs,
+                wire: Wire::default(),
+            };
+            let r = exchange(&mut c, t0);
+            Ok((c, r))
+        });
         let total = t0.elapsed();
         let insitu = self.armed.then(crate::insitu::take);
         let (cpu, mem) = (
             crate::alloc::thread_cpu_ns() - cpu0,
             crate::alloc::counters().since(mem0),
         );
+        let (c, r) = made?;
+        let port = c.sock.local_addr().map_or(0, |a| a.port());
         let ready = r?;
         let ev = evidence.then(|| evidence_of(&c));
         let wire = c.wire;
@@ -602,9 +608,11 @@ fn serve(
 ) -> Result<()> {
     sock.set_nonblocking(true)?;
     let mut ep = endpoint(Some(cfg));
+    // Room for the connections in flight at once on loopback (the one served and a few
+    // draining), made before the first, so that keeping a record seldom allocates.
     let mut windows = Windows {
         on: sink.is_some(),
-        records: HashMap::new(),
+        records: HashMap::with_capacity(64),
     };
     let mut conns: HashMap<ConnectionHandle, Held> = HashMap::new();
     let mut timers: HashMap<ConnectionHandle, Instant> = HashMap::new();
@@ -731,7 +739,7 @@ fn serve(
 
 /// The server's in-situ records while it serves (`serve`): the calls of each window, from `open`
 /// to `close`, added to the record of the connection the window was for. A window for none (a
-/// Retry, a datagram no connection takes) has no handshake's calls, and is dropped.
+/// datagram no connection takes, or a Retry, whose Initial keys the endpoint derives) is dropped.
 struct Windows {
     on: bool,
     records: HashMap<ConnectionHandle, crate::insitu::Record>,
@@ -749,7 +757,8 @@ impl Windows {
             return;
         }
         let r = crate::insitu::take();
-        if let Some(h) = of {
+        // A window without a call (an acknowledgement, a connection draining) makes no entry.
+        if let (Some(h), false) = (of, r.is_empty()) {
             self.records.entry(h).or_default().merge(&r);
         }
     }

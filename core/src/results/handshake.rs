@@ -585,15 +585,16 @@ pub struct Scenario {
     /// The same cost measured paired, in memory, where the two loopback medians cannot resolve it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_paired: Option<PairedOverhead>,
-    /// The same paired on loopback: plain, unarmed (rustls) and timed server threads in one
-    /// process, connections alternating in blocks.
+    /// The same paired on loopback: plain, unarmed (rustls's provider, over TCP and in quinn) and
+    /// timed server threads in one process, connections alternating in blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insitu_overhead_paired_loopback: Option<PairedOverhead>,
 }
 
 /// The in-situ timers' cost measured paired: blocks of in-memory handshakes (client and server in
 /// one pinned thread, no sockets) with the plain configuration, the wrapped one unarmed (rustls's
-/// timing provider; empty for OpenSSL, whose calls always pass the wrappers) and the wrapped one
+/// timing provider, over TCP and in quinn; empty for OpenSSL, whose calls always pass the
+/// wrappers) and the wrapped one
 /// armed, the order turning every block. Each series holds each block's median, nanoseconds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PairedOverhead {
