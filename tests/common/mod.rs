@@ -17,11 +17,42 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A path in this test binary's own temporary folder.
+/// A path in this test binary's own temporary folder. A test binary cannot remove its folder when
+/// it exits (no test runs last), so the first call of each group removes the folders that earlier
+/// runs of it left, those whose process is gone: every `make test` left a dozen, 2-3 MB each.
 pub fn tmp(group: &str, name: &str) -> PathBuf {
+    static SWEPT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if !swept.iter().any(|g| g == group) {
+        swept.push(group.to_string());
+        sweep(group);
+    }
+    drop(swept);
     let dir = std::env::temp_dir().join(format!("pqprof-{group}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
+}
+
+/// Removes `pqprof-{group}-{pid}` folders whose process no longer runs (a pid that runs again,
+/// for another program, keeps its folder: nothing of a live process is touched).
+fn sweep(group: &str) {
+    let prefix = format!("pqprof-{group}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            // Another run sweeping at once may have removed it first.
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// pqprof's own backends (the Go peer has its own test, tests/go.rs).
