@@ -611,7 +611,7 @@ fn serve(
     // Room for the connections in flight at once on loopback (the one served and a few
     // draining), made before the first, so that keeping a record seldom allocates.
     let mut windows = Windows {
-        on: sink.is_some(),
+        sink,
         records: HashMap::with_capacity(64),
     };
     let mut conns: HashMap<ConnectionHandle, Held> = HashMap::new();
@@ -717,7 +717,7 @@ fn serve(
             windows.close(Some(h));
             if done {
                 // The record goes in before the count, so `stats` never sees a count without it.
-                windows.keep(h, sink)?;
+                windows.keep(h)?;
                 served.fetch_add(1, std::sync::atomic::Ordering::Release);
             }
             match c.conn.poll_timeout() {
@@ -740,20 +740,21 @@ fn serve(
 /// The server's in-situ records while it serves (`serve`): the calls of each window, from `open`
 /// to `close`, added to the record of the connection the window was for. A window for none (a
 /// datagram no connection takes, or a Retry, whose Initial keys the endpoint derives) is dropped.
-struct Windows {
-    on: bool,
+struct Windows<'a> {
+    /// Where served connections' records go; none: not in situ, no window is armed.
+    sink: Option<&'a super::Sink>,
     records: HashMap<ConnectionHandle, crate::insitu::Record>,
 }
 
-impl Windows {
+impl Windows<'_> {
     fn open(&self) {
-        if self.on {
+        if self.sink.is_some() {
             crate::insitu::arm();
         }
     }
 
     fn close(&mut self, of: Option<ConnectionHandle>) {
-        if !self.on {
+        if self.sink.is_none() {
             return;
         }
         let r = crate::insitu::take();
@@ -764,8 +765,8 @@ impl Windows {
     }
 
     /// Moves a served connection's record to the sink.
-    fn keep(&mut self, h: ConnectionHandle, sink: Option<&super::Sink>) -> Result<()> {
-        if let (true, Some(sink)) = (self.on, sink) {
+    fn keep(&mut self, h: ConnectionHandle) -> Result<()> {
+        if let Some(sink) = self.sink {
             let r = self.records.remove(&h).unwrap_or_default();
             sink.lock().map_err(|_| anyhow!("poisoned"))?.push(r);
         }
