@@ -743,6 +743,11 @@ pub(crate) fn aggregate(runs: Vec<Results>) -> Result<Results> {
     Ok(out)
 }
 
+/// The results files git tracks, which the tests read (shared with core's tests).
+#[cfg(test)]
+#[path = "../core/tests/support/committed.rs"]
+mod committed;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -790,9 +795,7 @@ mod tests {
 
     /// A committed results file, as a child's output.
     fn child() -> Results {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-        let file = results::results_files(&dir)
-            .unwrap()
+        let file = super::committed::tracked_results(false)
             .into_iter()
             .max()
             .expect("a committed results file");
@@ -801,9 +804,7 @@ mod tests {
 
     /// The newest committed timed results file measured in several processes.
     fn timed_child() -> Results {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-        results::results_files(&dir)
-            .unwrap()
+        super::committed::tracked_results(false)
             .iter()
             .rev()
             .map(|f| results::read(f).unwrap())

@@ -234,22 +234,15 @@ pub fn check_writable(dir: &Path) -> Result<()> {
 }
 
 /// The committed results files in name order: results/, then results/archive/ with `archive`
-/// (the runs core's tests read).
+/// (the runs core's tests read): those git tracks, never a run a user made beside them.
 #[cfg(test)]
 pub(crate) fn committed(archive: bool) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-    let dirs = if archive {
-        vec![root.join("archive"), root]
-    } else {
-        vec![root]
-    };
-    let mut files: Vec<PathBuf> = dirs
-        .iter()
-        .flat_map(|d| results_files(d).unwrap_or_default())
-        .collect();
-    files.sort_by_key(|p| p.file_name().map(|n| n.to_owned()));
-    files
+    committed_files::tracked_results(archive)
 }
+
+#[cfg(test)]
+#[path = "../../tests/support/committed.rs"]
+mod committed_files;
 
 #[cfg(test)]
 mod tests {
