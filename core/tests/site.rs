@@ -6,38 +6,44 @@ use pqprof_core::render::{self, verify};
 use pqprof_core::units as format;
 use std::path::{Path, PathBuf};
 
+mod support {
+    pub mod committed;
+}
+
+/// The committed results files, results/ and results/archive/: those git tracks, so that a run
+/// the user made beside them (`make run` writes to results/) is never the run a test checks.
 fn committed() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    vec![root.join("results"), root.join("results/archive")]
+    support::committed::tracked_results(true)
 }
 
-/// The committed results files, counted from the folders (each new run adds one).
+/// The committed runs of results/ alone (one per machine, the ones the front page shows).
+fn committed_canonical() -> Vec<PathBuf> {
+    support::committed::tracked_results(false)
+}
+
+/// The committed results files, counted (each committed run adds one).
 fn committed_files() -> usize {
-    committed()
-        .iter()
-        .map(|d| pqprof_core::results::results_files(d).unwrap().len())
-        .sum()
+    committed().len()
 }
 
-/// The Intel Xeon VM's run the front page shows: the newest of results/ (its names sort by time).
+/// The Intel Xeon VM's run the front page shows: its newest committed run in results/ (the names
+/// sort by time).
 fn xeon_shown() -> PathBuf {
-    render::inputs(&committed()[..1])
-        .unwrap()
+    committed_canonical()
         .into_iter()
         .filter(|f| f.to_string_lossy().contains("-5d798a.json"))
         .filter(|f| pqprof_core::results::read(f).unwrap().is_complete())
         .max()
-        .expect("a run of the Intel Xeon VM in results/")
+        .expect("a committed run of the Intel Xeon VM in results/")
 }
 
-/// The Zen 5 VM's newest run in results/ (flows, calls in state, QUIC).
+/// The Zen 5 VM's newest committed run in results/ (flows, calls in state, QUIC).
 fn zen5_newest() -> PathBuf {
-    render::inputs(&committed()[..1])
-        .unwrap()
+    committed_canonical()
         .into_iter()
         .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
         .max()
-        .expect("the Zen 5 VM's run in results/")
+        .expect("a committed run of the Zen 5 VM in results/")
 }
 
 /// A folder of the system's temporary one, removed with everything in it when dropped: each
@@ -371,28 +377,15 @@ fn key_exchange_rows_are_what_the_producers_stored(file: &std::path::Path) {
             (a, b) => a == b,
         };
         assert!(close(f.real_ns, s.measured_delta_ns), "{c:?}");
-        // The composed difference: where the two key exchanges' suites have flows, what the
-        // composition predicts of the median connection (`predicted_delta`: the median shift
-        // along the flows), not the paths' difference the handshake step stored; else (the
-        // Xeon's file) what it stored.
-        let flow = |group: &str| {
-            r.suite(group, &s.composed_stack)
-                .and_then(|x| x.flow.as_ref())
-        };
-        let baseline = h
-            .scenarios
-            .iter()
-            .find(|x| {
-                !x.instrumented
-                    && x.mode.is_full()
-                    && x.stack == s.stack
-                    && s.against.as_ref().is_some_and(|a| x.is(a, &s.stack, false))
-            })
-            .unwrap();
-        let composed = match flow(&c.group).zip(flow(&c.baseline)) {
-            Some(flows) => {
-                Some(pqprof_core::figures::composition::predicted_delta(&r, flows, s, baseline).0)
-            }
+        // The composed difference: where both full handshakes have flows, the composition
+        // page's figure for the scenario against its own baseline (one figure, #69); else (the
+        // Xeon's file of 2026-12-01) what the handshake step stored.
+        let rows = pqprof_core::figures::composition::rows(&r);
+        let row = rows.iter().find(|row| {
+            row.stack == c.stack && row.group == c.group && row.auth.as_deref() == s.auth_name()
+        });
+        let composed = match row.and_then(|row| row.delta.as_ref()) {
+            Some(delta) => Some(delta.composed_ns),
             None => s.composed_delta_ns,
         };
         assert!(close(f.composed_ns, composed), "{c:?}");
@@ -997,4 +990,127 @@ fn a_stalled_cell_hides_the_zero_points_measured_server_flight() {
         checked >= 6,
         "{checked} stalled cells with a measured flight"
     );
+}
+
+/// The answer table's export against the page: every figure a row stores (`data-composed`, ...)
+/// is the one its export row gives under that figure's column, and every row is exported.
+#[test]
+fn every_export_gives_the_figures_its_page_shows() {
+    use pqprof_core::export::{self, Section};
+    let file = zen5_newest();
+    let out = Scratch::new("export");
+    render::render(
+        std::slice::from_ref(&file),
+        &out,
+        &render::Options {
+            source_url: None,
+            baseline: None,
+            all: false,
+        },
+    )
+    .unwrap();
+    let r = pqprof_core::results::read(&file).unwrap();
+    let index = page(&out, "index.html");
+    let answer = export::table(&r, &[Section::Answer]).unwrap();
+    let rows: Vec<&str> = index.split("<tr class=\"answer\"").skip(1).collect();
+    assert_eq!(rows.len(), answer.rows.len());
+    let attr = |row: &str, name: &str| -> Option<String> {
+        let at = row.find(&format!("{name}=\""))? + name.len() + 2;
+        Some(verify::unescape(row[at..].split('"').next()?))
+    };
+    let mut compared = 0;
+    for row in rows {
+        let row = row.split("</tr>").next().unwrap();
+        let key = attr(row, "data-key").unwrap();
+        let parts: Vec<&str> = key.split('|').collect();
+        let (stack, scenario, baseline) = (parts[2], parts[3], parts[4]);
+        let i = (0..answer.rows.len())
+            .find(|&i| {
+                answer.text(i, "stack") == Some(stack)
+                    && answer.text(i, "scenario") == Some(scenario)
+                    && answer.text(i, "baseline") == Some(baseline)
+            })
+            .unwrap_or_else(|| panic!("{key} is not exported"));
+        for figure in [
+            "composed",
+            "real",
+            "real-lo",
+            "real-hi",
+            "explained",
+            "capacity",
+            "memory",
+            "wire-cs",
+            "wire-sc",
+            "rtt-5.6",
+            "rtt-78.7",
+        ] {
+            let column = export::answer_figure_column(figure).unwrap().key();
+            let shown: Option<f64> =
+                attr(row, &format!("data-{figure}")).map(|v| v.parse().unwrap());
+            let exported = answer.number(i, &column);
+            match (shown, exported) {
+                (Some(a), Some(b)) => {
+                    assert!(
+                        (a - b).abs() <= 1e-6 * a.abs().max(1.0),
+                        "{key} {figure}: {a} / {b}"
+                    );
+                    compared += 1;
+                }
+                (None, None) => {}
+                other => panic!("{key} {figure}: page and export {other:?}"),
+            }
+        }
+    }
+    assert!(compared > 50, "{compared} figures compared");
+    // The composition page: every difference as the page writes it, composed / real.
+    let composition = page(&out, "composition.html");
+    let table = export::table(&r, &[Section::Composition]).unwrap();
+    let mut deltas = 0;
+    for i in 0..table.rows.len() {
+        if let (Some(c), Some(real)) = (
+            table.number(i, "composed_delta_ns"),
+            table.number(i, "real_delta_ns"),
+        ) {
+            let shown = format!(
+                "{} &#x2f; {}",
+                format::signed_time(c),
+                format::signed_time(real)
+            );
+            assert!(
+                composition.contains(&shown),
+                "{shown} not on the composition page"
+            );
+            deltas += 1;
+        }
+    }
+    assert!(deltas >= 30, "{deltas} composed differences");
+    // The handshakes: every plain scenario's median connection on the phases page.
+    let phases = page(&out, "phases.html");
+    let handshakes = export::table(&r, &[Section::Handshakes]).unwrap();
+    for i in 0..handshakes.rows.len() {
+        if handshakes.text(i, "mode") == Some("full") {
+            let median = format::time(handshakes.number(i, "median_ns").unwrap());
+            assert!(phases.contains(&median), "{median} not on the phases page");
+        }
+    }
+    // Every section in every format: written, and the CSV's records as many as the rows.
+    for section in Section::ALL {
+        let t = export::table(&r, &[section]).unwrap();
+        for format in [
+            export::Format::Csv,
+            export::Format::Json,
+            export::Format::Md,
+        ] {
+            let bytes = export::exporter(format).serialize(&r, &t).unwrap();
+            let text = String::from_utf8(bytes).unwrap();
+            match format {
+                export::Format::Csv => assert_eq!(text.lines().count(), 1 + t.rows.len()),
+                export::Format::Json => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(v["rows"].as_array().unwrap().len(), t.rows.len());
+                }
+                export::Format::Md => assert_eq!(text.lines().count(), 4 + t.rows.len()),
+            }
+        }
+    }
 }

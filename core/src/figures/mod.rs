@@ -6,6 +6,7 @@ pub mod answer;
 pub mod arch;
 pub mod auth;
 pub mod capacity;
+pub mod changes;
 pub mod composition;
 pub mod drift;
 pub mod evidence;
