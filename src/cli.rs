@@ -48,12 +48,17 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Every phase and suite of a run as CSV or Markdown.
+    /// A section of a run as JSON, CSV or Markdown: the figures its page shows, units in the
+    /// column names, intervals as two columns, one row per scenario.
     Export {
         file: PathBuf,
-        /// csv or md.
+        /// json, csv or md.
         #[arg(long, value_parser = export_format)]
         format: crate::export::Format,
+        /// answer, handshakes, capacity, network, composition, phases or suites (repeatable:
+        /// phases and suites share their columns); default phases and suites.
+        #[arg(long = "section", value_parser = export_section)]
+        sections: Vec<crate::export::Section>,
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -69,8 +74,9 @@ pub enum Command {
     /// Cross-check against liboqs's speed tools, openssl speed and published reference cycles;
     /// adds a `crosscheck` section to the results file.
     Crosscheck(CrosscheckArgs),
-    /// Real TLS 1.3 (rustls, OpenSSL) and SSH (russh) handshakes on loopback, beside the composed
-    /// figures; adds a `handshakes` section to the results file.
+    /// Real handshakes on loopback with every registered stack, beside the composed figures;
+    /// adds a `handshakes` section to the results file.
+    #[command(about = handshake_about())]
     Handshake(HandshakeArgs),
     /// Server capacity: in-memory handshakes per core, throughput and latency under load over
     /// loopback, memory per held connection; adds a `capacity` section to the results file.
@@ -404,6 +410,27 @@ pub struct MemoryChildArgs {
 }
 
 /// The registered stacks with a feature, as `--stack` values.
+/// `pqprof handshake`'s one-line help, naming the stacks from the registry (a list written by
+/// hand named three of six once the registry had grown).
+fn handshake_about() -> String {
+    let stacks: Vec<String> = crate::stack::all()
+        .iter()
+        .map(|s| {
+            let kind = match (s.protocol(), s.transport()) {
+                ("ssh", _) => "SSH",
+                (_, crate::results::Transport::Quic) => "TLS 1.3 over QUIC",
+                _ => "TLS 1.3",
+            };
+            format!("{} ({kind})", s.name())
+        })
+        .collect();
+    format!(
+        "Real handshakes on loopback with every registered stack: {}; beside the composed \
+         figures, into a `handshakes` section of the results file",
+        stacks.join(", ")
+    )
+}
+
 fn stacks(with: fn(&crate::stack::Features) -> bool) -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(crate::stack::names(with))
 }
@@ -419,11 +446,17 @@ fn compare_format(s: &str) -> Result<crate::comparison::Format, String> {
 }
 
 fn export_format(s: &str) -> Result<crate::export::Format, String> {
-    match s {
-        "csv" => Ok(crate::export::Format::Csv),
-        "md" => Ok(crate::export::Format::Md),
-        _ => Err("one of: csv, md".into()),
-    }
+    crate::export::Format::named(s).ok_or_else(|| "one of: json, csv, md".into())
+}
+
+fn export_section(s: &str) -> Result<crate::export::Section, String> {
+    crate::export::Section::named(s).ok_or_else(|| {
+        let names: Vec<&str> = crate::export::Section::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect();
+        format!("one of: {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, Args)]
@@ -532,5 +565,25 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_handshake_help_names_every_registered_stack() {
+        let mut cli = Cli::command();
+        let help = cli
+            .find_subcommand_mut("handshake")
+            .expect("a handshake command")
+            .render_help()
+            .to_string();
+        for stack in crate::stack::all() {
+            assert!(
+                help.contains(stack.name()),
+                "{} not in: {help}",
+                stack.name()
+            );
+        }
+        assert!(help.contains("quinn (TLS 1.3 over QUIC)") && help.contains("russh (SSH)"));
+        let top = cli.render_help().to_string();
+        assert!(top.contains("quic-go"), "{top}");
     }
 }

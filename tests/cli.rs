@@ -357,6 +357,27 @@ fn export_writes_every_phase_and_suite() {
     assert_eq!(lines.iter().filter(|l| l.starts_with("suite,")).count(), 16);
     let md = pqprof(&["export", "--format", "md", measured().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&md.stdout).contains("| suite | X25519 | default |"));
+    // A section by name, as JSON; a section that does not exist is named in one line.
+    let json = pqprof(&[
+        "export",
+        "--format",
+        "json",
+        "--section",
+        "suites",
+        measured().to_str().unwrap(),
+    ]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["section"], "suites");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 16);
+    assert!(v["rows"][0]["median_ns"].is_number());
+    let bad = pqprof(&["export", "--format", "csv", "--section", "nope", "x.json"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("one of: answer, handshakes"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]

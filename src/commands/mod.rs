@@ -54,10 +54,27 @@ pub fn execute(command: Command) -> Result<()> {
                 crate::comparison::render(&c, format)?.as_bytes(),
             )
         }
-        Command::Export { file, format, out } => emit(
-            out.as_deref(),
-            &crate::export::exporter(format).serialize(&results::read(&file)?)?,
-        ),
+        Command::Export {
+            file,
+            format,
+            sections,
+            out,
+        } => {
+            let r = results::read(&file)?;
+            let sections = if sections.is_empty() {
+                vec![
+                    crate::export::Section::Phases,
+                    crate::export::Section::Suites,
+                ]
+            } else {
+                sections
+            };
+            let table = crate::export::table(&r, &sections)?;
+            emit(
+                out.as_deref(),
+                &crate::export::exporter(format).serialize(&r, &table)?,
+            )
+        }
         Command::League { file } => {
             let r = results::read(&file.map_or_else(newest_results, Ok)?)?;
             print!(

@@ -1,6 +1,6 @@
-//! A Markdown table with human units.
+//! A Markdown table: the column names with their units in the heading, the figures in human units.
 
-use super::{lines, Exporter};
+use super::{Exporter, Table, Unit, Value};
 use crate::results::Results;
 use crate::units as format;
 use anyhow::Result;
@@ -8,31 +8,48 @@ use anyhow::Result;
 pub(crate) struct Markdown;
 
 impl Exporter for Markdown {
-    fn serialize(&self, r: &Results) -> Result<Vec<u8>> {
-        let mut out = format!("Run: {} ({})\n\n", r.label(), r.run.tool_commit);
-        out += "| Kind | Name | Stack / backend | Mean | Median | p95 | p99 | Iterations | Median 95% interval | Precision |\n";
-        out += "|---|---|---|---:|---:|---:|---:|---:|---|---|\n";
-        for l in lines(r) {
-            let cell = |s: &str| s.replace('|', "\\|");
-            out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                l.kind,
-                cell(&l.name),
-                cell(&l.stack_or_backend),
-                format::time(l.mean),
-                format::time(l.median),
-                format::time(l.p95),
-                format::time(l.p99),
-                l.iterations
-                    .map_or(String::new(), |n| format::count(n as f64)),
-                l.ci.map_or(String::new(), |(a, b)| format!(
-                    "{} – {}",
-                    format::time(a),
-                    format::time(b)
-                )),
-                crate::figures::precision_label(l.precision.as_ref())
-            );
+    fn serialize(&self, r: &Results, t: &Table) -> Result<Vec<u8>> {
+        let cell = |s: &str| s.replace('|', "\\|");
+        let mut out = format!(
+            "Run: {} ({}), {}\n\n",
+            r.label(),
+            r.run.tool_commit,
+            t.section
+        );
+        let heads: Vec<String> = t.columns.iter().map(|c| cell(&c.name)).collect();
+        out += &format!("| {} |\n", heads.join(" | "));
+        let aligns: Vec<&str> = t
+            .columns
+            .iter()
+            .map(|c| if c.unit == Unit::Text { "---" } else { "---:" })
+            .collect();
+        out += &format!("|{}|\n", aligns.join("|"));
+        for row in &t.rows {
+            let cells: Vec<String> = t
+                .columns
+                .iter()
+                .zip(row)
+                .map(|(c, v)| match v {
+                    Value::Text(s) => cell(s),
+                    Value::Number(None) => String::new(),
+                    Value::Number(Some(x)) => human(c.unit, *x),
+                })
+                .collect();
+            out += &format!("| {} |\n", cells.join(" | "));
         }
         Ok(out.into_bytes())
+    }
+}
+
+/// A figure as the site writes it.
+fn human(unit: Unit, x: f64) -> String {
+    match unit {
+        Unit::Ns => format::time(x),
+        Unit::Bytes => format!("{} B", format::count(x)),
+        Unit::Pct => format!("{x:.1}%"),
+        Unit::Ratio => format!("{x:.3}"),
+        Unit::PerSecond => format!("{}/s", format::count(x)),
+        Unit::Count => format::count(x),
+        Unit::Text => x.to_string(),
     }
 }

@@ -1,84 +1,208 @@
-//! Exporters: one file per format behind one small trait. Rows are every phase and every suite.
+//! Exporters: every section of a run as one table (`Table`: named columns, each with its unit, one
+//! row per identity), written as JSON, CSV or Markdown by one small trait per format. The tables
+//! are built from the same figure functions the site draws (`sections`), so an export and a page
+//! show one figure.
 
 mod csv;
+mod json;
 mod markdown;
+mod sections;
 
 use crate::results::Results;
-use anyhow::Result;
+use anyhow::{bail, Result};
+
+pub use sections::answer_figure_column;
 
 /// The formats `pqprof export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Csv,
     Md,
+    Json,
+}
+
+impl Format {
+    pub fn named(name: &str) -> Option<Format> {
+        match name {
+            "csv" => Some(Format::Csv),
+            "md" => Some(Format::Md),
+            "json" => Some(Format::Json),
+            _ => None,
+        }
+    }
+}
+
+/// A part of a run an export can hold, by the page or section it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The front page's answer table: a row per stack and change.
+    Answer,
+    /// Every real handshake scenario (`pqprof handshake`).
+    Handshakes,
+    /// Handshakes per core in memory, the load steps' peak and memory per held connection.
+    Capacity,
+    /// Every network cell: a row per point of the grid and scenario.
+    Network,
+    /// The composition page: every real scenario against what its phases compose.
+    Composition,
+    /// Every measured phase.
+    Phases,
+    /// Every composed suite.
+    Suites,
+}
+
+impl Section {
+    pub const ALL: [Section; 7] = [
+        Section::Answer,
+        Section::Handshakes,
+        Section::Capacity,
+        Section::Network,
+        Section::Composition,
+        Section::Phases,
+        Section::Suites,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Answer => "answer",
+            Section::Handshakes => "handshakes",
+            Section::Capacity => "capacity",
+            Section::Network => "network",
+            Section::Composition => "composition",
+            Section::Phases => "phases",
+            Section::Suites => "suites",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Section> {
+        Section::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What a column's numbers count: it names the column's suffix in JSON and CSV, and how Markdown
+/// writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Text,
+    Ns,
+    Bytes,
+    Pct,
+    Ratio,
+    PerSecond,
+    Count,
+}
+
+impl Unit {
+    fn suffix(self) -> &'static str {
+        match self {
+            Unit::Text | Unit::Ratio | Unit::Count => "",
+            Unit::Ns => "_ns",
+            Unit::Bytes => "_bytes",
+            Unit::Pct => "_pct",
+            Unit::PerSecond => "_per_s",
+        }
+    }
+}
+
+/// One column: its name without the unit, its unit, and whether it names the row (with the other
+/// such columns: the row's identity) rather than measures it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub unit: Unit,
+    pub identity: bool,
+}
+
+impl Column {
+    /// A measured column.
+    fn new(name: &str, unit: Unit) -> Column {
+        Column {
+            name: name.to_string(),
+            unit,
+            identity: false,
+        }
+    }
+
+    /// A column that names the row.
+    fn id(name: &str, unit: Unit) -> Column {
+        Column {
+            identity: true,
+            ..Column::new(name, unit)
+        }
+    }
+
+    /// The name JSON and CSV give it, its unit in it ("composed_delta_ns").
+    pub fn key(&self) -> String {
+        format!("{}{}", self.name, self.unit.suffix())
+    }
+}
+
+/// One cell: text, or a number where one was measured (`None`: the run has none).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Text(String),
+    Number(Option<f64>),
+}
+
+/// A section as a table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub section: &'static str,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl Table {
+    /// The number in `row` under the column keyed `key` ("composed_delta_ns").
+    pub fn number(&self, row: usize, key: &str) -> Option<f64> {
+        let at = self.columns.iter().position(|c| c.key() == key)?;
+        match self.rows.get(row)?.get(at)? {
+            Value::Number(x) => *x,
+            Value::Text(_) => None,
+        }
+    }
+
+    /// The text in `row` under the column keyed `key`.
+    pub fn text(&self, row: usize, key: &str) -> Option<&str> {
+        let at = self.columns.iter().position(|c| c.key() == key)?;
+        match self.rows.get(row)?.get(at)? {
+            Value::Text(t) => Some(t),
+            Value::Number(_) => None,
+        }
+    }
+}
+
+/// The sections' tables, one after the other; sections of the same columns (phases and suites)
+/// are one table, as `pqprof export` without `--section` writes them.
+pub fn table(r: &Results, sections: &[Section]) -> Result<Table> {
+    let mut tables = sections.iter().map(|s| sections::table(r, *s));
+    let Some(mut out) = tables.next() else {
+        bail!("no section to export")
+    };
+    for t in tables {
+        if t.columns != out.columns {
+            bail!(
+                "{} and {} have columns of their own: export them apart",
+                out.section,
+                t.section
+            );
+        }
+        out.rows.extend(t.rows);
+        out.section = "phases and suites";
+    }
+    Ok(out)
 }
 
 pub trait Exporter {
-    fn serialize(&self, results: &Results) -> Result<Vec<u8>>;
+    fn serialize(&self, r: &Results, table: &Table) -> Result<Vec<u8>>;
 }
 
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
         Format::Csv => Box::new(csv::Csv),
         Format::Md => Box::new(markdown::Markdown),
+        Format::Json => Box::new(json::Json),
     }
-}
-
-/// One exported line: a phase or a suite, in nanoseconds.
-pub(crate) struct Line {
-    pub(crate) kind: &'static str,
-    pub(crate) name: String,
-    pub(crate) stack_or_backend: String,
-    pub(crate) mean: f64,
-    pub(crate) median: f64,
-    pub(crate) p95: f64,
-    pub(crate) p99: f64,
-    pub(crate) iterations: Option<usize>,
-    pub(crate) ci: Option<(f64, f64)>,
-    pub(crate) precision: Option<crate::results::Precision>,
-}
-
-pub(crate) const HEADER: [&str; 12] = [
-    "kind",
-    "name",
-    "stack_or_backend",
-    "mean_ns",
-    "median_ns",
-    "p95_ns",
-    "p99_ns",
-    "iterations",
-    "median_ci95_low_ns",
-    "median_ci95_high_ns",
-    "half_width_pct",
-    "stopped",
-];
-
-pub(crate) fn lines(r: &Results) -> Vec<Line> {
-    let phases = r.phases.iter().map(|p| Line {
-        kind: "phase",
-        name: p.id().short(),
-        stack_or_backend: p.backend.clone(),
-        mean: p.stats.mean_ns,
-        median: p.stats.median_ns,
-        p95: p.stats.p95_ns,
-        p99: p.stats.p99_ns,
-        iterations: Some(p.stats.iterations),
-        ci: p.median_ci95_ns,
-        precision: p.precision.clone(),
-    });
-    let suites = r.suites.iter().map(|s| Line {
-        kind: "suite",
-        name: s.name.clone(),
-        stack_or_backend: s.stack.clone(),
-        mean: s.composed.mean_ns,
-        median: s.composed.median_ns,
-        p95: s.composed.p95_ns,
-        p99: s.composed.p99_ns,
-        iterations: None,
-        ci: s.composed.median_ci95_ns,
-        precision: None,
-    });
-    phases.chain(suites).collect()
 }
 
 #[cfg(test)]
@@ -91,28 +215,79 @@ mod tests {
         crate::results::committed(true)
     }
 
+    /// The identity columns of a row, as text.
+    fn identity(t: &Table, row: &[Value]) -> Vec<String> {
+        t.columns
+            .iter()
+            .zip(row)
+            .filter(|(c, _)| c.identity)
+            .map(|(_, v)| format!("{v:?}"))
+            .collect()
+    }
+
     #[test]
-    fn no_two_rows_of_an_export_share_a_key() {
+    fn no_two_rows_of_a_section_share_an_identity() {
         let files = committed();
         assert!(!files.is_empty(), "no committed results to export");
-        for f in files {
-            let r = crate::results::read(&f).unwrap();
-            let mut keys = BTreeSet::new();
-            for l in lines(&r) {
-                let key = (l.kind, l.name.clone(), l.stack_or_backend.clone());
-                assert!(
-                    keys.insert(key.clone()),
-                    "{}: two rows {key:?}",
-                    f.display()
-                );
+        // The newest of each folder is enough to hold every section's identity.
+        for f in files.iter().rev().take(4) {
+            let r = crate::results::read(f).unwrap();
+            for section in Section::ALL {
+                let t = sections::table(&r, section);
+                let mut keys = BTreeSet::new();
+                for row in &t.rows {
+                    assert_eq!(row.len(), t.columns.len());
+                    let key = identity(&t, row);
+                    assert!(
+                        keys.insert(key.clone()),
+                        "{} {}: two rows {key:?}",
+                        f.display(),
+                        section.name()
+                    );
+                }
             }
             // Both forms of a phase are there, told apart by name.
             if r.phases
                 .iter()
                 .any(|p| p.form == crate::results::Form::Primitive)
             {
-                assert!(keys.iter().any(|(_, n, _)| n.ends_with(" (primitive)")));
+                let t = sections::table(&r, Section::Phases);
+                assert!((0..t.rows.len()).any(|i| t
+                    .text(i, "name")
+                    .is_some_and(|n| n.ends_with(" (primitive)"))));
             }
         }
+    }
+
+    #[test]
+    fn every_column_key_carries_its_unit_and_is_unique() {
+        let r = crate::results::read(committed().last().unwrap()).unwrap();
+        for section in Section::ALL {
+            let t = sections::table(&r, section);
+            let keys: BTreeSet<String> = t.columns.iter().map(Column::key).collect();
+            assert_eq!(keys.len(), t.columns.len(), "{}", section.name());
+            for c in &t.columns {
+                let key = c.key();
+                match c.unit {
+                    Unit::Ns => assert!(key.ends_with("_ns"), "{key}"),
+                    Unit::Bytes => assert!(key.ends_with("_bytes"), "{key}"),
+                    Unit::Pct => assert!(key.ends_with("_pct"), "{key}"),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sections_are_named_both_ways_and_phases_join_suites() {
+        for s in Section::ALL {
+            assert_eq!(Section::named(s.name()), Some(s));
+        }
+        assert_eq!(Section::named("everything"), None);
+        let r = crate::results::read(committed().last().unwrap()).unwrap();
+        let both = table(&r, &[Section::Phases, Section::Suites]).unwrap();
+        assert_eq!(both.rows.len(), r.phases.len() + r.suites.len());
+        let apart = table(&r, &[Section::Answer, Section::Network]).unwrap_err();
+        assert!(apart.to_string().contains("export them apart"), "{apart}");
     }
 }
