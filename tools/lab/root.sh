@@ -9,8 +9,8 @@
 # The entry is named trixie-<hash of the package list, suite, mirror and
 # ROOT_VERSION>, built in a temporary folder beside it and renamed into
 # place only when complete.  The build runs in a private mount namespace
-# (unshare --mount), so a mount made by debootstrap or apt cannot outlive
-# it, even if this script is killed with SIGKILL; a trap unmounts and
+# (unshare --mount --pid), so no mount or process of debootstrap or apt
+# outlives it, even if this script is killed with SIGKILL; a trap unmounts and
 # removes the temporary folder on an ordinary failure, and a leftover
 # from a killed run is removed by the next run (under a lock).
 set -eu
@@ -68,9 +68,12 @@ trap 'exit 130' INT TERM HUP
 
 start=$(date +%s)
 mkdir "$tmp"
-# Everything that mounts runs in a private mount namespace whose mounts
-# vanish with its last process; --kill-child ends the build if unshare dies.
-unshare --mount --propagation private --fork --kill-child \
+# Everything that mounts runs in private mount and pid namespaces whose
+# mounts and processes vanish with it: setpriv makes a SIGKILL of this
+# script kill unshare, --kill-child then kills the namespace's pid 1 and
+# with it every process of the build.
+setpriv --pdeathsig KILL \
+unshare --mount --propagation private --pid --fork --kill-child \
     env TMPROOT="$tmp" SUITE="$SUITE" MIRROR="$MIRROR" PKGS="$PKGS" \
     sh -eu -c '
     debootstrap --variant=minbase "$SUITE" "$TMPROOT" "$MIRROR" >&2
