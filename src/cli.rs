@@ -102,6 +102,10 @@ pub enum Command {
     /// The server side of `handshake`, started by it as a child process.
     #[command(hide = true)]
     HandshakeServer(HandshakeServerArgs),
+    /// A server of servers/ (nginx, HAProxy, ...) in the lab root, started by `handshake` as a
+    /// child process.
+    #[command(hide = true)]
+    LabServer(LabServerArgs),
     /// Render the static site from results files.
     Render(RenderArgs),
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json.gz).
@@ -367,6 +371,23 @@ pub struct HandshakeServerArgs {
     /// The handshakes' mode (`Mode::name`): `resumed` issues a TLS 1.3 ticket per connection and
     /// resumes the connections that offer one; QUIC's `token` sends NEW_TOKEN tokens and accepts
     /// them, `retry` answers each first Initial with a Retry.
+    #[arg(long, default_value = "full", value_parser = parse_mode)]
+    pub(crate) mode: crate::results::Mode,
+}
+
+/// `pqprof lab-server`'s arguments.
+#[derive(Debug, Args)]
+pub struct LabServerArgs {
+    /// The server file (servers/nginx.toml).
+    #[arg(long)]
+    pub(crate) server: PathBuf,
+    #[arg(long)]
+    pub(crate) group: String,
+    /// The identity's folder (chain.pem and key.pem; see stack::identity::Files).
+    #[arg(long)]
+    pub(crate) identity: PathBuf,
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) bind: std::net::IpAddr,
     #[arg(long, default_value = "full", value_parser = parse_mode)]
     pub(crate) mode: crate::results::Mode,
 }

@@ -26,6 +26,7 @@ pub mod handshake;
 pub mod host;
 pub mod insitu;
 pub mod interrupt;
+mod lab;
 pub mod measure;
 pub mod memory;
 pub mod network;

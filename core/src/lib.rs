@@ -14,6 +14,7 @@ pub mod export;
 pub mod figures;
 pub mod flow;
 pub mod incontext;
+pub mod lab;
 pub mod league;
 pub mod netmodel;
 pub mod overhead;

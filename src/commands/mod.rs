@@ -91,6 +91,13 @@ pub fn execute(command: Command) -> Result<()> {
         Command::NetemRouter { client_if } => crate::network::router::router_main(&client_if),
         Command::CapacityServer(args) => children::capacity_server(args),
         Command::HandshakeServer(args) => children::handshake_server(args),
+        Command::LabServer(args) => crate::lab::server_main(
+            &args.server,
+            &args.group,
+            &args.identity,
+            args.bind,
+            args.mode,
+        ),
         Command::Render(args) => render_site(args),
         Command::CountPhase(args) => children::count_phase(args),
         Command::Memory(args) => memory::memory(args),

@@ -496,6 +496,7 @@ fn tcp_evidence(answer: &str) -> Result<Evidence> {
             server_flight_bytes: e.server_flight_bytes,
             client_hello_bytes: super::tls::first_record_bytes(&sent),
             quic: None,
+            server_software: None,
         };
         Ok(ev)
 }

@@ -27,12 +27,21 @@ macro_rules! registry {
     ($($module:ident :: $stack:ident),* $(,)?) => {
         $(pub mod $module;)*
 
-        /// Every stack, in the registry's order.
+        /// Every stack, in the registry's order: the library stacks, then a stack for each
+        /// server of servers/ (`lab::stacks`).
         pub fn all() -> &'static [&'static dyn TlsStack] {
-            &[$(&$module::$stack),*]
+            static ALL: std::sync::OnceLock<Vec<&'static dyn TlsStack>> =
+                std::sync::OnceLock::new();
+            ALL.get_or_init(|| {
+                let mut all: Vec<&'static dyn TlsStack> = vec![$(&$module::$stack),*];
+                all.extend(lab::stacks());
+                all
+            })
         }
     };
 }
+
+mod lab;
 
 registry!(
     rustls::Rustls,

@@ -116,6 +116,7 @@ impl TlsStack for OpenSsl {
             connector: connector(c)?,
             armed: c.armed,
             tickets: Tickets::of(c.mode),
+            http: None,
         }))
     }
 
@@ -343,6 +344,30 @@ struct Client {
     connector: Connector,
     armed: bool,
     tickets: Tickets,
+    /// `Some(server software)`: the server answers HTTP (a server of servers/), so each
+    /// connection ends with a GET in place of the echo, and its evidence names the software.
+    http: Option<String>,
+}
+
+/// OpenSSL's client for a server that answers HTTP (`stack::lab`): each connection a full
+/// exchange, a GET and its answer, and the server's software in the evidence.
+pub(crate) fn http_client(c: Config, software: String) -> Result<Box<dyn super::Client>> {
+    Ok(Box::new(Client {
+        connector: connector(c)?,
+        armed: c.armed,
+        tickets: Tickets::of(c.mode),
+        http: Some(software),
+    }))
+}
+
+impl Client {
+    /// The exchange after the handshake: the echo, or a GET where the server answers HTTP.
+    fn exchange<S: Read + Write>(&self, s: &mut S) -> Result<()> {
+        match self.http {
+            Some(_) => tls::http_get(s),
+            None => echo(s),
+        }
+    }
 }
 
 /// Resumed handshakes (`Mode::Resumed`): the session the last connection's ticket made, for the
@@ -382,9 +407,12 @@ impl super::Client for Client {
             let mut tls = self.connector.resume(sock, ticket.as_deref())?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
-            echo(&mut tls)?;
+            self.exchange(&mut tls)?;
             self.tickets.keep(tls.ssl(), ticket.as_deref());
-            let ev = want_evidence.then(|| evidence(tls.ssl(), flight));
+            let ev = want_evidence.then(|| Evidence {
+                server_software: self.http.clone(),
+                ..evidence(tls.ssl(), flight)
+            });
             let resumed = tls.ssl().session_reused();
             let _ = tls.shutdown();
             Ok((hs, tls.get_ref().summary(), ev, resumed))
@@ -396,14 +424,14 @@ impl super::Client for Client {
         let sock = tls::tcp_with(addr, teardown)?;
         let mut tls = self.connector.connect(sock)?;
         let hs = t0.elapsed();
-        echo(&mut tls)?;
+        self.exchange(&mut tls)?;
         let _ = tls.shutdown();
         Ok(hs.as_nanos() as f64)
     }
 
     fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
         let mut tls = self.connector.connect(tcp(addr)?)?;
-        echo(&mut tls)?;
+        self.exchange(&mut tls)?;
         Ok(Box::new(tls))
     }
 }

@@ -86,6 +86,48 @@ pub(crate) fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
     Ok(())
 }
 
+/// The client's side of an HTTP/1.1 exchange, for a server that answers HTTP rather than echoes
+/// (the lab's nginx and HAProxy): one GET, then its answer read, which must be a 200, to the end
+/// of its body (its Content-Length, else until the server closes).
+pub(crate) fn http_get<S: Read + Write>(s: &mut S) -> Result<()> {
+    s.write_all(b"GET / HTTP/1.1\r\nHost: pqprof\r\nConnection: close\r\n\r\n")?;
+    s.flush()?;
+    let mut got: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let head_end = got.windows(4).position(|w| w == b"\r\n\r\n");
+        if let Some(h) = head_end {
+            let head = String::from_utf8_lossy(&got[..h]);
+            let status = head.lines().next().unwrap_or("");
+            ensure!(
+                status.starts_with("HTTP/1.1 200") || status.starts_with("HTTP/1.0 200"),
+                "the server answered {status:?}"
+            );
+            let length = head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim()
+                    .eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse::<usize>().ok())?
+            });
+            if length.is_some_and(|n| got.len() >= h + 4 + n) {
+                return Ok(());
+            }
+        }
+        let n = match s.read(&mut buf) {
+            Ok(n) => n,
+            // A server that closes without close_notify after its whole answer.
+            Err(_) if head_end.is_some() => 0,
+            Err(e) => return Err(e).context("reading the HTTP answer"),
+        };
+        if n == 0 {
+            ensure!(head_end.is_some(), "the server closed before its answer");
+            return Ok(());
+        }
+        got.extend_from_slice(&buf[..n]);
+        ensure!(got.len() < 1 << 20, "an HTTP answer over 1 MiB");
+    }
+}
+
 /// The server's side of the echo.
 pub(crate) fn echo_back<S: Read + Write>(s: &mut S) -> Result<()> {
     let mut buf = [0u8; 32];

@@ -4,6 +4,7 @@
 # them.  The root's path is the last line on stdout.
 #
 #   tools/lab/root.sh            # build if missing, print path
+#   tools/lab/root.sh --path     # print the path of one already made, or fail
 #   PQPROF_LAB_CACHE=/x tools/lab/root.sh
 #
 # The entry is named trixie-<hash of the package list, suite, mirror and
@@ -28,6 +29,10 @@ mkdir -p "$CACHE"
 if [ -f "$final/pqprof-versions.txt" ]; then
     echo "$final"
     exit 0
+fi
+if [ "${1:-}" = --path ]; then   # the path of a root already made, never a build
+    echo "root.sh: the lab root is not made yet (make lab, about a minute once)" >&2
+    exit 1
 fi
 
 [ "$(id -u)" = 0 ] || { echo "root.sh: debootstrap needs root" >&2; exit 1; }

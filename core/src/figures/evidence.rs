@@ -323,6 +323,7 @@ mod tests {
             server_flight_bytes: Some(15_637),
             client_hello_bytes: Some(1_538),
             quic: None,
+            server_software: None,
         }
     }
 

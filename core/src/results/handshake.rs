@@ -454,6 +454,10 @@ pub struct Evidence {
     /// QUIC scenarios: the client's Initial flight and the server's first flight as datagrams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicEvidence>,
+    /// A server of servers/ (nginx, HAProxy): its name and version as its own binary printed
+    /// them in the lab root ("nginx 1.26.3"); `None` for pqprof's own servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_software: Option<String>,
 }
 
 /// A scenario another is compared with: its group and authentication (by name).

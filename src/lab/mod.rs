@@ -1,0 +1,405 @@
+//! The servers people run (`servers/*.toml`: nginx, HAProxy, sshd, a user's own), run in the lab
+//! root: a Debian trixie root that tools/lab/root.sh makes once and caches. Each server runs as
+//! pid 1 of its own pid and mount namespaces over a throw-away overlay of the root
+//! (tools/lab/in-root.sh), so a killed run leaves no process or mount behind. This module finds
+//! the root, reads a server's version, and serves one scenario in the hidden `lab-server`
+//! child: render the templates, start, wait until the port answers, report the server's CPU
+//! (every process of its tree) between `reset` and `stats`, stop.
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use pqprof_core::lab::{self, Server};
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The scripts, compiled in so that the binary runs them from any folder.
+const ROOT_SH: &str = include_str!("../../tools/lab/root.sh");
+const IN_ROOT_SH: &str = include_str!("../../tools/lab/in-root.sh");
+
+/// Where the server files are: `PQPROF_SERVERS`, else servers/ in the working folder (as suites/).
+pub(crate) fn servers_dir() -> PathBuf {
+    std::env::var_os("PQPROF_SERVERS").map_or_else(|| PathBuf::from("servers"), PathBuf::from)
+}
+
+/// The lab root's path: `PQPROF_LAB_ROOT`, else the one tools/lab/root.sh made (it is never made
+/// here: `make lab`, `make build` and CI make it, about a minute once).
+pub(crate) fn root() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PQPROF_LAB_ROOT") {
+        return Ok(p.into());
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(ROOT_SH)
+        .args(["root.sh", "--path"])
+        .stderr(Stdio::piped())
+        .output()
+        .context("cannot run sh for tools/lab/root.sh")?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        bail!("{}", why.trim().trim_start_matches("root.sh: "));
+    }
+    let path = String::from_utf8_lossy(&out.stdout);
+    let path = path.lines().last().unwrap_or("").trim();
+    ensure!(!path.is_empty(), "tools/lab/root.sh printed no path");
+    Ok(path.into())
+}
+
+/// The server's version as its own binary prints it in the root ("1.26.3").
+pub(crate) fn version(server: &Server, root: &Path) -> Result<String> {
+    let binary = root.join(server.binary.trim_start_matches('/'));
+    ensure!(
+        binary.exists(),
+        "{}: {} is not in the lab root ({})",
+        server.file.display(),
+        server.binary,
+        root.display()
+    );
+    let out = Command::new("chroot")
+        .arg(root)
+        .args(&server.version_argv)
+        .output()
+        .with_context(|| format!("{}: cannot run its version command", server.name))?;
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.version_in(&printed).ok_or_else(|| {
+        anyhow!(
+            "{}: its version command printed no \"{}\": {}",
+            server.file.display(),
+            server.version_after,
+            printed.lines().next().unwrap_or("").trim()
+        )
+    })
+}
+
+/// A port free on `bind` now (the kernel's choice), for the server to listen on.
+fn free_port(bind: IpAddr) -> Result<u16> {
+    let l = std::net::TcpListener::bind(SocketAddr::new(bind, 0))
+        .with_context(|| format!("cannot bind a port on {bind}"))?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The placeholders of one scenario: pqprof's own and its resumption table's.
+fn values(
+    server: &Server,
+    group: &str,
+    port: u16,
+    resumed: bool,
+) -> Result<BTreeMap<String, String>> {
+    let groups = server.groups_for(&[group]).ok_or_else(|| {
+        anyhow!(
+            "{}: serves no group {group} ([groups] has {})",
+            server.file.display(),
+            server.groups.keys().cloned().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    let mut v: BTreeMap<String, String> = [
+        ("port", port.to_string()),
+        ("groups", groups),
+        ("cert", "/lab/chain.pem".into()),
+        ("key", "/lab/key.pem".into()),
+        ("dir", "/lab".into()),
+        ("workers", server.workers.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let mode = if resumed { "on" } else { "off" };
+    match server.resumption.get(mode) {
+        Some(t) => v.extend(t.clone()),
+        None if resumed => bail!("{}: no [resumption.on]", server.file.display()),
+        None => {}
+    }
+    Ok(v)
+}
+
+/// Sums the CPU of a process tree: every thread's run time (schedstat, nanoseconds) of every
+/// process below `top`, and what its reaped children spent (cutime + cstime), so that a server that
+/// forks a process per connection (sshd) counts them too.
+pub(crate) fn tree_cpu_ns(top: u32) -> f64 {
+    let tick_ns = 1e9 / clock_ticks();
+    let mut total = 0.0;
+    let mut stack = children(top);
+    while let Some(pid) = stack.pop() {
+        stack.extend(children(pid));
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                let s = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
+                total += s
+                    .split_whitespace()
+                    .next()
+                    .and_then(|x| x.parse::<f64>().ok())
+                    .unwrap_or(0.0);
+            }
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the command's closing parenthesis: state is field 3; cutime and cstime
+        // are 16 and 17 (proc(5)).
+        if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
+            let f: Vec<f64> = rest
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            // rest starts at field 3 (state, not a number, skipped): field n is f[n - 4].
+            total += (f.get(12).unwrap_or(&0.0) + f.get(13).unwrap_or(&0.0)) * tick_ns;
+        }
+    }
+    total
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf reads a constant of the system.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// A process's children (every thread's), from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            let c = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(c.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+        }
+    }
+    out
+}
+
+/// A server started in the root: unshare (this process's child) and, below it, the server.
+struct Running {
+    unshare: Child,
+    log: PathBuf,
+    stop_signal: i32,
+}
+
+impl Running {
+    /// The server's own process: unshare's one child (pid 1 of the namespace).
+    fn server_pid(&self) -> Option<u32> {
+        children(self.unshare.id()).into_iter().next()
+    }
+
+    /// The log's last line: why a server that died died.
+    fn last_words(&self) -> String {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .rfind(|l| !l.trim().is_empty() && !l.contains("sigprocmask"))
+            .unwrap_or("(nothing in its log)")
+            .trim()
+            .to_string()
+    }
+
+    /// Gracefully, then for sure: the stop signal to the server, SIGKILL to unshare after 3 s
+    /// (`--kill-child` ends the namespace and every mount in it).
+    fn stop(&mut self) {
+        if let Some(pid) = self.server_pid() {
+            // SAFETY: kill sends a signal to a process of ours; a stale pid is at worst ESRCH.
+            unsafe { libc::kill(pid as i32, self.stop_signal) };
+        }
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(3) {
+            if matches!(self.unshare.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.unshare.kill();
+        let _ = self.unshare.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn signal_number(name: &str) -> i32 {
+    match name {
+        "QUIT" => libc::SIGQUIT,
+        "INT" => libc::SIGINT,
+        "HUP" => libc::SIGHUP,
+        "USR1" => libc::SIGUSR1,
+        _ => libc::SIGTERM,
+    }
+}
+
+/// Renders the templates into `dir` (the root's /lab), copies the chain and key in, and starts
+/// the server in the root; returns once its port accepts a connection.
+fn start(
+    server: &Server,
+    root: &Path,
+    dir: &Path,
+    identity: &Path,
+    values: &BTreeMap<String, String>,
+    addr: SocketAddr,
+) -> Result<Running> {
+    std::fs::create_dir_all(dir)?;
+    for f in ["chain.pem", "key.pem"] {
+        std::fs::copy(identity.join(f), dir.join(f))
+            .with_context(|| format!("cannot copy {f} from {}", identity.display()))?;
+    }
+    for (template, target) in &server.templates {
+        let text = std::fs::read_to_string(server.folder().join(template))
+            .with_context(|| format!("{}: cannot read its template {template}", server.name))?;
+        let inside = lab::fill(target, values);
+        let name = inside.strip_prefix("/lab/").ok_or_else(|| {
+            anyhow!(
+                "{}: template {template} must go to {{dir}}/...",
+                server.file.display()
+            )
+        })?;
+        std::fs::write(dir.join(name), lab::fill(&text, values))?;
+    }
+    let argv: Vec<String> = server.start.iter().map(|a| lab::fill(a, values)).collect();
+    let log = dir.join("server.log");
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(IN_ROOT_SH)
+        .arg("in-root.sh")
+        .arg("-w")
+        .arg(dir)
+        .arg(root)
+        .args(&argv)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log)?)
+        .stderr(std::fs::File::options().append(true).open(&log)?);
+    crate::interrupt::die_with_parent(&mut cmd);
+    let unshare = cmd
+        .spawn()
+        .with_context(|| format!("{}: cannot start unshare", server.name))?;
+    let mut running = Running {
+        unshare,
+        log,
+        stop_signal: signal_number(&server.stop_signal),
+    };
+    let t0 = Instant::now();
+    loop {
+        if let Ok(Some(status)) = running.unshare.try_wait() {
+            bail!(
+                "{} exited before it was ready ({status}): {}",
+                server.name,
+                running.last_words()
+            );
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(running);
+        }
+        if t0.elapsed() > Duration::from_secs(10) {
+            bail!(
+                "{} did not accept a connection on {addr} within 10 s: {}",
+                server.name,
+                running.last_words()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The hidden `lab-server` command: one scenario's server, as `handshake-server` serves a library
+/// stack's. Prints `port N`, then answers `reset N` with `ok` and `stats N` with the server's CPU
+/// since the reset (the client made the N connections, each a full exchange with this server),
+/// until standard input closes; then stops the server.
+pub(crate) fn server_main(
+    file: &Path,
+    group: &str,
+    identity: &Path,
+    bind: IpAddr,
+    mode: crate::results::Mode,
+) -> Result<()> {
+    let server = lab::load(file)?;
+    let root = root()?;
+    let port = free_port(bind)?;
+    let resumed = mode == crate::results::Mode::Resumed;
+    let v = values(&server, group, port, resumed)?;
+    let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
+    let addr = SocketAddr::new(bind, port);
+    let running = start(&server, &root, &dir, identity, &v, addr);
+    let mut running = match running {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
+    println!("port {port}");
+    std::io::stdout().flush()?;
+    let top = running.unshare.id();
+    let mut cpu0 = tree_cpu_ns(top);
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        if let Ok(Some(status)) = running.unshare.try_wait() {
+            bail!("{} died ({status}): {}", server.name, running.last_words());
+        }
+        match cmd {
+            "reset" => {
+                cpu0 = tree_cpu_ns(top);
+                println!("ok");
+            }
+            "stats" => {
+                let s = crate::stack::child::ServerStats {
+                    served: n,
+                    cpu_ns: tree_cpu_ns(top) - cpu0,
+                    mem: Default::default(),
+                    go_mallocs: 0,
+                    go_alloc_bytes: 0,
+                    resumed: if resumed { n } else { 0 },
+                    insitu: Vec::new(),
+                };
+                println!("{}", serde_json::to_string(&s)?);
+            }
+            _ => println!("?"),
+        }
+        std::io::stdout().flush()?;
+    }
+    running.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_tree_counts_its_childrens_cpu() {
+        // A shell that spins a child for a while: the tree's CPU grows by about the child's.
+        let mut sh = Command::new("sh")
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done & wait",
+            ])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let mid = tree_cpu_ns(sh.id());
+        sh.wait().unwrap();
+        assert!(mid > 0.0, "no CPU read below the shell while its child ran");
+    }
+
+    #[test]
+    fn a_scenarios_placeholders_come_from_the_file_and_the_mode() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/haproxy.toml");
+        let s = lab::load(&file).unwrap();
+        let off = values(&s, "X25519MLKEM768", 8443, false).unwrap();
+        assert_eq!(off["groups"], "X25519MLKEM768");
+        assert_eq!(off["port"], "8443");
+        assert_eq!(off["num_tickets"], "0");
+        assert_eq!(values(&s, "X25519", 1, true).unwrap()["num_tickets"], "1");
+        let e = values(&s, "X448", 1, false).unwrap_err().to_string();
+        assert!(e.contains("serves no group X448"), "{e}");
+    }
+}
