@@ -13,7 +13,7 @@ OUT ?=
 # check take the rest.
 BUDGET ?= 600
 
-.PHONY: all build go-peer run render test smoke site-check crosscheck handshake openssl4 network-paquin aarch64 deps clean
+.PHONY: all build go-peer lab run render test smoke site-check crosscheck handshake openssl4 network-paquin aarch64 deps clean
 
 all: run
 
@@ -23,6 +23,12 @@ deps:
 build: deps
 	$(CARGO) build --release --locked
 	@./peers/go/build.sh || echo "make: the Go stack is skipped (no Go peer: the line above says why)"
+	@./tools/lab/root.sh >/dev/null || echo "make: the servers of servers/ are skipped (no lab root: the line above says why)"
+
+# The lab root alone: a Debian trixie root with nginx, HAProxy and OpenSSH as Debian ships them
+# (tools/lab/root.sh; about a minute once, then cached in ~/.cache/pqprof-lab).
+lab:
+	./tools/lab/root.sh
 
 # The Go peer alone (peers/go: Go's standard library as a backend and a TLS stack).
 go-peer:

@@ -1,0 +1,237 @@
+//! The servers of servers/ in the lab root, end to end: a user's own server file (a second nginx
+//! configuration) gets its rows with no code, its evidence names its software and `check` holds
+//! it; a bad server file or a server that cannot start is a one-line reason, and nothing is left
+//! running. Needs the lab root (`make lab`); where it is not made the tests say so and pass,
+//! unless PQPROF_REQUIRE_LAB is set, as CI sets it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root_made() -> bool {
+    let made = Command::new("sh")
+        .args(["tools/lab/root.sh", "--path"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        made || std::env::var_os("PQPROF_REQUIRE_LAB").is_none(),
+        "PQPROF_REQUIRE_LAB is set, and the lab root is not made (tools/lab/root.sh)"
+    );
+    if !made {
+        eprintln!("skipped: the lab root is not made (make lab)");
+    }
+    made
+}
+
+/// pqprof with its server files from `servers`.
+fn pqprof_with(servers: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pqprof"))
+        .args(args)
+        .env("PQPROF_SERVERS", servers)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+/// A folder of server files: nginx's, renamed `name`, with `edit` applied to its text.
+fn servers(dir: &str, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let d = common::tmp("lab", dir);
+    std::fs::create_dir_all(&d).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers");
+    std::fs::copy(shipped.join("nginx.conf.in"), d.join("nginx.conf.in")).unwrap();
+    let text = std::fs::read_to_string(shipped.join("nginx.toml"))
+        .unwrap()
+        .replace("name = \"nginx\"", &format!("name = \"{name}\""));
+    std::fs::write(d.join(format!("{name}.toml")), edit(text)).unwrap();
+    d
+}
+
+/// Processes whose command line names `text`.
+fn running(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(text) && !cmdline.contains("cargo") {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_users_own_server_file_gets_its_rows_with_no_code() {
+    if !root_made() {
+        return;
+    }
+    // A second nginx configuration: two workers, the same binary.
+    let dir = servers("own", "nginx-tuned", |t| {
+        t.replace("workers = 1", "workers = 2")
+    });
+    let out = common::tmp("lab", "own.json");
+    common::measure_mini(&out, "5");
+    let o = pqprof_with(
+        &dir,
+        &[
+            "handshake",
+            "--results",
+            out.to_str().unwrap(),
+            "--suites",
+            "tests/data/mini",
+            "--samples",
+            "2",
+            "--per-sample",
+            "3",
+            "--budget-s",
+            "0",
+            "--stack",
+            "nginx-tuned",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let sc = v["handshakes"]["scenarios"].as_array().unwrap();
+    // X25519 and the hybrid with ECDSA-P256, the hybrid with ML-DSA-65 (tests/data/mini).
+    assert_eq!(sc.len(), 3, "{sc:#?}");
+    for s in sc {
+        assert_eq!(s["stack"], "nginx-tuned");
+        let ev = &s["evidence"];
+        // OpenSSL names X25519 "x25519": the group as the suite names it, whatever the case.
+        let group = ev["group"].as_str().unwrap();
+        assert!(group.eq_ignore_ascii_case(s["suite"].as_str().unwrap()), "{ev}");
+        let software = ev["server_software"].as_str().unwrap();
+        assert!(software.starts_with("nginx-tuned 1."), "{software}");
+        assert!(s["server_cpu_ns"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            s["totals_ns"].as_array().map_or(0, |t| t.len()),
+            0,
+            "packed, not a list"
+        );
+    }
+    let mldsa = sc
+        .iter()
+        .find(|s| s["auth"]["name"] == "ML-DSA-65")
+        .unwrap();
+    assert_eq!(mldsa["evidence"]["cert_key"], "ML-DSA-65");
+    let check = common::pqprof(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    // Evidence that names another server fails the check, naming the scenario.
+    let bad = common::tmp("lab", "bad-software.json");
+    let text = std::fs::read_to_string(&out)
+        .unwrap()
+        .replacen("nginx-tuned 1.", "haproxy 3.", 1);
+    std::fs::write(&bad, text).unwrap();
+    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
+    assert!(said.contains("not nginx-tuned and a version"), "{said}");
+    // Nothing of the servers is left: no process names the run's folders.
+    let left = running("/lab/nginx.conf");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_bad_server_file_or_a_missing_binary_is_one_line_and_the_rest_goes_on() {
+    if !root_made() {
+        return;
+    }
+    let dir = servers("bad", "absent", |t| {
+        t.replace(
+            "binary = \"/usr/sbin/nginx\"",
+            "binary = \"/usr/sbin/absent\"",
+        )
+    });
+    std::fs::write(
+        dir.join("broken.toml"),
+        "name = \"broken\"\nkind = \"tls\"\nstart = 3\n",
+    )
+    .unwrap();
+    let out = common::tmp("lab", "bad.json");
+    common::measure_mini(&out, "5");
+    let o = pqprof_with(
+        &dir,
+        &[
+            "handshake",
+            "--results",
+            out.to_str().unwrap(),
+            "--suites",
+            "tests/data/mini",
+            "--samples",
+            "2",
+            "--per-sample",
+            "3",
+            "--budget-s",
+            "0",
+            "--stack",
+            "absent",
+            "--stack",
+            "rustls",
+        ],
+    );
+    let err = common::stderr(&o);
+    // The broken file: its name, line and column, once, and the rest goes on.
+    let line = err
+        .lines()
+        .find(|l| l.contains("broken.toml"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("broken.toml:3:9") && line.contains("left out"),
+        "{line}"
+    );
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let notes = v["handshakes"]["notes"].to_string();
+    assert!(
+        notes.contains("/usr/sbin/absent is not in the lab root"),
+        "{notes}"
+    );
+    let rustls = v["handshakes"]["scenarios"].as_array().unwrap();
+    assert!(rustls.iter().all(|s| s["stack"] == "rustls") && !rustls.is_empty());
+}
+
+#[test]
+fn a_server_that_cannot_start_says_why_in_one_line() {
+    if !root_made() {
+        return;
+    }
+    // nginx refuses an unknown directive and exits: its own last words are the reason.
+    let dir = servers("dies", "nginx-broken", |t| t);
+    let conf = dir.join("nginx.conf.in");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    std::fs::write(
+        &conf,
+        text.replace("access_log off;", "no_such_directive on;"),
+    )
+    .unwrap();
+    let out = common::tmp("lab", "dies.json");
+    common::measure_mini(&out, "5");
+    let o = pqprof_with(
+        &dir,
+        &[
+            "handshake",
+            "--results",
+            out.to_str().unwrap(),
+            "--suites",
+            "tests/data/mini",
+            "--samples",
+            "2",
+            "--per-sample",
+            "3",
+            "--budget-s",
+            "0",
+            "--stack",
+            "nginx-broken",
+        ],
+    );
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &common::stderr(&o);
+    assert!(
+        said.contains("nginx-broken exited before it was ready")
+            && said.contains("unknown directive \"no_such_directive\""),
+        "{said}"
+    );
+    assert!(running("/lab/nginx.conf").is_empty());
+}
