@@ -91,7 +91,7 @@ pub fn execute(command: Command) -> Result<()> {
         Command::NetemRouter { client_if } => crate::network::router::router_main(&client_if),
         Command::CapacityServer(args) => children::capacity_server(args),
         Command::HandshakeServer(args) => children::handshake_server(args),
-        Command::LabServer(args) => crate::lab::server_main(
+        Command::LabServer(args) => crate::stack::lab_server(
             &args.server,
             &args.group,
             &args.identity,

@@ -2,14 +2,13 @@
 //! root: a Debian trixie root that tools/lab/root.sh makes once and caches. Each server runs as
 //! pid 1 of its own pid and mount namespaces over a throw-away overlay of the root
 //! (tools/lab/in-root.sh), so a killed run leaves no process or mount behind. This module finds
-//! the root, reads a server's version, and serves one scenario in the hidden `lab-server`
-//! child: render the templates, start, wait until the port answers, report the server's CPU
-//! (every process of its tree) between `reset` and `stats`, stop.
+//! the root, reads a server's version, renders a scenario's templates, starts the server, waits
+//! until its port answers, reads the CPU of its whole process tree and stops it; the hidden
+//! `lab-server` child (`stack::lab`) serves a scenario with them.
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use pqprof_core::lab::{self, Server};
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -78,14 +77,14 @@ pub(crate) fn version(server: &Server, root: &Path) -> Result<String> {
 }
 
 /// A port free on `bind` now (the kernel's choice), for the server to listen on.
-fn free_port(bind: IpAddr) -> Result<u16> {
+pub(crate) fn free_port(bind: IpAddr) -> Result<u16> {
     let l = std::net::TcpListener::bind(SocketAddr::new(bind, 0))
         .with_context(|| format!("cannot bind a port on {bind}"))?;
     Ok(l.local_addr()?.port())
 }
 
 /// The placeholders of one scenario: pqprof's own and its resumption table's.
-fn values(
+pub(crate) fn values(
     server: &Server,
     group: &str,
     port: u16,
@@ -175,8 +174,8 @@ fn children(pid: u32) -> Vec<u32> {
 }
 
 /// A server started in the root: unshare (this process's child) and, below it, the server.
-struct Running {
-    unshare: Child,
+pub(crate) struct Running {
+    pub(crate) unshare: Child,
     log: PathBuf,
     stop_signal: i32,
 }
@@ -188,7 +187,7 @@ impl Running {
     }
 
     /// The log's last line: why a server that died died.
-    fn last_words(&self) -> String {
+    pub(crate) fn last_words(&self) -> String {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -200,7 +199,7 @@ impl Running {
 
     /// Gracefully, then for sure: the stop signal to the server, SIGKILL to unshare after 3 s
     /// (`--kill-child` ends the namespace and every mount in it).
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(pid) = self.server_pid() {
             // SAFETY: kill sends a signal to a process of ours; a stale pid is at worst ESRCH.
             unsafe { libc::kill(pid as i32, self.stop_signal) };
@@ -235,7 +234,7 @@ fn signal_number(name: &str) -> i32 {
 
 /// Renders the templates into `dir` (the root's /lab), copies the chain and key in, and starts
 /// the server in the root; returns once its port accepts a connection.
-fn start(
+pub(crate) fn start(
     server: &Server,
     root: &Path,
     dir: &Path,
@@ -303,71 +302,6 @@ fn start(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// The hidden `lab-server` command: one scenario's server, as `handshake-server` serves a library
-/// stack's. Prints `port N`, then answers `reset N` with `ok` and `stats N` with the server's CPU
-/// since the reset (the client made the N connections, each a full exchange with this server),
-/// until standard input closes; then stops the server.
-pub(crate) fn server_main(
-    file: &Path,
-    group: &str,
-    identity: &Path,
-    bind: IpAddr,
-    mode: crate::results::Mode,
-) -> Result<()> {
-    let server = lab::load(file)?;
-    let root = root()?;
-    let port = free_port(bind)?;
-    let resumed = mode == crate::results::Mode::Resumed;
-    let v = values(&server, group, port, resumed)?;
-    let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
-    let addr = SocketAddr::new(bind, port);
-    let running = start(&server, &root, &dir, identity, &v, addr);
-    let mut running = match running {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(e);
-        }
-    };
-    println!("port {port}");
-    std::io::stdout().flush()?;
-    let top = running.unshare.id();
-    let mut cpu0 = tree_cpu_ns(top);
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        let mut words = line.split_whitespace();
-        let cmd = words.next().unwrap_or("");
-        let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
-        if let Ok(Some(status)) = running.unshare.try_wait() {
-            bail!("{} died ({status}): {}", server.name, running.last_words());
-        }
-        match cmd {
-            "reset" => {
-                cpu0 = tree_cpu_ns(top);
-                println!("ok");
-            }
-            "stats" => {
-                let s = crate::stack::child::ServerStats {
-                    served: n,
-                    cpu_ns: tree_cpu_ns(top) - cpu0,
-                    mem: Default::default(),
-                    go_mallocs: 0,
-                    go_alloc_bytes: 0,
-                    resumed: if resumed { n } else { 0 },
-                    insitu: Vec::new(),
-                };
-                println!("{}", serde_json::to_string(&s)?);
-            }
-            _ => println!("?"),
-        }
-        std::io::stdout().flush()?;
-    }
-    running.stop();
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@ use super::{Availability, Config, TlsStack};
 use crate::results::Mode;
 use anyhow::{anyhow, bail, Context, Result};
 use pqprof_core::lab::{Server, ServerKind};
+use std::io::{BufRead, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::sync::OnceLock;
 
 pub(crate) struct LabServer {
@@ -73,6 +76,11 @@ impl TlsStack for LabServer {
         super::openssl::OpenSsl.round_trips()
     }
 
+    /// nginx and HAProxy answer HTTP: pqprof's echo is no request of theirs.
+    fn application(&self) -> super::Application {
+        super::Application::Http
+    }
+
     fn availability(&self) -> Result<Availability> {
         if self.server.kind == ServerKind::Ssh {
             bail!(
@@ -111,4 +119,69 @@ impl TlsStack for LabServer {
         super::child::Server::launch(cmd, s)
             .with_context(|| format!("{} ({})", self.name, self.server.file.display()))
     }
+}
+
+/// The hidden `lab-server` command: one scenario's server, as `handshake-server` serves a library
+/// stack's. Prints `port N`, then answers `reset N` with `ok` and `stats N` with the server's CPU
+/// since the reset (the client made the N connections, each a full exchange with this server),
+/// until standard input closes; then stops the server.
+pub(crate) fn server_main(
+    file: &Path,
+    group: &str,
+    identity: &Path,
+    bind: IpAddr,
+    mode: crate::results::Mode,
+) -> Result<()> {
+    let server = pqprof_core::lab::load(file)?;
+    let root = crate::lab::root()?;
+    let port = crate::lab::free_port(bind)?;
+    let resumed = mode == crate::results::Mode::Resumed;
+    let v = crate::lab::values(&server, group, port, resumed)?;
+    let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
+    let addr = SocketAddr::new(bind, port);
+    let running = crate::lab::start(&server, &root, &dir, identity, &v, addr);
+    let mut running = match running {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
+    println!("port {port}");
+    std::io::stdout().flush()?;
+    let top = running.unshare.id();
+    let mut cpu0 = crate::lab::tree_cpu_ns(top);
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let n: u64 = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        if let Ok(Some(status)) = running.unshare.try_wait() {
+            bail!("{} died ({status}): {}", server.name, running.last_words());
+        }
+        match cmd {
+            "reset" => {
+                cpu0 = crate::lab::tree_cpu_ns(top);
+                println!("ok");
+            }
+            "stats" => {
+                let s = super::child::ServerStats {
+                    served: n,
+                    cpu_ns: crate::lab::tree_cpu_ns(top) - cpu0,
+                    mem: Default::default(),
+                    go_mallocs: 0,
+                    go_alloc_bytes: 0,
+                    resumed: if resumed { n } else { 0 },
+                    insitu: Vec::new(),
+                };
+                println!("{}", serde_json::to_string(&s)?);
+            }
+            _ => println!("?"),
+        }
+        std::io::stdout().flush()?;
+    }
+    running.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

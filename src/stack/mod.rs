@@ -42,6 +42,7 @@ macro_rules! registry {
 }
 
 mod lab;
+pub(crate) use lab::server_main as lab_server;
 
 registry!(
     rustls::Rustls,
@@ -348,6 +349,14 @@ pub trait Pair {
 /// Where the in-situ records of a server's connections go, one per connection in order.
 pub(crate) type Sink = Mutex<Vec<crate::insitu::Record>>;
 
+/// What a connection carries after its handshake: pqprof's 32-byte echo, or an HTTP request and
+/// its answer (the servers of servers/). A client meets only servers of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Application {
+    Echo,
+    Http,
+}
+
 /// A real TLS 1.3 or SSH stack.
 pub trait TlsStack: Sync {
     /// The name results and the CLI know it by ("rustls").
@@ -369,6 +378,11 @@ pub trait TlsStack: Sync {
     }
     /// Round trips before the client completes, TCP connect included (the network model).
     fn round_trips(&self) -> f64;
+
+    /// What its connections carry after the handshake.
+    fn application(&self) -> Application {
+        Application::Echo
+    }
 
     fn features(&self) -> Features {
         Features::default()
