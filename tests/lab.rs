@@ -101,7 +101,10 @@ fn a_users_own_server_file_gets_its_rows_with_no_code() {
         let ev = &s["evidence"];
         // OpenSSL names X25519 "x25519": the group as the suite names it, whatever the case.
         let group = ev["group"].as_str().unwrap();
-        assert!(group.eq_ignore_ascii_case(s["suite"].as_str().unwrap()), "{ev}");
+        assert!(
+            group.eq_ignore_ascii_case(s["suite"].as_str().unwrap()),
+            "{ev}"
+        );
         let software = ev["server_software"].as_str().unwrap();
         assert!(software.starts_with("nginx-tuned 1."), "{software}");
         assert!(s["server_cpu_ns"].as_f64().unwrap() > 0.0);
