@@ -35,6 +35,31 @@ fn pqprof_with(servers: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `pqprof handshake` of the mini suites into a fresh copy of a short run, shortest design, with
+/// `servers` as the server files and only `stacks`.
+fn handshake(servers: &Path, name: &str, stacks: &[&str]) -> (PathBuf, Output) {
+    let out = common::tmp("lab", name);
+    common::measure_mini(&out, "5");
+    let mut args = vec![
+        "handshake",
+        "--results",
+        out.to_str().unwrap(),
+        "--suites",
+        "tests/data/mini",
+        "--samples",
+        "2",
+        "--per-sample",
+        "3",
+        "--budget-s",
+        "0",
+    ];
+    for s in stacks {
+        args.extend(["--stack", s]);
+    }
+    let o = pqprof_with(servers, &args);
+    (out, o)
+}
+
 /// A folder of server files: nginx's, renamed `name`, with `edit` applied to its text.
 fn servers(dir: &str, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
     let d = common::tmp("lab", dir);
@@ -70,26 +95,7 @@ fn a_users_own_server_file_gets_its_rows_with_no_code() {
     let dir = servers("own", "nginx-tuned", |t| {
         t.replace("workers = 1", "workers = 2")
     });
-    let out = common::tmp("lab", "own.json");
-    common::measure_mini(&out, "5");
-    let o = pqprof_with(
-        &dir,
-        &[
-            "handshake",
-            "--results",
-            out.to_str().unwrap(),
-            "--suites",
-            "tests/data/mini",
-            "--samples",
-            "2",
-            "--per-sample",
-            "3",
-            "--budget-s",
-            "0",
-            "--stack",
-            "nginx-tuned",
-        ],
-    );
+    let (out, o) = handshake(&dir, "own.json", &["nginx-tuned"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -152,28 +158,7 @@ fn a_bad_server_file_or_a_missing_binary_is_one_line_and_the_rest_goes_on() {
         "name = \"broken\"\nkind = \"tls\"\nstart = 3\n",
     )
     .unwrap();
-    let out = common::tmp("lab", "bad.json");
-    common::measure_mini(&out, "5");
-    let o = pqprof_with(
-        &dir,
-        &[
-            "handshake",
-            "--results",
-            out.to_str().unwrap(),
-            "--suites",
-            "tests/data/mini",
-            "--samples",
-            "2",
-            "--per-sample",
-            "3",
-            "--budget-s",
-            "0",
-            "--stack",
-            "absent",
-            "--stack",
-            "rustls",
-        ],
-    );
+    let (out, o) = handshake(&dir, "bad.json", &["absent", "rustls"]);
     let err = common::stderr(&o);
     // The broken file: its name, line and column, once, and the rest goes on.
     let line = err
@@ -210,26 +195,7 @@ fn a_server_that_cannot_start_says_why_in_one_line() {
         text.replace("access_log off;", "no_such_directive on;"),
     )
     .unwrap();
-    let out = common::tmp("lab", "dies.json");
-    common::measure_mini(&out, "5");
-    let o = pqprof_with(
-        &dir,
-        &[
-            "handshake",
-            "--results",
-            out.to_str().unwrap(),
-            "--suites",
-            "tests/data/mini",
-            "--samples",
-            "2",
-            "--per-sample",
-            "3",
-            "--budget-s",
-            "0",
-            "--stack",
-            "nginx-broken",
-        ],
-    );
+    let (_, o) = handshake(&dir, "dies.json", &["nginx-broken"]);
     let said = String::from_utf8_lossy(&o.stdout).to_string() + &common::stderr(&o);
     assert!(
         said.contains("nginx-broken exited before it was ready")
