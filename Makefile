@@ -26,7 +26,7 @@ build: deps
 	@./tools/lab/root.sh >/dev/null || echo "make: the servers of servers/ are skipped (no lab root: the line above says why)"
 
 # The lab root alone: a Debian trixie root with nginx, HAProxy and OpenSSH as Debian ships them
-# (tools/lab/root.sh; about a minute once, then cached in ~/.cache/pqprof-lab).
+# (tools/lab/root.sh; made once, then cached in ~/.cache/pqprof-lab).
 lab:
 	./tools/lab/root.sh
 

@@ -214,6 +214,21 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
         }
     }
     for (template, target) in &server.templates {
+        // A template is a file beside the server file, rendered into the run's folder: neither
+        // may name a place outside them.
+        let escapes = |path: &str| path.split('/').any(|part| part == "..");
+        if template.contains('/') || escapes(template) {
+            return Err(invalid(
+                located("templates"),
+                format!("templates: {template} must be a file name beside the server file"),
+            ));
+        }
+        if !target.starts_with("{dir}/") || escapes(target) {
+            return Err(invalid(
+                located("templates"),
+                format!("templates: {template} goes to {target}, not inside {{dir}}/"),
+            ));
+        }
         if let Some(p) = placeholders(target).into_iter().find(|p| !known(p)) {
             return Err(invalid(
                 located("templates"),
@@ -375,6 +390,19 @@ tickets = "on"
         assert!(e.starts_with("servers/web.toml:3:"), "{e}");
         let e = err(&GOOD.replace("workers = 1", "workers = 1\nwrokers = 2"));
         assert!(e.contains("unknown field `wrokers`"), "{e}");
+    }
+
+    #[test]
+    fn a_template_outside_its_folders_is_refused() {
+        let e = err(&GOOD.replace("\"{dir}/web.conf\" }", "\"{dir}/../etc/web.conf\" }"));
+        assert!(e.contains("not inside {dir}/"), "{e}");
+        let e = err(&GOOD.replace("\"{dir}/web.conf\" }", "\"/etc/web.conf\" }"));
+        assert!(e.contains("not inside {dir}/"), "{e}");
+        let e = err(&GOOD.replace("\"web.conf.in\"", "\"../../secret\""));
+        assert!(
+            e.contains("must be a file name beside the server file"),
+            "{e}"
+        );
     }
 
     #[test]

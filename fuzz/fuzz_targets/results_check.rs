@@ -10,7 +10,13 @@ fuzz_target!(|text: &str| {
     let _ = check::check(&r);
     let c = comparison::compare(&r, &r, comparison::DEFAULT_NOISE_FLOOR_PCT);
     let _ = comparison::render(&c, comparison::Format::Table);
-    for f in [export::Format::Csv, export::Format::Md] {
-        let _ = export::exporter(f).serialize(&r);
+    // Every section in every format, as `pqprof export --section` writes it.
+    for section in export::Section::ALL {
+        let Ok(t) = export::table(&r, &[section]) else {
+            continue;
+        };
+        for f in [export::Format::Csv, export::Format::Md, export::Format::Json] {
+            let _ = export::exporter(f).serialize(&r, &t);
+        }
     }
 });

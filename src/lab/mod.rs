@@ -24,7 +24,7 @@ pub(crate) fn servers_dir() -> PathBuf {
 }
 
 /// The lab root's path: `PQPROF_LAB_ROOT`, else the one tools/lab/root.sh made (it is never made
-/// here: `make lab`, `make build` and CI make it, about a minute once).
+/// here: `make lab`, `make build` and CI make it, once).
 pub(crate) fn root() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("PQPROF_LAB_ROOT") {
         return Ok(p.into());
@@ -198,10 +198,15 @@ impl Running {
     }
 
     /// Gracefully, then for sure: the stop signal to the server, SIGKILL to unshare after 3 s
-    /// (`--kill-child` ends the namespace and every mount in it).
+    /// (`--kill-child` ends the namespace and every mount in it). Nothing is signalled once
+    /// unshare has been reaped: its pid, and its child's, may then be another process's.
     pub(crate) fn stop(&mut self) {
+        if !matches!(self.unshare.try_wait(), Ok(None)) {
+            return;
+        }
+        // While unshare is unreaped its child is still its child (or a zombie holding its pid).
         if let Some(pid) = self.server_pid() {
-            // SAFETY: kill sends a signal to a process of ours; a stale pid is at worst ESRCH.
+            // SAFETY: kill sends a signal to the child of our own unreaped child.
             unsafe { libc::kill(pid as i32, self.stop_signal) };
         }
         let t0 = Instant::now();
@@ -261,6 +266,8 @@ pub(crate) fn start(
     }
     let argv: Vec<String> = server.start.iter().map(|a| lab::fill(a, values)).collect();
     let log = dir.join("server.log");
+    // One file for both streams, so that neither writes over the other.
+    let log_file = std::fs::File::create(&log)?;
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(IN_ROOT_SH)
@@ -270,8 +277,8 @@ pub(crate) fn start(
         .arg(root)
         .args(&argv)
         .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log)?)
-        .stderr(std::fs::File::options().append(true).open(&log)?);
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file);
     crate::interrupt::die_with_parent(&mut cmd);
     let unshare = cmd
         .spawn()
@@ -310,18 +317,25 @@ mod tests {
 
     #[test]
     fn a_process_tree_counts_its_childrens_cpu() {
-        // A shell that spins a child for a while: the tree's CPU grows by about the child's.
+        // A shell whose child spins until the shell kills it: while it spins, the tree below the
+        // shell has spent CPU, and more a moment later.
         let mut sh = Command::new("sh")
-            .args([
-                "-c",
-                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done & wait",
-            ])
+            .args(["-c", "while :; do :; done & sleep 1; kill $!"])
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        let mid = tree_cpu_ns(sh.id());
+        std::thread::sleep(Duration::from_millis(200));
+        let early = tree_cpu_ns(sh.id());
+        std::thread::sleep(Duration::from_millis(200));
+        let later = tree_cpu_ns(sh.id());
         sh.wait().unwrap();
-        assert!(mid > 0.0, "no CPU read below the shell while its child ran");
+        assert!(
+            early > 0.0,
+            "no CPU read below the shell while its child spun"
+        );
+        assert!(
+            later > early,
+            "{later} ns after {early} ns: the spinning child's time grows"
+        );
     }
 
     #[test]

@@ -135,8 +135,7 @@ pub(crate) fn server_main(
     let server = pqprof_core::lab::load(file)?;
     let root = crate::lab::root()?;
     let port = crate::lab::free_port(bind)?;
-    let resumed = mode == crate::results::Mode::Resumed;
-    let v = crate::lab::values(&server, group, port, resumed)?;
+    let v = crate::lab::values(&server, group, port, mode == crate::results::Mode::Resumed)?;
     let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
     let addr = SocketAddr::new(bind, port);
     let running = crate::lab::start(&server, &root, &dir, identity, &v, addr);
@@ -166,13 +165,19 @@ pub(crate) fn server_main(
                 println!("ok");
             }
             "stats" => {
+                // The client has finished its N exchanges; the server may still be closing the
+                // last connection: its CPU is read once it stops growing (at most 100 ms).
+                let cpu = settled_cpu_ns(top);
                 let s = super::child::ServerStats {
+                    // Each of the client's N connections completed a handshake and a GET this
+                    // server answered with a 200: N served.
                     served: n,
-                    cpu_ns: crate::lab::tree_cpu_ns(top) - cpu0,
+                    cpu_ns: cpu - cpu0,
                     mem: Default::default(),
                     go_mallocs: 0,
                     go_alloc_bytes: 0,
-                    resumed: if resumed { n } else { 0 },
+                    // Full handshakes only (`start_server` refuses the other modes).
+                    resumed: 0,
                     insitu: Vec::new(),
                 };
                 println!("{}", serde_json::to_string(&s)?);
@@ -184,4 +189,18 @@ pub(crate) fn server_main(
     running.stop();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// The server tree's CPU once two reads 5 ms apart agree (at most 100 ms of reads).
+fn settled_cpu_ns(top: u32) -> f64 {
+    let mut last = crate::lab::tree_cpu_ns(top);
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let now = crate::lab::tree_cpu_ns(top);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
 }

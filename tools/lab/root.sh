@@ -31,7 +31,7 @@ if [ -f "$final/pqprof-versions.txt" ]; then
     exit 0
 fi
 if [ "${1:-}" = --path ]; then   # the path of a root already made, never a build
-    echo "root.sh: the lab root is not made yet (make lab, about a minute once)" >&2
+    echo "root.sh: the lab root is not made yet (make lab makes it, once)" >&2
     exit 1
 fi
 
