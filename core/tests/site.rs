@@ -72,11 +72,22 @@ impl std::ops::Deref for Scratch {
     }
 }
 
+/// The site of every committed run.
 fn render(name: &str, all: bool) -> Scratch {
+    render_files(name, &committed(), all)
+}
+
+/// The site of `files` alone.
+fn render_files(name: &str, files: &[PathBuf], all: bool) -> Scratch {
     let out = Scratch::new(&format!("site-{name}"));
+    render_into(files, &out, all);
+    out
+}
+
+fn render_into(files: &[PathBuf], out: &Path, all: bool) {
     render::render(
-        &committed(),
-        &out,
+        files,
+        out,
         &render::Options {
             source_url: None,
             baseline: None,
@@ -84,7 +95,6 @@ fn render(name: &str, all: bool) -> Scratch {
         },
     )
     .unwrap();
-    out
 }
 
 fn page(site: &Path, name: &str) -> String {
@@ -324,16 +334,7 @@ fn two_hosts_of_one_fingerprint_are_two_machines_with_ids_of_their_own() {
     let arm = dir.join("arm.json");
     std::fs::write(&arm, serde_json::to_vec(&v).unwrap()).unwrap();
     let out = dir.join("site");
-    render::render(
-        &[src, arm],
-        &out,
-        &render::Options {
-            source_url: None,
-            baseline: None,
-            all: false,
-        },
-    )
-    .unwrap();
+    render_into(&[src, arm], &out, false);
     let index = page(&out, "index.html");
     let card = index
         .split("id=\"X25519MLKEM768\"")
@@ -610,17 +611,7 @@ fn the_seed_table_keeps_the_runs_of_the_paired_design() {
 fn the_composition_page_sets_every_scenario_beside_its_composition() {
     use pqprof_core::figures::composition::{self, rows};
     // The Zen 5 run alone: the counts below are its own.
-    let site = Scratch::new("site-composition");
-    render::render(
-        &[zen5_newest()],
-        &site,
-        &render::Options {
-            source_url: None,
-            baseline: None,
-            all: false,
-        },
-    )
-    .unwrap();
+    let site = render_files("composition", &[zen5_newest()], false);
     let html = page(&site, "composition.html");
     let run = render::load(&[zen5_newest()]).unwrap().remove(0);
     let r = &run.results;
@@ -1015,17 +1006,7 @@ fn a_stalled_cell_hides_the_zero_points_measured_server_flight() {
 fn every_export_gives_the_figures_its_page_shows() {
     use pqprof_core::export::{self, Section};
     let file = zen5_newest();
-    let out = Scratch::new("export");
-    render::render(
-        std::slice::from_ref(&file),
-        &out,
-        &render::Options {
-            source_url: None,
-            baseline: None,
-            all: false,
-        },
-    )
-    .unwrap();
+    let out = render_files("export", std::slice::from_ref(&file), false);
     let r = pqprof_core::results::read(&file).unwrap();
     let index = page(&out, "index.html");
     let answer = export::table(&r, &[Section::Answer]).unwrap();
