@@ -213,9 +213,38 @@ pub(crate) fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// An `Instant` (CLOCK_MONOTONIC on Linux) on `monotonic_ns`'s scale.
-pub(crate) fn monotonic_at(t: std::time::Instant) -> u64 {
-    monotonic_ns().saturating_sub(t.elapsed().as_nanos() as u64)
+/// Reads another clock (`read`) together with CLOCK_MONOTONIC: the other clock's reading and the
+/// CLOCK_MONOTONIC time it was taken at, on `monotonic_ns`'s scale. A thread preempted between two
+/// reads would put one clock's origin that long off the other's, and a connection's time line would
+/// then end after its own clock (which `check` refuses): so the read is bracketed by two
+/// CLOCK_MONOTONIC readings and taken again, a few times at most, until the bracket is tight.
+pub(crate) fn with_monotonic<T>(mut read: impl FnMut() -> T) -> (T, u64) {
+    /// A bracket this narrow holds no preemption, only the reads themselves; its midpoint is
+    /// then well within the slack `check` gives a time line.
+    const TIGHT_NS: u64 = 500;
+    let mut bracketed = || {
+        let before = monotonic_ns();
+        let value = read();
+        let bracket = monotonic_ns().saturating_sub(before);
+        (value, before + bracket / 2, bracket)
+    };
+    let mut best = bracketed();
+    for _ in 0..8 {
+        if best.2 <= TIGHT_NS {
+            break;
+        }
+        let next = bracketed();
+        if next.2 < best.2 {
+            best = next;
+        }
+    }
+    (best.0, best.1)
+}
+
+/// A connection's clock: an `Instant` started now and its start on `monotonic_ns`'s scale, read
+/// together (`with_monotonic`), for the time line its calls are placed on.
+pub(crate) fn start_clock() -> (std::time::Instant, u64) {
+    with_monotonic(std::time::Instant::now)
 }
 
 /// CPU time of the whole process (all threads), nanoseconds.

@@ -128,8 +128,9 @@ pub fn arm() {
         r.calls.iter().for_each(|c| c.set(0));
         r.hashed.set(0);
         r.first.iter().chain(&r.last).for_each(|c| c.set(0));
-        r.armed_at.set(crate::alloc::monotonic_ns());
-        r.start.set(t.start_light());
+        let (start, armed_at) = crate::alloc::with_monotonic(|| t.start_light());
+        r.armed_at.set(armed_at);
+        r.start.set(start);
     });
 }
 

@@ -426,7 +426,7 @@ impl super::Client for Client {
         if self.armed {
             crate::insitu::arm();
         }
-        let t0 = Instant::now();
+        let (t0, started_ns) = crate::alloc::start_clock();
         // Everything between arming and taking runs in one expression, so that a socket or a
         // connect that fails still ends with `take`: a thread left armed would time every wrapped
         // call of the process after it.
@@ -469,7 +469,7 @@ impl super::Client for Client {
             go_allocs: 0.0,
             go_bytes: 0.0,
             port,
-            started_ns: crate::alloc::monotonic_at(t0),
+            started_ns,
             resumed: None,
         })
     }

@@ -184,7 +184,7 @@ impl super::Client for Client {
         let cpu0 = alloc::thread_cpu_ns();
         let mem0 = alloc::counters();
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
-        let t0 = Instant::now();
+        let (t0, started_ns) = crate::alloc::start_clock();
         let (kex, _auth, total, w) = self.rt.block_on(async {
             let tcp = tokio::time::timeout(
                 super::tls::io_timeout(),
@@ -248,7 +248,7 @@ impl super::Client for Client {
             go_allocs: 0.0,
             go_bytes: 0.0,
             port: w.port,
-            started_ns: crate::alloc::monotonic_at(t0),
+            started_ns,
             resumed: None,
         })
     }

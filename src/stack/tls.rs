@@ -240,7 +240,7 @@ pub(crate) fn measure_connection(
     if armed {
         crate::insitu::arm();
     }
-    let t0 = std::time::Instant::now();
+    let (t0, started_ns) = crate::alloc::start_clock();
     let r = exchange(t0);
     let total = t0.elapsed();
     let insitu = armed.then(crate::insitu::take);
@@ -268,7 +268,7 @@ pub(crate) fn measure_connection(
         go_allocs: 0.0,
         go_bytes: 0.0,
         port: sock.port,
-        started_ns: crate::alloc::monotonic_at(t0),
+        started_ns,
         resumed: Some(resumed),
     })
 }
