@@ -320,9 +320,24 @@ pub(crate) fn on_path(
     values: &[f64],
     overlap: &[(String, String)],
 ) -> Vec<bool> {
-    let index = |name: &str| segments.iter().position(|s| s.name == name);
     let mut counted = vec![true; segments.len()];
+    for (i, j) in overlapping_pairs(segments, overlap) {
+        let shorter = if values[i] >= values[j] { j } else { i };
+        counted[shorter] = false;
+    }
+    counted
+}
+
+/// The pairs of `overlap` that `on_path` takes, as segment indices: both segments named in the
+/// flow, distinct, and neither in an earlier pair. Which pairs count does not depend on the
+/// segments' values, so a flow drawn many times resolves them once.
+pub(crate) fn overlapping_pairs(
+    segments: &[Segment],
+    overlap: &[(String, String)],
+) -> Vec<(usize, usize)> {
+    let index = |name: &str| segments.iter().position(|s| s.name == name);
     let mut paired = vec![false; segments.len()];
+    let mut pairs = Vec::new();
     for (a, b) in overlap {
         let (Some(i), Some(j)) = (index(a), index(b)) else {
             continue;
@@ -332,10 +347,9 @@ pub(crate) fn on_path(
         }
         paired[i] = true;
         paired[j] = true;
-        let shorter = if values[i] >= values[j] { j } else { i };
-        counted[shorter] = false;
+        pairs.push((i, j));
     }
-    counted
+    pairs
 }
 
 #[cfg(test)]

@@ -216,11 +216,7 @@ pub(crate) fn per_call(r: &Results, s: &Scenario) -> Vec<PerCall> {
             algorithm: algorithms.join(" + "),
             backend: first.backend.clone(),
             insitu_ns: stats::median(&values),
-            insitu_ci95_ns: stats::median_ci95(
-                &values,
-                stats::BOOTSTRAP_RESAMPLES,
-                stats::BOOTSTRAP_SEED,
-            ),
+            insitu_ci95_ns: crate::derived::median_ci95(&values),
             values: values.len(),
             loop_ns,
             parts: if phases.len() > 1 {

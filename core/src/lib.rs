@@ -10,6 +10,7 @@ pub mod auth;
 pub mod check;
 pub mod comparison;
 pub mod compose;
+pub mod derived;
 pub mod export;
 pub mod figures;
 pub mod flow;

@@ -9,6 +9,7 @@
 //! that differ drawn from their samples and placed along the flows' critical paths.
 
 use crate::algorithm::Kind;
+use crate::derived::{self, Key};
 use crate::results::{Flow, Phase, PhaseId};
 use crate::stats::{self, SplitMix64};
 
@@ -75,11 +76,12 @@ fn path_length(flow: &Flow, values: Vec<f64>) -> f64 {
 }
 
 /// A flow made ready to draw: per segment, the calls at their median with its own work, and the
-/// calls drawn, each as (index into the shared pools, how many calls).
-struct Ready<'a> {
-    flow: &'a Flow,
+/// calls drawn, each as (index into the shared pools, how many calls); and the overlapping pairs
+/// that `flow::on_path` takes, as indices (which pairs count does not depend on the values).
+struct Ready {
     fixed: Vec<f64>,
     drawn: Vec<Vec<(usize, usize)>>,
+    pairs: Vec<(usize, usize)>,
 }
 
 /// Places a flow's parts: a part whose phase has single calls' samples and a whole count is
@@ -89,7 +91,7 @@ fn ready<'a>(
     ran: &'a Ran,
     phases: &'a [Phase],
     pools: &mut Vec<(PhaseId, &'a [u64])>,
-) -> Option<Ready<'a>> {
+) -> Option<Ready> {
     let flow = &ran.flow;
     let mut fixed = Vec::with_capacity(flow.segments.len());
     let mut drawn = Vec::with_capacity(flow.segments.len());
@@ -116,35 +118,70 @@ fn ready<'a>(
         fixed.push(ns + own);
         drawn.push(calls);
     }
-    Some(Ready { flow, fixed, drawn })
+    Some(Ready {
+        fixed,
+        drawn,
+        pairs: crate::flow::overlapping_pairs(&flow.segments, &flow.overlap),
+    })
 }
 
-impl Ready<'_> {
+impl Ready {
     /// The critical path of one draw. Each pool's k-th call in a draw is the same sample in every
     /// flow (`rngs` seeded per draw and pool), so calls both flows make cancel exactly, except
     /// inside a pair of segments the stack runs at once, where a shared call can decide which
-    /// of the two is the longer.
-    fn path(&self, pools: &[(PhaseId, &[u64])], rngs: &mut [SplitMix64], seeds: &[u64]) -> f64 {
+    /// of the two is the longer. `values` and `counted` are scratch, reused between draws.
+    fn path(
+        &self,
+        pools: &[(PhaseId, &[u64])],
+        rngs: &mut [SplitMix64],
+        seeds: &[u64],
+        (values, counted): (&mut Vec<f64>, &mut Vec<bool>),
+    ) -> f64 {
         for (r, s) in rngs.iter_mut().zip(seeds) {
             *r = SplitMix64(*s);
         }
-        let values: Vec<f64> = self
-            .fixed
+        values.clear();
+        for (ns, calls) in self.fixed.iter().zip(&self.drawn) {
+            let mut drawn = 0.0;
+            for &(k, n) in calls {
+                let xs = pools[k].1;
+                let mut sum = 0.0;
+                for _ in 0..n {
+                    sum += xs[rngs[k].below(xs.len())] as f64;
+                }
+                drawn += sum;
+            }
+            values.push(ns + drawn);
+        }
+        counted.clear();
+        counted.resize(values.len(), true);
+        for &(i, j) in &self.pairs {
+            counted[if values[i] >= values[j] { j } else { i }] = false;
+        }
+        values
             .iter()
-            .zip(&self.drawn)
-            .map(|(ns, calls)| {
-                ns + calls
-                    .iter()
-                    .map(|&(k, n)| {
-                        let xs = pools[k].1;
-                        (0..n)
-                            .map(|_| xs[rngs[k].below(xs.len())] as f64)
-                            .sum::<f64>()
-                    })
-                    .sum::<f64>()
-            })
-            .collect();
-        path_length(self.flow, values)
+            .zip(counted.iter())
+            .filter_map(|(v, &c)| c.then_some(*v))
+            .sum()
+    }
+
+    /// What a draw depends on, in a stable form (`Key`): the values fixed per segment, the calls
+    /// drawn, the pairs and the segment count.
+    fn feed(&self, key: &mut Key) {
+        key.usize(self.fixed.len());
+        for (ns, calls) in self.fixed.iter().zip(&self.drawn) {
+            key.f64(*ns);
+            key.usize(calls.len());
+            for &(k, n) in calls {
+                key.usize(k);
+                key.usize(n);
+            }
+        }
+        key.usize(self.pairs.len());
+        for &(i, j) in &self.pairs {
+            key.usize(i);
+            key.usize(j);
+        }
     }
 }
 
@@ -153,7 +190,7 @@ impl Ready<'_> {
 /// `changed` - that of `baseline`, the calls drawn) less the median of those baseline
 /// connections, over `DRAWS` draws with a fixed seed. Equal flows give 0; flows whose calls are
 /// all counted at their medians give the difference of the paths. `None` without connections or
-/// where a phase is missing.
+/// where a phase is missing. Computed once per inputs (`derived::figure`).
 pub fn median_shift(
     changed: &Ran,
     baseline: &Ran,
@@ -166,20 +203,39 @@ pub fn median_shift(
     let mut pools = Vec::new();
     let a = ready(changed, phases, &mut pools)?;
     let b = ready(baseline, phases, &mut pools)?;
+    let mut key = Key::new("median_shift");
+    key.usize(DRAWS);
+    key.u64(SEED);
+    a.feed(&mut key);
+    b.feed(&mut key);
+    key.usize(pools.len());
+    for (_, xs) in &pools {
+        key.u64s(xs);
+    }
+    key.u64s(totals);
+    derived::figure(key, || vec![draw(&a, &b, &pools, totals)])
+        .first()
+        .copied()
+}
+
+/// The draws themselves (`median_shift`).
+fn draw(a: &Ready, b: &Ready, pools: &[(PhaseId, &[u64])], totals: &[u64]) -> f64 {
     let mut rng = SplitMix64(SEED);
     let mut rngs = vec![SplitMix64(0); pools.len()];
     let mut seeds = vec![0; pools.len()];
+    let (mut values, mut counted) = (Vec::new(), Vec::new());
     let (mut shifted, mut base) = (Vec::with_capacity(DRAWS), Vec::with_capacity(DRAWS));
     for _ in 0..DRAWS {
         for s in seeds.iter_mut() {
             *s = rng.next_u64();
         }
         let t = totals[rng.below(totals.len())] as f64;
-        let d = a.path(&pools, &mut rngs, &seeds) - b.path(&pools, &mut rngs, &seeds);
+        let d = a.path(pools, &mut rngs, &seeds, (&mut values, &mut counted))
+            - b.path(pools, &mut rngs, &seeds, (&mut values, &mut counted));
         shifted.push(t + d);
         base.push(t);
     }
-    Some(stats::median(&shifted) - stats::median(&base))
+    stats::median(&shifted) - stats::median(&base)
 }
 
 #[cfg(test)]
@@ -360,10 +416,12 @@ mod tests {
         // blocks count at their median.
         assert_eq!(pools.len(), 3);
         let mut rngs = vec![SplitMix64(0); pools.len()];
+        let (mut values, mut counted) = (Vec::new(), Vec::new());
         let mut seen = [false; 2];
         for seed in 0..64u64 {
             let seeds: Vec<u64> = (0..pools.len() as u64).map(|k| seed * 31 + k).collect();
-            let mut path = |x: &Ready| x.path(&pools, &mut rngs, &seeds);
+            let mut path =
+                |x: &Ready| x.path(&pools, &mut rngs, &seeds, (&mut values, &mut counted));
             // The verify (20 or 40) drawn alike in both: the steady change alone, +30, in
             // every draw, where independent draws would give -20 or +50 in some.
             let (pa, pb) = (path(&a), path(&b));

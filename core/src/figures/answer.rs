@@ -80,7 +80,7 @@ pub(crate) fn paired_delta(changed: &[f64], baseline: &[f64]) -> Option<PairedDe
         return None;
     }
     let d: Vec<f64> = changed.iter().zip(baseline).map(|(a, b)| a - b).collect();
-    let (median_ns, lo95_ns, hi95_ns) = stats::Sample::new(&d).ok()?.median_interval()?;
+    let (median_ns, lo95_ns, hi95_ns) = crate::derived::median_interval(&d)?;
     Some(PairedDelta {
         median_ns,
         lo95_ns,

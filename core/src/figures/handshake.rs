@@ -194,7 +194,7 @@ pub fn paired_connections(
     let (median_ns, lo95_ns, hi95_ns, pairs, share) = match pairing.form {
         DeltaForm::Absolute => {
             let d: Vec<f64> = rounds.iter().flatten().map(|(a, b)| a - b).collect();
-            let (m, lo, hi) = stats::Sample::new(&d).ok()?.median_interval()?;
+            let (m, lo, hi) = crate::derived::median_interval(&d)?;
             (m, lo, hi, d.len(), None)
         }
         DeltaForm::Relative => {
@@ -240,8 +240,8 @@ pub fn paired_connections(
 /// groups where there are two or more (`stats::grouped_median_ci95`), else the bootstrap's.
 fn median_ci95_over(groups: &[&[f64]], all: &[f64], median: f64) -> Option<(f64, f64)> {
     match groups.len() {
-        1 => stats::median_ci95(all, stats::BOOTSTRAP_RESAMPLES, stats::BOOTSTRAP_SEED),
-        _ => stats::grouped_median_ci95(groups, median),
+        1 => crate::derived::median_ci95(all),
+        _ => crate::derived::grouped_median_ci95(groups, median),
     }
 }
 
