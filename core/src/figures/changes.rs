@@ -199,6 +199,11 @@ pub struct Figures {
 /// what the producers stored against the same baseline, but the composed difference along the
 /// flows, which the producers store as the paths' difference; a test holds them to both).
 pub fn figures(r: &Results, c: &Change) -> Figures {
+    super::memo::within(|| figures_of(r, c))
+}
+
+/// `figures`, computed.
+fn figures_of(r: &Results, c: &Change) -> Figures {
     let s = plain(r, &c.stack, &c.group);
     let b = plain(r, &c.stack, &c.baseline);
     let i = instrumented(r, &c.stack, &c.group);

@@ -205,6 +205,21 @@ fn calls_delta(
     b: &Scenario,
     in_segment: f64,
 ) -> (f64, Option<Waits>) {
+    use super::memo::at;
+    let parts = [at(flow_s), at(flow_b), at(s), at(b), in_segment.to_bits()];
+    super::memo::get("calls_delta", r, &parts, || {
+        calls_delta_of(r, (flow_s, flow_b), s, b, in_segment)
+    })
+}
+
+/// `calls_delta`, computed.
+fn calls_delta_of(
+    r: &Results,
+    (flow_s, flow_b): (&Flow, &Flow),
+    s: &Scenario,
+    b: &Scenario,
+    in_segment: f64,
+) -> (f64, Option<Waits>) {
     let w = waits(s, b);
     let (mut ran_s, ran_b) = (as_run(r, flow_s, s), as_run(r, flow_b, b));
     let at = ran_s
@@ -353,7 +368,15 @@ fn controls(r: &Results, s: &Scenario) -> Vec<Control> {
 
 /// The per-byte cost of `s`'s stack from its size controls, if the run has any.
 pub(crate) fn per_byte(r: &Results, s: &Scenario) -> Option<PerByte> {
-    PerByte::of(controls(r, s))
+    // The controls depend on the stack and mode alone: one scenario of each stands for all.
+    let first = r
+        .handshakes
+        .iter()
+        .flat_map(|h| &h.scenarios)
+        .find(|x| x.stack == s.stack && x.mode == s.mode)?;
+    super::memo::get("per_byte", r, &[super::memo::at(first)], || {
+        PerByte::of(controls(r, s))
+    })
 }
 
 impl PerByte {
@@ -522,6 +545,12 @@ pub(crate) fn time_line(r: &Results, s: &Scenario) -> Option<timeline::TimeLine>
 /// time line measured it beyond that baseline's flow (#37: the stack's own work, measured once
 /// per stack from its classical baseline).
 pub fn as_run(r: &Results, flow: &Flow, s: &Scenario) -> Ran {
+    use super::memo::at;
+    super::memo::get("as_run", r, &[at(flow), at(s)], || as_run_of(r, flow, s))
+}
+
+/// `as_run`, computed.
+fn as_run_of(r: &Results, flow: &Flow, s: &Scenario) -> Ran {
     let plain: Vec<&Scenario> = r
         .handshakes
         .iter()
@@ -676,6 +705,11 @@ pub struct AtRtt {
 /// Every plain full-handshake scenario of a run whose composed suite has a flow, stacks in the
 /// run's order, each against its composition. Empty without real handshakes.
 pub fn rows(r: &Results) -> Vec<Row> {
+    super::memo::within(|| super::memo::get("rows", r, &[], || rows_of(r)))
+}
+
+/// `rows`, computed.
+fn rows_of(r: &Results) -> Vec<Row> {
     let Some(h) = &r.handshakes else {
         return Vec::new();
     };

@@ -11,6 +11,7 @@ pub mod composition;
 pub mod drift;
 pub mod evidence;
 pub mod handshake;
+pub(crate) mod memo;
 pub mod modes;
 pub mod network;
 pub mod timeline;
