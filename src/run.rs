@@ -289,6 +289,7 @@ pub(crate) fn run(opts: &Options) -> Result<Results> {
         capacity: None,
         network: None,
         go,
+        derived: Default::default(),
     })
 }
 
@@ -392,6 +393,7 @@ fn emulated(
         capacity: None,
         network: None,
         go: None,
+        derived: Default::default(),
     })
 }
 

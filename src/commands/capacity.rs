@@ -44,5 +44,5 @@ pub(super) fn capacity(args: crate::cli::CapacityArgs) -> Result<()> {
         file.display()
     );
     r.capacity = Some(c);
-    write_section(&file, &r, crate::check::Section::Capacity)
+    write_section(&file, &mut r, crate::check::Section::Capacity)
 }

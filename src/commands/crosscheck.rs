@@ -58,7 +58,7 @@ pub(super) fn crosscheck(args: crate::cli::CrosscheckArgs) -> Result<()> {
         file.display()
     );
     r.crosscheck = Some(c);
-    write_section(&file, &r, crate::check::Section::Crosscheck)?;
+    write_section(&file, &mut r, crate::check::Section::Crosscheck)?;
     if strict && undecided + disagree > 0 {
         bail!("{disagree} phase(s) disagree and {undecided} are undecided (--strict wants every phase to agree)");
     }

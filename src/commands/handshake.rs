@@ -54,6 +54,6 @@ pub(super) fn handshake(args: crate::cli::HandshakeArgs) -> Result<()> {
         crate::figures::network::set_stalls(&r, &mut n);
         r.network = Some(n);
     }
-    write_section(&file, &r, crate::check::Section::Handshakes)?;
+    write_section(&file, &mut r, crate::check::Section::Handshakes)?;
     super::failed(&file, failed, "handshake scenario(s) failed")
 }

@@ -43,6 +43,6 @@ pub(super) fn memory(args: crate::cli::MemoryArgs) -> Result<()> {
     );
     let failed = m.failures.len();
     r.memory = Some(m);
-    write_section(&file, &r, crate::check::Section::Memory)?;
+    write_section(&file, &mut r, crate::check::Section::Memory)?;
     super::failed(&file, failed, "phase(s) could not be measured")
 }

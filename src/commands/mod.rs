@@ -202,8 +202,9 @@ fn lines(problems: &[crate::check::Problem]) -> String {
 }
 
 /// Writes a results file a section was just added to, once the whole file holds against its own
-/// raw data (what `pqprof check` would say), so a section `check` rejects never lands.
-fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Result<()> {
+/// raw data (what `pqprof check` would say), so a section `check` rejects never lands; with the
+/// figures its pages derive, made again for the file as it now is (`render::derive`).
+fn write_section(file: &Path, r: &mut Results, section: crate::check::Section) -> Result<()> {
     let problems = crate::check::check_section(r, section);
     if !problems.is_empty() {
         bail!(
@@ -213,6 +214,7 @@ fn write_section(file: &Path, r: &Results, section: crate::check::Section) -> Re
             lines(&problems)
         );
     }
+    r.derived = render::derive(r);
     results::update(file, r)
 }
 
@@ -286,7 +288,7 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         || args.only.is_some()
         || args.worker_iterations.is_some();
     let emulated = emulator.is_some();
-    let results = if !one_process {
+    let mut results = if !one_process {
         crate::samples::run_samples(&crate::samples::Options {
             samples: args.samples as usize,
             suites: args.suites.clone(),
@@ -320,9 +322,13 @@ fn run_cmd(args: RunArgs) -> Result<()> {
         }
         r
     };
-    results::create(&out, &results, args.force)?;
-    // A child of `--samples` leaves the warnings and the summary to its parent, which pools them.
+    // A child of `--samples` leaves the warnings, the summary and the derived figures to its
+    // parent, which pools them.
     let child = args.worker_iterations.is_some();
+    if !child {
+        results.derived = render::derive(&results);
+    }
+    results::create(&out, &results, args.force)?;
     if !child {
         eprint!("{}", crate::tables::warnings(&results.warnings, 3));
     }
@@ -456,7 +462,8 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
     }
     for f in files {
         let r = results::read(f)?;
-        let problems = check::check(&r);
+        let mut problems = check::check(&r);
+        problems.extend(render::check_derived(&r));
         if problems.is_empty() {
             println!(
                 "{}: ok ({} phases, {} suites; identity holds within {}%)",

@@ -94,5 +94,5 @@ pub(super) fn network(args: crate::cli::NetworkArgs) -> Result<()> {
         file.display()
     );
     r.network = Some(n);
-    write_section(&file, &r, crate::check::Section::Network)
+    write_section(&file, &mut r, crate::check::Section::Network)
 }

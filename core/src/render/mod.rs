@@ -7,6 +7,7 @@ mod auth;
 mod capacity;
 mod compare;
 mod composition;
+mod derive;
 mod history;
 mod memory;
 mod methodology;
@@ -16,8 +17,10 @@ mod overview;
 pub mod svg;
 pub mod verify;
 
+use crate::figures::memo;
 use crate::results::{self, Results};
 use anyhow::{anyhow, bail, Context, Result};
+pub use derive::{check_derived, derive};
 use minijinja::{AutoEscape, Environment, Value};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -323,10 +326,17 @@ pub(crate) fn par_map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync)
         .min(items.len().max(1));
     let per = items.len().div_ceil(threads).max(1);
     let f = &f;
+    // Each thread asks for its derived figures as this one would (recorded, or recomputed), and
+    // keeps a memo of its own (`figures::memo`) while its items stay borrowed.
+    let under = &crate::derived::inherited();
     std::thread::scope(|scope| {
         let parts: Vec<_> = items
             .chunks(per)
-            .map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<U>>()))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    under.run(|| memo::scope(|| chunk.iter().map(f).collect::<Vec<U>>()))
+                })
+            })
             .collect();
         parts
             .into_iter()
@@ -425,6 +435,9 @@ pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let files = inputs(paths)?;
     let files = &files[..];
     let mut runs = load(files)?;
+    // The figures the pages derive by resampling, made known first: drawing a page only looks
+    // them up (`derive`).
+    derive::prepare_all(&runs, files);
     // Two machines whose ids would clash (one fingerprint under two hostnames: an edited file)
     // are told apart by their order.
     let mut taken: Vec<String> = Vec::new();
@@ -595,8 +608,10 @@ fn pages(
         })
         .map(|&i| &runs[i])
         .collect();
-    let mut front = overview::build(&shown_runs);
-    front.architectures = arch::build(&counted);
+    // Each page's figures are computed inside a memo of its own (`figures::memo`): the runs stay
+    // put while it is drawn.
+    let mut front = memo::scope(|| overview::build(&shown_runs));
+    front.architectures = memo::scope(|| arch::build(&counted));
     let mut emulated: Vec<String> = counted
         .iter()
         .filter(|r| r.results.run.host.is_emulated())
@@ -688,7 +703,10 @@ fn pages(
         )
     }));
     std::thread::scope(|threads| {
-        let running: Vec<_> = jobs.into_iter().map(|j| threads.spawn(j)).collect();
+        let running: Vec<_> = jobs
+            .into_iter()
+            .map(|j| threads.spawn(move || memo::scope(j)))
+            .collect();
         running.into_iter().try_for_each(|t| {
             t.join()
                 .map_err(|_| anyhow!("a page's thread stopped unexpectedly"))?

@@ -90,6 +90,12 @@ pub struct Results {
     /// The Go peer's toolchain and raw round trips, when it was built (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub go: Option<GoPeer>,
+    /// Figures derived from this file's raw samples by resampling (the composition's median
+    /// shifts, the bootstrap intervals the pages show), by a digest of their method and inputs:
+    /// written with the file, recomputed by `check`, looked up by `render` (`crate::derived`).
+    /// Files written before 2026-12-06 have none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub derived: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 impl Results {
