@@ -56,7 +56,7 @@ fn main() -> ExitCode {
         for f in &files {
             match pqprof_core::results::read(f) {
                 Ok(r) => {
-                    let mut p = pqprof_core::check::check(&r);
+                    let mut p = pqprof_core::derived::fresh(|| pqprof_core::check::check(&r));
                     p.extend(pqprof_core::render::check_derived(&r));
                     if !p.is_empty() {
                         failed = true;

@@ -28,11 +28,13 @@ impl Key {
     const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
 
-    /// A key for a figure of kind `method` (its name; a change of method is a change of name).
+    /// A key for a figure of kind `method` (its name; a change of method is a change of name),
+    /// under the methods' version (`METHODS`).
     pub(crate) fn new(method: &str) -> Key {
         let mut k = Key(Key::OFFSET);
         k.bytes(method.as_bytes());
         k.u64(0xff);
+        k.u64(METHODS);
         k
     }
 
@@ -77,6 +79,11 @@ impl Key {
         format!("{:032x}", self.0)
     }
 }
+
+/// The version of the resampling methods behind every key: raised when one of them (`stats`'
+/// bootstraps, `shift::median_shift`) changes what it gives for the same inputs, so that no stored
+/// figure of the old method is taken for the new one.
+const METHODS: u64 = 1;
 
 /// The figures this process knows: computed here, or read from results files (`remember`).
 fn known() -> &'static Mutex<HashMap<String, Vec<f64>>> {
@@ -150,6 +157,15 @@ pub fn remember(figures: &Figures) {
         for (key, v) in figures {
             k.entry(key.clone()).or_insert_with(|| v.clone());
         }
+    }
+}
+
+/// Forgets every figure this process knows: for a test that renders the same run twice, once from
+/// the figures its file stores alone.
+#[doc(hidden)]
+pub fn forget_all() {
+    if let Ok(mut k) = known().lock() {
+        k.clear();
     }
 }
 

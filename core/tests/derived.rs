@@ -1,6 +1,6 @@
 //! The figures a run's pages derive by resampling, stored in its file (`render::derive`): the
 //! site drawn from them is the site drawn without them, `check` recomputes them, and a stored
-//! figure changed, added or left out is caught.
+//! figure changed, or a file whose figures no page asks for, is caught.
 
 use pqprof_core::render;
 use pqprof_core::results::{self, Results};
@@ -71,7 +71,8 @@ fn pages(file: &Path, out: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn a_run_with_its_figures_stored_renders_as_without_and_checks_out() {
-    // The cache of figures derived for files that store none is off: both renders compute.
+    // The cache of figures derived for files that store none is off: the render without them
+    // computes them.
     std::env::set_var("PQPROF_DERIVED_CACHE", "");
     let dir = Scratch::new("same");
     let source = committed_run();
@@ -82,14 +83,28 @@ fn a_run_with_its_figures_stored_renders_as_without_and_checks_out() {
     );
     let plain = dir.0.join("run.json");
     results::create(&plain, &r, true).unwrap();
-    r.derived = render::derive(&r);
+    // Fresh: derived without joining the figures this process knows, so that the render of the
+    // file that stores them can only take them from the file.
+    r.derived = pqprof_core::derived::fresh(|| render::derive(&r));
     // Every kind the pages ask for: the composition's shifts, intervals, paired differences.
     assert!(r.derived.len() > 100, "{} figures", r.derived.len());
     let with = dir.0.join("derived.json");
     results::create(&with, &r, true).unwrap();
+    // The same file with every stored figure doubled: what a render that reads them must show.
+    let mut doubled = r.clone();
+    for v in doubled.derived.values_mut() {
+        v.iter_mut().for_each(|x| *x *= 2.0);
+    }
+    let doubled_file = dir.0.join("doubled").join("derived.json");
+    std::fs::create_dir_all(doubled_file.parent().unwrap()).unwrap();
+    results::create(&doubled_file, &doubled, true).unwrap();
 
-    let without_pages = pages(&plain, &dir.0.join("site-without"));
+    pqprof_core::derived::forget_all();
     let with_pages = pages(&with, &dir.0.join("site-with"));
+    pqprof_core::derived::forget_all();
+    let doubled_pages = pages(&doubled_file, &dir.0.join("site-doubled"));
+    pqprof_core::derived::forget_all();
+    let without_pages = pages(&plain, &dir.0.join("site-without"));
     assert_eq!(
         without_pages.iter().map(|(n, _)| n).collect::<Vec<_>>(),
         with_pages.iter().map(|(n, _)| n).collect::<Vec<_>>()
@@ -97,6 +112,11 @@ fn a_run_with_its_figures_stored_renders_as_without_and_checks_out() {
     for ((name, a), (_, b)) in without_pages.iter().zip(&with_pages) {
         assert!(a == b, "{name} differs with the figures stored");
     }
+    // The stored figures are what the pages show: changed, the pages change.
+    assert!(
+        with_pages != doubled_pages,
+        "the pages did not take the figures the file stores"
+    );
 
     // Read back, the stored figures are the recomputed ones, bit for bit.
     let back = results::read(&with).unwrap();
@@ -110,10 +130,10 @@ fn a_run_with_its_figures_stored_renders_as_without_and_checks_out() {
 }
 
 #[test]
-fn a_stored_figure_changed_added_or_left_out_is_caught() {
+fn a_stored_figure_changed_or_of_no_page_is_caught() {
     let source = committed_run();
     let mut r: Results = results::read(&source).unwrap();
-    r.derived = render::derive(&r);
+    r.derived = pqprof_core::derived::fresh(|| render::derive(&r));
     let named = |r: &Results, what: &str| {
         let problems = render::check_derived(r);
         assert!(!problems.is_empty(), "{what}: not caught");
@@ -130,7 +150,7 @@ fn a_stored_figure_changed_added_or_left_out_is_caught() {
         .iter_mut()
         .find(|(_, v)| !v.is_empty())
         .unwrap();
-    v[0] *= 1.0 + 1e-12;
+    v[0] += 1.0;
     let key = key.clone();
     let text = named(&changed, "a changed figure");
     assert!(
@@ -138,14 +158,15 @@ fn a_stored_figure_changed_added_or_left_out_is_caught() {
         "{text}"
     );
 
+    // Figures no page asks for any more (the pages changed), or asked for and not stored, are
+    // no problem; a file whose figures are none the pages ask for is.
     let mut added = r.clone();
     added.derived.insert("0".repeat(32), vec![1.0]);
-    let text = named(&added, "an added figure");
-    assert!(text.contains("not asked for"), "{text}");
-
-    let mut left_out = r.clone();
-    let first = left_out.derived.keys().next().unwrap().clone();
-    left_out.derived.remove(&first);
-    let text = named(&left_out, "a figure left out");
-    assert!(text.contains("not stored"), "{text}");
+    let first = added.derived.keys().nth(1).unwrap().clone();
+    added.derived.remove(&first);
+    assert_eq!(render::check_derived(&added), Vec::new());
+    let mut foreign = r.clone();
+    foreign.derived = [("0".repeat(32), vec![1.0])].into();
+    let text = named(&foreign, "figures of no page");
+    assert!(text.contains("none of the 1"), "{text}");
 }

@@ -40,43 +40,33 @@ pub fn derive(results: &Results) -> Figures {
     figures
 }
 
-/// `check`'s part for the stored derived figures: each recomputed from the raw samples must be
-/// the stored one exactly (the draws are seeded, so a recomputation repeats them bit for bit), and
-/// the pages must ask for the same set. A file that stores none has nothing to compare.
+/// `check`'s part for the stored derived figures: each the pages ask for, recomputed from the raw
+/// samples, must be the stored one exactly (the draws are seeded, so a recomputation repeats them
+/// bit for bit). A file that stores none has nothing to compare.
 pub fn check_derived(results: &Results) -> Vec<Problem> {
     if results.derived.is_empty() {
         return Vec::new();
     }
     let fresh = derived::fresh(|| derive(results));
     let mut problems = Vec::new();
-    let mut unasked = Vec::new();
     for (key, stored) in &results.derived {
         match fresh.get(key) {
-            None => unasked.push(key.as_str()),
             Some(f) if f.len() != stored.len() || f.iter().zip(stored).any(|(a, b)| a != b) => {
                 problems.push(Problem::recomputed(format!(
                     "derived figure {key}: stored {stored:?}, the raw samples give {f:?}"
                 )));
             }
-            Some(_) => {}
+            _ => {}
         }
     }
-    // A file derived by another pqprof (other figures, or other keys) fails whole: one line.
-    if let Some(first) = unasked.first() {
+    // Each stored figure the pages ask for must be the recomputed one. Which figures they ask
+    // for changes with the pages (and a key with its method), so a figure stored and no longer
+    // asked for, or asked for and not stored, is no problem: `render` computes what it lacks.
+    // One is asked for by this run's pages, or the file stores none that is.
+    if !fresh.is_empty() && !results.derived.keys().any(|k| fresh.contains_key(k)) {
         problems.push(Problem::incomplete(format!(
-            "{} of {} derived figure(s) stored are not asked for by this run's pages (first: {first})",
-            unasked.len(),
+            "none of the {} derived figure(s) stored is one this run's pages ask for",
             results.derived.len()
-        )));
-    }
-    let missing = fresh
-        .keys()
-        .filter(|k| !results.derived.contains_key(*k))
-        .count();
-    if missing > 0 {
-        problems.push(Problem::incomplete(format!(
-            "{missing} of the {} derived figure(s) the pages ask for are not stored",
-            fresh.len()
         )));
     }
     problems
@@ -137,7 +127,12 @@ fn prune(dir: &Path) {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > old);
-        if stale && e.path().extension().is_some_and(|x| x == "json") {
+        // Only the cache's own names (`cache_file`: 32 hex digits), wherever the folder is.
+        let ours = e.file_name().to_str().is_some_and(|n| {
+            n.strip_suffix(".json")
+                .is_some_and(|h| h.len() == 32 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        });
+        if stale && ours {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -164,7 +159,9 @@ fn prepare(results: &Results, file: &Path) {
             return;
         }
     }
-    let figures = derive(results);
+    // From this file's raw samples alone, not from figures another file stored.
+    let figures = derived::fresh(|| derive(results));
+    derived::remember(&figures);
     if let Some(c) = cached {
         if let Some(dir) = c.parent() {
             prune(dir);
