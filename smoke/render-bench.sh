@@ -26,11 +26,11 @@ for n in 1 2 3 10 50; do
   "${cmd[@]}" "${files[@]}" --out "$dir/site-$n" >/dev/null
   end=$(date +%s.%N)
   printf 'render of %2d run(s), %d comparisons with the baseline: %.2f s, index.html %d kB\n' "$n" $((n - 1)) \
-    "$(echo "$end - $start" | bc)" $(( $(stat -c %s "$dir/site-$n/index.html") / 1000 ))
+    "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" $(( $(stat -c %s "$dir/site-$n/index.html") / 1000 ))
 done
 start=$(date +%s.%N)
 "${cmd[@]}" "$dir"/one-*.json.gz --out "$dir/site-one" >/dev/null
 end=$(date +%s.%N)
 printf 'render of 50 runs of one machine (history): %.2f s, index.html %d kB, history.html %d kB\n' \
-  "$(echo "$end - $start" | bc)" $(( $(stat -c %s "$dir/site-one/index.html") / 1000 )) \
+  "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" $(( $(stat -c %s "$dir/site-one/index.html") / 1000 )) \
   $(( $(stat -c %s "$dir/site-one/history.html") / 1000 ))
