@@ -92,7 +92,7 @@ pub struct Results {
     pub go: Option<GoPeer>,
     /// Figures derived from this file's raw samples by resampling (the composition's median
     /// shifts, the bootstrap intervals the pages show), by a digest of their method and inputs:
-    /// written with the file, recomputed by `check`, looked up by `render` (`crate::derived`).
+    /// written with the file, recomputed by `check`, looked up by `render` (core/src/derived.rs).
     /// Files written before 2026-12-06 have none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub derived: std::collections::BTreeMap<String, Vec<f64>>,
