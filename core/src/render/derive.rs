@@ -9,7 +9,6 @@ use crate::derived::{self, Figures};
 use crate::figures::memo;
 use crate::results::Results;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// The figures the pages of `results` rendered alone ask for: what a producer stores in
 /// `Results::derived` when it writes the file. Figures already known to this process (computed
@@ -89,31 +88,18 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("pqprof").join("derived"))
 }
 
-/// The cache file for the file whose bytes are `bytes`, as this build derives it: the key holds
-/// the running program's path, size and time of building too, so that a build whose figures or
-/// keys differ never reads another's (it would find none of its keys, and resample at every
-/// render).
+/// The cache file for the file whose bytes are `bytes`. Its key holds the methods' version
+/// (`derived::Key::new`), so a build whose resampling differs reads none of an older build's;
+/// one whose pages ask for figures the cache lacks computes them as it draws.
 fn cache_file(dir: &Path, bytes: &[u8]) -> PathBuf {
     let mut key = derived::Key::new("results file");
     key.bytes(bytes);
-    if let Some((exe, m)) = std::env::current_exe()
-        .ok()
-        .and_then(|e| Some((e.clone(), std::fs::metadata(e).ok()?)))
-    {
-        key.bytes(exe.to_string_lossy().as_bytes());
-        key.u64(m.len());
-        let built = m
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok());
-        key.u64(built.map_or(0, |d| d.as_nanos() as u64));
-    }
     dir.join(format!("{}.json", key.hex()))
 }
 
-/// Removes the cache's files written more than `CACHE_DAYS` ago (most are older builds': a new
-/// build writes its own). One still wanted is derived and written again. A file that cannot be
-/// removed stays.
+/// Removes the cache's files written more than `CACHE_DAYS` ago (for results files since removed,
+/// or under an older methods' version). One still wanted is derived and written again. A file
+/// that cannot be removed stays.
 fn prune(dir: &Path) {
     const CACHE_DAYS: u64 = 30;
     let Ok(entries) = std::fs::read_dir(dir) else {
