@@ -4,9 +4,11 @@
 //! a `scope`, each is computed once.
 //!
 //! The keys are the addresses of what the figure is computed from (the run, its scenarios, its
-//! flows), each borrowed from a run that does not change while the scope lasts. So that an
-//! address freed and taken again inside a scope cannot answer for another value, the key also
-//! holds the run's date and host. Outside any scope nothing is kept.
+//! flows). They are sound only because every caller of `scope` borrows the runs it computes from
+//! for the whole scope, and nothing inside one builds a temporary run or scenario to ask about: an
+//! address freed and taken again inside a scope would answer for another value. The run's date and
+//! host in the key only tell two different runs apart; they do not guard against that. Outside
+//! any scope nothing is kept.
 
 use crate::results::Results;
 use std::any::Any;
