@@ -13,11 +13,7 @@ mod support {
 /// The Zen 5 VM's newest committed run (flows, calls timed in situ, QUIC): every kind of
 /// derived figure.
 fn committed_run() -> PathBuf {
-    support::committed::tracked_results(false)
-        .into_iter()
-        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
-        .max()
-        .expect("a committed run of the Zen 5 VM in results/")
+    support::committed::newest_of("38df4d").expect("a committed run of the Zen 5 VM in results/")
 }
 
 /// A folder of its own, removed when dropped.

@@ -39,11 +39,7 @@ fn xeon_shown() -> PathBuf {
 
 /// The Zen 5 VM's newest committed run in results/ (flows, calls in state, QUIC).
 fn zen5_newest() -> PathBuf {
-    committed_canonical()
-        .into_iter()
-        .filter(|f| f.to_string_lossy().contains("-38df4d.json"))
-        .max()
-        .expect("a committed run of the Zen 5 VM in results/")
+    support::committed::newest_of("38df4d").expect("a committed run of the Zen 5 VM in results/")
 }
 
 /// A folder of the system's temporary one, removed with everything in it when dropped: each

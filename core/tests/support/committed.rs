@@ -34,6 +34,18 @@ pub fn tracked_results(archive: bool) -> Vec<PathBuf> {
     files
 }
 
+/// The newest committed run in results/ of the machine whose fingerprint is `fingerprint` (the
+/// names end with it and sort by time). Some crates that include this file use only
+/// `tracked_results`.
+#[allow(dead_code)]
+pub fn newest_of(fingerprint: &str) -> Option<PathBuf> {
+    let tail = format!("-{fingerprint}.json");
+    tracked_results(false)
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains(&tail))
+        .max()
+}
+
 /// git's output for `args`, run in the crate's own folder.
 fn git(args: &[&str]) -> String {
     let out = std::process::Command::new("git")
