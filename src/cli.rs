@@ -106,6 +106,14 @@ pub enum Command {
     /// child process.
     #[command(hide = true)]
     LabServer(LabServerArgs),
+    /// Ask a TLS 1.3 endpoint (HOST[:PORT]) which key-exchange groups it takes, whether it
+    /// retries, how big its flights are against TCP's initial window, and what X25519MLKEM768
+    /// adds to its handshake's latency; one connection at a time, at most --rate a second.
+    /// Writes results/probes/HOST-PORT-TIME.json.
+    Probe(ProbeArgs),
+    /// A server of one of pqprof's stacks with a fresh chain, for `probe` to ask (its tests).
+    #[command(hide = true)]
+    ProbeTarget(ProbeTargetArgs),
     /// Render the static site from results files.
     Render(RenderArgs),
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json.gz).
@@ -373,6 +381,51 @@ pub struct HandshakeServerArgs {
     /// them, `retry` answers each first Initial with a Retry.
     #[arg(long, default_value = "full", value_parser = parse_mode)]
     pub(crate) mode: crate::results::Mode,
+}
+
+/// `pqprof probe`'s arguments.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// The endpoint: HOST, HOST:PORT or [IPv6]:PORT (port 443 by default).
+    pub(crate) target: String,
+    /// The server name to send and verify (default: the host).
+    #[arg(long)]
+    pub(crate) sni: Option<String>,
+    /// Trusted roots, PEM or DER (default: /etc/ssl/certs/ca-certificates.crt).
+    #[arg(long)]
+    pub(crate) ca: Option<PathBuf>,
+    /// Do not verify the chain (the report says so); the CertificateVerify is still checked.
+    #[arg(long)]
+    pub(crate) insecure: bool,
+    /// Connections started per second, at most.
+    #[arg(long, default_value_t = 5.0)]
+    pub(crate) rate: f64,
+    /// Connections in all, at most.
+    #[arg(long, default_value_t = 300)]
+    pub(crate) max_connections: usize,
+    /// Paired latency rounds (X25519 and X25519MLKEM768, one handshake each), at most.
+    #[arg(long, default_value_t = 60)]
+    pub(crate) rounds: usize,
+    /// Seconds to wait for the server at each step.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) timeout_s: u64,
+    /// The probe's file (default: results/probes/HOST-PORT-TIME.json); never overwritten.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+}
+
+/// `pqprof probe-target`'s arguments.
+#[derive(Debug, Args)]
+pub struct ProbeTargetArgs {
+    /// One of pqprof's stacks ("rustls"), or a server file of servers/ ("servers/nginx.toml").
+    #[arg(long)]
+    pub(crate) stack: String,
+    /// The group it takes; a server file takes a list ("X25519MLKEM768,X25519").
+    #[arg(long)]
+    pub(crate) group: String,
+    /// The authentication of suites/auth.toml whose chain it serves.
+    #[arg(long, default_value = "ECDSA-P256")]
+    pub(crate) auth: String,
 }
 
 /// `pqprof lab-server`'s arguments.

@@ -31,6 +31,7 @@ pub mod measure;
 pub mod memory;
 pub mod network;
 pub mod plan;
+mod probe;
 pub mod run;
 pub mod samples;
 pub mod stack;

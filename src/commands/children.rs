@@ -88,3 +88,38 @@ pub(super) fn count_phase(args: crate::cli::CountPhaseArgs) -> Result<()> {
     println!("{}", serde_json::to_string(&r)?);
     Ok(())
 }
+
+/// A server of `stack` taking `group` alone, with a fresh chain of `auth`: prints `root PATH` (the
+/// root certificate, DER, for `probe --ca`), then serves as `handshake-server` does, a thread per
+/// connection, until standard input closes.
+pub(super) fn probe_target(args: crate::cli::ProbeTargetArgs) -> Result<()> {
+    let auths = crate::auth::load(std::path::Path::new("suites"), "tls13", None)?
+        .unwrap_or_else(crate::auth::Auths::baseline_only);
+    let auth = auths
+        .find(&args.auth)
+        .ok_or_else(|| anyhow::anyhow!("suites/auth.toml: no authentication {}", args.auth))?;
+    let id = crate::stack::Identity::new(auth)?;
+    let files = crate::stack::identity::Files::write(&id, "probe-target")?;
+    println!("root {}", files.root.display());
+    if args.stack.ends_with(".toml") {
+        return crate::stack::lab_server(
+            std::path::Path::new(&args.stack),
+            &args.group,
+            &files.dir,
+            std::net::IpAddr::from([127, 0, 0, 1]),
+            crate::results::Mode::Full,
+        );
+    }
+    let stack = crate::stack::find(&args.stack)?;
+    crate::stack::child::server_main(
+        stack,
+        &args.group,
+        &files.dir,
+        false,
+        crate::stack::child::Listen {
+            concurrent: true,
+            ..Default::default()
+        },
+        crate::results::Mode::Full,
+    )
+}

@@ -98,6 +98,18 @@ pub fn execute(command: Command) -> Result<()> {
             args.bind,
             args.mode,
         ),
+        Command::Probe(args) => crate::probe::probe(&crate::probe::Options {
+            target: args.target,
+            sni: args.sni,
+            ca: args.ca,
+            insecure: args.insecure,
+            per_second: args.rate,
+            max_connections: args.max_connections,
+            rounds: args.rounds,
+            timeout: std::time::Duration::from_secs(args.timeout_s.max(1)),
+            out: args.out,
+        }),
+        Command::ProbeTarget(args) => children::probe_target(args),
         Command::Render(args) => render_site(args),
         Command::CountPhase(args) => children::count_phase(args),
         Command::Memory(args) => memory::memory(args),
@@ -440,6 +452,11 @@ fn list(suites_path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether `f` is a probe's file (results/probes/) rather than a machine's run.
+fn is_probe_file(f: &Path) -> bool {
+    std::fs::read_to_string(f).is_ok_and(|t| results::is_probe_text(&t))
+}
+
 fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
     if files.is_empty() && site.is_none() {
         bail!("nothing to check: give results files, --site DIR, or both");
@@ -461,6 +478,23 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
         }
     }
     for f in files {
+        if is_probe_file(f) {
+            let p = results::read_probe(f)?.probe;
+            let problems = check::probe::check(&p);
+            if problems.is_empty() {
+                println!(
+                    "{}: ok (a probe of {}: {} connections, findings recomputed)",
+                    f.display(),
+                    p.target,
+                    p.connections.len()
+                );
+            } else {
+                failed += 1;
+                eprintln!("{}: {} problem(s):", f.display(), problems.len());
+                eprintln!("  {}", lines(&problems));
+            }
+            continue;
+        }
         let r = results::read(f)?;
         // Every figure from this file's raw samples, none looked up (`derived::fresh`).
         let mut problems = pqprof_core::derived::fresh(|| check::check(&r));

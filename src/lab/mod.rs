@@ -86,14 +86,15 @@ pub(crate) fn free_port(bind: IpAddr) -> Result<u16> {
 /// The placeholders of one scenario: pqprof's own and its resumption table's.
 pub(crate) fn values(
     server: &Server,
-    group: &str,
+    groups: &[&str],
     port: u16,
     resumed: bool,
 ) -> Result<BTreeMap<String, String>> {
-    let groups = server.groups_for(&[group]).ok_or_else(|| {
+    let groups = server.groups_for(groups).ok_or_else(|| {
         anyhow!(
-            "{}: serves no group {group} ([groups] has {})",
+            "{}: serves no group {} ([groups] has {})",
             server.file.display(),
+            groups.join(" or "),
             server.groups.keys().cloned().collect::<Vec<_>>().join(", ")
         )
     })?;
@@ -342,12 +343,12 @@ mod tests {
     fn a_scenarios_placeholders_come_from_the_file_and_the_mode() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/haproxy.toml");
         let s = lab::load(&file).unwrap();
-        let off = values(&s, "X25519MLKEM768", 8443, false).unwrap();
+        let off = values(&s, &["X25519MLKEM768"], 8443, false).unwrap();
         assert_eq!(off["groups"], "X25519MLKEM768");
         assert_eq!(off["port"], "8443");
         assert_eq!(off["num_tickets"], "0");
-        assert_eq!(values(&s, "X25519", 1, true).unwrap()["num_tickets"], "1");
-        let e = values(&s, "X448", 1, false).unwrap_err().to_string();
+        assert_eq!(values(&s, &["X25519"], 1, true).unwrap()["num_tickets"], "1");
+        let e = values(&s, &["X448"], 1, false).unwrap_err().to_string();
         assert!(e.contains("serves no group X448"), "{e}");
     }
 }

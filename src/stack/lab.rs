@@ -135,7 +135,15 @@ pub(crate) fn server_main(
     let server = pqprof_core::lab::load(file)?;
     let root = crate::lab::root()?;
     let port = crate::lab::free_port(bind)?;
-    let v = crate::lab::values(&server, group, port, mode == crate::results::Mode::Resumed)?;
+    // A list ("X25519MLKEM768,X25519") serves each, in the server's order of preference: a
+    // probe's target configured as operators configure it.
+    let groups: Vec<&str> = group.split(',').collect();
+    let v = crate::lab::values(
+        &server,
+        &groups,
+        port,
+        mode == crate::results::Mode::Resumed,
+    )?;
     let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
     let addr = SocketAddr::new(bind, port);
     let running = crate::lab::start(&server, &root, &dir, identity, &v, addr);

@@ -42,6 +42,7 @@ macro_rules! registry {
 }
 
 mod lab;
+pub(crate) use self::rustls::group as rustls_group;
 pub(crate) use lab::server_main as lab_server;
 
 registry!(

@@ -109,7 +109,7 @@ impl TlsStack for Rustls {
     }
 }
 
-fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
+pub(crate) fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup> {
     use rustls::crypto::aws_lc_rs::kx_group;
     Ok(match name {
         "X25519" => kx_group::X25519,

@@ -11,6 +11,7 @@ mod memory;
 pub mod network;
 mod phases;
 mod precision;
+pub mod probe;
 mod problem;
 
 pub use problem::{Kind, Problem};

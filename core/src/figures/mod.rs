@@ -14,6 +14,7 @@ pub mod handshake;
 pub(crate) mod memo;
 pub mod modes;
 pub mod network;
+pub mod probe;
 pub mod timeline;
 pub mod warnings;
 

@@ -6,3 +6,4 @@ pub mod liboqs_speed;
 pub mod openssl_speed;
 pub mod ssh;
 pub mod tls;
+pub mod x509;

@@ -119,6 +119,53 @@ pub fn key_shares_of_messages(hs: &[u8]) -> Option<(u8, Vec<Share>)> {
     Some((msg, Vec::new()))
 }
 
+/// The whole TLS records at the start of `bytes`, in order: (content type, the record with its
+/// 5-byte header). A record cut short ends the list.
+pub fn records(bytes: &[u8]) -> Vec<(u8, &[u8])> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while rest.len() >= 5 {
+        let len = 5 + usize::from(u16::from_be_bytes([rest[3], rest[4]]));
+        let Some(record) = rest.get(..len) else { break };
+        out.push((record[0], record));
+        rest = &rest[len..];
+    }
+    out
+}
+
+/// The bytes on the wire of each ClientHello a client sent: its handshake records (22) that open
+/// with message type 1, headers included.
+pub fn client_hello_sizes(sent: &[u8]) -> Vec<u64> {
+    records(sent)
+        .into_iter()
+        .filter(|(kind, r)| *kind == 22 && r.get(5) == Some(&1))
+        .map(|(_, r)| r.len() as u64)
+        .collect()
+}
+
+/// A server's records before its first encrypted one (application_data, 23): its ServerHello, or
+/// its HelloRetryRequest, ChangeCipherSpec and ServerHello.
+pub fn plaintext_records(received: &[u8]) -> Vec<u8> {
+    records(received)
+        .into_iter()
+        .take_while(|(kind, _)| *kind != 23)
+        .flat_map(|(_, r)| r.iter().copied())
+        .collect()
+}
+
+/// The key share of the last ServerHello in a server's plaintext records (after a retry, the
+/// ServerHello that follows it): (group code point, bytes).
+pub fn last_server_share(plaintext: &[u8]) -> Option<Share> {
+    let (_, last) = records(plaintext)
+        .into_iter()
+        .rev()
+        .find(|(kind, _)| *kind == 22)?;
+    match key_shares(last)? {
+        (2, shares) => shares.first().copied(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +243,19 @@ mod tests {
         // Truncated input is None, not a panic.
         assert_eq!(key_shares(&record(&hello(2, &ext))[..60]), None);
         assert_eq!(key_shares(&[]), None);
+    }
+
+    #[test]
+    fn whole_records_only_and_the_plaintext_ends_at_the_first_encrypted_one() {
+        let bytes = [
+            22, 3, 3, 0, 1, 1, 20, 3, 3, 0, 1, 1, 23, 3, 3, 0, 1, 9, 22, 3, 3, 0, 5, 1,
+        ];
+        let r = records(&bytes);
+        assert_eq!(r.len(), 3, "the last record is cut short");
+        assert_eq!(r[1], (20, &bytes[6..12]));
+        assert_eq!(plaintext_records(&bytes), bytes[..12].to_vec());
+        // A one-byte handshake record opening with type 1 counts as a ClientHello's record.
+        assert_eq!(client_hello_sizes(&bytes), vec![6]);
+        assert_eq!(last_server_share(&bytes), None);
     }
 }

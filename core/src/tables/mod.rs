@@ -8,6 +8,7 @@ pub mod crosscheck;
 pub mod handshake;
 pub mod memory;
 pub mod network;
+pub mod probe;
 
 use crate::results::{group_warnings, Warning};
 
