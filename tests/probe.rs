@@ -172,6 +172,10 @@ fn a_server_taking_the_hybrid_alone_retries_for_it_and_its_chain_is_the_one_made
         .map(|c| c["bytes"].as_u64().unwrap())
         .collect();
     assert_eq!(chain, chain_sizes(&t.root));
+    // The flight carries the chain, the CertificateVerify's 3,309-byte signature (FIPS 204) and
+    // the ServerHello's 1,120-byte share.
+    let flight = f["flights"][0]["bytes"].as_u64().unwrap();
+    assert!(flight > chain.iter().sum::<u64>() + 3309 + 1120, "{flight}");
     assert_eq!(p["probe"]["chain"][0]["key"], "ML-DSA-65");
     assert_eq!(p["probe"]["chain"][0]["signature"], "ML-DSA-65");
     // The CertificateVerify's scheme: mldsa65 (0x0905).

@@ -347,7 +347,10 @@ mod tests {
         assert_eq!(off["groups"], "X25519MLKEM768");
         assert_eq!(off["port"], "8443");
         assert_eq!(off["num_tickets"], "0");
-        assert_eq!(values(&s, &["X25519"], 1, true).unwrap()["num_tickets"], "1");
+        assert_eq!(
+            values(&s, &["X25519"], 1, true).unwrap()["num_tickets"],
+            "1"
+        );
         let e = values(&s, &["X448"], 1, false).unwrap_err().to_string();
         assert!(e.contains("serves no group X448"), "{e}");
     }

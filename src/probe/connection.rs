@@ -16,19 +16,20 @@ use std::time::{Duration, Instant};
 /// ML-DSA-87 chain with its CertificateVerify is about 20 KB).
 const KEPT: usize = 64 * 1024;
 
-/// The socket, with every read and write noted (direction and size) and the first `KEPT` bytes
-/// of each direction kept. Room for all of it is taken before the handshake starts.
+/// The socket, with the first `KEPT` bytes of each direction kept and the bytes received counted.
+/// Room for all of it is taken before the handshake starts.
 struct Tape<'a> {
     sock: &'a TcpStream,
-    events: Vec<(bool, usize)>,
     sent: Vec<u8>,
     received: Vec<u8>,
+    /// Every byte received, kept or not.
+    received_total: u64,
 }
 
 impl Read for Tape<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = (&*self.sock).read(buf)?;
-        self.events.push((false, n));
+        self.received_total += n as u64;
         let room = KEPT.saturating_sub(self.received.len()).min(n);
         self.received.extend_from_slice(&buf[..room]);
         Ok(n)
@@ -38,7 +39,6 @@ impl Read for Tape<'_> {
 impl Write for Tape<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = (&*self.sock).write(buf)?;
-        self.events.push((true, n));
         let room = KEPT.saturating_sub(self.sent.len()).min(n);
         self.sent.extend_from_slice(&buf[..room]);
         Ok(n)
@@ -115,13 +115,13 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
     let _ = sock.set_write_timeout(Some(setup.timeout));
     let mut tape = Tape {
         sock: &sock,
-        events: Vec::with_capacity(256),
         sent: Vec::with_capacity(KEPT),
         received: Vec::with_capacity(KEPT),
+        received_total: 0,
     };
     let _ = setup.verifier.take();
     // Timed: the ClientHello's making (the client's key generation) through the client's
-    // Finished written; noting the tape's reads and writes is the only other work inside.
+    // Finished written; the tape's copies of the bytes are the only other work inside.
     let t1 = Instant::now();
     let outcome = handshake(config, setup.server_name.clone(), &mut tape);
     let handshake_ns = t1.elapsed().as_nanos() as u64;
@@ -339,24 +339,12 @@ fn read_tape(tape: &Tape, record: &mut ProbeConnection, keep_server_hello: bool)
         .map(|(_, shares)| shares.into_iter().map(|(g, n)| (g, n as u64)).collect())
         .unwrap_or_default();
     record.hello_retry = tls::is_hello_retry(&tape.received);
-    // The server's bursts: the bytes it sent between two writes of the client. Its flight is the
-    // last one before the client's Finished.
-    let mut bursts: Vec<u64> = Vec::new();
-    let mut last_sent = true;
-    for &(sent, n) in &tape.events {
-        if !sent {
-            if last_sent {
-                bursts.push(0);
-            }
-            if let Some(b) = bursts.last_mut() {
-                *b += n as u64;
-            }
-        }
-        last_sent = sent;
-    }
-    // A completed handshake ends with the client's write: its flight is the last burst. After a
-    // retry the first burst is the HelloRetryRequest alone.
-    record.server_flight_bytes = bursts.last().copied().unwrap_or(0);
+    // The server's flight runs from its last ServerHello to its Finished, the last bytes it
+    // sent before the client's Finished (its tickets, if any, follow that). Not the bytes read
+    // between two writes of the client: rustls writes its ChangeCipherSpec as soon as it has read
+    // the ServerHello, in the middle of the flight.
+    record.server_flight_bytes = tls::last_server_hello_at(&tape.received)
+        .map_or(0, |at| tape.received_total.saturating_sub(at as u64));
     if keep_server_hello {
         let hello = tls::plaintext_records(&tape.received);
         if !hello.is_empty() {

@@ -60,6 +60,17 @@ pub fn check(p: &Probe) -> Vec<Problem> {
             )));
         }
     }
+    // Every completed flight carries the chain (one server, one chain: the probe records the
+    // first).
+    let chain: u64 = p.chain.iter().map(|c| c.bytes).sum();
+    for (i, c) in p.connections.iter().enumerate() {
+        if c.error.is_none() && c.server_flight_bytes < chain {
+            problems.push(Problem::evidence(format!(
+                "connection {i}: a flight of {} bytes cannot carry the {chain}-byte chain",
+                c.server_flight_bytes
+            )));
+        }
+    }
     if p.connections.iter().any(|c| c.error.is_none()) && p.chain.is_empty() {
         problems.push(Problem::incomplete(
             "handshakes completed, but no chain is recorded",

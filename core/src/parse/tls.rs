@@ -153,6 +153,23 @@ pub fn plaintext_records(received: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// Where a server's last ServerHello record starts in what it sent (after a retry, the one that
+/// follows it): its flight runs from there to its Finished.
+pub fn last_server_hello_at(received: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    let mut found = None;
+    for (kind, r) in records(received) {
+        if kind == 23 {
+            break;
+        }
+        if kind == 22 && r.get(5) == Some(&2) {
+            found = Some(at);
+        }
+        at += r.len();
+    }
+    found
+}
+
 /// The key share of the last ServerHello in a server's plaintext records (after a retry, the
 /// ServerHello that follows it): (group code point, bytes).
 pub fn last_server_share(plaintext: &[u8]) -> Option<Share> {
@@ -257,5 +274,9 @@ mod tests {
         // A one-byte handshake record opening with type 1 counts as a ClientHello's record.
         assert_eq!(client_hello_sizes(&bytes), vec![6]);
         assert_eq!(last_server_share(&bytes), None);
+        assert_eq!(last_server_hello_at(&bytes), None);
+        // A ServerHello (type 2) after a first handshake record: the flight starts at 6.
+        let two = [22, 3, 3, 0, 1, 2, 22, 3, 3, 0, 1, 2, 23, 3, 3, 0, 0];
+        assert_eq!(last_server_hello_at(&two), Some(6));
     }
 }

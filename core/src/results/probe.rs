@@ -81,7 +81,8 @@ pub struct ProbeConnection {
     pub scheme: Option<u16>,
     /// The TCP handshake (connect), ns: one round trip and the peer's accept.
     pub connect_ns: u64,
-    /// From the first ClientHello's write until the client's Finished is written, ns.
+    /// From the first ClientHello's making (the client's key generation) until the client's
+    /// Finished is written, ns.
     pub handshake_ns: u64,
 }
 
