@@ -114,6 +114,23 @@ pub enum Command {
     /// A server of one of pqprof's stacks with a fresh chain, for `probe` to ask (its tests).
     #[command(hide = true)]
     ProbeTarget(ProbeTargetArgs),
+    /// `probe` through the emulated network: a server of one stack behind a link of --rtt-ms,
+    /// probed from the client namespace (root; its tests hold the window verdicts to it).
+    #[command(hide = true)]
+    ProbeEmulated {
+        #[arg(long)]
+        rtt_ms: f64,
+        #[arg(long, default_value = "rustls")]
+        stack: String,
+        #[arg(long, default_value = "X25519MLKEM768")]
+        group: String,
+        #[arg(long, default_value = "ECDSA-P256")]
+        auth: String,
+        #[arg(long, default_value_t = 4)]
+        rounds: usize,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Render the static site from results files.
     Render(RenderArgs),
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json.gz).

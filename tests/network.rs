@@ -498,3 +498,41 @@ fn an_interrupted_or_killed_run_leaves_nothing_behind() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }
+
+/// `pqprof probe` through the emulated network at 78.7 ms: for each chain the round trips it
+/// predicts from the flight against the 10-segment initial window are the ones it observes (an
+/// ECDSA or ML-DSA-44 flight fits the window: 2 with TCP's; an ML-DSA-65 or -87 one does not: 3).
+#[test]
+fn a_probes_predicted_round_trips_are_the_ones_it_sees_at_78_7_ms() {
+    if !available() {
+        eprintln!("skipped: the emulated network needs root and iptables");
+        return;
+    }
+    let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    for (auth, expected) in [("ECDSA-P256", 2), ("ML-DSA-65", 3), ("ML-DSA-87", 3)] {
+        let out = common::tmp("net", &format!("probe-{auth}.json"));
+        let o = pqprof(&[
+            "probe-emulated",
+            "--rtt-ms",
+            "78.7",
+            "--auth",
+            auth,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{auth}: {}", common::stderr(&o));
+        let p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let f = &p["probe"]["findings"];
+        let predicted = f["flights"][0]["predicted_round_trips"].as_u64().unwrap();
+        let seen = f["latency"][0]["observed_round_trips"].as_f64().unwrap();
+        assert_eq!(predicted, expected, "{auth}: {f}");
+        assert!(
+            (seen - predicted as f64).abs() < 0.3,
+            "{auth}: predicted {predicted}, seen {seen:.2}"
+        );
+        assert!(pqprof(&["check", out.to_str().unwrap()]).status.success());
+    }
+    assert!(namespaces().is_empty(), "{:?}", namespaces());
+    assert!(children().is_empty(), "{:?}", children());
+}

@@ -1,0 +1,70 @@
+//! `pqprof probe` through the emulated network (the hidden `probe-emulated` command): a server of
+//! one stack in the server namespace, the link calibrated to an RTT as the network step calibrates
+//! each point, and the probe run from the client namespace as a user runs it. Over a long path
+//! the round trips a probe predicts from the flight's size against the initial window can be held
+//! to the ones it observes: the test of its window verdicts.
+
+use super::lab::{self, Lab};
+use super::{link, start_emulator, TIMEOUT};
+use crate::stack::child::Start;
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+pub(crate) struct Options<'a> {
+    pub(crate) rtt_ms: f64,
+    pub(crate) stack: &'a str,
+    pub(crate) group: &'a str,
+    pub(crate) auth: &'a str,
+    pub(crate) rounds: usize,
+    pub(crate) out: &'a Path,
+}
+
+/// Runs the probe; its report goes to standard output, its file to `opts.out`.
+pub(crate) fn probe(opts: &Options) -> Result<()> {
+    if let Some(why) = lab::unavailable() {
+        bail!("the emulated network cannot run here: {why}");
+    }
+    crate::stack::tls::set_io_timeout(TIMEOUT);
+    let _lab = Lab::new()?;
+    let (mut router, link_probe) = start_emulator()?;
+    let (l, _) = link(&mut router, link_probe.addr, opts.rtt_ms * 1e6, 0.0)?;
+    eprintln!(
+        "probe-emulated: link at {:.2} ms (asked {} ms)",
+        l.rtt_median_ns / 1e6,
+        opts.rtt_ms
+    );
+    let auths = crate::auth::load(Path::new("suites"), "tls13", None)?
+        .unwrap_or_else(crate::auth::Auths::baseline_only);
+    let auth = auths
+        .find(opts.auth)
+        .with_context(|| format!("suites/auth.toml: no authentication {}", opts.auth))?;
+    let chains = crate::stack::identity::Chains::make([auth], "net-probe")?;
+    let (_, files) = chains.get(opts.auth)?;
+    let (program, args) = Lab::wrap(lab::SERVER);
+    let server = crate::stack::find(opts.stack)?.start_server(&Start {
+        group: opts.group,
+        files,
+        instrumented: false,
+        wrap: Some((&program, args)),
+        bind: Some(lab::SERVER_ADDR.parse()?),
+        concurrent: true,
+        timeout_s: Some(TIMEOUT.as_secs()),
+        mode: crate::results::Mode::Full,
+    })?;
+    let status = Lab::command(lab::CLIENT, &std::env::current_exe()?)
+        .arg("probe")
+        .arg(server.addr.to_string())
+        .args(["--sni", "localhost", "--rate", "50"])
+        .args(["--rounds", &opts.rounds.to_string()])
+        .arg("--ca")
+        .arg(&files.root)
+        .arg("--out")
+        .arg(opts.out)
+        .status()
+        .context("cannot run the probe in the client namespace")?;
+    drop(server);
+    if !status.success() {
+        bail!("the probe failed ({status})");
+    }
+    Ok(())
+}
