@@ -1108,3 +1108,49 @@ fn every_export_gives_the_figures_its_page_shows() {
         }
     }
 }
+
+/// Probes (`pqprof probe`) found in a `probes/` folder beside the results rendered get a page of
+/// their own, linked from every page's navigation, whose figures are the probes' stored findings:
+/// two probes of this project's own servers, the lab's nginx on loopback and rustls behind the
+/// emulated network's 78.7 ms.
+#[test]
+fn probes_beside_the_results_get_a_page_with_their_stored_findings() {
+    let dir = Scratch::new("probes");
+    let results = dir.join("results");
+    std::fs::create_dir_all(results.join("probes")).unwrap();
+    let run = zen5_newest();
+    std::fs::copy(&run, results.join(run.file_name().unwrap())).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probes");
+    let mut probes = Vec::new();
+    for e in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        std::fs::copy(e.path(), results.join("probes").join(e.file_name())).unwrap();
+        probes.push(pqprof_core::results::read_probe(&e.path()).unwrap().probe);
+    }
+    assert_eq!(probes.len(), 2);
+    let site = dir.join("site");
+    render_into(&[results], &site, false);
+    let html = page(&site, "probes.html");
+    assert!(page(&site, "index.html").contains("<a href=\"probes.html\">Probes (2)</a>"));
+    for p in &probes {
+        // Every figure of the page is the stored finding's, as core formats it.
+        let a = pqprof_core::tables::probe::answers(p);
+        for text in [&a.without_share, &a.chain, &a.connect] {
+            assert!(html.contains(text.as_str()), "{text}");
+        }
+        for row in a.flights.iter().chain(&[]) {
+            assert!(html.contains(&format!(">{}</td>", row[1])), "{row:?}");
+        }
+        assert!(html.contains(&a.delta), "{}", a.delta);
+    }
+    // The 78.7 ms probe's ML-DSA-65 flight needs 11 segments: 3 round trips predicted, 3.0 seen.
+    assert!(html.contains("<td class=\"n\">3</td><td class=\"n why\">3.0</td>"));
+    // The site keeps a copy of each probe's file, linked.
+    assert!(site
+        .join("data/probes/lab-nginx-mldsa65-loopback.json")
+        .exists());
+    assert!(html.contains("lab-nginx-mldsa65-loopback.json\">JSON</a>"));
+    // Without probes there is no page and no link.
+    let bare = render_files("no-probes", &[run], false);
+    assert!(!bare.join("probes.html").exists());
+    assert!(!page(&bare, "index.html").contains("probes.html"));
+}

@@ -88,6 +88,7 @@ pub(crate) fn probe(opts: &Options) -> Result<()> {
     let mut pacer = Pacer::new(opts.per_second);
     let mut made: Vec<connection::Made> = Vec::new();
     for s in figures::plan(0) {
+        crate::interrupt::check()?;
         let start_ms = pacer.wait();
         let m = connection::make(&s, &setup(true), start_ms);
         if let Some(why) = &m.fatal {
@@ -116,6 +117,7 @@ pub(crate) fn probe(opts: &Options) -> Result<()> {
         .collect();
     let progress_every = (in_rounds.len() / 4).max(1);
     for (i, s) in in_rounds.iter().enumerate() {
+        crate::interrupt::check()?;
         let start_ms = pacer.wait();
         let m = connection::make(s, &setup(false), start_ms);
         if let Some(why) = &m.fatal {

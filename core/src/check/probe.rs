@@ -249,4 +249,41 @@ mod tests {
         assert_eq!(server_hello("0"), None);
         assert_eq!(server_hello(&hex[..hex.len() - 2]), None);
     }
+
+    #[test]
+    fn a_stored_probe_holds_and_each_kind_of_edit_is_caught() {
+        let text = include_str!("../../tests/data/probes/lab-nginx-mldsa65-loopback.json");
+        let stored: crate::results::ProbeFile = serde_json::from_str(text).unwrap();
+        assert!(
+            check(&stored.probe).is_empty(),
+            "{:?}",
+            check(&stored.probe)
+        );
+        let mut findings = stored.probe.clone();
+        findings.findings.chain_bytes += 1;
+        assert!(check(&findings)[0].is(super::super::Kind::Recomputed, "chain_bytes"));
+        let mut evidence = stored.probe.clone();
+        let c = evidence
+            .connections
+            .iter_mut()
+            .find(|c| c.error.is_none())
+            .unwrap();
+        c.negotiated = Some("MLKEM768".into());
+        assert!(check(&evidence).iter().any(|p| p.is(
+            super::super::Kind::Evidence,
+            "MLKEM768 was chosen, and not offered"
+        )));
+        let mut rate = stored.probe.clone();
+        rate.connections[1].start_ms = rate.connections[0].start_ms + 1.0;
+        assert!(check(&rate)
+            .iter()
+            .any(|p| p.is(super::super::Kind::Bound, "started 1.000 ms apart")));
+        let mut flight = stored.probe;
+        for c in &mut flight.connections {
+            c.server_flight_bytes = 100;
+        }
+        assert!(check(&flight)
+            .iter()
+            .any(|p| p.is(super::super::Kind::Evidence, "cannot carry")));
+    }
 }

@@ -14,6 +14,7 @@ mod methodology;
 mod modes;
 mod network;
 mod overview;
+mod probes;
 pub mod svg;
 pub mod verify;
 
@@ -50,7 +51,7 @@ pub struct Options {
     pub all: bool,
 }
 
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 11] = [
     ("base.html", include_str!("../../../templates/base.html")),
     (
         "macros.html",
@@ -84,6 +85,10 @@ const TEMPLATES: [(&str, &str); 10] = [
     (
         "network.html",
         include_str!("../../../templates/network.html"),
+    ),
+    (
+        "probes.html",
+        include_str!("../../../templates/probes.html"),
     ),
 ];
 
@@ -154,6 +159,8 @@ pub(crate) struct Page<T: Serialize> {
     pub(crate) files: usize,
     pub(crate) machines: usize,
     pub(crate) all: bool,
+    /// How many endpoints were probed (the probes page is linked when there are any).
+    pub(crate) probes: usize,
     pub(crate) body: T,
 }
 
@@ -165,6 +172,7 @@ struct Scope<'a> {
     emulated: Vec<String>,
     files: usize,
     machines: usize,
+    probes: usize,
 }
 
 fn page<T: Serialize>(
@@ -190,6 +198,7 @@ fn page<T: Serialize>(
         files: scope.files,
         machines: scope.machines,
         all: opts.all,
+        probes: scope.probes,
         body,
     }
 }
@@ -435,6 +444,7 @@ pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let files = inputs(paths)?;
     let files = &files[..];
     let mut runs = load(files)?;
+    let probed = probes::find(paths)?;
     // The figures the pages derive by resampling, made known first: drawing a page only looks
     // them up (`derive`).
     derive::prepare_all(&runs, files);
@@ -495,7 +505,7 @@ pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
         .into_owned();
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    let built = build(&env, &runs, files, &tmp, opts);
+    let built = build(&env, &runs, files, &probed, &tmp, opts);
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
@@ -547,6 +557,7 @@ fn build(
     env: &Environment,
     runs: &[Run],
     files: &[PathBuf],
+    probed: &[probes::Probed],
     dir: &Path,
     opts: &Options,
 ) -> Result<()> {
@@ -560,9 +571,9 @@ fn build(
                 std::fs::copy(file, dir.join(&run.json_href))
                     .with_context(|| format!("{}: cannot copy", file.display()))?;
             }
-            Ok(())
+            probes::copy(probed, dir)
         });
-        let pages = pages(env, runs, files, dir, opts);
+        let pages = pages(env, runs, files, probed, dir, opts);
         copies
             .join()
             .map_err(|_| anyhow!("copying the results files into the site failed"))??;
@@ -575,6 +586,7 @@ fn pages(
     env: &Environment,
     runs: &[Run],
     files: &[PathBuf],
+    probed: &[probes::Probed],
     dir: &Path,
     opts: &Options,
 ) -> Result<()> {
@@ -624,6 +636,7 @@ fn pages(
         emulated,
         files: runs.len(),
         machines: machines.len(),
+        probes: probed.len(),
     };
     // The compare page sets the shown runs against the baseline; a baseline named with --baseline
     // joins them if it is not one.
@@ -702,6 +715,16 @@ fn pages(
             Value::from_serialize(&body),
         )
     }));
+    if !probed.is_empty() {
+        jobs.push(Box::new(move || {
+            render(
+                "probes.html",
+                "Endpoints probed",
+                "probes",
+                Value::from_serialize(probes::build(probed)),
+            )
+        }));
+    }
     std::thread::scope(|threads| {
         let running: Vec<_> = jobs
             .into_iter()

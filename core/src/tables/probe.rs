@@ -1,19 +1,143 @@
-//! A probe as text: what `pqprof probe` prints as it finishes, one table a question, each answer
-//! from the stored findings.
+//! A probe as text: its findings in words and figures, once, for what `pqprof probe` prints as it
+//! finishes and for the site's probes page (`render::probes`).
 
 use crate::figures::probe::scheme_name;
 use crate::results::Probe;
 use crate::units::{bytes, signed_time, time};
+use serde::Serialize;
 
-fn table(header: &[&str]) -> comfy_table::Table {
+/// Each finding of a probe, as the terminal and the site show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answers {
+    /// Group offered alone, taken ("yes"/"no"), why not.
+    pub groups: Vec<[String; 3]>,
+    pub both_shares: String,
+    pub without_share: String,
+    pub client_hello: String,
+    pub chain: String,
+    pub scheme: String,
+    /// Group, flight, segments, initial window, round trips predicted, round trips seen.
+    pub flights: Vec<[String; 6]>,
+    /// Group, handshakes, median, 95% interval.
+    pub latency: Vec<[String; 4]>,
+    pub delta: String,
+    pub connect: String,
+}
+
+pub fn answers(p: &Probe) -> Answers {
+    let f = &p.findings;
+    let seen = |group: &str| {
+        f.latency
+            .iter()
+            .find(|l| l.group == group)
+            .and_then(|l| l.observed_round_trips)
+            .map_or_else(|| "path too short to tell".into(), |r| format!("{r:.1}"))
+    };
+    Answers {
+        groups: f
+            .groups
+            .iter()
+            .map(|g| {
+                [
+                    g.group.clone(),
+                    if g.taken { "yes" } else { "no" }.into(),
+                    g.reason.clone().unwrap_or_default(),
+                ]
+            })
+            .collect(),
+        both_shares: f
+            .with_both_shares
+            .clone()
+            .unwrap_or_else(|| "no handshake".into()),
+        without_share: match &f.hybrid_without_share {
+            Some((g, true)) => format!("{g}, after a HelloRetryRequest (one more round trip)"),
+            Some((g, false)) => format!("{g}, no retry"),
+            None => "no handshake".into(),
+        },
+        client_hello: f.client_hello.map_or_else(String::new, |(b, segs)| {
+            format!(
+                "{} in {segs} TCP segment(s) of {} bytes",
+                bytes(b as usize),
+                p.mss_bytes
+            )
+        }),
+        chain: format!(
+            "{} in {} certificate(s): {}",
+            bytes(f.chain_bytes as usize),
+            p.chain.len(),
+            p.chain
+                .iter()
+                .map(|c| format!(
+                    "{} {} signed {}",
+                    bytes(c.bytes as usize),
+                    c.key,
+                    c.signature
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        scheme: p
+            .connections
+            .iter()
+            .find_map(|c| c.scheme)
+            .map_or_else(|| "?".into(), scheme_name),
+        flights: f
+            .flights
+            .iter()
+            .map(|fl| {
+                [
+                    fl.group.clone(),
+                    bytes(fl.bytes as usize),
+                    fl.segments.to_string(),
+                    fl.initial_window.to_string(),
+                    fl.predicted_round_trips.to_string(),
+                    seen(&fl.group),
+                ]
+            })
+            .collect(),
+        latency: f
+            .latency
+            .iter()
+            .map(|l| {
+                [
+                    l.group.clone(),
+                    l.handshakes.to_string(),
+                    time(l.median_ns),
+                    l.ci95_ns.map_or_else(String::new, |(lo, hi)| {
+                        format!("{} – {}", time(lo), time(hi))
+                    }),
+                ]
+            })
+            .collect(),
+        delta: f.hybrid_delta.as_ref().map_or_else(String::new, |d| {
+            format!(
+                "{}{} over {} paired rounds",
+                signed_time(d.median_ns),
+                d.ci95_ns.map_or_else(String::new, |(lo, hi)| format!(
+                    " (95% interval {} to {})",
+                    signed_time(lo),
+                    signed_time(hi)
+                )),
+                d.pairs
+            )
+        }),
+        connect: time(f.connect_median_ns),
+    }
+}
+
+fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::NOTHING);
     t.set_header(header.to_vec());
-    t
+    for r in rows {
+        t.add_row(r.to_vec());
+    }
+    t.to_string()
 }
 
+/// What `pqprof probe` prints as it finishes.
 pub fn terminal(p: &Probe) -> String {
-    let f = &p.findings;
+    let a = answers(p);
     let mut out = format!(
         "{} ({}), server name {}, chain {}; {} connections in {:.1} s from {}\n\n",
         p.target,
@@ -24,106 +148,35 @@ pub fn terminal(p: &Probe) -> String {
         p.wall_seconds,
         p.host.label()
     );
-    let mut groups = table(&["group offered alone", "taken", "why not"]);
-    for g in &f.groups {
-        groups.add_row(vec![
-            g.group.clone(),
-            if g.taken { "yes" } else { "no" }.into(),
-            g.reason.clone().unwrap_or_default(),
-        ]);
-    }
-    out += &format!("{groups}\n\n");
-    out += &format!(
-        "hybrid and X25519, a share each: {}\n",
-        f.with_both_shares.as_deref().unwrap_or("no handshake")
-    );
+    out += &table(["group offered alone", "taken", "why not"], &a.groups);
+    out += &format!("\n\nhybrid and X25519, a share each: {}\n", a.both_shares);
     out += &format!(
         "X25519's share, the hybrid without one: {}\n",
-        match &f.hybrid_without_share {
-            Some((g, true)) => format!("{g}, after a HelloRetryRequest (one more round trip)"),
-            Some((g, false)) => format!("{g}, no retry"),
-            None => "no handshake".into(),
-        }
+        a.without_share
     );
-    if let Some((b, segs)) = f.client_hello {
-        out += &format!(
-            "the hybrid's ClientHello: {} in {segs} TCP segment(s) of {} bytes\n",
-            bytes(b as usize),
-            p.mss_bytes
-        );
+    if !a.client_hello.is_empty() {
+        out += &format!("the hybrid's ClientHello: {}\n", a.client_hello);
     }
-    let scheme = p
-        .connections
-        .iter()
-        .find_map(|c| c.scheme)
-        .map_or_else(|| "?".into(), scheme_name);
-    out += &format!(
-        "chain: {} in {} certificate(s) ({}); CertificateVerify {scheme}\n\n",
-        bytes(f.chain_bytes as usize),
-        p.chain.len(),
-        p.chain
-            .iter()
-            .map(|c| format!(
-                "{} {} signed {}",
-                bytes(c.bytes as usize),
-                c.key,
-                c.signature
-            ))
-            .collect::<Vec<_>>()
-            .join(", ")
+    out += &format!("chain: {}; CertificateVerify {}\n\n", a.chain, a.scheme);
+    out += &table(
+        [
+            "group",
+            "server flight",
+            "segments",
+            "initial window",
+            "round trips (TCP + TLS), predicted",
+            "seen",
+        ],
+        &a.flights,
     );
-    let mut flights = table(&[
-        "group",
-        "server flight",
-        "segments",
-        "initial window",
-        "round trips (TCP + TLS), predicted",
-    ]);
-    for fl in &f.flights {
-        flights.add_row(vec![
-            fl.group.clone(),
-            bytes(fl.bytes as usize),
-            fl.segments.to_string(),
-            fl.initial_window.to_string(),
-            fl.predicted_round_trips.to_string(),
-        ]);
-    }
-    out += &format!("{flights}\n\n");
-    let mut latency = table(&[
-        "group",
-        "handshakes",
-        "median",
-        "95% interval",
-        "round trips seen",
-    ]);
-    for l in &f.latency {
-        latency.add_row(vec![
-            l.group.clone(),
-            l.handshakes.to_string(),
-            time(l.median_ns),
-            l.ci95_ns.map_or_else(String::new, |(lo, hi)| {
-                format!("{} – {}", time(lo), time(hi))
-            }),
-            l.observed_round_trips
-                .map_or_else(|| "path too short to tell".into(), |r| format!("{r:.1}")),
-        ]);
-    }
-    out += &format!("{latency}\n");
-    out += &format!(
-        "TCP connect (about one round trip): {}\n",
-        time(f.connect_median_ns)
+    out += "\n\n";
+    out += &table(
+        ["group", "handshakes", "median", "95% interval"],
+        &a.latency,
     );
-    if let Some(d) = &f.hybrid_delta {
-        out += &format!(
-            "the hybrid adds {} to the handshake{} over {} paired rounds\n",
-            signed_time(d.median_ns),
-            d.ci95_ns.map_or_else(String::new, |(lo, hi)| format!(
-                " (95% interval {} to {})",
-                signed_time(lo),
-                signed_time(hi)
-            )),
-            d.pairs
-        );
+    out += &format!("\nTCP connect (about one round trip): {}\n", a.connect);
+    if !a.delta.is_empty() {
+        out += &format!("the hybrid adds {} to the handshake\n", a.delta);
     }
     out
 }
