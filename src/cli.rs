@@ -109,7 +109,7 @@ pub enum Command {
     /// Ask a TLS 1.3 endpoint (HOST[:PORT]) which key-exchange groups it takes, whether it
     /// retries, how big its flights are against TCP's initial window, and what X25519MLKEM768
     /// adds to its handshake's latency; one connection at a time, at most --rate a second.
-    /// Writes results/probes/HOST-PORT-TIME.json.
+    /// Writes a new file in results/probes/.
     Probe(ProbeArgs),
     /// A server of one of pqprof's stacks with a fresh chain, for `probe` to ask (its tests).
     #[command(hide = true)]
@@ -426,7 +426,8 @@ pub struct ProbeArgs {
     /// Seconds to wait for the server at each step.
     #[arg(long, default_value_t = 10)]
     pub(crate) timeout_s: u64,
-    /// The probe's file (default: results/probes/HOST-PORT-TIME.json); never overwritten.
+    /// The probe's file (default: a new file in results/probes/, named after the host, port and
+    /// time); never overwritten.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
 }

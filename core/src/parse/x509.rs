@@ -1,7 +1,7 @@
 //! The two algorithms of an X.509 certificate a peer sent: its public key's and its issuer's
 //! signature's (RFC 5280 section 4.1), read from the DER without checking anything else. `pqprof
 //! probe` names a server's chain with them. Never panics on any input
-//! (fuzz/fuzz_targets/x509_algorithms.rs).
+//! (fuzz/fuzz_targets/probe_bytes.rs).
 
 /// A DER element: its tag and its contents.
 fn element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
