@@ -204,3 +204,90 @@ fn a_server_that_cannot_start_says_why_in_one_line() {
     );
     assert!(running("lab-nginx-broken-").is_empty());
 }
+
+/// OpenSSH's sshd from the lab root, driven by russh's client with mlkem768x25519-sha256 and
+/// curve25519-sha256: its rows name its version from its own identification line, the method
+/// negotiated and its host key, and `check` holds them.
+#[test]
+fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
+    if !root_made() {
+        return;
+    }
+    // The SSH suites and their flows alone: a short run of them, then the handshakes.
+    let suites = common::tmp("lab", "ssh-suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for f in ["ssh.toml", "flights.toml"] {
+        std::fs::copy(root.join("suites").join(f), suites.join(f)).unwrap();
+    }
+    let out = common::tmp("lab", "sshd.json");
+    let s = suites.to_str().unwrap();
+    let mut run = vec![
+        "run",
+        "--suites",
+        s,
+        "--iterations",
+        "5",
+        "--rounds",
+        "2",
+        "--quiet",
+    ];
+    run.extend(["--out", out.to_str().unwrap()]);
+    run.extend(common::BUILT_IN);
+    let o = common::pqprof(&run);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = pqprof_with(
+        &root.join("servers"),
+        &[
+            "handshake",
+            "--results",
+            out.to_str().unwrap(),
+            "--suites",
+            s,
+            "--samples",
+            "2",
+            "--per-sample",
+            "3",
+            "--budget-s",
+            "0",
+            "--stack",
+            "sshd",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let sc = v["handshakes"]["scenarios"].as_array().unwrap();
+    let methods: Vec<&str> = sc.iter().map(|s| s["suite"].as_str().unwrap()).collect();
+    for m in ["curve25519-sha256", "mlkem768x25519-sha256"] {
+        assert!(methods.contains(&m), "{methods:?}");
+    }
+    for s in sc {
+        assert_eq!(s["stack"], "sshd");
+        let ev = &s["evidence"];
+        assert_eq!(ev["group"], s["suite"], "{ev}");
+        assert!(
+            ev["version"]
+                .as_str()
+                .unwrap()
+                .starts_with("SSH-2.0-OpenSSH_10"),
+            "{ev}"
+        );
+        assert!(
+            ev["server_software"]
+                .as_str()
+                .unwrap()
+                .starts_with("sshd 10."),
+            "{ev}"
+        );
+        // sshd's work is its processes': each connection's sshd-session is counted.
+        assert!(s["server_cpu_ns"].as_f64().unwrap() > 0.0);
+    }
+    let check = common::pqprof(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert!(
+        running("sshd_config").is_empty(),
+        "{:?}",
+        running("sshd_config")
+    );
+}

@@ -253,6 +253,10 @@ pub(crate) fn start(
         std::fs::copy(identity.join(f), dir.join(f))
             .with_context(|| format!("cannot copy {f} from {}", identity.display()))?;
     }
+    // The key readable by its owner alone: sshd refuses a host key others may read ("no
+    // hostkeys available"), as OpenSSH's sshkey_perm_ok does for every private key.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("key.pem"), std::fs::Permissions::from_mode(0o600))?;
     for (template, target) in &server.templates {
         let text = std::fs::read_to_string(server.folder().join(template))
             .with_context(|| format!("{}: cannot read its template {template}", server.name))?;

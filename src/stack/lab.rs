@@ -65,15 +65,30 @@ impl TlsStack for LabServer {
         }
     }
 
-    /// The phases of the OpenSSL the library stacks measure: the servers Debian ships link
+    /// TLS: the phases of the OpenSSL the library stacks measure. The servers Debian ships link
     /// Debian's libssl 3.5, the same library in another build, so the composition sets what the
-    /// server itself adds beside what libssl's calls cost.
+    /// server itself adds beside what libssl's calls cost. SSH: OpenSSH 10's own key exchange,
+    /// whose ML-KEM-768 is libcrux's verified code (OpenSSH's `libcrux_mlkem768_sha3.h`) and
+    /// whose X25519 is its own reference code (`smult_curve25519_ref.c`), composed here with
+    /// OpenSSL's X25519, the nearest pqprof measures; the host key signs through libcrypto.
     fn composition(&self) -> crate::results::Stack {
-        super::openssl::OpenSsl.composition()
+        match self.server.kind {
+            ServerKind::Tls => super::openssl::OpenSsl.composition(),
+            ServerKind::Ssh => crate::results::Stack::new(
+                "openssh",
+                "libcrux's ML-KEM-768 (OpenSSH 10 vendors it) and OpenSSL for X25519 and the host key",
+                "libcrux",
+                "openssl",
+                &["ssh"],
+            ),
+        }
     }
 
     fn round_trips(&self) -> f64 {
-        super::openssl::OpenSsl.round_trips()
+        match self.server.kind {
+            ServerKind::Tls => super::openssl::OpenSsl.round_trips(),
+            ServerKind::Ssh => super::russh::Russh.round_trips(),
+        }
     }
 
     /// nginx and HAProxy answer HTTP: pqprof's echo is no request of theirs.
@@ -82,12 +97,6 @@ impl TlsStack for LabServer {
     }
 
     fn availability(&self) -> Result<Availability> {
-        if self.server.kind == ServerKind::Ssh {
-            bail!(
-                "{}: pqprof's SSH client does not drive a server of servers/ yet",
-                self.server.file.display()
-            );
-        }
         let version = self.version()?;
         Ok(Availability {
             version: format!("{} {version}", self.name),
@@ -99,7 +108,18 @@ impl TlsStack for LabServer {
 
     fn client(&self, c: Config) -> Result<Box<dyn super::Client>> {
         let software = format!("{} {}", self.name, self.version()?);
-        super::openssl::http_client(c, software)
+        match self.server.kind {
+            ServerKind::Tls => super::openssl::http_client(c, software),
+            // russh's client; the server's host key is the identity's key, and sshd refuses
+            // `none` authentication (that refusal, one round trip, ends each connection).
+            ServerKind::Ssh => Ok(Box::new(super::russh::Client::for_server(
+                c.group,
+                super::russh::Foreign {
+                    software,
+                    host_key: format!("{} host key", c.identity.auth.algorithm),
+                },
+            )?)),
+        }
     }
 
     fn start_server(&self, s: &super::child::Start) -> Result<super::child::Server> {

@@ -159,9 +159,26 @@ impl client::Handler for ClientHandler {
 pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     config: Arc<client::Config>,
+    /// A server not pqprof's own (sshd of servers/). Its refusal of `none` authentication ends a
+    /// connection as pqprof's acceptance does.
+    server: Option<Foreign>,
+}
+
+/// What the evidence says of a server of servers/: its software ("sshd 10.0p2") and host key
+/// ("ECDSA-P256 host key").
+pub(crate) struct Foreign {
+    pub(crate) software: String,
+    pub(crate) host_key: String,
 }
 
 impl Client {
+    pub(crate) fn for_server(method: &str, server: Foreign) -> Result<Client> {
+        Ok(Client {
+            server: Some(server),
+            ..Client::new(method)?
+        })
+    }
+
     pub(crate) fn new(method: &str) -> Result<Client> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -175,6 +192,7 @@ impl Client {
         Ok(Client {
             rt,
             config: Arc::new(config),
+            server: None,
         })
     }
 }
@@ -206,7 +224,10 @@ impl super::Client for Client {
             .context("SSH key exchange timed out")??;
             let kex = t0.elapsed();
             let auth = handle.authenticate_none("pqprof").await?;
-            ensure!(auth.success(), "the server refused none authentication");
+            ensure!(
+                auth.success() || self.server.is_some(),
+                "the server refused none authentication"
+            );
             let authed = t0.elapsed();
             handle
                 .disconnect(russh::Disconnect::ByApplication, "", "en")
@@ -224,14 +245,23 @@ impl super::Client for Client {
             let ours = crate::parse::ssh::kexinit_methods(&w.first_sent).unwrap_or_default();
             let theirs = crate::parse::ssh::kexinit_methods(&w.first_received).unwrap_or_default();
             Evidence {
-                version: "SSH-2.0".into(),
+                // A server of servers/ names itself in its identification line
+                // ("SSH-2.0-OpenSSH_10.0p2 Debian-7", RFC 4253 section 4.2).
+                version: match &self.server {
+                    Some(_) => identification(&w.first_received),
+                    None => "SSH-2.0".into(),
+                },
                 group: ours
                     .iter()
                     .find(|m| theirs.contains(m))
                     .cloned()
                     .unwrap_or_default(),
                 cipher: String::new(),
-                cert_key: "Ed25519 host key".into(),
+                cert_key: self
+                    .server
+                    .as_ref()
+                    .map_or_else(|| "Ed25519 host key".into(), |f| f.host_key.clone()),
+                server_software: self.server.as_ref().map(|f| f.software.clone()),
                 resumed: false,
                 ..Evidence::default()
             }
@@ -251,6 +281,17 @@ impl super::Client for Client {
             started_ns,
             resumed: None,
         })
+    }
+}
+
+/// The peer's identification line, without its end of line; "SSH-2.0" where none is readable.
+fn identification(received: &[u8]) -> String {
+    let line = received.split(|&b| b == b'\n').next().unwrap_or_default();
+    let text = String::from_utf8_lossy(line).trim_end().to_string();
+    if text.starts_with("SSH-") {
+        text
+    } else {
+        "SSH-2.0".into()
     }
 }
 
