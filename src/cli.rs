@@ -117,20 +117,7 @@ pub enum Command {
     /// `probe` through the emulated network: a server of one stack behind a link of --rtt-ms,
     /// probed from the client namespace (root; its tests hold the window verdicts to it).
     #[command(hide = true)]
-    ProbeEmulated {
-        #[arg(long)]
-        rtt_ms: f64,
-        #[arg(long, default_value = "rustls")]
-        stack: String,
-        #[arg(long, default_value = "X25519MLKEM768")]
-        group: String,
-        #[arg(long, default_value = "ECDSA-P256")]
-        auth: String,
-        #[arg(long, default_value_t = 4)]
-        rounds: usize,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    ProbeEmulated(ProbeEmulatedArgs),
     /// Render the static site from results files.
     Render(RenderArgs),
     /// Print a fresh default results path (results/<host>-<UTC time>-<host fingerprint>.json.gz).
@@ -403,13 +390,14 @@ pub struct HandshakeServerArgs {
 /// `pqprof probe`'s arguments.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// The endpoint: HOST, HOST:PORT or [IPv6]:PORT (port 443 by default).
+    /// The endpoint: HOST, HOST:PORT or [IPv6]:PORT (port 443 by default; an IPv6 address
+    /// without brackets is the address alone).
     pub(crate) target: String,
     /// The server name to send and verify (default: the host).
     #[arg(long)]
     pub(crate) sni: Option<String>,
     /// Trusted roots, PEM or DER (default: /etc/ssl/certs/ca-certificates.crt).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "insecure")]
     pub(crate) ca: Option<PathBuf>,
     /// Do not verify the chain (the report says so); the CertificateVerify is still checked.
     #[arg(long)]
@@ -424,12 +412,29 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = 60)]
     pub(crate) rounds: usize,
     /// Seconds to wait for the server at each step.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub(crate) timeout_s: u64,
     /// The probe's file (default: a new file in results/probes/, named after the host, port and
     /// time); never overwritten.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+}
+
+/// `pqprof probe-emulated`'s arguments.
+#[derive(Debug, Args)]
+pub struct ProbeEmulatedArgs {
+    #[arg(long)]
+    pub(crate) rtt_ms: f64,
+    #[arg(long, default_value = "rustls")]
+    pub(crate) stack: String,
+    #[arg(long, default_value = "X25519MLKEM768")]
+    pub(crate) group: String,
+    #[arg(long, default_value = "ECDSA-P256")]
+    pub(crate) auth: String,
+    #[arg(long, default_value_t = 4)]
+    pub(crate) rounds: usize,
+    #[arg(long)]
+    pub(crate) out: PathBuf,
 }
 
 /// `pqprof probe-target`'s arguments.

@@ -311,14 +311,24 @@ fn the_defaults_keep_to_five_connections_a_second_and_the_planned_count() {
     let seen = seen.lock().unwrap().clone();
     // 6 questions, then 10 rounds of the hybrid alone (the server refuses X25519).
     assert_eq!(seen.len(), 16);
-    for w in seen.windows(2) {
-        // The relay's accept can be late by its scheduling, never early by more than that.
-        let gap = w[1] - w[0];
-        assert!(gap >= Duration::from_millis(190), "{gap:?}");
-    }
+    // 15 gaps of 200 ms at least: the span from the first accept to the last. (One gap alone can
+    // look shorter when the relay accepted its first connection late.)
+    let span = seen[15] - seen[0];
+    assert!(span >= Duration::from_millis(15 * 200 - 20), "{span:?}");
     let p: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(p["probe"]["per_second"], 5.0);
     assert_eq!(p["probe"]["max_connections"], 300);
+    // The client's own start times, stored, are 200 ms apart each (check holds them to it).
+    let starts: Vec<f64> = p["probe"]["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["start_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        starts.windows(2).all(|w| w[1] - w[0] >= 200.0),
+        "{starts:?}"
+    );
 }
 
 #[test]
@@ -348,11 +358,13 @@ fn fails(name: &str, args: &[&str], says: &str) {
     let out = common::tmp("probe", &format!("{name}.json"));
     let o = probe(&[args, &["--out", out.to_str().unwrap(), "--timeout-s", "1"]].concat());
     let err = common::stderr(&o);
-    assert!(!o.status.success(), "{name}: succeeded");
-    let last = err.lines().last().unwrap_or("");
-    assert!(last.contains(says), "{name}: {err}");
+    assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+    // One line says what went wrong; it is the last.
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("Error")).collect();
+    assert_eq!(errors.len(), 1, "{name}: {err}");
+    assert!(err.trim_end().ends_with(errors[0]), "{name}: {err}");
+    assert!(errors[0].contains(says), "{name}: {err}");
     assert!(!out.exists(), "{name}: a file was written");
-    assert!(!o.status.success());
 }
 
 /// A listener that does `answer` with each connection it accepts.
@@ -379,11 +391,31 @@ fn bad_inputs_and_bad_peers_are_one_line_each() {
         &["https://example.org", "--insecure"],
         "give HOST[:PORT]",
     );
+    for rate in ["0", "1e-20", "NaN", "inf", "-5"] {
+        let rate = format!("--rate={rate}");
+        fails(
+            "rate",
+            &["localhost:1", "--insecure", &rate],
+            "--rate must be",
+        );
+    }
     fails(
-        "rate",
-        &["localhost:1", "--insecure", "--rate", "0"],
-        "--rate must be",
+        "few",
+        &["localhost:1", "--insecure", "--max-connections", "0"],
+        "is under the 6",
     );
+    fails(
+        "many",
+        &[
+            "localhost:1",
+            "--insecure",
+            "--max-connections",
+            "10000000000",
+        ],
+        "at most",
+    );
+    fails("bracket", &["[::1", "--insecure"], "closes with ]");
+    fails("port", &["localhost:", "--insecure"], "is not a port");
     // A port nothing listens on: bind one, then let it go.
     let free = TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -434,6 +466,73 @@ fn bad_inputs_and_bad_peers_are_one_line_each() {
         &[&t.target(), "--ca", "/nonexistent/ca.pem"],
         "cannot read /nonexistent/ca.pem",
     );
+    // An output folder that cannot be made: said before any connection.
+    let o = probe(&[&t.target(), "--insecure", "--out", "/proc/nope/probe.json"]);
+    assert!(!o.status.success());
+    assert!(
+        common::stderr(&o).contains("cannot make /proc/nope"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(
+        !common::stderr(&o).contains("pqprof probe:"),
+        "it connected first"
+    );
+}
+
+/// A server that goes away during the rounds: the probe writes what it measured, the failed
+/// rounds recorded as such, and stops after a few failures in a row.
+#[test]
+fn a_server_gone_during_the_rounds_leaves_the_rounds_measured_so_far() {
+    let t = Target::start("rustls", "X25519MLKEM768", "ECDSA-P256");
+    let (port, seen) = counting_relay(t.port);
+    let out = common::tmp("probe", "gone.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pqprof"))
+        .args([
+            "probe",
+            &format!("127.0.0.1:{port}"),
+            "--sni",
+            "localhost",
+            "--ca",
+        ])
+        .arg(&t.root)
+        .args([
+            "--rate",
+            "20",
+            "--rounds",
+            "40",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The 6 questions and a few rounds, then the server stops.
+    while seen.lock().unwrap().len() < 12 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(t);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{err}");
+    assert!(err.contains("failed in a row"), "{err}");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let conns = p["probe"]["connections"].as_array().unwrap();
+    assert!(conns.len() < 6 + 40, "{}", conns.len());
+    let failed = conns
+        .iter()
+        .filter(|c| !c["error"].is_null() && !c["round"].is_null());
+    assert_eq!(failed.count(), 3);
+    assert!(common::pqprof(&["check", out.to_str().unwrap()])
+        .status
+        .success());
 }
 
 /// Closes a connection with a reset (SO_LINGER 0), as a peer that drops a handshake does.

@@ -1137,10 +1137,14 @@ fn probes_beside_the_results_get_a_page_with_their_stored_findings() {
         for text in [&a.without_share, &a.chain, &a.connect] {
             assert!(html.contains(text.as_str()), "{text}");
         }
-        for row in a.flights.iter().chain(&[]) {
+        for row in &a.flights {
             assert!(html.contains(&format!(">{}</td>", row[1])), "{row:?}");
         }
-        assert!(html.contains(&a.delta), "{}", a.delta);
+        // The loopback probe paired X25519 and the hybrid; the other's server took one group.
+        if p.target.starts_with("localhost") {
+            assert!(a.delta.contains("paired rounds"), "{}", a.delta);
+            assert!(html.contains(&a.delta), "{}", a.delta);
+        }
     }
     // The 78.7 ms probe's ML-DSA-65 flight needs 11 segments: 3 round trips predicted, 3.0 seen.
     assert!(html.contains("<td class=\"n\">3</td><td class=\"n why\">3.0</td>"));

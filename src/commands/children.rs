@@ -93,12 +93,8 @@ pub(super) fn count_phase(args: crate::cli::CountPhaseArgs) -> Result<()> {
 /// root certificate, DER, for `probe --ca`), then serves as `handshake-server` does, a thread per
 /// connection, until standard input closes.
 pub(super) fn probe_target(args: crate::cli::ProbeTargetArgs) -> Result<()> {
-    let auths = crate::auth::load(std::path::Path::new("suites"), "tls13", None)?
-        .unwrap_or_else(crate::auth::Auths::baseline_only);
-    let auth = auths
-        .find(&args.auth)
-        .ok_or_else(|| anyhow::anyhow!("suites/auth.toml: no authentication {}", args.auth))?;
-    let id = crate::stack::Identity::new(auth)?;
+    let auth = crate::stack::identity::auth_named(&args.auth)?;
+    let id = crate::stack::Identity::new(&auth)?;
     let files = crate::stack::identity::Files::write(&id, "probe-target")?;
     println!("root {}", files.root.display());
     if args.stack.ends_with(".toml") {

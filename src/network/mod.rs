@@ -7,7 +7,7 @@
 //! three namespaces are set up and taken down by lab.rs, whatever happens.
 
 pub mod lab;
-mod probe;
+pub(crate) mod probe;
 pub mod router;
 mod share;
 mod window;
@@ -25,7 +25,6 @@ use crate::stack::{self, tls, Config, Identity, TlsStack};
 use crate::stats;
 use anyhow::{anyhow, bail, Context, Result};
 use lab::Lab;
-pub(crate) use probe::{probe as probe_emulated, Options as ProbeEmulated};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};

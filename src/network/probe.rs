@@ -8,19 +8,9 @@ use super::lab::{self, Lab};
 use super::{link, start_emulator, TIMEOUT};
 use crate::stack::child::Start;
 use anyhow::{bail, Context, Result};
-use std::path::Path;
-
-pub(crate) struct Options<'a> {
-    pub(crate) rtt_ms: f64,
-    pub(crate) stack: &'a str,
-    pub(crate) group: &'a str,
-    pub(crate) auth: &'a str,
-    pub(crate) rounds: usize,
-    pub(crate) out: &'a Path,
-}
 
 /// Runs the probe; its report goes to standard output, its file to `opts.out`.
-pub(crate) fn probe(opts: &Options) -> Result<()> {
+pub(crate) fn probe(opts: &crate::cli::ProbeEmulatedArgs) -> Result<()> {
     if let Some(why) = lab::unavailable() {
         bail!("the emulated network cannot run here: {why}");
     }
@@ -33,16 +23,12 @@ pub(crate) fn probe(opts: &Options) -> Result<()> {
         l.rtt_median_ns / 1e6,
         opts.rtt_ms
     );
-    let auths = crate::auth::load(Path::new("suites"), "tls13", None)?
-        .unwrap_or_else(crate::auth::Auths::baseline_only);
-    let auth = auths
-        .find(opts.auth)
-        .with_context(|| format!("suites/auth.toml: no authentication {}", opts.auth))?;
-    let chains = crate::stack::identity::Chains::make([auth], "net-probe")?;
-    let (_, files) = chains.get(opts.auth)?;
+    let auth = crate::stack::identity::auth_named(&opts.auth)?;
+    let chains = crate::stack::identity::Chains::make([&auth], "net-probe")?;
+    let (_, files) = chains.get(&opts.auth)?;
     let (program, args) = Lab::wrap(lab::SERVER);
-    let server = crate::stack::find(opts.stack)?.start_server(&Start {
-        group: opts.group,
+    let server = crate::stack::find(&opts.stack)?.start_server(&Start {
+        group: &opts.group,
         files,
         instrumented: false,
         wrap: Some((&program, args)),
@@ -59,7 +45,7 @@ pub(crate) fn probe(opts: &Options) -> Result<()> {
         .arg("--ca")
         .arg(&files.root)
         .arg("--out")
-        .arg(opts.out)
+        .arg(&opts.out)
         .status()
         .context("cannot run the probe in the client namespace")?;
     drop(server);

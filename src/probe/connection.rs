@@ -16,19 +16,65 @@ use std::time::{Duration, Instant};
 /// ML-DSA-87 chain with its CertificateVerify is about 20 KB).
 const KEPT: usize = 64 * 1024;
 
-/// The socket, with the first `KEPT` bytes of each direction kept and the bytes received counted.
-/// Room for all of it is taken before the handshake starts.
+/// The socket as rustls sees it, one TLS record at most per read, with the first `KEPT` bytes of
+/// each direction kept and the bytes handed to rustls counted. One record a read, so that what
+/// rustls has read when its handshake is done ends with the server's Finished: a server that
+/// sends its tickets at once (Go's crypto/tls does, when it asks for no client certificate) has
+/// them read after, and they are not counted in its flight. Room for all of it is taken before
+/// the handshake starts.
 struct Tape<'a> {
     sock: &'a TcpStream,
     sent: Vec<u8>,
     received: Vec<u8>,
-    /// Every byte received, kept or not.
+    /// Read from the socket, not yet handed to rustls, from `at`.
+    pending: Vec<u8>,
+    at: usize,
+    /// What is left of the record being handed over.
+    record_left: usize,
+    /// Every byte handed to rustls, kept or not.
     received_total: u64,
+}
+
+impl Tape<'_> {
+    /// One read of the socket into `pending`; false at its end.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.at > 0 {
+            self.pending.drain(..self.at);
+            self.at = 0;
+        }
+        let mut chunk = [0u8; 16 * 1024];
+        let n = (&*self.sock).read(&mut chunk)?;
+        self.pending.extend_from_slice(&chunk[..n]);
+        Ok(n > 0)
+    }
+
+    fn buffered(&self) -> &[u8] {
+        &self.pending[self.at..]
+    }
 }
 
 impl Read for Tape<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = (&*self.sock).read(buf)?;
+        if self.buffered().is_empty() && !self.fill()? {
+            return Ok(0);
+        }
+        if self.record_left == 0 {
+            // The next record's header, whole (it may come in two reads).
+            while self.buffered().len() < 5 {
+                if !self.fill()? {
+                    break;
+                }
+            }
+            let b = self.buffered();
+            self.record_left = match b {
+                [_, _, _, hi, lo, ..] => 5 + usize::from(u16::from_be_bytes([*hi, *lo])),
+                _ => b.len(),
+            };
+        }
+        let n = buf.len().min(self.buffered().len()).min(self.record_left);
+        buf[..n].copy_from_slice(&self.buffered()[..n]);
+        self.at += n;
+        self.record_left -= n;
         self.received_total += n as u64;
         let room = KEPT.saturating_sub(self.received.len()).min(n);
         self.received.extend_from_slice(&buf[..room]);
@@ -39,8 +85,14 @@ impl Read for Tape<'_> {
 impl Write for Tape<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = (&*self.sock).write(buf)?;
-        let room = KEPT.saturating_sub(self.sent.len()).min(n);
-        self.sent.extend_from_slice(&buf[..room]);
+        self.keep_sent(&[std::io::IoSlice::new(buf)], n);
+        Ok(n)
+    }
+    /// rustls writes its queued records with one vectored write: forwarded as one, so that the
+    /// wire sees what it would without the tape.
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let n = (&*self.sock).write_vectored(bufs)?;
+        self.keep_sent(bufs, n);
         Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -48,9 +100,27 @@ impl Write for Tape<'_> {
     }
 }
 
+impl Tape<'_> {
+    /// Keeps the first `n` bytes of `bufs`, those the socket took, while there is room.
+    fn keep_sent(&mut self, bufs: &[std::io::IoSlice<'_>], n: usize) {
+        let mut left = n;
+        for b in bufs {
+            let take = left.min(b.len());
+            let room = KEPT.saturating_sub(self.sent.len()).min(take);
+            self.sent.extend_from_slice(&b[..room]);
+            left -= take;
+            if left == 0 {
+                break;
+            }
+        }
+    }
+}
+
 /// What a connection needs beyond its scenario.
 pub(super) struct Setup<'a> {
-    pub(super) address: SocketAddr,
+    /// Where to connect: the first that answers, in the resolver's order (a name may resolve to
+    /// ::1 first and the server listen on 127.0.0.1 alone).
+    pub(super) addresses: &'a [SocketAddr],
     pub(super) server_name: rustls::pki_types::ServerName<'static>,
     pub(super) verifier: &'a Arc<Verifier>,
     pub(super) timeout: Duration,
@@ -58,13 +128,15 @@ pub(super) struct Setup<'a> {
     pub(super) keep_server_hello: bool,
 }
 
-/// A connection's record, the chain it was sent (when it completed), and, when it failed, whether
-/// the failure ends the probe (`Fatal`) or only answers its scenario.
+/// A connection's record, the chain it was sent (when it completed), the address that answered,
+/// and, when it failed, why, where the failure says the peer is no TLS 1.3 server at all or
+/// cannot be reached (`fatal`) rather than answering this scenario alone.
 pub(super) struct Made {
     pub(super) record: ProbeConnection,
     pub(super) chain: Vec<Vec<u8>>,
     pub(super) fatal: Option<String>,
     pub(super) mss: u32,
+    pub(super) address: Option<SocketAddr>,
 }
 
 pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
@@ -90,6 +162,7 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
         chain: Vec::new(),
         fatal: None,
         mss: 0,
+        address: None,
     };
     let config = match config(&offered, setup.verifier) {
         Ok(c) => c,
@@ -98,17 +171,26 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
             return made;
         }
     };
-    let t0 = Instant::now();
-    let sock = match TcpStream::connect_timeout(&setup.address, setup.timeout) {
-        Ok(s) => s,
-        Err(e) => {
-            let why = connect_error(&e, setup);
-            made.record.error = Some(why.clone());
-            made.fatal = Some(why);
-            return made;
+    let mut last_error = None;
+    let mut connected = None;
+    for &address in setup.addresses {
+        let t0 = Instant::now();
+        match TcpStream::connect_timeout(&address, setup.timeout) {
+            Ok(s) => {
+                made.record.connect_ns = t0.elapsed().as_nanos() as u64;
+                connected = Some((s, address));
+                break;
+            }
+            Err(e) => last_error = Some(connect_error(&e, address, setup.timeout)),
         }
+    }
+    let Some((sock, address)) = connected else {
+        let why = last_error.unwrap_or_else(|| "no address to connect to".into());
+        made.record.error = Some(why.clone());
+        made.fatal = Some(why);
+        return made;
     };
-    made.record.connect_ns = t0.elapsed().as_nanos() as u64;
+    made.address = Some(address);
     made.mss = mss(&sock);
     let _ = sock.set_nodelay(true);
     let _ = sock.set_read_timeout(Some(setup.timeout));
@@ -117,6 +199,9 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
         sock: &sock,
         sent: Vec::with_capacity(KEPT),
         received: Vec::with_capacity(KEPT),
+        pending: Vec::with_capacity(KEPT),
+        at: 0,
+        record_left: 0,
         received_total: 0,
     };
     let _ = setup.verifier.take();
@@ -128,7 +213,7 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
     let noted: Recorded = setup.verifier.take();
     let record = &mut made.record;
     read_tape(&tape, record, setup.keep_server_hello);
-    match outcome {
+    match outcome.map(|conn| chosen(&conn)) {
         Ok((negotiated, chain)) => {
             record.handshake_ns = handshake_ns;
             record.negotiated = Some(
@@ -167,12 +252,13 @@ fn config(offered: &[&str], verifier: &Arc<Verifier>) -> Result<Arc<rustls::Clie
     Ok(Arc::new(cfg))
 }
 
-/// The handshake: the group chosen (its code point) and the chain, DER, leaf first.
+/// The handshake, through the client's Finished written; nothing else (the connection is read
+/// and dropped after the clock stops).
 fn handshake(
     config: Arc<rustls::ClientConfig>,
     name: rustls::pki_types::ServerName<'static>,
     tape: &mut Tape,
-) -> std::result::Result<(u16, Vec<Vec<u8>>), Failure> {
+) -> std::result::Result<rustls::ClientConnection, Failure> {
     let mut conn = rustls::ClientConnection::new(config, name).map_err(Failure::Tls)?;
     while conn.is_handshaking() {
         conn.complete_io(tape).map_err(Failure::from_io)?;
@@ -180,6 +266,11 @@ fn handshake(
     while conn.wants_write() {
         conn.write_tls(tape).map_err(Failure::Io)?;
     }
+    Ok(conn)
+}
+
+/// The group chosen (its code point) and the chain, DER, leaf first.
+fn chosen(conn: &rustls::ClientConnection) -> (u16, Vec<Vec<u8>>) {
     let group = conn
         .negotiated_key_exchange_group()
         .map_or(0, |g| u16::from(g.name()));
@@ -189,7 +280,7 @@ fn handshake(
         .iter()
         .map(|c| c.to_vec())
         .collect();
-    Ok((group, chain))
+    (group, chain)
 }
 
 enum Failure {
@@ -293,20 +384,16 @@ fn first_bytes(b: &[u8]) -> String {
     }
 }
 
-fn connect_error(e: &std::io::Error, setup: &Setup) -> String {
+fn connect_error(e: &std::io::Error, address: SocketAddr, timeout: Duration) -> String {
     match e.kind() {
         std::io::ErrorKind::ConnectionRefused => {
-            format!(
-                "{}: connection refused (nothing listens there)",
-                setup.address
-            )
+            format!("{address}: connection refused (nothing listens there)")
         }
         std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
-            "{}: no answer to the TCP handshake within {} s (filtered, or down)",
-            setup.address,
-            setup.timeout.as_secs_f64()
+            "{address}: no answer to the TCP handshake within {} s (filtered, or down)",
+            timeout.as_secs_f64()
         ),
-        _ => format!("{}: cannot connect: {e}", setup.address),
+        _ => format!("{address}: cannot connect: {e}"),
     }
 }
 
@@ -348,7 +435,7 @@ fn read_tape(tape: &Tape, record: &mut ProbeConnection, keep_server_hello: bool)
     if keep_server_hello {
         let hello = tls::plaintext_records(&tape.received);
         if !hello.is_empty() {
-            record.server_hello_hex = Some(hello.iter().map(|b| format!("{b:02x}")).collect());
+            record.server_hello_hex = Some(pqprof_core::parse::to_hex(&hello));
         }
     }
 }

@@ -464,10 +464,9 @@ struct RunReport {
     go_alloc_bytes: u64,
 }
 
+/// The Go peer's hex, as bytes (none where it is not hex: no flight to read).
 pub(super) fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
+    pqprof_core::parse::from_hex(s).unwrap_or_default()
 }
 
 /// The TCP client's evidence: what crypto/tls reports, and the key shares parsed from the

@@ -276,6 +276,16 @@ impl Drop for Files {
     }
 }
 
+/// The TLS 1.3 authentication of suites/auth.toml named `name` ("ML-DSA-65").
+pub(crate) fn auth_named(name: &str) -> Result<Auth> {
+    let auths = crate::auth::load(Path::new("suites"), "tls13", None)?
+        .unwrap_or_else(crate::auth::Auths::baseline_only);
+    auths
+        .find(name)
+        .cloned()
+        .ok_or_else(|| anyhow!("suites/auth.toml: no authentication {name}"))
+}
+
 /// The identities of a step, one per authentication, each with its files: made once per run, so
 /// every scenario of one authentication serves the same DER.
 pub struct Chains {

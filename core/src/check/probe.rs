@@ -17,12 +17,27 @@ pub fn check(p: &Probe) -> Vec<Problem> {
             serde_json::to_value(&p.findings).unwrap_or_default(),
             serde_json::to_value(&recomputed).unwrap_or_default(),
         );
-        let differ: Vec<String> = again
+        // Every key either side holds: a finding stored and no longer recomputed is named too.
+        let mut keys: Vec<&String> = again
             .as_object()
             .into_iter()
-            .flatten()
-            .filter(|(k, v)| stored.get(k.as_str()) != Some(*v))
-            .map(|(k, v)| format!("{k} (stored {}, recomputed {v})", stored[k.as_str()]))
+            .chain(stored.as_object())
+            .flat_map(|o| o.keys())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let differ: Vec<String> = keys
+            .into_iter()
+            .filter(|k| stored.get(k.as_str()) != again.get(k.as_str()))
+            .map(|k| {
+                let show =
+                    |v: Option<&serde_json::Value>| v.map_or("none".into(), |v| v.to_string());
+                format!(
+                    "{k} (stored {}, recomputed {})",
+                    show(stored.get(k.as_str())),
+                    show(again.get(k.as_str()))
+                )
+            })
             .collect();
         problems.push(Problem::recomputed(format!(
             "the findings differ from the connections': {}",
@@ -94,7 +109,8 @@ fn evidence(c: &ProbeConnection) -> Vec<String> {
         .filter_map(|g| figures::group(g))
         .map(|g| (g.code_point, g.client_share))
         .collect();
-    if c.client_shares != shares {
+    // A connection that failed before its ClientHello went out recorded none.
+    if !c.client_hello_bytes.is_empty() && c.client_shares != shares {
         out.push(format!(
             "the ClientHello's key shares are {:?}, the scenario's {:?}",
             c.client_shares, shares
@@ -110,11 +126,11 @@ fn evidence(c: &ProbeConnection) -> Vec<String> {
     if !offered.contains(&negotiated) {
         out.push(format!("{negotiated} was chosen, and not offered"));
     }
-    // A retry asks for a group offered without a share; without one the group had a share.
-    if c.hello_retry == offered[..shared].contains(&negotiated) {
+    // A group offered without a share can be chosen only after a retry asked for its share. (A
+    // retry for a group that had one is legal: a server may retry to send a cookie alone.)
+    if !c.hello_retry && !offered[..shared].contains(&negotiated) {
         out.push(format!(
-            "{negotiated} was chosen {} a HelloRetryRequest",
-            if c.hello_retry { "after" } else { "without" }
+            "{negotiated} was chosen without a HelloRetryRequest, and offered without a share"
         ));
     }
     if c.client_hello_bytes.len() != 1 + usize::from(c.hello_retry) {
@@ -149,7 +165,7 @@ fn evidence(c: &ProbeConnection) -> Vec<String> {
 /// From the server's records up to its last ServerHello: whether they open with a retry, and the
 /// last ServerHello's key share (code point, bytes).
 fn server_hello(hex: &str) -> Option<(bool, Option<(u16, u64)>)> {
-    let bytes = decode_hex(hex)?;
+    let bytes = crate::parse::from_hex(hex)?;
     if tls::records(&bytes).is_empty() {
         return None;
     }
@@ -159,45 +175,12 @@ fn server_hello(hex: &str) -> Option<(bool, Option<(u16, u64)>)> {
     ))
 }
 
-fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn conn(s: &Scenario) -> ProbeConnection {
-        let (offered, shared) = s.offered();
-        ProbeConnection {
-            scenario: s.name().into(),
-            offered: offered.iter().map(|g| g.to_string()).collect(),
-            shared,
-            round: s.round(),
-            start_ms: 0.0,
-            error: None,
-            negotiated: Some(offered[0].into()),
-            hello_retry: false,
-            client_hello_bytes: vec![1500],
-            client_shares: offered[..shared]
-                .iter()
-                .map(|g| {
-                    let g = figures::group(g).unwrap();
-                    (g.code_point, g.client_share)
-                })
-                .collect(),
-            server_flight_bytes: 2000,
-            server_hello_hex: None,
-            scheme: None,
-            connect_ns: 100,
-            handshake_ns: 1000,
-        }
+        figures::test_connection(s)
     }
 
     #[test]
@@ -207,10 +190,21 @@ mod tests {
         let mut other = ok.clone();
         other.negotiated = Some("X25519".into());
         assert!(evidence(&other)[0].contains("X25519 was chosen, and not offered"));
+        // A retry for a group that had a share (a cookie) is legal.
         let mut retry = ok.clone();
         retry.hello_retry = true;
         retry.client_hello_bytes = vec![1500, 1500];
-        assert!(evidence(&retry)[0].contains("after a HelloRetryRequest"));
+        assert!(evidence(&retry).is_empty(), "{:?}", evidence(&retry));
+        // The hybrid chosen, offered without a share, with no retry: impossible.
+        let mut unasked = conn(&Scenario::HybridWithoutShare);
+        unasked.negotiated = Some("X25519MLKEM768".into());
+        assert!(evidence(&unasked)[0].contains("without a HelloRetryRequest"));
+        // A connection that failed before its ClientHello went out holds no shares.
+        let mut early = ok.clone();
+        early.error = Some("the server closed the connection before answering".into());
+        early.client_hello_bytes = Vec::new();
+        early.client_shares = Vec::new();
+        assert!(evidence(&early).is_empty(), "{:?}", evidence(&early));
         // The hybrid offered without a share: chosen after a retry is the expected answer.
         let mut asked = conn(&Scenario::HybridWithoutShare);
         asked.negotiated = Some("X25519MLKEM768".into());
@@ -239,13 +233,18 @@ mod tests {
         msg.extend(body);
         let mut rec = vec![22, 3, 3, 0, msg.len() as u8];
         rec.extend(msg);
-        let hex: String = rec.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = crate::parse::to_hex(&rec);
         assert_eq!(server_hello(&hex), Some((false, Some((0x1d, 32)))));
         let mut c = conn(&Scenario::Alone("X25519"));
         c.server_hello_hex = Some(hex.clone());
         assert!(evidence(&c).is_empty(), "{:?}", evidence(&c));
-        c.negotiated = Some("X25519".into());
-        c.hello_retry = false;
+        // Split across two records, it reads the same.
+        let split = [&rec[..5], &rec[5..40]].concat();
+        let mut split = [&[22, 3, 3, 0, 35][..], &split[5..]].concat();
+        split.extend([22, 3, 3, 0, (rec.len() - 40) as u8]);
+        split.extend(&rec[40..]);
+        let hex2 = crate::parse::to_hex(&split);
+        assert_eq!(server_hello(&hex2), Some((false, Some((0x1d, 32)))));
         assert_eq!(server_hello("0"), None);
         assert_eq!(server_hello(&hex[..hex.len() - 2]), None);
     }

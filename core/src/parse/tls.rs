@@ -171,13 +171,10 @@ pub fn last_server_hello_at(received: &[u8]) -> Option<usize> {
 }
 
 /// The key share of the last ServerHello in a server's plaintext records (after a retry, the
-/// ServerHello that follows it): (group code point, bytes).
+/// ServerHello that follows it), read across the records it spans: (group code point, bytes).
 pub fn last_server_share(plaintext: &[u8]) -> Option<Share> {
-    let (_, last) = records(plaintext)
-        .into_iter()
-        .rev()
-        .find(|(kind, _)| *kind == 22)?;
-    match key_shares(last)? {
+    let at = last_server_hello_at(plaintext)?;
+    match key_shares(&plaintext[at..])? {
         (2, shares) => shares.first().copied(),
         _ => None,
     }

@@ -716,13 +716,9 @@ fn pages(
         )
     }));
     if !probed.is_empty() {
+        let body = Value::from_serialize(probes::build(probed));
         jobs.push(Box::new(move || {
-            render(
-                "probes.html",
-                "Endpoints probed",
-                "probes",
-                Value::from_serialize(probes::build(probed)),
-            )
+            render("probes.html", "Endpoints probed", "probes", body)
         }));
     }
     std::thread::scope(|threads| {

@@ -34,7 +34,8 @@ pub struct Probe {
     /// The politeness limits the probe kept to: connections started per second, and in all.
     pub per_second: f64,
     pub max_connections: usize,
-    /// The maximum segment size of the probe's TCP connections (TCP_MAXSEG of the first one).
+    /// The maximum segment size of the probe's TCP connections (TCP_MAXSEG of the first that
+    /// reports one); 0 where none did, and then no finding counts segments.
     pub mss_bytes: u32,
     /// Every connection made, in order.
     pub connections: Vec<ProbeConnection>,
@@ -107,9 +108,9 @@ pub struct ProbeFindings {
     /// whether the server asked for the hybrid's share with a HelloRetryRequest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hybrid_without_share: Option<(String, bool)>,
-    /// The hybrid's ClientHello alone: bytes and TCP segments at `mss_bytes`.
+    /// The hybrid's ClientHello alone: bytes, and TCP segments at `mss_bytes` where it is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_hello: Option<(u64, u64)>,
+    pub client_hello: Option<(u64, Option<u64>)>,
     /// Per group taken: the server's flight, against the initial window.
     pub flights: Vec<FlightFinding>,
     pub chain_bytes: u64,
@@ -135,12 +136,15 @@ pub struct GroupFinding {
 pub struct FlightFinding {
     pub group: String,
     pub bytes: u64,
-    pub segments: u64,
+    /// At `mss_bytes`; none where the MSS is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<u64>,
     /// The segments the server may send before the client's first acknowledgment.
     pub initial_window: u64,
-    /// Round trips the handshake needs before the client can send data: 1, and 1 more for each
-    /// time the flight outgrows the window as it doubles in slow start.
-    pub predicted_round_trips: u64,
+    /// Round trips before the client can send data: 2 (TCP's handshake and TLS's), and 1 more
+    /// for each time the flight outgrows the window as it doubles in slow start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_round_trips: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,8 +154,8 @@ pub struct LatencyFinding {
     pub median_ns: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95_ns: Option<(f64, f64)>,
-    /// The handshake's median over the connect's: about how many round trips it took, where the
-    /// path's round trip is long enough (2 ms or more) to tell.
+    /// (connect + handshake) / connect, medians: the round trips before the client can send data,
+    /// TCP's included, where the path's round trip is long enough (2 ms or more) to tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_round_trips: Option<f64>,
 }

@@ -26,13 +26,14 @@ pub struct Answers {
 
 pub fn answers(p: &Probe) -> Answers {
     let f = &p.findings;
-    let seen = |group: &str| {
-        f.latency
-            .iter()
-            .find(|l| l.group == group)
-            .and_then(|l| l.observed_round_trips)
-            .map_or_else(|| "path too short to tell".into(), |r| format!("{r:.1}"))
+    // Only X25519 and the hybrid are timed; round trips show on a long enough path alone.
+    let seen = |group: &str| match f.latency.iter().find(|l| l.group == group) {
+        None => "not timed".to_string(),
+        Some(l) => l
+            .observed_round_trips
+            .map_or_else(|| "path too short to tell".into(), |r| format!("{r:.1}")),
     };
+    let or_dash = |x: Option<u64>| x.map_or_else(|| "–".into(), |n| n.to_string());
     Answers {
         groups: f
             .groups
@@ -54,13 +55,16 @@ pub fn answers(p: &Probe) -> Answers {
             Some((g, false)) => format!("{g}, no retry"),
             None => "no handshake".into(),
         },
-        client_hello: f.client_hello.map_or_else(String::new, |(b, segs)| {
-            format!(
-                "{} in {segs} TCP segment(s) of {} bytes",
-                bytes(b as usize),
-                p.mss_bytes
-            )
-        }),
+        client_hello: f
+            .client_hello
+            .map_or_else(String::new, |(b, segs)| match segs {
+                Some(n) => format!(
+                    "{} in {n} TCP segment(s) of {} bytes",
+                    bytes(b as usize),
+                    p.mss_bytes
+                ),
+                None => format!("{} (the MSS was not readable)", bytes(b as usize)),
+            }),
         chain: format!(
             "{} in {} certificate(s): {}",
             bytes(f.chain_bytes as usize),
@@ -88,9 +92,9 @@ pub fn answers(p: &Probe) -> Answers {
                 [
                     fl.group.clone(),
                     bytes(fl.bytes as usize),
-                    fl.segments.to_string(),
+                    or_dash(fl.segments),
                     fl.initial_window.to_string(),
-                    fl.predicted_round_trips.to_string(),
+                    or_dash(fl.predicted_round_trips),
                     seen(&fl.group),
                 ]
             })
@@ -110,15 +114,22 @@ pub fn answers(p: &Probe) -> Answers {
             })
             .collect(),
         delta: f.hybrid_delta.as_ref().map_or_else(String::new, |d| {
+            // An interval that holds zero is the path's noise, not a cost (the site's rule).
+            let resolved = d.ci95_ns.is_none_or(|(lo, hi)| lo > 0.0 || hi < 0.0);
             format!(
-                "{}{} over {} paired rounds",
+                "{}{} over {} paired rounds{}",
                 signed_time(d.median_ns),
                 d.ci95_ns.map_or_else(String::new, |(lo, hi)| format!(
                     " (95% interval {} to {})",
                     signed_time(lo),
                     signed_time(hi)
                 )),
-                d.pairs
+                d.pairs,
+                if resolved {
+                    ""
+                } else {
+                    ": not resolved, noise on this path and not a cost"
+                }
             )
         }),
         connect: time(f.connect_median_ns),
@@ -176,7 +187,7 @@ pub fn terminal(p: &Probe) -> String {
     );
     out += &format!("\nTCP connect (about one round trip): {}\n", a.connect);
     if !a.delta.is_empty() {
-        out += &format!("the hybrid adds {} to the handshake\n", a.delta);
+        out += &format!("the hybrid's handshake against X25519's: {}\n", a.delta);
     }
     out
 }
