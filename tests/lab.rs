@@ -10,19 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn root_made() -> bool {
-    let made = Command::new("sh")
-        .args(["tools/lab/root.sh", "--path"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        made || std::env::var_os("PQPROF_REQUIRE_LAB").is_none(),
-        "PQPROF_REQUIRE_LAB is set, and the lab root is not made (tools/lab/root.sh)"
-    );
-    if !made {
-        eprintln!("skipped: the lab root is not made (make lab)");
-    }
-    made
+    common::lab_root_made()
 }
 
 /// pqprof with its server files from `servers`.
@@ -38,14 +26,19 @@ fn pqprof_with(servers: &Path, args: &[&str]) -> Output {
 /// `pqprof handshake` of the mini suites into a fresh copy of a short run, shortest design, with
 /// `servers` as the server files and only `stacks`.
 fn handshake(servers: &Path, name: &str, stacks: &[&str]) -> (PathBuf, Output) {
+    handshake_of(servers, "tests/data/mini", name, stacks)
+}
+
+/// `handshake` of the suites in `suites`.
+fn handshake_of(servers: &Path, suites: &str, name: &str, stacks: &[&str]) -> (PathBuf, Output) {
     let out = common::tmp("lab", name);
-    common::measure_mini(&out, "5");
+    common::measure_suites(&out, suites, "5");
     let mut args = vec![
         "handshake",
         "--results",
         out.to_str().unwrap(),
         "--suites",
-        "tests/data/mini",
+        suites,
         "--samples",
         "2",
         "--per-sample",
@@ -220,40 +213,8 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
     for f in ["ssh.toml", "flights.toml"] {
         std::fs::copy(root.join("suites").join(f), suites.join(f)).unwrap();
     }
-    let out = common::tmp("lab", "sshd.json");
-    let s = suites.to_str().unwrap();
-    let mut run = vec![
-        "run",
-        "--suites",
-        s,
-        "--iterations",
-        "5",
-        "--rounds",
-        "2",
-        "--quiet",
-    ];
-    run.extend(["--out", out.to_str().unwrap()]);
-    run.extend(common::BUILT_IN);
-    let o = common::pqprof(&run);
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    let o = pqprof_with(
-        &root.join("servers"),
-        &[
-            "handshake",
-            "--results",
-            out.to_str().unwrap(),
-            "--suites",
-            s,
-            "--samples",
-            "2",
-            "--per-sample",
-            "3",
-            "--budget-s",
-            "0",
-            "--stack",
-            "sshd",
-        ],
-    );
+    let servers = root.join("servers");
+    let (out, o) = handshake_of(&servers, suites.to_str().unwrap(), "sshd.json", &["sshd"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();

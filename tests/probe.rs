@@ -218,7 +218,7 @@ fn a_server_without_any_post_quantum_group_takes_x25519_alone_and_never_retries(
 /// The lab's servers configured as an operator would: the hybrid first, then X25519.
 #[test]
 fn the_lab_servers_take_both_and_the_hybrid_costs_a_measured_difference() {
-    if !lab_root_made() {
+    if !common::lab_root_made() {
         return;
     }
     for server in ["servers/nginx.toml", "servers/haproxy.toml"] {
@@ -245,22 +245,6 @@ fn the_lab_servers_take_both_and_the_hybrid_costs_a_measured_difference() {
             "{server}: {flights:?}"
         );
     }
-}
-
-fn lab_root_made() -> bool {
-    let made = Command::new("sh")
-        .args(["tools/lab/root.sh", "--path"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        made || std::env::var_os("PQPROF_REQUIRE_LAB").is_none(),
-        "PQPROF_REQUIRE_LAB is set, and the lab root is not made (tools/lab/root.sh)"
-    );
-    if !made {
-        eprintln!("skipped: the lab root is not made (make lab)");
-    }
-    made
 }
 
 /// A relay on loopback that counts the connections it accepts and when, and passes each to

@@ -706,16 +706,27 @@ fn probe_link(addr: SocketAddr) -> Result<Vec<u64>> {
 
 fn start_server(s: &Scenario, chains: &stack::identity::Chains, baseline: &str) -> Result<Server> {
     let (_, files) = chains.get(s.auth.as_deref().unwrap_or(baseline))?;
+    serve_in_lab(s.stack, &s.group, files, s.mode)
+}
+
+/// A server of `stack` in the server namespace, serving `group` with the identity of `files`, a
+/// thread (or task) per connection.
+fn serve_in_lab(
+    stack: &dyn TlsStack,
+    group: &str,
+    files: &stack::identity::Files,
+    mode: Mode,
+) -> Result<Server> {
     let (program, args) = Lab::wrap(lab::SERVER);
-    s.stack.start_server(&Start {
-        group: &s.group,
+    stack.start_server(&Start {
+        group,
         files,
         instrumented: false,
         wrap: Some((&program, args)),
         bind: Some(lab::SERVER_ADDR.parse()?),
         concurrent: true,
         timeout_s: Some(TIMEOUT.as_secs()),
-        mode: s.mode,
+        mode,
     })
 }
 

@@ -6,7 +6,6 @@
 
 use super::lab::{self, Lab};
 use super::{link, start_emulator, TIMEOUT};
-use crate::stack::child::Start;
 use anyhow::{bail, Context, Result};
 
 /// Runs the probe; its report goes to standard output, its file to `opts.out`.
@@ -26,17 +25,12 @@ pub(crate) fn probe(opts: &crate::cli::ProbeEmulatedArgs) -> Result<()> {
     let auth = crate::stack::identity::auth_named(&opts.auth)?;
     let chains = crate::stack::identity::Chains::make([&auth], "net-probe")?;
     let (_, files) = chains.get(&opts.auth)?;
-    let (program, args) = Lab::wrap(lab::SERVER);
-    let server = crate::stack::find(&opts.stack)?.start_server(&Start {
-        group: &opts.group,
+    let server = super::serve_in_lab(
+        crate::stack::find(&opts.stack)?,
+        &opts.group,
         files,
-        instrumented: false,
-        wrap: Some((&program, args)),
-        bind: Some(lab::SERVER_ADDR.parse()?),
-        concurrent: true,
-        timeout_s: Some(TIMEOUT.as_secs()),
-        mode: crate::results::Mode::Full,
-    })?;
+        crate::results::Mode::Full,
+    )?;
     let status = Lab::command(lab::CLIENT, &std::env::current_exe()?)
         .arg("probe")
         .arg(server.addr.to_string())

@@ -71,21 +71,7 @@ pub const BUILT_IN: [&str; 10] = [
 
 /// A short real measurement of tests/data/mini into `out`, with pqprof's own backends.
 pub fn measure_mini(out: &Path, iterations: &str) {
-    let mut args = vec![
-        "run",
-        "--suites",
-        "tests/data/mini",
-        "--iterations",
-        iterations,
-        "--rounds",
-        "2",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(BUILT_IN);
-    let o = pqprof(&args);
-    assert!(o.status.success(), "run failed: {}", stderr(&o));
+    measure_suites(out, "tests/data/mini", iterations);
 }
 
 /// One short measurement per test binary, shared by its tests.
@@ -138,4 +124,41 @@ pub fn go_has_quic() -> bool {
         .ok()
         .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
         .is_some_and(|v| v["quic"].as_str().is_some_and(|q| !q.is_empty()))
+}
+
+/// Whether the lab root is made (tools/lab/root.sh --path answers); where it is not, the lab's
+/// tests say so and pass, unless PQPROF_REQUIRE_LAB is set, as CI sets it.
+pub fn lab_root_made() -> bool {
+    let made = Command::new("sh")
+        .args(["tools/lab/root.sh", "--path"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        made || std::env::var_os("PQPROF_REQUIRE_LAB").is_none(),
+        "PQPROF_REQUIRE_LAB is set, and the lab root is not made (tools/lab/root.sh)"
+    );
+    if !made {
+        eprintln!("skipped: the lab root is not made (make lab)");
+    }
+    made
+}
+
+/// A short real measurement of `suites` into `out`, with pqprof's own backends.
+pub fn measure_suites(out: &Path, suites: &str, iterations: &str) {
+    let mut args = vec![
+        "run",
+        "--suites",
+        suites,
+        "--iterations",
+        iterations,
+        "--rounds",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(BUILT_IN);
+    let o = pqprof(&args);
+    assert!(o.status.success(), "run failed: {}", stderr(&o));
 }

@@ -396,26 +396,12 @@ mod tests {
     }
 
     fn conn(s: &Scenario, negotiated: Option<&str>, handshake_ns: u64) -> ProbeConnection {
-        let (offered, shared) = s.offered();
-        ProbeConnection {
-            scenario: s.name().into(),
-            offered: offered.iter().map(|g| g.to_string()).collect(),
-            shared,
-            round: s.round(),
-            start_ms: 0.0,
-            error: negotiated
-                .is_none()
-                .then(|| "alert handshake_failure".into()),
-            negotiated: negotiated.map(String::from),
-            hello_retry: false,
-            client_hello_bytes: vec![1500],
-            client_shares: Vec::new(),
-            server_flight_bytes: 2000,
-            server_hello_hex: None,
-            scheme: None,
-            connect_ns: 100,
-            handshake_ns,
-        }
+        let mut c = test_connection(s);
+        c.error = negotiated.map_or(Some("alert handshake_failure".into()), |_| None);
+        c.negotiated = negotiated.map(String::from);
+        c.client_shares = Vec::new();
+        c.handshake_ns = handshake_ns;
+        c
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::results::{read_probe, Probe, ProbeFile};
 use crate::tables::probe::{answers, Answers};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -50,7 +50,8 @@ pub(crate) fn copy(probes: &[Probed], site: &Path) -> Result<()> {
     }
     std::fs::create_dir_all(site.join("data/probes"))?;
     for p in probes {
-        std::fs::copy(&p.file, site.join(&p.href))?;
+        std::fs::copy(&p.file, site.join(&p.href))
+            .with_context(|| format!("{}: cannot copy", p.file.display()))?;
     }
     Ok(())
 }
