@@ -407,23 +407,7 @@ pub(crate) fn mss(addr: std::net::SocketAddr) -> Result<u32> {
                 enter(CLIENT)?;
                 let s =
                     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(5))?;
-                use std::os::fd::AsRawFd;
-                let mut v: libc::c_int = 0;
-                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                // SAFETY: a connected socket and out-pointers of the sizes given.
-                let r = unsafe {
-                    libc::getsockopt(
-                        s.as_raw_fd(),
-                        libc::IPPROTO_TCP,
-                        libc::TCP_MAXSEG,
-                        &mut v as *mut libc::c_int as *mut libc::c_void,
-                        &mut len,
-                    )
-                };
-                if r != 0 {
-                    bail!("TCP_MAXSEG: {}", std::io::Error::last_os_error());
-                }
-                Ok(v as u32)
+                crate::stack::wire::mss(&s).context("TCP_MAXSEG")
             })
             .join()
             .map_err(|_| anyhow!("the MSS thread panicked"))?

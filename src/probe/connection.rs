@@ -191,7 +191,7 @@ pub(super) fn make(s: &Scenario, setup: &Setup, start_ms: f64) -> Made {
         return made;
     };
     made.address = Some(address);
-    made.mss = mss(&sock);
+    made.mss = crate::stack::wire::mss(&sock).unwrap_or(0);
     let _ = sock.set_nodelay(true);
     let _ = sock.set_read_timeout(Some(setup.timeout));
     let _ = sock.set_write_timeout(Some(setup.timeout));
@@ -394,28 +394,6 @@ fn connect_error(e: &std::io::Error, address: SocketAddr, timeout: Duration) -> 
             timeout.as_secs_f64()
         ),
         _ => format!("{address}: cannot connect: {e}"),
-    }
-}
-
-/// The connection's maximum segment size (TCP_MAXSEG); 0 where it cannot be read.
-fn mss(sock: &TcpStream) -> u32 {
-    use std::os::fd::AsRawFd;
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `v`, an int of that size, on an open fd.
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_MAXSEG,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if r == 0 && v > 0 {
-        v as u32
-    } else {
-        0
     }
 }
 

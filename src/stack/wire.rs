@@ -90,6 +90,27 @@ impl<S: Write> Write for Counted<S> {
     }
 }
 
+/// A connected socket's maximum segment size (TCP_MAXSEG).
+pub(crate) fn mss(sock: &std::net::TcpStream) -> std::io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `v`, an int of that size, on an open fd.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(v.max(0) as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
