@@ -415,6 +415,9 @@ fn tls_and_ssh_handshakes_negotiate_what_the_suites_say() {
         "--per-sample",
         "3",
         "--force",
+        // russh's own server: sshd of servers/ has tests/lab.rs.
+        "--stack",
+        "russh",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value =

@@ -110,7 +110,16 @@ pub fn execute(command: Command) -> Result<()> {
             out: args.out,
         }),
         Command::ProbeTarget(args) => children::probe_target(args),
-        Command::ProbeEmulated(args) => crate::network::probe::probe(&args),
+        Command::ProbeEmulated(a) => {
+            crate::network::probe::probe(&crate::network::probe::Options {
+                rtt_ms: a.rtt_ms,
+                stack: a.stack,
+                group: a.group,
+                auth: a.auth,
+                rounds: a.rounds,
+                out: a.out,
+            })
+        }
         Command::Render(args) => render_site(args),
         Command::CountPhase(args) => children::count_phase(args),
         Command::Memory(args) => memory::memory(args),

@@ -8,8 +8,19 @@ use super::lab::{self, Lab};
 use super::{link, start_emulator, TIMEOUT};
 use anyhow::{bail, Context, Result};
 
+/// What `probe-emulated` is asked: the path's round trip, the server (a stack of the registry,
+/// the group it takes and its chain), the rounds, and the probe's file.
+pub(crate) struct Options {
+    pub(crate) rtt_ms: f64,
+    pub(crate) stack: String,
+    pub(crate) group: String,
+    pub(crate) auth: String,
+    pub(crate) rounds: usize,
+    pub(crate) out: std::path::PathBuf,
+}
+
 /// Runs the probe; its report goes to standard output, its file to `opts.out`.
-pub(crate) fn probe(opts: &crate::cli::ProbeEmulatedArgs) -> Result<()> {
+pub(crate) fn probe(opts: &Options) -> Result<()> {
     if let Some(why) = lab::unavailable() {
         bail!("the emulated network cannot run here: {why}");
     }

@@ -166,13 +166,34 @@ pub(crate) struct HandshakeRow {
     pub(crate) evidence: String,
 }
 
+/// The real handshakes of a suite, a row each; a stack with rows of several chains names each row's
+/// chain ("rustls · ML-DSA-65"), so the page's headline tells them apart.
 fn handshake_rows(r: &Results, suite: &str) -> Vec<HandshakeRow> {
     let Some(h) = &r.handshakes else {
         return Vec::new();
     };
-    h.scenarios
+    let scenarios: Vec<_> = h
+        .scenarios
         .iter()
         .filter(|s| s.suite == suite && !s.instrumented)
+        .collect();
+    let mut rows = rows_of(r, h, &scenarios);
+    for (row, s) in rows.iter_mut().zip(&scenarios) {
+        let same_stack = scenarios.iter().filter(|x| x.stack == s.stack).count();
+        if let (true, Some(a)) = (same_stack > 1, &s.auth) {
+            row.stack = format!("{} · {}", row.stack, a.name);
+        }
+    }
+    rows
+}
+
+fn rows_of(
+    r: &Results,
+    h: &crate::results::Handshakes,
+    scenarios: &[&crate::results::Scenario],
+) -> Vec<HandshakeRow> {
+    scenarios
+        .iter()
         .map(|s| {
             let instrumented = h.scenarios.iter().find(|x| x.suite == s.suite && x.stack == s.stack && x.instrumented).and_then(|x| x.insitu.as_ref());
             let mem = |m: &PerHandshake| {
