@@ -18,7 +18,7 @@ use anyhow::{anyhow, ensure, Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use paired::{block_order, paired_blocks, PairedBlocks};
+pub use paired::block_order;
 
 struct Running {
     protocol: String,
@@ -409,11 +409,23 @@ pub(crate) fn run(
         first_rounds = k + 1;
         if k == 0 {
             reserve_s = paired_reserve_s(&running, opts.per_sample, &auths.baseline);
+            if let Some(b) = opts.budget {
+                reserve_s = reserve_s.min(b.as_secs_f64() * PAIRED_SHARE);
+            }
         }
     }
+    // The timers' paired cost takes what the first rounds left beyond the answer's share, at
+    // least its own share (`PAIRED_SHARE`), never more than its full design needs.
+    let paired_s = opts.budget.map(|b| {
+        let left = time_left_s(deadline, 0.0);
+        (left - kept_s)
+            .max(b.as_secs_f64() * PAIRED_SHARE)
+            .min(left)
+    });
     let timers = paired::measure(
         &paired_targets(&running, &auths.baseline),
         &chains.first()?.0,
+        paired_s,
         progress,
     )?;
     let reserve_s = 0.0;
@@ -603,6 +615,11 @@ const MIN_SAMPLES: usize = 4;
 /// table has rows: a round of every scenario (about 40 on 4 stacks) costs what a dozen rounds of
 /// the answer's scenarios and their partners cost, and those differences are the figures quoted.
 const ANSWER_SHARE: f64 = 0.35;
+
+/// The share of the step's budget the timers' paired cost may take where the first rounds leave
+/// less than its full design needs: it checks the timers rather than answers, and its full design
+/// for every stack and group timed in situ can take more than the whole step's budget.
+const PAIRED_SHARE: f64 = 0.15;
 
 /// Seconds left before the deadline once `reserve_s` is kept back (unbounded without one).
 fn time_left_s(deadline: Option<Instant>, reserve_s: f64) -> f64 {

@@ -14,8 +14,10 @@ use anyhow::{anyhow, Result};
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-/// Blocks and handshakes per block in memory: 60 x 16 per variant, about 2 s per scenario.
+/// Blocks and handshakes per block in memory: 60 x 16 per variant, about 2 s per scenario; at
+/// least 12 blocks where the step's budget leaves less time (`Blocks`).
 const BLOCKS: usize = 60;
+const FEWEST_BLOCKS: usize = 12;
 const PER_BLOCK: usize = 16;
 
 /// On loopback, shorter blocks and more of them: 300 x 4 per variant, about 2.5 s per scenario.
@@ -25,10 +27,39 @@ const PER_BLOCK: usize = 16;
 /// 2026-12-01 with 300 x 4, the median's interval reached 1.1-7.3 us either side and the mean's
 /// half-width 3.4-12.9 us (60 x 16 had given the mean 3.9-16.1 us that morning).
 const LOOPBACK_BLOCKS: usize = 300;
+const LOOPBACK_FEWEST_BLOCKS: usize = 30;
 const LOOPBACK_PER_BLOCK: usize = 4;
 
-/// Handshakes the paired measurement of one scenario makes, in memory and on loopback (the two
-/// warm-up blocks of each variant included): what `handshake` keeps back from its budget for it.
+/// How many blocks of each variant a paired measurement makes: the full design (`most`) where no
+/// time is set; else as many as fit in `seconds` at the pace of the warm-up blocks, a whole number
+/// of `block_order`'s cycles, so every variant takes every place equally often, and never fewer
+/// than `fewest`, below which the interval means little.
+#[derive(Debug, Clone, Copy)]
+struct Blocks {
+    most: usize,
+    fewest: usize,
+    seconds: Option<f64>,
+}
+
+impl Blocks {
+    /// The blocks of each of `variants` (2 or 3) to make, where one block of one variant takes
+    /// `per_block_s` (measured on the warm-up's).
+    fn fitting(self, variants: usize, per_block_s: f64) -> usize {
+        let Some(seconds) = self.seconds else {
+            return self.most;
+        };
+        let cycle = if variants == 3 { 6 } else { 2 };
+        let fit = if per_block_s > 0.0 {
+            (seconds.max(0.0) / (per_block_s * variants as f64)).min(self.most as f64) as usize
+        } else {
+            self.most
+        };
+        (fit / cycle * cycle).clamp(self.fewest, self.most)
+    }
+}
+
+/// Handshakes the paired measurement of one scenario makes in its full design, in memory and on
+/// loopback (the two warm-up blocks of each variant included).
 pub(crate) fn connections(stack: &dyn TlsStack) -> usize {
     let variants = if stack.features().unarmed_wrapper {
         3
@@ -45,7 +76,7 @@ fn loopback_blocks(
     stack: &'static dyn TlsStack,
     group: &str,
     id: &Identity,
-    blocks: usize,
+    blocks: Blocks,
     per_block: usize,
 ) -> Result<PairedBlocks> {
     // (wrapped, armed): the wrapper unarmed only where it is a configuration of its own.
@@ -63,7 +94,7 @@ fn loopback_blocks(
         // and records, a few per step, live as long.
         let served: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
         let sink: &'static stack::Sink = Box::leak(Box::new(crate::insitu::sink(if armed {
-            (blocks + 2) * per_block
+            (blocks.most + 2) * per_block
         } else {
             0
         })));
@@ -97,11 +128,14 @@ fn loopback_blocks(
         }
         Ok(stats::median(&ns))
     };
+    let warm_up = Instant::now();
     for _ in 0..2 {
         for v in 0..targets.len() {
             block(v)?;
         }
     }
+    let per_block_s = warm_up.elapsed().as_secs_f64() / (2 * targets.len()) as f64;
+    let blocks = blocks.fitting(targets.len(), per_block_s);
     let mut series = vec![Vec::new(); targets.len()];
     for b in 0..blocks {
         for v in super::block_order(b, targets.len()) {
@@ -144,15 +178,26 @@ pub(crate) struct Measured {
 /// Only the scenarios of the baseline authentication (served from `id`): the timers' cost is that
 /// of the calls a handshake makes, which a certificate changes little, and each paired
 /// measurement takes seconds.
+///
+/// `seconds` is the time all of it may take (none: the full design for each): each scenario
+/// gets an equal part of what is left when it starts, half in memory and half on loopback, and
+/// makes the blocks that fit (`Blocks`).
 pub(crate) fn measure(
     targets: &[(&'static dyn TlsStack, String)],
     id: &Identity,
+    seconds: Option<f64>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Measured>> {
     crate::alloc::enable(false);
+    let start = Instant::now();
     let out = targets
         .iter()
-        .map(|(stack, group)| measure_one(*stack, group, id, progress))
+        .enumerate()
+        .map(|(i, (stack, group))| {
+            let part =
+                seconds.map(|s| (s - start.elapsed().as_secs_f64()) / (targets.len() - i) as f64);
+            measure_one(*stack, group, id, part, progress)
+        })
         .collect();
     crate::alloc::enable(true);
     out
@@ -162,22 +207,34 @@ fn measure_one(
     stack: &'static dyn TlsStack,
     group: &str,
     id: &Identity,
+    seconds: Option<f64>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Measured> {
     progress(&format!(
         "in-situ timers' cost, paired in memory and on loopback: {group} on {}",
         stack.name()
     ));
+    let half = seconds.map(|s| s / 2.0);
     let memory = std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 crate::measure::pin();
-                paired_blocks(stack, group, id, BLOCKS, PER_BLOCK)
+                let blocks = Blocks {
+                    most: BLOCKS,
+                    fewest: FEWEST_BLOCKS,
+                    seconds: half,
+                };
+                in_memory_blocks(stack, group, id, blocks, PER_BLOCK)
             })
             .join()
             .map_err(|_| anyhow!("the paired overhead thread panicked"))?
     })?;
-    let loopback = loopback_blocks(stack, group, id, LOOPBACK_BLOCKS, LOOPBACK_PER_BLOCK)?;
+    let blocks = Blocks {
+        most: LOOPBACK_BLOCKS,
+        fewest: LOOPBACK_FEWEST_BLOCKS,
+        seconds: half,
+    };
+    let loopback = loopback_blocks(stack, group, id, blocks, LOOPBACK_PER_BLOCK)?;
     Ok(Measured {
         stack: stack.name(),
         group: group.to_string(),
@@ -237,21 +294,21 @@ fn summarise(
 /// Block medians of in-memory handshakes with the plain configuration, the wrapped one unarmed
 /// (rustls's provider, over TCP and in quinn: OpenSSL's calls always pass the wrappers) and the
 /// wrapped one armed.
-pub struct PairedBlocks {
-    pub(crate) plain: Vec<f64>,
-    pub(crate) wrapped: Vec<f64>,
-    pub(crate) timed: Vec<f64>,
+struct PairedBlocks {
+    plain: Vec<f64>,
+    wrapped: Vec<f64>,
+    timed: Vec<f64>,
 }
 
 /// The in-situ timers' cost, paired: `blocks` blocks of `per_block` handshakes per variant on this
 /// thread, the order of the variants turning every block (`block_order`) so drift within a block
 /// falls on every variant alike. The armed handshakes are
 /// timed from `arm` to `take`, as a loopback connection's are.
-pub fn paired_blocks(
+fn in_memory_blocks(
     stack: &dyn TlsStack,
     group: &str,
     id: &Identity,
-    blocks: usize,
+    blocks: Blocks,
     per_block: usize,
 ) -> Result<PairedBlocks> {
     let plain = stack.pair(Config::plain(group, id))?;
@@ -288,6 +345,7 @@ pub fn paired_blocks(
         Ok(crate::stats::median(&ns))
     };
     // Warm every variant before the first block.
+    let warm_up = Instant::now();
     for _ in 0..2 {
         block(plain, false)?;
         block(wrapped_or_plain, true)?;
@@ -302,6 +360,8 @@ pub fn paired_blocks(
     } else {
         &[0, 2]
     };
+    // The warm-up made four blocks.
+    let blocks = blocks.fitting(variants.len(), warm_up.elapsed().as_secs_f64() / 4.0);
     for b in 0..blocks {
         for i in block_order(b, variants.len()) {
             match variants[i] {
@@ -336,7 +396,32 @@ pub fn block_order(b: usize, n: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::block_order;
+    use super::{block_order, Blocks};
+
+    #[test]
+    fn blocks_fit_the_time_in_whole_cycles_between_the_bounds() {
+        let b = |seconds| Blocks {
+            most: 300,
+            fewest: 30,
+            seconds,
+        };
+        // No time set: the full design, however slow a block.
+        assert_eq!(b(None).fitting(3, 1.0), 300);
+        // 10 s at 4 ms a block of each of 3 variants: 833 cycles of all three fit, capped at 300.
+        assert_eq!(b(Some(10.0)).fitting(3, 0.004), 300);
+        // 2 s at 4 ms: 166 blocks of each fit, 162 is the last whole cycle of 6.
+        assert_eq!(b(Some(2.0)).fitting(3, 0.004), 162);
+        // With two variants, cycles of 2: 2 s at 4 ms is 250 blocks of each.
+        assert_eq!(b(Some(2.0)).fitting(2, 0.004), 250);
+        // 1 s at 5 ms with two: 100.
+        assert_eq!(b(Some(1.0)).fitting(2, 0.005), 100);
+        // Too little time, none, or time already past: the fewest.
+        assert_eq!(b(Some(0.1)).fitting(3, 0.004), 30);
+        assert_eq!(b(Some(0.0)).fitting(3, 0.004), 30);
+        assert_eq!(b(Some(-5.0)).fitting(2, 0.004), 30);
+        // A warm-up too fast to time: the full design.
+        assert_eq!(b(Some(1.0)).fitting(2, 0.0), 300);
+    }
 
     #[test]
     fn every_variant_takes_every_place_equally_often() {
