@@ -48,15 +48,17 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// A section of a run as JSON, CSV or Markdown: the figures its page shows, units in the
-    /// column names, intervals as two columns, one row per scenario.
+    /// A section of a run, or a probe, as JSON, CSV or Markdown: the figures its page shows,
+    /// units in the column names, intervals as two columns, one row per scenario.
     Export {
+        /// A results file, or a probe's (results/probes/*.json).
         file: PathBuf,
         /// json, csv or md.
         #[arg(long, value_parser = export_format)]
         format: crate::export::Format,
         /// answer, handshakes, capacity, network, composition, phases or suites (repeatable:
-        /// phases and suites share their columns); default phases and suites.
+        /// phases and suites share their columns); default phases and suites. A probe's file
+        /// has one section, probe.
         #[arg(long = "section", value_parser = export_section)]
         sections: Vec<crate::export::Section>,
         #[arg(long)]
@@ -548,10 +550,7 @@ fn export_format(s: &str) -> Result<crate::export::Format, String> {
 
 fn export_section(s: &str) -> Result<crate::export::Section, String> {
     crate::export::Section::named(s).ok_or_else(|| {
-        let names: Vec<&str> = crate::export::Section::ALL
-            .iter()
-            .map(|s| s.name())
-            .collect();
+        let names: Vec<&str> = crate::export::Section::all().map(|s| s.name()).collect();
         format!("one of: {}", names.join(", "))
     })
 }

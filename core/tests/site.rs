@@ -1088,14 +1088,16 @@ fn every_export_gives_the_figures_its_page_shows() {
         }
     }
     // Every section in every format: written, and the CSV's records as many as the rows.
-    for section in Section::ALL {
+    for section in Section::RUN {
         let t = export::table(&r, &[section]).unwrap();
         for format in [
             export::Format::Csv,
             export::Format::Json,
             export::Format::Md,
         ] {
-            let bytes = export::exporter(format).serialize(&r, &t).unwrap();
+            let bytes = export::exporter(format)
+                .serialize(&export::Source::run(&r), &t)
+                .unwrap();
             let text = String::from_utf8(bytes).unwrap();
             match format {
                 export::Format::Csv => assert_eq!(text.lines().count(), 1 + t.rows.len()),
@@ -1157,4 +1159,85 @@ fn probes_beside_the_results_get_a_page_with_their_stored_findings() {
     let bare = render_files("no-probes", &[run], false);
     assert!(!bare.join("probes.html").exists());
     assert!(!page(&bare, "index.html").contains("probes.html"));
+}
+
+/// A probe's export (`pqprof export PROBE.json`) gives the figures its page shows: each group
+/// taken or not, each flight and latency, the hybrid's paired difference, in all three formats.
+#[test]
+fn a_probes_export_gives_the_figures_its_page_shows() {
+    use pqprof_core::export::{self, Section};
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/probes");
+    let mut deltas = 0;
+    for e in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        let p = pqprof_core::results::read_probe(&e.path()).unwrap().probe;
+        let a = pqprof_core::tables::probe::answers(&p);
+        let t = export::probe_table(&p);
+        assert_eq!(t.section, Section::Probe.name());
+        let row = |group: &str| {
+            (0..t.rows.len())
+                .find(|&i| t.text(i, "group") == Some(group))
+                .unwrap_or_else(|| panic!("{group} is not exported"))
+        };
+        for g in &a.groups {
+            let i = row(&g[0]);
+            assert_eq!(t.text(i, "taken_alone"), Some(g[1].as_str()), "{g:?}");
+            assert_eq!(t.text(i, "refused_because"), Some(g[2].as_str()), "{g:?}");
+            assert_eq!(t.text(i, "target"), Some(p.target.as_str()));
+        }
+        for f in &a.flights {
+            let i = row(&f[0]);
+            let bytes = t.number(i, "server_flight_bytes").unwrap();
+            assert_eq!(format::bytes(bytes as usize), f[1], "{f:?}");
+            let predicted = t.number(i, "round_trips_predicted");
+            assert_eq!(predicted.map_or("–".into(), |n| n.to_string()), f[4]);
+        }
+        for l in &a.latency {
+            let i = row(&l[0]);
+            assert_eq!(t.number(i, "handshakes"), Some(l[1].parse().unwrap()));
+            assert_eq!(format::time(t.number(i, "median_ns").unwrap()), l[2]);
+            let (lo, hi) = (
+                t.number(i, "median_ci95_low_ns"),
+                t.number(i, "median_ci95_high_ns"),
+            );
+            let interval = match (lo, hi) {
+                (Some(lo), Some(hi)) => format!("{} – {}", format::time(lo), format::time(hi)),
+                _ => String::new(),
+            };
+            assert_eq!(interval, l[3], "{l:?}");
+        }
+        // Groups, and the paired difference where the probe timed both.
+        assert_eq!(
+            t.rows.len(),
+            a.groups.len() + usize::from(p.findings.hybrid_delta.is_some())
+        );
+        if let Some(d) = &p.findings.hybrid_delta {
+            let i = t.rows.len() - 1;
+            let shown = format::signed_time(t.number(i, "median_ns").unwrap());
+            assert_eq!(shown, format::signed_time(d.median_ns));
+            assert!(a.delta.starts_with(&shown), "{}", a.delta);
+            deltas += 1;
+        }
+        let source = export::Source::probe(&p);
+        for format in [
+            export::Format::Csv,
+            export::Format::Json,
+            export::Format::Md,
+        ] {
+            let text = String::from_utf8(export::exporter(format).serialize(&source, &t).unwrap())
+                .unwrap();
+            match format {
+                export::Format::Csv => assert_eq!(text.lines().count(), 1 + t.rows.len()),
+                export::Format::Json => {
+                    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(v["probe"], p.target.as_str());
+                    assert_eq!(v["rows"].as_array().unwrap().len(), t.rows.len());
+                }
+                export::Format::Md => {
+                    assert!(text.starts_with(&format!("Probe: {}", p.target)), "{text}");
+                    assert_eq!(text.lines().count(), 4 + t.rows.len());
+                }
+            }
+        }
+    }
+    assert_eq!(deltas, 1, "the loopback probe's paired difference");
 }

@@ -11,12 +11,12 @@ fuzz_target!(|text: &str| {
     let c = comparison::compare(&r, &r, comparison::DEFAULT_NOISE_FLOOR_PCT);
     let _ = comparison::render(&c, comparison::Format::Table);
     // Every section in every format, as `pqprof export --section` writes it.
-    for section in export::Section::ALL {
+    for section in export::Section::all() {
         let Ok(t) = export::table(&r, &[section]) else {
             continue;
         };
         for f in [export::Format::Csv, export::Format::Md, export::Format::Json] {
-            let _ = export::exporter(f).serialize(&r, &t);
+            let _ = export::exporter(f).serialize(&export::Source::run(&r), &t);
         }
     }
 });

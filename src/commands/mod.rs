@@ -60,6 +60,25 @@ pub fn execute(command: Command) -> Result<()> {
             sections,
             out,
         } => {
+            if is_probe_file(&file) {
+                if let Some(s) = sections
+                    .iter()
+                    .find(|s| **s != crate::export::Section::Probe)
+                {
+                    bail!(
+                        "{}: a probe's file has no {} section: only probe",
+                        file.display(),
+                        s.name()
+                    );
+                }
+                let p = results::read_probe(&file)?.probe;
+                let source = crate::export::Source::probe(&p);
+                let table = crate::export::probe_table(&p);
+                return emit(
+                    out.as_deref(),
+                    &crate::export::exporter(format).serialize(&source, &table)?,
+                );
+            }
             let r = results::read(&file)?;
             let sections = if sections.is_empty() {
                 vec![
@@ -72,7 +91,8 @@ pub fn execute(command: Command) -> Result<()> {
             let table = crate::export::table(&r, &sections)?;
             emit(
                 out.as_deref(),
-                &crate::export::exporter(format).serialize(&r, &table)?,
+                &crate::export::exporter(format)
+                    .serialize(&crate::export::Source::run(&r), &table)?,
             )
         }
         Command::League { file } => {

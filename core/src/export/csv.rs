@@ -2,13 +2,12 @@
 //! record per row; numbers as measured, an empty field where the run has none.
 
 use super::{Exporter, Table, Value};
-use crate::results::Results;
 use anyhow::Result;
 
 pub(crate) struct Csv;
 
 impl Exporter for Csv {
-    fn serialize(&self, _: &Results, t: &Table) -> Result<Vec<u8>> {
+    fn serialize(&self, _: &super::Source, t: &Table) -> Result<Vec<u8>> {
         let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(t.columns.iter().map(super::Column::key))?;
         for row in &t.rows {

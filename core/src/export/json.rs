@@ -2,14 +2,13 @@
 //! keys), `null` where the run has no figure.
 
 use super::{Exporter, Table, Value};
-use crate::results::Results;
 use anyhow::Result;
 use serde_json::{json, Map};
 
 pub(crate) struct Json;
 
 impl Exporter for Json {
-    fn serialize(&self, r: &Results, t: &Table) -> Result<Vec<u8>> {
+    fn serialize(&self, source: &super::Source, t: &Table) -> Result<Vec<u8>> {
         let rows: Vec<serde_json::Value> = t
             .rows
             .iter()
@@ -30,13 +29,13 @@ impl Exporter for Json {
                 serde_json::Value::Object(o)
             })
             .collect();
-        let doc = json!({
-            "run": r.label(),
-            "tool_commit": r.run.tool_commit,
-            "date_utc": r.run.date_utc,
-            "section": t.section,
-            "rows": rows,
-        });
+        let mut doc = Map::new();
+        doc.insert(source.kind.into(), json!(source.label));
+        doc.insert(source.tool.0.into(), json!(source.tool.1));
+        doc.insert("date_utc".into(), json!(source.date_utc));
+        doc.insert("section".into(), json!(t.section));
+        doc.insert("rows".into(), json!(rows));
+        let doc = serde_json::Value::Object(doc);
         let mut out = serde_json::to_vec_pretty(&doc)?;
         out.push(b'\n');
         Ok(out)

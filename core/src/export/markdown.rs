@@ -1,20 +1,21 @@
 //! A Markdown table: the column names with their units in the heading, the figures in human units.
 
 use super::{Exporter, Table, Unit, Value};
-use crate::results::Results;
 use crate::units as format;
 use anyhow::Result;
 
 pub(crate) struct Markdown;
 
 impl Exporter for Markdown {
-    fn serialize(&self, r: &Results, t: &Table) -> Result<Vec<u8>> {
+    fn serialize(&self, source: &super::Source, t: &Table) -> Result<Vec<u8>> {
         let cell = |s: &str| s.replace('|', "\\|");
+        let kind = match source.kind {
+            "probe" => "Probe",
+            _ => "Run",
+        };
         let mut out = format!(
-            "Run: {} ({}), {}\n\n",
-            r.label(),
-            r.run.tool_commit,
-            t.section
+            "{kind}: {} ({}), {}\n\n",
+            source.label, source.tool.1, t.section
         );
         let heads: Vec<String> = t.columns.iter().map(|c| cell(&c.name)).collect();
         out += &format!("| {} |\n", heads.join(" | "));

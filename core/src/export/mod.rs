@@ -8,7 +8,7 @@ mod json;
 mod markdown;
 mod sections;
 
-use crate::results::Results;
+use crate::results::{Probe, Results};
 use anyhow::{bail, Result};
 
 pub use sections::answer_figure_column;
@@ -49,10 +49,14 @@ pub enum Section {
     Phases,
     /// Every composed suite.
     Suites,
+    /// A probe of an endpoint (`pqprof probe`, a file of results/probes/): a row per group offered
+    /// and one for the hybrid's paired difference.
+    Probe,
 }
 
 impl Section {
-    pub const ALL: [Section; 7] = [
+    /// The sections of a machine's run.
+    pub const RUN: [Section; 7] = [
         Section::Answer,
         Section::Handshakes,
         Section::Capacity,
@@ -71,11 +75,47 @@ impl Section {
             Section::Composition => "composition",
             Section::Phases => "phases",
             Section::Suites => "suites",
+            Section::Probe => "probe",
         }
     }
 
+    /// Every section: a run's, then a probe's.
+    pub fn all() -> impl Iterator<Item = Section> {
+        Section::RUN.into_iter().chain([Section::Probe])
+    }
+
     pub fn named(name: &str) -> Option<Section> {
-        Section::ALL.into_iter().find(|s| s.name() == name)
+        Section::all().find(|s| s.name() == name)
+    }
+}
+
+/// What an export's figures come from, as its header names it: a machine's run, or a probe.
+pub struct Source {
+    /// "run" or "probe", and what it names: the run's label, the probe's endpoint.
+    pub kind: &'static str,
+    pub label: String,
+    /// The tool that measured: ("tool_commit", the commit) or ("pqprof_version", the version).
+    pub tool: (&'static str, String),
+    pub date_utc: String,
+}
+
+impl Source {
+    pub fn run(r: &Results) -> Source {
+        Source {
+            kind: "run",
+            label: r.label(),
+            tool: ("tool_commit", r.run.tool_commit.clone()),
+            date_utc: r.run.date_utc.clone(),
+        }
+    }
+
+    pub fn probe(p: &Probe) -> Source {
+        Source {
+            kind: "probe",
+            label: p.target.clone(),
+            tool: ("pqprof_version", p.pqprof_version.clone()),
+            date_utc: p.date_utc.clone(),
+        }
     }
 }
 
@@ -175,6 +215,9 @@ impl Table {
 /// The sections' tables, one after the other; sections of the same columns (phases and suites)
 /// are one table, as `pqprof export` without `--section` writes them.
 pub fn table(r: &Results, sections: &[Section]) -> Result<Table> {
+    if sections.contains(&Section::Probe) {
+        bail!("a run has no probe section: a probe's file (results/probes/*.json) has it");
+    }
     let mut tables = sections.iter().map(|s| sections::table(r, *s));
     let Some(mut out) = tables.next() else {
         bail!("no section to export")
@@ -193,8 +236,13 @@ pub fn table(r: &Results, sections: &[Section]) -> Result<Table> {
     Ok(out)
 }
 
+/// A probe's table: its only section.
+pub fn probe_table(p: &Probe) -> Table {
+    sections::probe(p)
+}
+
 pub trait Exporter {
-    fn serialize(&self, r: &Results, table: &Table) -> Result<Vec<u8>>;
+    fn serialize(&self, source: &Source, table: &Table) -> Result<Vec<u8>>;
 }
 
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
@@ -232,7 +280,7 @@ mod tests {
         // The four newest committed runs (either folder) hold every section's identity.
         for f in files.iter().rev().take(4) {
             let r = crate::results::read(f).unwrap();
-            for section in Section::ALL {
+            for section in Section::RUN {
                 let t = sections::table(&r, section);
                 let mut keys = BTreeSet::new();
                 for row in &t.rows {
@@ -262,7 +310,7 @@ mod tests {
     #[test]
     fn column_keys_are_unique_and_a_units_suffix_is_never_doubled() {
         let r = crate::results::read(committed().last().unwrap()).unwrap();
-        for section in Section::ALL {
+        for section in Section::RUN {
             let t = sections::table(&r, section);
             let keys: BTreeSet<String> = t.columns.iter().map(Column::key).collect();
             assert_eq!(keys.len(), t.columns.len(), "{}", section.name());
@@ -281,7 +329,7 @@ mod tests {
 
     #[test]
     fn sections_are_named_both_ways_and_phases_join_suites() {
-        for s in Section::ALL {
+        for s in Section::all() {
             assert_eq!(Section::named(s.name()), Some(s));
         }
         assert_eq!(Section::named("everything"), None);
@@ -290,5 +338,7 @@ mod tests {
         assert_eq!(both.rows.len(), r.phases.len() + r.suites.len());
         let apart = table(&r, &[Section::Answer, Section::Network]).unwrap_err();
         assert!(apart.to_string().contains("export them apart"), "{apart}");
+        let probe = table(&r, &[Section::Probe]).unwrap_err();
+        assert!(probe.to_string().contains("results/probes"), "{probe}");
     }
 }

@@ -15,6 +15,8 @@ pub(super) fn table(r: &Results, section: Section) -> Table {
         Section::Composition => composition(r),
         Section::Phases => lines(r, true),
         Section::Suites => lines(r, false),
+        // `export::table` sends a probe elsewhere (`probe`).
+        Section::Probe => (Vec::new(), Vec::new()),
     };
     Table {
         section: section.name(),
@@ -509,4 +511,113 @@ fn lines(r: &Results, phases: bool) -> (Vec<Column>, Vec<Vec<Value>>) {
             .collect()
     };
     (columns, rows)
+}
+
+/// A probe: a row per group offered alone (taken or not, its flight against the initial window,
+/// its latency where it was timed), then the hybrid's paired difference from X25519; the
+/// endpoint's answers that are one per probe (chain, scheme, preference, retry) on every row.
+pub(super) fn probe(p: &crate::results::Probe) -> Table {
+    use crate::figures::probe::{scheme_name, CLASSICAL, HYBRID};
+    let f = &p.findings;
+    let columns = vec![
+        Column::id("target", Unit::Text),
+        Column::id("group", Unit::Text),
+        Column::new("taken_alone", Unit::Text),
+        Column::new("refused_because", Unit::Text),
+        Column::new("server_flight", Unit::Bytes),
+        Column::new("server_flight_segments", Unit::Count),
+        Column::new("initial_window_segments", Unit::Count),
+        Column::new("round_trips_predicted", Unit::Count),
+        Column::new("round_trips_seen", Unit::Ratio),
+        Column::new("handshakes", Unit::Count),
+        Column::new("median", Unit::Ns),
+        Column::new("median_ci95_low", Unit::Ns),
+        Column::new("median_ci95_high", Unit::Ns),
+        Column::new("address", Unit::Text),
+        Column::new("server_name", Unit::Text),
+        Column::new("chain", Unit::Bytes),
+        Column::new("signature_scheme", Unit::Text),
+        Column::new("hybrid_client_hello", Unit::Bytes),
+        Column::new("hybrid_client_hello_segments", Unit::Count),
+        Column::new("mss", Unit::Bytes),
+        Column::new("chosen_with_both_shares", Unit::Text),
+        Column::new("chosen_hybrid_without_share", Unit::Text),
+        Column::new("hello_retry_for_hybrid", Unit::Text),
+        Column::new("tcp_connect_median", Unit::Ns),
+    ];
+    let count = |x: Option<u64>| num(x.map(|n| n as f64));
+    let scheme = p
+        .connections
+        .iter()
+        .find_map(|c| c.scheme)
+        .map_or(String::new(), scheme_name);
+    let (without_share, retry) = match &f.hybrid_without_share {
+        Some((g, retry)) => (g.clone(), if *retry { "yes" } else { "no" }),
+        None => (String::new(), ""),
+    };
+    // The probe's own answers, the same on every row.
+    let endpoint = || {
+        vec![
+            text(p.address.as_str()),
+            text(p.sni.as_str()),
+            num(f.chain_bytes as f64),
+            text(scheme.as_str()),
+            count(f.client_hello.map(|c| c.0)),
+            count(f.client_hello.and_then(|c| c.1)),
+            num((p.mss_bytes > 0).then_some(p.mss_bytes as f64)),
+            text(f.with_both_shares.clone().unwrap_or_default()),
+            text(without_share.as_str()),
+            text(retry),
+            num(f.connect_median_ns),
+        ]
+    };
+    let mut rows: Vec<Vec<Value>> = f
+        .groups
+        .iter()
+        .map(|g| {
+            let flight = f.flights.iter().find(|x| x.group == g.group);
+            let latency = f.latency.iter().find(|x| x.group == g.group);
+            let mut row = vec![
+                text(p.target.as_str()),
+                text(g.group.as_str()),
+                text(if g.taken { "yes" } else { "no" }),
+                text(g.reason.clone().unwrap_or_default()),
+                count(flight.map(|x| x.bytes)),
+                count(flight.and_then(|x| x.segments)),
+                count(flight.map(|x| x.initial_window)),
+                count(flight.and_then(|x| x.predicted_round_trips)),
+                num(latency.and_then(|l| l.observed_round_trips)),
+                num(latency.map(|l| l.handshakes as f64)),
+                num(latency.map(|l| l.median_ns)),
+                lo(latency.and_then(|l| l.ci95_ns)),
+                hi(latency.and_then(|l| l.ci95_ns)),
+            ];
+            row.extend(endpoint());
+            row
+        })
+        .collect();
+    if let Some(d) = &f.hybrid_delta {
+        let mut row = vec![
+            text(p.target.as_str()),
+            text(format!("{HYBRID} - {CLASSICAL} (paired)")),
+            text(""),
+            text(""),
+            num(None),
+            num(None),
+            num(None),
+            num(None),
+            num(None),
+            num(d.pairs as f64),
+            num(d.median_ns),
+            lo(d.ci95_ns),
+            hi(d.ci95_ns),
+        ];
+        row.extend(endpoint());
+        rows.push(row);
+    }
+    Table {
+        section: Section::Probe.name(),
+        columns,
+        rows,
+    }
 }
