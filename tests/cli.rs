@@ -378,6 +378,28 @@ fn export_writes_every_phase_and_suite() {
         "{}",
         stderr(&bad)
     );
+    // A probe's file: its own section, a row per group and the hybrid's difference; a run's
+    // section asked of it is refused in one line.
+    let probe = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/core/tests/data/probes/lab-nginx-mldsa65-loopback.json"
+    );
+    let csv = pqprof(&["export", "--format", "csv", probe]);
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(text.starts_with("target,group,taken_alone,"), "{text}");
+    assert_eq!(text.lines().count(), 1 + 4 + 1, "{text}");
+    assert!(
+        text.contains(",X25519MLKEM768 - X25519 (paired),"),
+        "{text}"
+    );
+    let wrong = pqprof(&["export", "--format", "csv", "--section", "answer", probe]);
+    assert!(!wrong.status.success());
+    assert!(
+        stderr(&wrong).contains("has no answer section"),
+        "{}",
+        stderr(&wrong)
+    );
 }
 
 #[test]
