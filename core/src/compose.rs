@@ -13,6 +13,23 @@ use anyhow::{anyhow, Result};
 pub(crate) const RESAMPLES: usize = 10_000;
 pub(crate) const SEED: u64 = 0x7071_7072_6f66; // "pqprof"
 
+/// A suite's composed mean term by term, as the identity adds it: each part it lists with the
+/// measured phase it is made of (looked up in `phases`); none where a part's phase is missing.
+pub fn identity_terms<'a>(
+    parts: &'a [SuitePhase],
+    phases: &'a [Phase],
+) -> Option<Vec<(&'a SuitePhase, &'a Phase)>> {
+    parts
+        .iter()
+        .map(|p| crate::results::find_phase(phases, &p.id()).map(|q| (p, q)))
+        .collect()
+}
+
+/// One term of the identity: a part's count times its phase's mean, ns.
+pub fn identity_term(part: &SuitePhase, phase: &Phase) -> f64 {
+    f64::from(part.count) * phase.stats.mean_ns
+}
+
 /// Composes a suite from its phases (looked up in `phases`).
 pub fn compose(parts: &[SuitePhase], phases: &[Phase]) -> Result<Composed> {
     let found: Vec<(&Phase, u32)> = parts

@@ -1241,3 +1241,44 @@ fn a_probes_export_gives_the_figures_its_page_shows() {
     }
     assert_eq!(deltas, 1, "the loopback probe's paired difference");
 }
+
+/// The methodology page opens with the identity worked through on one suite of the run: each
+/// row is its phase's mean times its calls, and the rows sum to the composed mean the run stores.
+#[test]
+fn the_methodology_opens_with_the_identity_on_the_runs_hybrid() {
+    let file = zen5_newest();
+    let out = render_files("methodology", std::slice::from_ref(&file), false);
+    let r = pqprof_core::results::read(&file).unwrap();
+    let html = page(&out, "methodology.html");
+    let main = html.split("<main>").nth(1).unwrap();
+    // The table comes before any heading: the first screen shows it.
+    let table = main.find("<table class=\"identity\">").unwrap();
+    assert!(table < main.find("<h2").unwrap());
+    let suite = r
+        .suites
+        .iter()
+        .find(|s| s.name == "X25519MLKEM768" && s.stack == "rustls")
+        .unwrap();
+    let body = &main[table..main[table..].find("</table>").unwrap() + table];
+    assert!(body.contains(&format!(
+        "<strong>{}</strong>",
+        format::time(suite.composed.mean_ns)
+    )));
+    assert!(body.contains("as the run stores it"));
+    let tbody = body.split("<tbody>").nth(1).unwrap();
+    let rows: Vec<&str> = tbody
+        .split("</tbody>")
+        .next()
+        .unwrap()
+        .split("<tr>")
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), suite.phases.len());
+    for (row, part) in rows.iter().zip(&suite.phases) {
+        let phase = pqprof_core::results::find_phase(&r.phases, &part.id()).unwrap();
+        assert!(row.contains(&format!(">{}</td>", part.count)), "{row}");
+        assert!(row.contains(&format::time(phase.stats.mean_ns)), "{row}");
+        let term = f64::from(part.count) * phase.stats.mean_ns;
+        assert!(row.contains(&format::time(term)), "{row}");
+    }
+}

@@ -307,20 +307,16 @@ fn phase(
 /// instructions and difference against its baseline, from the fresh phases.
 fn suite_sum(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase], s: &Suite) {
     let name = format!("suite {} [{}]", s.name, s.stack);
-    let sum: f64 = s
-        .phases
-        .iter()
-        .map(|sp| {
-            crate::results::find_phase(fresh, &sp.id())
-                .map_or(f64::NAN, |q| f64::from(sp.count) * q.stats.mean_ns)
-        })
-        .sum();
-    if sum.is_nan() {
+    let Some(terms) = compose::identity_terms(&s.phases, fresh) else {
         problems.push(Problem::incomplete(format!(
             "{name}: a phase it lists is not in phases[]"
         )));
         return;
-    }
+    };
+    let sum: f64 = terms
+        .iter()
+        .map(|(part, phase)| compose::identity_term(part, phase))
+        .sum();
     differs(
         problems,
         format!("{name}: composed mean_ns (identity: sum of count x phase mean)"),

@@ -28,6 +28,74 @@ pub(crate) struct Body {
     pub(crate) tolerance_pct: f64,
     /// Per run with a `memory` section: (host, heap method, stack method, the empty call's stack).
     pub(crate) memory: Vec<(String, String, String, String)>,
+    /// The identity worked through on one suite of the newest run, for the page's first screen.
+    pub(crate) identity: Option<IdentityExample>,
+}
+
+/// One suite's composed mean term by term (`compose::identity_terms`), as `check` adds it.
+#[derive(Serialize)]
+pub(crate) struct IdentityExample {
+    pub(crate) host: String,
+    pub(crate) suite: String,
+    pub(crate) stack: String,
+    /// Operation, algorithm, backend, count, phase mean, count × mean, share of the sum.
+    pub(crate) rows: Vec<[String; 7]>,
+    pub(crate) sum: String,
+    /// Where the stored composed mean differs from the sum by more than `check` allows: the
+    /// stored mean and its difference.
+    pub(crate) stored_off: Option<String>,
+}
+
+/// The suite the page works through: the hybrid TLS 1.3 key exchange, rustls's composition where
+/// the run has it (the first stack's otherwise), else the run's first suite.
+fn identity_example(run: &Run) -> Option<IdentityExample> {
+    let r = &run.results;
+    let hybrid = |s: &&crate::results::SuiteResult| {
+        s.name == crate::figures::probe::HYBRID && s.protocol == "tls13"
+    };
+    let suite = r
+        .suites
+        .iter()
+        .filter(hybrid)
+        .find(|s| s.stack == "rustls")
+        .or_else(|| r.suites.iter().find(hybrid))
+        .or_else(|| r.suites.first())?;
+    let terms = compose::identity_terms(&suite.phases, &r.phases)?;
+    let sum: f64 = terms
+        .iter()
+        .map(|(part, phase)| compose::identity_term(part, phase))
+        .sum();
+    let rows = terms
+        .iter()
+        .map(|(part, phase)| {
+            let term = compose::identity_term(part, phase);
+            [
+                part.operation.label().to_string(),
+                part.algorithm.clone(),
+                part.backend.clone(),
+                part.count.to_string(),
+                crate::units::time(phase.stats.mean_ns),
+                crate::units::time(term),
+                format!("{:.1}%", term / sum * 100.0),
+            ]
+        })
+        .collect();
+    Some(IdentityExample {
+        host: run.label.clone(),
+        suite: suite.name.clone(),
+        stack: suite.stack.clone(),
+        rows,
+        sum: crate::units::time(sum),
+        stored_off: {
+            let off_pct = (suite.composed.mean_ns / sum - 1.0) * 100.0;
+            (off_pct.abs() > crate::check::TOLERANCE_PCT).then(|| {
+                format!(
+                    "{}, {off_pct:+.3}%",
+                    crate::units::time(suite.composed.mean_ns)
+                )
+            })
+        },
+    })
 }
 
 #[derive(Serialize)]
@@ -328,6 +396,7 @@ pub(crate) fn build(runs: &[&Run]) -> Body {
         })
         .collect();
     Body {
+        identity: newest.and_then(|run| identity_example(run)),
         memory,
         backends,
         stacks,
