@@ -35,11 +35,11 @@ go-peer:
 	./peers/go/build.sh
 
 # `run` checks what it writes (less the composed intervals it has just resampled), and the new file
-# is checked again, every interval resampled, once every step has added to it,
-# with the site; the files already
-# in results/ and results/archive/ were checked when they were measured (`make render` checks them
-# all, about 3.5 s each). The site shows the newest complete run of each machine, the new one beside
-# the committed ones; every run is on its history page.
+# is checked again once every step has added to it, with the site (the composed intervals of a
+# sample of the suites resampled: `pqprof check --full FILE` resamples all); the files already in
+# results/ and results/archive/ were checked when they were measured (`make render` checks them
+# all, a few seconds each). The site shows the newest complete run of each machine, the new one
+# beside the committed ones; every run is on its history page.
 run: build
 	@set -e; out="$(OUT)"; [ -n "$$out" ] || out=$$($(BIN) results-path); \
 	echo "make run: measuring into $$out"; \

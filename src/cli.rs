@@ -32,6 +32,10 @@ pub enum Command {
         /// A rendered site folder to check as well.
         #[arg(long)]
         site: Option<PathBuf>,
+        /// Resample every suite's composed interval (tens of seconds for a default run), not
+        /// only the cheap ones and a sample of the full handshakes the file's figures pick.
+        #[arg(long)]
+        full: bool,
     },
     /// Compare two runs: every phase and suite in both, ratio B/A with its interval and a verdict.
     Compare {

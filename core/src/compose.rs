@@ -171,16 +171,24 @@ pub(crate) const CI_DRAWS: usize = 1000;
 /// resampled with replacement once (shared by all suites, so a suite and its baseline move
 /// together), then `CI_DRAWS` handshakes are drawn from the resampled phases. Each world has its
 /// own seed, so the result does not depend on how many threads share the work.
+///
+/// `wanted` picks the suites to resample, as in `bootstrap_medians_by_process`.
 pub(crate) fn bootstrap_medians(
     suites: &[SuiteResult],
     phases: &[Phase],
     worlds: usize,
     draws_per_world: usize,
+    wanted: Option<&[bool]>,
 ) -> Vec<Vec<f64>> {
     let (index, used) = suite_index(suites, phases);
+    let Subset {
+        wanted,
+        needed,
+        steps_per_draw,
+    } = Subset::of(&index, phases, wanted);
     let world_medians = |b: usize, world: &mut Vec<Vec<u64>>, draws: &mut Vec<f64>| -> Vec<f64> {
         let mut rng = SplitMix64(stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9));
-        for ((w, p), u) in world.iter_mut().zip(phases).zip(&used) {
+        for (((w, p), u), need) in world.iter_mut().zip(phases).zip(&used).zip(&needed) {
             if !*u {
                 continue;
             }
@@ -191,11 +199,16 @@ pub(crate) fn bootstrap_medians(
                     w.clear();
                     for _ in 0..g.len() {
                         let one = g[rng.below(g.len())];
+                        if !*need {
+                            rng.skip(one.len() as u64);
+                            continue;
+                        }
                         for _ in 0..one.len() {
                             w.push(one[rng.below(one.len())]);
                         }
                     }
                 }
+                _ if !*need => rng.skip(w.len() as u64),
                 _ => {
                     for x in w.iter_mut() {
                         *x = p.samples_ns[rng.below(p.samples_ns.len())];
@@ -205,7 +218,13 @@ pub(crate) fn bootstrap_medians(
         }
         index
             .iter()
-            .map(|parts| {
+            .zip(&wanted)
+            .zip(&steps_per_draw)
+            .map(|((parts, want), steps)| {
+                if !*want {
+                    rng.skip(steps * draws.len() as u64);
+                    return f64::NAN;
+                }
                 for d in draws.iter_mut() {
                     *d = draw(parts, |pi| world[pi].as_slice(), &mut rng);
                 }
@@ -215,7 +234,59 @@ pub(crate) fn bootstrap_medians(
     };
     let fresh =
         || -> Vec<Vec<u64>> { phases.iter().map(|p| vec![0; p.samples_ns.len()]).collect() };
-    per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
+    let mut out = per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians);
+    Subset::clear_unwanted(&mut out, &wanted);
+    out
+}
+
+/// Which suites a resampling computes (`wanted`, one per suite: all where none is given), the
+/// phases those draw from (`needed`: the others' resamples are stepped over), and the
+/// generator's steps one draw of each suite takes (one per call of a phase with samples), to step
+/// over the suites not wanted.
+struct Subset {
+    wanted: Vec<bool>,
+    needed: Vec<bool>,
+    steps_per_draw: Vec<u64>,
+}
+
+impl Subset {
+    fn of(index: &[Vec<(usize, u32)>], phases: &[Phase], wanted: Option<&[bool]>) -> Subset {
+        let wanted: Vec<bool> = (0..index.len())
+            .map(|i| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false)))
+            .collect();
+        let needed = (0..phases.len())
+            .map(|i| {
+                index
+                    .iter()
+                    .zip(&wanted)
+                    .any(|(parts, w)| *w && parts.iter().any(|(pi, _)| *pi == i))
+            })
+            .collect();
+        let steps_per_draw = index
+            .iter()
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter(|(pi, _)| !phases[*pi].samples_ns.is_empty())
+                    .map(|(_, count)| u64::from(*count))
+                    .sum()
+            })
+            .collect();
+        Subset {
+            wanted,
+            needed,
+            steps_per_draw,
+        }
+    }
+
+    /// The lists of the suites not wanted emptied (their worlds hold placeholders).
+    fn clear_unwanted(out: &mut [Vec<f64>], wanted: &[bool]) {
+        for (list, want) in out.iter_mut().zip(wanted) {
+            if !*want {
+                list.clear();
+            }
+        }
+    }
 }
 
 /// One composed handshake: every call of every phase (`parts`: index, count) drawn from that
@@ -312,13 +383,24 @@ fn per_suite<W>(
 /// slows a suite and its baseline alike in the same draws, and the host's common mode cancels in
 /// their difference, which the independent draws of `bootstrap_medians` left in it (a run whose
 /// every process is one speed times another gave 198-202% for an exact +200%).
+///
+/// `wanted` (one per suite; none: every suite) picks the suites to resample: each world's
+/// generator steps over the others' draws and the phases only they use (`SplitMix64::skip`), so
+/// a wanted suite's medians are bit for bit those of the whole run's resampling, and the others'
+/// lists are empty.
 pub(crate) fn bootstrap_medians_by_process(
     suites: &[SuiteResult],
     phases: &[Phase],
     worlds: usize,
     draws_per_world: usize,
+    wanted: Option<&[bool]>,
 ) -> Vec<Vec<f64>> {
     let (index, used) = suite_index(suites, phases);
+    let Subset {
+        wanted,
+        needed,
+        steps_per_draw,
+    } = Subset::of(&index, phases, wanted);
     // Each phase's samples by process, with the run's process index of each (one group of every
     // sample where the phase has no processes recorded, or an empty one).
     let grouped: Vec<(Vec<&[u64]>, Vec<usize>)> = phases
@@ -354,7 +436,9 @@ pub(crate) fn bootstrap_medians_by_process(
         let seed = stats::BOOTSTRAP_SEED ^ (b as u64).wrapping_mul(0x9E37_79B9);
         let mut rng = SplitMix64(seed);
         let picks: Vec<usize> = (0..k).map(|_| ids[rng.below(k)]).collect();
-        for ((w, (groups, ids)), u) in world.iter_mut().zip(&grouped).zip(&used) {
+        for (((w, (groups, ids)), u), need) in
+            world.iter_mut().zip(&grouped).zip(&used).zip(&needed)
+        {
             if !*u {
                 continue;
             }
@@ -364,6 +448,10 @@ pub(crate) fn bootstrap_medians_by_process(
                     None => groups[rng.below(groups.len())],
                 };
                 slot.clear();
+                if !*need {
+                    rng.skip(one.len() as u64);
+                    continue;
+                }
                 for _ in 0..one.len() {
                     slot.push(one[rng.below(one.len())]);
                 }
@@ -371,7 +459,13 @@ pub(crate) fn bootstrap_medians_by_process(
         }
         index
             .iter()
-            .map(|parts| {
+            .zip(&wanted)
+            .zip(&steps_per_draw)
+            .map(|((parts, want), steps)| {
+                if !*want {
+                    rng.skip(steps * draws.len() as u64);
+                    return f64::NAN;
+                }
                 // The slots' sequence is the world's, the same for every suite.
                 let mut slots = SplitMix64(seed ^ 0x736c_6f74);
                 for d in draws.iter_mut() {
@@ -383,7 +477,9 @@ pub(crate) fn bootstrap_medians_by_process(
             .collect()
     };
     let fresh = || -> Vec<Vec<Vec<u64>>> { phases.iter().map(|_| vec![Vec::new(); k]).collect() };
-    per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians)
+    let mut out = per_suite(suites.len(), worlds, draws_per_world, fresh, &world_medians);
+    Subset::clear_unwanted(&mut out, &wanted);
+    out
 }
 
 /// Worlds timed by `intervals_seconds`: enough that the probe (about half a second of the Xeon
@@ -398,7 +494,7 @@ const PROBE_WORLDS: usize = 48;
 /// the world adds a little with the processes).
 pub fn intervals_seconds(suites: &[SuiteResult], phases: &[Phase]) -> f64 {
     let t = std::time::Instant::now();
-    let _ = bootstrap_medians_by_process(suites, phases, PROBE_WORLDS, CI_DRAWS);
+    let _ = bootstrap_medians_by_process(suites, phases, PROBE_WORLDS, CI_DRAWS, None);
     t.elapsed().as_secs_f64() * CI_RESAMPLES as f64 / PROBE_WORLDS as f64
 }
 
@@ -408,6 +504,20 @@ pub(crate) type Interval = Option<(f64, f64)>;
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
 pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Interval)> {
+    intervals_of(suites, phases, None)
+        .into_iter()
+        .map(|x| x.unwrap_or((None, None)))
+        .collect()
+}
+
+/// `intervals` of the `wanted` suites alone (one per suite; none: all), each exactly as the whole
+/// run's resampling gives it; `None` for the others. A wanted suite's baseline is resampled with
+/// it, for the difference.
+pub fn intervals_of(
+    suites: &[SuiteResult],
+    phases: &[Phase],
+    wanted: Option<&[bool]>,
+) -> Vec<Option<(Interval, Interval)>> {
     let (w, d, by_process) = suites.first().map_or((CI_RESAMPLES, CI_DRAWS, true), |s| {
         (
             s.composed.ci_worlds,
@@ -415,20 +525,36 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Int
             s.composed.ci_by_process,
         )
     });
+    let baseline = |i: usize| {
+        let s = &suites[i];
+        s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
+            suites
+                .iter()
+                .position(|x| &x.name == b && x.stack == s.stack)
+        })
+    };
+    let is_wanted = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
+    let mut resampled: Vec<bool> = (0..suites.len()).map(is_wanted).collect();
+    for i in 0..suites.len() {
+        if is_wanted(i) {
+            if let Some(j) = baseline(i) {
+                resampled[j] = true;
+            }
+        }
+    }
     let worlds = if by_process {
-        bootstrap_medians_by_process(suites, phases, w, d)
+        bootstrap_medians_by_process(suites, phases, w, d, Some(&resampled))
     } else {
-        bootstrap_medians(suites, phases, w, d)
+        bootstrap_medians(suites, phases, w, d, Some(&resampled))
     };
     suites
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let base = s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
-                suites
-                    .iter()
-                    .position(|x| &x.name == b && x.stack == s.stack)
-            });
+        .map(|(i, _)| {
+            if !is_wanted(i) {
+                return None;
+            }
+            let base = baseline(i);
             let delta = base.and_then(|j| {
                 let d: Vec<f64> = worlds[i]
                     .iter()
@@ -437,7 +563,7 @@ pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Int
                     .collect();
                 stats::interval95(&d)
             });
-            (stats::interval95(&worlds[i]), delta)
+            Some((stats::interval95(&worlds[i]), delta))
         })
         .collect()
 }
@@ -596,5 +722,65 @@ mod tests {
     fn delta() {
         assert!((delta_pct(133.0, 100.0) - 33.0).abs() < 1e-9);
         assert!((delta_pct(50.0, 100.0) + 50.0).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod subset_tests {
+    use super::{bootstrap_medians, bootstrap_medians_by_process};
+
+    /// A committed run's suites resampled as a whole and a few at a time: each wanted suite's
+    /// world medians are bit for bit the whole resampling's, whichever others are left out.
+    #[test]
+    fn a_subset_of_suites_resamples_exactly_as_the_whole_run() {
+        // The Xeon's make run of 2026-12-06 (results/ or, once a newer run replaces it, archive/).
+        let path = crate::results::committed(true)
+            .into_iter()
+            .find(|p| p.to_string_lossy().contains("20261206T044626Z-5d798a"))
+            .expect("the committed run of 2026-12-06 04:46");
+        let r = crate::results::read(&path).unwrap();
+        // The cheaper suites and few worlds: the property is the generator's, not the count's.
+        let suites: Vec<_> = r
+            .suites
+            .iter()
+            .filter(|s| s.phases.iter().map(|p| p.count).sum::<u32>() < 100)
+            .take(24)
+            .cloned()
+            .collect();
+        assert!(suites.len() >= 10, "{} suites", suites.len());
+        // Every other phase as if measured in one process: each is resampled as one group.
+        let mut phases = r.phases.clone();
+        for p in phases.iter_mut().step_by(2) {
+            p.processes.clear();
+            p.process_ids.clear();
+        }
+        // Both ways of resampling: by process (files from 2026-12-03 on) and the older one.
+        type Resample = fn(
+            &[crate::results::SuiteResult],
+            &[crate::results::Phase],
+            usize,
+            usize,
+            Option<&[bool]>,
+        ) -> Vec<Vec<f64>>;
+        for resample in [bootstrap_medians_by_process as Resample, bootstrap_medians] {
+            let all = resample(&suites, &phases, 12, 50, None);
+            for pattern in [
+                |i: usize| i % 3 == 0,
+                |i: usize| i % 3 != 0,
+                |i: usize| i == 7,
+                |i: usize| i >= 12,
+            ] {
+                let wanted: Vec<bool> = (0..suites.len()).map(pattern).collect();
+                let some = resample(&suites, &phases, 12, 50, Some(&wanted));
+                for (i, want) in wanted.iter().enumerate() {
+                    if *want {
+                        assert_eq!(some[i], all[i], "suite {i}");
+                        assert_eq!(some[i].len(), 12);
+                    } else {
+                        assert!(some[i].is_empty(), "suite {i}");
+                    }
+                }
+            }
+        }
     }
 }

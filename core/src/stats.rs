@@ -398,6 +398,14 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Moves the generator on by `steps` outputs at once, as `steps` calls of `next_u64` would:
+    /// its state only ever grows by the same constant.
+    pub(crate) fn skip(&mut self, steps: u64) {
+        self.0 = self
+            .0
+            .wrapping_add(0x9E37_79B9_7F4A_7C15_u64.wrapping_mul(steps));
+    }
+
     /// Uniform index in 0..n (n > 0), by Lemire's multiply-shift (bias below 2^-32 for our n).
     pub(crate) fn below(&mut self, n: usize) -> usize {
         (((self.next_u64() >> 32) * n as u64) >> 32) as usize
@@ -407,6 +415,18 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skipping_lands_where_stepping_does() {
+        for steps in [0u64, 1, 2, 7, 1000, 123_457] {
+            let (mut a, mut b) = (SplitMix64(42), SplitMix64(42));
+            for _ in 0..steps {
+                a.next_u64();
+            }
+            b.skip(steps);
+            assert_eq!(a.next_u64(), b.next_u64(), "{steps}");
+        }
+    }
 
     #[test]
     fn few_groups_widen_to_the_t_interval_of_their_medians() {

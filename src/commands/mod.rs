@@ -40,7 +40,7 @@ pub fn execute(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run_cmd(args),
         Command::List { suites } => list(&suites),
-        Command::Check { files, site } => check(&files, site.as_deref()),
+        Command::Check { files, site, full } => check(&files, site.as_deref(), full),
         Command::Compare {
             a,
             b,
@@ -487,7 +487,7 @@ fn is_probe_file(f: &Path) -> bool {
     std::fs::read_to_string(f).is_ok_and(|t| results::is_probe_text(&t))
 }
 
-fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
+fn check(files: &[PathBuf], site: Option<&Path>, full: bool) -> Result<()> {
     if files.is_empty() && site.is_none() {
         bail!("nothing to check: give results files, --site DIR, or both");
     }
@@ -527,15 +527,46 @@ fn check(files: &[PathBuf], site: Option<&Path>) -> Result<()> {
         }
         let r = results::read(f)?;
         // Every figure from this file's raw samples, none looked up (`derived::fresh`).
-        let mut problems = pqprof_core::derived::fresh(|| check::check(&r));
-        problems.extend(render::check_derived(&r));
+        let intervals = if full {
+            check::Intervals::All
+        } else {
+            check::Intervals::Sampled
+        };
+        // The file's own figures and the pages' derived ones are independent: each on a thread
+        // of its own, as each leaves cores idle in its serial parts.
+        let (mut problems, derived) = std::thread::scope(|scope| {
+            let own = scope.spawn(|| {
+                pqprof_core::derived::fresh(|| {
+                    if full {
+                        check::check_full(&r)
+                    } else {
+                        check::check(&r)
+                    }
+                })
+            });
+            let derived = render::check_derived(&r);
+            let own = own.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (own, derived)
+        });
+        problems.extend(derived);
         if problems.is_empty() {
+            let resampled = check::resampled_suites(&r, intervals);
             println!(
-                "{}: ok ({} phases, {} suites; identity holds within {}%)",
+                "{}: ok ({} phases, {} suites; identity holds within {}%; composed intervals of {} resampled{})",
                 f.display(),
                 r.phases.len(),
                 r.suites.len(),
-                check::TOLERANCE_PCT
+                check::TOLERANCE_PCT,
+                if resampled == r.suites.len() {
+                    "every suite".to_string()
+                } else {
+                    format!("{resampled} of them")
+                },
+                if full || resampled == r.suites.len() {
+                    ""
+                } else {
+                    ", --full: every one"
+                }
             );
         } else {
             failed += 1;

@@ -75,21 +75,53 @@ fn placed(section: &'static str, problems: Vec<Problem>) -> Vec<Problem> {
         .collect()
 }
 
-/// Every way a results file disagrees with its own raw data; empty means it holds.
+/// Which suites' composed intervals `check` resamples (1,000 worlds of 1,000 draws each, every
+/// call of every phase drawn: the whole of a default run's takes tens of seconds of two cores,
+/// almost all of it the full handshakes' hundreds of hash blocks per draw).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intervals {
+    /// None: `run` resampled them from these phases a moment before (`compose::intervals`, the
+    /// function `check` would call), so a second pass could only repeat it.
+    None,
+    /// Every suite whose draw is cheap, and of the others those a hash of the file's figures
+    /// picks, as many as a few seconds hold (`phases::sampled_suites`): each resampled exactly as
+    /// the whole run's resampling gives it.
+    Sampled,
+    /// Every suite.
+    All,
+}
+
+/// Every way a results file disagrees with its own raw data; empty means it holds. The composed
+/// intervals of a sample of the suites are resampled (`Intervals::Sampled`); `check_full`
+/// resamples every one.
 pub fn check(results: &Results) -> Vec<Problem> {
-    check_with(results, true)
+    check_with(results, Intervals::Sampled)
 }
 
-/// `check`, less the composed intervals' resampling, for the results `run` has just composed:
-/// this process resampled them from these phases a moment before (`compose::intervals`, the
-/// function `check` would call), so a second pass could only repeat it, at about 10 s of two
-/// cores (1,000 worlds of 1,000 draws per suite). `pqprof check`, and `make run`'s last step,
-/// resample them from the file.
+/// `check`, every suite's composed interval resampled.
+pub fn check_full(results: &Results) -> Vec<Problem> {
+    check_with(results, Intervals::All)
+}
+
+/// `check`, less the composed intervals' resampling, for the results `run` has just composed.
 pub fn check_just_composed(results: &Results) -> Vec<Problem> {
-    check_with(results, false)
+    check_with(results, Intervals::None)
 }
 
-fn check_with(results: &Results, intervals: bool) -> Vec<Problem> {
+/// The suites `check` resamples the composed intervals of (one per suite of `results`), and
+/// how many.
+pub fn resampled_suites(results: &Results, intervals: Intervals) -> usize {
+    match intervals {
+        Intervals::None => 0,
+        Intervals::All => results.suites.len(),
+        Intervals::Sampled => phases::sampled_suites(results)
+            .iter()
+            .filter(|w| **w)
+            .count(),
+    }
+}
+
+fn check_with(results: &Results, intervals: Intervals) -> Vec<Problem> {
     // An emulated run holds counts only: its phases have no samples to recompute.
     let mut problems = placed(
         "phases",

@@ -3,6 +3,7 @@
 
 use super::differs;
 use super::problem::Problem;
+use super::Intervals;
 use crate::compose::{self, delta_pct};
 use crate::figures::drift::HostDrift as Drift;
 use crate::results::{Form, Phase, Results, SuiteResult as Suite};
@@ -95,9 +96,8 @@ fn situ(problems: &mut Vec<Problem>, name: &str, p: &Phase, si: &crate::results:
     }
 }
 
-/// With `with_intervals`, the composed intervals resampled too (`check::check_just_composed`
-/// leaves them out).
-pub(crate) fn check(results: &Results, with_intervals: bool) -> Vec<Problem> {
+/// With the composed intervals `intervals` names resampled too.
+pub(crate) fn check(results: &Results, intervals: Intervals) -> Vec<Problem> {
     // A count no suite file allows would make the resampling below run for hours: refuse it first.
     let mut problems = counts(results);
     if !problems.is_empty() {
@@ -112,14 +112,108 @@ pub(crate) fn check(results: &Results, with_intervals: bool) -> Vec<Problem> {
         .iter()
         .filter_map(|p| phase(&mut problems, results, drift.as_ref(), p))
         .collect();
-    for s in &results.suites {
-        suite_sum(&mut problems, results, &fresh, s);
-    }
+    // Each suite's sums and resampled percentiles on its own, the suites shared among the
+    // cores; the problems kept in the suites' order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let per = results.suites.len().div_ceil(threads).max(1);
+    let fresh_ref = &fresh;
+    let sums: Vec<Vec<Problem>> = std::thread::scope(|scope| {
+        let parts: Vec<_> = results
+            .suites
+            .chunks(per)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    let mut found = Vec::new();
+                    for s in chunk {
+                        suite_sum(&mut found, results, fresh_ref, s);
+                    }
+                    found
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    problems.extend(sums.into_iter().flatten());
     components(&mut problems, results);
-    if with_intervals {
-        intervals(&mut problems, results, &fresh);
-    }
+    let wanted = match intervals {
+        Intervals::None => return problems,
+        Intervals::Sampled => Some(sampled_suites(results)),
+        Intervals::All => None,
+    };
+    resampled_intervals(&mut problems, results, &fresh, wanted.as_deref());
     problems
+}
+
+/// The calls per draw below which a suite's composed interval is always resampled: key
+/// exchanges, signatures, primitives and records (a full handshake's hash blocks run to hundreds).
+const CHEAP_CALLS: u32 = 50;
+
+/// The calls per draw the sampled full handshakes may add, baselines included: a few seconds of
+/// two cores for 1,000 worlds of 1,000 draws.
+const SAMPLED_CALLS: u32 = 600;
+
+/// The suites `Intervals::Sampled` resamples: every cheap one (`CHEAP_CALLS`), then the others
+/// in an order a hash of each one's stored figures sets, while their calls per draw and those of
+/// their baselines fit in `SAMPLED_CALLS`. The order is the file's own: whoever edits a figure
+/// moves its suite in it, and cannot tell beforehand which suites are resampled.
+pub(crate) fn sampled_suites(results: &Results) -> Vec<bool> {
+    let suites = &results.suites;
+    let calls = |s: &Suite| s.phases.iter().map(|p| p.count).sum::<u32>();
+    let mut wanted: Vec<bool> = suites.iter().map(|s| calls(s) <= CHEAP_CALLS).collect();
+    let baseline = |i: usize| {
+        let s = &suites[i];
+        s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
+            suites
+                .iter()
+                .position(|x| &x.name == b && x.stack == s.stack)
+        })
+    };
+    let mut dear: Vec<(u64, usize)> = (0..suites.len())
+        .filter(|&i| !wanted[i])
+        .map(|i| (figures_hash(&results.run.date_utc, &suites[i]), i))
+        .collect();
+    dear.sort_unstable();
+    let mut spent = 0;
+    for (_, i) in dear {
+        let with_baseline = baseline(i).filter(|&j| !wanted[j] && j != i);
+        let cost = calls(&suites[i]) + with_baseline.map_or(0, |j| calls(&suites[j]));
+        if spent + cost > SAMPLED_CALLS {
+            continue;
+        }
+        spent += cost;
+        wanted[i] = true;
+        if let Some(j) = with_baseline {
+            wanted[j] = true;
+        }
+    }
+    wanted
+}
+
+/// FNV-1a over the run's date and a suite's name, stack and stored figures.
+fn figures_hash(date: &str, s: &Suite) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut add = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    add(date.as_bytes());
+    add(s.name.as_bytes());
+    add(s.stack.as_bytes());
+    let c = &s.composed;
+    for x in [c.mean_ns, c.median_ns, c.p95_ns, c.p99_ns] {
+        add(&x.to_bits().to_le_bytes());
+    }
+    if let Some((lo, hi)) = c.median_ci95_ns {
+        add(&lo.to_bits().to_le_bytes());
+        add(&hi.to_bits().to_le_bytes());
+    }
+    h
 }
 
 /// The run's host drift, its factors and its common mode's half-width, from the phases.
@@ -399,13 +493,21 @@ fn components(problems: &mut Vec<Problem>, results: &Results) {
     }
 }
 
-/// Every suite's composed interval and its difference's interval, resampled from the fresh phases.
-fn intervals(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase]) {
-    for (s, (ci, dci)) in results
-        .suites
-        .iter()
-        .zip(compose::intervals(&results.suites, fresh))
+/// The wanted suites' composed intervals and their differences' intervals (all where `wanted` is
+/// none), resampled from the fresh phases.
+fn resampled_intervals(
+    problems: &mut Vec<Problem>,
+    results: &Results,
+    fresh: &[Phase],
+    wanted: Option<&[bool]>,
+) {
+    for (s, found) in
+        results
+            .suites
+            .iter()
+            .zip(compose::intervals_of(&results.suites, fresh, wanted))
     {
+        let Some((ci, dci)) = found else { continue };
         let name = format!("suite {} [{}]", s.name, s.stack);
         let pairs = [
             ("composed median_ci95_ns", s.composed.median_ci95_ns, ci),
@@ -422,7 +524,7 @@ fn intervals(problems: &mut Vec<Problem>, results: &Results, fresh: &[Phase]) {
 
 #[cfg(test)]
 mod tests {
-    use super::Problem;
+    use super::{Intervals, Problem};
     use crate::check::Kind;
     use crate::results::{Form, Results};
 
@@ -462,10 +564,41 @@ mod tests {
     }
 
     fn drift_problems(r: &Results) -> Vec<Problem> {
-        super::check(r, true)
+        super::check(r, Intervals::All)
             .into_iter()
             .filter(|p| p.text.contains("host_") || p.text.contains("process ids"))
             .collect()
+    }
+
+    #[test]
+    fn the_sampled_check_takes_every_cheap_suite_and_dear_ones_within_their_calls() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../results/archive/vm-20261201T150422Z-5d798a.json"
+        );
+        let r = crate::results::read(std::path::Path::new(path)).unwrap();
+        let calls = |i: usize| r.suites[i].phases.iter().map(|p| p.count).sum::<u32>();
+        let wanted = super::sampled_suites(&r);
+        assert_eq!(wanted.len(), r.suites.len());
+        let dear: Vec<usize> = (0..r.suites.len())
+            .filter(|&i| calls(i) > super::CHEAP_CALLS)
+            .collect();
+        assert!((0..r.suites.len()).all(|i| wanted[i] || calls(i) > super::CHEAP_CALLS));
+        let taken: Vec<usize> = dear.iter().copied().filter(|&i| wanted[i]).collect();
+        let spent: u32 = taken.iter().map(|&i| calls(i)).sum();
+        assert!(
+            !taken.is_empty() && taken.len() < dear.len(),
+            "{taken:?} of {dear:?}"
+        );
+        assert!(spent <= super::SAMPLED_CALLS, "{spent}");
+        // The same file picks the same suites; another figure in a dear suite may move the pick.
+        assert_eq!(super::sampled_suites(&r), wanted);
+        let moved = (1..40).any(|k| {
+            let mut other = r.clone();
+            other.suites[dear[0]].composed.p99_ns += f64::from(k);
+            super::sampled_suites(&other) != wanted
+        });
+        assert!(moved, "the pick does not follow the file's figures");
     }
 
     #[test]
@@ -484,11 +617,11 @@ mod tests {
             (s.composed.median_ci95_ns, s.delta_ci95_pct) = (ci, dci);
         }
         let interval = |ps: &[Problem]| ps.iter().any(|p| p.text.contains("median_ci95_ns"));
-        assert!(!interval(&super::check(&r, true)));
+        assert!(!interval(&super::check(&r, Intervals::All)));
         let s = &mut r.suites[0];
         s.composed.median_ci95_ns = s.composed.median_ci95_ns.map(|(lo, hi)| (lo, hi * 2.0));
-        assert!(interval(&super::check(&r, true)));
-        assert!(!interval(&super::check(&r, false)));
+        assert!(interval(&super::check(&r, Intervals::All)));
+        assert!(!interval(&super::check(&r, Intervals::None)));
     }
 
     #[test]
@@ -517,7 +650,7 @@ mod tests {
         );
         let mut moved = r.clone();
         moved.phases[0].median_ci95_own_ns.as_mut().unwrap().0 -= 100.0;
-        assert!(super::check(&moved, true)
+        assert!(super::check(&moved, Intervals::All)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "median_ci95_own_ns low")));
         let mut host = r.clone();
@@ -535,7 +668,7 @@ mod tests {
         let mut one = r;
         one.phases[0].processes = vec![one.phases[0].samples_ns.len()];
         one.phases[0].process_ids = vec![0];
-        assert!(super::check(&one, true)
+        assert!(super::check(&one, Intervals::All)
             .iter()
             .any(|p| p.is(Kind::Recomputed, "do not give")));
     }
@@ -544,7 +677,7 @@ mod tests {
     fn a_phases_calls_in_a_handshakes_state_are_recomputed_and_kept_to_its_kinds() {
         let r = with_process_ids();
         let situ_problems = |r: &Results| -> Vec<Problem> {
-            super::check(r, false)
+            super::check(r, Intervals::None)
                 .into_iter()
                 .filter(|p| p.text.contains("situ") || p.text.contains("handshake's state"))
                 .collect()
