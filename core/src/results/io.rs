@@ -90,18 +90,25 @@ pub fn results_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// The version alone, read first so that a file of another schema is refused by its version and
-/// not by the first field that changed.
+/// The version alone, for a file that does not read as results (`parse`).
 #[derive(serde::Deserialize)]
 struct Version {
     #[serde(default)]
     schema_version: Option<serde_json::Value>,
 }
 
-/// Parses results JSON (the reader behind `read`, also used by the fuzzer): the version, then the
-/// whole file straight into its types (building a JSON value of the whole file first took longer
-/// than the typed read itself).
+/// Parses results JSON (the reader behind `read`, also used by the fuzzer): the whole file
+/// straight into its types (building a JSON value of the whole file first took longer than the
+/// typed read itself), its version held to those this pqprof reads. Only a file that does not
+/// read is read again for its version alone, so that a file of another schema is refused by its
+/// version and not by the first field that changed: reading the version first was a second pass
+/// over every file.
 pub fn parse(text: &str) -> Result<Results> {
+    if let Ok(r) = serde_json::from_str::<Results>(text) {
+        if READABLE_VERSIONS.contains(&r.schema_version) {
+            return Ok(r);
+        }
+    }
     let version = match serde_json::from_str::<Version>(text) {
         Ok(p) => p.schema_version.and_then(|v| v.as_u64()),
         // Valid JSON that is not an object has no version either.
