@@ -501,6 +501,17 @@ pub fn intervals_seconds(suites: &[SuiteResult], phases: &[Phase]) -> f64 {
 /// A 95% interval (low, high), where there is one.
 pub(crate) type Interval = Option<(f64, f64)>;
 
+/// Where suite `i`'s baseline (the suite of its baseline's name on the same stack) is in
+/// `suites`; none for a baseline itself or one the run lacks.
+pub(crate) fn baseline_of(suites: &[SuiteResult], i: usize) -> Option<usize> {
+    let s = &suites[i];
+    s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
+        suites
+            .iter()
+            .position(|x| &x.name == b && x.stack == s.stack)
+    })
+}
+
 /// 95% intervals per suite: (composed median, delta vs baseline in the same stack).
 /// Worlds and draws as recorded in the suites (all suites of a run share them).
 pub fn intervals(suites: &[SuiteResult], phases: &[Phase]) -> Vec<(Interval, Interval)> {
@@ -525,14 +536,7 @@ pub fn intervals_of(
             s.composed.ci_by_process,
         )
     });
-    let baseline = |i: usize| {
-        let s = &suites[i];
-        s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
-            suites
-                .iter()
-                .position(|x| &x.name == b && x.stack == s.stack)
-        })
-    };
+    let baseline = |i: usize| baseline_of(suites, i);
     let is_wanted = |i: usize| wanted.is_none_or(|w| w.get(i).copied().unwrap_or(false));
     let mut resampled: Vec<bool> = (0..suites.len()).map(is_wanted).collect();
     for i in 0..suites.len() {

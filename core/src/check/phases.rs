@@ -165,14 +165,7 @@ pub(crate) fn sampled_suites(results: &Results) -> Vec<bool> {
     let suites = &results.suites;
     let calls = |s: &Suite| s.phases.iter().map(|p| p.count).sum::<u32>();
     let mut wanted: Vec<bool> = suites.iter().map(|s| calls(s) <= CHEAP_CALLS).collect();
-    let baseline = |i: usize| {
-        let s = &suites[i];
-        s.baseline.as_ref().filter(|b| **b != s.name).and_then(|b| {
-            suites
-                .iter()
-                .position(|x| &x.name == b && x.stack == s.stack)
-        })
-    };
+    let baseline = |i: usize| compose::baseline_of(suites, i);
     let mut dear: Vec<(u64, usize)> = (0..suites.len())
         .filter(|&i| !wanted[i])
         .map(|i| (figures_hash(&results.run.date_utc, &suites[i]), i))
