@@ -33,9 +33,13 @@ pub enum Command {
         #[arg(long)]
         site: Option<PathBuf>,
         /// Resample every suite's composed interval (tens of seconds for a default run), not
-        /// only the cheap ones and a sample of the full handshakes the file's figures pick.
+        /// only the cheap ones and a sample of the full handshakes.
         #[arg(long)]
         full: bool,
+        /// The seed that picks the sampled full handshakes (default: a new one each time, printed
+        /// so a check can be repeated).
+        #[arg(long, conflicts_with = "full")]
+        seed: Option<u64>,
     },
     /// Compare two runs: every phase and suite in both, ratio B/A with its interval and a verdict.
     Compare {

@@ -1214,6 +1214,9 @@ fn a_probes_export_gives_the_figures_its_page_shows() {
             let i = t.rows.len() - 1;
             let shown = format::signed_time(t.number(i, "median_ns").unwrap());
             assert_eq!(shown, format::signed_time(d.median_ns));
+            assert_eq!(t.number(i, "pairs"), Some(d.pairs as f64));
+            assert_eq!(t.number(i, "handshakes"), None);
+            assert!(a.delta.contains(&format!("over {} paired rounds", d.pairs)));
             assert!(a.delta.starts_with(&shown), "{}", a.delta);
             deltas += 1;
         }

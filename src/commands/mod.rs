@@ -40,7 +40,12 @@ pub fn execute(command: Command) -> Result<()> {
     match command {
         Command::Run(args) => run_cmd(args),
         Command::List { suites } => list(&suites),
-        Command::Check { files, site, full } => check(&files, site.as_deref(), full),
+        Command::Check {
+            files,
+            site,
+            full,
+            seed,
+        } => check(&files, site.as_deref(), full, seed),
         Command::Compare {
             a,
             b,
@@ -487,7 +492,7 @@ fn is_probe_file(f: &Path) -> bool {
     std::fs::read_to_string(f).is_ok_and(|t| results::is_probe_text(&t))
 }
 
-fn check(files: &[PathBuf], site: Option<&Path>, full: bool) -> Result<()> {
+fn check(files: &[PathBuf], site: Option<&Path>, full: bool, seed: Option<u64>) -> Result<()> {
     if files.is_empty() && site.is_none() {
         bail!("nothing to check: give results files, --site DIR, or both");
     }
@@ -527,23 +532,18 @@ fn check(files: &[PathBuf], site: Option<&Path>, full: bool) -> Result<()> {
         }
         let r = results::read(f)?;
         // Every figure from this file's raw samples, none looked up (`derived::fresh`).
+        // A new sample of the full handshakes each time, unless a seed is given.
+        let seed = seed.unwrap_or_else(sample_seed);
         let intervals = if full {
             check::Intervals::All
         } else {
-            check::Intervals::Sampled
+            check::Intervals::Sampled { seed }
         };
         // The file's own figures and the pages' derived ones are independent: each on a thread
         // of its own, as each leaves cores idle in its serial parts.
         let (mut problems, derived) = std::thread::scope(|scope| {
-            let own = scope.spawn(|| {
-                pqprof_core::derived::fresh(|| {
-                    if full {
-                        check::check_full(&r)
-                    } else {
-                        check::check(&r)
-                    }
-                })
-            });
+            let own =
+                scope.spawn(|| pqprof_core::derived::fresh(|| check::check_with(&r, intervals)));
             let derived = render::check_derived(&r);
             let own = own.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             (own, derived)
@@ -563,9 +563,9 @@ fn check(files: &[PathBuf], site: Option<&Path>, full: bool) -> Result<()> {
                     format!("{resampled} of them")
                 },
                 if full || resampled == r.suites.len() {
-                    ""
+                    String::new()
                 } else {
-                    ", --full: every one"
+                    format!(", the sample of --seed {seed}; --full: every one")
                 }
             );
         } else {
@@ -578,6 +578,16 @@ fn check(files: &[PathBuf], site: Option<&Path>, full: bool) -> Result<()> {
         bail!("{failed} file(s) failed the check");
     }
     Ok(())
+}
+
+/// A seed for `check`'s sample of the suites: the clock's nanoseconds and the process id, so two
+/// checks of one file resample different full handshakes.
+fn sample_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    // Six digits: short enough to type back after --seed.
+    (nanos ^ u64::from(std::process::id()).rotate_left(32)) % 1_000_000
 }
 
 /// Writes to a file (atomically) or to standard output.

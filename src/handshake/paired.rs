@@ -1,6 +1,6 @@
 //! The in-situ timers' cost, measured paired: the same handshakes with the plain configuration and
 //! the timed one, alternating in blocks whose order turns, so drift falls on both alike. Two ways:
-//! in memory (client and server in one pinned thread; `paired_blocks`), which isolates the
+//! in memory (client and server in one pinned thread; `in_memory_blocks`), which isolates the
 //! CPU cost, and on loopback (a client here, a server thread in this process per
 //! configuration), which adds what a real connection adds: sockets, and each side waking for the
 //! peer's flight with its caches partly cold. The difference of the two loopback scenarios' medians

@@ -1,5 +1,6 @@
 //! `pqprof check`: every figure a results file stores, recomputed from its raw data, and every
-//! identity verified. One file per section; each returns the problems it found, in words.
+//! identity verified (the suites' composed intervals of a sample of the dear ones unless every
+//! one is asked for: `Intervals`). One file per section; each returns the problems it found, in words.
 
 pub mod capacity;
 mod crosscheck;
@@ -83,24 +84,19 @@ pub enum Intervals {
     /// None: `run` resampled them from these phases a moment before (`compose::intervals`, the
     /// function `check` would call), so a second pass could only repeat it.
     None,
-    /// Every suite whose draw is cheap, and of the others those a hash of the file's figures
-    /// picks, as many as a few seconds hold (`phases::sampled_suites`): each resampled exactly as
-    /// the whole run's resampling gives it.
-    Sampled,
+    /// Every suite whose draw is cheap, and of the others those the seed picks, as many as a
+    /// few seconds hold (`phases::sampled_suites`): each resampled exactly as the whole run's
+    /// resampling gives it. `pqprof check` draws a new seed each time and prints it.
+    Sampled { seed: u64 },
     /// Every suite.
     All,
 }
 
 /// Every way a results file disagrees with its own raw data; empty means it holds. The composed
-/// intervals of a sample of the suites are resampled (`Intervals::Sampled`); `check_full`
-/// resamples every one.
+/// intervals of a sample of the suites are resampled (`Intervals::Sampled`, seed 0; `check_with`
+/// takes another seed, or every suite).
 pub fn check(results: &Results) -> Vec<Problem> {
-    check_with(results, Intervals::Sampled)
-}
-
-/// `check`, every suite's composed interval resampled.
-pub fn check_full(results: &Results) -> Vec<Problem> {
-    check_with(results, Intervals::All)
+    check_with(results, Intervals::Sampled { seed: 0 })
 }
 
 /// `check`, less the composed intervals' resampling, for the results `run` has just composed.
@@ -108,20 +104,24 @@ pub fn check_just_composed(results: &Results) -> Vec<Problem> {
     check_with(results, Intervals::None)
 }
 
-/// The suites `check` resamples the composed intervals of (one per suite of `results`), and
-/// how many.
+/// How many suites' composed intervals `check_with` resamples (an emulated run has no samples
+/// to resample).
 pub fn resampled_suites(results: &Results, intervals: Intervals) -> usize {
+    if results.run.host.is_emulated() {
+        return 0;
+    }
     match intervals {
         Intervals::None => 0,
         Intervals::All => results.suites.len(),
-        Intervals::Sampled => phases::sampled_suites(results)
+        Intervals::Sampled { seed } => phases::sampled_suites(results, seed)
             .iter()
             .filter(|w| **w)
             .count(),
     }
 }
 
-fn check_with(results: &Results, intervals: Intervals) -> Vec<Problem> {
+/// `check`, with the composed intervals `intervals` names resampled.
+pub fn check_with(results: &Results, intervals: Intervals) -> Vec<Problem> {
     // An emulated run holds counts only: its phases have no samples to recompute.
     let mut problems = placed(
         "phases",

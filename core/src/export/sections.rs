@@ -514,7 +514,8 @@ fn lines(r: &Results, phases: bool) -> (Vec<Column>, Vec<Vec<Value>>) {
 }
 
 /// A probe: a row per group offered alone (taken or not, its flight against the initial window,
-/// its latency where it was timed), then the hybrid's paired difference from X25519; the
+/// its latency where it was timed), then the hybrid's paired difference from X25519 over its
+/// pairs of handshakes; the
 /// endpoint's answers that are one per probe (chain, scheme, preference, retry) on every row.
 pub(super) fn probe(p: &crate::results::Probe) -> Table {
     use crate::figures::probe::{scheme_name, CLASSICAL, HYBRID};
@@ -530,6 +531,7 @@ pub(super) fn probe(p: &crate::results::Probe) -> Table {
         Column::new("round_trips_predicted", Unit::Count),
         Column::new("round_trips_seen", Unit::Ratio),
         Column::new("handshakes", Unit::Count),
+        Column::new("pairs", Unit::Count),
         Column::new("median", Unit::Ns),
         Column::new("median_ci95_low", Unit::Ns),
         Column::new("median_ci95_high", Unit::Ns),
@@ -571,23 +573,37 @@ pub(super) fn probe(p: &crate::results::Probe) -> Table {
             num(f.connect_median_ns),
         ]
     };
-    let mut rows: Vec<Vec<Value>> = f
+    // Every group a finding names, in the order the probe asked them.
+    let mut groups: Vec<&str> = Vec::new();
+    for g in f
         .groups
         .iter()
-        .map(|g| {
-            let flight = f.flights.iter().find(|x| x.group == g.group);
-            let latency = f.latency.iter().find(|x| x.group == g.group);
+        .map(|g| g.group.as_str())
+        .chain(f.flights.iter().map(|x| x.group.as_str()))
+        .chain(f.latency.iter().map(|x| x.group.as_str()))
+    {
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut rows: Vec<Vec<Value>> = groups
+        .into_iter()
+        .map(|group| {
+            let alone = f.groups.iter().find(|x| x.group == group);
+            let flight = f.flights.iter().find(|x| x.group == group);
+            let latency = f.latency.iter().find(|x| x.group == group);
             let mut row = vec![
                 text(p.target.as_str()),
-                text(g.group.as_str()),
-                text(if g.taken { "yes" } else { "no" }),
-                text(g.reason.clone().unwrap_or_default()),
+                text(group),
+                text(alone.map_or("", |g| if g.taken { "yes" } else { "no" })),
+                text(alone.and_then(|g| g.reason.clone()).unwrap_or_default()),
                 count(flight.map(|x| x.bytes)),
                 count(flight.and_then(|x| x.segments)),
                 count(flight.map(|x| x.initial_window)),
                 count(flight.and_then(|x| x.predicted_round_trips)),
                 num(latency.and_then(|l| l.observed_round_trips)),
                 num(latency.map(|l| l.handshakes as f64)),
+                num(None),
                 num(latency.map(|l| l.median_ns)),
                 lo(latency.and_then(|l| l.ci95_ns)),
                 hi(latency.and_then(|l| l.ci95_ns)),
@@ -602,6 +618,7 @@ pub(super) fn probe(p: &crate::results::Probe) -> Table {
             text(format!("{HYBRID} - {CLASSICAL} (paired)")),
             text(""),
             text(""),
+            num(None),
             num(None),
             num(None),
             num(None),
