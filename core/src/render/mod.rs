@@ -506,6 +506,9 @@ pub fn render(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<()> {
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let built = build(&env, &runs, files, &probed, &tmp, opts);
+    // Freeing every run's samples is a twentieth of a history's render: it is done beside the
+    // rest, and a process that exits first leaves it to the system.
+    std::thread::spawn(move || drop(runs));
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
