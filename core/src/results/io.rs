@@ -399,6 +399,19 @@ mod tests {
         std::fs::write(&gz, &twice).unwrap();
         let e = format!("{:#}", read(&gz).unwrap_err());
         assert!(e.contains("bytes after its gzip stream"), "{e}");
+        // Written by `gzip` (its header names the file, RFC 1952's FNAME and FCOMMENT), the same.
+        let mut named = flate2::GzBuilder::new()
+            .filename("r.json")
+            .comment("gzip -9")
+            .write(Vec::new(), flate2::Compression::best());
+        named.write_all(&a).unwrap();
+        assert_eq!(text(named.finish().unwrap()).unwrap().as_bytes(), a.as_slice());
+        // Its CRC changed, it is refused.
+        let mut bad = b.clone();
+        let at = bad.len() - 8;
+        bad[at] ^= 1;
+        let e = format!("{:#}", text(bad).unwrap_err());
+        assert!(e.contains("CRC"), "{e}");
         // Its JSON broken, the error says the place is in the unzipped JSON.
         let mut broken = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         broken
