@@ -236,7 +236,8 @@ func (s *server) control(in io.Reader, out io.Writer) error {
 			if err == nil {
 				_, err = fmt.Fprintln(out, "ok")
 			}
-		case "stats":
+		// "cpu N" after every round, "stats N" at the end: the same report here.
+		case "stats", "cpu":
 			s.waitServed(n)
 			s.serial.Lock()
 			var now usage

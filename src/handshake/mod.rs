@@ -38,6 +38,12 @@ struct Running {
     sample_rounds: Vec<usize>,
     /// Seconds each sample took, start to end: what another one is expected to cost.
     sample_s: Vec<f64>,
+    /// The server's own CPU in each sample, whole nanoseconds: its reading after the sample less
+    /// the one before (`server_cpu_after`). Empty once a reading is lost or does not add up.
+    server_cpu_samples: Vec<u64>,
+    /// The server's CPU since its reset, as last read, and whether every reading so far held.
+    server_cpu_read_ns: f64,
+    server_cpu_whole: bool,
     /// Set when a connection failed: the scenario stops and is reported as failed.
     failed: bool,
     /// The scenario its differences are against (`against`), on the same stack and in the same
@@ -151,6 +157,9 @@ fn start(
         sample_sizes: Vec::new(),
         sample_rounds: Vec::new(),
         sample_s: Vec::new(),
+        server_cpu_samples: Vec::new(),
+        server_cpu_read_ns: 0.0,
+        server_cpu_whole: true,
         failed: false,
         partner: None,
         answers: false,
@@ -563,8 +572,53 @@ fn paired_round(
             r.sample_s.push(s);
             r.ones.extend(ones);
         }
+        server_cpu_after(running, &g);
     }
     Ok(())
+}
+
+/// Reads the CPU each server of `group` has spent since its reset, now that their samples of
+/// this round are made, and keeps its growth since the last reading as the sample's: the raw
+/// figures of server CPU per handshake's interval (`figures::server_cpu`). Outside the timed
+/// region: the connections are made. The servers are all asked first, since a lab server waits
+/// for its processes' CPU to settle before it answers. A server that cannot say, or whose count
+/// of served connections is not the client's, keeps no per-sample CPU (its total still stands).
+fn server_cpu_after(running: &mut [Running], group: &[usize]) {
+    let asked: Vec<usize> = group
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let r = &mut running[i];
+            r.server_cpu_whole
+                && !r.failed
+                && r.server_cpu_samples.len() + 1 == r.sample_sizes.len()
+                && r.server.send(&format!("cpu {}", r.ones.len())).is_ok()
+        })
+        .collect();
+    for i in asked {
+        let r = &mut running[i];
+        let stats = r
+            .server
+            .answer()
+            .ok()
+            .and_then(|l| serde_json::from_str::<ServerStats>(&l).ok());
+        let wanted = r.sample_sizes.len();
+        match stats {
+            Some(st)
+                if st.served == r.ones.len() as u64
+                    && st.cpu_ns >= r.server_cpu_read_ns
+                    && r.server_cpu_samples.len() + 1 == wanted =>
+            {
+                let grown = (st.cpu_ns - r.server_cpu_read_ns).round() as u64;
+                r.server_cpu_samples.push(grown);
+                r.server_cpu_read_ns = st.cpu_ns;
+            }
+            _ => {
+                r.server_cpu_whole = false;
+                r.server_cpu_samples.clear();
+            }
+        }
+    }
 }
 
 /// The order of `m` scenarios' turns in block `b`: the list turned left by `b`, and reversed every
@@ -847,6 +901,11 @@ fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
         declared_shares: r.declared,
         client_cpu_ns: sum(&|o| o.cpu_ns),
         server_cpu_ns: ss.cpu_ns / (ss.served.max(1) as f64),
+        server_cpu_samples_ns: if r.server_cpu_samples.len() == r.sample_sizes.len() {
+            r.server_cpu_samples.clone()
+        } else {
+            Vec::new()
+        },
         client_mem: PerHandshake {
             go_allocs: sum(&|o| o.go_allocs),
             go_bytes: sum(&|o| o.go_bytes),

@@ -381,13 +381,20 @@ pub(crate) fn server_main(
                 records.lock().map_err(|_| anyhow!("poisoned"))?.clear();
                 println!("ok");
             }
-            "stats" => {
+            // `cpu N`: the same figures without the in-situ records, read after every round for
+            // the server's CPU per sample.
+            "stats" | "cpu" => {
                 wait_for(n, served0);
+                let insitu = if cmd == "stats" {
+                    records.lock().map_err(|_| anyhow!("poisoned"))?.clone()
+                } else {
+                    Vec::new()
+                };
                 let s = ServerStats {
                     served: served.load(std::sync::atomic::Ordering::Acquire) - served0,
                     cpu_ns: alloc::process_cpu_ns() - cpu0,
                     mem: alloc::counters().since(mem0),
-                    insitu: records.lock().map_err(|_| anyhow!("poisoned"))?.clone(),
+                    insitu,
                     go_mallocs: 0,
                     go_alloc_bytes: 0,
                     resumed: resumed() - resumed0,

@@ -192,7 +192,8 @@ pub(crate) fn server_main(
                 cpu0 = crate::lab::tree_cpu_ns(top);
                 println!("ok");
             }
-            "stats" => {
+            // `cpu N` after every round, `stats N` at the end: the same figures here.
+            "stats" | "cpu" => {
                 // The client has finished its N exchanges; the server may still be closing the
                 // last connection: its CPU is read once it stops growing (at most 100 ms).
                 let cpu = settled_cpu_ns(top);

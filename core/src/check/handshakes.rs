@@ -144,6 +144,39 @@ fn composed_delta(problems: &mut Vec<Problem>, results: &Results, s: &Scenario) 
 
 /// A resumed scenario's server saw every measured connection resume; no other scenario counts
 /// resumptions.
+/// The server's CPU in each sample (`figures::server_cpu`'s raw figures): one a sample, each
+/// grown (a server that served a sample's connections spent CPU on them), and together no more
+/// than its CPU over every connection, which is read after the last sample.
+fn server_cpu(problems: &mut Vec<Problem>, name: &str, s: &Scenario) {
+    let cpu = &s.server_cpu_samples_ns;
+    if cpu.is_empty() {
+        return;
+    }
+    if cpu.len() != s.sample_sizes.len() {
+        problems.push(Problem::incomplete(format!(
+            "{name}: server CPU for {} sample(s), {} samples",
+            cpu.len(),
+            s.sample_sizes.len()
+        )));
+        return;
+    }
+    if let Some(k) = cpu.iter().position(|&c| c == 0) {
+        problems.push(Problem::evidence(format!(
+            "{name}: the server's CPU did not grow over sample {k}'s {} connection(s)",
+            s.sample_sizes[k]
+        )));
+    }
+    let connections: usize = s.sample_sizes.iter().sum();
+    let samples: u64 = cpu.iter().sum();
+    // Each sample is rounded to the nanosecond: the sum may exceed the total by one a sample.
+    let total = s.server_cpu_ns * connections as f64;
+    if samples as f64 > total * (1.0 + 1e-9) + cpu.len() as f64 {
+        problems.push(Problem::bound(format!(
+            "{name}: the server's CPU over its samples, {samples} ns, exceeds its CPU over every connection, {total:.0} ns"
+        )));
+    }
+}
+
 fn resumptions(problems: &mut Vec<Problem>, s: &Scenario) {
     let made = s.totals_ns.len() as u64;
     match (s.mode, s.server_resumed) {
@@ -205,6 +238,7 @@ fn scenarios(problems: &mut Vec<Problem>, results: &Results, h: &Handshakes, lis
                 }
             }
         }
+        server_cpu(problems, &name, s);
         if s.sample_medians_ns.is_empty() {
             problems.push(Problem::incomplete(format!("{name}: no sample medians")));
             continue;
@@ -672,6 +706,35 @@ mod tests {
             client_at_ns: vec![100, 500, 0, 0],
             server_at_ns: vec![0, 0, 50, 400],
         }
+    }
+
+    #[test]
+    fn server_cpu_per_sample_is_one_a_sample_each_grown_and_within_the_total() {
+        let mut s = Scenario::bare("nginx", "X25519");
+        s.sample_sizes = vec![50, 50];
+        s.server_cpu_ns = 400_000.0;
+        let problems = |s: &Scenario| {
+            let mut p = Vec::new();
+            server_cpu(&mut p, "h", s);
+            p
+        };
+        // None stored (an older file, a server that could not say): nothing to hold.
+        assert!(problems(&s).is_empty());
+        // 100 connections at 400 us: 40 ms in all, 39.9 ms over the samples.
+        s.server_cpu_samples_ns = vec![19_900_000, 20_000_000];
+        assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+        s.server_cpu_samples_ns = vec![20_000_000, 20_000_010];
+        assert!(problems(&s)[0].is(
+            Kind::Bound,
+            "the server's CPU over its samples, 40000010 ns"
+        ));
+        s.server_cpu_samples_ns = vec![0, 20_000_000];
+        assert!(problems(&s)[0].is(
+            Kind::Evidence,
+            "did not grow over sample 0's 50 connection(s)"
+        ));
+        s.server_cpu_samples_ns = vec![20_000_000];
+        assert!(problems(&s)[0].is(Kind::Incomplete, "server CPU for 1 sample(s), 2 samples"));
     }
 
     #[test]

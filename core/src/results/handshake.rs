@@ -495,6 +495,26 @@ fn no_padding(n: &usize) -> bool {
     *n == 0
 }
 
+#[cfg(test)]
+impl Scenario {
+    /// A scenario of `stack` and `suite` with no connections and every figure zero or absent:
+    /// what a test fills in.
+    pub(crate) fn bare(stack: &str, suite: &str) -> Scenario {
+        let mem = serde_json::json!({"rust_allocs": 0.0, "rust_bytes": 0.0, "c_allocs": 0.0, "c_bytes": 0.0});
+        serde_json::from_value(serde_json::json!({
+            "protocol": "tls13", "suite": suite, "stack": stack,
+            "evidence": {"version": "TLSv1_3", "group": suite, "cipher": "", "cert_key": "",
+                         "resumed": false, "client_share": null, "server_share": null},
+            "median_ns": 0.0, "p95_ns": 0.0, "ready_median_ns": 0.0, "sample_medians_ns": [],
+            "rsd_pct": 0.0, "client_to_server_bytes": 0.0, "server_to_client_bytes": 0.0,
+            "declared_wire_bytes": null, "client_cpu_ns": 0.0, "server_cpu_ns": 0.0,
+            "client_mem": mem, "server_mem": mem, "vs_baseline_ratio": null,
+            "measured_delta_ns": null, "composed_delta_ns": null
+        }))
+        .expect("a bare scenario reads")
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scenario {
     pub protocol: String,
@@ -538,6 +558,13 @@ pub struct Scenario {
     pub declared_shares: Option<(usize, usize)>,
     pub client_cpu_ns: f64,
     pub server_cpu_ns: f64,
+    /// The server's own CPU in each sample (with `sample_sizes`), whole nanoseconds, read from its
+    /// processes after each round (files from 2026-12-07 on): what server CPU per handshake's
+    /// interval and the paired difference between two scenarios' are computed from
+    /// (`figures::server_cpu`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(with = "super::packed::u64s")]
+    pub server_cpu_samples_ns: Vec<u64>,
     pub client_mem: PerHandshake,
     pub server_mem: PerHandshake,
     /// The scenario the baseline figures below are against (schema 3): for the baseline
