@@ -94,7 +94,8 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
     let Some(trailer) = rest.get(..8) else {
         bail!("not a whole gzip stream: its trailer is cut short");
     };
-    let word = |i: usize| u32::from_le_bytes([trailer[i], trailer[i + 1], trailer[i + 2], trailer[i + 3]]);
+    let word =
+        |i: usize| u32::from_le_bytes([trailer[i], trailer[i + 1], trailer[i + 2], trailer[i + 3]]);
     let mut crc = flate2::Crc::new();
     crc.update(&out);
     if crc.sum() != word(0) || out.len() as u32 != word(4) {
@@ -405,7 +406,10 @@ mod tests {
             .comment("gzip -9")
             .write(Vec::new(), flate2::Compression::best());
         named.write_all(&a).unwrap();
-        assert_eq!(text(named.finish().unwrap()).unwrap().as_bytes(), a.as_slice());
+        assert_eq!(
+            text(named.finish().unwrap()).unwrap().as_bytes(),
+            a.as_slice()
+        );
         // Its CRC changed, it is refused.
         let mut bad = b.clone();
         let at = bad.len() - 8;
