@@ -1285,3 +1285,124 @@ fn the_methodology_opens_with_the_identity_on_the_runs_hybrid() {
         assert!(row.contains(&format::time(term)), "{row}");
     }
 }
+
+/// A run whose servers' CPU was read every sample: the answer table gives each change's server CPU
+/// difference, and for a server the capacity step does not run (nginx) its capacity from it; the
+/// page's figures are the export's, and `check` takes the samples. The CPU per sample here is made
+/// from each scenario's stored total (a test's data, not a measurement): the zen 2 run of
+/// 2026-12-07 predates the per-sample reading.
+#[test]
+fn the_servers_cpu_per_sample_gives_its_difference_and_a_servers_capacity() {
+    use pqprof_core::export::{self, Section};
+    let source = support::committed::newest_of("c23e02").expect("the Zen 2 VM's run");
+    let mut r = pqprof_core::results::read(&source).unwrap();
+    for (k, s) in r
+        .handshakes
+        .as_mut()
+        .unwrap()
+        .scenarios
+        .iter_mut()
+        .enumerate()
+    {
+        // Each sample a little off the mean (+-2%, turning with the sample and the scenario), and
+        // over every sample a hair under the total, as the last reading precedes the end's.
+        let weights: Vec<f64> = (0..s.sample_sizes.len())
+            .map(|i| (1.0 + 0.01 * (((i + k) % 5) as f64 - 2.0)) * s.sample_sizes[i] as f64)
+            .collect();
+        let connections: usize = s.sample_sizes.iter().sum();
+        let total = s.server_cpu_ns * connections as f64 * (1.0 - 1e-3);
+        let sum: f64 = weights.iter().sum();
+        s.server_cpu_samples_ns = weights
+            .iter()
+            .map(|w| (total * w / sum).floor() as u64)
+            .collect();
+    }
+    let problems = pqprof_core::check::check(&r);
+    assert!(
+        !problems
+            .iter()
+            .any(|p| p.to_string().contains("server's CPU")),
+        "{problems:?}"
+    );
+    let dir = Scratch::new("server-cpu");
+    let file = dir.join("run.json.gz");
+    pqprof_core::results::create(&file, &r, false).unwrap();
+    let out = render_files("server-cpu", std::slice::from_ref(&file), false);
+    let index = page(&out, "index.html");
+    let answer = export::table(&r, &[Section::Answer]).unwrap();
+    let attr = |row: &str, name: &str| -> Option<f64> {
+        let at = row.find(&format!("{name}=\""))? + name.len() + 2;
+        verify::unescape(row[at..].split('"').next()?).parse().ok()
+    };
+    let mut compared = 0;
+    for row in index.split("<tr class=\"answer\"").skip(1) {
+        let row = row.split("</tr>").next().unwrap();
+        let key = row
+            .split("data-key=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let parts: Vec<&str> = key.split('|').collect();
+        let i = (0..answer.rows.len())
+            .find(|&i| {
+                answer.text(i, "stack") == Some(parts[2])
+                    && answer.text(i, "scenario") == Some(&verify::unescape(parts[3]))
+                    && answer.text(i, "baseline") == Some(&verify::unescape(parts[4]))
+            })
+            .unwrap_or_else(|| panic!("{key} is not exported"));
+        for figure in [
+            "server-cpu",
+            "server-cpu-lo",
+            "server-cpu-hi",
+            "server-cpu-capacity",
+        ] {
+            let column = export::answer_figure_column(figure).unwrap().key();
+            match (
+                attr(row, &format!("data-{figure}")),
+                answer.number(i, &column),
+            ) {
+                (Some(a), Some(b)) => {
+                    assert!(
+                        (a - b).abs() <= 1e-6 * a.abs().max(1.0),
+                        "{key} {figure}: {a} / {b}"
+                    );
+                    compared += 1;
+                }
+                (None, None) => {}
+                other => panic!("{key} {figure}: page and export {other:?}"),
+            }
+        }
+        // nginx has no capacity step: its capacity cell is the server CPU's, said to be so.
+        if parts[2] == "nginx" && parts[3] == "X25519MLKEM768" {
+            let h = r.handshakes.as_ref().unwrap();
+            let find = |suite: &str| {
+                h.scenarios
+                    .iter()
+                    .find(|s| {
+                        s.stack.name() == "nginx"
+                            && s.suite == suite
+                            && s.auth_name() == Some("ECDSA-P256")
+                            && !s.instrumented
+                            && s.mode == pqprof_core::results::Mode::Full
+                    })
+                    .unwrap()
+            };
+            let change =
+                pqprof_core::figures::server_cpu::change(find("X25519MLKEM768"), find("X25519"))
+                    .unwrap();
+            assert!(change.delta_ns > 0.0, "{change:?}");
+            assert!(
+                row.contains(&format!("{:.2}×", change.capacity_ratio)),
+                "{row}"
+            );
+            assert!(
+                row.contains("the capacity step does not run this server"),
+                "{row}"
+            );
+        }
+    }
+    // Every stack's rows of the real handshakes, nginx, HAProxy and sshd among them.
+    assert!(compared >= 4 * 20, "{compared} figures compared");
+}

@@ -51,6 +51,10 @@ pub fn answer_figure_column(figure: &str) -> Option<Column> {
         "real-hi" => ("real_delta_ci95_high", Unit::Ns),
         "explained" => ("insitu_crypto_explains", Unit::Pct),
         "capacity" => ("server_capacity_vs_baseline", Unit::Ratio),
+        "server-cpu" => ("server_cpu_delta", Unit::Ns),
+        "server-cpu-lo" => ("server_cpu_delta_ci95_low", Unit::Ns),
+        "server-cpu-hi" => ("server_cpu_delta_ci95_high", Unit::Ns),
+        "server-cpu-capacity" => ("server_cpu_capacity_vs_baseline", Unit::Ratio),
         "memory" => ("memory_per_held_connection_delta", Unit::Bytes),
         "wire-cs" => ("wire_client_to_server", Unit::Bytes),
         "wire-sc" => ("wire_server_to_client", Unit::Bytes),
@@ -152,6 +156,9 @@ fn handshakes(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
         Column::new("p95", Unit::Ns),
         Column::new("client_cpu", Unit::Ns),
         Column::new("server_cpu", Unit::Ns),
+        Column::new("server_cpu_over_samples", Unit::Ns),
+        Column::new("server_cpu_over_samples_ci95_low", Unit::Ns),
+        Column::new("server_cpu_over_samples_ci95_high", Unit::Ns),
         Column::new("client_to_server", Unit::Bytes),
         Column::new("server_to_client", Unit::Bytes),
         Column::new("against", Unit::Text),
@@ -172,6 +179,11 @@ fn handshakes(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
             .flat_map(|h| &h.scenarios)
             .map(|s| {
                 let e = &s.evidence;
+                let cpu = crate::figures::server_cpu::of(s);
+                let cpu_interval = cpu.as_ref().and_then(|c| {
+                    let h = c.half95_ns?;
+                    Some((c.per_handshake_ns - h, c.per_handshake_ns + h))
+                });
                 let against = s.against.as_ref().map_or(String::new(), |a| {
                     a.auth
                         .as_ref()
@@ -191,6 +203,9 @@ fn handshakes(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
                     num(s.p95_ns),
                     num(s.client_cpu_ns),
                     num(s.server_cpu_ns),
+                    num(cpu.map(|c| c.per_handshake_ns)),
+                    lo(cpu_interval),
+                    hi(cpu_interval),
                     num(s.client_to_server_bytes),
                     num(s.server_to_client_bytes),
                     text(against),

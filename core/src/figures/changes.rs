@@ -186,6 +186,10 @@ pub struct Figures {
     /// where the records give no interval.
     pub explained_resolved: Option<bool>,
     pub capacity_ratio: Option<f64>,
+    /// The server's own CPU per handshake, the changed scenario's against the baseline's over the
+    /// rounds of the real handshakes both ran in (`figures::server_cpu::change`): the capacity a
+    /// server that runs no harness (nginx, HAProxy, sshd) has in the handshake step.
+    pub server_cpu: Option<crate::figures::server_cpu::CpuChange>,
     pub(crate) memory_bytes: Option<f64>,
     /// Bytes client to server and server to client, the changed scenario's and their change.
     pub(crate) wire: Option<(f64, f64)>,
@@ -294,6 +298,9 @@ fn figures_of(r: &Results, c: &Change) -> Figures {
         }),
         capacity_ratio: capacity
             .and_then(|cap| fig::capacity_ratio(cap, &c.stack, sides.0, sides.1, baseline_auth)),
+        server_cpu: s
+            .zip(b)
+            .and_then(|(s, b)| crate::figures::server_cpu::change(s, b)),
         memory_bytes: capacity.and_then(|cap| {
             fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth)
         }),
@@ -343,6 +350,26 @@ pub(crate) fn values(f: &Figures) -> Vec<(String, Option<f64>)> {
         ),
         ("explained".into(), f.explained_pct),
         ("capacity".into(), f.capacity_ratio),
+        (
+            "server-cpu".into(),
+            f.server_cpu.as_ref().map(|c| c.delta_ns),
+        ),
+        (
+            "server-cpu-lo".into(),
+            f.server_cpu
+                .as_ref()
+                .and_then(|c| Some(c.delta_ns - c.delta_half95_ns?)),
+        ),
+        (
+            "server-cpu-hi".into(),
+            f.server_cpu
+                .as_ref()
+                .and_then(|c| Some(c.delta_ns + c.delta_half95_ns?)),
+        ),
+        (
+            "server-cpu-capacity".into(),
+            f.server_cpu.as_ref().map(|c| c.capacity_ratio),
+        ),
         ("memory".into(), f.memory_bytes),
         ("wire-cs".into(), f.wire.map(|w| w.0)),
         ("wire-sc".into(), f.wire.map(|w| w.1)),

@@ -15,6 +15,7 @@ pub(crate) mod memo;
 pub mod modes;
 pub mod network;
 pub mod probe;
+pub mod server_cpu;
 pub mod timeline;
 pub mod warnings;
 

@@ -131,6 +131,77 @@ pub(crate) fn interval_us(lo: f64, hi: f64) -> String {
     format!("{} – {} µs", us(lo), us(hi))
 }
 
+/// Handshakes per server core-second, the changed scenario's over the baseline's: the capacity
+/// step's in memory where it measures the stack, else the server's own CPU per handshake in the
+/// real handshakes (nginx, HAProxy, sshd: servers the capacity step does not run). The second
+/// carries its CPU difference and interval in either case.
+fn capacity_cell(
+    r: &crate::results::Results,
+    c: &Change,
+    f: &Figures,
+    machine_id: &str,
+    handshakes: &str,
+) -> Cell {
+    let mut values = Vec::new();
+    let mut said = String::new();
+    if let Some(cpu) = &f.server_cpu {
+        values.push(value("server-cpu", cpu.delta_ns));
+        values.push(value("server-cpu-capacity", cpu.capacity_ratio));
+        if let Some(h) = cpu.delta_half95_ns {
+            values.push(value("server-cpu-lo", cpu.delta_ns - h));
+            values.push(value("server-cpu-hi", cpu.delta_ns + h));
+        }
+        let interval = cpu.delta_half95_ns.map_or(String::new(), |h| {
+            format!(
+                " (95%: {} to {})",
+                units::signed_time(cpu.delta_ns - h),
+                units::signed_time(cpu.delta_ns + h)
+            )
+        });
+        said = format!(
+            "the server's own CPU per handshake in the real handshakes, {} against {}: {}{interval} over {} round(s)",
+            c.group,
+            c.baseline,
+            units::signed_time(cpu.delta_ns),
+            cpu.pairs
+        );
+    }
+    let class = |x: f64| if x < 1.0 { "slower" } else { "faster" }.to_string();
+    match (f.capacity_ratio, &f.server_cpu) {
+        (Some(x), _) => {
+            values.push(value("capacity", x));
+            let also = if said.is_empty() {
+                String::new()
+            } else {
+                format!("; {said}")
+            };
+            Cell {
+                text: units::ratio(x),
+                sub: String::new(),
+                href: format!("#capacity-{machine_id}"),
+                title: format!(
+                    "server handshakes per core-second in memory, {} over {}{also}",
+                    c.group, c.baseline
+                ),
+                class: class(x),
+                values,
+            }
+        }
+        (None, Some(cpu)) => Cell {
+            text: units::ratio(cpu.capacity_ratio),
+            sub: format!("{} CPU", units::signed_time(cpu.delta_ns)),
+            href: handshakes.to_string(),
+            title: format!(
+                "handshakes per server core-second from {said}; the capacity step does not run this server"
+            ),
+            class: class(cpu.capacity_ratio),
+            values,
+        },
+        (None, None) if r.capacity.is_none() => Cell::missing("no capacity section in this run"),
+        (None, None) => Cell::missing("capacity does not measure this stack"),
+    }
+}
+
 fn value(name: &str, x: f64) -> (String, String) {
     (name.to_string(), format!("{x}"))
 }
@@ -290,21 +361,7 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
         None => Cell::missing("no real handshakes of both scenarios"),
     });
     out.push(explained_cell(f, insitu));
-    out.push(match f.capacity_ratio {
-        Some(x) => Cell {
-            text: units::ratio(x),
-            sub: String::new(),
-            href: format!("#capacity-{machine_id}"),
-            title: format!(
-                "server handshakes per core-second in memory, {} over {}",
-                c.group, c.baseline
-            ),
-            class: if x < 1.0 { "slower" } else { "faster" }.into(),
-            values: vec![value("capacity", x)],
-        },
-        None if r.capacity.is_none() => Cell::missing("no capacity section in this run"),
-        None => Cell::missing("capacity does not measure this stack"),
-    });
+    out.push(capacity_cell(r, c, f, machine_id, &hs));
     out.push(match f.memory_bytes {
         Some(m) => Cell {
             text: format!("{}{} B", if m >= 0.0 { "+" } else { "" }, units::count(m)),

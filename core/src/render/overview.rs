@@ -240,7 +240,19 @@ fn rows_of(
                 },
                 bytes: format!("{} / {}", format::bytes(s.client_to_server_bytes as usize), format::bytes(s.server_to_client_bytes as usize)),
                 client_cpu: format::time(s.client_cpu_ns),
-                server_cpu: format::time(s.server_cpu_ns),
+                // Over every connection; where the server's CPU was read every sample, the mean
+                // over the samples' with its interval, and what a core of it serves a second.
+                server_cpu: match crate::figures::server_cpu::of(s) {
+                    Some(c) => format!(
+                        "{} ({}{} over {} samples; {}/core·s)",
+                        format::time(s.server_cpu_ns),
+                        format::time(c.per_handshake_ns),
+                        c.half95_ns.map_or(String::new(), |h| format!(" ±{}", format::time(h))),
+                        c.samples,
+                        format::count(c.per_core_second().0)
+                    ),
+                    None => format::time(s.server_cpu_ns),
+                },
                 client_mem: mem(&s.client_mem),
                 server_mem: mem(&s.server_mem),
                 evidence: format!("{}{}{}", [e.version.as_str(), &e.group, &e.cipher, &e.cert_key, if e.resumed { "resumed" } else { "full handshake" }].iter().filter(|x| !x.is_empty()).copied().collect::<Vec<_>>().join(" · "), shares, e.quic.as_ref().map_or(String::new(), quic_flights)),
