@@ -107,6 +107,9 @@ fn a_users_own_server_file_gets_its_rows_with_no_code() {
         let software = ev["server_software"].as_str().unwrap();
         assert!(software.starts_with("nginx-tuned 1."), "{software}");
         assert!(s["server_cpu_ns"].as_f64().unwrap() > 0.0);
+        // Its CPU read after every round: one figure a sample, packed.
+        let per_sample = s["server_cpu_samples_ns"].as_str().unwrap_or_default();
+        assert!(per_sample.starts_with("d1:"), "{s}");
         assert_eq!(
             s["totals_ns"].as_array().map_or(0, |t| t.len()),
             0,
@@ -132,6 +135,58 @@ fn a_users_own_server_file_gets_its_rows_with_no_code() {
     assert!(said.contains("not nginx-tuned and a version"), "{said}");
     // Nothing of this test's servers is left: no process names their folders (lab-<name>-<pid>).
     let left = running("lab-nginx-tuned-");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_users_own_server_is_loaded_by_h2load_and_checked() {
+    if !root_made() {
+        return;
+    }
+    let dir = servers("own-load", "nginx-loaded", |t| t);
+    let out = common::tmp("lab", "own-load.json");
+    common::measure_suites(&out, "tests/data/mini", "5");
+    let o = pqprof_with(
+        &dir,
+        &[
+            "capacity",
+            "--results",
+            out.to_str().unwrap(),
+            "--stack",
+            "nginx-loaded",
+            "--quick",
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let loads = v["capacity"]["servers"].as_array().unwrap();
+    // Both socket groups, with the ECDSA and the ML-DSA-65 chain.
+    let mut seen: Vec<(String, String)> = loads
+        .iter()
+        .map(|l| (l["group"].to_string(), l["auth"].to_string()))
+        .collect();
+    seen.sort();
+    assert_eq!(seen.len(), 4, "{loads:#?}");
+    for l in loads {
+        assert_eq!(l["server"], "nginx-loaded");
+        assert_eq!(l["tls_version"], "TLSv1.3");
+        assert!(l["tool"].as_str().unwrap().starts_with("h2load nghttp2/"), "{l}");
+        for r in l["rounds"].as_array().unwrap() {
+            assert_eq!(r["failed"], 0, "{l}");
+            assert!(r["server_cpu_ns"].as_u64().unwrap() > 0, "{l}");
+        }
+    }
+    let check = common::pqprof(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    // A round whose connections failed fails the check.
+    let bad = common::tmp("lab", "own-load-bad.json");
+    let mut broken = v.clone();
+    broken["capacity"]["servers"][0]["rounds"][0]["failed"] = 3.into();
+    std::fs::write(&bad, broken.to_string()).unwrap();
+    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let left = running("h2load-nginx-loaded-");
     assert!(left.is_empty(), "{left:?}");
 }
 
@@ -243,6 +298,9 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
         );
         // sshd's work is its processes': each connection's sshd-session is counted.
         assert!(s["server_cpu_ns"].as_f64().unwrap() > 0.0);
+        // Its CPU read after every round: one figure a sample, packed.
+        let per_sample = s["server_cpu_samples_ns"].as_str().unwrap_or_default();
+        assert!(per_sample.starts_with("d1:"), "{s}");
     }
     let check = common::pqprof(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", common::stderr(&check));

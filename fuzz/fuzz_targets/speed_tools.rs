@@ -1,9 +1,9 @@
-//! Any text as the output of liboqs's speed tools, `openssl speed -mr` or a callgrind file: rows
-//! or an error.
+//! Any text as the output of liboqs's speed tools, `openssl speed -mr`, a callgrind file or
+//! h2load: rows or an error.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pqprof_core::parse::{callgrind, liboqs_speed, openssl_speed};
+use pqprof_core::parse::{callgrind, h2load, liboqs_speed, openssl_speed};
 
 fuzz_target!(|text: &str| {
     if let Ok(rows) = liboqs_speed::parse(text) {
@@ -16,5 +16,8 @@ fuzz_target!(|text: &str| {
     }
     if let Ok((events, totals)) = callgrind::totals(text) {
         assert_eq!(events.len(), totals.len());
+    }
+    if let Ok(run) = h2load::parse(text) {
+        assert!(run.succeeded <= run.total);
     }
 });

@@ -12,6 +12,7 @@
 //! A stack that cannot run here (the Go peer not built) is left out with a note, and so is each
 //! group a stack does not negotiate.
 
+mod h2load;
 pub mod server;
 
 use crate::auth::Step;
@@ -32,6 +33,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone)]
 pub(crate) struct Options {
     pub(crate) stacks: Vec<&'static dyn TlsStack>,
+    /// The servers of servers/ loaded by h2load (`h2load`), beside the library stacks.
+    pub(crate) servers: Vec<&'static dyn TlsStack>,
     /// In memory: the 95% half-width of each rate to reach, percent, with at most this much more
     /// time per cell (0: exactly `rounds`).
     pub(crate) precision_pct: f64,
@@ -102,6 +105,11 @@ impl Options {
                 .iter()
                 .copied()
                 .filter(|s| s.features().capacity || s.features().in_memory)
+                .collect(),
+            servers: stack::all()
+                .iter()
+                .copied()
+                .filter(|s| s.features().under_load)
                 .collect(),
             groups,
             in_memory_ms: if quick { 300 } else { 2000 },
@@ -521,6 +529,14 @@ pub(crate) fn run(
         let (id, files) = chains.get(&a.name)?;
         memory.push(hold(stack, group, files, id, steps, fd_limit, server_core)?);
     }
+    // 4. The servers people run (servers/: nginx, HAProxy) under h2load, beside the stacks.
+    let servers = h2load::servers(
+        opts,
+        &chains,
+        (server_core, load_core),
+        &mut notes,
+        progress,
+    )?;
     for m in &memory {
         if let Some(why) = &m.limited_by {
             notes.push(Warning::MemoryLimited {
@@ -541,6 +557,7 @@ pub(crate) fn run(
         resumed,
         sockets,
         memory,
+        servers,
         notes,
     })
 }

@@ -23,10 +23,12 @@ pub(super) fn capacity(args: crate::cli::CapacityArgs) -> Result<()> {
     )?;
     let mut opts = crate::capacity::Options::default_for(quick, &suites)?;
     if !stacks.is_empty() {
-        opts.stacks = stacks
+        let asked: Vec<&'static dyn crate::stack::TlsStack> = stacks
             .iter()
             .map(|s| crate::stack::find(s))
             .collect::<Result<_>>()?;
+        // The library stacks are measured in memory and over sockets, the servers under h2load.
+        (opts.servers, opts.stacks) = asked.into_iter().partition(|s| s.features().under_load);
     }
     if !connections.is_empty() {
         opts.connections = connections.iter().map(|&c| c as usize).collect();

@@ -152,6 +152,50 @@ pub(crate) fn tree_cpu_ns(top: u32) -> f64 {
     total
 }
 
+/// The server tree's CPU once two reads 5 ms apart agree (at most 100 ms of reads).
+pub(crate) fn settled_cpu_ns(top: u32) -> f64 {
+    let mut last = tree_cpu_ns(top);
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let now = tree_cpu_ns(top);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
+/// Pins every thread of every process below `top` to `core` (the server core of a load
+/// measurement): a process the server starts later is not pinned, so this follows its start.
+pub(crate) fn pin_tree(top: u32, core: usize) -> Result<()> {
+    let mut stack = children(top);
+    while let Some(pid) = stack.pop() {
+        stack.extend(children(pid));
+        for t in std::fs::read_dir(format!("/proc/{pid}/task"))?.flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            pin(tid, core).with_context(|| format!("cannot pin thread {tid} to core {core}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Pins thread `tid` (0: the calling one) to `core`.
+pub(crate) fn pin(tid: i32, core: usize) -> std::io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it for any core below
+    // CPU_SETSIZE, which `core` (one of this machine's) is.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf reads a constant of the system.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

@@ -72,6 +72,7 @@ impl TlsStack for Go {
             in_memory: true,
             capacity: true,
             network: true,
+            under_load: false,
             resumption: true,
             hello_retry: false,
             hello_retry_classical: false,

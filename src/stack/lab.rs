@@ -58,6 +58,13 @@ impl TlsStack for LabServer {
         self.name
     }
 
+    fn features(&self) -> super::Features {
+        super::Features {
+            under_load: self.server.kind == ServerKind::Tls,
+            ..super::Features::default()
+        }
+    }
+
     fn protocol(&self) -> &'static str {
         match self.server.kind {
             ServerKind::Tls => "tls13",
@@ -196,7 +203,7 @@ pub(crate) fn server_main(
             "stats" | "cpu" => {
                 // The client has finished its N exchanges; the server may still be closing the
                 // last connection: its CPU is read once it stops growing (at most 100 ms).
-                let cpu = settled_cpu_ns(top);
+                let cpu = crate::lab::settled_cpu_ns(top);
                 let s = super::child::ServerStats {
                     // Each of the client's N connections completed a handshake and a GET this
                     // server answered with a 200: N served.
@@ -218,18 +225,4 @@ pub(crate) fn server_main(
     running.stop();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// The server tree's CPU once two reads 5 ms apart agree (at most 100 ms of reads).
-fn settled_cpu_ns(top: u32) -> f64 {
-    let mut last = crate::lab::tree_cpu_ns(top);
-    for _ in 0..20 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        let now = crate::lab::tree_cpu_ns(top);
-        if now == last {
-            break;
-        }
-        last = now;
-    }
-    last
 }

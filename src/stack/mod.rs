@@ -92,6 +92,9 @@ pub struct Features {
     pub(crate) capacity: bool,
     /// Through the emulated network (a server that serves many connections at once).
     pub(crate) network: bool,
+    /// A server of servers/ that the capacity step loads with h2load from the lab root
+    /// (`capacity::h2load`): its capacity is its own, under a load generator it does not embed.
+    pub(crate) under_load: bool,
     /// TLS 1.3 resumption (`Mode::Resumed`): its client keeps the ticket each connection brings
     /// for the next, and its server issues one ticket per connection.
     pub(crate) resumption: bool,

@@ -60,6 +60,7 @@ impl TlsStack for OpenSsl {
             in_memory: true,
             capacity: true,
             network: true,
+            under_load: false,
             resumption: true,
             hello_retry: true,
             hello_retry_classical: true,

@@ -45,6 +45,7 @@ impl TlsStack for Rustls {
             in_memory: true,
             capacity: true,
             network: true,
+            under_load: false,
             resumption: true,
             hello_retry: true,
             hello_retry_classical: true,

@@ -154,7 +154,68 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
             )));
         }
     }
+    for l in &c.servers {
+        servers(&mut problems, l);
+    }
     problems
+}
+
+/// A server under h2load (`figures::server_load` computes its figures from these rounds): every
+/// connection of every round succeeded over TLS 1.3 with the one group h2load offered, which the
+/// server was configured with; each round took time and the server's CPU grew over it.
+fn servers(problems: &mut Vec<Problem>, l: &crate::results::ServerLoad) {
+    let name = format!(
+        "capacity {} {} + {} under h2load",
+        l.server, l.group, l.auth
+    );
+    if l.version.is_empty() || l.tool.is_empty() {
+        problems.push(Problem::evidence(format!(
+            "{name}: no server version or no h2load version"
+        )));
+    }
+    if !l.server_groups.contains(&l.group) {
+        problems.push(Problem::evidence(format!(
+            "{name}: h2load offered {}, which the server was not given ({})",
+            l.group,
+            l.server_groups.join(", ")
+        )));
+    }
+    if l.tls_version != "TLSv1.3" {
+        problems.push(Problem::evidence(format!(
+            "{name}: h2load negotiated {:?}, not TLSv1.3",
+            l.tls_version
+        )));
+    }
+    if l.rounds.is_empty() {
+        problems.push(Problem::incomplete(format!("{name}: no rounds")));
+    }
+    for (k, r) in l.rounds.iter().enumerate() {
+        if r.succeeded + r.failed != l.connections as u64 {
+            problems.push(Problem::incomplete(format!(
+                "{name}: round {k} counts {} succeeded and {} failed of {} connections",
+                r.succeeded, r.failed, l.connections
+            )));
+        }
+        if r.failed > 0 {
+            problems.push(Problem::evidence(format!(
+                "{name}: {} connection(s) of round {k} failed",
+                r.failed
+            )));
+        }
+        if r.elapsed_ns == 0 || r.server_cpu_ns == 0 {
+            problems.push(Problem::bound(format!(
+                "{name}: round {k} took {} ns and the server {} ns of CPU",
+                r.elapsed_ns, r.server_cpu_ns
+            )));
+        }
+    }
+    let mut turns: Vec<usize> = l.rounds.iter().map(|r| r.turn).collect();
+    turns.sort_unstable();
+    if turns.windows(2).any(|w| w[0] == w[1]) {
+        problems.push(Problem::incomplete(format!(
+            "{name}: two rounds in one turn"
+        )));
+    }
 }
 
 fn in_memory(problems: &mut Vec<Problem>, c: &Capacity, results: &Results) {
@@ -352,5 +413,64 @@ fn resumptions(
             "{name}: a full handshake's row says {n} of its handshakes resumed"
         ))),
         (false, _) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ServerLoad, ServerLoadRound};
+
+    #[test]
+    fn a_server_under_h2load_is_held_to_its_evidence_and_counts() {
+        let round = |turn, succeeded, failed| ServerLoadRound {
+            turn,
+            elapsed_ns: 150_000_000,
+            succeeded,
+            failed,
+            server_cpu_ns: 90_000_000,
+        };
+        let mut l = ServerLoad {
+            server: "nginx".into(),
+            version: "1.26.3".into(),
+            server_groups: vec!["X25519MLKEM768".into(), "X25519".into()],
+            group: "X25519".into(),
+            auth: "ECDSA-P256".into(),
+            tool: "h2load nghttp2/1.64.0".into(),
+            tls_version: "TLSv1.3".into(),
+            connections: 200,
+            rounds: vec![round(0, 200, 0), round(2, 200, 0)],
+        };
+        let check = |l: &ServerLoad| {
+            let mut p = Vec::new();
+            servers(&mut p, l);
+            p
+        };
+        assert!(check(&l).is_empty(), "{:?}", check(&l));
+        l.group = "MLKEM768".into();
+        assert!(check(&l)[0].is(
+            crate::check::problem::Kind::Evidence,
+            "which the server was not given"
+        ));
+        l.group = "X25519".into();
+        l.rounds[1] = round(2, 190, 10);
+        assert!(check(&l)[0].is(
+            crate::check::problem::Kind::Evidence,
+            "10 connection(s) of round 1 failed"
+        ));
+        l.rounds[1] = round(0, 199, 0);
+        let p = check(&l);
+        assert!(
+            p.iter()
+                .any(|p| p.to_string().contains("counts 199 succeeded")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|p| p.to_string().contains("two rounds in one turn")),
+            "{p:?}"
+        );
+        l.rounds.clear();
+        assert!(check(&l)[0].to_string().contains("no rounds"));
     }
 }

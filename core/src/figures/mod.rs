@@ -16,6 +16,7 @@ pub mod modes;
 pub mod network;
 pub mod probe;
 pub mod server_cpu;
+pub mod server_load;
 pub mod timeline;
 pub mod warnings;
 

@@ -23,7 +23,67 @@ pub(crate) struct View {
     pub(crate) lines: Vec<Line>,
     pub(crate) steps: Vec<Step>,
     pub(crate) memory: Vec<MemoryLine>,
+    /// The servers of servers/ under h2load, each against its real handshakes' capacity, and the
+    /// connections of each of their rounds.
+    pub(crate) servers: Vec<ServerLine>,
+    pub(crate) servers_connections: usize,
     pub(crate) notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ServerLine {
+    pub(crate) server: String,
+    pub(crate) group: String,
+    pub(crate) auth: String,
+    pub(crate) rate: String,
+    pub(crate) cpu: String,
+    pub(crate) busy: String,
+    pub(crate) handshake_cpu: String,
+    pub(crate) capacity: String,
+    pub(crate) diff: String,
+    pub(crate) verdict: String,
+}
+
+/// A lab server's rounds under h2load as a line: the rate, the server's CPU per handshake and how
+/// busy it was, then the real handshakes' CPU per handshake, the capacity it gives and the
+/// cross-check's verdict (`figures::server_load`).
+fn server_line(r: &crate::results::Results, l: &crate::results::ServerLoad) -> ServerLine {
+    use crate::figures::server_load;
+    let f = server_load::of(l);
+    let x = server_load::crosscheck(r, l);
+    let half = |h: Option<f64>, unit: &dyn Fn(f64) -> String| {
+        h.map_or(String::new(), |h| format!(" ±{}", unit(h)))
+    };
+    ServerLine {
+        server: format!("{} {}", l.server, l.version),
+        group: l.group.clone(),
+        auth: l.auth.clone(),
+        rate: f.as_ref().map_or("–".into(), |f| {
+            format!("{}/s{}", count(f.rate_per_s), half(f.rate_half95, &count))
+        }),
+        cpu: f.as_ref().map_or("–".into(), |f| {
+            format!(
+                "{}{}",
+                time(f.cpu_per_handshake_ns),
+                half(f.cpu_half95_ns, &time)
+            )
+        }),
+        busy: f
+            .as_ref()
+            .map_or("–".into(), |f| format!("{:.0}%", f.busy_pct)),
+        handshake_cpu: x.as_ref().map_or("–".into(), |x| time(x.handshake_cpu_ns)),
+        capacity: x
+            .as_ref()
+            .map_or("–".into(), |x| format!("{}/s", count(x.capacity_per_s))),
+        diff: x
+            .as_ref()
+            .map_or("–".into(), |x| format!("{:+.1}%", x.diff_pct)),
+        verdict: x
+            .as_ref()
+            .map_or("no real handshakes of this scenario".into(), |x| {
+                x.verdict.label()
+            }),
+    }
 }
 
 #[derive(Serialize)]
@@ -128,6 +188,11 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                     })
                 })
                 .collect();
+            let servers = c
+                .servers
+                .iter()
+                .map(|l| server_line(&run.results, l))
+                .collect();
             let memory = c
                 .memory
                 .iter()
@@ -213,6 +278,8 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                 lines,
                 steps,
                 memory,
+                servers_connections: c.servers.first().map_or(0, |l| l.connections),
+                servers,
                 notes: c.notes.iter().map(|w| w.to_string()).collect(),
             })
         })

@@ -26,6 +26,11 @@ pub struct Capacity {
     pub resumed: Vec<InMemory>,
     pub sockets: Vec<Sockets>,
     pub memory: Vec<Memory>,
+    /// The servers people run (servers/*.toml: nginx, HAProxy) under h2load's load from the lab
+    /// root (files from 2026-12-07 on): the cross-check of their CPU per handshake in the real
+    /// handshakes (`figures::server_load`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerLoad>,
     /// What deserves caution: a load generator that could not keep up, a step cut short.
     #[serde(default)]
     pub notes: Vec<super::Warning>,
@@ -217,4 +222,37 @@ fn is_zero(x: &i64) -> bool {
 
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
+}
+
+/// A lab server under h2load (nghttp2's load generator, from the same root) for one group and
+/// chain: rounds of `connections` connections, all opened at once, each one TLS 1.3 handshake and
+/// one request, the server pinned to the server core and h2load to the load core. The server
+/// takes both groups (the hybrid first); h2load offers only `group`, so every connection that
+/// succeeded negotiated it. The rounds of one server and chain take turns with the other group's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerLoad {
+    /// The server's name in servers/ ("nginx") and its version as its binary prints it.
+    pub server: String,
+    pub version: String,
+    /// The groups the server was configured with, in its order, and the one h2load offered.
+    pub server_groups: Vec<String>,
+    pub group: String,
+    pub auth: String,
+    /// h2load's `--version` ("h2load nghttp2/1.64.0") and the protocol it reported.
+    pub tool: String,
+    pub tls_version: String,
+    pub connections: usize,
+    pub rounds: Vec<ServerLoadRound>,
+}
+
+/// One h2load run: its own elapsed time ("finished in"), its counts, and what the server's
+/// processes spent meanwhile (their CPU read before h2load started and after it ended).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerLoadRound {
+    /// The turn it ran in among the server's rounds of both groups.
+    pub turn: usize,
+    pub elapsed_ns: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub server_cpu_ns: u64,
 }

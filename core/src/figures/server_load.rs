@@ -1,0 +1,234 @@
+//! A lab server under h2load (`results::ServerLoad`): the rate h2load saw, the server's CPU per
+//! handshake under that load and how busy its core was, each over the rounds with a t-interval;
+//! and the cross-check of the rate against the capacity the real handshakes give the same server,
+//! group and chain (one core's second over its CPU per handshake, `figures::server_cpu`). The two
+//! agree where the server's core is the limit and its work per handshake does not change under
+//! load; where they do not, the figures say which of the two it is.
+
+use super::server_cpu;
+use crate::results::{Mode, Results, Scenario, ServerLoad};
+use crate::stats;
+
+/// How far h2load's rate and the real handshakes' capacity may differ and still agree, percent
+/// (#65: "agree within 10%").
+pub const AGREE_PCT: f64 = 10.0;
+
+/// Below this share of its core the server was not the limit: h2load's own core was.
+pub const SERVER_BOUND_PCT: f64 = 90.0;
+
+/// What the rounds of one server, group and chain under h2load give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadFigures {
+    /// Handshakes a second: each round's succeeded connections over h2load's own elapsed time,
+    /// their mean and its 95% half-width.
+    pub rate_per_s: f64,
+    pub rate_half95: Option<f64>,
+    /// The server's CPU per handshake under the load, likewise.
+    pub cpu_per_handshake_ns: f64,
+    pub cpu_half95_ns: Option<f64>,
+    /// The server's CPU over h2load's time, every round together, percent of one core.
+    pub busy_pct: f64,
+    pub rounds: usize,
+}
+
+/// The figures of `l`'s rounds; `None` without a round, or with one that served nothing or took
+/// no time (`check` names those).
+pub fn of(l: &ServerLoad) -> Option<LoadFigures> {
+    if l.rounds.is_empty()
+        || l.rounds
+            .iter()
+            .any(|r| r.succeeded == 0 || r.elapsed_ns == 0)
+    {
+        return None;
+    }
+    let rates: Vec<f64> = l
+        .rounds
+        .iter()
+        .map(|r| r.succeeded as f64 / (r.elapsed_ns as f64 / 1e9))
+        .collect();
+    let cpu: Vec<f64> = l
+        .rounds
+        .iter()
+        .map(|r| r.server_cpu_ns as f64 / r.succeeded as f64)
+        .collect();
+    let spent: u64 = l.rounds.iter().map(|r| r.server_cpu_ns).sum();
+    let elapsed: u64 = l.rounds.iter().map(|r| r.elapsed_ns).sum();
+    Some(LoadFigures {
+        rate_per_s: stats::mean(&rates),
+        rate_half95: stats::mean_half95(&rates).map(|(_, h)| h),
+        cpu_per_handshake_ns: stats::mean(&cpu),
+        cpu_half95_ns: stats::mean_half95(&cpu).map(|(_, h)| h),
+        busy_pct: spent as f64 / elapsed as f64 * 100.0,
+        rounds: l.rounds.len(),
+    })
+}
+
+/// Why h2load's rate and the real handshakes' capacity differ by more than `AGREE_PCT`, or that
+/// they agree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    Agree,
+    /// The server's core was busy less than `SERVER_BOUND_PCT` of h2load's time: the load
+    /// generator (its core doing the client's half of every handshake) was the limit.
+    LoadBound {
+        busy_pct: f64,
+    },
+    /// The server was the limit, but spent another CPU per handshake under load than in the
+    /// real handshakes, one connection at a time (percent more, or less).
+    ServerCpuDiffers {
+        cpu_diff_pct: f64,
+    },
+}
+
+/// h2load's rate set against the capacity the real handshakes give the same server, group and
+/// chain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crosscheck {
+    /// The real handshakes' server CPU per handshake (over their samples where stored, else over
+    /// every connection), and the handshakes a core serves a second at it.
+    pub handshake_cpu_ns: f64,
+    pub capacity_per_s: f64,
+    /// h2load's rate over that capacity, less one, percent.
+    pub diff_pct: f64,
+    pub verdict: Verdict,
+}
+
+/// The real handshakes' scenario of `l`'s server, group and chain: plain, full handshakes.
+pub fn scenario<'a>(r: &'a Results, l: &ServerLoad) -> Option<&'a Scenario> {
+    r.handshakes.as_ref()?.scenarios.iter().find(|s| {
+        s.stack.name() == l.server
+            && s.suite == l.group
+            && s.auth_name() == Some(l.auth.as_str())
+            && !s.instrumented
+            && s.mode == Mode::Full
+    })
+}
+
+/// `l` against the real handshakes of the run, where they have its scenario.
+pub fn crosscheck(r: &Results, l: &ServerLoad) -> Option<Crosscheck> {
+    let s = scenario(r, l)?;
+    let load = of(l)?;
+    let handshake_cpu_ns = server_cpu::of(s).map_or(s.server_cpu_ns, |c| c.per_handshake_ns);
+    verdict(&load, handshake_cpu_ns)
+}
+
+/// The cross-check of `load` against a CPU per handshake of `handshake_cpu_ns`.
+pub fn verdict(load: &LoadFigures, handshake_cpu_ns: f64) -> Option<Crosscheck> {
+    if handshake_cpu_ns <= 0.0 {
+        return None;
+    }
+    let capacity_per_s = 1e9 / handshake_cpu_ns;
+    let diff_pct = (load.rate_per_s / capacity_per_s - 1.0) * 100.0;
+    let verdict = if diff_pct.abs() <= AGREE_PCT {
+        Verdict::Agree
+    } else if load.busy_pct < SERVER_BOUND_PCT {
+        Verdict::LoadBound {
+            busy_pct: load.busy_pct,
+        }
+    } else {
+        Verdict::ServerCpuDiffers {
+            cpu_diff_pct: (load.cpu_per_handshake_ns / handshake_cpu_ns - 1.0) * 100.0,
+        }
+    };
+    Some(Crosscheck {
+        handshake_cpu_ns,
+        capacity_per_s,
+        diff_pct,
+        verdict,
+    })
+}
+
+impl Verdict {
+    /// The verdict in a few words, for a table.
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Agree => format!("agree within {AGREE_PCT:.0}%"),
+            Verdict::LoadBound { busy_pct } => format!(
+                "h2load's core is the limit: the server was busy {busy_pct:.0}% of the time"
+            ),
+            Verdict::ServerCpuDiffers { cpu_diff_pct } => format!(
+                "the server is the limit, at {cpu_diff_pct:+.0}% CPU per handshake under load"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::ServerLoadRound;
+
+    fn load(rounds: &[(u64, u64, u64)]) -> ServerLoad {
+        ServerLoad {
+            server: "nginx".into(),
+            version: "1.26.3".into(),
+            server_groups: vec!["X25519MLKEM768".into(), "X25519".into()],
+            group: "X25519MLKEM768".into(),
+            auth: "ECDSA-P256".into(),
+            tool: "h2load nghttp2/1.64.0".into(),
+            tls_version: "TLSv1.3".into(),
+            connections: 500,
+            rounds: rounds
+                .iter()
+                .enumerate()
+                .map(
+                    |(turn, &(elapsed_ns, succeeded, server_cpu_ns))| ServerLoadRound {
+                        turn,
+                        elapsed_ns,
+                        succeeded,
+                        failed: 0,
+                        server_cpu_ns,
+                    },
+                )
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn rounds_give_the_rate_the_cpu_and_how_busy_the_server_was() {
+        // 500 handshakes in 0.25 s and in 0.5 s: 2,000 and 1,000 a second, mean 1,500, sd
+        // 707.107, t(1) 12.706: half = 12.706 x 707.107 / sqrt(2) = 6,353. CPU 0.2 s and 0.25 s:
+        // 400 and 500 us a handshake; busy 0.45 s of 0.75 s = 60%.
+        let f = of(&load(&[
+            (250_000_000, 500, 200_000_000),
+            (500_000_000, 500, 250_000_000),
+        ]))
+        .unwrap();
+        assert_eq!(f.rate_per_s, 1500.0);
+        assert!((f.rate_half95.unwrap() - 6353.0).abs() < 1.0, "{f:?}");
+        assert_eq!(f.cpu_per_handshake_ns, 450_000.0);
+        assert!((f.busy_pct - 60.0).abs() < 1e-9);
+        assert_eq!(f.rounds, 2);
+        // A round that served nothing gives no figures.
+        assert_eq!(of(&load(&[(250_000_000, 0, 1)])), None);
+        assert_eq!(of(&load(&[])), None);
+    }
+
+    #[test]
+    fn the_verdict_names_which_side_was_the_limit() {
+        // One round: 1,900 a second, CPU 500 us (busy 95%).
+        let busy = of(&load(&[(1_000_000_000, 1900, 950_000_000)])).unwrap();
+        // At 500 us in the real handshakes a core serves 2,000: -5%, they agree.
+        let c = verdict(&busy, 500_000.0).unwrap();
+        assert_eq!(c.capacity_per_s, 2000.0);
+        assert!((c.diff_pct + 5.0).abs() < 1e-9);
+        assert_eq!(c.verdict, Verdict::Agree);
+        // At 400 us a core would serve 2,500: -24%, and the server was busy: its CPU per
+        // handshake under load is 500 / 400 = +25%.
+        let c = verdict(&busy, 400_000.0).unwrap();
+        assert!((c.diff_pct + 24.0).abs() < 1e-9);
+        match c.verdict {
+            Verdict::ServerCpuDiffers { cpu_diff_pct } => {
+                assert!((cpu_diff_pct - 25.0).abs() < 1e-9)
+            }
+            v => panic!("{v:?}"),
+        }
+        // 1,000 a second with the server busy half the time: h2load was the limit.
+        let idle = of(&load(&[(1_000_000_000, 1000, 500_000_000)])).unwrap();
+        assert_eq!(
+            verdict(&idle, 500_000.0).unwrap().verdict,
+            Verdict::LoadBound { busy_pct: 50.0 }
+        );
+        assert_eq!(verdict(&idle, 0.0), None);
+    }
+}

@@ -1,0 +1,214 @@
+//! The servers people run under load (#65): each TLS server of servers/ the step was asked for
+//! (nginx, HAProxy, a user's own), started in the lab root with both socket groups (the hybrid
+//! first, as operators configure it) and pinned to the server core, loaded by h2load from the same
+//! root on the load core: rounds of `CONNECTIONS` connections opened at once, each one handshake
+//! and one request, h2load offering one group, the groups taking turns. The server's processes'
+//! CPU is read before and after each round; h2load reports its own elapsed time and counts
+//! (`parse::h2load`). `figures::server_load` sets the rate against the capacity the real
+//! handshakes give the same server.
+
+use super::Options;
+use crate::results::{ServerLoad, ServerLoadRound, Warning};
+use crate::stack::identity::Chains;
+use anyhow::{anyhow, bail, Context, Result};
+use pqprof_core::lab::{Server, ServerKind};
+use pqprof_core::parse::h2load;
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Connections a round: all opened at once, enough that the server is never idle waiting for one
+/// (h2load's `-c N -n N`: one request each; `-c 10 -n 2000` makes 10 handshakes, not 2,000).
+const CONNECTIONS: usize = 200;
+
+/// Rounds of each group for each server and chain.
+const ROUNDS: usize = 4;
+
+/// The chain besides the baseline's the servers are loaded with (#65: ECDSA and ML-DSA-65).
+const OTHER_CHAIN: &str = "ML-DSA-65";
+
+/// Every asked-for lab TLS server under h2load, with each chain it serves of the baseline's and
+/// `OTHER_CHAIN`. A server that cannot be measured here (no lab root, no h2load in it, a server
+/// that will not start) is a note, and the others go on.
+pub(super) fn servers(
+    opts: &Options,
+    chains: &Chains,
+    cores: (Option<usize>, Option<usize>),
+    notes: &mut Vec<Warning>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<ServerLoad>> {
+    let asked: Vec<&str> = opts.servers.iter().map(|s| s.name()).collect();
+    let (servers, _) = pqprof_core::lab::load_all(&crate::lab::servers_dir());
+    let servers: Vec<Server> = servers
+        .into_iter()
+        .filter(|s| s.kind == ServerKind::Tls && asked.contains(&s.name.as_str()))
+        .collect();
+    if servers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut not_measured = |what: &str, e: anyhow::Error| {
+        notes.push(Warning::NotMeasured {
+            what: format!("{what} under h2load"),
+            reason: format!("{e:#}"),
+        })
+    };
+    let root = match crate::lab::root() {
+        Ok(r) => r,
+        Err(e) => {
+            not_measured("the lab servers", e);
+            return Ok(Vec::new());
+        }
+    };
+    let tool = match tool_version(&root) {
+        Ok(t) => t,
+        Err(e) => {
+            not_measured("the lab servers", e);
+            return Ok(Vec::new());
+        }
+    };
+    // The hybrid first, the baseline last: the order operators configure.
+    let mut groups: Vec<&str> = opts.socket_groups.iter().map(String::as_str).collect();
+    groups.sort_by_key(|g| *g == pqprof_core::figures::probe::CLASSICAL);
+    let mut out = Vec::new();
+    for server in &servers {
+        for auth in [opts.auths.baseline.as_str(), OTHER_CHAIN] {
+            crate::interrupt::check()?;
+            if !server.chains.iter().any(|c| c == auth) {
+                continue;
+            }
+            let Ok((_, files)) = chains.get(auth) else {
+                continue;
+            };
+            progress(&format!("capacity: {} + {auth} under h2load", server.name));
+            match load(server, &root, &files.dir, &groups, auth, &tool, cores) {
+                Ok(rows) => out.extend(rows),
+                Err(e) => not_measured(&format!("{} + {auth}", server.name), e),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// "h2load nghttp2/1.64.0", as the root's h2load prints it.
+fn tool_version(root: &Path) -> Result<String> {
+    let out = Command::new("chroot")
+        .arg(root)
+        .args(["h2load", "--version"])
+        .output()
+        .context("cannot run chroot")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().next().unwrap_or("").trim();
+    if !out.status.success() || !line.starts_with("h2load") {
+        bail!("no h2load in the lab root ({})", root.display());
+    }
+    Ok(line.to_string())
+}
+
+/// One server and chain: started once with every group, then `ROUNDS` rounds of each group in
+/// turn.
+fn load(
+    server: &Server,
+    root: &Path,
+    identity: &Path,
+    groups: &[&str],
+    auth: &str,
+    tool: &str,
+    (server_core, load_core): (Option<usize>, Option<usize>),
+) -> Result<Vec<ServerLoad>> {
+    let bind = IpAddr::from([127, 0, 0, 1]);
+    let port = crate::lab::free_port(bind)?;
+    let values = crate::lab::values(server, groups, port, false)?;
+    let version = crate::lab::version(server, root)?;
+    let dir = identity.join(format!("h2load-{}-{}", server.name, std::process::id()));
+    let started = crate::lab::start(
+        server,
+        root,
+        &dir,
+        identity,
+        &values,
+        SocketAddr::new(bind, port),
+    );
+    let result = started.and_then(|mut running| {
+        let top = running.unshare.id();
+        if let Some(core) = server_core {
+            crate::lab::pin_tree(top, core)?;
+        }
+        let mut rows: Vec<ServerLoad> = groups
+            .iter()
+            .map(|g| ServerLoad {
+                server: server.name.clone(),
+                version: version.clone(),
+                server_groups: groups.iter().map(|g| g.to_string()).collect(),
+                group: g.to_string(),
+                auth: auth.to_string(),
+                tool: tool.to_string(),
+                tls_version: String::new(),
+                connections: CONNECTIONS,
+                rounds: Vec::new(),
+            })
+            .collect();
+        for turn in 0..ROUNDS * groups.len() {
+            crate::interrupt::check()?;
+            let row = &mut rows[turn % groups.len()];
+            let before = crate::lab::tree_cpu_ns(top);
+            let run = h2load_once(root, &row.group, port, load_core)?;
+            let after = crate::lab::settled_cpu_ns(top);
+            if let Ok(Some(status)) = running.unshare.try_wait() {
+                bail!("{} died ({status}): {}", server.name, running.last_words());
+            }
+            if run.succeeded == 0 {
+                bail!(
+                    "no connection of {} offering {} succeeded: {}",
+                    server.name,
+                    row.group,
+                    running.last_words()
+                );
+            }
+            row.tls_version = run.tls_version.unwrap_or_default();
+            row.rounds.push(ServerLoadRound {
+                turn,
+                elapsed_ns: run.elapsed_ns,
+                succeeded: run.succeeded,
+                failed: run.total - run.succeeded,
+                server_cpu_ns: (after - before).max(0.0).round() as u64,
+            });
+        }
+        running.stop();
+        Ok(rows)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// One h2load run from the root on the load core, offering `group` alone.
+fn h2load_once(root: &Path, group: &str, port: u16, core: Option<usize>) -> Result<h2load::Run> {
+    let mut cmd = Command::new("chroot");
+    cmd.arg(root)
+        .args(["h2load", "--groups", group, "-t", "1"])
+        .args([
+            "-c",
+            &CONNECTIONS.to_string(),
+            "-n",
+            &CONNECTIONS.to_string(),
+        ])
+        .arg(format!("https://127.0.0.1:{port}/"))
+        .stdin(Stdio::null());
+    crate::interrupt::die_with_parent(&mut cmd);
+    if let Some(core) = core {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: sched_setaffinity is async-signal-safe and sets the child's own mask; it runs
+        // between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || crate::lab::pin(0, core));
+        }
+    }
+    let out = cmd.output().context("cannot run h2load in the lab root")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    h2load::parse(&text).map_err(|e| {
+        let said = String::from_utf8_lossy(&out.stderr);
+        anyhow!(
+            "h2load: {e} ({})",
+            said.lines().next().unwrap_or("nothing on stderr").trim()
+        )
+    })
+}
