@@ -171,7 +171,10 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
     for l in loads {
         assert_eq!(l["server"], "nginx-loaded");
         assert_eq!(l["tls_version"], "TLSv1.3");
-        assert!(l["tool"].as_str().unwrap().starts_with("h2load nghttp2/"), "{l}");
+        assert!(
+            l["tool"].as_str().unwrap().starts_with("h2load nghttp2/"),
+            "{l}"
+        );
         for r in l["rounds"].as_array().unwrap() {
             assert_eq!(r["failed"], 0, "{l}");
             assert!(r["server_cpu_ns"].as_u64().unwrap() > 0, "{l}");

@@ -998,6 +998,22 @@ fn a_stalled_cell_hides_the_zero_points_measured_server_flight() {
 
 /// The answer table's export against the page: every figure a row stores (`data-composed`, ...)
 /// is the one its export row gives under that figure's column, and every row is exported.
+/// Whether the page and the export both give `what` (the same figure, to a millionth), or
+/// neither does; any other pair fails.
+fn same_figure(what: &str, shown: Option<f64>, exported: Option<f64>) -> bool {
+    match (shown, exported) {
+        (Some(a), Some(b)) => {
+            assert!(
+                (a - b).abs() <= 1e-6 * a.abs().max(1.0),
+                "{what}: {a} / {b}"
+            );
+            true
+        }
+        (None, None) => false,
+        other => panic!("{what}: page and export {other:?}"),
+    }
+}
+
 #[test]
 fn every_export_gives_the_figures_its_page_shows() {
     use pqprof_core::export::{self, Section};
@@ -1041,18 +1057,11 @@ fn every_export_gives_the_figures_its_page_shows() {
             let column = export::answer_figure_column(figure).unwrap().key();
             let shown: Option<f64> =
                 attr(row, &format!("data-{figure}")).map(|v| v.parse().unwrap());
-            let exported = answer.number(i, &column);
-            match (shown, exported) {
-                (Some(a), Some(b)) => {
-                    assert!(
-                        (a - b).abs() <= 1e-6 * a.abs().max(1.0),
-                        "{key} {figure}: {a} / {b}"
-                    );
-                    compared += 1;
-                }
-                (None, None) => {}
-                other => panic!("{key} {figure}: page and export {other:?}"),
-            }
+            compared += usize::from(same_figure(
+                &format!("{key} {figure}"),
+                shown,
+                answer.number(i, &column),
+            ));
         }
     }
     assert!(compared > 50, "{compared} figures compared");
@@ -1359,20 +1368,11 @@ fn the_servers_cpu_per_sample_gives_its_difference_and_a_servers_capacity() {
             "server-cpu-capacity",
         ] {
             let column = export::answer_figure_column(figure).unwrap().key();
-            match (
+            compared += usize::from(same_figure(
+                &format!("{key} {figure}"),
                 attr(row, &format!("data-{figure}")),
                 answer.number(i, &column),
-            ) {
-                (Some(a), Some(b)) => {
-                    assert!(
-                        (a - b).abs() <= 1e-6 * a.abs().max(1.0),
-                        "{key} {figure}: {a} / {b}"
-                    );
-                    compared += 1;
-                }
-                (None, None) => {}
-                other => panic!("{key} {figure}: page and export {other:?}"),
-            }
+            ));
         }
         // nginx has no capacity step: its capacity cell is the server CPU's, said to be so.
         if parts[2] == "nginx" && parts[3] == "X25519MLKEM768" {

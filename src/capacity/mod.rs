@@ -441,48 +441,14 @@ pub(crate) fn run(
         in_memory(opts, &stacks, cores, results, &chains, &mut notes, progress)?;
 
     // 2. Sockets: the server child on the server core, load threads on the load core.
-    let mut sockets = Vec::new();
-    for (stack, a) in &served {
-        let stack = *stack;
-        for group in &opts.socket_groups {
-            crate::interrupt::check()?;
-            if !negotiates(stack, a, group, &mut notes) {
-                continue;
-            }
-            progress(&format!("capacity: {} {group} over sockets", stack.name()));
-            let threads = opts.concurrency.iter().copied().max().unwrap_or(1);
-            let mut srv = start_server(stack, group, files, threads, false, server_core)?;
-            let client: Arc<dyn stack::Client> = Arc::from(stack.client(Config::plain(group, id))?);
-            let mut steps = Vec::new();
-            for &c in &opts.concurrency {
-                steps.push(load_step(
-                    &mut srv,
-                    &client,
-                    c,
-                    Duration::from_millis(opts.step_ms),
-                    load_core,
-                )?);
-            }
-            let limited: Vec<usize> = steps
-                .iter()
-                .filter(|s| s.load_limited)
-                .map(|s| s.concurrency)
-                .collect();
-            if !limited.is_empty() {
-                notes.push(Warning::LoadLimited {
-                    cell: format!("{} {group}", stack.name()),
-                    concurrency: limited,
-                });
-            }
-            sockets.push(Sockets {
-                stack: RealStack::new(stack.name()),
-                group: group.clone(),
-                auth: Some(id.auth.name.clone()),
-                server_threads: threads,
-                steps,
-            });
-        }
-    }
+    let sockets = sockets(
+        opts,
+        &served,
+        (id, files),
+        (server_core, load_core),
+        &mut notes,
+        progress,
+    )?;
 
     // 3. Memory per connection: the socket groups with the baseline authentication, then the
     // other authentications' pairings of those groups, with fewer connections.
@@ -560,6 +526,61 @@ pub(crate) fn run(
         servers,
         notes,
     })
+}
+
+/// Over loopback sockets: each served stack and socket group, the server child on the server core
+/// and load threads on the load core, a load step for each concurrency.
+fn sockets(
+    opts: &Options,
+    served: &[(&'static dyn TlsStack, Availability)],
+    (id, files): (&Identity, &Files),
+    (server_core, load_core): (Option<usize>, Option<usize>),
+    notes: &mut Vec<Warning>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Sockets>> {
+    let mut sockets = Vec::new();
+    for (stack, a) in served {
+        let stack = *stack;
+        for group in &opts.socket_groups {
+            crate::interrupt::check()?;
+            if !negotiates(stack, a, group, notes) {
+                continue;
+            }
+            progress(&format!("capacity: {} {group} over sockets", stack.name()));
+            let threads = opts.concurrency.iter().copied().max().unwrap_or(1);
+            let mut srv = start_server(stack, group, files, threads, false, server_core)?;
+            let client: Arc<dyn stack::Client> = Arc::from(stack.client(Config::plain(group, id))?);
+            let mut steps = Vec::new();
+            for &c in &opts.concurrency {
+                steps.push(load_step(
+                    &mut srv,
+                    &client,
+                    c,
+                    Duration::from_millis(opts.step_ms),
+                    load_core,
+                )?);
+            }
+            let limited: Vec<usize> = steps
+                .iter()
+                .filter(|s| s.load_limited)
+                .map(|s| s.concurrency)
+                .collect();
+            if !limited.is_empty() {
+                notes.push(Warning::LoadLimited {
+                    cell: format!("{} {group}", stack.name()),
+                    concurrency: limited,
+                });
+            }
+            sockets.push(Sockets {
+                stack: RealStack::new(stack.name()),
+                group: group.clone(),
+                auth: Some(id.auth.name.clone()),
+                server_threads: threads,
+                steps,
+            });
+        }
+    }
+    Ok(sockets)
 }
 
 /// An in-memory cell: a stack's client and server over memory for one group and authentication.

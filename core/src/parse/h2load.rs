@@ -1,6 +1,6 @@
 //! h2load's summary (nghttp2's load generator, as Debian trixie ships it: nghttp2 1.64): the
-//! protocol it negotiated, its own elapsed time and its counts. The lines read, from h2load's
-//! src/h2load.cc:
+//! protocol it negotiated, its own elapsed time and its counts. The lines read, as h2load.cc in
+//! the nghttp2 repository prints them:
 //!
 //! ```text
 //! TLS Protocol: TLSv1.3

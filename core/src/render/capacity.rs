@@ -129,6 +129,34 @@ pub(crate) struct MemoryLine {
     pub(crate) retained: String,
 }
 
+/// The load steps over loopback sockets, a line each.
+fn steps_of(c: &crate::results::Capacity) -> Vec<Step> {
+    c.sockets
+        .iter()
+        .flat_map(|s| {
+            s.steps.iter().map(move |st| Step {
+                stack: s.stack.name().into(),
+                group: s.group.clone(),
+                concurrency: st.concurrency,
+                rate: format!(
+                    "{}{}",
+                    count(st.handshakes_per_s),
+                    if st.load_limited {
+                        " (load-limited)"
+                    } else {
+                        ""
+                    }
+                ),
+                p50: time(st.p50_ns),
+                p99: time(st.p99_ns),
+                cpu: time(st.server_cpu_per_handshake_ns),
+                busy: format!("{:.0}% / {:.0}%", st.server_busy_pct, st.client_busy_pct),
+                failed: st.failed,
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
     runs.iter()
         .filter_map(|run| {
@@ -163,31 +191,7 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                     },
                 })
                 .collect();
-            let steps = c
-                .sockets
-                .iter()
-                .flat_map(|s| {
-                    s.steps.iter().map(move |st| Step {
-                        stack: s.stack.name().into(),
-                        group: s.group.clone(),
-                        concurrency: st.concurrency,
-                        rate: format!(
-                            "{}{}",
-                            count(st.handshakes_per_s),
-                            if st.load_limited {
-                                " (load-limited)"
-                            } else {
-                                ""
-                            }
-                        ),
-                        p50: time(st.p50_ns),
-                        p99: time(st.p99_ns),
-                        cpu: time(st.server_cpu_per_handshake_ns),
-                        busy: format!("{:.0}% / {:.0}%", st.server_busy_pct, st.client_busy_pct),
-                        failed: st.failed,
-                    })
-                })
-                .collect();
+            let steps = steps_of(c);
             let servers = c
                 .servers
                 .iter()
