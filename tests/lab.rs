@@ -179,6 +179,12 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
             assert_eq!(r["failed"], 0, "{l}");
             assert!(r["server_cpu_ns"].as_u64().unwrap() > 0, "{l}");
         }
+        // Every connection held was still established at the server when its memory was read,
+        // and holding them grew it.
+        let held = &l["held"];
+        assert_eq!(held["established"], held["connections"], "{l}");
+        let pss = held["pss_bytes"].as_array().unwrap();
+        assert!(pss.last().unwrap().as_u64() > pss[0].as_u64(), "{l}");
     }
     let check = common::pqprof(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", common::stderr(&check));

@@ -8,7 +8,7 @@
 //! handshakes give the same server.
 
 use super::Options;
-use crate::results::{ServerLoad, ServerLoadRound, Warning};
+use crate::results::{Held, ServerLoad, ServerLoadRound, Warning};
 use crate::stack::identity::Chains;
 use anyhow::{anyhow, bail, Context, Result};
 use pqprof_core::lab::{Server, ServerKind};
@@ -26,6 +26,10 @@ const ROUNDS: usize = 4;
 
 /// The chain besides the baseline's the servers are loaded with (#65: ECDSA and ML-DSA-65).
 const OTHER_CHAIN: &str = "ML-DSA-65";
+
+/// The idle connections a fresh server holds at each memory step (nginx's default
+/// `worker_connections` is 1,024 a worker).
+const HELD: [usize; 3] = [0, 200, 400];
 
 /// Every asked-for lab TLS server under h2load, with each chain it serves of the baseline's and
 /// `OTHER_CHAIN`. A server that cannot be measured here (no lab root, no h2load in it, a server
@@ -76,14 +80,41 @@ pub(super) fn servers(
             if !server.chains.iter().any(|c| c == auth) {
                 continue;
             }
-            let Ok((_, files)) = chains.get(auth) else {
+            let Ok((id, files)) = chains.get(auth) else {
                 continue;
             };
             progress(&format!("capacity: {} + {auth} under h2load", server.name));
-            match load(server, &root, &files.dir, &groups, auth, &tool, cores) {
-                Ok(rows) => out.extend(rows),
-                Err(e) => not_measured(&format!("{} + {auth}", server.name), e),
+            let mut rows = match load(server, &root, &files.dir, &groups, auth, &tool, cores) {
+                Ok(rows) => rows,
+                Err(e) => {
+                    not_measured(&format!("{} + {auth}", server.name), e);
+                    continue;
+                }
+            };
+            for row in &mut rows {
+                progress(&format!(
+                    "capacity: {} {} + {auth}, memory of held connections",
+                    server.name, row.group
+                ));
+                match held(
+                    server,
+                    &root,
+                    (id, &files.dir),
+                    &groups,
+                    &row.group,
+                    cores.0,
+                ) {
+                    Ok(h) => row.held = Some(h),
+                    Err(e) => not_measured(
+                        &format!(
+                            "{} {} + {auth} with connections held",
+                            server.name, row.group
+                        ),
+                        e,
+                    ),
+                }
             }
+            out.extend(rows);
         }
     }
     Ok(out)
@@ -145,6 +176,7 @@ fn load(
                 tls_version: String::new(),
                 connections: CONNECTIONS,
                 rounds: Vec::new(),
+                held: None,
             })
             .collect();
         for turn in 0..ROUNDS * groups.len() {
@@ -175,6 +207,65 @@ fn load(
         }
         running.stop();
         Ok(rows)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// A fresh server (configured as for the rounds) holding `HELD` idle connections of `group`,
+/// each a handshake and one request kept alive on pqprof's OpenSSL client: its processes' memory
+/// and its established connections at each step. Fresh, since memory a server freed stays in its
+/// heap and the next connections reuse it.
+fn held(
+    server: &Server,
+    root: &Path,
+    (id, identity): (&crate::stack::Identity, &Path),
+    groups: &[&str],
+    group: &str,
+    core: Option<usize>,
+) -> Result<Held> {
+    let stack = crate::stack::find(&server.name)?;
+    let client = stack.client(crate::stack::Config::plain(group, id))?;
+    let bind = IpAddr::from([127, 0, 0, 1]);
+    let port = crate::lab::free_port(bind)?;
+    let values = crate::lab::values(server, groups, port, false)?;
+    let dir = identity.join(format!("held-{}-{}", server.name, std::process::id()));
+    let addr = SocketAddr::new(bind, port);
+    let started = crate::lab::start(server, root, &dir, identity, &values, addr);
+    let result = started.and_then(|mut running| {
+        let top = running.unshare.id();
+        if let Some(core) = core {
+            crate::lab::pin_tree(top, core)?;
+        }
+        let mut held = Held {
+            connections: Vec::new(),
+            established: Vec::new(),
+            rss_bytes: Vec::new(),
+            pss_bytes: Vec::new(),
+        };
+        let mut open: Vec<Box<dyn Send>> = Vec::new();
+        for &n in &HELD {
+            while open.len() < n {
+                crate::interrupt::check()?;
+                open.push(client.open(addr).with_context(|| {
+                    format!(
+                        "connection {} of {n}: {}",
+                        open.len() + 1,
+                        running.last_words()
+                    )
+                })?);
+            }
+            // Let the server settle what the last connections queued.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let (rss, pss) = crate::lab::tree_memory_bytes(top);
+            held.connections.push(n);
+            held.established.push(crate::lab::established(port));
+            held.rss_bytes.push(rss);
+            held.pss_bytes.push(pss);
+        }
+        drop(open);
+        running.stop();
+        Ok(held)
     });
     let _ = std::fs::remove_dir_all(&dir);
     result

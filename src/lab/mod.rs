@@ -166,6 +166,47 @@ pub(crate) fn settled_cpu_ns(top: u32) -> f64 {
     last
 }
 
+/// The resident and proportional set sizes of every process below `top`, bytes (the "Rss:" and
+/// "Pss:" lines of /proc/PID/smaps_rollup, in kB).
+pub(crate) fn tree_memory_bytes(top: u32) -> (u64, u64) {
+    let (mut rss, mut pss) = (0, 0);
+    let mut stack = children(top);
+    while let Some(pid) = stack.pop() {
+        stack.extend(children(pid));
+        let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+        let kb = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0)
+        };
+        rss += kb("Rss:") * 1024;
+        pss += kb("Pss:") * 1024;
+    }
+    (rss, pss)
+}
+
+/// Established TCP connections whose local port is `port` (the server's side of each), from
+/// /proc/net/tcp and tcp6 (proc(5): the local address's port in hex after its colon, state 01).
+pub(crate) fn established(port: u16) -> usize {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            text.lines()
+                .skip(1)
+                .filter(|l| {
+                    let mut fields = l.split_whitespace().skip(1);
+                    let local = fields.next().and_then(|a| a.rsplit(':').next());
+                    let state = fields.nth(1);
+                    local.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port)
+                        && state == Some("01")
+                })
+                .count()
+        })
+        .sum()
+}
+
 /// Pins every thread of every process below `top` to `core` (the server core of a load
 /// measurement): a process the server starts later is not pinned, so this follows its start.
 pub(crate) fn pin_tree(top: u32, core: usize) -> Result<()> {

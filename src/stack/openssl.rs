@@ -362,10 +362,11 @@ pub(crate) fn http_client(c: Config, software: String) -> Result<Box<dyn super::
 }
 
 impl Client {
-    /// The exchange after the handshake: the echo, or a GET where the server answers HTTP.
-    fn exchange<S: Read + Write>(&self, s: &mut S) -> Result<()> {
+    /// The exchange after the handshake: the echo, or a GET where the server answers HTTP, which
+    /// asks it to close the connection after its answer, or to keep it (`open`'s, held).
+    fn exchange<S: Read + Write>(&self, s: &mut S, close: bool) -> Result<()> {
         match self.http {
-            Some(_) => tls::http_get(s),
+            Some(_) => tls::http_get(s, close),
             None => echo(s),
         }
     }
@@ -408,7 +409,7 @@ impl super::Client for Client {
             let mut tls = self.connector.resume(sock, ticket.as_deref())?;
             let hs = t0.elapsed();
             let flight = tls.get_ref().received;
-            self.exchange(&mut tls)?;
+            self.exchange(&mut tls, true)?;
             self.tickets.keep(tls.ssl(), ticket.as_deref());
             let ev = want_evidence.then(|| Evidence {
                 server_software: self.http.clone(),
@@ -425,14 +426,14 @@ impl super::Client for Client {
         let sock = tls::tcp_with(addr, teardown)?;
         let mut tls = self.connector.connect(sock)?;
         let hs = t0.elapsed();
-        self.exchange(&mut tls)?;
+        self.exchange(&mut tls, true)?;
         let _ = tls.shutdown();
         Ok(hs.as_nanos() as f64)
     }
 
     fn open(&self, addr: SocketAddr) -> Result<Box<dyn Send>> {
         let mut tls = self.connector.connect(tcp(addr)?)?;
-        self.exchange(&mut tls)?;
+        self.exchange(&mut tls, false)?;
         Ok(Box::new(tls))
     }
 }

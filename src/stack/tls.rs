@@ -89,8 +89,11 @@ pub(crate) fn echo<S: Read + Write>(s: &mut S) -> Result<()> {
 /// The client's side of an HTTP/1.1 exchange, for a server that answers HTTP rather than echoes
 /// (the lab's nginx and HAProxy): one GET, then its answer read, which must be a 200, to the end
 /// of its body (its Content-Length, else until the server closes).
-pub(crate) fn http_get<S: Read + Write>(s: &mut S) -> Result<()> {
-    s.write_all(b"GET / HTTP/1.1\r\nHost: pqprof\r\nConnection: close\r\n\r\n")?;
+pub(crate) fn http_get<S: Read + Write>(s: &mut S, close: bool) -> Result<()> {
+    let connection = if close { "close" } else { "keep-alive" };
+    s.write_all(
+        format!("GET / HTTP/1.1\r\nHost: pqprof\r\nConnection: {connection}\r\n\r\n").as_bytes(),
+    )?;
     s.flush()?;
     let mut got: Vec<u8> = Vec::new();
     let mut buf = [0u8; 4096];

@@ -209,6 +209,36 @@ fn servers(problems: &mut Vec<Problem>, l: &crate::results::ServerLoad) {
             )));
         }
     }
+    if let Some(h) = &l.held {
+        let n = h.connections.len();
+        if n < 2 || h.rss_bytes.len() != n || h.pss_bytes.len() != n {
+            problems.push(Problem::incomplete(format!(
+                "{name}: {n} held-connection steps with {} and {} memory figures",
+                h.rss_bytes.len(),
+                h.pss_bytes.len()
+            )));
+        } else if h.connections[0] != 0 || h.connections.windows(2).any(|w| w[0] >= w[1]) {
+            problems.push(Problem::incomplete(format!(
+                "{name}: held connections {:?}: not 0 and then more at each step",
+                h.connections
+            )));
+        }
+        if h.established != h.connections {
+            problems.push(Problem::evidence(format!(
+                "{name}: the server held {:?} connections at steps of {:?}",
+                h.established, h.connections
+            )));
+        }
+        if h.pss_bytes
+            .iter()
+            .zip(&h.rss_bytes)
+            .any(|(p, r)| *p == 0 || p > r)
+        {
+            problems.push(Problem::bound(format!(
+                "{name}: a proportional set size of zero or above its resident one"
+            )));
+        }
+    }
     let mut turns: Vec<usize> = l.rounds.iter().map(|r| r.turn).collect();
     turns.sort_unstable();
     if turns.windows(2).any(|w| w[0] == w[1]) {
@@ -440,6 +470,12 @@ mod tests {
             tls_version: "TLSv1.3".into(),
             connections: 200,
             rounds: vec![round(0, 200, 0), round(2, 200, 0)],
+            held: Some(crate::results::Held {
+                connections: vec![0, 200],
+                established: vec![0, 200],
+                rss_bytes: vec![10_000_000, 15_000_000],
+                pss_bytes: vec![8_000_000, 13_000_000],
+            }),
         };
         let check = |l: &ServerLoad| {
             let mut p = Vec::new();
@@ -470,6 +506,19 @@ mod tests {
                 .any(|p| p.to_string().contains("two rounds in one turn")),
             "{p:?}"
         );
+        l.rounds = vec![round(0, 200, 0)];
+        l.held.as_mut().unwrap().connections = vec![200, 0];
+        assert!(check(&l)[0].to_string().contains("not 0 and then more"));
+        l.held.as_mut().unwrap().connections = vec![0, 200];
+        l.held.as_mut().unwrap().established = vec![0, 150];
+        assert!(check(&l)[0].is(
+            crate::check::problem::Kind::Evidence,
+            "held [0, 150] connections"
+        ));
+        l.held.as_mut().unwrap().established = vec![0, 200];
+        l.held.as_mut().unwrap().pss_bytes[1] = 16_000_000;
+        assert!(check(&l)[0].to_string().contains("above its resident one"));
+        l.held = None;
         l.rounds.clear();
         assert!(check(&l)[0].to_string().contains("no rounds"));
     }

@@ -302,7 +302,15 @@ fn figures_of(r: &Results, c: &Change) -> Figures {
             .zip(b)
             .and_then(|(s, b)| crate::figures::server_cpu::change(s, b)),
         memory_bytes: capacity.and_then(|cap| {
-            fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth)
+            fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth).or_else(|| {
+                // A lab server's, held under the capacity step's h2load part.
+                crate::figures::server_load::held_delta_bytes(
+                    &cap.servers,
+                    &c.stack,
+                    (sides.0.group, sides.0.auth.or(baseline_auth)?),
+                    (sides.1.group, sides.1.auth.or(baseline_auth)?),
+                )
+            })
         }),
         wire: s.map(|s| (s.client_to_server_bytes, s.server_to_client_bytes)),
         wire_delta: s.zip(b).map(|(s, b)| {

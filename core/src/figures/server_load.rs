@@ -138,6 +138,38 @@ pub fn verdict(load: &LoadFigures, handshake_cpu_ns: f64) -> Option<Crosscheck> 
     })
 }
 
+/// The server's proportional set size per held connection: from none held to the most held,
+/// bytes. `None` without two steps.
+pub fn held_bytes(l: &ServerLoad) -> Option<f64> {
+    let h = l.held.as_ref()?;
+    if h.connections.len() < 2 || h.pss_bytes.len() != h.connections.len() {
+        return None;
+    }
+    let k = h.connections.len() - 1;
+    let n = h.connections[k].checked_sub(h.connections[0])?;
+    if n == 0 {
+        return None;
+    }
+    Some((h.pss_bytes[k] as f64 - h.pss_bytes[0] as f64) / n as f64)
+}
+
+/// The difference in memory per held connection between two of a server's scenarios (group and
+/// chain each), where it held both.
+pub fn held_delta_bytes(
+    servers: &[ServerLoad],
+    server: &str,
+    (group, auth): (&str, &str),
+    (baseline_group, baseline_auth): (&str, &str),
+) -> Option<f64> {
+    let of = |g: &str, a: &str| {
+        servers
+            .iter()
+            .find(|l| l.server == server && l.group == g && l.auth == a)
+            .and_then(held_bytes)
+    };
+    Some(of(group, auth)? - of(baseline_group, baseline_auth)?)
+}
+
 impl Verdict {
     /// The verdict in a few words, for a table.
     pub fn label(&self) -> String {
@@ -168,6 +200,7 @@ mod tests {
             tool: "h2load nghttp2/1.64.0".into(),
             tls_version: "TLSv1.3".into(),
             connections: 500,
+            held: None,
             rounds: rounds
                 .iter()
                 .enumerate()
@@ -202,6 +235,35 @@ mod tests {
         // A round that served nothing gives no figures.
         assert_eq!(of(&load(&[(250_000_000, 0, 1)])), None);
         assert_eq!(of(&load(&[])), None);
+    }
+
+    #[test]
+    fn memory_per_held_connection_is_the_growth_over_the_connections() {
+        use crate::results::Held;
+        let mut a = load(&[]);
+        // 40 MB with none held, 52 MB with 500: 24,000 bytes a connection.
+        a.held = Some(Held {
+            connections: vec![0, 250, 500],
+            established: vec![0, 250, 500],
+            rss_bytes: vec![50_000_000, 56_000_000, 62_000_000],
+            pss_bytes: vec![40_000_000, 46_000_000, 52_000_000],
+        });
+        assert_eq!(held_bytes(&a), Some(24_000.0));
+        // X25519's at 22,000 a connection: the hybrid holds 2,000 bytes more each.
+        let mut b = a.clone();
+        b.group = "X25519".into();
+        b.held.as_mut().unwrap().pss_bytes[2] = 51_000_000;
+        let servers = [a.clone(), b];
+        let delta = held_delta_bytes(
+            &servers,
+            "nginx",
+            ("X25519MLKEM768", "ECDSA-P256"),
+            ("X25519", "ECDSA-P256"),
+        );
+        assert_eq!(delta, Some(2_000.0));
+        // One step: no figure.
+        a.held.as_mut().unwrap().connections.truncate(1);
+        assert_eq!(held_bytes(&a), None);
     }
 
     #[test]

@@ -367,7 +367,16 @@ fn cells(run: &Run, machine_id: &str, c: &Change, f: &Figures) -> Vec<Cell> {
             text: format!("{}{} B", if m >= 0.0 { "+" } else { "" }, units::count(m)),
             sub: String::new(),
             href: format!("#memory-{machine_id}"),
-            title: "server heap per held connection, against the baseline".into(),
+            title: if r
+                .capacity
+                .iter()
+                .flat_map(|cap| &cap.memory)
+                .any(|m| m.stack.name() == c.stack)
+            {
+                "server heap per held connection, against the baseline".into()
+            } else {
+                "the server's processes' proportional set size per held connection, against the baseline".into()
+            },
             class: String::new(),
             values: vec![value("memory", m)],
         },

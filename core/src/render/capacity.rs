@@ -42,6 +42,7 @@ pub(crate) struct ServerLine {
     pub(crate) capacity: String,
     pub(crate) diff: String,
     pub(crate) verdict: String,
+    pub(crate) held: String,
 }
 
 /// A lab server's rounds under h2load as a line: the rate, the server's CPU per handshake and how
@@ -83,6 +84,13 @@ fn server_line(r: &crate::results::Results, l: &crate::results::ServerLoad) -> S
             .map_or("no real handshakes of this scenario".into(), |x| {
                 x.verdict.label()
             }),
+        held: server_load::held_bytes(l).map_or("–".into(), |b| {
+            let h = l
+                .held
+                .as_ref()
+                .map_or(0, |h| h.connections.last().copied().unwrap_or(0));
+            format!("{} B ({} held)", count(b), count(h as f64))
+        }),
     }
 }
 

@@ -243,6 +243,24 @@ pub struct ServerLoad {
     pub tls_version: String,
     pub connections: usize,
     pub rounds: Vec<ServerLoadRound>,
+    /// The server's memory with connections of this group and chain held open, after the rounds
+    /// (`None` where they could not be held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
+}
+
+/// A lab server's memory at each count of idle connections held open (0 first), each connection
+/// a handshake and one request on pqprof's OpenSSL client: the resident and proportional set
+/// sizes of every process of the server (from /proc/PID/smaps_rollup; the proportional one
+/// shares the pages nginx's master and worker share). Kernel socket memory is not in them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Held {
+    pub connections: Vec<usize>,
+    /// The established connections on the server's port at each step (its side of each, from
+    /// /proc/net/tcp): the evidence that the server still held every one.
+    pub established: Vec<usize>,
+    pub rss_bytes: Vec<u64>,
+    pub pss_bytes: Vec<u64>,
 }
 
 /// One h2load run: its own elapsed time ("finished in"), its counts, and what the server's
