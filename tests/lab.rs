@@ -191,10 +191,14 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
     // A round whose connections failed fails the check.
     let bad = common::tmp("lab", "own-load-bad.json");
     let mut broken = v.clone();
-    broken["capacity"]["servers"][0]["rounds"][0]["failed"] = 3.into();
+    let round = &mut broken["capacity"]["servers"][0]["rounds"][0];
+    round["succeeded"] = (round["succeeded"].as_u64().unwrap() - 3).into();
+    round["failed"] = 3.into();
     std::fs::write(&bad, broken.to_string()).unwrap();
     let check = common::pqprof(&["check", bad.to_str().unwrap()]);
     assert!(!check.status.success());
+    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
+    assert!(said.contains("3 connection(s) of round 0 failed"), "{said}");
     let left = running("h2load-nginx-loaded-");
     assert!(left.is_empty(), "{left:?}");
 }

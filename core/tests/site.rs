@@ -996,8 +996,6 @@ fn a_stalled_cell_hides_the_zero_points_measured_server_flight() {
     );
 }
 
-/// The answer table's export against the page: every figure a row stores (`data-composed`, ...)
-/// is the one its export row gives under that figure's column, and every row is exported.
 /// Whether the page and the export both give `what` (the same figure, to a millionth), or
 /// neither does; any other pair fails.
 fn same_figure(what: &str, shown: Option<f64>, exported: Option<f64>) -> bool {
@@ -1014,6 +1012,8 @@ fn same_figure(what: &str, shown: Option<f64>, exported: Option<f64>) -> bool {
     }
 }
 
+/// The answer table's export against the page: every figure a row stores (`data-composed`, ...)
+/// is the one its export row gives under that figure's column, and every row is exported.
 #[test]
 fn every_export_gives_the_figures_its_page_shows() {
     use pqprof_core::export::{self, Section};
@@ -1398,7 +1398,7 @@ fn the_servers_cpu_per_sample_gives_its_difference_and_a_servers_capacity() {
                 "{row}"
             );
             assert!(
-                row.contains("the capacity step does not run this server"),
+                row.contains("in-memory handshakes do not run this server"),
                 "{row}"
             );
         }

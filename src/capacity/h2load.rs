@@ -27,8 +27,8 @@ const ROUNDS: usize = 4;
 /// The chain besides the baseline's the servers are loaded with (#65: ECDSA and ML-DSA-65).
 const OTHER_CHAIN: &str = "ML-DSA-65";
 
-/// The idle connections a fresh server holds at each memory step (nginx's default
-/// `worker_connections` is 1,024 a worker).
+/// The idle connections a fresh server holds at each memory step (servers/nginx.conf.in allows
+/// 4,096 a worker).
 const HELD: [usize; 3] = [0, 200, 400];
 
 /// Every asked-for lab TLS server under h2load, with each chain it serves of the baseline's and
@@ -84,10 +84,10 @@ pub(super) fn servers(
                 continue;
             };
             progress(&format!("capacity: {} + {auth} under h2load", server.name));
-            let mut rows = match load(server, &root, &files.dir, &groups, auth, &tool, cores) {
+            let mut rows = match load(server, &root, &files.dir, &groups, auth, &tool, cores.1) {
                 Ok(rows) => rows,
                 Err(e) => {
-                    not_measured(&format!("{} + {auth}", server.name), e);
+                    not_measured(&format!("{} + {auth}", server.name), interrupted(e)?);
                     continue;
                 }
             };
@@ -96,28 +96,31 @@ pub(super) fn servers(
                     "capacity: {} {} + {auth}, memory of held connections",
                     server.name, row.group
                 ));
-                match held(
-                    server,
-                    &root,
-                    (id, &files.dir),
-                    &groups,
-                    &row.group,
-                    cores.0,
-                ) {
+                match held(server, &root, (id, &files.dir), &groups, &row.group) {
                     Ok(h) => row.held = Some(h),
-                    Err(e) => not_measured(
-                        &format!(
+                    Err(e) => {
+                        let what = format!(
                             "{} {} + {auth} with connections held",
                             server.name, row.group
-                        ),
-                        e,
-                    ),
+                        );
+                        not_measured(&what, interrupted(e)?)
+                    }
                 }
             }
             out.extend(rows);
         }
     }
     Ok(out)
+}
+
+/// An error that is an interruption (Ctrl-C, SIGTERM) as the error it is, to stop the step: the
+/// section is then not written. Any other, for a note.
+fn interrupted(e: anyhow::Error) -> Result<anyhow::Error> {
+    crate::interrupt::check()?;
+    if e.downcast_ref::<crate::interrupt::Interrupted>().is_some() {
+        return Err(e);
+    }
+    Ok(e)
 }
 
 /// "h2load nghttp2/1.64.0", as the root's h2load prints it.
@@ -135,8 +138,8 @@ fn tool_version(root: &Path) -> Result<String> {
     Ok(line.to_string())
 }
 
-/// One server and chain: started once with every group, then `ROUNDS` rounds of each group in
-/// turn.
+/// One server and chain: started once with every group, one unmeasured round of each group,
+/// then `ROUNDS` rounds of each group in turn.
 fn load(
     server: &Server,
     root: &Path,
@@ -144,7 +147,7 @@ fn load(
     groups: &[&str],
     auth: &str,
     tool: &str,
-    (server_core, load_core): (Option<usize>, Option<usize>),
+    load_core: Option<usize>,
 ) -> Result<Vec<ServerLoad>> {
     let bind = IpAddr::from([127, 0, 0, 1]);
     let port = crate::lab::free_port(bind)?;
@@ -159,10 +162,14 @@ fn load(
         &values,
         SocketAddr::new(bind, port),
     );
+    // The server runs on the server core: its processes inherit this thread's pinning
+    // (`measure::pin`, the capacity step's first act).
     let result = started.and_then(|mut running| {
         let top = running.unshare.id();
-        if let Some(core) = server_core {
-            crate::lab::pin_tree(top, core)?;
+        // One round of each group unmeasured first: the server's first connections grow its heap
+        // and set up what it keeps, which no group's first measured round should carry.
+        for g in groups {
+            h2load_once(root, g, port, load_core)?;
         }
         let mut rows: Vec<ServerLoad> = groups
             .iter()
@@ -181,17 +188,27 @@ fn load(
             .collect();
         for turn in 0..ROUNDS * groups.len() {
             crate::interrupt::check()?;
-            let row = &mut rows[turn % groups.len()];
-            let before = crate::lab::tree_cpu_ns(top);
+            // ABBA: the groups' order reversed every other round, so that neither always runs
+            // first or after the other.
+            let (round, k) = (turn / groups.len(), turn % groups.len());
+            let k = if round % 2 == 0 {
+                k
+            } else {
+                groups.len() - 1 - k
+            };
+            let row = &mut rows[k];
+            let before = crate::lab::settled_cpu_ns(top);
             let run = h2load_once(root, &row.group, port, load_core)?;
             let after = crate::lab::settled_cpu_ns(top);
             if let Ok(Some(status)) = running.unshare.try_wait() {
                 bail!("{} died ({status}): {}", server.name, running.last_words());
             }
-            if run.succeeded == 0 {
+            // A round with a failed connection measures no capacity of this server: the server
+            // and chain are left out, with why (check refuses such a round in a file).
+            if run.succeeded != run.total || run.total != CONNECTIONS as u64 {
                 bail!(
-                    "no connection of {} offering {} succeeded: {}",
-                    server.name,
+                    "{} of {CONNECTIONS} connections offering {} succeeded: {}",
+                    run.succeeded,
                     row.group,
                     running.last_words()
                 );
@@ -222,7 +239,6 @@ fn held(
     (id, identity): (&crate::stack::Identity, &Path),
     groups: &[&str],
     group: &str,
-    core: Option<usize>,
 ) -> Result<Held> {
     let stack = crate::stack::find(&server.name)?;
     let client = stack.client(crate::stack::Config::plain(group, id))?;
@@ -234,9 +250,6 @@ fn held(
     let started = crate::lab::start(server, root, &dir, identity, &values, addr);
     let result = started.and_then(|mut running| {
         let top = running.unshare.id();
-        if let Some(core) = core {
-            crate::lab::pin_tree(top, core)?;
-        }
         let mut held = Held {
             connections: Vec::new(),
             established: Vec::new(),
@@ -258,8 +271,16 @@ fn held(
             // Let the server settle what the last connections queued.
             std::thread::sleep(std::time::Duration::from_millis(50));
             let (rss, pss) = crate::lab::tree_memory_bytes(top);
+            let established = crate::lab::established(port);
+            if established != n || pss == 0 {
+                bail!(
+                    "with {n} connections held the server had {established} established and a \
+                     proportional set size of {pss} bytes: {}",
+                    running.last_words()
+                );
+            }
             held.connections.push(n);
-            held.established.push(crate::lab::established(port));
+            held.established.push(established);
             held.rss_bytes.push(rss);
             held.pss_bytes.push(pss);
         }
@@ -274,8 +295,12 @@ fn held(
 /// One h2load run from the root on the load core, offering `group` alone.
 fn h2load_once(root: &Path, group: &str, port: u16, core: Option<usize>) -> Result<h2load::Run> {
     let mut cmd = Command::new("chroot");
+    // HTTP/1.1 (`--h1`), as the real handshakes' client speaks it, so that both set the same
+    // work per connection; a connection silent for 10 s, or open for 30, ends.
     cmd.arg(root)
-        .args(["h2load", "--groups", group, "-t", "1"])
+        .args([
+            "h2load", "--h1", "--groups", group, "-t", "1", "-N", "10", "-T", "30",
+        ])
         .args([
             "-c",
             &CONNECTIONS.to_string(),
@@ -286,12 +311,7 @@ fn h2load_once(root: &Path, group: &str, port: u16, core: Option<usize>) -> Resu
         .stdin(Stdio::null());
     crate::interrupt::die_with_parent(&mut cmd);
     if let Some(core) = core {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: sched_setaffinity is async-signal-safe and sets the child's own mask; it runs
-        // between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || crate::lab::pin(0, core));
-        }
+        crate::stack::child::pin(&mut cmd, core);
     }
     let out = cmd.output().context("cannot run h2load in the lab root")?;
     let text = String::from_utf8_lossy(&out.stdout);

@@ -38,8 +38,9 @@ struct Running {
     sample_rounds: Vec<usize>,
     /// Seconds each sample took, start to end: what another one is expected to cost.
     sample_s: Vec<f64>,
-    /// The server's own CPU in each sample, whole nanoseconds: its reading after the sample less
-    /// the one before (`server_cpu_after`). Empty once a reading is lost or does not add up.
+    /// The server's own CPU in each sample, whole nanoseconds: its reading after the sample's round
+    /// less the one before (`server_cpu_after`; the first since its reset), so a sample's window
+    /// holds the server's idle time between its rounds too. Empty once a reading does not add up.
     server_cpu_samples: Vec<u64>,
     /// The server's CPU since its reset, as last read, and whether every reading so far held.
     server_cpu_read_ns: f64,
@@ -572,7 +573,7 @@ fn paired_round(
             r.sample_s.push(s);
             r.ones.extend(ones);
         }
-        server_cpu_after(running, &g);
+        server_cpu_after(running, &g, failures);
     }
     Ok(())
 }
@@ -581,9 +582,11 @@ fn paired_round(
 /// this round are made, and keeps its growth since the last reading as the sample's: the raw
 /// figures of server CPU per handshake's interval (`figures::server_cpu`). Outside the timed
 /// region: the connections are made. The servers are all asked first, since a lab server waits
-/// for its processes' CPU to settle before it answers. A server that cannot say, or whose count
-/// of served connections is not the client's, keeps no per-sample CPU (its total still stands).
-fn server_cpu_after(running: &mut [Running], group: &[usize]) {
+/// for its processes' CPU to settle before it answers. A server that answers something else, or
+/// whose count of served connections is not the client's, keeps no per-sample CPU (its total
+/// still stands); one that does not answer has failed (a late answer would be read as the next
+/// command's).
+fn server_cpu_after(running: &mut [Running], group: &[usize], failures: &mut Vec<String>) {
     let asked: Vec<usize> = group
         .iter()
         .copied()
@@ -597,11 +600,15 @@ fn server_cpu_after(running: &mut [Running], group: &[usize]) {
         .collect();
     for i in asked {
         let r = &mut running[i];
-        let stats = r
-            .server
-            .answer()
-            .ok()
-            .and_then(|l| serde_json::from_str::<ServerStats>(&l).ok());
+        let line = match r.server.answer() {
+            Ok(l) => l,
+            Err(e) => {
+                failures.push(format!("{}: its CPU could not be read: {e:#}", r.name()));
+                r.failed = true;
+                continue;
+            }
+        };
+        let stats = serde_json::from_str::<ServerStats>(&line).ok();
         let wanted = r.sample_sizes.len();
         match stats {
             Some(st)

@@ -186,55 +186,19 @@ pub(crate) fn tree_memory_bytes(top: u32) -> (u64, u64) {
     (rss, pss)
 }
 
-/// Established TCP connections whose local port is `port` (the server's side of each), from
-/// /proc/net/tcp and tcp6 (proc(5): the local address's port in hex after its colon, state 01).
+/// Established TCP connections whose local end is 127.0.0.1:`port` (the server's side of each),
+/// from /proc/net/tcp (proc(5): the local address in hex, 127.0.0.1 as 0100007F, a colon, the
+/// port in hex; state 01).
 pub(crate) fn established(port: u16) -> usize {
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).unwrap_or_default();
-            text.lines()
-                .skip(1)
-                .filter(|l| {
-                    let mut fields = l.split_whitespace().skip(1);
-                    let local = fields.next().and_then(|a| a.rsplit(':').next());
-                    let state = fields.nth(1);
-                    local.and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port)
-                        && state == Some("01")
-                })
-                .count()
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    text.lines()
+        .skip(1)
+        .filter(|l| {
+            let mut fields = l.split_whitespace().skip(1);
+            fields.next() == Some(local.as_str()) && fields.nth(1) == Some("01")
         })
-        .sum()
-}
-
-/// Pins every thread of every process below `top` to `core` (the server core of a load
-/// measurement): a process the server starts later is not pinned, so this follows its start.
-pub(crate) fn pin_tree(top: u32, core: usize) -> Result<()> {
-    let mut stack = children(top);
-    while let Some(pid) = stack.pop() {
-        stack.extend(children(pid));
-        for t in std::fs::read_dir(format!("/proc/{pid}/task"))?.flatten() {
-            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            pin(tid, core).with_context(|| format!("cannot pin thread {tid} to core {core}"))?;
-        }
-    }
-    Ok(())
-}
-
-/// Pins thread `tid` (0: the calling one) to `core`.
-pub(crate) fn pin(tid: i32, core: usize) -> std::io::Result<()> {
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it for any core below
-    // CPU_SETSIZE, which `core` (one of this machine's) is.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(core, &mut set);
-        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+        .count()
 }
 
 fn clock_ticks() -> f64 {

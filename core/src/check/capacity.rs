@@ -190,7 +190,7 @@ fn servers(problems: &mut Vec<Problem>, l: &crate::results::ServerLoad) {
         problems.push(Problem::incomplete(format!("{name}: no rounds")));
     }
     for (k, r) in l.rounds.iter().enumerate() {
-        if r.succeeded + r.failed != l.connections as u64 {
+        if r.succeeded.checked_add(r.failed) != Some(l.connections as u64) {
             problems.push(Problem::incomplete(format!(
                 "{name}: round {k} counts {} succeeded and {} failed of {} connections",
                 r.succeeded, r.failed, l.connections

@@ -142,8 +142,6 @@ fn composed_delta(problems: &mut Vec<Problem>, results: &Results, s: &Scenario) 
     }
 }
 
-/// A resumed scenario's server saw every measured connection resume; no other scenario counts
-/// resumptions.
 /// The server's CPU in each sample (`figures::server_cpu`'s raw figures): one a sample, each
 /// grown (a server that served a sample's connections spent CPU on them), and together no more
 /// than its CPU over every connection, which is read after the last sample.
@@ -166,17 +164,20 @@ fn server_cpu(problems: &mut Vec<Problem>, name: &str, s: &Scenario) {
             s.sample_sizes[k]
         )));
     }
-    let connections: usize = s.sample_sizes.iter().sum();
-    let samples: u64 = cpu.iter().sum();
+    // Summed as reals: a file's counts may be anything, and a sum of them must not wrap.
+    let connections: f64 = s.sample_sizes.iter().map(|&n| n as f64).sum();
+    let samples: f64 = cpu.iter().map(|&c| c as f64).sum();
     // Each sample is rounded to the nanosecond: the sum may exceed the total by one a sample.
-    let total = s.server_cpu_ns * connections as f64;
-    if samples as f64 > total * (1.0 + 1e-9) + cpu.len() as f64 {
+    let total = s.server_cpu_ns * connections;
+    if samples > total * (1.0 + 1e-9) + cpu.len() as f64 {
         problems.push(Problem::bound(format!(
             "{name}: the server's CPU over its samples, {samples} ns, exceeds its CPU over every connection, {total:.0} ns"
         )));
     }
 }
 
+/// A resumed scenario's server saw every measured connection resume; no other scenario counts
+/// resumptions.
 fn resumptions(problems: &mut Vec<Problem>, s: &Scenario) {
     let made = s.totals_ns.len() as u64;
     match (s.mode, s.server_resumed) {

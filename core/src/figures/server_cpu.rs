@@ -86,8 +86,13 @@ pub struct CpuChange {
     pub pairs: usize,
 }
 
-/// `s` against `b` on the same server, paired by round; `None` without a round in common.
+/// `s` against `b` on the same server, paired by round; `None` without a round in common, or
+/// where only one of them records its rounds (positions are rounds only where neither does).
 pub fn change(s: &Scenario, b: &Scenario) -> Option<CpuChange> {
+    let rounds = |x: &Scenario| x.sample_rounds.len() == x.sample_sizes.len();
+    if rounds(s) != rounds(b) {
+        return None;
+    }
     let (xs, ys) = (per_sample(s)?, per_sample(b)?);
     let pairs: Vec<(f64, f64)> = xs
         .iter()

@@ -51,14 +51,15 @@ pub fn of(l: &ServerLoad) -> Option<LoadFigures> {
         .iter()
         .map(|r| r.server_cpu_ns as f64 / r.succeeded as f64)
         .collect();
-    let spent: u64 = l.rounds.iter().map(|r| r.server_cpu_ns).sum();
-    let elapsed: u64 = l.rounds.iter().map(|r| r.elapsed_ns).sum();
+    // Summed as reals: a file's figures may be anything, and a sum of them must not wrap.
+    let spent: f64 = l.rounds.iter().map(|r| r.server_cpu_ns as f64).sum();
+    let elapsed: f64 = l.rounds.iter().map(|r| r.elapsed_ns as f64).sum();
     Some(LoadFigures {
         rate_per_s: stats::mean(&rates),
         rate_half95: stats::mean_half95(&rates).map(|(_, h)| h),
         cpu_per_handshake_ns: stats::mean(&cpu),
         cpu_half95_ns: stats::mean_half95(&cpu).map(|(_, h)| h),
-        busy_pct: spent as f64 / elapsed as f64 * 100.0,
+        busy_pct: spent / elapsed * 100.0,
         rounds: l.rounds.len(),
     })
 }

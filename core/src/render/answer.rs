@@ -133,7 +133,7 @@ pub(crate) fn interval_us(lo: f64, hi: f64) -> String {
 
 /// Handshakes per server core-second, the changed scenario's over the baseline's: the capacity
 /// step's in memory where it measures the stack, else the server's own CPU per handshake in the
-/// real handshakes (nginx, HAProxy, sshd: servers the capacity step does not run). The second
+/// real handshakes (nginx, HAProxy, sshd: servers the in-memory handshakes do not run). The second
 /// carries its CPU difference and interval in either case.
 fn capacity_cell(
     r: &crate::results::Results,
@@ -189,10 +189,16 @@ fn capacity_cell(
         }
         (None, Some(cpu)) => Cell {
             text: units::ratio(cpu.capacity_ratio),
-            sub: format!("{} CPU", units::signed_time(cpu.delta_ns)),
+            // A difference whose interval holds zero is noise on this host, not a cost.
+            sub: match cpu.delta_half95_ns {
+                Some(h) if h < cpu.delta_ns.abs() => {
+                    format!("{} CPU", units::signed_time(cpu.delta_ns))
+                }
+                _ => format!("{} CPU, not resolved", units::signed_time(cpu.delta_ns)),
+            },
             href: handshakes.to_string(),
             title: format!(
-                "handshakes per server core-second from {said}; the capacity step does not run this server"
+                "handshakes per server core-second from {said}; the capacity step's in-memory handshakes do not run this server (under h2load: the capacity section)"
             ),
             class: class(cpu.capacity_ratio),
             values,

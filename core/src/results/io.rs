@@ -65,7 +65,12 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
         .checked_sub(4)
         .map(|i| u32::from_le_bytes(bytes[i..].try_into().unwrap_or_default()))
         .unwrap_or_default();
-    let mut out = Vec::with_capacity((stated as usize).min(MAX_UNZIPPED as usize) + 1);
+    // Deflate gives at most 1,032 bytes a byte (zlib's technical notes): a larger statement is
+    // not believed.
+    let hint = (stated as usize)
+        .min(stream.len().saturating_mul(1032))
+        .min(MAX_UNZIPPED as usize);
+    let mut out = Vec::with_capacity(hint + 1);
     let mut inflate = flate2::Decompress::new(false);
     loop {
         let at = inflate.total_in() as usize;
@@ -73,7 +78,8 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
             if out.len() as u64 > MAX_UNZIPPED {
                 bail!("unzips to more than {MAX_UNZIPPED} bytes");
             }
-            out.reserve(out.len().max(1 << 16));
+            let room = MAX_UNZIPPED as usize + 1 - out.len();
+            out.reserve(out.len().max(1 << 16).min(room));
         }
         let status = inflate
             .decompress_vec(&stream[at..], &mut out, flate2::FlushDecompress::Finish)
@@ -119,6 +125,9 @@ fn gzip_body(bytes: &[u8]) -> Result<usize> {
         bail!("compression method {}, not deflate", header[2]);
     }
     let flags = header[3];
+    if flags & 0xe0 != 0 {
+        bail!("reserved header flags set ({flags:#04x})");
+    }
     let mut at = 10;
     if flags & FEXTRA != 0 {
         let len = bytes.get(at..at + 2).context("its header is cut short")?;
