@@ -188,6 +188,36 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
     }
     let check = common::pqprof(&["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", common::stderr(&check));
+    // Exported: a row under h2load and one held for each, the held one's figure the growth of
+    // the stored proportional set size over the connections held.
+    let export = common::pqprof(&[
+        "export",
+        out.to_str().unwrap(),
+        "--section",
+        "capacity",
+        "--format",
+        "json",
+    ]);
+    assert!(export.status.success(), "{}", common::stderr(&export));
+    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let rows = exported["rows"].as_array().unwrap();
+    let of = |what: &str| -> Vec<&serde_json::Value> {
+        rows.iter()
+            .filter(|r| r["measurement"] == what && r["stack"] == "nginx-loaded")
+            .collect()
+    };
+    assert_eq!(of("under h2load").len(), 4, "{rows:#?}");
+    for r in of("held connections") {
+        let l = loads
+            .iter()
+            .find(|l| l["group"] == r["group"] && l["auth"] == r["auth"])
+            .unwrap();
+        let (pss, n) = (&l["held"]["pss_bytes"], &l["held"]["connections"]);
+        let last = n.as_array().unwrap().len() - 1;
+        let grown = pss[last].as_f64().unwrap() - pss[0].as_f64().unwrap();
+        let want = grown / n[last].as_f64().unwrap();
+        assert_eq!(r["pss_per_connection_bytes"].as_f64(), Some(want), "{r}");
+    }
     // A round whose connections failed fails the check.
     let bad = common::tmp("lab", "own-load-bad.json");
     let mut broken = v.clone();
