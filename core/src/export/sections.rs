@@ -334,61 +334,66 @@ fn capacity(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
             none(),
         ]);
     }
-    // The lab servers under h2load (rate, CPU per handshake and how busy the server was under
-    // the load), and held (the growth of their processes' memory per idle connection).
-    for l in &c.servers {
-        let f = crate::figures::server_load::of(l);
-        let per_held = |xs: &[u64]| -> Option<f64> {
-            let h = l.held.as_ref()?;
-            let n = *h.connections.last()? as f64;
-            let (first, last) = (*xs.first()?, *xs.last()?);
-            (xs.len() == h.connections.len() && n > 0.0).then(|| (last as f64 - first as f64) / n)
-        };
-        rows.push(vec![
-            text("under h2load"),
-            text(l.server.as_str()),
-            text(l.group.as_str()),
-            text(l.auth.as_str()),
-            num(f.as_ref().map(|f| f.rate_per_s)),
-            num(f.as_ref().map(|f| 1e9 / f.cpu_per_handshake_ns)),
-            num(f.as_ref().map(|f| f.cpu_per_handshake_ns)),
-            none(),
-            none(),
-            none(),
-            none(),
-            num(l.connections as f64),
-            none(),
-            none(),
-            none(),
-            num(l.rounds.iter().map(|r| r.failed as f64).sum::<f64>()),
-            none(),
-            num(f.as_ref().map(|f| f.busy_pct)),
-        ]);
-        let Some(h) = &l.held else {
-            continue;
-        };
-        rows.push(vec![
-            text("held connections"),
-            text(l.server.as_str()),
-            text(l.group.as_str()),
-            text(l.auth.as_str()),
-            none(),
-            none(),
-            none(),
-            none(),
-            none(),
-            none(),
-            none(),
-            num(h.connections.last().map(|&n| n as f64)),
-            none(),
-            num(per_held(&h.rss_bytes)),
-            none(),
-            none(),
-            num(crate::figures::server_load::held_bytes(l)),
-            none(),
-        ]);
-    }
+    rows.extend(c.servers.iter().flat_map(server_rows));
     (columns, rows)
+}
+
+/// A lab server's rows of the capacity section: under h2load (rate, CPU per handshake and how
+/// busy the server was under the load), and held (the growth of its processes' memory per idle
+/// connection), where it held connections.
+fn server_rows(l: &crate::results::ServerLoad) -> Vec<Vec<Value>> {
+    let none = || num(None);
+    let f = crate::figures::server_load::of(l);
+    let per_held = |xs: &[u64]| -> Option<f64> {
+        let h = l.held.as_ref()?;
+        let n = *h.connections.last()? as f64;
+        let (first, last) = (*xs.first()?, *xs.last()?);
+        (xs.len() == h.connections.len() && n > 0.0).then(|| (last as f64 - first as f64) / n)
+    };
+    let mut rows = vec![vec![
+        text("under h2load"),
+        text(l.server.as_str()),
+        text(l.group.as_str()),
+        text(l.auth.as_str()),
+        num(f.as_ref().map(|f| f.rate_per_s)),
+        num(f.as_ref().map(|f| 1e9 / f.cpu_per_handshake_ns)),
+        num(f.as_ref().map(|f| f.cpu_per_handshake_ns)),
+        none(),
+        none(),
+        none(),
+        none(),
+        num(l.connections as f64),
+        none(),
+        none(),
+        none(),
+        num(l.rounds.iter().map(|r| r.failed as f64).sum::<f64>()),
+        none(),
+        num(f.as_ref().map(|f| f.busy_pct)),
+    ]];
+    let Some(h) = &l.held else {
+        return rows;
+    };
+    rows.push(vec![
+        text("held connections"),
+        text(l.server.as_str()),
+        text(l.group.as_str()),
+        text(l.auth.as_str()),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        num(h.connections.last().map(|&n| n as f64)),
+        none(),
+        num(per_held(&h.rss_bytes)),
+        none(),
+        none(),
+        num(crate::figures::server_load::held_bytes(l)),
+        none(),
+    ]);
+    rows
 }
 
 /// Every network cell: a row per point of the grid (RTT, loss) and scenario, its percentiles,
