@@ -344,12 +344,6 @@ fn capacity(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
 fn server_rows(l: &crate::results::ServerLoad) -> Vec<Vec<Value>> {
     let none = || num(None);
     let f = crate::figures::server_load::of(l);
-    let per_held = |xs: &[u64]| -> Option<f64> {
-        let h = l.held.as_ref()?;
-        let n = *h.connections.last()? as f64;
-        let (first, last) = (*xs.first()?, *xs.last()?);
-        (xs.len() == h.connections.len() && n > 0.0).then(|| (last as f64 - first as f64) / n)
-    };
     let mut rows = vec![vec![
         text("under h2load"),
         text(l.server.as_str()),
@@ -387,7 +381,9 @@ fn server_rows(l: &crate::results::ServerLoad) -> Vec<Vec<Value>> {
         none(),
         num(h.connections.last().map(|&n| n as f64)),
         none(),
-        num(per_held(&h.rss_bytes)),
+        num(crate::figures::server_load::held_growth(l, |h| {
+            &h.rss_bytes
+        })),
         none(),
         none(),
         num(crate::figures::server_load::held_bytes(l)),

@@ -142,8 +142,15 @@ pub fn verdict(load: &LoadFigures, handshake_cpu_ns: f64) -> Option<Crosscheck> 
 /// The server's proportional set size per held connection: from none held to the most held,
 /// bytes. `None` without two steps.
 pub fn held_bytes(l: &ServerLoad) -> Option<f64> {
+    held_growth(l, |h| &h.pss_bytes)
+}
+
+/// The growth of one of the held steps' memory figures (`of`: PSS or RSS) per connection, from
+/// none held to the most held, bytes. `None` without two steps.
+pub fn held_growth(l: &ServerLoad, of: fn(&crate::results::Held) -> &[u64]) -> Option<f64> {
     let h = l.held.as_ref()?;
-    if h.connections.len() < 2 || h.pss_bytes.len() != h.connections.len() {
+    let xs = of(h);
+    if h.connections.len() < 2 || xs.len() != h.connections.len() {
         return None;
     }
     let k = h.connections.len() - 1;
@@ -151,7 +158,7 @@ pub fn held_bytes(l: &ServerLoad) -> Option<f64> {
     if n == 0 {
         return None;
     }
-    Some((h.pss_bytes[k] as f64 - h.pss_bytes[0] as f64) / n as f64)
+    Some((xs[k] as f64 - xs[0] as f64) / n as f64)
 }
 
 /// The difference in memory per held connection between two of a server's scenarios (group and
