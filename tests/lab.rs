@@ -353,3 +353,80 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
         running("sshd_config")
     );
 }
+
+/// nginx, HAProxy and sshd through the emulated router (the quick grid: the zero point, then
+/// 5.6 ms without and with loss), each in the server namespace on its own address: every server
+/// has cells of both groups at 5.6 ms, the zero point's first connection names its software, and
+/// `check` holds that evidence to the scenario.
+#[test]
+fn the_servers_go_through_the_emulated_network_and_name_themselves() {
+    if !root_made() || !common::network_available() {
+        return;
+    }
+    let out = common::tmp("lab", "network.json");
+    common::measure_mini(&out, "5");
+    let file = out.to_str().unwrap();
+    let o = common::pqprof(&[
+        "network",
+        "--results",
+        file,
+        "--grid",
+        "quick",
+        "--per-point",
+        "6",
+        "--parallel",
+        "2",
+        "--suites",
+        "tests/data/mini",
+        "--stack",
+        "nginx",
+        "--stack",
+        "haproxy",
+        "--stack",
+        "sshd",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let points = v["network"]["points"].as_array().unwrap();
+    let (zero, at_5_6) = (&points[0], &points[1]);
+    for (server, groups, software) in [
+        ("nginx", ["X25519", "X25519MLKEM768"], "nginx 1."),
+        ("haproxy", ["X25519", "X25519MLKEM768"], "haproxy 3."),
+        (
+            "sshd",
+            ["curve25519-sha256", "mlkem768x25519-sha256"],
+            "sshd 10.",
+        ),
+    ] {
+        for g in groups {
+            let of = |p: &serde_json::Value| -> Vec<serde_json::Value> {
+                p["cells"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["stack"] == server && c["group"] == g)
+                    .cloned()
+                    .collect()
+            };
+            let here = of(at_5_6);
+            assert!(!here.is_empty(), "{server} {g}: no cell at 5.6 ms");
+            assert!(here
+                .iter()
+                .all(|c| c["ready_ns"].is_string() || c["ready_ns"].is_array()));
+            for c in of(zero) {
+                let seen = &c["evidence"]["seen"];
+                assert_eq!(
+                    seen["group"].as_str().map(str::to_lowercase),
+                    Some(g.to_lowercase())
+                );
+                let named = seen["server_software"].as_str().unwrap_or_default();
+                assert!(named.starts_with(software), "{server}: {named}");
+            }
+        }
+    }
+    let check = common::pqprof(&["check", file]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    let left = running("--bind 10.77.2.1");
+    assert!(left.is_empty(), "{left:?}");
+}

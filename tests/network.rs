@@ -46,18 +46,11 @@ fn children() -> Vec<String> {
 }
 
 /// The Go peer is built (`make go-peer`): the grid runs it beside rustls.
-fn go_built() -> bool {
-    std::env::var_os("PQPROF_GO_PEER").is_some()
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/go/pqprof-go-peer")
-            .exists()
-}
-
 /// The stacks the tests run: rustls, quinn (QUIC), and Go where its peer is built, with quic-go
 /// where the peer has it (required where PQPROF_REQUIRE_QUIC_GO is set, as CI sets it).
 fn stacks() -> Vec<&'static str> {
     let mut v = vec!["rustls", "quinn"];
-    if go_built() {
+    if common::go_built() {
         v.push("go");
         if common::go_has_quic() {
             v.push("quic-go");
@@ -78,13 +71,6 @@ const QUIC: [&str; 2] = ["quinn", "quic-go"];
 /// `--stack S` for each stack.
 fn stack_args(stacks: &[&'static str]) -> Vec<&'static str> {
     stacks.iter().flat_map(|s| ["--stack", s]).collect()
-}
-
-fn available() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() == 0 };
-    root && Command::new("iptables").arg("--version").output().is_ok()
-        && Command::new("ethtool").arg("--version").output().is_ok()
 }
 
 #[test]
@@ -111,7 +97,7 @@ fn the_quick_grid_measures_the_link_and_check_recomputes_it() {
     let o = pqprof(&args);
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{stdout}\n{}", common::stderr(&o));
-    if !available() {
+    if !common::network_available() {
         assert!(stdout.starts_with("network: skipped: "), "{stdout}");
         return;
     }
@@ -448,7 +434,7 @@ fn start_long(file: &str) -> (std::process::Child, Instant) {
 #[test]
 fn an_interrupted_or_killed_run_leaves_nothing_behind() {
     let _one = LAB.lock().unwrap_or_else(|e| e.into_inner());
-    if !available() {
+    if !common::network_available() {
         return;
     }
     let out = common::tmp("net", "interrupted.json");
@@ -504,7 +490,7 @@ fn an_interrupted_or_killed_run_leaves_nothing_behind() {
 /// ECDSA or ML-DSA-44 flight fits the window: 2 with TCP's; an ML-DSA-65 or -87 one does not: 3).
 #[test]
 fn a_probes_predicted_round_trips_are_the_ones_it_sees_at_78_7_ms() {
-    if !available() {
+    if !common::network_available() {
         eprintln!("skipped: the emulated network needs root and iptables");
         return;
     }

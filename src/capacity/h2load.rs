@@ -151,7 +151,7 @@ fn load(
 ) -> Result<Vec<ServerLoad>> {
     let bind = IpAddr::from([127, 0, 0, 1]);
     let port = crate::lab::free_port(bind)?;
-    let values = crate::lab::values(server, groups, port, false)?;
+    let values = crate::lab::values(server, groups, SocketAddr::new(bind, port), false)?;
     let version = crate::lab::version(server, root)?;
     let dir = identity.join(format!("h2load-{}-{}", server.name, std::process::id()));
     let started = crate::lab::start(
@@ -243,10 +243,9 @@ fn held(
     let stack = crate::stack::find(&server.name)?;
     let client = stack.client(crate::stack::Config::plain(group, id))?;
     let bind = IpAddr::from([127, 0, 0, 1]);
-    let port = crate::lab::free_port(bind)?;
-    let values = crate::lab::values(server, groups, port, false)?;
+    let addr = SocketAddr::new(bind, crate::lab::free_port(bind)?);
+    let values = crate::lab::values(server, groups, addr, false)?;
     let dir = identity.join(format!("held-{}-{}", server.name, std::process::id()));
-    let addr = SocketAddr::new(bind, port);
     let started = crate::lab::start(server, root, &dir, identity, &values, addr);
     let result = started.and_then(|mut running| {
         let top = running.unshare.id();
@@ -271,7 +270,7 @@ fn held(
             // Let the server settle what the last connections queued.
             std::thread::sleep(std::time::Duration::from_millis(50));
             let (rss, pss) = crate::lab::tree_memory_bytes(top);
-            let established = crate::lab::established(port);
+            let established = crate::lab::established(addr.port());
             if established != n || pss == 0 {
                 bail!(
                     "with {n} connections held the server had {established} established and a \

@@ -87,7 +87,7 @@ pub(crate) fn free_port(bind: IpAddr) -> Result<u16> {
 pub(crate) fn values(
     server: &Server,
     groups: &[&str],
-    port: u16,
+    addr: SocketAddr,
     resumed: bool,
 ) -> Result<BTreeMap<String, String>> {
     let groups = server.groups_for(groups).ok_or_else(|| {
@@ -99,7 +99,8 @@ pub(crate) fn values(
         )
     })?;
     let mut v: BTreeMap<String, String> = [
-        ("port", port.to_string()),
+        ("address", addr.ip().to_string()),
+        ("port", addr.port().to_string()),
         ("groups", groups),
         ("cert", "/lab/chain.pem".into()),
         ("key", "/lab/key.pem".into()),
@@ -396,15 +397,19 @@ mod tests {
     fn a_scenarios_placeholders_come_from_the_file_and_the_mode() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers/haproxy.toml");
         let s = lab::load(&file).unwrap();
-        let off = values(&s, &["X25519MLKEM768"], 8443, false).unwrap();
+        let local = |port| SocketAddr::from(([127, 0, 0, 1], port));
+        let off = values(&s, &["X25519MLKEM768"], local(8443), false).unwrap();
         assert_eq!(off["groups"], "X25519MLKEM768");
+        assert_eq!(off["address"], "127.0.0.1");
         assert_eq!(off["port"], "8443");
         assert_eq!(off["num_tickets"], "0");
         assert_eq!(
-            values(&s, &["X25519"], 1, true).unwrap()["num_tickets"],
+            values(&s, &["X25519"], local(1), true).unwrap()["num_tickets"],
             "1"
         );
-        let e = values(&s, &["X448"], 1, false).unwrap_err().to_string();
+        let e = values(&s, &["X448"], local(1), false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("serves no group X448"), "{e}");
     }
 }

@@ -17,8 +17,8 @@ use crate::figures::network::{
     busy_pct, loss_pct, mean_ns, percentiles_ns, tolerance_ns, Conditions, ModelInputs,
 };
 use crate::results::{
-    mode_suffix, Against, Cell, CellCpu, CellPace, Link, Mode, Model, Network, Point, RealStack,
-    Release, Warning,
+    mode_suffix, Against, Cell, CellCpu, CellEvidence, CellPace, Link, Mode, Model, Network, Point,
+    RealStack, Release, Warning,
 };
 use crate::stack::child::{Server, Start};
 use crate::stack::{self, tls, Config, Identity, TlsStack};
@@ -1275,6 +1275,9 @@ impl<'a> Bench<'a> {
         let mut c = cell(s, sampled, counters, server_cpu, p.pace, model);
         c.server_flight_bytes = self.flights[p.j].server;
         c.quic = self.flights[p.j].quic.clone();
+        if at.k == 0 {
+            c.evidence = Some(self.flights[p.j].evidence.clone());
+        }
         if let Some(pace) = c.pace.as_mut() {
             pace.window_cells = (at.k > 0).then_some(window_cells);
         }
@@ -1379,6 +1382,7 @@ fn cell(
         auth: s.auth.clone(),
         server_flight_bytes: None,
         transport: s.stack.transport(),
+        evidence: None,
         quic: None,
         baseline: s.baseline.clone(),
         against: s.against.clone(),
@@ -1660,7 +1664,12 @@ fn evidence(
     Ok(Flights {
         server: ev.server_flight_bytes,
         client_hello: ev.client_hello_bytes,
-        quic: ev.quic,
+        quic: ev.quic.clone(),
+        evidence: CellEvidence {
+            declared_shares: shares,
+            auth: auth.cloned(),
+            seen: ev,
+        },
     })
 }
 
@@ -1690,6 +1699,8 @@ struct Flights {
     client_hello: Option<u64>,
     /// QUIC: the Initial flight and the server's first, as datagrams.
     quic: Option<crate::results::QuicEvidence>,
+    /// All it showed, beside what it declared: the zero point's cells keep it for `check`.
+    evidence: CellEvidence,
 }
 
 /// The handshake's critical path for the loss model: SYN, SYN-ACK and, for each exchange after

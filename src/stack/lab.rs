@@ -61,6 +61,9 @@ impl TlsStack for LabServer {
     fn features(&self) -> super::Features {
         super::Features {
             under_load: self.server.kind == ServerKind::Tls,
+            // Through the emulated router: its own server, in the server namespace, on
+            // `{address}`, serving the grid's concurrent connections its own way.
+            network: true,
             ..super::Features::default()
         }
     }
@@ -165,14 +168,14 @@ pub(crate) fn server_main(
     // A list ("X25519MLKEM768,X25519") serves each, in the server's order of preference: a
     // probe's target configured as operators configure it.
     let groups: Vec<&str> = group.split(',').collect();
+    let addr = SocketAddr::new(bind, port);
     let v = crate::lab::values(
         &server,
         &groups,
-        port,
+        addr,
         mode == crate::results::Mode::Resumed,
     )?;
     let dir = identity.join(format!("lab-{}-{}", server.name, std::process::id()));
-    let addr = SocketAddr::new(bind, port);
     let running = crate::lab::start(&server, &root, &dir, identity, &v, addr);
     let mut running = match running {
         Ok(r) => r,

@@ -111,14 +111,35 @@ pub fn packed(xs: &[u64]) -> serde_json::Value {
     serde_json::Value::String(pqprof::results::packed::encode(xs))
 }
 
+/// Whether this machine can run the network grid: root, iptables and ethtool (where it cannot,
+/// the step says "skipped" and its tests check that).
+#[allow(dead_code)]
+pub fn network_available() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() == 0 };
+    root && Command::new("iptables").arg("--version").output().is_ok()
+        && Command::new("ethtool").arg("--version").output().is_ok()
+}
+
+/// The Go peer's binary: PQPROF_GO_PEER, or where `make go-peer` builds it.
+#[allow(dead_code)]
+pub fn go_peer() -> PathBuf {
+    std::env::var_os("PQPROF_GO_PEER").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer"),
+        PathBuf::from,
+    )
+}
+
+/// Whether the Go peer is built (`make go-peer`).
+#[allow(dead_code)]
+pub fn go_built() -> bool {
+    go_peer().exists()
+}
+
 /// Whether the Go peer is built with quic-go (its `version` names one).
 #[allow(dead_code)]
 pub fn go_has_quic() -> bool {
-    let peer = std::env::var_os("PQPROF_GO_PEER").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer"),
-        PathBuf::from,
-    );
-    std::process::Command::new(peer)
+    std::process::Command::new(go_peer())
         .arg("version")
         .output()
         .ok()

@@ -1,9 +1,11 @@
 //! The `network` section: every percentile and mean recomputed from the stored handshake times,
 //! per-handshake packets and bytes and the observed loss from the router's counters, each point's
-//! validity from its connect times, and the model from its inputs.
+//! validity from its connect times, the model from its inputs, and each scenario's evidence (its
+//! first connection's) against what it declares.
 
 use super::differs;
 use super::problem::Problem;
+use crate::figures::evidence::{contradictions, software_contradiction, Declared};
 use crate::figures::network::{handshakes, loss_pct, mean_ns, percentiles_ns, tolerance_ns};
 use crate::results::Results;
 use crate::stats;
@@ -388,6 +390,45 @@ fn cell(
     cpu_and_releases(problems, &name, c);
     wire(problems, &name, c);
     flights(problems, spans, &name, c);
+    evidence(problems, &name, c);
+}
+
+/// A zero point's cell: its scenario's first connection showed what the scenario declares (the
+/// negotiated group, the certificate and its scheme, the shares; a server of servers/ its own name
+/// and version), and the flight the cell's model counts is the one it saw.
+fn evidence(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
+    let Some(e) = &c.evidence else {
+        return;
+    };
+    let declared = Declared {
+        protocol: &c.protocol,
+        group: &c.group,
+        shares: e.declared_shares,
+        auth: e.auth.as_ref(),
+        mode: c.mode,
+        transport: c.transport,
+    };
+    for wrong in contradictions(&declared, &e.seen) {
+        problems.push(Problem::evidence(format!(
+            "{name}: its evidence contradicts the scenario: {wrong}"
+        )));
+    }
+    if let Some(why) = software_contradiction(c.stack.name(), &e.seen) {
+        problems.push(Problem::evidence(format!("{name}: {why}")));
+    }
+    if e.auth.as_ref().map(|a| a.name.as_str()) != c.auth.as_deref() {
+        problems.push(Problem::evidence(format!(
+            "{name}: its evidence declares the authentication {:?}, the cell {:?}",
+            e.auth.as_ref().map(|a| &a.name),
+            c.auth
+        )));
+    }
+    if e.seen.server_flight_bytes != c.server_flight_bytes {
+        problems.push(Problem::evidence(format!(
+            "{name}: a server flight of {:?} bytes, its evidence {:?}",
+            c.server_flight_bytes, e.seen.server_flight_bytes
+        )));
+    }
 }
 
 /// A cell's percentiles, their intervals and its precision, and its mean, from its handshakes.

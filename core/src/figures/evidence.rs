@@ -291,9 +291,42 @@ fn resumed(d: &Declared, ev: &Evidence, out: &mut Vec<String>) {
     }
 }
 
+/// A server of servers/ names itself in its evidence ("nginx 1.26.3"): the software must be the
+/// scenario's stack, with a version.
+pub fn software_contradiction(stack: &str, evidence: &Evidence) -> Option<String> {
+    let software = evidence.server_software.as_deref()?;
+    match software
+        .strip_prefix(stack)
+        .and_then(|v| v.strip_prefix(' '))
+    {
+        Some(version) if version.starts_with(|c: char| c.is_ascii_digit()) => None,
+        _ => Some(format!(
+            "its server's software reads {software:?}, not {stack} and a version"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_servers_software_must_name_its_stack_and_a_version() {
+        // pqprof's own servers name none.
+        assert_eq!(software_contradiction("rustls", &Evidence::default()), None);
+        let with = |software: &str| {
+            let e = Evidence {
+                server_software: Some(software.into()),
+                ..Evidence::default()
+            };
+            software_contradiction("nginx", &e)
+        };
+        assert_eq!(with("nginx 1.26.3"), None);
+        for wrong in ["haproxy 3.0.11", "nginx", "nginx latest", "nginx1.26"] {
+            let p = with(wrong).unwrap_or_else(|| panic!("{wrong} passed"));
+            assert!(p.contains("not nginx and a version"), "{p}");
+        }
+    }
 
     fn auth() -> AuthInfo {
         AuthInfo {

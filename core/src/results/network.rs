@@ -110,6 +110,17 @@ pub struct Link {
     pub probes: Option<u32>,
 }
 
+/// A network scenario's first connection through the zero point, beside what it declared: the
+/// group's key-share bytes (client's, server's) and the authentication its server presents.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CellEvidence {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_shares: Option<(usize, usize)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<super::AuthInfo>,
+    pub seen: super::Evidence,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     pub protocol: String,
@@ -133,6 +144,10 @@ pub struct Cell {
     /// TCP or QUIC (files from 2026-12-03 on; absent: TCP).
     #[serde(default, skip_serializing_if = "super::Transport::is_tcp")]
     pub transport: super::Transport,
+    /// The zero point's cells (files from 2026-12-07 on): what the scenario's first connection
+    /// showed and what it declared, which `check` holds to each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<CellEvidence>,
     /// QUIC: the zero point's first connection's flights (Initial, server's first), from which the
     /// model's round trips follow (`netmodel::quic_round_trips`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
