@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 
 /// The groups the Go peer negotiates, where it is built (`make go-peer`).
 fn go_groups() -> Option<Vec<String>> {
-    let peer = std::env::var_os("PQPROF_GO_PEER").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer"),
-        std::path::PathBuf::from,
-    );
+    let peer = common::go_peer();
     if !peer.exists() {
         eprintln!("the Go peer is not built (make go-peer): rustls and OpenSSL only");
         return None;

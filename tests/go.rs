@@ -8,8 +8,7 @@ mod common;
 use common::{pqprof, stderr};
 
 fn peer_built() -> bool {
-    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go/pqprof-go-peer");
-    let built = std::env::var_os("PQPROF_GO_PEER").is_some() || here.exists();
+    let built = common::go_built();
     if !built {
         eprintln!("skipped: the Go peer is not built (make go-peer)");
     }

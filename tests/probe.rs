@@ -190,6 +190,26 @@ fn a_server_taking_the_hybrid_alone_retries_for_it_and_its_chain_is_the_one_made
     assert!(f["client_hello"][0].as_u64().unwrap() > 1216);
 }
 
+/// Go's crypto/tls server (the Go peer) configured with the hybrid alone: it retries for the
+/// hybrid's share as rustls's does, and serves the ECDSA chain pqprof made.
+#[test]
+fn gos_server_taking_the_hybrid_alone_retries_for_it() {
+    if !common::go_built() {
+        eprintln!("the Go peer is not built (make go-peer): Go's server is not probed");
+        return;
+    }
+    let t = Target::start("go", "X25519MLKEM768", "ECDSA-P256");
+    let p = probe_ok("go-hybrid", &t, &[]);
+    assert_eq!(groups_taken(&p), ["X25519MLKEM768"]);
+    let f = &p["probe"]["findings"];
+    assert_eq!(f["with_both_shares"], "X25519MLKEM768");
+    assert_eq!(f["hybrid_without_share"][0], "X25519MLKEM768");
+    assert_eq!(f["hybrid_without_share"][1], true);
+    assert_eq!(p["probe"]["chain"][0]["key"], "ECDSA P-256");
+    let sizes: u64 = chain_sizes(&t.root).iter().sum();
+    assert_eq!(f["chain_bytes"].as_u64().unwrap(), sizes);
+}
+
 #[test]
 fn a_server_without_any_post_quantum_group_takes_x25519_alone_and_never_retries() {
     let t = Target::start("openssl", "X25519", "ECDSA-P256");

@@ -2,6 +2,7 @@
 
 use crate::algorithm::Operation;
 use anyhow::Result;
+use std::io::{BufRead, Write};
 
 /// The server side of `handshake` and `network`, a child process.
 pub(super) fn handshake_server(args: crate::cli::HandshakeServerArgs) -> Result<()> {
@@ -90,8 +91,8 @@ pub(super) fn count_phase(args: crate::cli::CountPhaseArgs) -> Result<()> {
 }
 
 /// A server of `stack` taking `group` alone, with a fresh chain of `auth`: prints `root PATH` (the
-/// root certificate, DER, for `probe --ca`), then serves as `handshake-server` does, a thread per
-/// connection, until standard input closes.
+/// root certificate, DER, for `probe --ca`) and `port N`, then serves, a connection at a time or
+/// more, until standard input closes.
 pub(super) fn probe_target(args: crate::cli::ProbeTargetArgs) -> Result<()> {
     let auth = crate::stack::identity::auth_named(&args.auth)?;
     let id = crate::stack::Identity::new(&auth)?;
@@ -106,16 +107,19 @@ pub(super) fn probe_target(args: crate::cli::ProbeTargetArgs) -> Result<()> {
             crate::results::Mode::Full,
         );
     }
+    // The stack's own server, as the network grid starts it (a thread or task per connection):
+    // pqprof's `handshake-server` for the Rust stacks, the Go peer for Go's.
     let stack = crate::stack::find(&args.stack)?;
-    crate::stack::child::server_main(
-        stack,
-        &args.group,
-        &files.dir,
-        false,
-        crate::stack::child::Listen {
-            concurrent: true,
-            ..Default::default()
-        },
-        crate::results::Mode::Full,
-    )
+    let server = stack.start_server(&crate::stack::child::Start {
+        concurrent: true,
+        ..crate::stack::child::Start::loopback(&args.group, &files, false)
+    })?;
+    println!("port {}", server.addr.port());
+    std::io::stdout().flush()?;
+    // Until standard input closes; dropping the server then closes its own and it stops.
+    for line in std::io::stdin().lock().lines() {
+        line?;
+    }
+    drop(server);
+    Ok(())
 }
