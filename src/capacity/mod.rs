@@ -61,8 +61,8 @@ pub(crate) struct Options {
     pub(crate) budget: Option<Duration>,
 }
 
-/// The shares of a budgeted step's time: in memory, over sockets, memory per connection. On the
-/// AMD EPYC Zen 4 VM the fixed design took about 50, 64 and 90 s of its 202 s for four stacks.
+/// The shares of a budgeted step's time, what the servers under h2load leave of it: in memory,
+/// over sockets, memory per connection, near the proportions the fixed design's parts take.
 const BUDGET_SHARES: [f64; 3] = [0.3, 0.3, 0.4];
 
 /// The factor the in-memory and socket measurements' timed spans are shrunk by to fit their
@@ -294,15 +294,18 @@ fn served(
         .collect()
 }
 
-/// With a budget, the timed spans shrink to their shares of it (a stated design: every row records
-/// its counts and its interval); `None` keeps the fixed design.
+/// With a budget, the timed spans shrink to their shares of the time left (a stated design: every
+/// row records its counts and its interval); `None` keeps the fixed design.
 fn scaled(
     opts: &Options,
     stacks: &[(&'static dyn TlsStack, Availability)],
     served: usize,
     progress: &mut dyn FnMut(&str),
 ) -> Option<Options> {
-    let b = opts.budget?;
+    // What is left of the step's time: the servers under h2load have taken theirs.
+    let b = opts
+        .budget?
+        .saturating_sub(crate::budget::process_start().elapsed());
     // Every stack's full cells, and the resumed ones of those that resume.
     let cells: usize = stacks
         .iter()
@@ -324,7 +327,7 @@ fn scaled(
     );
     if m < 1.0 || s < 1.0 {
         progress(&format!(
-            "capacity: in memory at {:.0}% and sockets at {:.0}% of the fixed design's timed spans, to keep to {} s",
+            "capacity: in memory at {:.0}% and sockets at {:.0}% of the fixed design's timed spans, to keep to the {} s left",
             m * 100.0,
             s * 100.0,
             b.as_secs()
@@ -423,13 +426,8 @@ pub(crate) fn run(
     let mut notes = Vec::new();
     let stacks = available(&opts.stacks, &mut notes);
     let served = served(&stacks, &mut notes);
-    // With a budget, the timed spans shrink to their shares of it (a stated design: every row
-    // records its counts and its interval).
-    let scaled = scaled(opts, &stacks, served.len(), progress);
-    let opts = scaled.as_ref().unwrap_or(opts);
-
-    // 1. In memory, pinned to the server core (the last; core 0 takes most interrupts). The cores
-    // are listed before pinning: afterwards this thread's affinity mask holds only one.
+    // The server core is the last (core 0 takes most interrupts). The cores are listed before
+    // pinning: afterwards this thread's affinity mask holds only one.
     let all_cores: Vec<usize> = core_affinity::get_core_ids()
         .map_or_else(Vec::new, |v| v.into_iter().map(|c| c.id).collect());
     let server_core = crate::measure::pin();
@@ -437,10 +435,26 @@ pub(crate) fn run(
     if load_core.is_none() {
         notes.push(Warning::OneCore);
     }
+
+    // 1. The servers people run (servers/: nginx, HAProxy) under h2load, first: their design is
+    // fixed, and what they take is then off the time the stacks' measurements scale to.
+    let servers = h2load::servers(
+        opts,
+        &chains,
+        (server_core, load_core),
+        &mut notes,
+        progress,
+    )?;
+    // With a budget, the stacks' timed spans shrink to their shares of the time left (a stated
+    // design: every row records its counts and its interval).
+    let scaled = scaled(opts, &stacks, served.len(), progress);
+    let opts = scaled.as_ref().unwrap_or(opts);
+
+    // 2. The stacks in memory, pinned to the server core.
     let (in_memory, resumed) =
         in_memory(opts, &stacks, cores, results, &chains, &mut notes, progress)?;
 
-    // 2. Sockets: the server child on the server core, load threads on the load core.
+    // 3. Sockets: the server child on the server core, load threads on the load core.
     let sockets = sockets(
         opts,
         &served,
@@ -450,7 +464,7 @@ pub(crate) fn run(
         progress,
     )?;
 
-    // 3. Memory per connection: the socket groups with the baseline authentication, then the
+    // 4. Memory per connection: the socket groups with the baseline authentication, then the
     // other authentications' pairings of those groups, with fewer connections.
     let cells = memory_cells(opts, &served, &mut notes);
     let mut memory = Vec::new();
@@ -495,14 +509,6 @@ pub(crate) fn run(
         let (id, files) = chains.get(&a.name)?;
         memory.push(hold(stack, group, files, id, steps, fd_limit, server_core)?);
     }
-    // 4. The servers people run (servers/: nginx, HAProxy) under h2load, beside the stacks.
-    let servers = h2load::servers(
-        opts,
-        &chains,
-        (server_core, load_core),
-        &mut notes,
-        progress,
-    )?;
     for m in &memory {
         if let Some(why) = &m.limited_by {
             notes.push(Warning::MemoryLimited {
