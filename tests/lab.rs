@@ -356,8 +356,9 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
 
 /// nginx, HAProxy and sshd through the emulated router (the quick grid: the zero point, then
 /// 5.6 ms without and with loss), each in the server namespace on its own address: every server
-/// has cells of both groups at 5.6 ms, the zero point's first connection names its software, and
-/// `check` holds that evidence to the scenario.
+/// has cells of both groups at 5.6 ms, the zero point's first connection names its software,
+/// nginx and HAProxy resume as their own logs count, and `check` holds that evidence to the
+/// scenario.
 #[test]
 fn the_servers_go_through_the_emulated_network_and_name_themselves() {
     if !root_made() || !common::network_available() {
@@ -422,6 +423,23 @@ fn the_servers_go_through_the_emulated_network_and_name_themselves() {
                 );
                 let named = seen["server_software"].as_str().unwrap_or_default();
                 assert!(named.starts_with(software), "{server}: {named}");
+            }
+        }
+    }
+    // nginx and HAProxy log each connection's resumption (their files' resumed_log): their
+    // resumed cells are there, every completed handshake resumed as the server itself counted.
+    for server in ["nginx", "haproxy"] {
+        for p in [zero, at_5_6] {
+            let resumed: Vec<&serde_json::Value> = p["resumed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["stack"] == server)
+                .collect();
+            assert!(!resumed.is_empty(), "{server}: no resumed cell");
+            for c in resumed {
+                let done = common::ints(&c["ready_ns"]).len() as u64;
+                assert!(done > 0 && c["resumptions"].as_u64() >= Some(done), "{c}");
             }
         }
     }

@@ -33,6 +33,34 @@ pub struct Server {
     pub groups: BTreeMap<String, String>,
     /// Resumption mode ("off", "on") -> the placeholders it sets.
     pub resumption: BTreeMap<String, BTreeMap<String, String>>,
+    /// How the connections it saw resume are counted, where it can say: without it, the server
+    /// serves full handshakes only.
+    pub resumed_log: Option<ResumedLog>,
+}
+
+/// A log the server writes with `[resumption.on]`: a line a connection, starting with `prefix`,
+/// then `resumed` where the server saw the connection resume (nginx's `$ssl_session_reused`,
+/// HAProxy's `ssl_fc_is_resumed`). Other lines in the file are not counted.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumedLog {
+    /// Where, as the server sees it: inside `{dir}/`.
+    pub file: String,
+    pub prefix: String,
+    pub resumed: String,
+}
+
+impl ResumedLog {
+    /// The connections a log's text shows, and those of them that resumed.
+    pub fn count(&self, text: &str) -> (u64, u64) {
+        let mut connections = 0;
+        let mut resumed = 0;
+        for rest in text.lines().filter_map(|l| l.strip_prefix(&self.prefix)) {
+            connections += 1;
+            resumed += u64::from(rest.trim_end() == self.resumed);
+        }
+        (connections, resumed)
+    }
 }
 
 /// What a server speaks, and so which of pqprof's clients drive it.
@@ -78,13 +106,15 @@ struct FileDef {
     groups: BTreeMap<String, String>,
     #[serde(default)]
     resumption: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    resumed_log: Option<Spanned<ResumedLog>>,
 }
 
 /// The signals a server file may name to stop its server.
 pub const STOP_SIGNALS: [&str; 5] = ["TERM", "QUIT", "INT", "HUP", "USR1"];
 
 /// The placeholders pqprof fills itself; a resumption table may add others.
-pub const PLACEHOLDERS: [&str; 6] = ["port", "groups", "cert", "key", "dir", "workers"];
+pub const PLACEHOLDERS: [&str; 7] = ["address", "port", "groups", "cert", "key", "dir", "workers"];
 
 fn invalid(at: Location, message: impl Into<String>) -> ServerError {
     ServerError::Invalid {
@@ -179,6 +209,32 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
             "version: argv and after, neither empty",
         ));
     }
+    let resumed_log = match def.resumed_log {
+        Some(log) => {
+            let start = log.span().start;
+            let log = log.into_inner();
+            if !log.file.starts_with("{dir}/") || log.file.split('/').any(|p| p == "..") {
+                return Err(invalid(
+                    at(start),
+                    format!("resumed_log: {} is not inside {{dir}}/", log.file),
+                ));
+            }
+            if log.prefix.is_empty() || log.resumed.is_empty() {
+                return Err(invalid(
+                    at(start),
+                    "resumed_log: prefix and resumed, neither empty",
+                ));
+            }
+            if !def.resumption.contains_key("on") {
+                return Err(invalid(
+                    at(start),
+                    "resumed_log without [resumption.on]: nothing turns resumption on",
+                ));
+            }
+            Some(log)
+        }
+        None => None,
+    };
     let server = Server {
         file: file.to_path_buf(),
         name: name.clone(),
@@ -194,6 +250,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
         chains: def.chains,
         groups: def.groups,
         resumption: def.resumption,
+        resumed_log,
     };
     // Every placeholder a template or the start command uses is one pqprof or a resumption table
     // fills: a typo would otherwise reach the server as text.
@@ -412,6 +469,35 @@ tickets = "on"
         // One every resumption table sets is known.
         let s = GOOD.replace("\"-c\",", "\"-t\", \"{tickets}\", \"-c\",");
         assert!(parse(Path::new("w.toml"), &s).is_ok());
+    }
+
+    #[test]
+    fn a_resumed_log_is_inside_the_folder_and_counts_its_own_lines() {
+        let with =
+            |log: &str| GOOD.replace("workers = 1", &format!("workers = 1\nresumed_log = {log}"));
+        let s = parse(
+            Path::new("w.toml"),
+            &with(r#"{ file = "{dir}/server.log", prefix = "reused ", resumed = "1" }"#),
+        )
+        .unwrap();
+        let log = s.resumed_log.unwrap();
+        // Three connections, two resumed; a warning line and a near-miss ("10") are not.
+        let text = "[WARNING] x\nreused 1\nreused 0\nreused 1\nreused 10\n";
+        assert_eq!(log.count(text), (4, 2));
+        let e = err(&with(
+            r#"{ file = "/var/log/x", prefix = "r ", resumed = "1" }"#,
+        ));
+        assert!(
+            e.starts_with("servers/web.toml:10:") && e.contains("not inside {dir}/"),
+            "{e}"
+        );
+        let e = err(&with(r#"{ file = "{dir}/x", prefix = "", resumed = "1" }"#));
+        assert!(e.contains("neither empty"), "{e}");
+        let e = err(
+            &with(r#"{ file = "{dir}/x", prefix = "r ", resumed = "1" }"#)
+                .replace("[resumption.on]\ntickets = \"on\"\n", ""),
+        );
+        assert!(e.contains("nothing turns resumption on"), "{e}");
     }
 
     #[test]

@@ -112,7 +112,14 @@ pub(crate) fn values(
     .collect();
     let mode = if resumed { "on" } else { "off" };
     match server.resumption.get(mode) {
-        Some(t) => v.extend(t.clone()),
+        // A resumption table's text may use pqprof's own placeholders ("{dir}/resumed.log").
+        Some(t) => {
+            let filled: Vec<(String, String)> = t
+                .iter()
+                .map(|(k, text)| (k.clone(), lab::fill(text, &v)))
+                .collect();
+            v.extend(filled);
+        }
         None if resumed => bail!("{}: no [resumption.on]", server.file.display()),
         None => {}
     }
@@ -165,6 +172,24 @@ pub(crate) fn settled_cpu_ns(top: u32) -> f64 {
         last = now;
     }
     last
+}
+
+/// The connections a server's resumption log shows (`lab::ResumedLog`), and those that resumed,
+/// once it shows at least `at_least` (at most 2 s of reads: a server may log a connection a
+/// moment after the client has closed it). The log is read from the run's folder `dir`, which the
+/// server sees as `{dir}`.
+pub(crate) fn resumed_count(log: &lab::ResumedLog, dir: &Path, at_least: u64) -> (u64, u64) {
+    let file = dir.join(log.file.trim_start_matches("{dir}/"));
+    let read = || log.count(&std::fs::read_to_string(&file).unwrap_or_default());
+    let mut counts = read();
+    for _ in 0..200 {
+        if counts.0 >= at_least {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        counts = read();
+    }
+    counts
 }
 
 /// The resident and proportional set sizes of every process below `top`, bytes (the "Rss:" and

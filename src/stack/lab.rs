@@ -64,6 +64,9 @@ impl TlsStack for LabServer {
             // Through the emulated router: its own server, in the server namespace, on
             // `{address}`, serving the grid's concurrent connections its own way.
             network: true,
+            // Where its file says how it logs a resumed connection, so that its own count
+            // holds each connection to the scenario.
+            resumption: self.server.kind == ServerKind::Tls && self.server.resumed_log.is_some(),
             ..super::Features::default()
         }
     }
@@ -133,14 +136,15 @@ impl TlsStack for LabServer {
     }
 
     fn start_server(&self, s: &super::child::Start) -> Result<super::child::Server> {
-        if s.mode != Mode::Full {
+        let resumes = s.mode == Mode::Resumed && self.features().resumption;
+        if s.mode != Mode::Full && !resumes {
             bail!("{} serves full handshakes only here", self.name);
         }
         let mut cmd = s.command(&super::child::pqprof_exe()?);
         cmd.arg("lab-server")
             .arg("--server")
             .arg(&self.server.file)
-            .args(["--group", s.group])
+            .args(["--group", s.group, "--mode", s.mode.name()])
             .arg("--identity")
             .arg(&s.files.dir);
         if let Some(b) = s.bind {
@@ -188,6 +192,13 @@ pub(crate) fn server_main(
     std::io::stdout().flush()?;
     let top = running.unshare.id();
     let mut cpu0 = crate::lab::tree_cpu_ns(top);
+    // Resumed handshakes: the server's own log counts the connections and those that resumed.
+    let log = server
+        .resumed_log
+        .as_ref()
+        .filter(|_| mode == crate::results::Mode::Resumed);
+    let counted = |at_least: u64| log.map(|l| crate::lab::resumed_count(l, &dir, at_least));
+    let mut counted0 = (0, 0);
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
         let line = line?;
@@ -200,6 +211,7 @@ pub(crate) fn server_main(
         match cmd {
             "reset" => {
                 cpu0 = crate::lab::tree_cpu_ns(top);
+                counted0 = counted(n).unwrap_or_default();
                 println!("ok");
             }
             // `cpu N` after every round, `stats N` at the end: the same figures here.
@@ -207,16 +219,19 @@ pub(crate) fn server_main(
                 // The client has finished its N exchanges; the server may still be closing the
                 // last connection: its CPU is read once it stops growing (at most 100 ms).
                 let cpu = crate::lab::settled_cpu_ns(top);
+                // With its log, what the server counted; without, each of the client's N
+                // connections completed a handshake and a GET this server answered with a 200.
+                let (served, resumed) = match counted(counted0.0 + n) {
+                    Some((all, resumed)) => (all - counted0.0, resumed - counted0.1),
+                    None => (n, 0),
+                };
                 let s = super::child::ServerStats {
-                    // Each of the client's N connections completed a handshake and a GET this
-                    // server answered with a 200: N served.
-                    served: n,
+                    served,
                     cpu_ns: cpu - cpu0,
                     mem: Default::default(),
                     go_mallocs: 0,
                     go_alloc_bytes: 0,
-                    // Full handshakes only (`start_server` refuses the other modes).
-                    resumed: 0,
+                    resumed,
                     insitu: Vec::new(),
                 };
                 println!("{}", serde_json::to_string(&s)?);

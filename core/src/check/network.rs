@@ -7,7 +7,7 @@ use super::differs;
 use super::problem::Problem;
 use crate::figures::evidence::{contradictions, software_contradiction, Declared};
 use crate::figures::network::{handshakes, loss_pct, mean_ns, percentiles_ns, tolerance_ns};
-use crate::results::Results;
+use crate::results::{Mode, Results};
 use crate::stats;
 use crate::units::{rtt, time};
 
@@ -237,8 +237,12 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
                 "{at}: {all} cells, but their windows say {windows:?}"
             )));
         }
+        let named = |c: &crate::results::Cell| {
+            format!("{at} {} {} {}", c.protocol, c.stack.name(), c.group)
+        };
         for c in &point.cells {
             cell(&mut problems, (n, spans), point, &at, c);
+            evidence(&mut problems, &named(c), c, c.mode);
             // Resumed and validated cells are set against the full ones beside them.
             if c.mode == crate::results::Mode::Resumed || c.mode.validates_address() {
                 problems.push(Problem::evidence(format!(
@@ -259,11 +263,13 @@ fn section(n: &crate::results::Network) -> Vec<Problem> {
         for c in &point.resumed {
             let name = format!("{at} {} {} (resumed)", c.stack.name(), c.group);
             cell(&mut problems, (n, spans), point, &at, c);
+            evidence(&mut problems, &name, c, Mode::Resumed);
             resumed(&mut problems, &name, point, c);
         }
         for c in &point.validated {
             let name = format!("{at} {} {} ({})", c.stack.name(), c.group, c.mode.suffix());
             cell(&mut problems, (n, spans), point, &at, c);
+            evidence(&mut problems, &name, c, c.mode);
             validated(&mut problems, &name, point, c);
         }
     }
@@ -390,13 +396,14 @@ fn cell(
     cpu_and_releases(problems, &name, c);
     wire(problems, &name, c);
     flights(problems, spans, &name, c);
-    evidence(problems, &name, c);
 }
 
 /// A zero point's cell: its scenario's first connection showed what the scenario declares (the
 /// negotiated group, the certificate and its scheme, the shares; a server of servers/ its own name
 /// and version), and the flight the cell's model counts is the one it saw.
-fn evidence(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
+/// `mode`: the cell's own, or `Mode::Resumed` for the cells of a point's resumed list (whose
+/// cells say full: their list says resumed).
+fn evidence(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell, mode: Mode) {
     let Some(e) = &c.evidence else {
         return;
     };
@@ -405,7 +412,7 @@ fn evidence(problems: &mut Vec<Problem>, name: &str, c: &crate::results::Cell) {
         group: &c.group,
         shares: e.declared_shares,
         auth: e.auth.as_ref(),
-        mode: c.mode,
+        mode,
         transport: c.transport,
     };
     for wrong in contradictions(&declared, &e.seen) {
@@ -730,8 +737,8 @@ mod tests {
     use super::Problem;
     use crate::check::Kind;
     use crate::figures::network as f;
-    use crate::results::Results;
     use crate::results::{CellCpu, Flight, Network, Release};
+    use crate::results::Results;
 
     /// A 5.6 ms, 1% loss point with one cell whose every figure is computed from its raw data.
     fn network() -> Network {
