@@ -232,7 +232,7 @@ pub struct CapacityArgs {
     /// A short form (CI): fewer rounds, two load steps, up to 1,000 held connections.
     #[arg(long)]
     pub(crate) quick: bool,
-    /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server; and every TLS server of servers/, under h2load from the lab root).
+    /// Only these stacks (repeatable; default every stack with a capacity measurement: in memory, and over sockets where it has a capacity server; and every server of servers/ from the lab root: TLS ones under h2load, each one's memory with connections held).
     #[arg(long = "stack", value_parser = stacks(|f| f.capacity || f.in_memory || f.under_load))]
     pub(crate) stacks: Vec<String>,
     /// Suite folder or file: the groups' names and the authentications (auth.toml) to pair.

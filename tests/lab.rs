@@ -233,6 +233,77 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// sshd, which h2load cannot load, holds connections after each key exchange: both methods,
+/// every connection still established at the server when its memory was read, the memory grown,
+/// the file checked and exported, and nothing of it left running.
+#[test]
+fn sshd_holds_connections_after_each_key_exchange() {
+    if !root_made() {
+        return;
+    }
+    let out = common::tmp("lab", "sshd-held.json");
+    common::measure_suites(&out, "tests/data/mini", "5");
+    let o = common::pqprof(&[
+        "capacity",
+        "--results",
+        out.to_str().unwrap(),
+        "--stack",
+        "sshd",
+        "--quick",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let held = v["capacity"]["servers_held"].as_array().unwrap();
+    let mut groups: Vec<&str> = held.iter().map(|h| h["group"].as_str().unwrap()).collect();
+    groups.sort();
+    assert_eq!(
+        groups,
+        ["curve25519-sha256", "mlkem768x25519-sha256"],
+        "{held:#?}"
+    );
+    for h in held {
+        assert_eq!(h["server"], "sshd");
+        assert!(h["version"].as_str().unwrap().starts_with("10."), "{h}");
+        let steps = &h["held"];
+        assert_eq!(steps["established"], steps["connections"], "{h}");
+        let pss = steps["pss_bytes"].as_array().unwrap();
+        assert!(pss.last().unwrap().as_u64() > pss[0].as_u64(), "{h}");
+    }
+    let check = common::pqprof(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+    let export = common::pqprof(&[
+        "export",
+        out.to_str().unwrap(),
+        "--section",
+        "capacity",
+        "--format",
+        "json",
+    ]);
+    assert!(export.status.success(), "{}", common::stderr(&export));
+    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let rows: Vec<&serde_json::Value> = exported["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["measurement"] == "held connections" && r["stack"] == "sshd")
+        .collect();
+    assert_eq!(rows.len(), 2, "{exported:#}");
+    // Evidence that names a method the server was not given fails the check.
+    let bad = common::tmp("lab", "sshd-held-bad.json");
+    let mut broken = v.clone();
+    broken["capacity"]["servers_held"][0]["group"] = "sntrup761x25519-sha512".into();
+    broken["capacity"]["servers_held"][0]["server_groups"] =
+        serde_json::json!(["mlkem768x25519-sha256", "curve25519-sha256"]);
+    std::fs::write(&bad, broken.to_string()).unwrap();
+    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
+    assert!(said.contains("which the server was not given"), "{said}");
+    let left = running("held-sshd-");
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn a_bad_server_file_or_a_missing_binary_is_one_line_and_the_rest_goes_on() {
     if !root_made() {

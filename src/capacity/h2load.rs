@@ -5,10 +5,12 @@
 //! and one request, h2load offering one group, the groups taking turns. The server's processes'
 //! CPU is read before and after each round; h2load reports its own elapsed time and counts
 //! (`parse::h2load`). `figures::server_load` sets the rate against the capacity the real
-//! handshakes give the same server.
+//! handshakes give the same server. Then a fresh server of each holds idle connections, and its
+//! processes' memory is read at each count: for an SSH server (sshd), which h2load cannot load,
+//! that is all.
 
 use super::Options;
-use crate::results::{Held, ServerLoad, ServerLoadRound, Warning};
+use crate::results::{Held, ServerHeld, ServerLoad, ServerLoadRound, Warning};
 use crate::stack::identity::Chains;
 use anyhow::{anyhow, bail, Context, Result};
 use pqprof_core::lab::{Server, ServerKind};
@@ -31,28 +33,37 @@ const OTHER_CHAIN: &str = "ML-DSA-65";
 /// 4,096 a worker).
 const HELD: [usize; 3] = [0, 200, 400];
 
+/// The idle connections a fresh SSH server holds at each memory step: sshd runs processes of its
+/// own for each (servers/sshd_config.in's MaxStartups allows 4,096 before login).
+const HELD_SSH: [usize; 3] = [0, 25, 50];
+
+/// The key exchanges an SSH server's connections are held with, the hybrid first as OpenSSH 10
+/// orders them by default (sshd_config(5), KexAlgorithms).
+const SSH_GROUPS: [&str; 2] = ["mlkem768x25519-sha256", "curve25519-sha256"];
+
 /// Every asked-for lab TLS server under h2load, with each chain it serves of the baseline's and
-/// `OTHER_CHAIN`. A server that cannot be measured here (no lab root, no h2load in it, a server
-/// that will not start) is a note, and the others go on.
+/// `OTHER_CHAIN`, and every asked-for SSH server's memory with connections held. A server that
+/// cannot be measured here (no lab root, no h2load in it, a server that will not start) is a
+/// note, and the others go on.
 pub(super) fn servers(
     opts: &Options,
     chains: &Chains,
     cores: (Option<usize>, Option<usize>),
     notes: &mut Vec<Warning>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<ServerLoad>> {
+) -> Result<(Vec<ServerLoad>, Vec<ServerHeld>)> {
     let asked: Vec<&str> = opts.servers.iter().map(|s| s.name()).collect();
     let (servers, _) = pqprof_core::lab::load_all(&crate::lab::servers_dir());
     let servers: Vec<Server> = servers
         .into_iter()
-        .filter(|s| s.kind == ServerKind::Tls && asked.contains(&s.name.as_str()))
+        .filter(|s| asked.contains(&s.name.as_str()))
         .collect();
     if servers.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut not_measured = |what: &str, e: anyhow::Error| {
         notes.push(Warning::NotMeasured {
-            what: format!("{what} under h2load"),
+            what: what.to_string(),
             reason: format!("{e:#}"),
         })
     };
@@ -60,21 +71,28 @@ pub(super) fn servers(
         Ok(r) => r,
         Err(e) => {
             not_measured("the lab servers", e);
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
     };
-    let tool = match tool_version(&root) {
-        Ok(t) => t,
-        Err(e) => {
-            not_measured("the lab servers", e);
-            return Ok(Vec::new());
-        }
+    let tls: Vec<&Server> = servers
+        .iter()
+        .filter(|s| s.kind == ServerKind::Tls)
+        .collect();
+    let tool = match tls.is_empty() {
+        true => None,
+        false => match tool_version(&root) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                not_measured("the lab's TLS servers under h2load", e);
+                None
+            }
+        },
     };
     // The hybrid first, the baseline last: the order operators configure.
     let mut groups: Vec<&str> = opts.socket_groups.iter().map(String::as_str).collect();
     groups.sort_by_key(|g| *g == pqprof_core::figures::probe::CLASSICAL);
     let mut out = Vec::new();
-    for server in &servers {
+    for server in tls.iter().filter(|_| tool.is_some()) {
         for auth in [opts.auths.baseline.as_str(), OTHER_CHAIN] {
             crate::interrupt::check()?;
             if !server.chains.iter().any(|c| c == auth) {
@@ -84,10 +102,12 @@ pub(super) fn servers(
                 continue;
             };
             progress(&format!("capacity: {} + {auth} under h2load", server.name));
-            let mut rows = match load(server, &root, &files.dir, &groups, auth, &tool, cores.1) {
+            let tool = tool.as_deref().unwrap_or_default();
+            let mut rows = match load(server, &root, &files.dir, &groups, auth, tool, cores.1) {
                 Ok(rows) => rows,
                 Err(e) => {
-                    not_measured(&format!("{} + {auth}", server.name), interrupted(e)?);
+                    let what = format!("{} + {auth} under h2load", server.name);
+                    not_measured(&what, interrupted(e)?);
                     continue;
                 }
             };
@@ -96,7 +116,7 @@ pub(super) fn servers(
                     "capacity: {} {} + {auth}, memory of held connections",
                     server.name, row.group
                 ));
-                match held(server, &root, (id, &files.dir), &groups, &row.group) {
+                match held(server, &root, (id, &files.dir), &groups, &row.group, &HELD) {
                     Ok(h) => row.held = Some(h),
                     Err(e) => {
                         let what = format!(
@@ -110,7 +130,56 @@ pub(super) fn servers(
             out.extend(rows);
         }
     }
-    Ok(out)
+    let mut ssh_held = Vec::new();
+    for server in servers.iter().filter(|s| s.kind == ServerKind::Ssh) {
+        // The host key the handshake step's scenarios use: the baseline's where the server
+        // takes it.
+        let baseline = opts.auths.baseline.as_str();
+        let Some(auth) = server
+            .chains
+            .iter()
+            .find(|c| *c == baseline)
+            .or(server.chains.first())
+        else {
+            continue;
+        };
+        let Ok((id, files)) = chains.get(auth) else {
+            continue;
+        };
+        let version = match crate::lab::version(server, &root) {
+            Ok(v) => v,
+            Err(e) => {
+                not_measured(&format!("{} with connections held", server.name), e);
+                continue;
+            }
+        };
+        let groups: Vec<&str> = SSH_GROUPS
+            .into_iter()
+            .filter(|g| server.groups.contains_key(*g))
+            .collect();
+        for group in &groups {
+            crate::interrupt::check()?;
+            progress(&format!(
+                "capacity: {} {group}, memory of held connections",
+                server.name
+            ));
+            match held(server, &root, (id, &files.dir), &groups, group, &HELD_SSH) {
+                Ok(held) => ssh_held.push(ServerHeld {
+                    server: server.name.clone(),
+                    version: version.clone(),
+                    server_groups: groups.iter().map(|g| g.to_string()).collect(),
+                    group: group.to_string(),
+                    auth: auth.clone(),
+                    held,
+                }),
+                Err(e) => {
+                    let what = format!("{} {group} with connections held", server.name);
+                    not_measured(&what, interrupted(e)?)
+                }
+            }
+        }
+    }
+    Ok((out, ssh_held))
 }
 
 /// An error that is an interruption (Ctrl-C, SIGTERM) as the error it is, to stop the step: the
@@ -229,16 +298,18 @@ fn load(
     result
 }
 
-/// A fresh server (configured as for the rounds) holding `HELD` idle connections of `group`,
-/// each a handshake and one request kept alive on pqprof's OpenSSL client: its processes' memory
-/// and its established connections at each step. Fresh, since memory a server freed stays in its
-/// heap and the next connections reuse it.
+/// A fresh server (configured as for the rounds) holding `steps` idle connections of `group`,
+/// each opened by the server's stack's client (`Client::open`: for a TLS server a handshake and
+/// one request kept alive on pqprof's OpenSSL client, for SSH a key exchange on russh's): its
+/// processes' memory and its established connections at each step. Fresh, since memory a server
+/// freed stays in its heap and the next connections reuse it.
 fn held(
     server: &Server,
     root: &Path,
     (id, identity): (&crate::stack::Identity, &Path),
     groups: &[&str],
     group: &str,
+    steps: &[usize],
 ) -> Result<Held> {
     let stack = crate::stack::find(&server.name)?;
     let client = stack.client(crate::stack::Config::plain(group, id))?;
@@ -256,7 +327,7 @@ fn held(
             pss_bytes: Vec::new(),
         };
         let mut open: Vec<Box<dyn Send>> = Vec::new();
-        for &n in &HELD {
+        for &n in steps {
             while open.len() < n {
                 crate::interrupt::check()?;
                 open.push(client.open(addr).with_context(|| {

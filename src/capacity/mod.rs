@@ -33,7 +33,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone)]
 pub(crate) struct Options {
     pub(crate) stacks: Vec<&'static dyn TlsStack>,
-    /// The servers of servers/ loaded by h2load (`h2load`), beside the library stacks.
+    /// The servers of servers/ the step measures (`h2load`): TLS ones under h2load, and each
+    /// one's memory with connections held, beside the library stacks.
     pub(crate) servers: Vec<&'static dyn TlsStack>,
     /// In memory: the 95% half-width of each rate to reach, percent, with at most this much more
     /// time per cell (0: exactly `rounds`).
@@ -436,9 +437,10 @@ pub(crate) fn run(
         notes.push(Warning::OneCore);
     }
 
-    // 1. The servers people run (servers/: nginx, HAProxy) under h2load, first: their design is
-    // fixed, and what they take is then off the time the stacks' measurements scale to.
-    let servers = h2load::servers(
+    // 1. The servers people run (servers/: nginx, HAProxy under h2load, and every one's memory
+    // with connections held), first: their design is fixed, and what they take is then off the
+    // time the stacks' measurements scale to.
+    let (servers, servers_held) = h2load::servers(
         opts,
         &chains,
         (server_core, load_core),
@@ -530,6 +532,7 @@ pub(crate) fn run(
         sockets,
         memory,
         servers,
+        servers_held,
         notes,
     })
 }

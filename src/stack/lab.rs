@@ -60,7 +60,7 @@ impl TlsStack for LabServer {
 
     fn features(&self) -> super::Features {
         super::Features {
-            under_load: self.server.kind == ServerKind::Tls,
+            under_load: true,
             // Through the emulated router: its own server, in the server namespace, on
             // `{address}`, serving the grid's concurrent connections its own way.
             network: true,

@@ -92,8 +92,9 @@ pub struct Features {
     pub(crate) capacity: bool,
     /// Through the emulated network (a server that serves many connections at once).
     pub(crate) network: bool,
-    /// A server of servers/ that the capacity step loads with h2load from the lab root
-    /// (`capacity::h2load`): its capacity is its own, under a load generator it does not embed.
+    /// A server of servers/ that the capacity step measures itself (`capacity::h2load`): a TLS
+    /// one under h2load from the lab root, its capacity its own under a load generator it does
+    /// not embed, and every one's memory with connections held.
     pub(crate) under_load: bool,
     /// TLS 1.3 resumption (`Mode::Resumed`): its client keeps the ticket each connection brings
     /// for the next, and its server issues one ticket per connection.

@@ -159,6 +159,8 @@ impl client::Handler for ClientHandler {
 pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     config: Arc<client::Config>,
+    /// The key exchange offered, for the configuration of a held connection (`open`).
+    method: String,
     /// A server not pqprof's own (sshd of servers/). Its refusal of `none` authentication ends a
     /// connection as pqprof's acceptance does.
     server: Option<Foreign>,
@@ -183,21 +185,61 @@ impl Client {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let config = client::Config {
-            preferred: preferred(method)?,
-            nodelay: true,
-            inactivity_timeout: Some(super::tls::io_timeout()),
-            ..Default::default()
-        };
         Ok(Client {
             rt,
-            config: Arc::new(config),
+            config: Arc::new(config(method, Some(super::tls::io_timeout()))?),
+            method: method.to_string(),
             server: None,
         })
     }
 }
 
+/// The client's configuration: `method` alone offered, and a connection idle for `inactivity`
+/// closed (none for a held one, which is idle on purpose).
+fn config(method: &str, inactivity: Option<std::time::Duration>) -> Result<client::Config> {
+    Ok(client::Config {
+        preferred: preferred(method)?,
+        nodelay: true,
+        inactivity_timeout: inactivity,
+        ..Default::default()
+    })
+}
+
 impl super::Client for Client {
+    /// A connection held open after its key exchange and the server's answer to `none`
+    /// authentication (a refusal from sshd, which then waits for another method until its
+    /// LoginGraceTime): the session's task stays in this client's runtime until the connection
+    /// is dropped with the client.
+    fn open(&self, addr: std::net::SocketAddr) -> Result<Box<dyn Send>> {
+        let config = Arc::new(config(&self.method, None)?);
+        let handle = self.rt.block_on(async {
+            let tcp = tokio::time::timeout(
+                super::tls::io_timeout(),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+            .context("connect timed out")??;
+            let mut handle = tokio::time::timeout(
+                super::tls::io_timeout(),
+                client::connect_stream(config, tcp, ClientHandler),
+            )
+            .await
+            .context("SSH key exchange timed out")??;
+            let auth = tokio::time::timeout(
+                super::tls::io_timeout(),
+                handle.authenticate_none("pqprof"),
+            )
+            .await
+            .context("no answer to none authentication")??;
+            ensure!(
+                auth.success() || self.server.is_some(),
+                "the server refused none authentication"
+            );
+            Ok::<_, anyhow::Error>(handle)
+        })?;
+        Ok(Box::new(handle))
+    }
+
     fn connect(&self, addr: std::net::SocketAddr, evidence: bool) -> Result<One> {
         let cpu0 = alloc::thread_cpu_ns();
         let mem0 = alloc::counters();

@@ -157,6 +157,9 @@ pub(crate) fn check(results: &Results) -> Vec<Problem> {
     for l in &c.servers {
         servers(&mut problems, l);
     }
+    for h in &c.servers_held {
+        ssh_held(&mut problems, h);
+    }
     problems
 }
 
@@ -210,40 +213,64 @@ fn servers(problems: &mut Vec<Problem>, l: &crate::results::ServerLoad) {
         }
     }
     if let Some(h) = &l.held {
-        let n = h.connections.len();
-        if n < 2 || h.rss_bytes.len() != n || h.pss_bytes.len() != n {
-            problems.push(Problem::incomplete(format!(
-                "{name}: {n} held-connection steps with {} and {} memory figures",
-                h.rss_bytes.len(),
-                h.pss_bytes.len()
-            )));
-        } else if h.connections[0] != 0 || h.connections.windows(2).any(|w| w[0] >= w[1]) {
-            problems.push(Problem::incomplete(format!(
-                "{name}: held connections {:?}: not 0 and then more at each step",
-                h.connections
-            )));
-        }
-        if h.established != h.connections {
-            problems.push(Problem::evidence(format!(
-                "{name}: the server held {:?} connections at steps of {:?}",
-                h.established, h.connections
-            )));
-        }
-        if h.pss_bytes
-            .iter()
-            .zip(&h.rss_bytes)
-            .any(|(p, r)| *p == 0 || p > r)
-        {
-            problems.push(Problem::bound(format!(
-                "{name}: a proportional set size of zero or above its resident one"
-            )));
-        }
+        held(problems, &name, h);
     }
     let mut turns: Vec<usize> = l.rounds.iter().map(|r| r.turn).collect();
     turns.sort_unstable();
     if turns.windows(2).any(|w| w[0] == w[1]) {
         problems.push(Problem::incomplete(format!(
             "{name}: two rounds in one turn"
+        )));
+    }
+}
+
+/// An SSH server's held connections: its version, the method offered one it was configured
+/// with, and the steps as `held` holds any server's.
+fn ssh_held(problems: &mut Vec<Problem>, h: &crate::results::ServerHeld) {
+    let name = format!("capacity {} {} with connections held", h.server, h.group);
+    if h.version.is_empty() {
+        problems.push(Problem::evidence(format!("{name}: no server version")));
+    }
+    if !h.server_groups.contains(&h.group) {
+        problems.push(Problem::evidence(format!(
+            "{name}: the client offered {}, which the server was not given ({})",
+            h.group,
+            h.server_groups.join(", ")
+        )));
+    }
+    held(problems, &name, &h.held);
+}
+
+/// A server's memory with connections held: steps from none held up, a memory figure for each,
+/// the server's established connections at each step the ones held (its evidence), and a
+/// proportional set size within its resident one.
+fn held(problems: &mut Vec<Problem>, name: &str, h: &crate::results::Held) {
+    let n = h.connections.len();
+    if n < 2 || h.rss_bytes.len() != n || h.pss_bytes.len() != n {
+        problems.push(Problem::incomplete(format!(
+            "{name}: {n} held-connection steps with {} and {} memory figures",
+            h.rss_bytes.len(),
+            h.pss_bytes.len()
+        )));
+    } else if h.connections[0] != 0 || h.connections.windows(2).any(|w| w[0] >= w[1]) {
+        problems.push(Problem::incomplete(format!(
+            "{name}: held connections {:?}: not 0 and then more at each step",
+            h.connections
+        )));
+    }
+    if h.established != h.connections {
+        problems.push(Problem::evidence(format!(
+            "{name}: the server held {:?} connections at steps of {:?}",
+            h.established, h.connections
+        )));
+    }
+    if h.pss_bytes
+        .iter()
+        .zip(&h.rss_bytes)
+        .any(|(p, r)| *p == 0 || p > r)
+    {
+        problems.push(Problem::bound(format!(
+            "{name}: a proportional set size of zero or above its resident one"
         )));
     }
 }
@@ -521,5 +548,42 @@ mod tests {
         l.held = None;
         l.rounds.clear();
         assert!(check(&l)[0].to_string().contains("no rounds"));
+    }
+
+    #[test]
+    fn an_ssh_servers_held_connections_are_held_to_its_methods_and_steps() {
+        let mut h = crate::results::ServerHeld {
+            server: "sshd".into(),
+            version: "10.0p2".into(),
+            server_groups: vec!["mlkem768x25519-sha256".into(), "curve25519-sha256".into()],
+            group: "curve25519-sha256".into(),
+            auth: "ECDSA-P256".into(),
+            held: crate::results::Held {
+                connections: vec![0, 25, 50],
+                established: vec![0, 25, 50],
+                rss_bytes: vec![9_000_000, 20_000_000, 30_000_000],
+                pss_bytes: vec![4_000_000, 9_000_000, 14_000_000],
+            },
+        };
+        let check = |h: &crate::results::ServerHeld| {
+            let mut p = Vec::new();
+            ssh_held(&mut p, h);
+            p
+        };
+        assert!(check(&h).is_empty(), "{:?}", check(&h));
+        h.group = "sntrup761x25519-sha512".into();
+        assert!(check(&h)[0].is(
+            crate::check::problem::Kind::Evidence,
+            "which the server was not given"
+        ));
+        h.group = "curve25519-sha256".into();
+        h.held.established[2] = 49;
+        assert!(check(&h)[0].is(
+            crate::check::problem::Kind::Evidence,
+            "held [0, 25, 49] connections"
+        ));
+        h.held.established[2] = 50;
+        h.version.clear();
+        assert!(check(&h)[0].is(crate::check::problem::Kind::Evidence, "no server version"));
     }
 }

@@ -737,8 +737,8 @@ mod tests {
     use super::Problem;
     use crate::check::Kind;
     use crate::figures::network as f;
-    use crate::results::{CellCpu, Flight, Network, Release};
     use crate::results::Results;
+    use crate::results::{CellCpu, Flight, Network, Release};
 
     /// A 5.6 ms, 1% loss point with one cell whose every figure is computed from its raw data.
     fn network() -> Network {

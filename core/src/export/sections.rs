@@ -335,6 +335,11 @@ fn capacity(r: &Results) -> (Vec<Column>, Vec<Vec<Value>>) {
         ]);
     }
     rows.extend(c.servers.iter().flat_map(server_rows));
+    rows.extend(
+        c.servers_held
+            .iter()
+            .map(|h| held_row((&h.server, &h.group, &h.auth), &h.held)),
+    );
     (columns, rows)
 }
 
@@ -364,14 +369,22 @@ fn server_rows(l: &crate::results::ServerLoad) -> Vec<Vec<Value>> {
         none(),
         num(f.as_ref().map(|f| f.busy_pct)),
     ]];
-    let Some(h) = &l.held else {
-        return rows;
-    };
-    rows.push(vec![
+    if let Some(h) = &l.held {
+        rows.push(held_row((&l.server, &l.group, &l.auth), h));
+    }
+    rows
+}
+
+/// A server's memory with connections held, as a row: the growth of its processes' resident and
+/// proportional set sizes per connection.
+fn held_row((server, group, auth): (&str, &str, &str), h: &crate::results::Held) -> Vec<Value> {
+    use crate::figures::server_load::growth;
+    let none = || num(None);
+    vec![
         text("held connections"),
-        text(l.server.as_str()),
-        text(l.group.as_str()),
-        text(l.auth.as_str()),
+        text(server),
+        text(group),
+        text(auth),
         none(),
         none(),
         none(),
@@ -381,15 +394,12 @@ fn server_rows(l: &crate::results::ServerLoad) -> Vec<Vec<Value>> {
         none(),
         num(h.connections.last().map(|&n| n as f64)),
         none(),
-        num(crate::figures::server_load::held_growth(l, |h| {
-            &h.rss_bytes
-        })),
+        num(growth(h, |h| &h.rss_bytes)),
         none(),
         none(),
-        num(crate::figures::server_load::held_bytes(l)),
+        num(growth(h, |h| &h.pss_bytes)),
         none(),
-    ]);
-    rows
+    ]
 }
 
 /// Every network cell: a row per point of the grid (RTT, loss) and scenario, its percentiles,

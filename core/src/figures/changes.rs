@@ -305,10 +305,10 @@ fn figures_of(r: &Results, c: &Change) -> Figures {
             fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth).or_else(|| {
                 // A lab server's, held under the capacity step's h2load part.
                 crate::figures::server_load::held_delta_bytes(
-                    &cap.servers,
+                    cap,
                     &c.stack,
-                    (sides.0.group, sides.0.auth.or(baseline_auth)?),
-                    (sides.1.group, sides.1.auth.or(baseline_auth)?),
+                    (sides.0.group, sides.0.auth.or(baseline_auth)),
+                    (sides.1.group, sides.1.auth.or(baseline_auth)),
                 )
             })
         }),

@@ -6,7 +6,7 @@
 //! load; where they do not, the figures say which of the two it is.
 
 use super::server_cpu;
-use crate::results::{Mode, Results, Scenario, ServerLoad};
+use crate::results::{Capacity, Held, Mode, Results, Scenario, ServerLoad};
 use crate::stats;
 
 /// How far h2load's rate and the real handshakes' capacity may differ and still agree, percent
@@ -142,13 +142,12 @@ pub fn verdict(load: &LoadFigures, handshake_cpu_ns: f64) -> Option<Crosscheck> 
 /// The server's proportional set size per held connection: from none held to the most held,
 /// bytes. `None` without two steps.
 pub fn held_bytes(l: &ServerLoad) -> Option<f64> {
-    held_growth(l, |h| &h.pss_bytes)
+    growth(l.held.as_ref()?, |h| &h.pss_bytes)
 }
 
-/// The growth of one of the held steps' memory figures (`of`: PSS or RSS) per connection, from
-/// none held to the most held, bytes. `None` without two steps.
-pub fn held_growth(l: &ServerLoad, of: fn(&crate::results::Held) -> &[u64]) -> Option<f64> {
-    let h = l.held.as_ref()?;
+/// The growth of one of a server's held steps' memory figures (`of`: PSS or RSS) per connection,
+/// from none held to the most held, bytes. `None` without two steps.
+pub fn growth(h: &Held, of: fn(&Held) -> &[u64]) -> Option<f64> {
     let xs = of(h);
     if h.connections.len() < 2 || xs.len() != h.connections.len() {
         return None;
@@ -161,19 +160,31 @@ pub fn held_growth(l: &ServerLoad, of: fn(&crate::results::Held) -> &[u64]) -> O
     Some((xs[k] as f64 - xs[0] as f64) / n as f64)
 }
 
-/// The difference in memory per held connection between two of a server's scenarios (group and
-/// chain each), where it held both.
+/// The difference in proportional set size per held connection between two of a server's
+/// scenarios (group and chain each; a chain of `None` takes the server's only one, as an SSH
+/// server's scenarios name none), where it held both: a TLS server's from its rows under h2load,
+/// an SSH server's from its own.
 pub fn held_delta_bytes(
-    servers: &[ServerLoad],
+    c: &Capacity,
     server: &str,
-    (group, auth): (&str, &str),
-    (baseline_group, baseline_auth): (&str, &str),
+    (group, auth): (&str, Option<&str>),
+    (baseline_group, baseline_auth): (&str, Option<&str>),
 ) -> Option<f64> {
-    let of = |g: &str, a: &str| {
-        servers
+    let of = |g: &str, a: Option<&str>| {
+        let fits = |s: &str, group: &str, chain: &str| {
+            s == server && group == g && a.is_none_or(|a| a == chain)
+        };
+        c.servers
             .iter()
-            .find(|l| l.server == server && l.group == g && l.auth == a)
+            .find(|l| fits(&l.server, &l.group, &l.auth))
             .and_then(held_bytes)
+            .or_else(|| {
+                let h = c
+                    .servers_held
+                    .iter()
+                    .find(|h| fits(&h.server, &h.group, &h.auth))?;
+                growth(&h.held, |h| &h.pss_bytes)
+            })
     };
     Some(of(group, auth)? - of(baseline_group, baseline_auth)?)
 }
@@ -261,14 +272,44 @@ mod tests {
         let mut b = a.clone();
         b.group = "X25519".into();
         b.held.as_mut().unwrap().pss_bytes[2] = 51_000_000;
-        let servers = [a.clone(), b];
-        let delta = held_delta_bytes(
-            &servers,
-            "nginx",
-            ("X25519MLKEM768", "ECDSA-P256"),
-            ("X25519", "ECDSA-P256"),
-        );
+        let mut c: Capacity = serde_json::from_value(serde_json::json!({
+            "date_utc": "", "wall_seconds": 0.0, "cores": 2, "fd_limit_before": 0,
+            "fd_limit": 0, "in_memory": [], "sockets": [], "memory": [],
+        }))
+        .unwrap();
+        c.servers = vec![a.clone(), b];
+        let hybrid = ("X25519MLKEM768", Some("ECDSA-P256"));
+        let delta = held_delta_bytes(&c, "nginx", hybrid, ("X25519", Some("ECDSA-P256")));
         assert_eq!(delta, Some(2_000.0));
+        // Another chain's rows are not these.
+        let other = held_delta_bytes(&c, "nginx", hybrid, ("X25519", Some("ML-DSA-65")));
+        assert_eq!(other, None);
+        // An SSH server's own rows, whose scenarios name no chain: 10 MB over 50 connections
+        // (200,000 bytes each) against 9.5 MB (190,000): 10,000 bytes more each.
+        let ssh = |group: &str, top: u64| crate::results::ServerHeld {
+            server: "sshd".into(),
+            version: "10.0p2".into(),
+            server_groups: vec!["mlkem768x25519-sha256".into(), "curve25519-sha256".into()],
+            group: group.into(),
+            auth: "ECDSA-P256".into(),
+            held: Held {
+                connections: vec![0, 25, 50],
+                established: vec![0, 25, 50],
+                rss_bytes: vec![9_000_000, 20_000_000, 30_000_000],
+                pss_bytes: vec![4_000_000, 9_000_000, top],
+            },
+        };
+        c.servers_held = vec![
+            ssh("mlkem768x25519-sha256", 14_000_000),
+            ssh("curve25519-sha256", 13_500_000),
+        ];
+        let delta = held_delta_bytes(
+            &c,
+            "sshd",
+            ("mlkem768x25519-sha256", None),
+            ("curve25519-sha256", None),
+        );
+        assert_eq!(delta, Some(10_000.0));
         // One step: no figure.
         a.held.as_mut().unwrap().connections.truncate(1);
         assert_eq!(held_bytes(&a), None);

@@ -84,14 +84,35 @@ fn server_line(r: &crate::results::Results, l: &crate::results::ServerLoad) -> S
             .map_or("no real handshakes of this scenario".into(), |x| {
                 x.verdict.label()
             }),
-        held: server_load::held_bytes(l).map_or("–".into(), |b| {
-            let h = l
-                .held
-                .as_ref()
-                .map_or(0, |h| h.connections.last().copied().unwrap_or(0));
-            format!("{} B ({} held)", count(b), count(h as f64))
-        }),
+        held: l.held.as_ref().map_or("–".into(), held_cell),
     }
+}
+
+/// An SSH server's line: h2load speaks TLS alone, so memory with connections held is its one
+/// figure here (its CPU per handshake is the handshake step's).
+fn held_line(h: &crate::results::ServerHeld) -> ServerLine {
+    let none = || "–".to_string();
+    ServerLine {
+        server: format!("{} {}", h.server, h.version),
+        group: h.group.clone(),
+        auth: format!("{} host key", h.auth),
+        rate: none(),
+        cpu: none(),
+        busy: none(),
+        handshake_cpu: none(),
+        capacity: none(),
+        diff: none(),
+        verdict: "not under h2load (SSH): held after its key exchange, before login".into(),
+        held: held_cell(&h.held),
+    }
+}
+
+/// Proportional set size per held connection, and how many were held.
+fn held_cell(h: &crate::results::Held) -> String {
+    crate::figures::server_load::growth(h, |h| &h.pss_bytes).map_or("–".into(), |b| {
+        let n = h.connections.last().copied().unwrap_or(0);
+        format!("{} B ({} held)", count(b), count(n as f64))
+    })
 }
 
 #[derive(Serialize)]
@@ -204,6 +225,7 @@ pub(crate) fn build(runs: &[&Run]) -> Vec<View> {
                 .servers
                 .iter()
                 .map(|l| server_line(&run.results, l))
+                .chain(c.servers_held.iter().map(held_line))
                 .collect();
             let memory = c
                 .memory

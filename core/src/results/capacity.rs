@@ -31,6 +31,10 @@ pub struct Capacity {
     /// handshakes (`figures::server_load`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerLoad>,
+    /// The SSH servers of servers/ (sshd), which h2load cannot load: their memory with connections
+    /// held open after the key exchange (files from 2026-12-07 on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers_held: Vec<ServerHeld>,
     /// What deserves caution: a load generator that could not keep up, a step cut short.
     #[serde(default)]
     pub notes: Vec<super::Warning>,
@@ -247,6 +251,23 @@ pub struct ServerLoad {
     /// (`None` where they could not be held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<Held>,
+}
+
+/// An SSH server's memory with connections of one key exchange held open: each connection its
+/// key exchange and a refused `none` authentication on russh's client, then idle (sshd keeps it
+/// for its LoginGraceTime), so that the figure is what a connection costs the server up to
+/// login, where the key exchange's method is the one difference.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerHeld {
+    /// The server's name in servers/ ("sshd") and its version as its binary prints it.
+    pub server: String,
+    pub version: String,
+    /// The methods the server was configured with, in its order, and the one the client offered.
+    pub server_groups: Vec<String>,
+    pub group: String,
+    /// The host key's algorithm.
+    pub auth: String,
+    pub held: Held,
 }
 
 /// A lab server's memory at each count of idle connections held open (0 first), each connection
