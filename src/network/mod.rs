@@ -349,15 +349,55 @@ pub(crate) fn cell_allowance(
 }
 
 /// The step's clock (from the process's start, `budget::process_start`) and the cells' rounds
-/// still to run, for `cell_allowance`.
+/// still to run, for `cell_allowance`. The even share of the time left foresees neither the
+/// points' links still to set up nor what the cells' rounds take beyond the time they are given
+/// (a lossy cell's floor of handshakes, a window's last handshakes finishing): each is expected
+/// to take as long as those so far did on average, and that is kept out of the shares, so that
+/// the step ends near its budget rather than past it by their sum.
 struct Budget {
     start: Instant,
     cells_left: usize,
+    /// Cells' rounds run, and their time beyond what they were given, in all.
+    cells_run: usize,
+    over: Duration,
+    /// Points whose link is still to set up, those set up, and their time in all.
+    points_left: usize,
+    points_set_up: usize,
+    setting_up: Duration,
 }
 
 impl Budget {
     fn allowance(&self, opts: &Options, rounds: usize) -> Duration {
-        cell_allowance(opts, self.start.elapsed(), self.cells_left, rounds)
+        let reserve = expected(self.over, self.cells_run, self.cells_left)
+            + expected(self.setting_up, self.points_set_up, self.points_left);
+        cell_allowance(
+            opts,
+            self.start.elapsed() + reserve,
+            self.cells_left,
+            rounds,
+        )
+    }
+
+    /// `cells` rounds of cells ran, given `given` in all, and took `took`.
+    fn ran(&mut self, cells: usize, given: Duration, took: Duration) {
+        self.cells_run += cells;
+        self.over += took.saturating_sub(given);
+    }
+
+    /// A point's link was set up in `took`.
+    fn set_up(&mut self, took: Duration) {
+        self.points_left = self.points_left.saturating_sub(1);
+        self.points_set_up += 1;
+        self.setting_up += took;
+    }
+}
+
+/// What `left` more of something are expected to take, as long each as the `done` so far took
+/// on average (`total` in all); nothing before any was done.
+fn expected(total: Duration, done: usize, left: usize) -> Duration {
+    match u32::try_from(done) {
+        Ok(n) if n > 0 => (total / n).saturating_mul(u32::try_from(left).unwrap_or(u32::MAX)),
+        _ => Duration::ZERO,
     }
 }
 
@@ -1136,8 +1176,10 @@ impl<'a> Bench<'a> {
         };
         for w in windows {
             crate::interrupt::check()?;
+            let began = Instant::now();
             let allowance = budget.allowance(self.opts, rounds);
             budget.cells_left = budget.cells_left.saturating_sub(w.len());
+            let cells = w.len();
             let plans: Vec<Plan> = w
                 .iter()
                 .map(|&j| {
@@ -1173,6 +1215,8 @@ impl<'a> Bench<'a> {
                     }
                 }
             }
+            let given = allowance.saturating_mul(u32::try_from(cells).unwrap_or(u32::MAX));
+            budget.ran(cells, given, began.elapsed());
         }
         Ok(())
     }
@@ -1503,6 +1547,11 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
                 .iter()
                 .map(|&(k, _)| bench.here(k, grid[k].1).len())
                 .sum(),
+            cells_run: 0,
+            over: Duration::ZERO,
+            points_left: grid.len(),
+            points_set_up: 0,
+            setting_up: Duration::ZERO,
         };
         let mut ats: Vec<Option<(At, Link)>> = grid.iter().map(|_| None).collect();
         // Each point's cells so far: their first round's plan, and every round's handshakes.
@@ -1526,7 +1575,9 @@ pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Netw
             if ats[k].is_none() {
                 let point = (k, rtt_ms, loss);
                 let base = (&mut base_rtt_ns, &mut offset_ns);
+                let began = Instant::now();
                 let at = at_point(&mut router, probe.addr, point, opts, base, &mut notes)?;
+                budget.set_up(began.elapsed());
                 ats[k] = Some(at);
             }
             let Some((at, _)) = &ats[k] else {
@@ -1850,6 +1901,15 @@ mod tests {
         };
         assert_eq!(third(&opts, 74, 10), Duration::from_secs(2) / 3);
         assert_eq!(third(&opts, 150, 48), Duration::from_millis(500));
+        // 20 cells' rounds ran 10 s past what they were given, half a second each: the 16 still
+        // to run are expected to take 8 s more, which their shares leave out. Before any ran,
+        // nothing is expected.
+        let s = Duration::from_secs;
+        assert_eq!(super::expected(s(10), 20, 16), s(8));
+        assert_eq!(super::expected(s(10), 0, 16), Duration::ZERO);
+        assert_eq!(super::expected(s(10), 20, 0), Duration::ZERO);
+        // 150 s spent and 8 s expected beyond the shares: 16 s left for 16 cells, 1 s each.
+        assert_eq!(at(&opts, 158, 16), s(1));
         // And the counts follow: starts 20 ms apart within 1.5 s are 76 (at 0, 20, ..., 1500
         // ms), in no time the floor of 10; a cell asked for fewer than the floor keeps its count,
         // and one back to back its count (the clock stops it).
