@@ -45,7 +45,6 @@ fn children() -> Vec<String> {
         .collect()
 }
 
-/// The Go peer is built (`make go-peer`): the grid runs it beside rustls.
 /// The stacks the tests run: rustls, quinn (QUIC), and Go where its peer is built, with quic-go
 /// where the peer has it (required where PQPROF_REQUIRE_QUIC_GO is set, as CI sets it).
 fn stacks() -> Vec<&'static str> {

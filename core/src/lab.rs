@@ -38,9 +38,10 @@ pub struct Server {
     pub resumed_log: Option<ResumedLog>,
 }
 
-/// A log the server writes with `[resumption.on]`: a line a connection, starting with `prefix`,
+/// A log the server writes with `[resumption.on]`: a line a request, starting with `prefix`,
 /// then `resumed` where the server saw the connection resume (nginx's `$ssl_session_reused`,
-/// HAProxy's `ssl_fc_is_resumed`). Other lines in the file are not counted.
+/// HAProxy's `ssl_fc_is_resumed`). pqprof's client makes one request a connection, so a line is
+/// a connection. Other lines in the file are not counted.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResumedLog {
@@ -51,16 +52,30 @@ pub struct ResumedLog {
 }
 
 impl ResumedLog {
-    /// The connections a log's text shows, and those of them that resumed.
+    /// The connections a log's text shows, and those of them that resumed. A last line without
+    /// its end is still being written, and not counted yet.
     pub fn count(&self, text: &str) -> (u64, u64) {
         let mut connections = 0;
         let mut resumed = 0;
-        for rest in text.lines().filter_map(|l| l.strip_prefix(&self.prefix)) {
+        let complete = &text[..text.rfind('\n').map_or(0, |k| k + 1)];
+        for rest in complete
+            .lines()
+            .filter_map(|l| l.strip_prefix(&self.prefix))
+        {
             connections += 1;
             resumed += u64::from(rest.trim_end() == self.resumed);
         }
         (connections, resumed)
     }
+}
+
+/// Whether `path` names a file inside the server's folder: `{dir}/` once, then plain names
+/// (none empty, `.` or `..`), so that a server file cannot have pqprof read or write elsewhere.
+pub fn inside_dir(path: &str) -> bool {
+    path.strip_prefix("{dir}/").is_some_and(|rest| {
+        rest.split('/')
+            .all(|p| !p.is_empty() && p != "." && p != ".." && !p.contains('{'))
+    })
 }
 
 /// What a server speaks, and so which of pqprof's clients drive it.
@@ -213,7 +228,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
         Some(log) => {
             let start = log.span().start;
             let log = log.into_inner();
-            if !log.file.starts_with("{dir}/") || log.file.split('/').any(|p| p == "..") {
+            if !inside_dir(&log.file) {
                 return Err(invalid(
                     at(start),
                     format!("resumed_log: {} is not inside {{dir}}/", log.file),
@@ -229,6 +244,12 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
                 return Err(invalid(
                     at(start),
                     "resumed_log without [resumption.on]: nothing turns resumption on",
+                ));
+            }
+            if kind == ServerKind::Ssh {
+                return Err(invalid(
+                    at(start),
+                    "resumed_log: an SSH server has no resumption to count",
                 ));
             }
             Some(log)
@@ -280,7 +301,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
                 format!("templates: {template} must be a file name beside the server file"),
             ));
         }
-        if !target.starts_with("{dir}/") || escapes(target) {
+        if !inside_dir(target) {
             return Err(invalid(
                 located("templates"),
                 format!("templates: {template} goes to {target}, not inside {{dir}}/"),
@@ -455,6 +476,16 @@ tickets = "on"
         assert!(e.contains("not inside {dir}/"), "{e}");
         let e = err(&GOOD.replace("\"{dir}/web.conf\" }", "\"/etc/web.conf\" }"));
         assert!(e.contains("not inside {dir}/"), "{e}");
+        // An empty part would make the rest absolute once {dir} is filled in, another
+        // placeholder might be one.
+        for target in [
+            "{dir}//etc/web.conf",
+            "{dir}/{dir}/web.conf",
+            "{dir}/./web.conf",
+        ] {
+            let e = err(&GOOD.replace("\"{dir}/web.conf\" }", &format!("\"{target}\" }}")));
+            assert!(e.contains("not inside {dir}/"), "{target}: {e}");
+        }
         let e = err(&GOOD.replace("\"web.conf.in\"", "\"../../secret\""));
         assert!(
             e.contains("must be a file name beside the server file"),
@@ -481,9 +512,12 @@ tickets = "on"
         )
         .unwrap();
         let log = s.resumed_log.unwrap();
-        // Three connections, two resumed; a warning line and a near-miss ("10") are not.
+        // Four connections, two resumed (a near-miss "10" is a connection that did not); a
+        // warning line is none, and a last line still being written is not counted yet.
         let text = "[WARNING] x\nreused 1\nreused 0\nreused 1\nreused 10\n";
         assert_eq!(log.count(text), (4, 2));
+        assert_eq!(log.count(&format!("{text}reused ")), (4, 2));
+        assert_eq!(log.count("reused 1"), (0, 0));
         let e = err(&with(
             r#"{ file = "/var/log/x", prefix = "r ", resumed = "1" }"#,
         ));

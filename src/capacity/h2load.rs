@@ -143,13 +143,18 @@ pub(super) fn servers(
         else {
             continue;
         };
-        let Ok((id, files)) = chains.get(auth) else {
-            continue;
+        let what = format!("{} with connections held", server.name);
+        let (id, files) = match chains.get(auth) {
+            Ok(chain) => chain,
+            Err(e) => {
+                not_measured(&what, e);
+                continue;
+            }
         };
         let version = match crate::lab::version(server, &root) {
             Ok(v) => v,
             Err(e) => {
-                not_measured(&format!("{} with connections held", server.name), e);
+                not_measured(&what, e);
                 continue;
             }
         };
@@ -157,6 +162,10 @@ pub(super) fn servers(
             .into_iter()
             .filter(|g| server.groups.contains_key(*g))
             .collect();
+        if groups.is_empty() {
+            let why = format!("its [groups] has neither of {}", SSH_GROUPS.join(", "));
+            not_measured(&what, anyhow!(why));
+        }
         for group in &groups {
             crate::interrupt::check()?;
             progress(&format!(

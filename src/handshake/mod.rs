@@ -841,8 +841,15 @@ fn fitting(
 fn scenario(r: &Running, ss: ServerStats, opts: &Options) -> Result<Scenario> {
     let total: Vec<f64> = r.ones.iter().map(|o| o.total_ns).collect();
     ensure!(!total.is_empty(), "no connection was measured");
-    // Every connection of a resumed scenario resumed, as its server saw it; none of another.
+    // Every connection of a resumed scenario resumed, as its server saw it (and it saw every
+    // one: a server counting from its log may miss some); none of another.
     let want = if r.mode == Mode::Resumed {
+        ensure!(
+            ss.served == r.ones.len() as u64,
+            "the server saw {} connections of the {} made",
+            ss.served,
+            r.ones.len()
+        );
         ss.served
     } else {
         0

@@ -175,19 +175,25 @@ pub(crate) fn settled_cpu_ns(top: u32) -> f64 {
 }
 
 /// The connections a server's resumption log shows (`lab::ResumedLog`), and those that resumed,
-/// once it shows at least `at_least` (at most 2 s of reads: a server may log a connection a
-/// moment after the client has closed it). The log is read from the run's folder `dir`, which the
-/// server sees as `{dir}`.
+/// once it shows at least `at_least` and two reads 20 ms apart agree (at most 2 s of reads: a
+/// server may log a connection a moment after the client has closed it, and one made before may
+/// still be on its way). The log is read from the run's folder `dir`, which the server sees as
+/// `{dir}` (`lab::inside_dir` holds the file to it).
 pub(crate) fn resumed_count(log: &lab::ResumedLog, dir: &Path, at_least: u64) -> (u64, u64) {
     let file = dir.join(log.file.trim_start_matches("{dir}/"));
-    let read = || log.count(&std::fs::read_to_string(&file).unwrap_or_default());
+    let read = || {
+        log.count(&String::from_utf8_lossy(
+            &std::fs::read(&file).unwrap_or_default(),
+        ))
+    };
     let mut counts = read();
-    for _ in 0..200 {
-        if counts.0 >= at_least {
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(20));
+        let again = read();
+        if counts.0 >= at_least && again == counts {
             break;
         }
-        std::thread::sleep(Duration::from_millis(10));
-        counts = read();
+        counts = again;
     }
     counts
 }

@@ -157,8 +157,9 @@ impl TlsStack for LabServer {
 
 /// The hidden `lab-server` command: one scenario's server, as `handshake-server` serves a library
 /// stack's. Prints `port N`, then answers `reset N` with `ok` and `stats N` with the server's CPU
-/// since the reset (the client made the N connections, each a full exchange with this server),
-/// until standard input closes; then stops the server.
+/// since the reset and the connections it served (the client made the N connections; a server
+/// that resumes counts them, and those that resumed, from its own log), until standard input
+/// closes; then stops the server.
 pub(crate) fn server_main(
     file: &Path,
     group: &str,
@@ -210,8 +211,9 @@ pub(crate) fn server_main(
         }
         match cmd {
             "reset" => {
+                // `reset N`: N connections since the last reset first (child.rs's meaning).
+                counted0 = counted(counted0.0 + n).unwrap_or_default();
                 cpu0 = crate::lab::tree_cpu_ns(top);
-                counted0 = counted(n).unwrap_or_default();
                 println!("ok");
             }
             // `cpu N` after every round, `stats N` at the end: the same figures here.
@@ -222,7 +224,10 @@ pub(crate) fn server_main(
                 // With its log, what the server counted; without, each of the client's N
                 // connections completed a handshake and a GET this server answered with a 200.
                 let (served, resumed) = match counted(counted0.0 + n) {
-                    Some((all, resumed)) => (all - counted0.0, resumed - counted0.1),
+                    Some((all, resumed)) => (
+                        all.saturating_sub(counted0.0),
+                        resumed.saturating_sub(counted0.1),
+                    ),
                     None => (n, 0),
                 };
                 let s = super::child::ServerStats {

@@ -34,9 +34,10 @@ t = tomllib.load(open(sys.argv[1], "rb")); print(eval(sys.argv[2]))' \
 render() {
     local s=$1 sedf=$W/render.sed
     {
+        # The resumption table's text first: it may hold pqprof's own placeholders ({dir}).
+        [ "$6" = - ] || toml "$s" "'\n'.join('s|{%s}|%s|g' % (k, v.replace('\\\\', '\\\\\\\\').replace('\n', '\\\\n')) for k, v in t['resumption']['$6'].items())"
         printf 's|{address}|127.0.0.1|g\ns|{port}|%s|g\ns|{groups}|%s|g\ns|{cert}|%s|g\ns|{key}|%s|g\n' "$2" "$3" "$4" "$5"
         printf 's|{dir}|/lab|g\ns|{workers}|%s|g\n' "$(toml "$s" 't["workers"]')"
-        [ "$6" = - ] || toml "$s" "'\n'.join('s|{%s}|%s|g' % (k, v.replace('\\\\', '\\\\\\\\').replace('\n', '\\\\n')) for k, v in t['resumption']['$6'].items())"
     } > "$sedf"
     toml "$s" "'\n'.join(k + ' ' + v for k, v in t['templates'].items())" |
     while read -r src dst; do

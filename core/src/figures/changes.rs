@@ -303,7 +303,7 @@ fn figures_of(r: &Results, c: &Change) -> Figures {
             .and_then(|(s, b)| crate::figures::server_cpu::change(s, b)),
         memory_bytes: capacity.and_then(|cap| {
             fig::memory_delta_bytes(cap, &c.stack, sides.0, sides.1, baseline_auth).or_else(|| {
-                // A lab server's, held under the capacity step's h2load part.
+                // A lab server's, held by the capacity step's servers part.
                 crate::figures::server_load::held_delta_bytes(
                     cap,
                     &c.stack,

@@ -161,9 +161,9 @@ pub fn growth(h: &Held, of: fn(&Held) -> &[u64]) -> Option<f64> {
 }
 
 /// The difference in proportional set size per held connection between two of a server's
-/// scenarios (group and chain each; a chain of `None` takes the server's only one, as an SSH
-/// server's scenarios name none), where it held both: a TLS server's from its rows under h2load,
-/// an SSH server's from its own.
+/// scenarios, where it held both: a TLS server's from its rows under h2load (group and chain
+/// each; a chain of `None` takes the first row of the group), an SSH server's from its own rows
+/// (group each: an SSH scenario names no chain, and its server is held with one host key).
 pub fn held_delta_bytes(
     c: &Capacity,
     server: &str,
@@ -171,18 +171,15 @@ pub fn held_delta_bytes(
     (baseline_group, baseline_auth): (&str, Option<&str>),
 ) -> Option<f64> {
     let of = |g: &str, a: Option<&str>| {
-        let fits = |s: &str, group: &str, chain: &str| {
-            s == server && group == g && a.is_none_or(|a| a == chain)
-        };
         c.servers
             .iter()
-            .find(|l| fits(&l.server, &l.group, &l.auth))
+            .find(|l| l.server == server && l.group == g && a.is_none_or(|a| a == l.auth))
             .and_then(held_bytes)
             .or_else(|| {
                 let h = c
                     .servers_held
                     .iter()
-                    .find(|h| fits(&h.server, &h.group, &h.auth))?;
+                    .find(|h| h.server == server && h.group == g)?;
                 growth(&h.held, |h| &h.pss_bytes)
             })
     };
@@ -308,6 +305,14 @@ mod tests {
             "sshd",
             ("mlkem768x25519-sha256", None),
             ("curve25519-sha256", None),
+        );
+        assert_eq!(delta, Some(10_000.0));
+        // Whatever chain the answer's baseline names: the host key is the server's one.
+        let delta = held_delta_bytes(
+            &c,
+            "sshd",
+            ("mlkem768x25519-sha256", Some("ML-DSA-65")),
+            ("curve25519-sha256", Some("ML-DSA-65")),
         );
         assert_eq!(delta, Some(10_000.0));
         // One step: no figure.

@@ -271,7 +271,8 @@ pub struct ServerHeld {
 }
 
 /// A lab server's memory at each count of idle connections held open (0 first), each connection
-/// a handshake and one request on pqprof's OpenSSL client: the resident and proportional set
+/// a handshake and one request on pqprof's OpenSSL client (a TLS server's) or a key exchange on
+/// russh's (an SSH server's, `ServerHeld`): the resident and proportional set
 /// sizes of every process of the server (from /proc/PID/smaps_rollup; the proportional one
 /// shares the pages nginx's master and worker share). Kernel socket memory is not in them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
