@@ -69,6 +69,22 @@ impl ResumedLog {
     }
 }
 
+/// What is wrong with a server file's `resumed_log` (`on`: it has a `[resumption.on]` table), if
+/// anything.
+fn resumed_log_problem(log: &ResumedLog, kind: ServerKind, on: bool) -> Option<String> {
+    if !inside_dir(&log.file) {
+        Some(format!("resumed_log: {} is not inside {{dir}}/", log.file))
+    } else if log.prefix.is_empty() || log.resumed.is_empty() {
+        Some("resumed_log: prefix and resumed, neither empty".into())
+    } else if !on {
+        Some("resumed_log without [resumption.on]: nothing turns resumption on".into())
+    } else if kind == ServerKind::Ssh {
+        Some("resumed_log: an SSH server has no resumption to count".into())
+    } else {
+        None
+    }
+}
+
 /// Whether `path` names a file inside the server's folder: `{dir}/` once, then plain names
 /// (none empty, `.` or `..`), so that a server file cannot have pqprof read or write elsewhere.
 pub fn inside_dir(path: &str) -> bool {
@@ -228,29 +244,8 @@ pub fn parse(file: &Path, text: &str) -> Result<Server, ServerError> {
         Some(log) => {
             let start = log.span().start;
             let log = log.into_inner();
-            if !inside_dir(&log.file) {
-                return Err(invalid(
-                    at(start),
-                    format!("resumed_log: {} is not inside {{dir}}/", log.file),
-                ));
-            }
-            if log.prefix.is_empty() || log.resumed.is_empty() {
-                return Err(invalid(
-                    at(start),
-                    "resumed_log: prefix and resumed, neither empty",
-                ));
-            }
-            if !def.resumption.contains_key("on") {
-                return Err(invalid(
-                    at(start),
-                    "resumed_log without [resumption.on]: nothing turns resumption on",
-                ));
-            }
-            if kind == ServerKind::Ssh {
-                return Err(invalid(
-                    at(start),
-                    "resumed_log: an SSH server has no resumption to count",
-                ));
+            if let Some(why) = resumed_log_problem(&log, kind, def.resumption.contains_key("on")) {
+                return Err(invalid(at(start), why));
             }
             Some(log)
         }
