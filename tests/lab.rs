@@ -66,6 +66,45 @@ fn servers(dir: &str, name: &str, edit: impl Fn(String) -> String) -> PathBuf {
     d
 }
 
+/// `pqprof check FILE` passes.
+fn assert_checks(file: &Path) {
+    let check = common::pqprof(&["check", file.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+}
+
+/// `pqprof check` of `text` in a file of its own (`name`) fails, saying `says`.
+fn assert_check_refuses(name: &str, text: &str, says: &str) {
+    let bad = common::tmp("lab", name);
+    std::fs::write(&bad, text).unwrap();
+    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
+    assert!(said.contains(says), "{said}");
+}
+
+/// The rows `pqprof export FILE --section capacity --format json` gives.
+fn exported_capacity(file: &Path) -> Vec<serde_json::Value> {
+    let export = common::pqprof(&[
+        "export",
+        file.to_str().unwrap(),
+        "--section",
+        "capacity",
+        "--format",
+        "json",
+    ]);
+    assert!(export.status.success(), "{}", common::stderr(&export));
+    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    exported["rows"].as_array().unwrap().clone()
+}
+
+/// Every connection a server held was still established at it when its memory was read, and
+/// holding them grew it (`row`: the stored row, for the message).
+fn assert_held_and_grew(held: &serde_json::Value, row: &serde_json::Value) {
+    assert_eq!(held["established"], held["connections"], "{row}");
+    let pss = held["pss_bytes"].as_array().unwrap();
+    assert!(pss.last().unwrap().as_u64() > pss[0].as_u64(), "{row}");
+}
+
 /// Processes whose command line names `text`.
 fn running(text: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -121,18 +160,12 @@ fn a_users_own_server_file_gets_its_rows_with_no_code() {
         .find(|s| s["auth"]["name"] == "ML-DSA-65")
         .unwrap();
     assert_eq!(mldsa["evidence"]["cert_key"], "ML-DSA-65");
-    let check = common::pqprof(&["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert_checks(&out);
     // Evidence that names another server fails the check, naming the scenario.
-    let bad = common::tmp("lab", "bad-software.json");
     let text = std::fs::read_to_string(&out)
         .unwrap()
         .replacen("nginx-tuned 1.", "haproxy 3.", 1);
-    std::fs::write(&bad, text).unwrap();
-    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!check.status.success());
-    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
-    assert!(said.contains("not nginx-tuned and a version"), "{said}");
+    assert_check_refuses("bad-software.json", &text, "not nginx-tuned and a version");
     // Nothing of this test's servers is left: no process names their folders (lab-<name>-<pid>).
     let left = running("lab-nginx-tuned-");
     assert!(left.is_empty(), "{left:?}");
@@ -179,28 +212,12 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
             assert_eq!(r["failed"], 0, "{l}");
             assert!(r["server_cpu_ns"].as_u64().unwrap() > 0, "{l}");
         }
-        // Every connection held was still established at the server when its memory was read,
-        // and holding them grew it.
-        let held = &l["held"];
-        assert_eq!(held["established"], held["connections"], "{l}");
-        let pss = held["pss_bytes"].as_array().unwrap();
-        assert!(pss.last().unwrap().as_u64() > pss[0].as_u64(), "{l}");
+        assert_held_and_grew(&l["held"], l);
     }
-    let check = common::pqprof(&["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert_checks(&out);
     // Exported: a row under h2load and one held for each, the held one's figure the growth of
     // the stored proportional set size over the connections held.
-    let export = common::pqprof(&[
-        "export",
-        out.to_str().unwrap(),
-        "--section",
-        "capacity",
-        "--format",
-        "json",
-    ]);
-    assert!(export.status.success(), "{}", common::stderr(&export));
-    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let rows = exported["rows"].as_array().unwrap();
+    let rows = exported_capacity(&out);
     let of = |what: &str| -> Vec<&serde_json::Value> {
         rows.iter()
             .filter(|r| r["measurement"] == what && r["stack"] == "nginx-loaded")
@@ -219,16 +236,12 @@ fn a_users_own_server_is_loaded_by_h2load_and_checked() {
         assert_eq!(r["pss_per_connection_bytes"].as_f64(), Some(want), "{r}");
     }
     // A round whose connections failed fails the check.
-    let bad = common::tmp("lab", "own-load-bad.json");
     let mut broken = v.clone();
     let round = &mut broken["capacity"]["servers"][0]["rounds"][0];
     round["succeeded"] = (round["succeeded"].as_u64().unwrap() - 3).into();
     round["failed"] = 3.into();
-    std::fs::write(&bad, broken.to_string()).unwrap();
-    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!check.status.success());
-    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
-    assert!(said.contains("3 connection(s) of round 0 failed"), "{said}");
+    let says = "3 connection(s) of round 0 failed";
+    assert_check_refuses("own-load-bad.json", &broken.to_string(), says);
     let left = running("h2load-nginx-loaded-");
     assert!(left.is_empty(), "{left:?}");
 }
@@ -265,41 +278,21 @@ fn sshd_holds_connections_after_each_key_exchange() {
     for h in held {
         assert_eq!(h["server"], "sshd");
         assert!(h["version"].as_str().unwrap().starts_with("10."), "{h}");
-        let steps = &h["held"];
-        assert_eq!(steps["established"], steps["connections"], "{h}");
-        let pss = steps["pss_bytes"].as_array().unwrap();
-        assert!(pss.last().unwrap().as_u64() > pss[0].as_u64(), "{h}");
+        assert_held_and_grew(&h["held"], h);
     }
-    let check = common::pqprof(&["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", common::stderr(&check));
-    let export = common::pqprof(&[
-        "export",
-        out.to_str().unwrap(),
-        "--section",
-        "capacity",
-        "--format",
-        "json",
-    ]);
-    assert!(export.status.success(), "{}", common::stderr(&export));
-    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let rows: Vec<&serde_json::Value> = exported["rows"]
-        .as_array()
-        .unwrap()
+    assert_checks(&out);
+    let rows = exported_capacity(&out);
+    let held_rows = rows
         .iter()
-        .filter(|r| r["measurement"] == "held connections" && r["stack"] == "sshd")
-        .collect();
-    assert_eq!(rows.len(), 2, "{exported:#}");
+        .filter(|r| r["measurement"] == "held connections" && r["stack"] == "sshd");
+    assert_eq!(held_rows.count(), 2, "{rows:#?}");
     // Evidence that names a method the server was not given fails the check.
-    let bad = common::tmp("lab", "sshd-held-bad.json");
     let mut broken = v.clone();
     broken["capacity"]["servers_held"][0]["group"] = "sntrup761x25519-sha512".into();
     broken["capacity"]["servers_held"][0]["server_groups"] =
         serde_json::json!(["mlkem768x25519-sha256", "curve25519-sha256"]);
-    std::fs::write(&bad, broken.to_string()).unwrap();
-    let check = common::pqprof(&["check", bad.to_str().unwrap()]);
-    assert!(!check.status.success());
-    let said = String::from_utf8_lossy(&check.stdout).to_string() + &common::stderr(&check);
-    assert!(said.contains("which the server was not given"), "{said}");
+    let says = "which the server was not given";
+    assert_check_refuses("sshd-held-bad.json", &broken.to_string(), says);
     let left = running("held-sshd-");
     assert!(left.is_empty(), "{left:?}");
 }
@@ -416,8 +409,7 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
         let per_sample = s["server_cpu_samples_ns"].as_str().unwrap_or_default();
         assert!(per_sample.starts_with("d1:"), "{s}");
     }
-    let check = common::pqprof(&["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert_checks(&out);
     assert!(
         running("sshd_config").is_empty(),
         "{:?}",
@@ -514,8 +506,7 @@ fn the_servers_go_through_the_emulated_network_and_name_themselves() {
             }
         }
     }
-    let check = common::pqprof(&["check", file]);
-    assert!(check.status.success(), "{}", common::stderr(&check));
+    assert_checks(&out);
     let left = running("--bind 10.77.2.1");
     assert!(left.is_empty(), "{left:?}");
 }
