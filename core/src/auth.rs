@@ -31,6 +31,12 @@ pub fn full_suite(group: &str, auth: Option<&str>, baseline: &str) -> String {
     }
 }
 
+/// The suite that composes a group's resumed handshake (suites/tls13-resumed.toml); the same for
+/// every chain, since a resumption sends none.
+pub fn resumed_suite(group: &str) -> String {
+    format!("{group} resumed handshake")
+}
+
 /// One authentication: a signature algorithm and how its chain is presented.
 #[derive(Debug, Clone)]
 pub struct Auth {

@@ -737,7 +737,10 @@ pub(crate) const DELTA_TARGET_NS: f64 = 15_000.0;
 pub(crate) const DELTA_TARGET_PCT: f64 = 10.0;
 
 /// A scenario's paired difference from its partner so far (`figures::handshake::paired_connections`).
-fn paired_so_far(running: &[Running], r: &Running) -> Option<crate::figures::answer::PairedDelta> {
+fn paired_so_far(
+    running: &[Running],
+    r: &Running,
+) -> Option<crate::figures::handshake::PairedDelta> {
     let p = &running[r.partner?];
     if p.failed {
         return None;

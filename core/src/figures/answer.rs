@@ -3,7 +3,7 @@
 //! share of it the in-situ crypto explains, memory per held connection against the baseline and
 //! the extra time over an emulated network. Pure functions of the results, tested by hand.
 
-use super::handshake::DeltaPairing;
+use super::handshake::{DeltaPairing, PairedDelta};
 use crate::results::{Capacity, DeltaForm, Network, Results, Scenario};
 use crate::stats;
 
@@ -46,27 +46,6 @@ pub fn in_answer(protocol: &str, group: &str, auth: Option<&str>, baseline_auth:
             .iter()
             .any(|(g, a)| *g == group && auth == Some(*a));
     groups || chains
-}
-
-/// The paired difference of two real handshake scenarios and its 95% interval: block by block
-/// (`figures::handshake::paired_connections`) in files of the paired design, round by round
-/// (`paired_delta`) before it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PairedDelta {
-    /// The difference, nanoseconds: the median of the pairs' (changed - baseline), or in the
-    /// relative form of their shares times the baseline's median.
-    pub median_ns: f64,
-    pub lo95_ns: f64,
-    pub hi95_ns: f64,
-    /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
-    pub pairs: usize,
-    pub(crate) block: usize,
-    /// How the pairs made the difference (`Absolute` for rounds).
-    pub(crate) form: DeltaForm,
-    /// In the relative form, the median share of the baseline and its 95% interval, which the
-    /// nanoseconds above are times the baseline's median: the figure the host's speed cancels in,
-    /// and so the one two runs on a drifting host can agree on.
-    pub(crate) share: Option<(f64, f64, f64)>,
 }
 
 /// `changed[k] - baseline[k]` for every round k, with the median of those differences and its

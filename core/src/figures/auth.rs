@@ -2,7 +2,8 @@
 //! loopback, in memory, on the wire and over the emulated network. Pure functions of the results,
 //! shared by the site's authentication section and `check --site`, which reads its figures back.
 
-use super::answer::{self as fig, PairedDelta, Side};
+use super::answer::{self as fig, Side};
+use super::handshake::PairedDelta;
 use crate::results::{Cell, Mode, Network, Results};
 
 /// The RTT and loss rate whose round trips the section shows: the default grid's long path, where

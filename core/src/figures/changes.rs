@@ -4,7 +4,8 @@
 //! exporter (`export`) and the site's check (`render::verify`) all read them from here, so the
 //! three cannot disagree.
 
-use super::answer::{self as fig, PairedDelta, Side, CERTIFICATE, CLASSICAL, HYBRID, POST_QUANTUM};
+use super::answer::{self as fig, Side, CERTIFICATE, CLASSICAL, HYBRID, POST_QUANTUM};
+use super::handshake::PairedDelta;
 use crate::results::{Results, Scenario};
 
 /// A change a question asks about: on `stack`, scenario `group` against scenario `baseline`.

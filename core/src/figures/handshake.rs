@@ -9,6 +9,27 @@
 use crate::results::{DeltaForm, Handshakes, Results, Scenario};
 use crate::stats;
 
+/// The paired difference of two real handshake scenarios and its 95% interval: block by block
+/// (`figures::handshake::paired_connections`) in files of the paired design, round by round
+/// (`paired_delta`) before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedDelta {
+    /// The difference, nanoseconds: the median of the pairs' (changed - baseline), or in the
+    /// relative form of their shares times the baseline's median.
+    pub median_ns: f64,
+    pub lo95_ns: f64,
+    pub hi95_ns: f64,
+    /// How many pairs: blocks of `block` connections each, or rounds where `block` is 0.
+    pub pairs: usize,
+    pub(crate) block: usize,
+    /// How the pairs made the difference (`Absolute` for rounds).
+    pub(crate) form: DeltaForm,
+    /// In the relative form, the median share of the baseline and its 95% interval, which the
+    /// nanoseconds above are times the baseline's median: the figure the host's speed cancels in,
+    /// and so the one two runs on a drifting host can agree on.
+    pub(crate) share: Option<(f64, f64, f64)>,
+}
+
 /// A scenario's median over every connection, its 95% interval and the median of each sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MedianFigures {
@@ -189,7 +210,7 @@ pub fn paired_connections(
     changed: Connections,
     baseline: Connections,
     pairing: DeltaPairing,
-) -> Option<super::answer::PairedDelta> {
+) -> Option<PairedDelta> {
     let rounds = block_pairs(changed, baseline, pairing.block)?;
     let (median_ns, lo95_ns, hi95_ns, pairs, share) = match pairing.form {
         DeltaForm::Absolute => {
@@ -225,7 +246,7 @@ pub fn paired_connections(
             )
         }
     };
-    Some(super::answer::PairedDelta {
+    Some(PairedDelta {
         median_ns,
         lo95_ns,
         hi95_ns,
@@ -262,7 +283,7 @@ pub fn composed_delta(
         return None;
     }
     let composed = |n: &str| r.suite(n, &s.composed_stack);
-    let resumed = crate::figures::modes::resumed_suite;
+    let resumed = crate::auth::resumed_suite;
     let (ours, theirs) = match other_auth {
         Some(x) => (
             format!("{} + {x} full handshake", s.suite),

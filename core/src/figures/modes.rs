@@ -8,8 +8,8 @@
 //! Go 1.24+ and OpenSSL 3.5 send by default) costs bytes, and a key generation where the stack does
 //! not reuse the hybrid's X25519 key.
 
-use super::answer::{PairedDelta, CERTIFICATE, HYBRID};
-use super::handshake::{paired_connections, Connections, DeltaPairing};
+use super::answer::{CERTIFICATE, HYBRID};
+use super::handshake::{paired_connections, Connections, DeltaPairing, PairedDelta};
 use crate::results::{Capacity, Cell, Handshakes, InMemory, Mode, Network, Scenario};
 
 /// Whether the handshake step makes a scenario in `mode` as well as full:
@@ -59,19 +59,13 @@ pub fn made(
 /// anti-amplification budget of a one- or two-datagram Initial, over TCP within the initial window.
 pub const SMALLEST_PQ: &str = "ML-DSA-44";
 
-/// The suite that composes a group's resumed handshake (suites/tls13-resumed.toml); the same for
-/// every chain, since a resumption sends none.
-pub fn resumed_suite(group: &str) -> String {
-    format!("{group} resumed handshake")
-}
-
 /// What resumption saves by the composition, along the critical path: the group's resumed suite
 /// against the scenario's full one (its chain's), for the stack's composition. `None` where the
 /// run composed either not.
 pub(crate) fn composed_saving(r: &crate::results::Results, s: &Scenario) -> Option<f64> {
     let baseline = r.baseline_auth().unwrap_or("");
     let full = crate::auth::full_suite(&s.suite, s.auth_name(), baseline);
-    let resumed = r.suite(&resumed_suite(&s.suite), &s.composed_stack)?;
+    let resumed = r.suite(&crate::auth::resumed_suite(&s.suite), &s.composed_stack)?;
     let full = r.suite(&full, &s.composed_stack)?;
     Some(crate::compose::predicted_difference(resumed, full))
 }

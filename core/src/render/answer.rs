@@ -8,10 +8,11 @@
 //! classical signature) and a row kind needs nothing else here.
 
 use super::Run;
-use crate::figures::answer::{self as fig, PairedDelta, Side};
+use crate::figures::answer::{self as fig, Side};
 use crate::figures::changes::PROTOCOLS;
 pub(crate) use crate::figures::changes::{answered_suite, values, RTTS_MS};
 pub use crate::figures::changes::{figures, Change, Figures, Question, QUESTIONS};
+use crate::figures::handshake::PairedDelta;
 use crate::units;
 use serde::Serialize;
 

@@ -7,7 +7,8 @@
 
 use super::answer::{half_us, interval_us};
 use super::Run;
-use crate::figures::answer::{resolved, PairedDelta};
+use crate::figures::answer::resolved;
+use crate::figures::handshake::PairedDelta;
 use crate::figures::modes::{self as fig, Pair};
 use crate::results::{Capacity, Handshakes, Mode, Network};
 use crate::units::{bytes, count, signed_time, time};
