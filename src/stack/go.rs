@@ -118,7 +118,7 @@ impl TlsStack for Go {
         if let Some(g) = offered.get(1) {
             args.extend(["--second-share".into(), g.to_string()]);
         }
-        lazy(offered[0], args, false, c.identity)
+        lazy(offered[0], args, tcp_evidence, c.identity)
     }
 
     /// The peer's `serve`: the same port line and control lines as pqprof's own server, on the
@@ -174,18 +174,22 @@ impl TlsStack for Go {
     }
 }
 
+/// How a client's `evidence` answer reads: over TCP crypto/tls's report with the first bytes each
+/// way (`tcp_evidence`), over QUIC with the connection's datagrams (`quicgo::evidence`).
+pub(super) type ReadEvidence = fn(&str) -> Result<Evidence>;
+
 /// The peer's `client` processes for one group, with `args` after the group's (`--quic` among them:
-/// the QUIC client, whose evidence is its datagrams).
+/// the QUIC client), their evidence read by `evidence`.
 pub(super) fn lazy(
     group: &str,
     args: Vec<String>,
-    quic: bool,
+    evidence: ReadEvidence,
     identity: &super::Identity,
 ) -> Result<Box<dyn super::Client>> {
     Ok(Box::new(Lazy {
         group: group.to_string(),
         args,
-        quic,
+        evidence,
         files: write_files(identity, "go-client")?,
         idle: Mutex::new(Vec::new()),
         outside_cpu_ns: AtomicU64::new(0),
@@ -232,8 +236,8 @@ struct Lazy {
     /// The client's arguments after its group: `--resumed` (each process keeps the ticket of its
     /// last connection and resumes the next with it), `--second-share G`, `--quic --mode M`.
     args: Vec<String>,
-    /// Over QUIC: the evidence is the connection's datagrams.
-    quic: bool,
+    /// How its evidence answer reads.
+    evidence: ReadEvidence,
     files: super::identity::Files,
     idle: Mutex<Vec<Client>>,
     /// The CPU time its processes reported since each started (each one's first answer is the
@@ -252,7 +256,7 @@ impl Lazy {
             Some(c) => c,
             None => Client::start(
                 &crate::go::binary()?,
-                (&self.group, &self.args, self.quic),
+                (&self.group, &self.args, self.evidence),
                 addr,
                 &self.files.root,
             )?,
@@ -407,8 +411,8 @@ fn ask(
 /// One of the peer's client processes, for one server address.
 struct Client {
     addr: SocketAddr,
-    /// Its connections run over QUIC (`evidence` answers with datagrams).
-    quic: bool,
+    /// How its `evidence` answer reads.
+    evidence: ReadEvidence,
     /// Shared with the handles of the connections it holds (`open`).
     process: Arc<Mutex<Peer>>,
     stdin: ChildStdin,
@@ -517,7 +521,7 @@ impl Client {
     /// Started by the calling thread: the process is in its network namespace and on its cores.
     fn start(
         bin: &Path,
-        (group, args, quic): (&str, &[String], bool),
+        (group, args, evidence): (&str, &[String], ReadEvidence),
         addr: SocketAddr,
         ca: &Path,
     ) -> Result<Client> {
@@ -537,7 +541,7 @@ impl Client {
         let (peer, stdin, lines) = Peer::start(cmd, bin)?;
         let mut c = Client {
             addr,
-            quic,
+            evidence,
             process: Arc::new(Mutex::new(peer)),
             stdin,
             lines,
@@ -570,11 +574,7 @@ impl Client {
     /// One unmeasured connection and what it negotiated, key shares parsed from its first bytes.
     fn evidence(&mut self) -> Result<One> {
         let answer = self.ask("evidence", self.budget(1))?;
-        let ev = if self.quic {
-            super::quicgo::evidence(&answer)?
-        } else {
-            tcp_evidence(&answer)?
-        };
+        let ev = (self.evidence)(&answer)?;
         Ok(One {
             total_ns: 0.0,
             ready_ns: 0.0,

@@ -95,7 +95,7 @@ impl TlsStack for QuicGo {
             m => bail!("quic-go: {} are not built", m.described()),
         };
         let args = ["--quic", "--mode", mode].map(String::from).to_vec();
-        super::go::lazy(c.group, args, true, c.identity)
+        super::go::lazy(c.group, args, evidence, c.identity)
     }
 
     fn start_server(&self, s: &child::Start) -> Result<child::Server> {
