@@ -3,7 +3,9 @@
 //! schema imports nothing else of the tool, core never names the measuring crate, producers never
 //! reach into `check` or the pages, lower layers never import upper ones. Read from the sources:
 //! every `crate::NAME` a file mentions (in `use` lines, grouped `use crate::{a, b}` lists or paths)
-//! is an edge from the file's top-level module to NAME.
+//! is an edge from the file's top-level module to NAME. And no two files import each other, even
+//! through others: every path a file names through `crate::`, `super::` or `self::` is an edge to
+//! the file of the longest module it starts with (`file_graph`).
 
 use common::rust_files;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +71,129 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     g
 }
 
+/// A file's module path under `src`: core/src/figures/answer.rs -> figures::answer,
+/// core/src/figures/mod.rs -> figures, core/src/lib.rs -> the crate itself (empty).
+fn file_module(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// One use tree or path at `code[i..]` (after its `crate::`, `super::` or `self::`, whose module
+/// is `prefix`), its groups expanded: every full path it names, and where it ends.
+fn use_tree(code: &[u8], mut i: usize, prefix: &[String]) -> (Vec<Vec<String>>, usize) {
+    let mut path = prefix.to_vec();
+    let mut out = Vec::new();
+    loop {
+        let start = i;
+        while i < code.len() && (code[i].is_ascii_alphanumeric() || code[i] == b'_') {
+            i += 1;
+        }
+        if i > start {
+            path.push(String::from_utf8_lossy(&code[start..i]).into_owned());
+        }
+        if !code[i..].starts_with(b"::") {
+            break;
+        }
+        i += 2;
+        if code.get(i) == Some(&b'{') {
+            i += 1;
+            loop {
+                while i < code.len() && b" \n\t\r,".contains(&code[i]) {
+                    i += 1;
+                }
+                if i >= code.len() || code[i] == b'}' {
+                    return (out, i + 1);
+                }
+                let (paths, end) = use_tree(code, i, &path);
+                out.extend(paths);
+                // A name the tree could not read (`*`, `self`'s own): step over it.
+                i = end.max(i + 1);
+            }
+        }
+    }
+    out.push(path);
+    (out, i)
+}
+
+/// Every path a file's code names through `crate::`, `super::` or `self::`, as absolute module
+/// paths (`me`: the file's own); comments and test modules left out.
+fn file_paths(text: &str, me: &[String]) -> Vec<Vec<String>> {
+    let code: String = text
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or("")
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for (k, _) in code.match_indices("::") {
+        let word_start = bytes[..k]
+            .iter()
+            .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .map_or(0, |p| p + 1);
+        // Only the first segment of a path: `crate`, `self`, or a run of `super`s.
+        if word_start >= 2 && &bytes[word_start - 2..word_start] == b"::" {
+            continue;
+        }
+        let mut prefix: Vec<String> = match &code[word_start..k] {
+            "crate" => Vec::new(),
+            "self" => me.to_vec(),
+            "super" => me[..me.len().saturating_sub(1)].to_vec(),
+            _ => continue,
+        };
+        let mut i = k + 2;
+        while code[i..].starts_with("super::") {
+            prefix.pop();
+            i += "super::".len();
+        }
+        out.extend(use_tree(bytes, i, &prefix).0);
+    }
+    out
+}
+
+/// The files' graph: each file's module -> the files' modules it names (each path's longest
+/// prefix that is a file's module), its own and its ancestors' left out: a file naming what the
+/// module it sits in declares is how modules nest, not a cycle.
+fn file_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: Vec<(Vec<String>, &Path)> = files
+        .iter()
+        .map(|f| (file_module(src, f), f.as_path()))
+        .collect();
+    let known: BTreeSet<&Vec<String>> = modules.iter().map(|(m, _)| m).collect();
+    let mut g = BTreeMap::new();
+    for (me, file) in &modules {
+        let mut to = BTreeSet::new();
+        for path in file_paths(&std::fs::read_to_string(file).unwrap(), me) {
+            let Some(target) = (0..=path.len())
+                .rev()
+                .map(|n| path[..n].to_vec())
+                .find(|p| known.contains(p))
+            else {
+                continue;
+            };
+            if !me.starts_with(&target) {
+                to.insert(target.join("::"));
+            }
+        }
+        g.insert(me.join("::"), to);
+    }
+    g
+}
+
 /// A topological order, or the modules left on a cycle.
 fn topo(g: &BTreeMap<String, BTreeSet<String>>) -> Result<Vec<String>, Vec<String>> {
     let mut left: BTreeMap<String, BTreeSet<String>> = g
@@ -101,6 +226,19 @@ fn topo(g: &BTreeMap<String, BTreeSet<String>>) -> Result<Vec<String>, Vec<Strin
         order.extend(ready);
     }
     Ok(order)
+}
+
+/// Of the modules `topo` left, those on a cycle: the ones that only import a cycle's members
+/// (none of the left imports them) are taken away until none is.
+fn on_cycles(g: &BTreeMap<String, BTreeSet<String>>, mut left: Vec<String>) -> Vec<String> {
+    loop {
+        let imported = |m: &String| left.iter().any(|from| g[from].contains(m));
+        let before = left.len();
+        left = left.iter().filter(|m| imported(m)).cloned().collect();
+        if left.len() == before {
+            return left;
+        }
+    }
 }
 
 /// Edges that run against the flow: (module, modules it must never import).
@@ -376,4 +514,51 @@ fn the_scanner_sees_grouped_imports_and_cycles() {
     g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
     g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
     assert!(topo(&g).is_err());
+}
+
+#[test]
+fn no_file_imports_another_that_imports_it_back() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for src in ["core/src", "src"] {
+        let g = file_graph(&root.join(src));
+        if let Err(left) = topo(&g) {
+            panic!("{src}: the files of a cycle: {:?}", on_cycles(&g, left));
+        }
+    }
+}
+
+#[test]
+fn the_file_scanner_resolves_super_self_and_groups_and_finds_a_seeded_cycle() {
+    let me: Vec<String> = vec!["figures".into(), "modes".into()];
+    let text = "use super::answer::{CERTIFICATE, HYBRID};\n\
+                use super::handshake::{paired_connections, Connections};\n\
+                // use super::hidden;\n\
+                let x = crate::stats::{mean, median}(&v); let y = self::inner::f();\n\
+                #[cfg(test)]\nuse super::tested;";
+    let paths: Vec<String> = file_paths(text, &me).iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        paths,
+        [
+            "figures::answer::CERTIFICATE",
+            "figures::answer::HYBRID",
+            "figures::handshake::paired_connections",
+            "figures::handshake::Connections",
+            "stats::mean",
+            "stats::median",
+            "figures::modes::inner::f",
+        ]
+    );
+    // In core, figures::modes imports figures::handshake and figures::answer, which imports
+    // figures::handshake: an edge from handshake to modes closes two cycles through the three.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut g = file_graph(&root.join("core/src"));
+    assert!(g["figures::modes"].contains("figures::handshake"));
+    g.get_mut("figures::handshake")
+        .unwrap()
+        .insert("figures::modes".into());
+    let left = topo(&g).unwrap_err();
+    assert_eq!(
+        on_cycles(&g, left),
+        ["figures::answer", "figures::handshake", "figures::modes"]
+    );
 }
