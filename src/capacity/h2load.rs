@@ -347,10 +347,16 @@ fn held(
                     )
                 })?);
             }
-            // Let the server settle what the last connections queued.
+            // Let the server settle what the last connections queued: its processes hold every
+            // one (at most 2 s), and a moment more.
+            let t0 = std::time::Instant::now();
+            let mut established = crate::lab::established(top, addr.port());
+            while established != n && t0.elapsed() < std::time::Duration::from_secs(2) {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                established = crate::lab::established(top, addr.port());
+            }
             std::thread::sleep(std::time::Duration::from_millis(50));
             let (rss, pss) = crate::lab::tree_memory_bytes(top);
-            let established = crate::lab::established(addr.port());
             if established != n || pss == 0 {
                 bail!(
                     "with {n} connections held the server had {established} established and a \

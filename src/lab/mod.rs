@@ -218,17 +218,40 @@ pub(crate) fn tree_memory_bytes(top: u32) -> (u64, u64) {
     (rss, pss)
 }
 
-/// Established TCP connections whose local end is 127.0.0.1:`port` (the server's side of each),
-/// from /proc/net/tcp (proc(5): the local address in hex, 127.0.0.1 as 0100007F, a colon, the
-/// port in hex; state 01).
-pub(crate) fn established(port: u16) -> usize {
+/// Established TCP connections whose local end is 127.0.0.1:`port` and whose socket a process
+/// below `top` holds: the server's side of each, and not a client's of another program that was
+/// given `port` as its own ephemeral port (on loopback both ends are listed). From /proc/net/tcp
+/// (proc(5): the local address in hex, 127.0.0.1 as 0100007F, a colon, the port in hex; state 01;
+/// the socket's inode tenth) and the processes' /proc/PID/fd links ("socket:[INODE]").
+pub(crate) fn established(top: u32, port: u16) -> usize {
+    let mut inodes = std::collections::BTreeSet::new();
+    let mut stack = children(top);
+    while let Some(pid) = stack.pop() {
+        stack.extend(children(pid));
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            let link = link.to_string_lossy();
+            if let Some(inode) = link
+                .strip_prefix("socket:[")
+                .and_then(|l| l.strip_suffix(']'))
+            {
+                inodes.insert(inode.to_string());
+            }
+        }
+    }
     let text = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
     let local = format!("0100007F:{port:04X}");
     text.lines()
         .skip(1)
         .filter(|l| {
-            let mut fields = l.split_whitespace().skip(1);
-            fields.next() == Some(local.as_str()) && fields.nth(1) == Some("01")
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.get(1) == Some(&local.as_str())
+                && fields.get(3) == Some(&"01")
+                && fields.get(9).is_some_and(|i| inodes.contains(*i))
         })
         .count()
 }
