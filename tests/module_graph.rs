@@ -562,3 +562,28 @@ fn the_file_scanner_resolves_super_self_and_groups_and_finds_a_seeded_cycle() {
         ["figures::answer", "figures::handshake", "figures::modes"]
     );
 }
+
+#[test]
+fn core_documents_its_module_order_as_the_imports_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("core/src/lib.rs")).unwrap();
+    // The names in backticks of the doc comment's paragraph from "Module order" on.
+    let doc: String = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .skip_while(|l| !l.contains("Module order"))
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    let order: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+    let core = graph(&root.join("core/src"));
+    let at = |m: &str| order.iter().position(|x| *x == m);
+    for (m, deps) in &core {
+        let here = at(m).unwrap_or_else(|| panic!("core/src/lib.rs's module order has no {m}"));
+        for d in deps.iter().filter(|d| core.contains_key(*d)) {
+            assert!(
+                at(d).is_some_and(|there| there < here),
+                "{m} imports {d}, which core/src/lib.rs's module order puts after it"
+            );
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! pqprof's core: the results schema and every reader of it. Nothing here links a crypto library,
 //! so `check`, `render`, `compare`, `export` and the parsers build (and fuzz) on their own.
 //!
-//! Module order, each importing only those before it:
-//! `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `suite` -> `flow` -> `shift`, `compose`, `incontext`, `netmodel` ->
-//! `check`, `references`, `parse` -> `comparison`, `export`, `league` -> `render`.
+//! Module order, each importing only those before it (tests/module_graph.rs holds it to the
+//! imports): `results` (the schema, a leaf) -> `stats` -> `units` -> `algorithm` -> `derived` ->
+//! `netmodel` -> `overhead` -> `references` -> `incontext` -> `league` -> `parse` -> `suite` ->
+//! `auth` -> `flow` -> `lab` -> `compose` -> `shift` -> `figures` -> `check` -> `comparison` ->
+//! `export` -> `tables` -> `render`.
 
 pub mod algorithm;
 pub mod auth;
