@@ -8,6 +8,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// Held by the tests that start sshd, one at a time: each asserts that no sshd is left when it
+/// ends, which another's running sshd would fail.
+static SSHD: Mutex<()> = Mutex::new(());
 
 fn root_made() -> bool {
     common::lab_root_made()
@@ -254,6 +259,7 @@ fn sshd_holds_connections_after_each_key_exchange() {
     if !root_made() {
         return;
     }
+    let _one = SSHD.lock().unwrap_or_else(|e| e.into_inner());
     let out = common::tmp("lab", "sshd-held.json");
     common::measure_suites(&out, "tests/data/mini", "5");
     let o = common::pqprof(&[
@@ -368,6 +374,7 @@ fn sshd_is_driven_with_both_key_exchanges_and_names_itself() {
     if !root_made() {
         return;
     }
+    let _one = SSHD.lock().unwrap_or_else(|e| e.into_inner());
     // The SSH suites and their flows alone: a short run of them, then the handshakes.
     let suites = common::tmp("lab", "ssh-suites");
     std::fs::create_dir_all(&suites).unwrap();
@@ -427,6 +434,7 @@ fn the_servers_go_through_the_emulated_network_and_name_themselves() {
     if !root_made() || !common::network_available() {
         return;
     }
+    let _one = SSHD.lock().unwrap_or_else(|e| e.into_inner());
     let out = common::tmp("lab", "network.json");
     common::measure_mini(&out, "5");
     let file = out.to_str().unwrap();
