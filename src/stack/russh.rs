@@ -194,6 +194,46 @@ impl Client {
     }
 }
 
+impl Client {
+    /// The server's answer to `none` authentication as it should be: pqprof's own server accepts
+    /// it, and a server of servers/ (sshd) refuses it, which ends the exchange as well.
+    fn answered(&self, auth: client::AuthResult) -> Result<()> {
+        ensure!(
+            auth.success() || self.server.is_some(),
+            "the server refused none authentication"
+        );
+        Ok(())
+    }
+}
+
+/// A TCP connection to `addr` within the socket timeout, without Nagle's delay.
+async fn tcp(addr: std::net::SocketAddr) -> Result<tokio::net::TcpStream> {
+    let tcp = tokio::time::timeout(
+        super::tls::io_timeout(),
+        tokio::net::TcpStream::connect(addr),
+    )
+    .await
+    .context("connect timed out")??;
+    tcp.set_nodelay(true)?;
+    Ok(tcp)
+}
+
+/// The SSH identification and key exchange over `stream`, within the socket timeout.
+async fn key_exchange<S>(
+    config: Arc<client::Config>,
+    stream: S,
+) -> Result<client::Handle<ClientHandler>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    Ok(tokio::time::timeout(
+        super::tls::io_timeout(),
+        client::connect_stream(config, stream, ClientHandler),
+    )
+    .await
+    .context("SSH key exchange timed out")??)
+}
+
 /// The client's configuration: `method` alone offered, and a connection idle for `inactivity`
 /// closed (none for a held one, which is idle on purpose).
 fn config(method: &str, inactivity: Option<std::time::Duration>) -> Result<client::Config> {
@@ -213,28 +253,14 @@ impl super::Client for Client {
     fn open(&self, addr: std::net::SocketAddr) -> Result<Box<dyn Send>> {
         let config = Arc::new(config(&self.method, None)?);
         let handle = self.rt.block_on(async {
-            let tcp = tokio::time::timeout(
-                super::tls::io_timeout(),
-                tokio::net::TcpStream::connect(addr),
-            )
-            .await
-            .context("connect timed out")??;
-            let mut handle = tokio::time::timeout(
-                super::tls::io_timeout(),
-                client::connect_stream(config, tcp, ClientHandler),
-            )
-            .await
-            .context("SSH key exchange timed out")??;
+            let mut handle = key_exchange(config, tcp(addr).await?).await?;
             let auth = tokio::time::timeout(
                 super::tls::io_timeout(),
                 handle.authenticate_none("pqprof"),
             )
             .await
             .context("no answer to none authentication")??;
-            ensure!(
-                auth.success() || self.server.is_some(),
-                "the server refused none authentication"
-            );
+            self.answered(auth)?;
             Ok::<_, anyhow::Error>(handle)
         })?;
         Ok(Box::new(handle))
@@ -246,30 +272,16 @@ impl super::Client for Client {
         let wire = Arc::new(Mutex::new(super::wire::Counted::new(())));
         let (t0, started_ns) = crate::alloc::start_clock();
         let (kex, _auth, total, w) = self.rt.block_on(async {
-            let tcp = tokio::time::timeout(
-                super::tls::io_timeout(),
-                tokio::net::TcpStream::connect(addr),
-            )
-            .await
-            .context("connect timed out")??;
-            tcp.set_nodelay(true)?;
+            let tcp = tcp(addr).await?;
             wire.lock().map_err(|_| anyhow!("poisoned"))?.port = tcp.local_addr()?.port();
             let stream = Counted {
                 inner: tcp,
                 wire: wire.clone(),
             };
-            let mut handle = tokio::time::timeout(
-                super::tls::io_timeout(),
-                client::connect_stream(self.config.clone(), stream, ClientHandler),
-            )
-            .await
-            .context("SSH key exchange timed out")??;
+            let mut handle = key_exchange(self.config.clone(), stream).await?;
             let kex = t0.elapsed();
             let auth = handle.authenticate_none("pqprof").await?;
-            ensure!(
-                auth.success() || self.server.is_some(),
-                "the server refused none authentication"
-            );
+            self.answered(auth)?;
             let authed = t0.elapsed();
             handle
                 .disconnect(russh::Disconnect::ByApplication, "", "en")
