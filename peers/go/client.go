@@ -389,8 +389,8 @@ func echoPayload(tc *tls.Conn) error {
 // the socket closes with a TCP reset (SO_LINGER 0).
 func (c *client) connect(capture, reset bool, afterHandshake func(*tls.Conn)) (*countingConn, connection, error) {
 	var conn connection
-	conn.StartedNs = monotonicNs()
-	t0 := time.Now()
+	t0, startedNs := startClock()
+	conn.StartedNs = startedNs
 	raw, err := c.dialTCP(reset)
 	if err != nil {
 		return nil, conn, err

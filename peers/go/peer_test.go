@@ -668,3 +668,22 @@ func TestCapacityServerPoolAndHold(t *testing.T) {
 		t.Errorf("release: %q, then %d held", ok, mem.Held)
 	}
 }
+
+// A connection's clock starts within the CLOCK_MONOTONIC readings around
+// startClock, and its time.Time is that start on time.Now's scale: a span
+// measured from it ends, on the monotonic scale, no later than the clock does.
+func TestStartClockIsOnTheMonotonicScale(t *testing.T) {
+	for i := 0; i < 100; i++ {
+		before := monotonicNs()
+		t0, at := startClock()
+		time.Sleep(time.Microsecond)
+		span := int64(time.Since(t0))
+		after := monotonicNs()
+		if at < before || at > after {
+			t.Fatalf("start %d outside the readings around it [%d, %d]", at, before, after)
+		}
+		if at+span > after+int64(time.Millisecond) {
+			t.Fatalf("a span from %d of %d ns ends past the clock's %d", at, span, after)
+		}
+	}
+}

@@ -199,8 +199,8 @@ func newQUICClient(c *client, mode string) (connector, error) {
 // returns). With capture, the datagrams until the handshake completed.
 func (q *quicClient) connect(capture bool) (connection, []datagram, *quic.Conn, error) {
 	var conn connection
-	conn.StartedNs = monotonicNs()
-	t0 := time.Now()
+	t0, startedNs := startClock()
+	conn.StartedNs = startedNs
 	udp, err := net.ListenUDP("udp", nil)
 	if err != nil {
 		return conn, nil, nil, err

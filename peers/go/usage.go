@@ -3,6 +3,7 @@ package main
 import (
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -38,6 +39,35 @@ func monotonicNs() int64 {
 		return 0
 	}
 	return ts.Nano()
+}
+
+// startClock starts a connection's clock: a time.Time for its spans and the
+// CLOCK_MONOTONIC reading it was taken at. A goroutine preempted between two
+// separate reads would put the spans' origin that long after StartedNs, and a
+// handshake's span [StartedNs, StartedNs+ReadyNs) would end before the
+// handshake did: the network grid, which looks for the server's flight in
+// that span, found none for one of a Go cell's handshakes under load. So
+// time.Now is bracketed by two CLOCK_MONOTONIC reads, taken again a few times
+// at most until the bracket is tight, and the bracket's midpoint is the start
+// (as pqprof's own start_clock does).
+func startClock() (time.Time, int64) {
+	const tightNs = 2000 // two raw clock_gettime syscalls and time.Now, no preemption
+	var best struct {
+		t       time.Time
+		at, gap int64
+	}
+	for i := 0; i < 9; i++ {
+		before := monotonicNs()
+		t := time.Now()
+		gap := monotonicNs() - before
+		if i == 0 || gap < best.gap {
+			best.t, best.at, best.gap = t, before+gap/2, gap
+		}
+		if best.gap <= tightNs {
+			break
+		}
+	}
+	return best.t, best.at
 }
 
 func timevalNs(tv syscall.Timeval) int64 {
