@@ -1402,11 +1402,17 @@ fn cell(
     // TLS 1.3 over TCP only: its client sends no data within the server's flight, where over
     // QUIC every ACK is a data packet and SSH's first run is the server's banner.
     let server_flight_ns = if s.stack.protocol() == "tls13" && s.stack.transport().is_tcp() {
-        per_handshake(
+        let spans = per_handshake(
             times,
             &c.flights,
             crate::figures::network::first_flight_within,
-        )
+        );
+        if spans.is_empty() {
+            if let Some(why) = no_flight(times, &c.flights) {
+                eprintln!("network: {}: {why}", s.name());
+            }
+        }
+        spans
     } else {
         Vec::new()
     };
@@ -1495,6 +1501,36 @@ fn per_handshake(
         })
         .collect::<Option<Vec<_>>>()
         .unwrap_or_default()
+}
+
+/// Why a cell has no server flight spans, where one of its handshakes has none: which handshake,
+/// its clock, and the runs of server data the emulator saw on its port (check refuses such a
+/// cell among others that have them; this line is what tells why).
+fn no_flight(times: &[window::Done], flights: &BTreeMap<u16, Vec<[u64; 2]>>) -> Option<String> {
+    let (k, t) = times.iter().enumerate().find(|(_, t)| {
+        let runs = flights.get(&t.port).map(Vec::as_slice).unwrap_or(&[]);
+        t.port == 0
+            || crate::figures::network::first_flight_within(
+                runs,
+                t.started_ns,
+                t.started_ns + t.ready_ns,
+            )
+            .is_none()
+    })?;
+    let runs = flights.get(&t.port).map(Vec::as_slice).unwrap_or(&[]);
+    let near: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{:+} ns", r[0] as i128 - t.started_ns as i128))
+        .take(4)
+        .collect();
+    Some(format!(
+        "handshake {k} of {} (port {}, {} ns from its start to ready) has no run of server \
+         data in its clock; the port's runs start at [{}] from it",
+        times.len(),
+        t.port,
+        t.ready_ns,
+        near.join(", ")
+    ))
 }
 
 pub(crate) fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Network> {
@@ -1790,6 +1826,25 @@ pub(crate) struct Unavailable(pub String);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_handshake_without_a_flight_in_its_clock_is_named_with_the_ports_runs() {
+        let done = |port, started_ns| super::window::Done {
+            ready_ns: 100,
+            echo_ns: 150,
+            port,
+            started_ns,
+        };
+        let runs = std::collections::BTreeMap::from([
+            (7, vec![[1_020, 1_030]]),
+            (8, vec![[1_950, 1_960]]),
+        ]);
+        // Port 7's run starts within [1000, 1100); port 8's starts 50 ns before its clock.
+        assert_eq!(super::no_flight(&[done(7, 1_000)], &runs), None);
+        let why = super::no_flight(&[done(7, 1_000), done(8, 2_000)], &runs).unwrap();
+        assert!(why.starts_with("handshake 1 of 2 (port 8, 100 ns"), "{why}");
+        assert!(why.ends_with("[-50 ns] from it"), "{why}");
+    }
+
     #[test]
     fn the_zero_point_runs_first_then_each_rtt_with_its_losses() {
         let g = super::Grid::named("default").unwrap();
