@@ -32,35 +32,46 @@ func readUsage() (usage, error) {
 
 // monotonicNs is CLOCK_MONOTONIC (1 on Linux) in nanoseconds: the clock the
 // network emulator stamps packets with, one for every process and namespace
-// (0 if the call fails).
+// (0 if the call fails). clock_gettime never blocks, so the raw call skips
+// the runtime's bookkeeping for a blocking system call.
 func monotonicNs() int64 {
 	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
 		return 0
 	}
 	return ts.Nano()
 }
 
 // startClock starts a connection's clock: a time.Time for its spans and the
-// CLOCK_MONOTONIC reading it was taken at. A goroutine preempted between two
+// CLOCK_MONOTONIC reading it was taken at (bracketed, below).
+func startClock() (time.Time, int64) {
+	return bracketed(monotonicNs, time.Now)
+}
+
+// bracketed reads now between two readings of mono and gives now's value and
+// the bracket's midpoint on mono's scale. A goroutine preempted between two
 // separate reads would put the spans' origin that long after StartedNs, and a
 // handshake's span [StartedNs, StartedNs+ReadyNs) would end before the
 // handshake did: the network grid, which looks for the server's flight in
-// that span, found none for one of a Go cell's handshakes under load. So
-// time.Now is bracketed by two CLOCK_MONOTONIC reads, taken again a few times
-// at most until the bracket is tight, and the bracket's midpoint is the start
-// (as pqprof's own start_clock does).
-func startClock() (time.Time, int64) {
-	const tightNs = 2000 // two raw clock_gettime syscalls and time.Now, no preemption
+// that span, found none for one of a Go cell's handshakes under load. So the
+// read is taken again, a few times at most, until the bracket is tight (two
+// clock_gettime calls and time.Now, no preemption), the tightest kept, as
+// pqprof's own start_clock does. A failed mono read gives 0: unknown, which
+// pqprof replaces with its own reading.
+func bracketed(mono func() int64, now func() time.Time) (time.Time, int64) {
+	const tightNs = 2000
 	var best struct {
 		t       time.Time
 		at, gap int64
 	}
 	for i := 0; i < 9; i++ {
-		before := monotonicNs()
-		t := time.Now()
-		gap := monotonicNs() - before
-		if i == 0 || gap < best.gap {
+		before := mono()
+		t := now()
+		after := mono()
+		if before == 0 || after == 0 {
+			return now(), 0
+		}
+		if gap := after - before; i == 0 || gap < best.gap {
 			best.t, best.at, best.gap = t, before+gap/2, gap
 		}
 		if best.gap <= tightNs {
