@@ -1504,32 +1504,38 @@ fn per_handshake(
 }
 
 /// Why a cell has no server flight spans, where one of its handshakes has none: which handshake,
-/// its clock, and the runs of server data the emulator saw on its port (check refuses such a
-/// cell among others that have them; this line is what tells why).
+/// its clock, and the runs of server data the emulator saw on its port nearest its start (check
+/// refuses such a cell among others that have them; this line is what tells why).
 fn no_flight(times: &[window::Done], flights: &BTreeMap<u16, Vec<[u64; 2]>>) -> Option<String> {
+    let runs_of = |t: &window::Done| flights.get(&t.port).map(Vec::as_slice).unwrap_or(&[]);
     let (k, t) = times.iter().enumerate().find(|(_, t)| {
-        let runs = flights.get(&t.port).map(Vec::as_slice).unwrap_or(&[]);
+        let end = t.started_ns + t.ready_ns;
         t.port == 0
-            || crate::figures::network::first_flight_within(
-                runs,
-                t.started_ns,
-                t.started_ns + t.ready_ns,
-            )
-            .is_none()
+            || crate::figures::network::first_flight_within(runs_of(t), t.started_ns, end).is_none()
     })?;
-    let runs = flights.get(&t.port).map(Vec::as_slice).unwrap_or(&[]);
-    let near: Vec<String> = runs
+    let at = format!("handshake {k} of {}", times.len());
+    if t.port == 0 {
+        return Some(format!(
+            "{at}: its client gave no port to find its packets by"
+        ));
+    }
+    let mut from_start: Vec<i128> = runs_of(t)
         .iter()
-        .map(|r| format!("{:+} ns", r[0] as i128 - t.started_ns as i128))
+        .map(|r| i128::from(r[0]) - i128::from(t.started_ns))
+        .collect();
+    from_start.sort_by_key(|d| d.abs());
+    let nearest: Vec<String> = from_start
+        .iter()
         .take(4)
+        .map(|d| format!("{d:+} ns"))
         .collect();
     Some(format!(
-        "handshake {k} of {} (port {}, {} ns from its start to ready) has no run of server \
-         data in its clock; the port's runs start at [{}] from it",
-        times.len(),
+        "{at} (port {}, {} ns from its start to ready) has no run of server data in its clock; \
+         of the port's {} runs, the nearest start at [{}] from it",
         t.port,
         t.ready_ns,
-        near.join(", ")
+        from_start.len(),
+        nearest.join(", ")
     ))
 }
 
@@ -1842,7 +1848,15 @@ mod tests {
         assert_eq!(super::no_flight(&[done(7, 1_000)], &runs), None);
         let why = super::no_flight(&[done(7, 1_000), done(8, 2_000)], &runs).unwrap();
         assert!(why.starts_with("handshake 1 of 2 (port 8, 100 ns"), "{why}");
-        assert!(why.ends_with("[-50 ns] from it"), "{why}");
+        assert!(
+            why.ends_with("of the port's 1 runs, the nearest start at [-50 ns] from it"),
+            "{why}"
+        );
+        let no_port = super::no_flight(&[done(0, 1_000)], &runs).unwrap();
+        assert!(
+            no_port.ends_with("its client gave no port to find its packets by"),
+            "{no_port}"
+        );
     }
 
     #[test]
